@@ -1,0 +1,24 @@
+import express, { type Express } from 'express';
+import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
+import { httpMetrics } from './middleware/http-metrics.js';
+import { requestLogging } from './middleware/request-logging.js';
+import { docsRoutes } from './routes/docs.routes.js';
+import { healthRoutes } from './routes/health.routes.js';
+import type { ServiceContext } from './service-context.js';
+
+/** Builds the Express app; listening is main.ts's job so tests can run it on port 0. */
+export function buildApp(ctx: ServiceContext): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', ctx.config.trustProxy);
+  app.set('query parser', 'simple');
+
+  app.use(requestLogging(ctx.logger));
+  app.use(httpMetrics(ctx.metrics));
+  app.use(healthRoutes(ctx));
+  app.use(docsRoutes(ctx));
+
+  app.use(notFoundHandler());
+  app.use(errorHandler(ctx.logger));
+  return app;
+}

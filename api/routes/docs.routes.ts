@@ -1,0 +1,30 @@
+import express, { Router } from 'express';
+import swaggerUiDist from 'swagger-ui-dist';
+import { buildOpenApiDocument } from '../openapi/openapi-document.js';
+import type { ServiceContext } from '../service-context.js';
+
+// Served from the npm package's own assets: no CDN, works offline.
+const DOCS_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>svc-identity API</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/init.js"></script></body></html>`;
+
+const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });`;
+
+export function docsRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const document = buildOpenApiDocument(ctx.config.publicUrl);
+  router.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  router.get('/docs', (_req, res) => {
+    res.type('html').send(DOCS_PAGE);
+  });
+  router.get('/docs/init.js', (_req, res) => {
+    res.type('application/javascript').send(DOCS_INIT);
+  });
+  router.use('/docs/assets', express.static(swaggerUiDist.getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  return router;
+}

@@ -1,0 +1,22 @@
+import { Router } from 'express';
+import { pingMongo } from '../../core/db/mongo-connection.js';
+import { pingRedis } from '../../core/queues/redis-connection.js';
+import type { ServiceContext } from '../service-context.js';
+
+export function healthRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  // Liveness: the process answers; dependencies are /readyz's business.
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const checks = await Promise.allSettled([pingMongo(ctx.mongo), pingRedis(ctx.redis)]);
+    const [mongodb, redis] = checks.map((c) => (c.status === 'fulfilled' ? 'up' : 'down'));
+    const down = [mongodb === 'down' ? 'mongodb' : undefined, redis === 'down' ? 'redis' : undefined].filter(Boolean);
+    res.status(down.length === 0 ? 200 : 503).json({ status: down.length === 0 ? 'ready' : 'unavailable', checks: { mongodb, redis }, down });
+  });
+  router.get('/metrics', async (_req, res) => {
+    res.set('Content-Type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
+  });
+  return router;
+}

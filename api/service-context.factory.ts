@@ -1,0 +1,26 @@
+import type { Config } from '../core/config/config.js';
+import { connectMongo, syncIndexes } from '../core/db/mongo-connection.js';
+import type { Logger } from '../core/logger/logger.js';
+import { createMetrics } from '../core/metrics/metrics.js';
+import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
+import { createProducerRedis } from '../core/queues/redis-connection.js';
+import type { ServiceContext } from './service-context.js';
+
+/** Connects MongoDB and Redis and builds the context; `close` releases all of it. */
+export async function createServiceContext(config: Config, logger: Logger): Promise<ServiceContext & { close: () => Promise<void> }> {
+  const mongo = await connectMongo(config.mongodbUri);
+  const redis = createProducerRedis(config.redisUrl);
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  const queues = createQueueRegistry(redis, config.queuePrefix, logger);
+  const metrics = createMetrics(queues);
+  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics };
+  await syncIndexes(mongo);
+  return {
+    ...ctx,
+    close: async () => {
+      await closeQueueRegistry(queues);
+      redis.disconnect();
+      await mongo.close();
+    },
+  };
+}

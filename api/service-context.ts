@@ -1,0 +1,16 @@
+import type { Redis } from 'ioredis';
+import type { Connection } from 'mongoose';
+import type { Config } from '../core/config/config.js';
+import type { Logger } from '../core/logger/logger.js';
+import type { Metrics } from '../core/metrics/metrics.js';
+import type { QueueRegistry } from '../core/queues/queue-registry.js';
+
+/** Everything the HTTP edge needs, built once per process (or per test file). */
+export interface ServiceContext {
+  config: Config;
+  logger: Logger;
+  mongo: Connection;
+  redis: Redis;
+  queues: QueueRegistry;
+  metrics: Metrics;
+}

@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import { AppError, BearerError } from './app-error.js';
+
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Formats like `Sat Nov 21 23:45:37 UTC 2026` (DECISIONS D1), always in UTC. */
+export function formatErrorTimestamp(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const time = `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`;
+  return `${WEEKDAYS[date.getUTCDay()]} ${MONTHS[date.getUTCMonth()]} ${pad(date.getUTCDate())} ${time} UTC ${date.getUTCFullYear()}`;
+}
+
+export interface ErrorResponse {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+  /** Set for unexpected errors: the id written in the body and in the log line. */
+  errorId?: string;
+}
+
+/** Maps any thrown value to the response the enterprise API sends (DECISIONS D1/D2). */
+export function toErrorResponse(err: unknown, path: string, now = new Date()): ErrorResponse {
+  if (err instanceof BearerError) {
+    return {
+      status: err.status,
+      body: { error: err.oauthError, error_description: err.description },
+      headers: err.status === 401 ? { 'WWW-Authenticate': `Bearer error="${err.oauthError}"` } : {},
+    };
+  }
+  if (err instanceof AppError && err.expose) {
+    return {
+      status: err.status,
+      body: { timestamp: formatErrorTimestamp(now), status: err.status, error: err.error, message: err.message, path, ...err.extra },
+      headers: err.headers,
+    };
+  }
+  const status = err instanceof AppError ? err.status : 500;
+  const errorId = randomUUID();
+  return {
+    status,
+    body: {
+      timestamp: formatErrorTimestamp(now),
+      status,
+      error: STATUS_CODES[status] ?? 'Internal Server Error',
+      message: `Unexpected error; reference ${errorId}`,
+      path,
+      errorId,
+    },
+    headers: {},
+    errorId,
+  };
+}

@@ -1,0 +1,93 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+// Never log secrets or OTP codes; request/response headers carry bearer tokens and cookies.
+const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-twilio-signature"]',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.secret',
+  '*.client_secret',
+  '*.clientSecret',
+  '*.token',
+  '*.accessToken',
+  '*.access_token',
+  '*.otp',
+  '*.code',
+  '*.activationCode',
+  '*.predefinedCode',
+  '*.adminToken',
+  '*.apiKey',
+  '*.authToken',
+];
+
+/** Keeps the last 2 digits of a phone number: enough to tell deliveries apart, not to identify. */
+export function maskPhone(value: string): string {
+  const digits = value.replace(/[^0-9]/g, '');
+  if (digits.length < 4) return '***';
+  return `${value.startsWith('+') ? '+' : ''}${'*'.repeat(digits.length - 2)}${digits.slice(-2)}`;
+}
+
+/** Keeps the first character of the local part and the domain: `j***@example.com`. */
+export function maskEmail(value: string): string {
+  const at = value.lastIndexOf('@');
+  if (at <= 0) return '***';
+  return `${value[0]}***${value.slice(at)}`;
+}
+
+const EMAIL_RE = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+const PHONE_RE = /\+?[0-9][0-9 ()-]{8,}[0-9]/g;
+
+/** Masks every e-mail address and phone number inside free text (log messages, URLs). */
+export function maskContactsInText(text: string): string {
+  return text.replace(EMAIL_RE, maskEmail).replace(PHONE_RE, maskPhone);
+}
+
+// Field names whose values are contact addresses, masked wherever they appear in a log object.
+const CONTACT_KEYS: Record<string, (v: string) => string> = {
+  to: (v) => (v.includes('@') ? maskEmail(v) : maskPhone(v)),
+  email: maskEmail,
+  emailId: maskEmail,
+  mobileNumber: maskPhone,
+  phone: maskPhone,
+};
+
+function maskContactFields(value: unknown, depth = 0): unknown {
+  if (depth > 4 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => maskContactFields(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    const mask = Object.hasOwn(CONTACT_KEYS, key) ? CONTACT_KEYS[key] : undefined;
+    out[key] = mask && typeof v === 'string' ? mask(v) : maskContactFields(v, depth + 1);
+  }
+  return out;
+}
+
+export interface LoggerOptions {
+  level: string;
+  name?: string;
+  destination?: pino.DestinationStream;
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  return pino(
+    {
+      level: options.level,
+      name: options.name,
+      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      formatters: {
+        log: (object) => maskContactFields(object) as Record<string, unknown>,
+      },
+      hooks: {
+        logMethod(args, method) {
+          const masked = args.map((arg) => (typeof arg === 'string' ? maskContactsInText(arg) : arg));
+          method.apply(this, masked as Parameters<typeof method>);
+        },
+      },
+    },
+    options.destination,
+  );
+}

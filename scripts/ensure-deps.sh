@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh machine, and does nothing the second time:
+# npm packages, Debian's redis-server, and mongo-java-server's jars plus our launcher.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "[setup] $*" >&2; }
+
+# npm packages: reinstall only when package-lock.json changed since the last install.
+stamp=node_modules/.svc-lock-stamp
+lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ]; then
+  log "installing npm packages"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_sum" > "$stamp"
+fi
+
+# Redis: Debian's redis-server, when not configured elsewhere.
+if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
+  log "installing redis-server (apt)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
+  # Debian starts a system service on install; we run our own instances.
+  ($SUDO systemctl disable --now redis-server >/dev/null 2>&1 || $SUDO service redis-server stop >/dev/null 2>&1) || true
+fi
+
+# MongoDB wire server: mongo-java-server jars from Maven Central and our tiny launcher.
+if [ -z "${MONGODB_URI:-}" ] || [ "${CI:-}" = "true" ] || [ "${SVC_TEST:-}" = "1" ]; then
+  mdir=scripts/mongo-server
+  if [ ! -f "$mdir/lib/mongo-java-server-1.47.0.jar" ]; then
+    log "fetching mongo-java-server jars (maven)"
+    (cd "$mdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >/dev/null)
+  fi
+  if [ ! -f "$mdir/classes/LocalMongoServer.class" ] || [ "$mdir/LocalMongoServer.java" -nt "$mdir/classes/LocalMongoServer.class" ]; then
+    log "compiling the local MongoDB launcher"
+    mkdir -p "$mdir/classes"
+    javac -cp "$mdir/lib/*" -d "$mdir/classes" "$mdir/LocalMongoServer.java"
+  fi
+fi

@@ -1,0 +1,121 @@
+// Starts the local Redis (Debian redis-server) and MongoDB-wire server (mongo-java-server through
+// our launcher) used by `npm start` when REDIS_URL / MONGODB_URI are not set, and by the tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+// Works from the source tree (scripts/) and from the build (dist/scripts/).
+const projectRoot = existsSync(join(here, '..', 'package.json')) ? resolve(here, '..') : resolve(here, '..', '..');
+const mongoServerDir = join(projectRoot, 'scripts', 'mongo-server');
+
+export interface LocalService {
+  url: string;
+  port: number;
+  pid: number;
+  stop: () => Promise<void>;
+}
+
+export function findFreePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 60000): Promise<RegExpMatchArray> {
+  return new Promise((resolveLine, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = output.match(pattern);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        resolveLine(match);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+export interface RedisOptions {
+  port?: number;
+  /** Directory for the append-only file; without it nothing is written to disk. */
+  dataDir?: string;
+  detached?: boolean;
+}
+
+export async function startRedisServer(options: RedisOptions = {}): Promise<LocalService> {
+  const port = options.port ?? (await findFreePort());
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--protected-mode', 'yes'];
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    args.push('--dir', options.dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec');
+  } else {
+    args.push('--appendonly', 'no');
+  }
+  const child = spawn('redis-server', args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  });
+  await waitForLine(child, /Ready to accept connections/, 'redis-server');
+  child.stdout?.resume();
+  child.stderr?.resume();
+  if (options.detached) child.unref();
+  return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid ?? 0, stop: () => stopChild(child) };
+}
+
+export interface MongoOptions {
+  port?: number;
+  /** `memory`, or an H2 file path for data that survives restarts. */
+  backend?: 'memory' | { h2File: string };
+  detached?: boolean;
+}
+
+export async function startMongoServer(options: MongoOptions = {}): Promise<LocalService> {
+  const backend = options.backend ?? 'memory';
+  const backendArg = backend === 'memory' ? 'memory' : `h2:${backend.h2File}`;
+  if (backend !== 'memory') mkdirSync(dirname(backend.h2File), { recursive: true });
+  const portFile = join(mongoServerDir, `.port-${process.pid}-${Date.now()}`);
+  const classpath = `${join(mongoServerDir, 'classes')}:${join(mongoServerDir, 'lib', '*')}`;
+  const child = spawn(
+    'java',
+    ['-Xss1m', '-XX:+UseSerialGC', '-cp', classpath, 'LocalMongoServer', '127.0.0.1', String(options.port ?? 0), backendArg, portFile],
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false },
+  );
+  await waitForLine(child, /listening mongodb:\/\/[0-9.]+:([0-9]+)/, 'mongo-java-server');
+  const port = Number(readFileSync(portFile, 'utf8'));
+  rmSync(portFile, { force: true });
+  child.stdout?.resume();
+  child.stderr?.resume();
+  if (options.detached) child.unref();
+  return { url: `mongodb://127.0.0.1:${port}`, port, pid: child.pid ?? 0, stop: () => stopChild(child) };
+}

@@ -1,0 +1,41 @@
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Runs mongo-java-server (a real MongoDB wire-protocol server) for local runs and tests,
+ * because no mongod can be installed on these machines.
+ *
+ * Usage: java LocalMongoServer <host> <port|0> <memory|h2:/path/to/file.mv> [portFile]
+ * Prints one line "listening <connection-string>" once bound, and writes the port to portFile.
+ */
+public final class LocalMongoServer {
+    public static void main(String[] args) throws Exception {
+        String host = args.length > 0 ? args[0] : "127.0.0.1";
+        int port = args.length > 1 ? Integer.parseInt(args[1]) : 0;
+        String backendSpec = args.length > 2 ? args[2] : "memory";
+        MongoBackend backend = backendSpec.startsWith("h2:")
+                ? new H2Backend(backendSpec.substring(3))
+                : new MemoryBackend();
+        MongoServer server = new MongoServer(backend);
+        server.enableOplog();
+        server.bind(host, port);
+        InetSocketAddress address = server.getLocalAddress();
+        // The H2 store is only consistent once closed, so close it on SIGTERM/SIGINT.
+        Runtime.getRuntime().addShutdownHook(new Thread(server::shutdownNow));
+        if (args.length > 3) {
+            Path portFile = Path.of(args[3]);
+            Path tmp = Path.of(args[3] + ".tmp");
+            Files.writeString(tmp, Integer.toString(address.getPort()));
+            Files.move(tmp, portFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        }
+        System.out.println("listening mongodb://" + host + ":" + address.getPort());
+        System.out.flush();
+        Thread.currentThread().join();
+    }
+}

@@ -1,0 +1,119 @@
+// `npm start`: the API and every worker in one process, on local Redis and MongoDB-wire servers
+// when REDIS_URL / MONGODB_URI are not set. Local servers keep running between restarts of the
+// service (so data survives) and are stopped with `npm run services:stop`.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { startApi } from '../api/main.js';
+import { ConfigError, loadConfig } from '../core/config/config.js';
+import { createShutdown, exitOnSignals } from '../core/lifecycle/shutdown.js';
+import { createLogger } from '../core/logger/logger.js';
+import { projectRoot } from '../core/project-root.js';
+import { startAllWorkers } from '../workers/all.js';
+import { startMongoServer, startRedisServer } from './local-services.js';
+
+const localDir = join(projectRoot, '.local');
+
+interface ServiceRecord {
+  pid: number;
+  url: string;
+  port: number;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Reuses a local server left running by an earlier `npm start`, or starts a new detached one. */
+async function ensureLocalService(name: string, start: () => Promise<ServiceRecord>): Promise<string> {
+  const file = join(localDir, `${name}.json`);
+  if (existsSync(file)) {
+    const record = JSON.parse(readFileSync(file, 'utf8')) as ServiceRecord;
+    if (isAlive(record.pid) && (await portAnswers(record.port))) return record.url;
+  }
+  const record = await start();
+  writeFileSync(file, JSON.stringify(record));
+  return record.url;
+}
+
+/** Secrets generated once per checkout so restarts keep tokens, OTPs and clients valid. */
+function ensureLocalSecrets(): Record<string, string> {
+  const file = join(localDir, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  const secrets = {
+    ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+    OTP_HMAC_KEY: randomBytes(32).toString('base64url'),
+    OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+async function main(): Promise<void> {
+  mkdirSync(localDir, { recursive: true });
+  const env = { ...process.env };
+  if (!env.REDIS_URL) {
+    env.REDIS_URL = await ensureLocalService('redis', () => startRedisServer({ dataDir: join(localDir, 'redis'), detached: true }));
+  }
+  if (!env.MONGODB_URI) {
+    const backend = env.LOCAL_MONGO_BACKEND === 'h2' ? { h2File: join(localDir, 'mongo', 'data.mv') } : 'memory';
+    const base = await ensureLocalService('mongo', () => startMongoServer({ backend, detached: true }));
+    env.MONGODB_URI = `${base}/svc-identity`;
+  }
+  const secrets = ensureLocalSecrets();
+  for (const [key, value] of Object.entries(secrets)) env[key] ||= value;
+
+  let config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  }
+  const logger = createLogger({ level: config.logLevel, name: 'svc-identity' });
+  const api = await startApi(config, logger);
+  const workers = await startAllWorkers(config, logger);
+  const shutdown = createShutdown(
+    [
+      { name: 'workers', run: () => workers.shutdown() },
+      { name: 'api', run: () => api.shutdown() },
+    ],
+    logger,
+    config.shutdownDeadlineMs,
+  );
+  exitOnSignals(shutdown, logger);
+  const base = config.publicUrl;
+  process.stdout.write(
+    [
+      '',
+      `svc-identity is running at ${base}`,
+      `  API docs:    ${base}/docs`,
+      `  Admin token: ${config.adminToken ?? '(ADMIN_TOKEN not set)'}`,
+      `  Redis:       ${env.REDIS_URL.replace(/\/\/[^@]*@/, '//***@')}`,
+      `  MongoDB:     ${env.MONGODB_URI.replace(/\/\/[^@]*@/, '//***@')}`,
+      '',
+    ].join('\n') + '\n',
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error('svc-identity failed to start:', err);
+  process.exit(1);
+});

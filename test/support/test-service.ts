@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Writable } from 'node:stream';
+import { buildApp } from '../../api/app.js';
+import type { ServiceContext } from '../../api/service-context.js';
+import { createServiceContext } from '../../api/service-context.factory.js';
+import { loadConfig, type Config } from '../../core/config/config.js';
+import { createLogger, type Logger } from '../../core/logger/logger.js';
+
+export interface TestService {
+  ctx: ServiceContext;
+  config: Config;
+  url: string;
+  server: Server;
+  logLines: () => Record<string, unknown>[];
+  close: () => Promise<void>;
+}
+
+/** A unique database name and queue prefix for one test file. */
+export function uniqueName(label: string): string {
+  return `${label.replace(/[^A-Za-z0-9]/g, '').slice(0, 20)}_${randomBytes(4).toString('hex')}`;
+}
+
+/** Configuration for a test file: the run's shared servers, its own database and queue prefix. */
+export function testConfig(label: string, overrides: Record<string, string> = {}): Config {
+  const name = uniqueName(label);
+  const mongoBase = process.env.TEST_MONGODB_URI;
+  const redisUrl = process.env.TEST_REDIS_URL;
+  if (!mongoBase || !redisUrl) throw new Error('TEST_MONGODB_URI/TEST_REDIS_URL missing: run through `npm test`');
+  return loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    MONGODB_URI: `${mongoBase}/${name}`,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: name,
+    PUBLIC_URL: 'http://127.0.0.1:0',
+    ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
+    OTP_HMAC_KEY: randomBytes(32).toString('base64url'),
+    OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    ...overrides,
+  });
+}
+
+/** Captures JSON log lines in memory so tests can check what would be logged. */
+export function memoryLogger(level = 'info'): { logger: Logger; lines: () => Record<string, unknown>[] } {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  const logger = createLogger({ level, destination });
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { logger, lines };
+}
+
+/** Starts the whole API in-process on a free port with real Redis and MongoDB. */
+export async function startTestService(label: string, overrides: Record<string, string> = {}): Promise<TestService> {
+  const config = testConfig(label, overrides);
+  const { logger, lines } = memoryLogger();
+  const ctx = await createServiceContext(config, logger);
+  const app = buildApp(ctx);
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    ctx,
+    config,
+    url,
+    server,
+    logLines: lines,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ctx.close();
+    },
+  };
+}

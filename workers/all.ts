@@ -1,0 +1,17 @@
+import type { Config } from '../core/config/config.js';
+import type { Logger } from '../core/logger/logger.js';
+
+export interface RunningWorkers {
+  shutdown: () => Promise<boolean>;
+}
+
+/**
+ * Runs every worker in this process (for `npm start`); production runs each worker's own
+ * main.ts as a separate Procfile process instead.
+ */
+export async function startAllWorkers(_config: Config, _logger: Logger): Promise<RunningWorkers> {
+  const running: RunningWorkers[] = [];
+  return {
+    shutdown: async () => (await Promise.all(running.map((w) => w.shutdown()))).every(Boolean),
+  };
+}
