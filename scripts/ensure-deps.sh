@@ -11,8 +11,10 @@ stamp=node_modules/.svc-lock-stamp
 lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ]; then
   log "installing npm packages"
-  npm ci --no-audit --no-fund --loglevel=error
-  echo "$lock_sum" > "$stamp"
+  # `npm install` honours the lock file; `npm ci` rejects locks written without optional
+  # platform entries, which this machine's npm (omit-lockfile-registry-resolved) produces.
+  npm install --no-audit --no-fund --loglevel=error
+  sha256sum package-lock.json | cut -d' ' -f1 > "$stamp"
 fi
 
 # Redis: Debian's redis-server, when not configured elsewhere.
