@@ -3,7 +3,7 @@ import { connectMongo, syncIndexes } from '../core/db/mongo-connection.js';
 import type { Logger } from '../core/logger/logger.js';
 import { createMetrics } from '../core/metrics/metrics.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
-import { createProducerRedis } from '../core/queues/redis-connection.js';
+import { createProducerRedis, waitForRedis } from '../core/queues/redis-connection.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Connects MongoDB and Redis and builds the context; `close` releases all of it. */
@@ -15,6 +15,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   const metrics = createMetrics(queues);
   const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics };
   await syncIndexes(mongo);
+  if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   return {
     ...ctx,
     close: async () => {

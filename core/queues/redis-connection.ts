@@ -38,3 +38,22 @@ export async function pingRedis(redis: Redis, timeoutMs = 1000): Promise<void> {
     clearTimeout(timer);
   }
 }
+
+/**
+ * Waits (bounded) for the first connection, so a healthy start reports ready at once; a Redis
+ * that is down at boot does not stop the process (readiness reports it, the sweeper catches up).
+ */
+export async function waitForRedis(redis: Redis, timeoutMs = 5000): Promise<boolean> {
+  if (redis.status === 'ready') return true;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      resolve(false);
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    redis.once('ready', onReady);
+  });
+}

@@ -1,0 +1,36 @@
+import { ConfigError, loadConfig } from '../../../core/config/config.js';
+
+const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://127.0.0.1:6379' };
+
+describe('configuration', () => {
+  test('when only the stores are given, then defaults fill the rest and the result is frozen', () => {
+    const config = loadConfig(base);
+    expect(config).toMatchObject({ nodeEnv: 'development', port: 8080, publicUrl: 'http://localhost:8080', trustProxy: false, shutdownDeadlineMs: 25000 });
+    expect(config.concurrency).toEqual({ dispatch: 10, enrollment: 5, notification: 5 });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test('when several values are bad, then one error lists every bad key', () => {
+    let caught: unknown;
+    try {
+      loadConfig({ REDIS_URL: 'http://nope', PORT: 'eighty', LOG_LEVEL: 'loud' });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const problems = (caught as ConfigError).problems;
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['LOG_LEVEL', 'MONGODB_URI', 'PORT', 'REDIS_URL']);
+    expect((caught as ConfigError).message).toContain('PORT');
+  });
+
+  test('when production lacks secrets, then each missing secret is named', () => {
+    expect(() => loadConfig({ ...base, NODE_ENV: 'production' })).toThrow(
+      /ADMIN_TOKEN: is required in production[\s\S]*OTP_ENCRYPTION_KEY: is required in production[\s\S]*OTP_HMAC_KEY: is required in production/,
+    );
+  });
+
+  test('when TRUST_PROXY is a hop count or a list, then it is passed on as such', () => {
+    expect(loadConfig({ ...base, TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toBe('10.0.0.0/8, ::1');
+  });
+});

@@ -1,0 +1,43 @@
+import { Writable } from 'node:stream';
+import { createLogger, maskEmail, maskPhone } from '../../../core/logger/logger.js';
+
+function capture() {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  return { logger: createLogger({ level: 'info', destination }), text: () => chunks.join('') };
+}
+
+describe('logging', () => {
+  test('when secrets are logged, then they are redacted', () => {
+    const { logger, text } = capture();
+    logger.info({ req: { headers: { authorization: 'Bearer abc.def.ghi' } }, body: { otp: '123456', client_secret: 's3cr3t', predefinedCode: 'ZXCV' } }, 'x');
+    const out = text();
+    expect(out).not.toContain('abc.def.ghi');
+    expect(out).not.toContain('123456');
+    expect(out).not.toContain('s3cr3t');
+    expect(out).not.toContain('ZXCV');
+    expect(out).toContain('[REDACTED]');
+  });
+
+  test('when addresses appear in fields or messages, then they are masked', () => {
+    const { logger, text } = capture();
+    logger.info({ to: '+919876543210', delivery: { emailId: 'jane.doe@example.com' } }, 'sent to jane.doe@example.com and +44 7700 900123');
+    const out = text();
+    expect(out).not.toContain('9876543210');
+    expect(out).not.toContain('jane.doe');
+    expect(out).not.toContain('7700 900123');
+    expect(out).toContain('+**********10');
+    expect(out).toContain('j***@example.com');
+  });
+
+  test('when masking, then only a hint of the address is kept', () => {
+    expect(maskPhone('+15551234567')).toBe('+*********67');
+    expect(maskEmail('a@b.io')).toBe('a***@b.io');
+    expect(maskEmail('nonsense')).toBe('***');
+  });
+});
