@@ -1,0 +1,115 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { Channel, Delivery, DeliveryState } from './delivery.types.js';
+
+interface DeliveryDoc extends Omit<Delivery, 'id'> {
+  _id: string;
+}
+
+const deliverySchema = new Schema<DeliveryDoc>(
+  {
+    _id: { type: String, required: true },
+    kind: { type: String, required: true },
+    refId: { type: String, required: true },
+    channel: { type: String, required: true },
+    to: { type: String, required: true },
+    template: { type: String, required: true },
+    macros: { type: Schema.Types.Mixed, default: {} },
+    secretMacros: { type: String },
+    state: { type: String, required: true },
+    providerMessageId: { type: String },
+    lastError: { type: String },
+    attempts: { type: Number, default: 0 },
+    notAfter: { type: Date, required: true },
+    queuedAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'deliveries', minimize: false },
+);
+deliverySchema.index({ refId: 1 });
+deliverySchema.index({ state: 1, queuedAt: 1 });
+deliverySchema.index({ providerMessageId: 1 }, { sparse: true });
+
+function model(connection: Connection): Model<DeliveryDoc> {
+  return (connection.models.Delivery as Model<DeliveryDoc> | undefined) ?? connection.model<DeliveryDoc>('Delivery', deliverySchema);
+}
+
+const toDelivery = ({ _id, ...rest }: DeliveryDoc): Delivery => ({ id: _id, ...rest });
+
+export function createDeliveriesRepository(connection: Connection) {
+  const Deliveries = model(connection);
+  return {
+    /** Inserts the rows; rows that already exist (a retried request) are left as they are. */
+    async insertMany(deliveries: Delivery[]): Promise<void> {
+      if (deliveries.length === 0) return;
+      await Deliveries.bulkWrite(
+        deliveries.map(({ id, ...rest }) => ({ updateOne: { filter: { _id: id }, update: { $setOnInsert: rest }, upsert: true } })),
+        { ordered: true },
+      );
+    },
+
+    async findById(id: string): Promise<Delivery | undefined> {
+      const doc = await Deliveries.findById(id).lean<DeliveryDoc>();
+      return doc ? toDelivery(doc) : undefined;
+    },
+
+    async findByRef(refId: string): Promise<Delivery[]> {
+      const docs = await Deliveries.find({ refId }).sort({ channel: 1 }).lean<DeliveryDoc[]>();
+      return docs.map(toDelivery);
+    },
+
+    /** Counts one attempt while the row is still QUEUED; undefined when it already ended. */
+    async startAttempt(id: string, now = new Date()): Promise<Delivery | undefined> {
+      const doc = await Deliveries.findOneAndUpdate({ _id: id, state: 'QUEUED' }, { $inc: { attempts: 1 }, $set: { updatedAt: now } }, { new: true }).lean<DeliveryDoc>();
+      return doc ? toDelivery(doc) : undefined;
+    },
+
+    async markSent(id: string, providerMessageId: string, now = new Date()): Promise<void> {
+      await Deliveries.updateOne(
+        { _id: id, state: 'QUEUED' },
+        { $set: { state: 'SENT', providerMessageId, updatedAt: now }, $unset: { secretMacros: 1, lastError: 1 } },
+      );
+    },
+
+    async markFailed(id: string, error: string, now = new Date()): Promise<void> {
+      await Deliveries.updateOne({ _id: id, state: 'QUEUED' }, { $set: { state: 'FAILED', lastError: error, updatedAt: now }, $unset: { secretMacros: 1 } });
+    },
+
+    async recordTransientError(id: string, error: string, now = new Date()): Promise<void> {
+      await Deliveries.updateOne({ _id: id, state: 'QUEUED' }, { $set: { lastError: error, updatedAt: now } });
+    },
+
+    /** A delivery receipt: SENT → DELIVERED or FAILED (a late FAILED never overrides DELIVERED). */
+    async applyReceipt(providerMessageId: string, state: Extract<DeliveryState, 'DELIVERED' | 'FAILED'>, error: string | undefined, now = new Date()): Promise<number> {
+      const result = await Deliveries.updateMany(
+        { providerMessageId, state: 'SENT' },
+        { $set: { state, updatedAt: now, ...(error ? { lastError: error } : {}) } },
+      );
+      return result.modifiedCount;
+    },
+
+    /** Rows still QUEUED since before `olderThan` and still sendable: candidates for re-enqueue. */
+    async findStaleQueued(olderThan: Date, now: Date, limit: number): Promise<Delivery[]> {
+      const docs = await Deliveries.find({ state: 'QUEUED', updatedAt: { $lt: olderThan }, notAfter: { $gt: now } })
+        .sort({ updatedAt: 1 })
+        .limit(limit)
+        .lean<DeliveryDoc[]>();
+      return docs.map(toDelivery);
+    },
+
+    /** Ends rows whose sending window closed while they waited: an expired OTP is never sent. */
+    async expireUnsent(now: Date): Promise<number> {
+      const result = await Deliveries.updateMany(
+        { state: 'QUEUED', notAfter: { $lte: now } },
+        { $set: { state: 'FAILED', lastError: 'expired before it could be sent', updatedAt: now }, $unset: { secretMacros: 1 } },
+      );
+      return result.modifiedCount;
+    },
+
+    async touch(ids: string[], now = new Date()): Promise<void> {
+      await Deliveries.updateMany({ _id: { $in: ids }, state: 'QUEUED' }, { $set: { updatedAt: now } });
+    },
+  };
+}
+
+export type DeliveriesRepository = ReturnType<typeof createDeliveriesRepository>;
+export type { Channel };

@@ -1,0 +1,27 @@
+export type Channel = 'SMS' | 'EMAIL';
+export type DeliveryState = 'QUEUED' | 'SENT' | 'DELIVERED' | 'FAILED';
+export type DeliveryKind = 'otp' | 'activation' | 'login';
+
+/** One message to one address through one channel: the unit the dispatch worker delivers. */
+export interface Delivery {
+  /** Also the BullMQ job id, e.g. `otp-<uuid>-SMS`: retries and re-enqueues deduplicate on it. */
+  id: string;
+  kind: DeliveryKind;
+  /** The OTP uuid or user id the message belongs to. */
+  refId: string;
+  channel: Channel;
+  to: string;
+  template: string;
+  /** Non-secret macro values (the caller's dynamicMacros). */
+  macros: Record<string, string>;
+  /** Secret macro values (the code), AES-GCM encrypted; removed once the delivery ends. */
+  secretMacros?: string;
+  state: DeliveryState;
+  providerMessageId?: string;
+  lastError?: string;
+  attempts: number;
+  /** After this instant the message must never be sent (an expired OTP). */
+  notAfter: Date;
+  queuedAt: Date;
+  updatedAt: Date;
+}

@@ -1,0 +1,28 @@
+import type { Queue } from 'bullmq';
+
+/** The dispatch job carries only the delivery id: never a code or an address (Redis is plain text). */
+export interface DispatchJobData {
+  deliveryId: string;
+}
+
+export const DISPATCH_JOB = 'deliver';
+
+export const DISPATCH_JOB_OPTIONS = {
+  attempts: 8,
+  // Exponential by default; a provider's Retry-After wins (see dispatch backoff strategy).
+  backoff: { type: 'provider-aware', delay: 1000 },
+  removeOnComplete: { count: 1000, age: 24 * 3600 },
+  removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+} as const;
+
+/** Enqueues one delivery; the job id is the delivery id, so repeats are no-ops while the job exists. */
+export async function enqueueDispatch(queue: Queue, deliveryId: string): Promise<void> {
+  await queue.add(DISPATCH_JOB, { deliveryId } satisfies DispatchJobData, { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId });
+}
+
+/** Exponential backoff (1 s, 2 s, 4 s … capped at 5 min) unless the provider said when to retry. */
+export function dispatchBackoffMs(attemptsMade: number, err: unknown): number {
+  const retryAfterMs = (err as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  if (typeof retryAfterMs === 'number' && retryAfterMs > 0) return Math.min(retryAfterMs, 15 * 60 * 1000);
+  return Math.min(1000 * 2 ** Math.max(attemptsMade - 1, 0), 5 * 60 * 1000);
+}
