@@ -1,0 +1,51 @@
+import { BadRequestError, ValidationError } from '../errors/app-error.js';
+import { describeSchemaError } from '../schemas/schema-error-message.js';
+import { getValidator } from '../schemas/schema-registry.js';
+import { DEFAULT_LEGACY_OTP_SPEC, legacySpecToSegment } from './otp-legacy-spec.js';
+import { normalizeSegments } from './otp-segment.rules.js';
+import type { GenerateOtpBody, GenerateOtpRequest, HashSpec } from './otp.types.js';
+
+const SCHEMA_ID = 'otp.generate.json';
+
+/** Fields whose absence (or null) is a 400 rather than a 422 (DECISIONS D6), in check order. */
+export const MANDATORY_OTP_FIELDS = ['userId', 'dispatchOptions', 'dynamicMacros', 'attempts', 'expiresIn'] as const;
+
+export const DEFAULT_HASH_SPEC: HashSpec = 'SHA_512';
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Validates a Generate OTP body and returns it normalized: one segment list whatever format was
+ * sent, defaults applied. Throws BadRequestError (400) or ValidationError (422) per D6; checks that
+ * need I/O (user, templates, macro completeness) are left to the caller.
+ */
+export function parseGenerateOtpRequest(body: unknown): GenerateOtpRequest {
+  if (!isJsonObject(body)) throw new BadRequestError('Request body must be a JSON object');
+  for (const field of MANDATORY_OTP_FIELDS) {
+    if (body[field] === undefined || body[field] === null) throw new BadRequestError(`Missing mandatory field: ${field}`);
+  }
+
+  const validate = getValidator<GenerateOtpBody>(SCHEMA_ID);
+  if (!validate(body)) {
+    const [first] = validate.errors ?? [];
+    throw new ValidationError(first ? describeSchemaError(SCHEMA_ID, first) : 'Invalid request body');
+  }
+
+  // D11: otpSpecs wins when both are sent; the legacy format (or its N-6 default) otherwise.
+  const segments =
+    body.otpSpecs !== undefined ? normalizeSegments(body.otpSpecs) : [legacySpecToSegment(body.otpSpec ?? DEFAULT_LEGACY_OTP_SPEC)];
+
+  return Object.freeze({
+    userId: body.userId,
+    segments: Object.freeze(segments),
+    channels: Object.freeze({ ...body.dispatchOptions }),
+    dynamicMacros: Object.freeze({ ...body.dynamicMacros }),
+    attempts: body.attempts,
+    expiresIn: body.expiresIn,
+    hashSpec: body.hashSpec ?? DEFAULT_HASH_SPEC,
+    ...(body.msgId !== undefined ? { msgId: body.msgId } : {}),
+    generateJwt: body.generateJwt ?? false,
+  });
+}
