@@ -49,10 +49,10 @@ export class TwilioSmsProvider implements SmsProvider {
 
   constructor(
     private readonly config: TwilioConfig,
-    options: { timeoutMs?: number } = {},
+    options: { timeoutMs?: number; keepAlive?: boolean } = {},
   ) {
     this.client = twilio(config.accountSid, config.authToken, {
-      httpClient: new ClassifyingRequestClient({ timeout: options.timeoutMs ?? 15000 }),
+      httpClient: new ClassifyingRequestClient({ timeout: options.timeoutMs ?? 15000, keepAlive: options.keepAlive ?? true }),
       // Retries belong to the dispatch queue (backoff, attempts), not to the SDK.
       autoRetry: false,
     });
