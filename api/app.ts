@@ -2,8 +2,12 @@ import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { requestLogging } from './middleware/request-logging.js';
+import { logDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
+import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
+import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { webhookRoutes } from './routes/webhooks.routes.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Builds the Express app; listening is main.ts's job so tests can run it on port 0. */
@@ -17,6 +21,9 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(httpMetrics(ctx.metrics));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
+  app.use(adminTemplatesRoutes(ctx));
+  app.use(adminOutboxRoutes(ctx));
+  app.use(webhookRoutes(ctx, logDeliveryReceipt(ctx.logger)));
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));

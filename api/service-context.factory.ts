@@ -4,6 +4,7 @@ import type { Logger } from '../core/logger/logger.js';
 import { createMetrics } from '../core/metrics/metrics.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
 import { createProducerRedis, waitForRedis } from '../core/queues/redis-connection.js';
+import { seedTemplates } from '../core/templates/templates.seeder.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Connects MongoDB and Redis and builds the context; `close` releases all of it. */
@@ -16,6 +17,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics };
   await syncIndexes(mongo);
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
+  await seedTemplates(mongo, logger);
   return {
     ...ctx,
     close: async () => {

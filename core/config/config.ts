@@ -21,6 +21,29 @@ export interface Config {
   readonly accessTokenTtlSeconds: number;
   readonly shutdownDeadlineMs: number;
   readonly concurrency: { readonly dispatch: number; readonly enrollment: number; readonly notification: number };
+  /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */
+  readonly twilio: TwilioConfig | undefined;
+  /** Set when a SendGrid API key is given; otherwise e-mail goes to the outbox. */
+  readonly sendgrid: SendgridConfig | undefined;
+  /** Base64 DER public key verifying SendGrid event webhooks; without it they are refused. */
+  readonly sendgridWebhookPublicKey: string | undefined;
+  readonly emailFrom: string;
+}
+
+export interface TwilioConfig {
+  readonly accountSid: string;
+  readonly authToken: string;
+  /** Exactly one of `from` and `messagingServiceSid` is used; the messaging service wins. */
+  readonly from: string | undefined;
+  readonly messagingServiceSid: string | undefined;
+  /** Only for tests and mocks: replaces https://api.twilio.com. */
+  readonly apiBaseUrl: string | undefined;
+}
+
+export interface SendgridConfig {
+  readonly apiKey: string;
+  /** Only for tests and mocks: replaces https://api.sendgrid.com/. */
+  readonly apiBaseUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -43,6 +66,7 @@ const DEFAULTS: Record<string, string> = {
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
   NOTIFICATION_CONCURRENCY: '5',
+  EMAIL_FROM: 'no-reply@example.com',
 };
 
 // Secrets that must be given explicitly in production (no generated or default value).
@@ -53,6 +77,35 @@ function parseTrustProxy(value: string): boolean | number | string {
   if (value === 'false') return false;
   if (/^[0-9]+$/.test(value)) return Number(value);
   return value;
+}
+
+// A half-configured provider would silently fall back to the outbox; refuse to start instead.
+function providerProblems(raw: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const hasSid = raw.TWILIO_ACCOUNT_SID !== undefined;
+  const hasToken = raw.TWILIO_AUTH_TOKEN !== undefined;
+  if (hasSid !== hasToken) problems.push(`${hasSid ? 'TWILIO_AUTH_TOKEN' : 'TWILIO_ACCOUNT_SID'}: is required with ${hasSid ? 'TWILIO_ACCOUNT_SID' : 'TWILIO_AUTH_TOKEN'}`);
+  if (hasSid && hasToken && raw.TWILIO_FROM === undefined && raw.TWILIO_MESSAGING_SERVICE_SID === undefined) {
+    problems.push('TWILIO_FROM: TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID is required with Twilio credentials');
+  }
+  return problems;
+}
+
+function readTwilio(raw: Record<string, unknown>): TwilioConfig | undefined {
+  if (raw.TWILIO_ACCOUNT_SID === undefined || raw.TWILIO_AUTH_TOKEN === undefined) return undefined;
+  return Object.freeze({
+    accountSid: raw.TWILIO_ACCOUNT_SID as string,
+    authToken: raw.TWILIO_AUTH_TOKEN as string,
+    from: raw.TWILIO_FROM as string | undefined,
+    messagingServiceSid: raw.TWILIO_MESSAGING_SERVICE_SID as string | undefined,
+    apiBaseUrl: (raw.TWILIO_API_BASE_URL as string | undefined)?.replace(/\/$/, ''),
+  });
+}
+
+function readSendgrid(raw: Record<string, unknown>): SendgridConfig | undefined {
+  if (raw.SENDGRID_API_KEY === undefined) return undefined;
+  const base = raw.SENDGRID_API_BASE_URL as string | undefined;
+  return Object.freeze({ apiKey: raw.SENDGRID_API_KEY as string, apiBaseUrl: base === undefined ? undefined : `${base.replace(/\/$/, '')}/` });
 }
 
 /** Reads, validates and freezes the configuration; throws one ConfigError naming every bad key. */
@@ -76,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (raw.NODE_ENV === 'production') {
     for (const key of PRODUCTION_SECRETS) if (raw[key] === undefined) problems.push(`${key}: is required in production`);
   }
+  problems.push(...providerProblems(raw));
   if (problems.length > 0) throw new ConfigError([...new Set(problems)].sort());
 
   return Object.freeze({
@@ -100,5 +154,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enrollment: raw.ENROLLMENT_CONCURRENCY as number,
       notification: raw.NOTIFICATION_CONCURRENCY as number,
     }),
+    twilio: readTwilio(raw),
+    sendgrid: readSendgrid(raw),
+    sendgridWebhookPublicKey: raw.SENDGRID_WEBHOOK_PUBLIC_KEY as string | undefined,
+    emailFrom: raw.EMAIL_FROM as string,
   });
 }

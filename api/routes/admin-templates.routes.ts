@@ -1,0 +1,34 @@
+import express, { Router } from 'express';
+import { createTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
+import type { TemplateContent } from '../../core/templates/template.types.js';
+import { NotFoundError } from '../../core/errors/app-error.js';
+import { requireAdmin } from '../middleware/admin-auth.middleware.js';
+import { validateJsonBody } from '../middleware/validate-json-body.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+
+export function adminTemplatesRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const admin = requireAdmin(ctx);
+  const json = express.json({ limit: '1mb' });
+
+  router.get('/admin/templates', admin, async (_req, res) => {
+    res.json(await listTemplates(ctx.mongo));
+  });
+
+  router.get('/admin/templates/:name', admin, async (req, res) => {
+    const template = await findTemplate(ctx.mongo, req.params.name as string);
+    if (!template) throw new NotFoundError(`Template ${req.params.name as string} not found`);
+    res.json(template);
+  });
+
+  router.post('/admin/templates', admin, json, validateJsonBody('admin-templates.create.json'), async (req, res) => {
+    const created = await createTemplate(ctx.mongo, req.body as TemplateContent);
+    res.status(201).location(`/admin/templates/${encodeURIComponent(created.name)}`).json(created);
+  });
+
+  router.put('/admin/templates/:name', admin, json, validateJsonBody('admin-templates.update.json'), async (req, res) => {
+    res.json(await updateTemplate(ctx.mongo, req.params.name as string, req.body as Omit<TemplateContent, 'name'>));
+  });
+
+  return router;
+}

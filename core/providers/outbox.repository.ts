@@ -1,0 +1,68 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { ensureIndexes } from '../db/ensure-indexes.js';
+
+export type OutboxChannel = 'SMS' | 'EMAIL';
+
+export interface OutboxMessage {
+  id: string;
+  channel: OutboxChannel;
+  to: string;
+  subject?: string;
+  text: string;
+  html?: string;
+  otpUuid?: string;
+  createdAt: Date;
+}
+
+interface OutboxDoc {
+  channel: OutboxChannel;
+  to: string;
+  subject?: string;
+  text: string;
+  html?: string;
+  otpUuid?: string;
+  createdAt: Date;
+}
+
+const outboxSchema = new Schema<OutboxDoc>(
+  {
+    channel: { type: String, enum: ['SMS', 'EMAIL'], required: true },
+    to: { type: String, required: true },
+    subject: { type: String },
+    text: { type: String, required: true },
+    html: { type: String },
+    otpUuid: { type: String },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'outbox', versionKey: false },
+);
+// Serves "newest messages to this address" and the unfiltered newest-first listing.
+outboxSchema.index({ to: 1, createdAt: -1 });
+outboxSchema.index({ createdAt: -1 });
+
+function outboxModel(connection: Connection): Model<OutboxDoc> {
+  return (connection.models.OutboxMessage as Model<OutboxDoc> | undefined) ?? connection.model<OutboxDoc>('OutboxMessage', outboxSchema);
+}
+
+export function registerOutboxModel(connection: Connection): void {
+  outboxModel(connection);
+}
+
+export async function insertOutboxMessage(connection: Connection, message: Omit<OutboxMessage, 'id' | 'createdAt'>): Promise<OutboxMessage> {
+  const model = outboxModel(connection);
+  await ensureIndexes(model);
+  const created = await model.create({ ...message, createdAt: new Date() });
+  const { _id, ...rest } = created.toObject();
+  return { id: String(_id), ...rest };
+}
+
+/** Newest first; `_id` breaks ties between messages stored in the same millisecond. */
+export async function listOutboxMessages(connection: Connection, filter: { to?: string; limit: number }): Promise<OutboxMessage[]> {
+  const model = outboxModel(connection);
+  const docs = await model
+    .find(filter.to === undefined ? {} : { to: filter.to })
+    .sort({ createdAt: -1, _id: -1 })
+    .limit(filter.limit)
+    .lean();
+  return docs.map(({ _id, ...rest }) => ({ id: String(_id), ...rest }));
+}

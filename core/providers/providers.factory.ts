@@ -1,0 +1,19 @@
+import type { Connection } from 'mongoose';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../logger/logger.js';
+import { OutboxProvider } from './outbox.provider.js';
+import type { Providers } from './provider.types.js';
+import { SendgridEmailProvider } from './sendgrid-email.provider.js';
+import { TwilioSmsProvider } from './twilio-sms.provider.js';
+
+/**
+ * Picks each channel on its own: Twilio when TWILIO_ACCOUNT_SID/AUTH_TOKEN are set, SendGrid when
+ * SENDGRID_API_KEY is set, else the outbox. Config validation refuses half-configured Twilio.
+ */
+export function createProviders(config: Pick<Config, 'twilio' | 'sendgrid' | 'emailFrom'>, mongo: Connection, logger: Logger): Providers {
+  const outbox = new OutboxProvider(mongo, logger);
+  const sms = config.twilio ? new TwilioSmsProvider(config.twilio) : outbox;
+  const email = config.sendgrid ? new SendgridEmailProvider(config.sendgrid, config.emailFrom) : outbox;
+  logger.info({ sms: sms.name, email: email.name }, 'message providers');
+  return { sms, email };
+}

@@ -1,0 +1,48 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { projectRoot } from '../project-root.js';
+import type { TemplateChannel, TemplateContent } from './template.types.js';
+
+export const templatesDir = join(projectRoot, 'templates');
+
+// Folders under templates/ that hold Handlebars building blocks rather than templates.
+const SUPPORT_FOLDERS = new Set(['layouts', 'partials']);
+
+function readOptional(file: string): string | undefined {
+  // Editors add a final newline; it is not part of a subject or message.
+  return existsSync(file) ? readFileSync(file, 'utf8').replace(/\r?\n$/, '') : undefined;
+}
+
+/**
+ * Reads the default templates: templates/<name>/{meta.json, text.txt, subject.txt?, html.hbs?}.
+ */
+export function loadTemplateFiles(dir = templatesDir): TemplateContent[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && !SUPPORT_FOLDERS.has(entry.name))
+    .map((entry) => {
+      const folder = join(dir, entry.name);
+      const meta = JSON.parse(readFileSync(join(folder, 'meta.json'), 'utf8')) as { channel: TemplateChannel };
+      const text = readOptional(join(folder, 'text.txt'));
+      if (text === undefined) throw new Error(`Template ${entry.name} has no text.txt`);
+      const subject = readOptional(join(folder, 'subject.txt'));
+      const html = readOptional(join(folder, 'html.hbs'));
+      return { name: entry.name, channel: meta.channel, text, ...(subject !== undefined ? { subject } : {}), ...(html !== undefined ? { html } : {}) };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Layouts (registered as `layouts/<name>`) and partials (`<name>`) for the Handlebars instance. */
+export function loadHandlebarsPartials(dir = templatesDir): Record<string, string> {
+  const partials: Record<string, string> = {};
+  for (const [folder, prefix] of [
+    ['layouts', 'layouts/'],
+    ['partials', ''],
+  ] as const) {
+    const full = join(dir, folder);
+    if (!existsSync(full)) continue;
+    for (const file of readdirSync(full).filter((f) => f.endsWith('.hbs'))) {
+      partials[`${prefix}${basename(file, '.hbs')}`] = readFileSync(join(full, file), 'utf8');
+    }
+  }
+  return partials;
+}

@@ -1,0 +1,118 @@
+import Handlebars from 'handlebars';
+import { loadHandlebarsPartials } from './template-files.loader.js';
+import { MissingMacroError, TemplateSyntaxError } from './template-errors.js';
+import type { RenderedMessage, TemplateContent } from './template.types.js';
+
+/** A macro is `__NAME__`: upper-case letters, digits and inner underscores (DECISIONS D9). */
+const MACRO_RE = /__[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?__/g;
+
+type HandlebarsEnv = ReturnType<typeof Handlebars.create>;
+type CompiledHtml = (context: object) => string;
+
+let env: HandlebarsEnv | undefined;
+// One compiled function per template name; a changed source (admin edit) replaces it.
+const compiled = new Map<string, { source: string; render: CompiledHtml }>();
+
+/** An isolated instance: nothing registered here leaks into (or from) the global Handlebars. */
+function handlebars(): HandlebarsEnv {
+  if (!env) {
+    env = Handlebars.create();
+    for (const [name, source] of Object.entries(loadHandlebarsPartials())) env.registerPartial(name, source);
+  }
+  return env;
+}
+
+function compileHtml(source: string): CompiledHtml {
+  const hb = handlebars();
+  try {
+    // precompile parses eagerly, so syntax errors surface here rather than at first render.
+    hb.precompile(source, { strict: true });
+    return hb.compile(source, { strict: true, noEscape: false });
+  } catch (err) {
+    throw new TemplateSyntaxError(firstLine(err), { cause: err });
+  }
+}
+
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? 'unknown error';
+}
+
+function compiledHtmlOf(template: TemplateContent & { html: string }): CompiledHtml {
+  const cached = compiled.get(template.name);
+  if (cached && cached.source === template.html) return cached.render;
+  const render = compileHtml(template.html);
+  compiled.set(template.name, { source: template.html, render });
+  return render;
+}
+
+/**
+ * Runs the Handlebars part (layouts, partials) with an empty context: templates carry no
+ * Handlebars data, only `__MACRO__`s, which are substituted afterwards.
+ */
+function expandHtml(template: TemplateContent & { html: string }): string {
+  const render = compiledHtmlOf(template);
+  try {
+    return render({});
+  } catch (err) {
+    // Strict mode: an unknown value or partial is found only when running the template.
+    throw new TemplateSyntaxError(firstLine(err), { cause: err });
+  }
+}
+
+function hasHtml(template: TemplateContent): template is TemplateContent & { html: string } {
+  return typeof template.html === 'string' && template.html !== '';
+}
+
+function macrosIn(text: string | undefined): string[] {
+  return text === undefined ? [] : (text.match(MACRO_RE) ?? []);
+}
+
+/** Every `__MACRO__` the rendered message would contain (subject, text, HTML with its layout). */
+export function findTemplateMacros(template: TemplateContent): string[] {
+  const found = [...macrosIn(template.subject), ...macrosIn(template.text), ...macrosIn(hasHtml(template) ? expandHtml(template) : undefined)];
+  return [...new Set(found)].sort();
+}
+
+/** Checks that the HTML compiles and runs (known partials, no data references); throws TemplateSyntaxError. */
+export function validateTemplateSyntax(template: TemplateContent): void {
+  if (!hasHtml(template)) return;
+  const render = compileHtml(template.html);
+  try {
+    render({});
+  } catch (err) {
+    throw new TemplateSyntaxError(firstLine(err), { cause: err });
+  }
+}
+
+export function escapeHtml(value: string): string {
+  return Handlebars.Utils.escapeExpression(value);
+}
+
+/**
+ * One pass over the text: each macro is replaced by its value as data. A value is never scanned
+ * again, so a value containing `__OTHER__`, `$&` or `{{x}}` appears literally.
+ */
+function substitute(text: string, macros: Record<string, string>, encode: (v: string) => string): string {
+  return text.replace(MACRO_RE, (macro) => encode(macros[macro] as string));
+}
+
+/**
+ * Renders a template: Handlebars first (layout and partials, no caller data), then macro
+ * substitution, HTML-escaped in the HTML part. Because Handlebars has already run when values are
+ * inserted, a value can never be interpreted as template syntax.
+ * Throws MissingMacroError (422) naming every macro without a value.
+ */
+export function renderTemplate(template: TemplateContent, macros: Record<string, string>): RenderedMessage {
+  const html = hasHtml(template) ? expandHtml(template) : undefined;
+  const used = new Set([...macrosIn(template.subject), ...macrosIn(template.text), ...macrosIn(html)]);
+  const missing = [...used].filter((m) => !Object.hasOwn(macros, m) || typeof macros[m] !== 'string').sort();
+  if (missing.length > 0) throw new MissingMacroError(missing);
+  const plain = (v: string) => v;
+  // A line break in a subject would be a header injection attempt at any SMTP hop.
+  const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ');
+  return {
+    ...(template.subject !== undefined ? { subject: substitute(template.subject, macros, oneLine) } : {}),
+    text: substitute(template.text, macros, plain),
+    ...(html !== undefined ? { html: substitute(html, macros, escapeHtml) } : {}),
+  };
+}

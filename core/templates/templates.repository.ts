@@ -1,0 +1,81 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { ensureIndexes } from '../db/ensure-indexes.js';
+import type { MessageTemplate, TemplateContent } from './template.types.js';
+
+const templateSchema = new Schema<MessageTemplate>(
+  {
+    name: { type: String, required: true },
+    channel: { type: String, enum: ['SMS', 'EMAIL'], required: true },
+    text: { type: String, required: true },
+    subject: { type: String },
+    html: { type: String },
+    version: { type: Number, required: true },
+    source: { type: String, enum: ['seed', 'admin'], required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'templates', versionKey: false },
+);
+templateSchema.index({ name: 1 }, { unique: true });
+
+function templateModel(connection: Connection): Model<MessageTemplate> {
+  return (connection.models.MessageTemplate as Model<MessageTemplate> | undefined) ?? connection.model<MessageTemplate>('MessageTemplate', templateSchema);
+}
+
+export function registerTemplateModel(connection: Connection): void {
+  templateModel(connection);
+}
+
+async function readyModel(connection: Connection): Promise<Model<MessageTemplate>> {
+  const model = templateModel(connection);
+  await ensureIndexes(model);
+  return model;
+}
+
+function toTemplate(doc: MessageTemplate & { _id?: unknown }): MessageTemplate {
+  const { _id, ...rest } = doc;
+  return rest;
+}
+
+const isDuplicateKey = (err: unknown) => (err as { code?: unknown })?.code === 11000;
+
+export async function findTemplate(connection: Connection, name: string): Promise<MessageTemplate | undefined> {
+  const doc = await (await readyModel(connection)).findOne({ name }).lean();
+  return doc ? toTemplate(doc) : undefined;
+}
+
+export async function listTemplates(connection: Connection): Promise<MessageTemplate[]> {
+  const docs = await (await readyModel(connection)).find({}).sort({ name: 1 }).lean();
+  return docs.map(toTemplate);
+}
+
+/** Inserts a new template; `undefined` when the name is taken (unique index, race-safe). */
+export async function insertTemplate(connection: Connection, content: TemplateContent, source: MessageTemplate['source']): Promise<MessageTemplate | undefined> {
+  const model = await readyModel(connection);
+  try {
+    const created = await model.create({ ...content, version: 1, source, updatedAt: new Date() });
+    return toTemplate(created.toObject());
+  } catch (err) {
+    if (isDuplicateKey(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Replaces the content of an existing template and bumps its version; `undefined` when absent. */
+export async function replaceTemplateContent(connection: Connection, name: string, content: Omit<TemplateContent, 'name'>): Promise<MessageTemplate | undefined> {
+  const model = await readyModel(connection);
+  const unset: Record<string, 1> = {};
+  if (content.subject === undefined) unset.subject = 1;
+  if (content.html === undefined) unset.html = 1;
+  const doc = await model
+    .findOneAndUpdate(
+      { name },
+      {
+        $set: { channel: content.channel, text: content.text, source: 'admin', updatedAt: new Date(), ...(content.subject !== undefined ? { subject: content.subject } : {}), ...(content.html !== undefined ? { html: content.html } : {}) },
+        $inc: { version: 1 },
+        ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
+      },
+      { new: true },
+    )
+    .lean();
+  return doc ? toTemplate(doc) : undefined;
+}

@@ -1,0 +1,29 @@
+import type { Connection } from 'mongoose';
+import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { validateTemplateSyntax } from './template-renderer.js';
+import { findTemplate, insertTemplate, listTemplates, replaceTemplateContent } from './templates.repository.js';
+import type { MessageTemplate, TemplateContent } from './template.types.js';
+
+export { findTemplate, listTemplates };
+
+/** E-mail needs a subject; SMS has neither subject nor HTML. Then the HTML must compile. */
+function checkContent(content: Omit<TemplateContent, 'name'>): void {
+  if (content.channel === 'EMAIL' && content.subject === undefined) throw new ValidationError('[Invalid field subject]');
+  if (content.channel === 'SMS' && content.subject !== undefined) throw new ValidationError('[Invalid field subject]');
+  if (content.channel === 'SMS' && content.html !== undefined) throw new ValidationError('[Invalid field html]');
+  validateTemplateSyntax({ name: '', ...content });
+}
+
+export async function createTemplate(connection: Connection, content: TemplateContent): Promise<MessageTemplate> {
+  checkContent(content);
+  const created = await insertTemplate(connection, content, 'admin');
+  if (!created) throw new ConflictError(`Template ${content.name} already exists`);
+  return created;
+}
+
+export async function updateTemplate(connection: Connection, name: string, content: Omit<TemplateContent, 'name'>): Promise<MessageTemplate> {
+  checkContent(content);
+  const updated = await replaceTemplateContent(connection, name, content);
+  if (!updated) throw new NotFoundError(`Template ${name} not found`);
+  return updated;
+}
