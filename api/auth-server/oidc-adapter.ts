@@ -23,7 +23,9 @@ export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
     grant_types: grantTypes,
     response_types: hasRedirects ? ['code'] : [],
     redirect_uris: client.redirectUris,
-    scope: client.scopes.join(' '),
+    // `openid` always: the authorization-code login (a later issue) needs it, and an empty
+    // scope is invalid metadata. client_credentials never grants it (token-scope.policy.ts).
+    scope: ['openid', ...client.scopes].join(' '),
   };
 }
 

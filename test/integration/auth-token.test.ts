@@ -96,6 +96,20 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     expect(await res.json()).toEqual({ error: 'invalid_scope', error_description: 'requested scope is not allowed', scope: 'admin' });
   });
 
+  test('when a client asks client_credentials for openid, then invalid_scope (openid is for user logins)', async () => {
+    const creds = await newClient(['otp']);
+    const res = await requestToken(service, creds, { grant_type: 'client_credentials', scope: 'openid' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'invalid_scope', error_description: 'requested scope is not allowed', scope: 'openid' });
+  });
+
+  test('when a client with no scopes asks for none, then it gets a token without scope', async () => {
+    const creds = await newClient([]);
+    const res = await requestToken(service, creds);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ access_token: expect.any(String), expires_in: 3600, token_type: 'Bearer' });
+  });
+
   test('when the secret is wrong, then 401 invalid_client', async () => {
     const creds = await newClient(['otp']);
     const res = await requestToken(service, { clientId: creds.clientId, clientSecret: `${creds.clientSecret}x` });
