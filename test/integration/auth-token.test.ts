@@ -1,4 +1,4 @@
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import { registerClient } from '../../core/clients/clients.service.js';
 import type { ClientScope } from '../../core/clients/clients.repository.js';
 import { requestToken } from '../support/auth-helpers.js';
@@ -153,6 +153,25 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     expect(logged).not.toContain(creds.clientSecret);
     expect(logged).not.toContain(token);
     expect(logged).not.toContain(Buffer.from(`${creds.clientId}:${creds.clientSecret}`).toString('base64'));
+  });
+
+  test('when the OpenAPI document is read, then it lists the authorization server and admin routes', async () => {
+    const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        'GET /svc/authserver/.well-known/openid-configuration',
+        'GET /svc/authserver/jwks',
+        'POST /svc/authserver/oauth/token',
+        'GET /svc/authserver/oauth/authorize',
+        'POST /admin/clients',
+        'GET /admin/clients',
+        'GET /admin/clients/{clientId}',
+        'DELETE /admin/clients/{clientId}',
+        'POST /admin/groups',
+        'GET /admin/groups',
+      ]),
+    );
   });
 
   test('when the authorization endpoint gets an unknown client_id, then a 400 HTML page and no redirect (D24)', async () => {
