@@ -1,4 +1,6 @@
 import express, { type Express } from 'express';
+import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
+import { authServerRoutes } from './auth-server/auth-server.routes.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { requestLogging } from './middleware/request-logging.js';
@@ -8,6 +10,11 @@ import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
+import { adminClientsRoutes } from './routes/admin-clients.routes.js';
+import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
+import { docsRoutes } from './routes/docs.routes.js';
+import { healthRoutes } from './routes/health.routes.js';
+import { v1Routes } from './routes/v1.routes.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Builds the Express app; listening is main.ts's job so tests can run it on port 0. */
@@ -24,6 +31,10 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminTemplatesRoutes(ctx));
   app.use(adminOutboxRoutes(ctx));
   app.use(webhookRoutes(ctx, logDeliveryReceipt(ctx.logger)));
+  app.use(AUTH_SERVER_PATH, authServerRoutes(ctx));
+  app.use(adminClientsRoutes(ctx));
+  app.use(adminGroupsRoutes(ctx));
+  app.use(v1Routes(ctx));
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));

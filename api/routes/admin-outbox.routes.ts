@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { ValidationError } from '../../core/errors/app-error.js';
 import { listOutboxMessages } from '../../core/providers/outbox.repository.js';
-import { requireAdmin } from '../middleware/admin-auth.middleware.js';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
 const DEFAULT_LIMIT = 20;
@@ -19,7 +19,7 @@ function parseQuery(query: Record<string, unknown>): { to?: string; limit: numbe
 /** GET /admin/outbox?to=&limit=: what the outbox provider "sent", newest first. */
 export function adminOutboxRoutes(ctx: ServiceContext): Router {
   const router = Router();
-  router.get('/admin/outbox', requireAdmin(ctx), async (req, res) => {
+  router.get('/admin/outbox', requireAdminToken(ctx), async (req, res) => {
     const messages = await listOutboxMessages(ctx.mongo, parseQuery(req.query));
     res.json(messages.map(({ id: _id, ...message }) => message));
   });

@@ -2,13 +2,13 @@ import express, { Router } from 'express';
 import { createTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
 import type { TemplateContent } from '../../core/templates/template.types.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
-import { requireAdmin } from '../middleware/admin-auth.middleware.js';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { validateJsonBody } from '../middleware/validate-json-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
 export function adminTemplatesRoutes(ctx: ServiceContext): Router {
   const router = Router();
-  const admin = requireAdmin(ctx);
+  const admin = requireAdminToken(ctx);
   const json = express.json({ limit: '1mb' });
 
   router.get('/admin/templates', admin, async (_req, res) => {

@@ -93,7 +93,7 @@ describe('message templates: seeding and admin API', () => {
     ] as const) {
       const res = await call(method, path, method === 'GET' ? undefined : { channel: 'SMS', text: 'x' }, headers);
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 401, error: 'Unauthorized', message: 'Unauthorized', path });
+      expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 401, error: 'Unauthorized', message: 'Invalid or missing admin token', path });
     }
   });
 });

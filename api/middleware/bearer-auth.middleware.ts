@@ -1,0 +1,67 @@
+import type { RequestHandler, Response } from 'express';
+import { importJWK, jwtVerify, type CryptoKey, type JWTPayload, type KeyObject } from 'jose';
+import { getSigningKey } from '../../core/auth/signing-key.service.js';
+import { lookupClient } from '../../core/clients/client-lookup.cache.js';
+import { BearerError } from '../../core/errors/app-error.js';
+import { tokenIdentity } from '../auth-server/auth-server.js';
+import type { ServiceContext } from '../service-context.js';
+
+/** Who called: set on `res.locals.auth` by requireBearer. */
+export interface AuthInfo {
+  clientId: string;
+  scopes: string[];
+}
+
+export function authOf(res: Response): AuthInfo {
+  const auth = (res.locals as { auth?: AuthInfo }).auth;
+  if (!auth) throw new Error('requireBearer must run before this handler');
+  return auth;
+}
+
+const BEARER_RE = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+const unauthorized = () => new BearerError(401, 'unauthorized', 'Full authentication is required to access this resource');
+const invalidToken = (token: string) => new BearerError(401, 'invalid_token', `Invalid access token: ${token}`);
+
+/**
+ * Checks the access token locally (signature with the authorization server's key, issuer,
+ * audience, expiry, type) and that it carries `scope`. Tokens of a deleted client are refused
+ * (within the client cache window, core/clients/client-lookup.cache.ts).
+ */
+export function requireBearer(ctx: ServiceContext, scope: string): RequestHandler {
+  const { issuer, audience } = tokenIdentity(ctx.config.publicUrl);
+  let key: Promise<CryptoKey | KeyObject | Uint8Array> | undefined;
+  const verificationKey = () => {
+    key ??= getSigningKey(ctx.mongo, ctx.config).then((k) => importJWK(k.publicJwk, k.alg));
+    key.catch(() => {
+      key = undefined;
+    });
+    return key;
+  };
+
+  return async (req, res, next) => {
+    const header = req.get('authorization');
+    const match = header === undefined ? null : BEARER_RE.exec(header.trim());
+    if (!match) throw unauthorized();
+    const token = match[1];
+    const publicKey = await verificationKey();
+
+    let claims: JWTPayload & { client_id?: unknown; scope?: unknown };
+    try {
+      // `at+jwt` (RFC 9068) keeps other JWTs signed by the same key (OTP validation JWTs) out.
+      ({ payload: claims } = await jwtVerify(token, publicKey, { issuer, audience, typ: 'at+jwt', algorithms: ['RS256'] }));
+    } catch {
+      throw invalidToken(token);
+    }
+    if (typeof claims.client_id !== 'string') throw invalidToken(token);
+    if (!(await lookupClient(ctx.mongo, claims.client_id))) throw invalidToken(token);
+
+    const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
+    if (!scopes.includes(scope)) {
+      throw new BearerError(403, 'insufficient_scope', `The access token does not grant the scope '${scope}'`);
+    }
+    const auth: AuthInfo = { clientId: claims.client_id, scopes };
+    res.locals.auth = auth;
+    next();
+  };
+}

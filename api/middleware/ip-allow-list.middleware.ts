@@ -1,0 +1,48 @@
+import type { RequestHandler } from 'express';
+import ipaddr from 'ipaddr.js';
+import { lookupClient } from '../../core/clients/client-lookup.cache.js';
+import { AppError } from '../../core/errors/app-error.js';
+import type { ServiceContext } from '../service-context.js';
+import { authOf } from './bearer-auth.middleware.js';
+
+/**
+ * True when `address` lies in one of `cidrs`. IPv4-mapped IPv6 callers (`::ffff:10.1.2.3`, what a
+ * dual-stack socket reports for IPv4) match IPv4 ranges, and IPv4 callers match `::ffff:0:0/96`
+ * style ranges. Unparseable input never matches.
+ */
+export function isAddressAllowed(address: string, cidrs: readonly string[]): boolean {
+  let caller: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    caller = ipaddr.process(address);
+  } catch {
+    return false;
+  }
+  return cidrs.some((cidr) => {
+    try {
+      const [range, bits] = ipaddr.parseCIDR(cidr);
+      if (caller.kind() === range.kind()) return caller.match(range, bits);
+      if (caller.kind() === 'ipv4' && range.kind() === 'ipv6') return (caller as ipaddr.IPv4).toIPv4MappedAddress().match(range, bits);
+      if (caller.kind() === 'ipv6' && range.kind() === 'ipv4') return false;
+      return false;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * DECISIONS D22: the calling client's allow-list. Runs after requireBearer. The caller's address
+ * is `req.ip`: the socket address, or the X-Forwarded-For hop chosen by Express's `trust proxy`
+ * (TRUST_PROXY). An empty list allows nobody.
+ */
+export function requireAllowedIp(ctx: ServiceContext): RequestHandler {
+  return async (req, res, next) => {
+    const { clientId } = authOf(res);
+    const client = await lookupClient(ctx.mongo, clientId);
+    const address = req.ip ?? req.socket.remoteAddress ?? '';
+    if (!client || !isAddressAllowed(address, client.allowedIps)) {
+      throw new AppError('IP_NOT_WHITELISTED', 401, 'IP not whitelisted');
+    }
+    next();
+  };
+}

@@ -1,0 +1,39 @@
+import type { RequestHandler } from 'express';
+import { AppError, ValidationError } from '../../core/errors/app-error.js';
+import { getValidator, type ErrorObject } from '../../core/schemas/schema-registry.js';
+
+/** The body field an Ajv error is about: `scopes[1]`, `name`, or the missing/extra property. */
+export function fieldOfAjvError(error: ErrorObject): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, part) => (/^[0-9]+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+  const params = error.params as { missingProperty?: string; additionalProperty?: string };
+  const child = params.missingProperty ?? params.additionalProperty;
+  if (child) return path ? `${path}.${child}` : child;
+  return path || '(body)';
+}
+
+/** Default: 422 `Invalid field <name>: <rule>` for the first violation. */
+function defaultError(errors: ErrorObject[]): AppError {
+  const first = errors[0];
+  if (!first) return new ValidationError('Invalid request body');
+  const reason = first.keyword === 'additionalProperties' ? 'is not allowed' : (first.message ?? 'is invalid');
+  return new ValidationError(`Invalid field ${fieldOfAjvError(first)}: ${reason}`);
+}
+
+export interface ValidateBodyOptions {
+  /** Builds the error for a body that fails the schema (routes with their own wording, e.g. D17). */
+  toError?: (errors: ErrorObject[]) => AppError;
+}
+
+/** Validates `req.body` (already parsed by jsonBody) against the schema with this `$id`. */
+export function validateBody(schemaId: string, options: ValidateBodyOptions = {}): RequestHandler {
+  const validate = getValidator(schemaId);
+  const toError = options.toError ?? defaultError;
+  return (req, _res, next) => {
+    if (!validate(req.body)) throw toError(validate.errors ?? []);
+    next();
+  };
+}

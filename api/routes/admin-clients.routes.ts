@@ -1,0 +1,54 @@
+import { Router } from 'express';
+import { invalidateClient } from '../../core/clients/client-lookup.cache.js';
+import { deleteClient, findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
+import { registerClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
+import { NotFoundError } from '../../core/errors/app-error.js';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
+import { jsonBody } from '../middleware/json-body.middleware.js';
+import { validateBody } from '../middleware/validate-body.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+
+/** The admin API's view of a client (schemas/http/admin-clients.client.json). */
+export function toClientResponse(client: Client): Record<string, unknown> {
+  return {
+    client_id: client.clientId,
+    name: client.name,
+    scopes: client.scopes,
+    allowedIps: client.allowedIps,
+    redirectUris: client.redirectUris,
+    public: client.isPublic,
+    createdAt: client.createdAt.toISOString(),
+  };
+}
+
+export function adminClientsRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const admin = requireAdminToken(ctx);
+
+  router.post('/admin/clients', admin, ...jsonBody(ctx), validateBody('admin-clients.create.json'), async (req, res) => {
+    const { client, clientSecret } = await registerClient(ctx.mongo, req.body as RegisterClientInput);
+    res
+      .status(201)
+      .location(`/admin/clients/${client.clientId}`)
+      .json(clientSecret === undefined ? { client_id: client.clientId } : { client_id: client.clientId, client_secret: clientSecret });
+  });
+
+  router.get('/admin/clients', admin, async (_req, res) => {
+    res.json((await listClients(ctx.mongo)).map(toClientResponse));
+  });
+
+  router.get('/admin/clients/:clientId', admin, async (req, res) => {
+    const client = await findClient(ctx.mongo, String(req.params.clientId));
+    if (!client) throw new NotFoundError('Client not found');
+    res.json(toClientResponse(client));
+  });
+
+  router.delete('/admin/clients/:clientId', admin, async (req, res) => {
+    const clientId = String(req.params.clientId);
+    if (!(await deleteClient(ctx.mongo, clientId))) throw new NotFoundError('Client not found');
+    invalidateClient(ctx.mongo, clientId);
+    res.status(204).end();
+  });
+
+  return router;
+}

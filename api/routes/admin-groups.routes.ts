@@ -1,0 +1,24 @@
+import { Router } from 'express';
+import { createGroup, listGroups, type Group } from '../../core/groups/groups.repository.js';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
+import { jsonBody } from '../middleware/json-body.middleware.js';
+import { validateBody } from '../middleware/validate-body.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+
+const toGroupResponse = (group: Group) => ({ name: group.name, description: group.description, createdAt: group.createdAt.toISOString() });
+
+export function adminGroupsRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const admin = requireAdminToken(ctx);
+
+  router.post('/admin/groups', admin, ...jsonBody(ctx), validateBody('admin-groups.create.json'), async (req, res) => {
+    const group = await createGroup(ctx.mongo, req.body as { name: string; description?: string });
+    res.status(201).json(toGroupResponse(group));
+  });
+
+  router.get('/admin/groups', admin, async (_req, res) => {
+    res.json((await listGroups(ctx.mongo)).map(toGroupResponse));
+  });
+
+  return router;
+}

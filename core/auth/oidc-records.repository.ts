@@ -1,0 +1,67 @@
+import { Schema, type Connection } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
+
+/** What the authorization server persists (sessions, grants, codes, interactions...), by kind and id. */
+export interface OidcRecord {
+  kind: string;
+  key: string;
+  payload: Record<string, unknown>;
+  grantId?: string;
+  userCode?: string;
+  uid?: string;
+  expiresAt?: Date;
+}
+
+const oidcRecordSchema = new Schema<OidcRecord>(
+  {
+    kind: { type: String, required: true },
+    key: { type: String, required: true },
+    payload: { type: Schema.Types.Mixed, required: true },
+    grantId: { type: String },
+    userCode: { type: String },
+    uid: { type: String },
+    expiresAt: { type: Date },
+  },
+  { collection: 'oidc_records', versionKey: false, minimize: false },
+);
+oidcRecordSchema.index({ kind: 1, key: 1 }, { unique: true });
+oidcRecordSchema.index({ grantId: 1 }, { sparse: true });
+oidcRecordSchema.index({ kind: 1, uid: 1 }, { sparse: true });
+oidcRecordSchema.index({ kind: 1, userCode: 1 }, { sparse: true });
+// Real MongoDB drops expired rows; mongo-java-server never does, so reads check expiry too.
+oidcRecordSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+
+const model = (connection: Connection) => modelFor(connection, 'OidcRecord', oidcRecordSchema);
+
+const live = () => ({ $or: [{ expiresAt: { $exists: false } }, { expiresAt: null }, { expiresAt: { $gt: new Date() } }] });
+
+export async function upsertOidcRecord(connection: Connection, record: OidcRecord): Promise<void> {
+  const Records = await model(connection);
+  await Records.replaceOne({ kind: record.kind, key: record.key }, record, { upsert: true });
+}
+
+export async function findOidcRecord(
+  connection: Connection,
+  kind: string,
+  by: { key: string } | { uid: string } | { userCode: string },
+): Promise<Record<string, unknown> | undefined> {
+  const Records = await model(connection);
+  const found = await Records.findOne({ kind, ...by, ...live() }, { _id: 0, payload: 1 }).lean<{ payload: Record<string, unknown> }>();
+  return found?.payload;
+}
+
+/** Marks a one-time record (authorization code...) as used, as oidc-provider's adapter contract asks. */
+export async function consumeOidcRecord(connection: Connection, kind: string, key: string): Promise<void> {
+  const Records = await model(connection);
+  await Records.updateOne({ kind, key }, { $set: { 'payload.consumed': Math.floor(Date.now() / 1000) } });
+}
+
+export async function deleteOidcRecord(connection: Connection, kind: string, key: string): Promise<void> {
+  const Records = await model(connection);
+  await Records.deleteOne({ kind, key });
+}
+
+export async function deleteOidcRecordsOfGrant(connection: Connection, grantId: string): Promise<void> {
+  const Records = await model(connection);
+  await Records.deleteMany({ grantId });
+}

@@ -1,0 +1,41 @@
+import { Schema, type Connection } from 'mongoose';
+import { isDuplicateKeyError } from '../db/duplicate-key.js';
+import { modelFor } from '../db/model-registry.js';
+
+interface ServerSecretDoc {
+  name: string;
+  value: unknown;
+  createdAt: Date;
+}
+
+const serverSecretSchema = new Schema<ServerSecretDoc>(
+  {
+    name: { type: String, required: true, unique: true },
+    value: { type: Schema.Types.Mixed, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'server_secrets', versionKey: false },
+);
+
+const model = (connection: Connection) => modelFor(connection, 'ServerSecret', serverSecretSchema);
+
+/**
+ * The stored value of secret `name`, created with `generate` when absent. Race-safe without
+ * transactions: every process inserts its own candidate and the unique index lets exactly one
+ * win; the losers read the winner's value, so concurrent first starts agree on one secret.
+ */
+export async function ensureServerSecret<T>(connection: Connection, name: string, generate: () => Promise<T>): Promise<T> {
+  const Secret = await model(connection);
+  const existing = await Secret.findOne({ name }).lean();
+  if (existing) return existing.value as T;
+  const candidate = await generate();
+  try {
+    await Secret.create({ name, value: candidate, createdAt: new Date() });
+    return candidate;
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    const winner = await Secret.findOne({ name }).lean();
+    if (!winner) throw err;
+    return winner.value as T;
+  }
+}

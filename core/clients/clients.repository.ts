@@ -1,0 +1,78 @@
+import { Schema, type Connection } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
+
+export const CLIENT_SCOPES = ['otp', 'users', 'notifications'] as const;
+export type ClientScope = (typeof CLIENT_SCOPES)[number];
+
+/** A registered OAuth client, without its secret. */
+export interface Client {
+  clientId: string;
+  name: string;
+  scopes: ClientScope[];
+  allowedIps: string[];
+  redirectUris: string[];
+  isPublic: boolean;
+  createdAt: Date;
+}
+
+/** The client plus the stored secret hash: only the authorization server reads this. */
+export interface ClientWithSecret extends Client {
+  secretHash: string | null;
+}
+
+const clientSchema = new Schema<ClientWithSecret>(
+  {
+    clientId: { type: String, required: true, unique: true },
+    name: { type: String, required: true },
+    scopes: { type: [String], default: [] },
+    allowedIps: { type: [String], default: [] },
+    redirectUris: { type: [String], default: [] },
+    isPublic: { type: Boolean, required: true },
+    secretHash: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'clients', versionKey: false },
+);
+
+const model = (connection: Connection) => modelFor(connection, 'Client', clientSchema);
+
+const withoutSecret = ({ clientId, name, scopes, allowedIps, redirectUris, isPublic, createdAt }: ClientWithSecret): Client => ({
+  clientId,
+  name,
+  scopes,
+  allowedIps,
+  redirectUris,
+  isPublic,
+  createdAt,
+});
+
+const PROJECTION = { _id: 0 } as const;
+
+export async function insertClient(connection: Connection, client: ClientWithSecret): Promise<Client> {
+  const Clients = await model(connection);
+  await Clients.create(client);
+  return withoutSecret(client);
+}
+
+export async function findClient(connection: Connection, clientId: string): Promise<Client | null> {
+  const found = await findClientWithSecret(connection, clientId);
+  return found && withoutSecret(found);
+}
+
+export async function findClientWithSecret(connection: Connection, clientId: string): Promise<ClientWithSecret | null> {
+  const Clients = await model(connection);
+  return Clients.findOne({ clientId }, PROJECTION).lean<ClientWithSecret>();
+}
+
+export async function listClients(connection: Connection): Promise<Client[]> {
+  const Clients = await model(connection);
+  const rows = await Clients.find({}, PROJECTION).sort({ createdAt: 1, clientId: 1 }).lean<ClientWithSecret[]>();
+  return rows.map(withoutSecret);
+}
+
+/** True when a client was deleted. */
+export async function deleteClient(connection: Connection, clientId: string): Promise<boolean> {
+  const Clients = await model(connection);
+  const result = await Clients.deleteOne({ clientId });
+  return result.deletedCount === 1;
+}

@@ -1,0 +1,25 @@
+import type { Connection, Model, Schema } from 'mongoose';
+
+// Index builds per connection and model. Models registered after start-up (syncIndexes has
+// already run by then) still get their unique indexes before the first write, which the
+// race-safety of insert-if-absent writes depends on.
+const indexBuilds = new WeakMap<Connection, Map<string, Promise<unknown>>>();
+
+/** The connection's model `name` (registered on first use) once its declared indexes exist. */
+export async function modelFor<T>(connection: Connection, name: string, schema: Schema<T>): Promise<Model<T>> {
+  const model = (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
+  let builds = indexBuilds.get(connection);
+  if (!builds) {
+    builds = new Map();
+    indexBuilds.set(connection, builds);
+  }
+  let build = builds.get(name);
+  if (!build) {
+    build = model.createIndexes();
+    builds.set(name, build);
+    // A failed build is retried by the next caller instead of being remembered forever.
+    build.catch(() => builds.delete(name));
+  }
+  await build;
+  return model;
+}

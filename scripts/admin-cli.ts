@@ -1,0 +1,109 @@
+// `npm run admin -- <resource> <action> [options]`: manages clients and groups straight through
+// the core repositories, so it works without the API running. Prints JSON on stdout.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Connection } from 'mongoose';
+import { CLIENT_SCOPES, deleteClient, findClient, listClients, type ClientScope } from '../core/clients/clients.repository.js';
+import { registerClient } from '../core/clients/clients.service.js';
+import { connectMongo } from '../core/db/mongo-connection.js';
+import { AppError } from '../core/errors/app-error.js';
+import { createGroup, listGroups } from '../core/groups/groups.repository.js';
+import { projectRoot } from '../core/project-root.js';
+
+const USAGE = `usage: npm run admin -- <command>
+  clients create --name <name> --scopes otp,users,notifications [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--public]
+  clients list
+  clients get <clientId>
+  clients delete <clientId>
+  groups create <name> [--description <text>]
+  groups list
+MongoDB: MONGODB_URI, else the local server started by \`npm start\` (.local/mongo.json).`;
+
+class UsageError extends Error {}
+
+/** MONGODB_URI, or the database `npm start` uses on the local server it recorded. */
+function mongoUri(): string {
+  if (process.env.MONGODB_URI) return process.env.MONGODB_URI;
+  const record = join(projectRoot, '.local', 'mongo.json');
+  if (!existsSync(record)) throw new UsageError('MONGODB_URI is not set and no local MongoDB was started by `npm start`');
+  return `${(JSON.parse(readFileSync(record, 'utf8')) as { url: string }).url}/svc-identity`;
+}
+
+const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+
+function clientJson(c: Awaited<ReturnType<typeof listClients>>[number]) {
+  return { client_id: c.clientId, name: c.name, scopes: c.scopes, allowedIps: c.allowedIps, redirectUris: c.redirectUris, public: c.isPublic, createdAt: c.createdAt.toISOString() };
+}
+
+async function run(mongo: Connection, args: string[]): Promise<unknown> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      'allowed-ips': { type: 'string' },
+      'redirect-uris': { type: 'string' },
+      public: { type: 'boolean' },
+      description: { type: 'string' },
+    },
+  });
+  const [resource, action, arg] = positionals;
+  const command = `${resource ?? ''} ${action ?? ''}`;
+  switch (command) {
+    case 'clients create': {
+      if (!values.name) throw new UsageError('--name is required');
+      const scopes = list(values.scopes);
+      const unknown = scopes.filter((s) => !(CLIENT_SCOPES as readonly string[]).includes(s));
+      if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')} (known: ${CLIENT_SCOPES.join(', ')})`);
+      const { client, clientSecret } = await registerClient(mongo, {
+        name: values.name,
+        scopes: scopes as ClientScope[],
+        allowedIps: list(values['allowed-ips']),
+        redirectUris: list(values['redirect-uris']),
+        public: values.public === true,
+      });
+      return { ...clientJson(client), ...(clientSecret === undefined ? {} : { client_secret: clientSecret }) };
+    }
+    case 'clients list':
+      return (await listClients(mongo)).map(clientJson);
+    case 'clients get': {
+      const client = arg ? await findClient(mongo, arg) : null;
+      if (!client) throw new UsageError(`client ${arg ?? '(missing id)'} not found`);
+      return clientJson(client);
+    }
+    case 'clients delete':
+      if (!arg || !(await deleteClient(mongo, arg))) throw new UsageError(`client ${arg ?? '(missing id)'} not found`);
+      return { deleted: arg };
+    case 'groups create': {
+      if (!arg) throw new UsageError('group name is required');
+      const group = await createGroup(mongo, { name: arg, ...(values.description ? { description: values.description } : {}) });
+      return { name: group.name, description: group.description, createdAt: group.createdAt.toISOString() };
+    }
+    case 'groups list':
+      return (await listGroups(mongo)).map((g) => ({ name: g.name, description: g.description, createdAt: g.createdAt.toISOString() }));
+    default:
+      throw new UsageError(USAGE);
+  }
+}
+
+async function main(): Promise<number> {
+  let mongo: Connection | undefined;
+  try {
+    const args = process.argv.slice(2);
+    if (args.length === 0 || args.includes('--help')) throw new UsageError(USAGE);
+    mongo = await connectMongo(mongoUri());
+    const result = await run(mongo, args);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    const message = err instanceof UsageError || err instanceof AppError || err instanceof TypeError ? err.message : String(err);
+    process.stderr.write(`${message}\n`);
+    return err instanceof UsageError || err instanceof AppError || err instanceof TypeError ? 2 : 1;
+  } finally {
+    await mongo?.close();
+  }
+}
+
+process.exitCode = await main();

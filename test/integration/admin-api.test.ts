@@ -1,0 +1,201 @@
+import { requestToken } from '../support/auth-helpers.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+const D1_TIMESTAMP = /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const errorBody = (status: number, error: string, message: string, path: string) => ({ timestamp: expect.stringMatching(D1_TIMESTAMP), status, error, message, path });
+
+describe('admin API: clients and groups', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('admin');
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  function admin(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    return fetch(`${service.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${service.config.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  }
+
+  describe('clients', () => {
+    test('when a confidential client is created, then 201 with its id and secret, and the secret gets tokens', async () => {
+      const res = await admin('POST', '/admin/clients', { name: 'acme', scopes: ['otp', 'users'], allowedIps: ['127.0.0.1', '::1/128'] });
+      expect(res.status).toBe(201);
+      const body = (await res.json()) as { client_id: string; client_secret: string };
+      expect(body).toEqual({ client_id: expect.stringMatching(/^[0-9a-f-]{36}$/), client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+      expect(res.headers.get('location')).toBe(`/admin/clients/${body.client_id}`);
+
+      const token = await requestToken(service, { clientId: body.client_id, clientSecret: body.client_secret });
+      expect(token.status).toBe(200);
+      expect(((await token.json()) as { scope: string }).scope).toBe('otp users');
+    });
+
+    test('when a client is created, then only a hash of its secret is stored', async () => {
+      const res = await admin('POST', '/admin/clients', { name: 'hashed', scopes: ['otp'] });
+      const { client_id: clientId, client_secret: secret } = (await res.json()) as { client_id: string; client_secret: string };
+      const stored = await service.ctx.mongo.collection('clients').findOne({ clientId });
+      expect(JSON.stringify(stored)).not.toContain(secret);
+      expect(stored?.secretHash).toMatch(/^hmac-sha256\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]+$/);
+    });
+
+    test('when a client is read back, then it is shown without any secret', async () => {
+      const created = (await (await admin('POST', '/admin/clients', { name: 'readback', scopes: ['notifications'], allowedIps: ['10.0.0.0/8'], redirectUris: ['https://app.example/cb'] })).json()) as { client_id: string };
+      const res = await admin('GET', `/admin/clients/${created.client_id}`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        client_id: created.client_id,
+        name: 'readback',
+        scopes: ['notifications'],
+        allowedIps: ['10.0.0.0/8'],
+        redirectUris: ['https://app.example/cb'],
+        public: false,
+        createdAt: expect.stringMatching(ISO),
+      });
+    });
+
+    test('when a public client is created, then it gets no secret and cannot use client_credentials', async () => {
+      const res = await admin('POST', '/admin/clients', { name: 'spa', scopes: [], redirectUris: ['https://spa.example/cb'], public: true });
+      expect(res.status).toBe(201);
+      const body = (await res.json()) as { client_id: string };
+      expect(body).toEqual({ client_id: expect.any(String) });
+      const token = await fetch(`${service.url}/svc/authserver/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: body.client_id }).toString(),
+      });
+      expect(token.status).toBe(400);
+      // oidc-provider answers invalid_request here where RFC 6749 5.2 suggests unauthorized_client.
+      expect(await token.json()).toEqual({ error: 'invalid_request', error_description: 'requested grant type is not allowed for this client' });
+    });
+
+    test('when a public client has no redirect URI, then 422 naming redirectUris', async () => {
+      const res = await admin('POST', '/admin/clients', { name: 'spa', scopes: [], public: true });
+      expect(res.status).toBe(422);
+      expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', 'Invalid field redirectUris: a public client needs at least one redirect URI', '/admin/clients'));
+    });
+
+    test('when clients are listed, then every client appears without secrets', async () => {
+      const res = await admin('GET', '/admin/clients');
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Record<string, unknown>[];
+      expect(body.length).toBeGreaterThanOrEqual(4);
+      for (const client of body) {
+        expect(Object.keys(client).sort()).toEqual(['allowedIps', 'client_id', 'createdAt', 'name', 'public', 'redirectUris', 'scopes']);
+      }
+      expect(body.map((c) => c.name)).toEqual(expect.arrayContaining(['acme', 'hashed', 'readback', 'spa']));
+    });
+
+    test('when a client is deleted, then 204, it is gone, and it can no longer get tokens', async () => {
+      const created = (await (await admin('POST', '/admin/clients', { name: 'doomed', scopes: ['otp'] })).json()) as { client_id: string; client_secret: string };
+      const del = await admin('DELETE', `/admin/clients/${created.client_id}`);
+      expect(del.status).toBe(204);
+      expect(await del.text()).toBe('');
+      const get = await admin('GET', `/admin/clients/${created.client_id}`);
+      expect(get.status).toBe(404);
+      expect(await get.json()).toEqual(errorBody(404, 'Not Found', 'Client not found', `/admin/clients/${created.client_id}`));
+      const token = await requestToken(service, { clientId: created.client_id, clientSecret: created.client_secret });
+      expect(token.status).toBe(401);
+      expect(await token.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' });
+    });
+
+    test('when an unknown client is deleted, then 404', async () => {
+      const res = await admin('DELETE', '/admin/clients/nope');
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual(errorBody(404, 'Not Found', 'Client not found', '/admin/clients/nope'));
+    });
+
+    test('when a field breaks the schema, then 422 naming the field', async () => {
+      const cases: [unknown, string][] = [
+        [{ scopes: ['otp'] }, 'Invalid field name: must have required property \'name\''],
+        [{ name: 'x', scopes: ['admin'] }, 'Invalid field scopes[0]: must be equal to one of the allowed values'],
+        [{ name: 'x', scopes: ['otp'], extra: 1 }, 'Invalid field extra: is not allowed'],
+        [{ name: 'x', scopes: ['otp'], redirectUris: ['javascript:alert(1)'] }, 'Invalid field redirectUris[0]: must match pattern "^https?://[^#]+$"'],
+        [{ name: 'x', scopes: ['otp'], allowedIps: ['300.1.1.1/8'] }, "Invalid field allowedIps: '300.1.1.1/8' is not an IP address or CIDR range"],
+      ];
+      for (const [body, message] of cases) {
+        const res = await admin('POST', '/admin/clients', body);
+        expect(res.status).toBe(422);
+        expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', message, '/admin/clients'));
+      }
+    });
+
+    test('when the body is not JSON, then 400 Malformed request body', async () => {
+      for (const body of ['{"name":', '[1,2]', '"text"']) {
+        const res = await admin('POST', '/admin/clients', body);
+        expect(res.status).toBe(400);
+        expect(await res.json()).toEqual(errorBody(400, 'Bad Request', 'Malformed request body', '/admin/clients'));
+      }
+    });
+
+    test('when the content type is not JSON, then 415 naming it', async () => {
+      const res = await admin('POST', '/admin/clients', 'name=x', { 'content-type': 'text/plain;charset=UTF-8' });
+      expect(res.status).toBe(415);
+      expect(await res.json()).toEqual(errorBody(415, 'Unsupported Media Type', "Content type 'text/plain;charset=UTF-8' not supported", '/admin/clients'));
+    });
+  });
+
+  describe('groups', () => {
+    test('when a group is created, then 201 with the group', async () => {
+      const res = await admin('POST', '/admin/groups', { name: 'retail', description: 'Retail banking' });
+      expect(res.status).toBe(201);
+      expect(await res.json()).toEqual({ name: 'retail', description: 'Retail banking', createdAt: expect.stringMatching(ISO) });
+    });
+
+    test('when a group with that name exists, then 409', async () => {
+      await admin('POST', '/admin/groups', { name: 'wholesale' });
+      const res = await admin('POST', '/admin/groups', { name: 'wholesale' });
+      expect(res.status).toBe(409);
+      expect(await res.json()).toEqual(errorBody(409, 'Conflict', 'Group wholesale already exists', '/admin/groups'));
+    });
+
+    test('when the same group is created concurrently, then exactly one request wins', async () => {
+      const results = await Promise.all(Array.from({ length: 5 }, () => admin('POST', '/admin/groups', { name: 'racing' })));
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    });
+
+    test('when groups are listed, then they come sorted by name', async () => {
+      const res = await admin('GET', '/admin/groups');
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual([
+        { name: 'racing', description: null, createdAt: expect.stringMatching(ISO) },
+        { name: 'retail', description: 'Retail banking', createdAt: expect.stringMatching(ISO) },
+        { name: 'wholesale', description: null, createdAt: expect.stringMatching(ISO) },
+      ]);
+    });
+
+    test('when a group name holds a comma, then 422 naming the field', async () => {
+      const res = await admin('POST', '/admin/groups', { name: 'a,b' });
+      expect(res.status).toBe(422);
+      expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', 'Invalid field name: must match pattern "^[^,\\s]([^,]*[^,\\s])?$"', '/admin/groups'));
+    });
+  });
+
+  describe('admin authentication', () => {
+    test('when the admin token is missing or wrong, then 401 before anything else', async () => {
+      for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${service.config.adminToken}`]) {
+        const res = await fetch(`${service.url}/admin/clients`, { method: 'POST', headers: authorization ? { authorization, 'content-type': 'text/plain' } : {}, body: 'x' });
+        expect(res.status).toBe(401);
+        expect(await res.json()).toEqual(errorBody(401, 'Unauthorized', 'Invalid or missing admin token', '/admin/clients'));
+      }
+      const list = await fetch(`${service.url}/admin/groups`);
+      expect(list.status).toBe(401);
+      expect(await list.json()).toEqual(errorBody(401, 'Unauthorized', 'Invalid or missing admin token', '/admin/groups'));
+    });
+
+    test('when ADMIN_TOKEN is not configured, then the admin API answers 503', async () => {
+      const bare = await startTestService('admin-off', { ADMIN_TOKEN: '' });
+      try {
+        const res = await fetch(`${bare.url}/admin/clients`, { headers: { authorization: 'Bearer anything-at-all' } });
+        expect(res.status).toBe(503);
+        expect(await res.json()).toEqual(errorBody(503, 'Service Unavailable', 'Admin API disabled: ADMIN_TOKEN is not set', '/admin/clients'));
+      } finally {
+        await bare.close();
+      }
+    });
+  });
+});

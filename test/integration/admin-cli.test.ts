@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { projectRoot } from '../../core/project-root.js';
+import { requestToken } from '../support/auth-helpers.js';
+import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
+
+const run = promisify(execFile);
+const CLI = join(projectRoot, 'dist', 'scripts', 'admin-cli.js');
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe('admin CLI (run as a child process against MongoDB)', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('admincli');
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  async function cli(...args: string[]): Promise<unknown> {
+    const { stdout } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, MONGODB_URI: service.config.mongodbUri } });
+    return JSON.parse(stdout);
+  }
+
+  test('when a client is created from the CLI, then it prints the client with its secret, and the API issues it tokens', async () => {
+    const created = (await cli('clients', 'create', '--name', 'acme', '--scopes', 'otp,users', '--allowed-ips', '127.0.0.1/32,::1/128')) as Record<string, unknown>;
+    expect(created).toEqual({
+      client_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'acme',
+      scopes: ['otp', 'users'],
+      allowedIps: ['127.0.0.1/32', '::1/128'],
+      redirectUris: [],
+      public: false,
+      createdAt: expect.stringMatching(ISO),
+      client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
+    const res = await requestToken(service, { clientId: created.client_id as string, clientSecret: created.client_secret as string });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { scope: string }).scope).toBe('otp users');
+
+    const listed = (await cli('clients', 'list')) as Record<string, unknown>[];
+    const { client_secret: _secret, ...withoutSecret } = created;
+    expect(listed).toEqual([withoutSecret]);
+  });
+
+  test('when groups are created and listed from the CLI, then it prints them as JSON', async () => {
+    expect(await cli('groups', 'create', 'retail')).toEqual({ name: 'retail', description: null, createdAt: expect.stringMatching(ISO) });
+    expect(await cli('groups', 'create', 'corporate', '--description', 'Corporate banking')).toEqual({ name: 'corporate', description: 'Corporate banking', createdAt: expect.stringMatching(ISO) });
+    expect(await cli('groups', 'list')).toEqual([
+      { name: 'corporate', description: 'Corporate banking', createdAt: expect.stringMatching(ISO) },
+      { name: 'retail', description: null, createdAt: expect.stringMatching(ISO) },
+    ]);
+  });
+
+  test('when a group already exists, then the CLI exits 2 with the conflict on stderr', async () => {
+    await cli('groups', 'create', 'dupe');
+    await expect(run(process.execPath, [CLI, 'groups', 'create', 'dupe'], { env: { ...process.env, MONGODB_URI: service.config.mongodbUri } })).rejects.toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'Group dupe already exists\n',
+    });
+  });
+
+  test('when the command is unknown or a scope is wrong, then the CLI exits 2 with usage help', async () => {
+    const env = { ...process.env, MONGODB_URI: `${process.env.TEST_MONGODB_URI}/${uniqueName('cliusage')}` };
+    await expect(run(process.execPath, [CLI, 'nope'], { env })).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run admin --') });
+    await expect(run(process.execPath, [CLI, 'clients', 'create', '--name', 'x', '--scopes', 'root'], { env })).rejects.toMatchObject({
+      code: 2,
+      stderr: 'unknown scope(s): root (known: otp, users, notifications)\n',
+    });
+  });
+});

@@ -1,0 +1,43 @@
+import { registerClient } from '../../core/clients/clients.service.js';
+import type { ClientScope } from '../../core/clients/clients.repository.js';
+import type { TestService } from './test-service.js';
+
+export interface ClientWithToken {
+  clientId: string;
+  clientSecret: string;
+  accessToken: string;
+}
+
+/** Calls the token endpoint with the client_credentials grant and HTTP Basic client auth. */
+export async function requestToken(
+  service: Pick<TestService, 'url'>,
+  credentials: { clientId: string; clientSecret: string },
+  form: Record<string, string> = { grant_type: 'client_credentials' },
+): Promise<Response> {
+  const basic = Buffer.from(`${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(credentials.clientSecret)}`).toString('base64');
+  return fetch(`${service.url}/svc/authserver/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+/**
+ * Registers a confidential client with these scopes (and allow-list, default loopback IPv4 and
+ * IPv6) and gets it an access token from the real token endpoint.
+ */
+export async function createClientWithToken(
+  service: Pick<TestService, 'url' | 'ctx'>,
+  options: { scopes: ClientScope[]; allowedIps?: string[]; name?: string },
+): Promise<ClientWithToken> {
+  const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+    name: options.name ?? 'test client',
+    scopes: options.scopes,
+    allowedIps: options.allowedIps ?? ['127.0.0.1/32', '::1/128'],
+  });
+  if (!clientSecret) throw new Error('confidential client expected');
+  const res = await requestToken(service, { clientId: client.clientId, clientSecret });
+  const body = (await res.json()) as { access_token?: string };
+  if (res.status !== 200 || !body.access_token) throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
+  return { clientId: client.clientId, clientSecret, accessToken: body.access_token };
+}

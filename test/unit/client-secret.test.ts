@@ -1,0 +1,26 @@
+import { generateClientSecret, hashClientSecret, verifyClientSecret } from '../../core/clients/client-secret.js';
+
+describe('client secrets', () => {
+  test('when a secret is hashed, then only the same secret verifies against it', () => {
+    const secret = generateClientSecret();
+    const stored = hashClientSecret(secret);
+    expect(stored).not.toContain(secret);
+    expect(verifyClientSecret(stored, secret)).toBe(true);
+    expect(verifyClientSecret(stored, `${secret}x`)).toBe(false);
+    expect(verifyClientSecret(stored, '')).toBe(false);
+  });
+
+  test('when the same secret is hashed twice, then the stored forms differ (salted)', () => {
+    const secret = generateClientSecret();
+    expect(hashClientSecret(secret)).not.toBe(hashClientSecret(secret));
+  });
+
+  test('when the stored form is not ours, then nothing verifies', () => {
+    expect(verifyClientSecret('plain-secret', 'plain-secret')).toBe(false);
+    expect(verifyClientSecret('hmac-sha256$$', '')).toBe(false);
+  });
+
+  test('when secrets are generated, then they are 256-bit base64url strings', () => {
+    expect(generateClientSecret()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+});
