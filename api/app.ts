@@ -1,20 +1,21 @@
 import express, { type Express } from 'express';
+import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
+import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
 import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
 import { authServerRoutes } from './auth-server/auth-server.routes.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { requestLogging } from './middleware/request-logging.js';
-import { logDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
+import { createOtpServices } from './otp-services.factory.js';
+import { adminClientsRoutes } from './routes/admin-clients.routes.js';
+import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
 import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
-import { webhookRoutes } from './routes/webhooks.routes.js';
-import { adminClientsRoutes } from './routes/admin-clients.routes.js';
-import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
-import { docsRoutes } from './routes/docs.routes.js';
-import { healthRoutes } from './routes/health.routes.js';
+import { otpRoutes } from './routes/otp.routes.js';
 import { v1Routes } from './routes/v1.routes.js';
+import { webhookRoutes } from './routes/webhooks.routes.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Builds the Express app; listening is main.ts's job so tests can run it on port 0. */
@@ -28,12 +29,13 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(httpMetrics(ctx.metrics));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
-  app.use(adminTemplatesRoutes(ctx));
-  app.use(adminOutboxRoutes(ctx));
-  app.use(webhookRoutes(ctx, logDeliveryReceipt(ctx.logger)));
   app.use(AUTH_SERVER_PATH, authServerRoutes(ctx));
   app.use(adminClientsRoutes(ctx));
   app.use(adminGroupsRoutes(ctx));
+  app.use(adminTemplatesRoutes(ctx));
+  app.use(adminOutboxRoutes(ctx));
+  app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), ctx.logger)));
+  app.use(otpRoutes(ctx, createOtpServices(ctx)));
   app.use(v1Routes(ctx));
 
   app.use(notFoundHandler());

@@ -1,5 +1,6 @@
 import type { Config } from '../core/config/config.js';
 import type { Logger } from '../core/logger/logger.js';
+import { startDispatchWorker } from './dispatch/dispatch-worker.js';
 
 export interface RunningWorkers {
   shutdown: () => Promise<boolean>;
@@ -9,8 +10,8 @@ export interface RunningWorkers {
  * Runs every worker in this process (for `npm start`); production runs each worker's own
  * main.ts as a separate Procfile process instead.
  */
-export async function startAllWorkers(_config: Config, _logger: Logger): Promise<RunningWorkers> {
-  const running: RunningWorkers[] = [];
+export async function startAllWorkers(config: Config, logger: Logger): Promise<RunningWorkers> {
+  const running: RunningWorkers[] = [await startDispatchWorker(config, logger)];
   return {
     shutdown: async () => (await Promise.all(running.map((w) => w.shutdown()))).every(Boolean),
   };

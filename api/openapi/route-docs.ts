@@ -1,18 +1,11 @@
+import { otpRouteDocs } from './otp.route-docs.js';
+import type { RouteDoc } from './route-docs.types.js';
+
+export type { RouteDoc };
+
 // The catalog of documented operations. Request bodies point at schemas/ by `$id`; a test
 // fails when the app serves a route that is not listed here.
 
-export interface RouteDoc {
-  method: 'get' | 'post' | 'put' | 'delete' | 'patch';
-  /** OpenAPI path template, e.g. /v1/users/{userId} */
-  path: string;
-  summary: string;
-  tag: string;
-  /** bearer: OAuth 2.0 access token with the scope; admin: ADMIN_TOKEN; none: public */
-  auth: { kind: 'bearer'; scope: string } | { kind: 'admin' } | { kind: 'none' };
-  requestSchema?: string;
-  requestContentType?: string;
-  responses: Record<string, { description: string; schema?: string; contentType?: string }>;
-}
 
 const errorResponses = {
   '400': { description: 'Malformed request', schema: 'common.error.json' },
@@ -172,6 +165,7 @@ export const routeDocs: RouteDoc[] = [
     },
   },
   { method: 'get', path: '/admin/groups', summary: 'List groups, by name', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Groups' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
+  ...otpRouteDocs,
 ];
 
 /** Shared error responses, for route entries added by feature modules. */

@@ -33,5 +33,13 @@ export const configSchema = {
     SENDGRID_API_BASE_URL: { type: 'string', pattern: '^https?://[^/]+/?$' },
     SENDGRID_WEBHOOK_PUBLIC_KEY: { type: 'string', pattern: '^[A-Za-z0-9+/=]{40,}$' },
     EMAIL_FROM: { type: 'string', minLength: 3 },
+    SWEEPER_INTERVAL_MS: { type: 'integer', minimum: 100, maximum: 3600000 },
+    SWEEPER_GRACE_MS: { type: 'integer', minimum: 100, maximum: 86400000 },
+    RATE_LIMIT_OTP_PER_USER: { type: 'integer', minimum: 1 },
+    RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS: { type: 'integer', minimum: 1 },
+    RATE_LIMIT_OTP_PER_CLIENT: { type: 'integer', minimum: 1 },
+    RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS: { type: 'integer', minimum: 1 },
+    RATE_LIMIT_VALIDATE_PER_CLIENT: { type: 'integer', minimum: 1 },
+    RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS: { type: 'integer', minimum: 1 },
   },
 } as const;

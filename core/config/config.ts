@@ -20,6 +20,13 @@ export interface Config {
   readonly signingKeyJwk: string | undefined;
   readonly accessTokenTtlSeconds: number;
   readonly shutdownDeadlineMs: number;
+  readonly sweeperIntervalMs: number;
+  readonly sweeperGraceMs: number;
+  readonly rateLimits: {
+    readonly otpPerUser: RateLimit;
+    readonly otpPerClient: RateLimit;
+    readonly validatePerClient: RateLimit;
+  };
   readonly concurrency: { readonly dispatch: number; readonly enrollment: number; readonly notification: number };
   /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */
   readonly twilio: TwilioConfig | undefined;
@@ -46,6 +53,11 @@ export interface SendgridConfig {
   readonly apiBaseUrl: string | undefined;
 }
 
+export interface RateLimit {
+  readonly points: number;
+  readonly durationSeconds: number;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
@@ -67,6 +79,14 @@ const DEFAULTS: Record<string, string> = {
   ENROLLMENT_CONCURRENCY: '5',
   NOTIFICATION_CONCURRENCY: '5',
   EMAIL_FROM: 'no-reply@example.com',
+  SWEEPER_INTERVAL_MS: '15000',
+  SWEEPER_GRACE_MS: '60000',
+  RATE_LIMIT_OTP_PER_USER: '5',
+  RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS: '600',
+  RATE_LIMIT_OTP_PER_CLIENT: '1000',
+  RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS: '60',
+  RATE_LIMIT_VALIDATE_PER_CLIENT: '3000',
+  RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS: '60',
 };
 
 // Secrets that must be given explicitly in production (no generated or default value).
@@ -149,6 +169,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
     shutdownDeadlineMs: raw.SHUTDOWN_DEADLINE_MS as number,
+    sweeperIntervalMs: raw.SWEEPER_INTERVAL_MS as number,
+    sweeperGraceMs: raw.SWEEPER_GRACE_MS as number,
+    rateLimits: Object.freeze({
+      otpPerUser: Object.freeze({ points: raw.RATE_LIMIT_OTP_PER_USER as number, durationSeconds: raw.RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS as number }),
+      otpPerClient: Object.freeze({ points: raw.RATE_LIMIT_OTP_PER_CLIENT as number, durationSeconds: raw.RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS as number }),
+      validatePerClient: Object.freeze({ points: raw.RATE_LIMIT_VALIDATE_PER_CLIENT as number, durationSeconds: raw.RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS as number }),
+    }),
     concurrency: Object.freeze({
       dispatch: raw.DISPATCH_CONCURRENCY as number,
       enrollment: raw.ENROLLMENT_CONCURRENCY as number,

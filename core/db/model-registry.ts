@@ -5,21 +5,27 @@ import type { Connection, Model, Schema } from 'mongoose';
 // race-safety of insert-if-absent writes depends on.
 const indexBuilds = new WeakMap<Connection, Map<string, Promise<unknown>>>();
 
-/** The connection's model `name` (registered on first use) once its declared indexes exist. */
-export async function modelFor<T>(connection: Connection, name: string, schema: Schema<T>): Promise<Model<T>> {
-  const model = (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
+/** Resolves once the model's declared indexes exist (built once per process and connection). */
+export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
+  const connection = model.db;
   let builds = indexBuilds.get(connection);
   if (!builds) {
     builds = new Map();
     indexBuilds.set(connection, builds);
   }
-  let build = builds.get(name);
+  let build = builds.get(model.modelName);
   if (!build) {
     build = model.createIndexes();
-    builds.set(name, build);
+    builds.set(model.modelName, build);
     // A failed build is retried by the next caller instead of being remembered forever.
-    build.catch(() => builds.delete(name));
+    build.catch(() => builds.delete(model.modelName));
   }
   await build;
+}
+
+/** The connection's model `name` (registered on first use) once its declared indexes exist. */
+export async function modelFor<T>(connection: Connection, name: string, schema: Schema<T>): Promise<Model<T>> {
+  const model = (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
+  await ensureIndexes(model);
   return model;
 }

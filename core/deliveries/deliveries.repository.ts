@@ -1,4 +1,5 @@
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
 import type { Channel, Delivery, DeliveryState } from './delivery.types.js';
 
 interface DeliveryDoc extends Omit<Delivery, 'id'> {
@@ -29,58 +30,54 @@ deliverySchema.index({ refId: 1 });
 deliverySchema.index({ state: 1, queuedAt: 1 });
 deliverySchema.index({ providerMessageId: 1 }, { sparse: true });
 
-function model(connection: Connection): Model<DeliveryDoc> {
-  return (connection.models.Delivery as Model<DeliveryDoc> | undefined) ?? connection.model<DeliveryDoc>('Delivery', deliverySchema);
-}
-
 const toDelivery = ({ _id, ...rest }: DeliveryDoc): Delivery => ({ id: _id, ...rest });
 
 export function createDeliveriesRepository(connection: Connection) {
-  const Deliveries = model(connection);
+  const model = () => modelFor(connection, 'Delivery', deliverySchema);
   return {
     /** Inserts the rows; rows that already exist (a retried request) are left as they are. */
     async insertMany(deliveries: Delivery[]): Promise<void> {
       if (deliveries.length === 0) return;
-      await Deliveries.bulkWrite(
+      await (await model()).bulkWrite(
         deliveries.map(({ id, ...rest }) => ({ updateOne: { filter: { _id: id }, update: { $setOnInsert: rest }, upsert: true } })),
         { ordered: true },
       );
     },
 
     async findById(id: string): Promise<Delivery | undefined> {
-      const doc = await Deliveries.findById(id).lean<DeliveryDoc>();
+      const doc = await (await model()).findById(id).lean<DeliveryDoc>();
       return doc ? toDelivery(doc) : undefined;
     },
 
     async findByRef(refId: string): Promise<Delivery[]> {
-      const docs = await Deliveries.find({ refId }).sort({ channel: 1 }).lean<DeliveryDoc[]>();
+      const docs = await (await model()).find({ refId }).sort({ channel: 1 }).lean<DeliveryDoc[]>();
       return docs.map(toDelivery);
     },
 
     /** Counts one attempt while the row is still QUEUED; undefined when it already ended. */
     async startAttempt(id: string, now = new Date()): Promise<Delivery | undefined> {
-      const doc = await Deliveries.findOneAndUpdate({ _id: id, state: 'QUEUED' }, { $inc: { attempts: 1 }, $set: { updatedAt: now } }, { new: true }).lean<DeliveryDoc>();
+      const doc = await (await model()).findOneAndUpdate({ _id: id, state: 'QUEUED' }, { $inc: { attempts: 1 }, $set: { updatedAt: now } }, { new: true }).lean<DeliveryDoc>();
       return doc ? toDelivery(doc) : undefined;
     },
 
     async markSent(id: string, providerMessageId: string, now = new Date()): Promise<void> {
-      await Deliveries.updateOne(
+      await (await model()).updateOne(
         { _id: id, state: 'QUEUED' },
         { $set: { state: 'SENT', providerMessageId, updatedAt: now }, $unset: { secretMacros: 1, lastError: 1 } },
       );
     },
 
     async markFailed(id: string, error: string, now = new Date()): Promise<void> {
-      await Deliveries.updateOne({ _id: id, state: 'QUEUED' }, { $set: { state: 'FAILED', lastError: error, updatedAt: now }, $unset: { secretMacros: 1 } });
+      await (await model()).updateOne({ _id: id, state: 'QUEUED' }, { $set: { state: 'FAILED', lastError: error, updatedAt: now }, $unset: { secretMacros: 1 } });
     },
 
     async recordTransientError(id: string, error: string, now = new Date()): Promise<void> {
-      await Deliveries.updateOne({ _id: id, state: 'QUEUED' }, { $set: { lastError: error, updatedAt: now } });
+      await (await model()).updateOne({ _id: id, state: 'QUEUED' }, { $set: { lastError: error, updatedAt: now } });
     },
 
     /** A delivery receipt: SENT → DELIVERED or FAILED (a late FAILED never overrides DELIVERED). */
     async applyReceipt(providerMessageId: string, state: Extract<DeliveryState, 'DELIVERED' | 'FAILED'>, error: string | undefined, now = new Date()): Promise<number> {
-      const result = await Deliveries.updateMany(
+      const result = await (await model()).updateMany(
         { providerMessageId, state: 'SENT' },
         { $set: { state, updatedAt: now, ...(error ? { lastError: error } : {}) } },
       );
@@ -89,7 +86,7 @@ export function createDeliveriesRepository(connection: Connection) {
 
     /** Rows still QUEUED since before `olderThan` and still sendable: candidates for re-enqueue. */
     async findStaleQueued(olderThan: Date, now: Date, limit: number): Promise<Delivery[]> {
-      const docs = await Deliveries.find({ state: 'QUEUED', updatedAt: { $lt: olderThan }, notAfter: { $gt: now } })
+      const docs = await (await model()).find({ state: 'QUEUED', updatedAt: { $lt: olderThan }, notAfter: { $gt: now } })
         .sort({ updatedAt: 1 })
         .limit(limit)
         .lean<DeliveryDoc[]>();
@@ -98,7 +95,7 @@ export function createDeliveriesRepository(connection: Connection) {
 
     /** Ends rows whose sending window closed while they waited: an expired OTP is never sent. */
     async expireUnsent(now: Date): Promise<number> {
-      const result = await Deliveries.updateMany(
+      const result = await (await model()).updateMany(
         { state: 'QUEUED', notAfter: { $lte: now } },
         { $set: { state: 'FAILED', lastError: 'expired before it could be sent', updatedAt: now }, $unset: { secretMacros: 1 } },
       );
@@ -106,7 +103,7 @@ export function createDeliveriesRepository(connection: Connection) {
     },
 
     async touch(ids: string[], now = new Date()): Promise<void> {
-      await Deliveries.updateMany({ _id: { $in: ids }, state: 'QUEUED' }, { $set: { updatedAt: now } });
+      await (await model()).updateMany({ _id: { $in: ids }, state: 'QUEUED' }, { $set: { updatedAt: now } });
     },
   };
 }

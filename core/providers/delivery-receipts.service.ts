@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import type { Logger } from '../logger/logger.js';
 import type { RecordDeliveryReceipt } from './delivery-receipt.types.js';
 import { receiptFromSendgridEvent, receiptFromTwilioStatus, type SendgridEvent } from './delivery-receipts.mapper.js';
@@ -31,9 +32,12 @@ export async function handleSendgridEvents(mongo: Connection, events: SendgridEv
   return { processed, duplicates };
 }
 
-/** Stand-in until the OTP feature's delivery rows consume receipts: logs without addresses. */
-export function logDeliveryReceipt(logger: Logger): RecordDeliveryReceipt {
+/** Applies a receipt to the delivery rows sent under that provider id (or our own reference). */
+export function recordDeliveryReceipt(deliveries: Pick<DeliveriesRepository, 'applyReceipt'>, logger: Logger): RecordDeliveryReceipt {
   return async (receipt) => {
-    logger.info({ receipt }, 'delivery receipt');
+    const ids = [receipt.providerMessageId, receipt.reference].filter((id): id is string => typeof id === 'string' && id.length > 0);
+    let updated = 0;
+    for (const id of new Set(ids)) updated += await deliveries.applyReceipt(id, receipt.state, receipt.error);
+    logger.info({ provider: receipt.provider, state: receipt.state, updated }, 'delivery receipt');
   };
 }

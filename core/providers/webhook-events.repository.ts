@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { ensureIndexes } from '../db/ensure-indexes.js';
+import { ensureIndexes } from '../db/model-registry.js';
 
 interface WebhookEventDoc {
   provider: string;

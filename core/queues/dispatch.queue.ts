@@ -26,3 +26,17 @@ export function dispatchBackoffMs(attemptsMade: number, err: unknown): number {
   if (typeof retryAfterMs === 'number' && retryAfterMs > 0) return Math.min(retryAfterMs, 15 * 60 * 1000);
   return Math.min(1000 * 2 ** Math.max(attemptsMade - 1, 0), 5 * 60 * 1000);
 }
+
+/**
+ * For the sweeper: enqueues again a delivery whose job ended without ending the row (for example
+ * failed after stalling when its worker died). A job still waiting or running is left alone.
+ */
+export async function requeueDispatch(queue: Queue, deliveryId: string): Promise<void> {
+  const existing = await queue.getJob(deliveryId);
+  if (existing) {
+    const state = await existing.getState();
+    if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return;
+    await existing.remove();
+  }
+  await enqueueDispatch(queue, deliveryId);
+}

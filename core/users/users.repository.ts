@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
 import type { User } from './user.types.js';
 
 interface UserDoc extends User {
@@ -37,8 +38,9 @@ const userSchema = new Schema<UserDoc>(
 userSchema.index({ userId: 1 }, { unique: true });
 userSchema.index({ liveMobileNumber: 1 }, { unique: true, sparse: true });
 
-export function userModel(connection: Connection): Model<UserDoc> {
-  return (connection.models.User as Model<UserDoc> | undefined) ?? connection.model<UserDoc>('User', userSchema);
+/** The users model once its unique indexes exist (they carry the enrollment race-safety). */
+export function userModel(connection: Connection): Promise<Model<UserDoc>> {
+  return modelFor(connection, 'User', userSchema);
 }
 
 function toUser(doc: UserDoc & { _id?: unknown }): User {
@@ -49,10 +51,9 @@ function toUser(doc: UserDoc & { _id?: unknown }): User {
 }
 
 export function createUsersRepository(connection: Connection) {
-  const Users = userModel(connection);
   return {
     async findByUserId(userId: string): Promise<User | undefined> {
-      const doc = await Users.findOne({ userId }).lean<UserDoc>();
+      const doc = await (await userModel(connection)).findOne({ userId }).lean<UserDoc>();
       return doc ? toUser(doc) : undefined;
     },
   };

@@ -1,0 +1,55 @@
+import type { RouteDoc } from './route-docs.types.js';
+
+const error = (description: string) => ({ description, schema: 'common.error.json' });
+const bearer = { kind: 'bearer', scope: 'otp' } as const;
+const authErrors = {
+  '401': { description: 'Missing, malformed, invalid or expired access token (D2)', schema: 'common.bearer-error.json' },
+  '403': { description: 'Token without the otp scope', schema: 'common.bearer-error.json' },
+};
+
+export const otpRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/v1/svc-otp',
+    summary: 'Generate an OTP and deliver it by SMS and/or e-mail (optional Idempotency-Key header)',
+    tag: 'otp',
+    auth: bearer,
+    requestSchema: 'otp.generate.json',
+    responses: {
+      '200': { description: 'Accepted for delivery', schema: 'otp.generated.json' },
+      '400': error('Body not JSON, not an object, or a mandatory field missing or null'),
+      ...authErrors,
+      '404': error('User not found'),
+      '415': error('Content type is not application/json'),
+      '422': error('Any other validation error: formats, ranges, OTP specification, template, macros, channel address, Idempotency-Key reuse'),
+      '429': error('Rate limit reached (Retry-After header)'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/svc-otp/{otpUuid}/validate',
+    summary: 'Validate the code the user typed; attempts are counted atomically',
+    tag: 'otp',
+    auth: bearer,
+    requestSchema: 'otp.validate.json',
+    responses: {
+      '200': { description: 'The code is right', schema: 'otp.validated.json' },
+      '400': error('Malformed body'),
+      ...authErrors,
+      '404': error('Unknown otpUuid, or issued to another client'),
+      '409': { description: 'USED: already consumed', schema: 'otp.validation-refused.json' },
+      '410': { description: 'EXPIRED', schema: 'otp.validation-refused.json' },
+      '422': { description: 'FAILED: wrong code, with attemptsLeft', schema: 'otp.validation-refused.json' },
+      '423': { description: 'LOCKED: no attempts left (the right code is refused too)', schema: 'otp.validation-refused.json' },
+      '429': error('Rate limit reached (Retry-After header)'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/svc-otp/{otpUuid}',
+    summary: 'State of an OTP and of each channel delivery, without the code',
+    tag: 'otp',
+    auth: bearer,
+    responses: { '200': { description: 'State', schema: 'otp.status.json' }, ...authErrors, '404': error('Unknown otpUuid, or issued to another client') },
+  },
+];

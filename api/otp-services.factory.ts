@@ -1,0 +1,47 @@
+import { getSigningKey } from '../core/auth/signing-key.service.js';
+import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
+import { createIdempotencyRepository } from '../core/otp/idempotency.repository.js';
+import { createOtpGenerationService } from '../core/otp/otp-generation.service.js';
+import { createOtpJwtSigner } from '../core/otp/otp-jwt.js';
+import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
+import { createRateLimits } from '../core/otp/otp-rate-limits.js';
+import { createOtpValidationService } from '../core/otp/otp-validation.service.js';
+import { createOtpsRepository } from '../core/otp/otps.repository.js';
+import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
+import { findTemplate } from '../core/templates/templates.repository.js';
+import { createUsersRepository } from '../core/users/users.repository.js';
+import { tokenIdentity } from './auth-server/auth-server.js';
+import type { OtpRouteServices } from './routes/otp.routes.js';
+import type { ServiceContext } from './service-context.js';
+
+/** Wires the OTP services to this process's stores, keys and queues. */
+export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
+  const keys = otpKeysFromConfig(ctx.config);
+  const otps = createOtpsRepository(ctx.mongo);
+  const deliveries = createDeliveriesRepository(ctx.mongo);
+  return {
+    generation: createOtpGenerationService({
+      otps,
+      deliveries,
+      idempotency: createIdempotencyRepository(ctx.mongo),
+      users: createUsersRepository(ctx.mongo),
+      templates: {
+        findTemplate: async (name) => {
+          const template = await findTemplate(ctx.mongo, name);
+          if (!template) return undefined;
+          return { channel: template.channel, texts: [template.text, template.subject, template.html].filter((t): t is string => t !== undefined) };
+        },
+      },
+      enqueue: (deliveryId) => enqueueDispatch(ctx.queues.dispatch, deliveryId),
+      keys,
+      logger: ctx.logger,
+    }),
+    validation: createOtpValidationService({
+      otps,
+      deliveries,
+      keys,
+      signOtpJwt: createOtpJwtSigner(() => getSigningKey(ctx.mongo, ctx.config), tokenIdentity(ctx.config.publicUrl).issuer),
+    }),
+    limits: createRateLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.rateLimits),
+  };
+}

@@ -1,0 +1,57 @@
+import { Router } from 'express';
+import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
+import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
+import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
+import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
+import { jsonBody } from '../middleware/json-body.middleware.js';
+import { validateBody } from '../middleware/validate-body.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+
+export interface OtpRouteServices {
+  generation: OtpGenerationService;
+  validation: OtpValidationService;
+  limits: RateLimits;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+function otpUuidParam(value: string): string {
+  if (!UUID_RE.test(value)) throw new NotFoundError('OTP not found');
+  return value.toLowerCase();
+}
+
+/** Generate, validate and inspect OTPs (spec 4.1, DECISIONS D5-D15). Order of checks per D3. */
+export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Router {
+  const router = Router();
+  const auth = requireBearer(ctx, 'otp');
+
+  router.post('/v1/svc-otp', auth, ...jsonBody(ctx), async (req, res) => {
+    const { clientId } = authOf(res);
+    const request = parseGenerateOtpRequest(req.body);
+    const idempotencyKey = req.get('idempotency-key');
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
+      throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters');
+    }
+    await services.limits.consume('otpPerClient', clientId);
+    await services.limits.consume('otpPerUser', `${clientId}:${request.userId}`);
+    const result = await services.generation.generate({ clientId, request, rawBody: req.body, idempotencyKey });
+    res.status(200).json(result);
+  });
+
+  router.post('/v1/svc-otp/:otpUuid/validate', auth, ...jsonBody(ctx), validateBody('otp.validate.json'), async (req, res) => {
+    const { clientId } = authOf(res);
+    await services.limits.consume('validatePerClient', clientId);
+    const body = req.body as { otp: string };
+    res.status(200).json(await services.validation.validate(otpUuidParam(String(req.params.otpUuid)), clientId, body.otp));
+  });
+
+  router.get('/v1/svc-otp/:otpUuid', auth, async (req, res) => {
+    const { clientId } = authOf(res);
+    res.status(200).json(await services.validation.status(otpUuidParam(String(req.params.otpUuid)), clientId));
+  });
+
+  return router;
+}

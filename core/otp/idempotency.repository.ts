@@ -1,0 +1,56 @@
+import { Schema, type Connection } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
+
+interface IdempotencyDoc {
+  clientId: string;
+  key: string;
+  requestHash: string;
+  otpUuid: string;
+  createdAt: Date;
+}
+
+const idempotencySchema = new Schema<IdempotencyDoc>(
+  {
+    clientId: { type: String, required: true },
+    key: { type: String, required: true },
+    requestHash: { type: String, required: true },
+    otpUuid: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'otp_idempotency_keys' },
+);
+idempotencySchema.index({ clientId: 1, key: 1 }, { unique: true });
+idempotencySchema.index({ createdAt: 1 }, { expireAfterSeconds: 24 * 3600 });
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+export function createIdempotencyRepository(connection: Connection) {
+  const model = () => modelFor(connection, 'OtpIdempotencyKey', idempotencySchema);
+  return {
+    /**
+     * Claims the key for this request, or returns the earlier claim. The unique index decides
+     * between concurrent requests; a claim older than the window is replaced (TTL may lag).
+     */
+    async claim(entry: IdempotencyDoc): Promise<{ claimed: true } | { claimed: false; existing: IdempotencyDoc }> {
+      try {
+        await (await model()).create(entry);
+        return { claimed: true };
+      } catch (err) {
+        if ((err as { code?: number }).code !== 11000) throw err;
+      }
+      const existing = await (await model()).findOne({ clientId: entry.clientId, key: entry.key }).lean<IdempotencyDoc>();
+      if (!existing) return this.claim(entry);
+      if (entry.createdAt.getTime() - existing.createdAt.getTime() > IDEMPOTENCY_WINDOW_MS) {
+        const replaced = await (await model()).findOneAndUpdate(
+          { clientId: entry.clientId, key: entry.key, createdAt: existing.createdAt },
+          { $set: { requestHash: entry.requestHash, otpUuid: entry.otpUuid, createdAt: entry.createdAt } },
+        ).lean<IdempotencyDoc>();
+        if (replaced) return { claimed: true };
+        return this.claim(entry);
+      }
+      return { claimed: false, existing };
+    },
+  };
+}
+
+export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepository>;

@@ -1,0 +1,172 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from '../logger/logger.js';
+import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import type { Channel, Delivery } from '../deliveries/delivery.types.js';
+import { NotFoundError, ValidationError } from '../errors/app-error.js';
+import type { UsersRepository } from '../users/users.repository.js';
+import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
+import type { IdempotencyRepository } from './idempotency.repository.js';
+import { digestOtp } from './otp-digest.js';
+import { generateOtp } from './otp-generator.js';
+import type { OtpKeys } from './otp-keys.js';
+import type { GenerateOtpRequest } from './otp.types.js';
+import type { OtpRecord, OtpsRepository } from './otps.repository.js';
+import { decryptSecret, encryptSecret } from './secret-box.js';
+
+/** What the generation needs to know about a template: its channel and its macro-bearing texts. */
+export interface TemplateLookup {
+  findTemplate(name: string): Promise<{ channel: Channel; texts: string[] } | undefined>;
+}
+
+export interface OtpGenerationDeps {
+  otps: OtpsRepository;
+  deliveries: DeliveriesRepository;
+  idempotency: IdempotencyRepository;
+  users: Pick<UsersRepository, 'findByUserId'>;
+  templates: TemplateLookup;
+  /** Queues one delivery; failures are tolerated (the sweeper re-enqueues QUEUED rows). */
+  enqueue: (deliveryId: string) => Promise<void>;
+  keys: OtpKeys;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export interface GenerateOtpCommand {
+  clientId: string;
+  request: GenerateOtpRequest;
+  /** Canonical JSON of the request body, for the idempotency check. */
+  rawBody: unknown;
+  idempotencyKey?: string;
+}
+
+const CHANNELS: Channel[] = ['SMS', 'EMAIL'];
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export const otpDeliveryId = (otpUuid: string, channel: Channel) => `otp-${otpUuid}-${channel}`;
+
+export function createOtpGenerationService(deps: OtpGenerationDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  /** Template existence, channel match and macro completeness (all 422 per D8/D9). */
+  async function checkTemplates(request: GenerateOtpRequest): Promise<void> {
+    const texts: string[] = [];
+    for (const channel of CHANNELS) {
+      const name = request.channels[channel];
+      if (name === undefined) continue;
+      const template = await deps.templates.findTemplate(name);
+      if (!template || template.channel !== channel) {
+        throw new ValidationError(`dispatchOptions.${channel}: template '${name}' does not exist for channel ${channel}`);
+      }
+      if (!template.texts.some((text) => text.includes(OTP_MACRO))) {
+        throw new ValidationError(`dispatchOptions.${channel}: template '${name}' does not contain ${OTP_MACRO}`);
+      }
+      texts.push(...template.texts);
+    }
+    const missing = findMissingMacros(texts, request.dynamicMacros);
+    if (missing.length > 0) throw new ValidationError(`dynamicMacros: missing values for ${missing.join(', ')}`);
+  }
+
+  /** Writes the OTP, its delivery rows and its jobs; every step is idempotent on the uuid. */
+  async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest): Promise<void> {
+    const stored = await deps.otps.insertIfAbsent(record);
+    if (stored.codeEncrypted) {
+      const code = decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid);
+      const at = now();
+      const rows: Delivery[] = stored.channels.map((channel) => {
+        const id = otpDeliveryId(stored.otpUuid, channel);
+        return {
+          id,
+          kind: 'otp',
+          refId: stored.otpUuid,
+          channel,
+          to: addresses[channel] as string,
+          template: request.channels[channel] as string,
+          macros: { ...request.dynamicMacros },
+          secretMacros: encryptSecret(JSON.stringify({ [OTP_MACRO]: code }), deps.keys.encryptionKey, id),
+          state: 'QUEUED',
+          attempts: 0,
+          notAfter: stored.expiresAt,
+          queuedAt: at,
+          updatedAt: at,
+        };
+      });
+      await deps.deliveries.insertMany(rows);
+      await deps.otps.clearCode(stored.otpUuid);
+    }
+    for (const channel of stored.channels) {
+      const id = otpDeliveryId(stored.otpUuid, channel);
+      try {
+        await deps.enqueue(id);
+      } catch (err) {
+        // Accepted anyway: the row stays QUEUED and the sweeper enqueues it once Redis is back.
+        deps.logger.warn({ err: (err as Error).message, deliveryId: id }, 'dispatch enqueue failed; left for the sweeper');
+      }
+    }
+  }
+
+  return {
+    async generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }> {
+      const { request, clientId } = command;
+      await checkTemplates(request);
+
+      const user = await deps.users.findByUserId(request.userId);
+      if (!user || user.status === 'DELETED') throw new NotFoundError('User not found');
+      const addresses: Partial<Record<Channel, string>> = {};
+      for (const channel of CHANNELS) {
+        if (request.channels[channel] === undefined) continue;
+        const address = channel === 'SMS' ? user.mobileNumber : user.emailId;
+        if (!address) throw new ValidationError(`dispatchOptions.${channel}: user has no ${channel === 'SMS' ? 'mobileNumber' : 'emailId'} registered`);
+        addresses[channel] = address;
+      }
+
+      let otpUuid: string = randomUUID();
+      const createdAt = now();
+      if (command.idempotencyKey !== undefined) {
+        const requestHash = createHash('sha256').update(canonicalJson(command.rawBody)).digest('hex');
+        const claim = await deps.idempotency.claim({ clientId, key: command.idempotencyKey, requestHash, otpUuid, createdAt });
+        if (!claim.claimed) {
+          if (claim.existing.requestHash !== requestHash) {
+            throw new ValidationError('Idempotency-Key was already used with a different request body');
+          }
+          otpUuid = claim.existing.otpUuid;
+          const existing = await deps.otps.findForClient(otpUuid, clientId);
+          // Finished earlier: answer the same uuid, send nothing again.
+          if (existing && !existing.codeEncrypted) return { otpUuid };
+        }
+      }
+
+      const code = generateOtp(request.segments);
+      const channels = CHANNELS.filter((c) => request.channels[c] !== undefined);
+      const record: OtpRecord = {
+        otpUuid,
+        clientId,
+        userId: request.userId,
+        digest: digestOtp(code, request.hashSpec, deps.keys),
+        hashSpec: request.hashSpec,
+        attempts: request.attempts,
+        attemptsUsed: 0,
+        status: 'ACTIVE',
+        expiresAt: new Date(createdAt.getTime() + request.expiresIn * 1000),
+        generateJwt: request.generateJwt,
+        msgId: request.msgId,
+        channels,
+        codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, otpUuid),
+        createdAt,
+      };
+      await persistAndQueue(record, addresses, request);
+      return { otpUuid };
+    },
+  };
+}
+
+export type OtpGenerationService = ReturnType<typeof createOtpGenerationService>;

@@ -1,0 +1,25 @@
+import { SignJWT, importJWK } from 'jose';
+import type { SigningKey } from '../auth/signing-key.service.js';
+
+/** How long the proof of a successful validation lives: long enough to pass on, not to reuse. */
+export const OTP_JWT_TTL_SECONDS = 300;
+
+/**
+ * Signs the D14 proof: `sub` = userId, `jti` = otpUuid, audience = the calling client, with the
+ * authorization server's key, so relying parties verify it with the published JWKS.
+ */
+export function createOtpJwtSigner(getKey: () => Promise<SigningKey>, issuer: string) {
+  return async (claims: { sub: string; jti: string; clientId: string }): Promise<string> => {
+    const key = await getKey();
+    const privateKey = await importJWK(key.privateJwk, key.alg);
+    return new SignJWT({ purpose: 'otp_validation' })
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+      .setIssuer(issuer)
+      .setSubject(claims.sub)
+      .setJti(claims.jti)
+      .setAudience(claims.clientId)
+      .setIssuedAt()
+      .setExpirationTime(`${OTP_JWT_TTL_SECONDS}s`)
+      .sign(privateKey);
+  };
+}

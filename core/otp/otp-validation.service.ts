@@ -1,0 +1,86 @@
+import { AppError, NotFoundError } from '../errors/app-error.js';
+import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import { verifyOtp } from './otp-digest.js';
+import type { OtpKeys } from './otp-keys.js';
+import type { HashSpec } from './otp.types.js';
+import type { OtpRecord, OtpsRepository } from './otps.repository.js';
+
+export interface OtpValidationDeps {
+  otps: OtpsRepository;
+  deliveries: Pick<DeliveriesRepository, 'findByRef'>;
+  keys: OtpKeys;
+  /** Signs a short-lived JWT with the authorization server's key (D14). */
+  signOtpJwt: (claims: { sub: string; jti: string; clientId: string }) => Promise<string>;
+  now?: () => Date;
+}
+
+export type OtpPublicStatus = 'ACTIVE' | 'USED' | 'EXPIRED' | 'LOCKED';
+
+function publicStatus(record: OtpRecord, now: Date): OtpPublicStatus {
+  if (record.status === 'USED') return 'USED';
+  if (record.status === 'LOCKED' || record.attemptsUsed >= record.attempts) return 'LOCKED';
+  if (record.expiresAt.getTime() <= now.getTime()) return 'EXPIRED';
+  return 'ACTIVE';
+}
+
+/** The validation outcome as an error whose body carries `otpUuid` and `status` (D14). */
+function outcomeError(status: number, otpUuid: string, otpStatus: string, message: string, extra: Record<string, unknown> = {}): AppError {
+  return new AppError(`OTP_${otpStatus}`, status, message, { extra: { otpUuid, status: otpStatus, ...extra } });
+}
+
+export function createOtpValidationService(deps: OtpValidationDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  async function explainRefusal(otpUuid: string, clientId: string, at: Date): Promise<never> {
+    const record = await deps.otps.findForClient(otpUuid, clientId);
+    if (!record) throw new NotFoundError('OTP not found');
+    switch (publicStatus(record, at)) {
+      case 'USED':
+        throw outcomeError(409, otpUuid, 'USED', 'OTP already used');
+      case 'EXPIRED':
+        throw outcomeError(410, otpUuid, 'EXPIRED', 'OTP expired');
+      default:
+        throw outcomeError(423, otpUuid, 'LOCKED', 'OTP locked: no attempts left');
+    }
+  }
+
+  return {
+    async validate(otpUuid: string, clientId: string, code: string): Promise<{ otpUuid: string; status: 'SUCCESS'; jwt?: string }> {
+      const at = now();
+      const record = await deps.otps.takeAttempt(otpUuid, clientId, at);
+      if (!record) return explainRefusal(otpUuid, clientId, at);
+      if (!verifyOtp(code, record.digest, record.hashSpec as HashSpec, deps.keys)) {
+        const attemptsLeft = Math.max(record.attempts - record.attemptsUsed, 0);
+        if (attemptsLeft === 0) await deps.otps.lockIfExhausted(otpUuid);
+        throw outcomeError(422, otpUuid, 'FAILED', 'Invalid OTP', { attemptsLeft });
+      }
+      if (!(await deps.otps.markUsed(otpUuid, at))) return explainRefusal(otpUuid, clientId, at);
+      if (!record.generateJwt) return { otpUuid, status: 'SUCCESS' };
+      return { otpUuid, status: 'SUCCESS', jwt: await deps.signOtpJwt({ sub: record.userId, jti: otpUuid, clientId }) };
+    },
+
+    async status(otpUuid: string, clientId: string) {
+      const record = await deps.otps.findForClient(otpUuid, clientId);
+      if (!record) throw new NotFoundError('OTP not found');
+      const deliveries = await deps.deliveries.findByRef(otpUuid);
+      return {
+        otpUuid,
+        userId: record.userId,
+        status: publicStatus(record, now()),
+        attemptsLeft: Math.max(record.attempts - record.attemptsUsed, 0),
+        expiresAt: record.expiresAt.toISOString(),
+        createdAt: record.createdAt.toISOString(),
+        ...(record.msgId !== undefined ? { msgId: record.msgId } : {}),
+        deliveries: deliveries.map((d) => ({
+          channel: d.channel,
+          state: d.state,
+          ...(d.providerMessageId ? { providerMessageId: d.providerMessageId } : {}),
+          ...(d.lastError ? { lastError: d.lastError } : {}),
+          updatedAt: d.updatedAt.toISOString(),
+        })),
+      };
+    },
+  };
+}
+
+export type OtpValidationService = ReturnType<typeof createOtpValidationService>;

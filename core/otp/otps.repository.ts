@@ -1,0 +1,104 @@
+import { Schema, type Connection } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
+import type { Channel } from '../deliveries/delivery.types.js';
+
+export type OtpStatus = 'ACTIVE' | 'USED' | 'LOCKED';
+
+export interface OtpRecord {
+  otpUuid: string;
+  clientId: string;
+  userId: string;
+  digest: string;
+  hashSpec: string;
+  attempts: number;
+  attemptsUsed: number;
+  status: OtpStatus;
+  expiresAt: Date;
+  generateJwt: boolean;
+  msgId?: string;
+  channels: Channel[];
+  /**
+   * The code, encrypted, kept only until the delivery rows exist, so a retried request can
+   * finish a half-done acceptance with the same code. Removed right after.
+   */
+  codeEncrypted?: string;
+  createdAt: Date;
+  usedAt?: Date;
+}
+
+interface OtpDoc extends Omit<OtpRecord, 'otpUuid'> {
+  _id: string;
+}
+
+const otpSchema = new Schema<OtpDoc>(
+  {
+    _id: { type: String, required: true },
+    clientId: { type: String, required: true },
+    userId: { type: String, required: true },
+    digest: { type: String, required: true },
+    hashSpec: { type: String, required: true },
+    attempts: { type: Number, required: true },
+    attemptsUsed: { type: Number, required: true },
+    status: { type: String, required: true },
+    expiresAt: { type: Date, required: true },
+    generateJwt: { type: Boolean, required: true },
+    msgId: { type: String },
+    channels: { type: [String], required: true },
+    codeEncrypted: { type: String },
+    createdAt: { type: Date, required: true },
+    usedAt: { type: Date },
+  },
+  { versionKey: false, collection: 'otps' },
+);
+otpSchema.index({ userId: 1, createdAt: -1 });
+// Real MongoDB drops records a week after expiry; the local server never fires TTL indexes.
+otpSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 7 * 24 * 3600 });
+
+const toRecord = ({ _id, ...rest }: OtpDoc): OtpRecord => ({ otpUuid: _id, ...rest });
+
+export function createOtpsRepository(connection: Connection) {
+  const model = () => modelFor(connection, 'Otp', otpSchema);
+  return {
+    /** Inserts the record unless one with this uuid exists; returns the stored one either way. */
+    async insertIfAbsent(record: OtpRecord): Promise<OtpRecord> {
+      const { otpUuid, ...rest } = record;
+      const doc = await (await model()).findOneAndUpdate({ _id: otpUuid }, { $setOnInsert: rest }, { upsert: true, new: true }).lean<OtpDoc>();
+      if (!doc) throw new Error('upsert returned no document');
+      return toRecord(doc);
+    },
+
+    async clearCode(otpUuid: string): Promise<void> {
+      await (await model()).updateOne({ _id: otpUuid }, { $unset: { codeEncrypted: 1 } });
+    },
+
+    async findForClient(otpUuid: string, clientId: string): Promise<OtpRecord | undefined> {
+      const doc = await (await model()).findOne({ _id: otpUuid, clientId }).lean<OtpDoc>();
+      return doc ? toRecord(doc) : undefined;
+    },
+
+    /**
+     * Takes one attempt atomically: succeeds only while the OTP is ACTIVE, unexpired and has
+     * attempts left, so N parallel guesses never get more than `attempts` checks.
+     */
+    async takeAttempt(otpUuid: string, clientId: string, now: Date): Promise<OtpRecord | undefined> {
+      const doc = await (await model()).findOneAndUpdate(
+        { _id: otpUuid, clientId, status: 'ACTIVE', expiresAt: { $gt: now }, $expr: { $lt: ['$attemptsUsed', '$attempts'] } },
+        { $inc: { attemptsUsed: 1 } },
+        { new: true },
+      ).lean<OtpDoc>();
+      return doc ? toRecord(doc) : undefined;
+    },
+
+    /** ACTIVE → USED exactly once: a correct code succeeds for one caller only. */
+    async markUsed(otpUuid: string, now: Date): Promise<boolean> {
+      const result = await (await model()).updateOne({ _id: otpUuid, status: 'ACTIVE' }, { $set: { status: 'USED', usedAt: now } });
+      return result.modifiedCount === 1;
+    },
+
+    async lockIfExhausted(otpUuid: string): Promise<void> {
+      await (await model()).updateOne({ _id: otpUuid, status: 'ACTIVE', $expr: { $gte: ['$attemptsUsed', '$attempts'] } }, { $set: { status: 'LOCKED' } });
+    },
+  };
+}
+
+export type OtpsRepository = ReturnType<typeof createOtpsRepository>;

@@ -1,0 +1,245 @@
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { userModel } from '../../core/users/users.repository.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { eventually, otpBody, outboxMessageFor, postJson, readOutbox } from '../support/otp-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+
+const stamp = expect.stringMatching(/^[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/);
+
+describe('OTP generation, delivery to the outbox and validation', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let token: string;
+  let otherToken: string;
+  const mobile = '+15550001111';
+  const email = 'alice@example.com';
+
+  beforeAll(async () => {
+    // Generous per-user budget: this file asks one user for many OTPs (limits have their own test).
+    service = await startTestService('otpflow', { RATE_LIMIT_OTP_PER_USER: '1000' });
+    const template = await fetch(`${service.url}/admin/templates`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'branded_email', channel: 'EMAIL', subject: 'Your __APP_NAME__ code', text: 'Hello __NAME__, your code is __SVC_OTP__.', html: '<p>Hello __NAME__,</p><p>your code is <b>__SVC_OTP__</b>.</p>' }),
+    });
+    expect(template.status).toBe(201);
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
+    otherToken = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
+    await insertUser(service.ctx.mongo, { userId: 'alice', mobileNumber: mobile, emailId: email });
+    await insertUser(service.ctx.mongo, { userId: 'nomail', mobileNumber: '+15550002222' });
+    await insertUser(service.ctx.mongo, { userId: 'gone', mobileNumber: '+15550003333', status: 'DELETED' });
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  const generate = (body: unknown, headers: Record<string, string> = {}, bearer = token) => postJson(`${service.url}/v1/svc-otp`, bearer, body, headers);
+  const validate = (otpUuid: string, otp: string, bearer = token) => postJson(`${service.url}/v1/svc-otp/${otpUuid}/validate`, bearer, { otp });
+  const codeIn = (text: string) => /code is ([^ .]+)\./.exec(text)?.[1] ?? '';
+
+  async function newOtp(overrides: Record<string, unknown> = {}): Promise<{ otpUuid: string; code: string }> {
+    const res = await generate(otpBody('alice', overrides));
+    expect(res.status).toBe(200);
+    const { otpUuid } = (await res.json()) as { otpUuid: string };
+    const message = await outboxMessageFor(service, mobile, otpUuid);
+    return { otpUuid, code: codeIn(message.text) };
+  }
+
+  test('when an OTP is generated for SMS and e-mail, then both messages reach the outbox with the code and macros rendered', async () => {
+    const res = await generate(otpBody('alice', { dispatchOptions: { SMS: 'otp_sms', EMAIL: 'branded_email' }, dynamicMacros: { __APP_NAME__: 'Acme', __NAME__: 'Alice <b>{{x}}</b>' }, msgId: 'm-1' }));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { otpUuid: string };
+    expect(Object.keys(body)).toEqual(['otpUuid']);
+    expect(body.otpUuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const sms = await outboxMessageFor(service, mobile, body.otpUuid);
+    const code = codeIn(sms.text);
+    expect(code).toMatch(/^[0-9]{6}$/);
+    const mail = await outboxMessageFor(service, email, body.otpUuid);
+    expect(mail.channel).toBe('EMAIL');
+    expect(mail.text).toContain(code);
+    expect(mail.html).toContain(code);
+    expect(mail.subject).toBe('Your Acme code');
+    expect(mail.text).toBe(`Hello Alice <b>{{x}}</b>, your code is ${code}.`);
+    expect(mail.html).toBe(`<p>Hello Alice &lt;b&gt;{{x}}&lt;/b&gt;,</p><p>your code is <b>${code}</b>.</p>`);
+    const status = await fetch(`${service.url}/v1/svc-otp/${body.otpUuid}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(status.status).toBe(200);
+    const state = (await status.json()) as Record<string, unknown>;
+    expect(state).toMatchObject({ otpUuid: body.otpUuid, status: 'ACTIVE', attemptsLeft: 3, msgId: 'm-1' });
+    expect(JSON.stringify(state)).not.toContain(code);
+    await eventually(async () => {
+      const s = (await (await fetch(`${service.url}/v1/svc-otp/${body.otpUuid}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { deliveries: { state: string }[] };
+      return s.deliveries.length === 2 && s.deliveries.every((d) => d.state === 'SENT') ? s : undefined;
+    });
+  });
+
+  test('when the right code is validated with generateJwt, then 200 SUCCESS with a JWT verifiable at the JWKS', async () => {
+    const { otpUuid, code } = await newOtp({ generateJwt: true, otpSpecs: [{ length: 4, charSets: 'U' }, { length: 4, charSets: 'N' }] });
+    expect(code).toMatch(/^[A-Z]{4}[0-9]{4}$/);
+    const res = await validate(otpUuid, code);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { otpUuid: string; status: string; jwt: string };
+    expect(body).toEqual({ otpUuid, status: 'SUCCESS', jwt: expect.any(String) });
+    const jwks = createRemoteJWKSet(new URL(`${service.url}/svc/authserver/jwks`));
+    const { payload } = await jwtVerify(body.jwt, jwks);
+    expect(payload).toMatchObject({ sub: 'alice', jti: otpUuid });
+    expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBeLessThanOrEqual(300);
+  });
+
+  test('when the right code is validated without generateJwt, then no JWT, and a second use is 409 USED', async () => {
+    const { otpUuid, code } = await newOtp();
+    const first = await validate(otpUuid, code);
+    expect(await first.json()).toEqual({ otpUuid, status: 'SUCCESS' });
+    const again = await validate(otpUuid, code);
+    expect(again.status).toBe(409);
+    expect(await again.json()).toEqual({ timestamp: stamp, status: 'USED', error: 'Conflict', message: 'OTP already used', path: `/v1/svc-otp/${otpUuid}/validate`, otpUuid });
+  });
+
+  test('when a wrong code is sent, then 422 FAILED with attempts left, and after the last one 423 LOCKED even for the right code', async () => {
+    const { otpUuid, code } = await newOtp({ attempts: 2 });
+    const wrong = code === '000000' ? '111111' : '000000';
+    const first = await validate(otpUuid, wrong);
+    expect(first.status).toBe(422);
+    expect(await first.json()).toEqual({ timestamp: stamp, status: 'FAILED', error: 'Unprocessable Entity', message: 'Invalid OTP', path: `/v1/svc-otp/${otpUuid}/validate`, otpUuid, attemptsLeft: 1 });
+    const second = await validate(otpUuid, wrong);
+    expect(((await second.json()) as { attemptsLeft: number }).attemptsLeft).toBe(0);
+    const right = await validate(otpUuid, code);
+    expect(right.status).toBe(423);
+    expect(await right.json()).toEqual({ timestamp: stamp, status: 'LOCKED', error: 'Locked', message: 'OTP locked: no attempts left', path: `/v1/svc-otp/${otpUuid}/validate`, otpUuid });
+  });
+
+  test('when the OTP has expired, then 410 EXPIRED even for the right code', async () => {
+    const { otpUuid, code } = await newOtp();
+    await service.ctx.mongo.collection('otps').updateOne({ _id: otpUuid as unknown as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    const res = await validate(otpUuid, code);
+    expect(res.status).toBe(410);
+    expect(await res.json()).toEqual({ timestamp: stamp, status: 'EXPIRED', error: 'Gone', message: 'OTP expired', path: `/v1/svc-otp/${otpUuid}/validate`, otpUuid });
+  });
+
+  test('when 50 wrong guesses race against attempts 3, then exactly 3 are checked and the rest are locked out', async () => {
+    const { otpUuid, code } = await newOtp({ attempts: 3 });
+    const wrong = code === '000000' ? '111111' : '000000';
+    const answers = await Promise.all(Array.from({ length: 50 }, () => validate(otpUuid, wrong)));
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 422)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 423)).toHaveLength(47);
+    expect((await validate(otpUuid, code)).status).toBe(423);
+  });
+
+  test('when the right code is sent 10 times at once, then exactly one succeeds', async () => {
+    const { otpUuid, code } = await newOtp({ attempts: 20 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => validate(otpUuid, code)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(9);
+  });
+
+  test('when another client asks about an OTP, or the uuid is unknown, then 404', async () => {
+    const { otpUuid, code } = await newOtp();
+    const foreign = await validate(otpUuid, code, otherToken);
+    expect(foreign.status).toBe(404);
+    expect(await foreign.json()).toEqual({ timestamp: stamp, status: 404, error: 'Not Found', message: 'OTP not found', path: `/v1/svc-otp/${otpUuid}/validate` });
+    expect((await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${otherToken}` } })).status).toBe(404);
+    expect((await validate('00000000-0000-4000-8000-000000000000', code)).status).toBe(404);
+    expect((await validate('not-a-uuid', code)).status).toBe(404);
+  });
+
+  test('when the same Idempotency-Key and body are retried, then the same otpUuid and a single message', async () => {
+    const body = otpBody('alice', { msgId: 'idem-1' });
+    const first = (await (await generate(body, { 'Idempotency-Key': 'k-123' })).json()) as { otpUuid: string };
+    await outboxMessageFor(service, mobile, first.otpUuid);
+    const second = await generate(body, { 'Idempotency-Key': 'k-123' });
+    expect(second.status).toBe(200);
+    expect(await second.json()).toEqual(first);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await readOutbox(service, mobile)).filter((m) => m.otpUuid === first.otpUuid)).toHaveLength(1);
+    const changed = await generate({ ...body, attempts: 5 }, { 'Idempotency-Key': 'k-123' });
+    expect(changed.status).toBe(422);
+    expect(await changed.json()).toEqual({ timestamp: stamp, status: 422, error: 'Unprocessable Entity', message: 'Idempotency-Key was already used with a different request body', path: '/v1/svc-otp' });
+  });
+
+  describe('refused requests', () => {
+    const refused = (status: number, error: string, message: string) => ({ timestamp: stamp, status, error, message, path: '/v1/svc-otp' });
+
+    test('when the body is not JSON, then 400 Malformed request body', async () => {
+      const res = await generate('{"userId": "alice",');
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual(refused(400, 'Bad Request', 'Malformed request body'));
+    });
+
+    test('when a mandatory field is missing or null, then 400 naming it', async () => {
+      const res = await generate({ ...otpBody('alice'), dynamicMacros: null });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual(refused(400, 'Bad Request', 'Missing mandatory field: dynamicMacros'));
+    });
+
+    test('when the content type is not JSON, then 415', async () => {
+      const res = await fetch(`${service.url}/v1/svc-otp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }, body: 'x' });
+      expect(res.status).toBe(415);
+      expect(await res.json()).toEqual(refused(415, 'Unsupported Media Type', "Content type 'text/plain' not supported"));
+    });
+
+    test('when the template does not exist, then 422 naming it', async () => {
+      const res = await generate(otpBody('alice', { dispatchOptions: { SMS: 'nope' } }));
+      expect(res.status).toBe(422);
+      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', "dispatchOptions.SMS: template 'nope' does not exist for channel SMS"));
+    });
+
+    test('when an e-mail template is named for SMS, then 422', async () => {
+      const res = await generate(otpBody('alice', { dispatchOptions: { SMS: 'otp_email' } }));
+      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', "dispatchOptions.SMS: template 'otp_email' does not exist for channel SMS"));
+    });
+
+    test('when a macro the template uses has no value, then 422 naming it', async () => {
+      const res = await generate(otpBody('alice', { dispatchOptions: { EMAIL: 'branded_email' }, dynamicMacros: { __APP_NAME__: 'Acme' } }));
+      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'dynamicMacros: missing values for __NAME__'));
+    });
+
+    test('when dispatchOptions names an unknown channel, then 422', async () => {
+      const res = await generate(otpBody('alice', { dispatchOptions: { FAX: 'otp_sms' } }));
+      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'dispatchOptions.FAX is not allowed (allowed: SMS, EMAIL)'));
+    });
+
+    test('when the attempts are out of range, then 422', async () => {
+      const res = await generate(otpBody('alice', { attempts: 101 }));
+      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'attempts must be between 1 and 100'));
+    });
+
+    test('when the user is not enrolled or is deleted, then 404 User not found', async () => {
+      for (const userId of ['nobody', 'gone']) {
+        const res = await generate(otpBody(userId));
+        expect(res.status).toBe(404);
+        expect(await res.json()).toEqual(refused(404, 'Not Found', 'User not found'));
+      }
+    });
+
+    test('when the user has no address for the channel, then 422', async () => {
+      const res = await generate(otpBody('nomail', { dispatchOptions: { EMAIL: 'otp_email' } }));
+      expect(res.status).toBe(422);
+      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'dispatchOptions.EMAIL: user has no emailId registered'));
+    });
+
+    test('when there is no token, then 401 per D2', async () => {
+      const res = await fetch(`${service.url}/v1/svc-otp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otpBody('alice')) });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource' });
+    });
+
+    test('when the token lacks the otp scope, then 403 insufficient_scope', async () => {
+      const usersOnly = (await createClientWithToken(service, { scopes: ['users'] })).accessToken;
+      const res = await generate(otpBody('alice'), {}, usersOnly);
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: string }).error).toBe('insufficient_scope');
+    });
+  });
+
+  test('when a user is deleted after an OTP was asked for, then new OTPs are refused', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'leaver', mobileNumber: '+15550004444' });
+    expect((await generate(otpBody('leaver'))).status).toBe(200);
+    await (await userModel(service.ctx.mongo)).updateOne({ userId: 'leaver' }, { $set: { status: 'DELETED' } });
+    expect((await generate(otpBody('leaver'))).status).toBe(404);
+  });
+});

@@ -1,0 +1,48 @@
+import type { TestService } from './test-service.js';
+
+export interface OutboxEntry {
+  channel: 'SMS' | 'EMAIL';
+  to: string;
+  subject?: string;
+  text: string;
+  html?: string;
+  createdAt: string;
+  otpUuid?: string;
+}
+
+export async function readOutbox(service: TestService, to: string): Promise<OutboxEntry[]> {
+  const res = await fetch(`${service.url}/admin/outbox?to=${encodeURIComponent(to)}&limit=100`, {
+    headers: { authorization: `Bearer ${service.config.adminToken}` },
+  });
+  if (res.status !== 200) throw new Error(`outbox answered ${res.status}`);
+  return (await res.json()) as OutboxEntry[];
+}
+
+/** Polls until `check` returns a value (bounded: tests never hang on a lost message). */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** Waits for the outbox message of one OTP and returns it. */
+export function outboxMessageFor(service: TestService, to: string, otpUuid: string): Promise<OutboxEntry> {
+  return eventually(async () => (await readOutbox(service, to)).find((m) => m.otpUuid === otpUuid));
+}
+
+export function postJson(url: string, token: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** A valid Generate OTP body; override what a test is about. */
+export function otpBody(userId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { userId, dispatchOptions: { SMS: 'otp_sms' }, dynamicMacros: {}, attempts: 3, expiresIn: 300, ...overrides };
+}

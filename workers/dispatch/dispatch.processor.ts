@@ -1,0 +1,98 @@
+import { UnrecoverableError, type Job } from 'bullmq';
+import type { DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import type { Delivery } from '../../core/deliveries/delivery.types.js';
+import type { Logger } from '../../core/logger/logger.js';
+import { decryptSecret } from '../../core/otp/secret-box.js';
+import { PermanentProviderError } from '../../core/providers/provider-errors.js';
+import type { Providers, SentMessage } from '../../core/providers/provider.types.js';
+import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
+import { getValidator } from '../../core/schemas/schema-registry.js';
+import type { MessageTemplate, RenderedMessage } from '../../core/templates/template.types.js';
+import { renderTemplate } from '../../core/templates/template-renderer.js';
+
+export interface DispatchProcessorDeps {
+  deliveries: DeliveriesRepository;
+  findTemplate: (name: string) => Promise<MessageTemplate | undefined>;
+  providers: Providers;
+  encryptionKey: Buffer;
+  /** Where Twilio should post delivery receipts. */
+  twilioStatusCallbackUrl?: string;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export type DispatchResult = { state: 'SENT'; providerMessageId: string } | { state: 'SKIPPED'; reason: string };
+
+function secretMacros(delivery: Delivery, key: Buffer): Record<string, string> {
+  if (!delivery.secretMacros) return {};
+  return JSON.parse(decryptSecret(delivery.secretMacros, key, delivery.id)) as Record<string, string>;
+}
+
+async function send(deps: DispatchProcessorDeps, delivery: Delivery, message: RenderedMessage): Promise<SentMessage> {
+  const otpUuid = delivery.kind === 'otp' ? delivery.refId : undefined;
+  if (delivery.channel === 'SMS') {
+    return deps.providers.sms.send({ to: delivery.to, text: message.text, statusCallbackUrl: deps.twilioStatusCallbackUrl, otpUuid });
+  }
+  return deps.providers.email.send({
+    to: delivery.to,
+    subject: message.subject ?? '',
+    text: message.text,
+    html: message.html,
+    customArgs: { deliveryId: delivery.id },
+    otpUuid,
+  });
+}
+
+/**
+ * Delivers one row: skips rows that already ended (a duplicate job), never sends after
+ * `notAfter` (an expired OTP), renders, sends, records the outcome. Permanent failures end the
+ * job at once; transient ones are rethrown for BullMQ's backoff.
+ */
+export function createDispatchProcessor(deps: DispatchProcessorDeps) {
+  const validate = getValidator<DispatchJobData>('dispatch.deliver.json');
+  const now = deps.now ?? (() => new Date());
+
+  return async (job: Job<DispatchJobData>): Promise<DispatchResult> => {
+    if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
+    const { deliveryId } = job.data;
+    const found = await deps.deliveries.findById(deliveryId);
+    if (!found) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
+    if (found.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${found.state}` };
+    if (found.notAfter.getTime() <= now().getTime()) {
+      await deps.deliveries.markFailed(deliveryId, 'expired before it could be sent');
+      return { state: 'SKIPPED', reason: 'expired' };
+    }
+    const delivery = await deps.deliveries.startAttempt(deliveryId);
+    if (!delivery) return { state: 'SKIPPED', reason: 'ended meanwhile' };
+
+    const template = await deps.findTemplate(delivery.template);
+    if (!template) {
+      await deps.deliveries.markFailed(deliveryId, `template ${delivery.template} not found`);
+      throw new UnrecoverableError(`template ${delivery.template} not found`);
+    }
+    let message: RenderedMessage;
+    try {
+      message = renderTemplate(template, { ...delivery.macros, ...secretMacros(delivery, deps.encryptionKey) });
+    } catch (err) {
+      await deps.deliveries.markFailed(deliveryId, `render failed: ${(err as Error).message}`);
+      throw new UnrecoverableError(`render failed: ${(err as Error).message}`);
+    }
+
+    try {
+      const sent = await send(deps, delivery, message);
+      await deps.deliveries.markSent(deliveryId, sent.providerMessageId);
+      return { state: 'SENT', providerMessageId: sent.providerMessageId };
+    } catch (err) {
+      if (err instanceof PermanentProviderError) {
+        await deps.deliveries.markFailed(deliveryId, err.reason);
+        throw new UnrecoverableError(err.reason);
+      }
+      const reason = (err as Error).message;
+      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (lastAttempt) await deps.deliveries.markFailed(deliveryId, `gave up after ${job.attemptsMade + 1} attempts: ${reason}`);
+      else await deps.deliveries.recordTransientError(deliveryId, reason);
+      deps.logger.warn({ deliveryId, attempt: job.attemptsMade + 1, err: reason }, 'transient delivery failure');
+      throw err;
+    }
+  };
+}
