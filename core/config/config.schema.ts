@@ -33,6 +33,7 @@ export const configSchema = {
     SENDGRID_API_BASE_URL: { type: 'string', pattern: '^https?://[^/]+/?$' },
     SENDGRID_WEBHOOK_PUBLIC_KEY: { type: 'string', pattern: '^[A-Za-z0-9+/=]{40,}$' },
     EMAIL_FROM: { type: 'string', minLength: 3 },
+    WORKER_LOCK_DURATION_MS: { type: 'integer', minimum: 500, maximum: 600000 },
     SWEEPER_INTERVAL_MS: { type: 'integer', minimum: 100, maximum: 3600000 },
     SWEEPER_GRACE_MS: { type: 'integer', minimum: 100, maximum: 86400000 },
     RATE_LIMIT_OTP_PER_USER: { type: 'integer', minimum: 1 },

@@ -20,6 +20,8 @@ export interface Config {
   readonly signingKeyJwk: string | undefined;
   readonly accessTokenTtlSeconds: number;
   readonly shutdownDeadlineMs: number;
+  /** How long a worker's job lock lives; a dead worker's job is retried after about this long. */
+  readonly workerLockDurationMs: number;
   readonly sweeperIntervalMs: number;
   readonly sweeperGraceMs: number;
   readonly rateLimits: {
@@ -79,6 +81,7 @@ const DEFAULTS: Record<string, string> = {
   ENROLLMENT_CONCURRENCY: '5',
   NOTIFICATION_CONCURRENCY: '5',
   EMAIL_FROM: 'no-reply@example.com',
+  WORKER_LOCK_DURATION_MS: '30000',
   SWEEPER_INTERVAL_MS: '15000',
   SWEEPER_GRACE_MS: '60000',
   RATE_LIMIT_OTP_PER_USER: '5',
@@ -169,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
     shutdownDeadlineMs: raw.SHUTDOWN_DEADLINE_MS as number,
+    workerLockDurationMs: raw.WORKER_LOCK_DURATION_MS as number,
     sweeperIntervalMs: raw.SWEEPER_INTERVAL_MS as number,
     sweeperGraceMs: raw.SWEEPER_GRACE_MS as number,
     rateLimits: Object.freeze({

@@ -11,6 +11,8 @@ import { createLogger, type Logger } from '../../core/logger/logger.js';
 export interface TestService {
   ctx: ServiceContext;
   config: Config;
+  /** The environment the config was read from (for worker processes and variants). */
+  env: Record<string, string>;
   url: string;
   server: Server;
   logLines: () => Record<string, unknown>[];
@@ -24,11 +26,16 @@ export function uniqueName(label: string): string {
 
 /** Configuration for a test file: the run's shared servers, its own database and queue prefix. */
 export function testConfig(label: string, overrides: Record<string, string> = {}): Config {
+  return loadConfig(testEnv(label, overrides));
+}
+
+/** The environment of a test file's service; a worker process started with it shares its stores. */
+export function testEnv(label: string, overrides: Record<string, string> = {}): Record<string, string> {
   const name = uniqueName(label);
   const mongoBase = process.env.TEST_MONGODB_URI;
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!mongoBase || !redisUrl) throw new Error('TEST_MONGODB_URI/TEST_REDIS_URL missing: run through `npm test`');
-  return loadConfig({
+  return {
     NODE_ENV: 'test',
     PORT: '0',
     HOST: '127.0.0.1',
@@ -41,7 +48,7 @@ export function testConfig(label: string, overrides: Record<string, string> = {}
     OTP_HMAC_KEY: randomBytes(32).toString('base64url'),
     OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     ...overrides,
-  });
+  };
 }
 
 /** Captures JSON log lines in memory so tests can check what would be logged. */
@@ -65,7 +72,8 @@ export function memoryLogger(level = 'info'): { logger: Logger; lines: () => Rec
 
 /** Starts the whole API in-process on a free port with real Redis and MongoDB. */
 export async function startTestService(label: string, overrides: Record<string, string> = {}): Promise<TestService> {
-  const config = testConfig(label, overrides);
+  const env = testEnv(label, overrides);
+  const config = loadConfig(env);
   const { logger, lines } = memoryLogger();
   const ctx = await createServiceContext(config, logger);
   const app = buildApp(ctx);
@@ -76,6 +84,7 @@ export async function startTestService(label: string, overrides: Record<string, 
   return {
     ctx,
     config,
+    env,
     url,
     server,
     logLines: lines,

@@ -44,7 +44,11 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
     prefix: config.queuePrefix,
     concurrency: config.concurrency.dispatch,
     logger: log,
-    settings: { settings: { backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => dispatchBackoffMs(attemptsMade, err) } },
+    settings: {
+      lockDuration: config.workerLockDurationMs,
+      stalledInterval: config.workerLockDurationMs,
+      settings: { backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => dispatchBackoffMs(attemptsMade, err) },
+    },
   });
   const sweeper = startSweeper(
     { deliveries, enqueue: (id) => requeueDispatch(queues.dispatch, id), logger: log, graceMs: config.sweeperGraceMs },

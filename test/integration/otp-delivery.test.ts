@@ -1,0 +1,135 @@
+import twilio from 'twilio';
+import { loadConfig } from '../../core/config/config.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
+import { startProviderStub, type ProviderStub } from '../support/provider-stub.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+
+const TWILIO_TOKEN = 'delivery-test-twilio-token';
+const twilioEnv = (baseUrl: string) => ({
+  TWILIO_ACCOUNT_SID: `AC${'cd'.repeat(16)}`,
+  TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+  TWILIO_FROM: '+15005550006',
+  TWILIO_API_BASE_URL: baseUrl,
+});
+const accepted = { status: 201, body: { sid: 'SM11111111111111111111111111111111', status: 'queued' } };
+
+interface DeliveryState {
+  channel: string;
+  state: string;
+  providerMessageId?: string;
+  lastError?: string;
+}
+
+describe('OTP delivery through providers, retries and receipts', () => {
+  let service: TestService;
+  let token: string;
+  let worker: RunningWorker | undefined;
+  let stub: ProviderStub | undefined;
+  const mobile = '+15550009999';
+
+  beforeAll(async () => {
+    service = await startTestService('otpdelivery', { RATE_LIMIT_OTP_PER_USER: '1000', ...twilioEnv('http://127.0.0.1:1') });
+    token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
+    await insertUser(service.ctx.mongo, { userId: 'bob', mobileNumber: mobile, emailId: 'bob@example.com' });
+  });
+  afterEach(async () => {
+    await worker?.shutdown();
+    worker = undefined;
+    await stub?.close();
+    stub = undefined;
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  /** A dispatch worker on this file's stores whose providers point where the test says. */
+  function startWorker(env: Record<string, string>): Promise<RunningWorker> {
+    return startDispatchWorker(loadConfig({ ...service.env, ...env }), memoryLogger().logger);
+  }
+
+  async function generate(overrides: Record<string, unknown> = {}): Promise<string> {
+    const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('bob', overrides));
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { otpUuid: string }).otpUuid;
+  }
+
+  async function deliveries(otpUuid: string): Promise<DeliveryState[]> {
+    const res = await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } });
+    return ((await res.json()) as { deliveries: DeliveryState[] }).deliveries;
+  }
+
+  const settled = (otpUuid: string, state: string) =>
+    eventually(async () => {
+      const rows = await deliveries(otpUuid);
+      return rows.every((d) => d.state === state) ? rows : undefined;
+    });
+
+  test('when Twilio and SendGrid are configured, then the real SDKs send to the Prism mocks and the deliveries are SENT', async () => {
+    const twilioMock = process.env.TEST_TWILIO_MOCK_URL as string;
+    const sendgridMock = process.env.TEST_SENDGRID_MOCK_URL as string;
+    worker = await startWorker({ ...twilioEnv(twilioMock), SENDGRID_API_KEY: 'SG.test-key.0123456789', SENDGRID_API_BASE_URL: `${sendgridMock}/`, EMAIL_FROM: 'otp@example.com' });
+    const otpUuid = await generate({ dispatchOptions: { SMS: 'otp_sms', EMAIL: 'otp_email' } });
+    const rows = await settled(otpUuid, 'SENT');
+    expect(rows).toEqual([
+      { channel: 'EMAIL', state: 'SENT', providerMessageId: expect.any(String), updatedAt: expect.any(String) },
+      { channel: 'SMS', state: 'SENT', providerMessageId: expect.any(String), updatedAt: expect.any(String) },
+    ]);
+  });
+
+  test('when the provider answers 500 then 201, then the job is retried and the message is sent once', async () => {
+    stub = await startProviderStub([{ status: 500, body: { code: 20500, message: 'Internal Server Error', status: 500 } }, accepted]);
+    worker = await startWorker(twilioEnv(stub.url));
+    const otpUuid = await generate();
+    const rows = await settled(otpUuid, 'SENT');
+    expect(rows).toEqual([{ channel: 'SMS', state: 'SENT', providerMessageId: 'SM11111111111111111111111111111111', updatedAt: expect.any(String) }]);
+    expect(stub.requests).toHaveLength(2);
+    const form = new URLSearchParams(stub.requests[1]?.body);
+    expect(form.get('To')).toBe(mobile);
+    expect(form.get('Body')).toMatch(/^Your verification code is [0-9]{6}\. Do not share it with anyone\.$/);
+  });
+
+  test('when the provider refuses the number (Twilio 21211), then the delivery fails at once with the reason', async () => {
+    stub = await startProviderStub([{ status: 400, body: { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 } }]);
+    worker = await startWorker(twilioEnv(stub.url));
+    const otpUuid = await generate();
+    const rows = await settled(otpUuid, 'FAILED');
+    expect(rows).toEqual([{ channel: 'SMS', state: 'FAILED', lastError: expect.stringContaining('not a valid phone number'), updatedAt: expect.any(String) }]);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(stub.requests).toHaveLength(1);
+  });
+
+  test('when an OTP expires before a worker picks it up, then it is never sent', async () => {
+    stub = await startProviderStub([accepted]);
+    const otpUuid = await generate();
+    await service.ctx.mongo.collection('deliveries').updateMany({ refId: otpUuid }, { $set: { notAfter: new Date(Date.now() - 1000) } });
+    worker = await startWorker(twilioEnv(stub.url));
+    const rows = await settled(otpUuid, 'FAILED');
+    expect(rows[0]?.lastError).toBe('expired before it could be sent');
+    expect(stub.requests).toHaveLength(0);
+  });
+
+  test('when Twilio posts a signed delivered receipt, then the delivery becomes DELIVERED; a forged one is refused', async () => {
+    stub = await startProviderStub([{ status: 201, body: { sid: 'SM22222222222222222222222222222222', status: 'queued' } }]);
+    worker = await startWorker(twilioEnv(stub.url));
+    const otpUuid = await generate();
+    await settled(otpUuid, 'SENT');
+    const callback = new URLSearchParams(stub.requests[0]?.body).get('StatusCallback');
+    expect(callback).toBe(`${service.config.publicUrl}/webhooks/twilio/status`);
+    const params = { MessageSid: 'SM22222222222222222222222222222222', MessageStatus: 'delivered' };
+    const post = (signature: string) =>
+      fetch(`${service.url}/webhooks/twilio/status`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+        body: new URLSearchParams(params).toString(),
+      });
+    const forged = await post(twilio.getExpectedTwilioSignature('not-the-token', callback as string, params));
+    expect(forged.status).toBe(403);
+    expect((await deliveries(otpUuid))[0]?.state).toBe('SENT');
+    const genuine = await post(twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback as string, params));
+    expect(genuine.status).toBe(204);
+    expect((await deliveries(otpUuid))[0]).toEqual({ channel: 'SMS', state: 'DELIVERED', providerMessageId: 'SM22222222222222222222222222222222', updatedAt: expect.any(String) });
+  });
+});
