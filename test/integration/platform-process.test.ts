@@ -1,0 +1,26 @@
+import { testEnv } from '../support/test-service.js';
+import { spawnProcessEntry, waitForOutput } from '../support/worker-process.js';
+import { findFreePort } from '../../scripts/local-services.js';
+
+describe('process entries', () => {
+  test('when the configuration is bad, then the process stops at once with one message naming every bad key', async () => {
+    for (const entry of ['api/main.js', 'workers/dispatch/main.js']) {
+      const proc = spawnProcessEntry(entry, { REDIS_URL: 'http://wrong', PORT: 'x', DISPATCH_CONCURRENCY: '0' });
+      const exit = await proc.exited;
+      expect(exit).toEqual({ code: 1, signal: null });
+      const output = proc.output();
+      expect(output).toContain('Invalid configuration:');
+      for (const key of ['DISPATCH_CONCURRENCY', 'MONGODB_URI', 'PORT', 'REDIS_URL']) expect(output).toContain(`- ${key}:`);
+    }
+  });
+
+  test('when the API process gets SIGTERM, then it stops listening and exits 0', async () => {
+    const port = await findFreePort();
+    const api = spawnProcessEntry('api/main.js', { ...testEnv('apiproc'), PORT: String(port) });
+    await waitForOutput(api, 'API listening');
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toEqual({ code: 0, signal: null });
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+});
