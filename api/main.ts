@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
-import { ConfigError, loadConfig, type Config } from '../core/config/config.js';
-import { createShutdown, exitOnSignals } from '../core/lifecycle/shutdown.js';
-import { createLogger, type Logger } from '../core/logger/logger.js';
+import type { Config } from '../core/config/config.js';
+import { runProcess } from '../core/lifecycle/run-process.js';
+import { createShutdown } from '../core/lifecycle/shutdown.js';
+import type { Logger } from '../core/logger/logger.js';
 import { buildApp } from './app.js';
 import { createServiceContext } from './service-context.factory.js';
 
@@ -37,21 +38,9 @@ function isEntry(): boolean {
 }
 
 if (isEntry()) {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    console.error(err instanceof ConfigError ? err.message : err);
-    process.exit(1);
-  }
-  const logger = createLogger({ level: config.logLevel, name: 'api' });
-  startApi(config, logger)
-    .then((api) => {
-      logger.info({ url: api.url }, 'API listening');
-      exitOnSignals(api.shutdown, logger);
-    })
-    .catch((err: unknown) => {
-      logger.fatal({ err }, 'API failed to start');
-      process.exit(1);
-    });
+  runProcess('api', async (config, logger) => {
+    const api = await startApi(config, logger);
+    logger.info({ url: api.url }, 'API listening');
+    return api;
+  });
 }

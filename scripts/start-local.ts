@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { startApi } from '../api/main.js';
-import { ConfigError, loadConfig } from '../core/config/config.js';
+import { loadConfigOrExit } from '../core/lifecycle/run-process.js';
 import { createShutdown, exitOnSignals } from '../core/lifecycle/shutdown.js';
 import { createLogger } from '../core/logger/logger.js';
 import { projectRoot } from '../core/project-root.js';
@@ -80,13 +80,7 @@ async function main(): Promise<void> {
   const secrets = ensureLocalSecrets();
   for (const [key, value] of Object.entries(secrets)) env[key] ||= value;
 
-  let config;
-  try {
-    config = loadConfig(env);
-  } catch (err) {
-    console.error(err instanceof ConfigError ? err.message : err);
-    process.exit(1);
-  }
+  const config = loadConfigOrExit(env);
   const logger = createLogger({ level: config.logLevel, name: 'svc-identity' });
   const api = await startApi(config, logger);
   const workers = await startAllWorkers(config, logger);

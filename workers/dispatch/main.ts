@@ -1,4 +1,4 @@
-import { runWorkerProcess } from '../worker-process.js';
+import { runProcess } from '../../core/lifecycle/run-process.js';
 import { startDispatchWorker } from './dispatch-worker.js';
 
-runWorkerProcess('dispatch', startDispatchWorker);
+runProcess('worker-dispatch', startDispatchWorker);
