@@ -16,26 +16,26 @@ export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
   const keys = otpKeysFromConfig(ctx.config);
   const users = createUsersRepository(ctx.mongo);
   const limits = createActivationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
-  const enqueue = (data: { userId: string; issue: number }) => enqueueEnrollment(ctx.queues.enrollment, data);
+  const enrollment = createEnrollmentService({
+    users,
+    groups: groupsFromConnection(ctx.mongo),
+    enqueueEnrollment: (data) => enqueueEnrollment(ctx.queues.enrollment, data),
+    activationDeliveries: createActivationDeliveries({
+      users,
+      deliveries: createDeliveriesRepository(ctx.mongo),
+      enqueueDispatch: (id) => enqueueDispatch(ctx.queues.dispatch, id),
+      keys,
+      logger: ctx.logger,
+    }),
+    faceAnalyzer: ctx.config.faceAnalyzer ? createFaceAnalyzerClient(ctx.config.faceAnalyzer, ctx.logger) : undefined,
+    keys,
+    codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
+    logger: ctx.logger,
+  });
   return {
     users,
     limits,
-    enrollment: createEnrollmentService({
-      users,
-      groups: groupsFromConnection(ctx.mongo),
-      enqueueEnrollment: enqueue,
-      activationDeliveries: createActivationDeliveries({
-        users,
-        deliveries: createDeliveriesRepository(ctx.mongo),
-        enqueueDispatch: (id) => enqueueDispatch(ctx.queues.dispatch, id),
-        keys,
-        logger: ctx.logger,
-      }),
-      faceAnalyzer: ctx.config.faceAnalyzer ? createFaceAnalyzerClient(ctx.config.faceAnalyzer, ctx.logger) : undefined,
-      keys,
-      codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
-      logger: ctx.logger,
-    }),
-    activation: createActivationService({ users, limits, enqueueEnrollment: enqueue, keys, codeTtlSeconds: ctx.config.activation.codeTtlSeconds }),
+    enrollment,
+    activation: createActivationService({ users, limits, queueActivation: enrollment.queueActivation, keys, codeTtlSeconds: ctx.config.activation.codeTtlSeconds }),
   };
 }

@@ -17,7 +17,8 @@ export interface ActivateCommand {
 export interface ActivationDeps {
   users: UsersRepository;
   limits: Pick<ActivationLimits, 'phantomAttempt'>;
-  enqueueEnrollment: (data: { userId: string; issue: number }) => Promise<void>;
+  /** Queues the activation messages of a code issue; tolerates Redis being down. */
+  queueActivation: (userId: string, issue: number) => Promise<void>;
   keys: OtpKeys;
   codeTtlSeconds: number;
   now?: () => Date;
@@ -94,8 +95,7 @@ export function createActivationService(deps: ActivationDeps) {
       if (!(await deps.users.replaceActivation(userId, user.activation.issue, activation, at))) {
         throw new ConflictError('The activation changed meanwhile; try again', { error: 'Invalid data.' });
       }
-      // Not tolerated here (unlike enrollment): the admin sees the failure and can retry.
-      await deps.enqueueEnrollment({ userId, issue });
+      await deps.queueActivation(userId, issue);
       return { userId, status: user.status, activationExpiresAt: activation.expiresAt.toISOString() };
     },
   };

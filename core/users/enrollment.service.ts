@@ -57,14 +57,18 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
       await deps.enqueueEnrollment({ userId, issue });
     } catch (err) {
       // Accepted anyway: do the job's work here; its dispatch rows are swept if Redis stays down.
-      deps.logger.warn({ err: (err as Error).message, userId }, 'enrollment enqueue failed; preparing activation in-process');
+      // No userId in the log line: userIds are often e-mail addresses.
+      deps.logger.warn({ err: (err as Error).message }, 'enrollment enqueue failed; preparing activation in-process');
       await deps.activationDeliveries.prepareAndQueue(userId, issue).catch((inner: unknown) => {
-        deps.logger.error({ err: inner, userId }, 'activation could not be prepared; an admin can re-issue it');
+        deps.logger.error({ err: inner }, 'activation could not be prepared; an admin can re-issue it');
       });
     }
   }
 
   return {
+    /** Queues the activation messages of one code issue (also used by the admin re-issue). */
+    queueActivation,
+
     async enroll(clientId: string, request: EnrollmentRequest): Promise<{ location: string }> {
       // Local image checks are request validation; the analyzer (remote, slow) runs only for a
       // request that passed the business rules.

@@ -52,9 +52,8 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
   const codeIn = (text: string) => /activation code is ([A-Z0-9]+)/.exec(text)?.[1] ?? '';
   const keyIn = (text: string) => /verification key (?:is )?([A-Z0-9-]+)/.exec(text)?.[1] ?? '';
 
-  async function enrollWithCode(overrides: Record<string, unknown> = {}): Promise<{ userId: string; code: string; email: string }> {
-    const userId = nextId();
-    const email = `${userId}@example.com`;
+  async function enrollWithCode(overrides: Record<string, unknown> = {}, userId = nextId()): Promise<{ userId: string; code: string; email: string }> {
+    const email = `${userId.replace('@', '.')}@example.com`;
     const res = await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { emailId: email, ...overrides }));
     expect(res.status).toBe(201);
     const [mail] = await messages(email, 1);
@@ -63,7 +62,8 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
 
   test('when a user is enrolled with e-mail and mobile, then both activation messages carry the same generated code and verification key', async () => {
     const mobile = uniqueMobile();
-    const { userId, code, email } = await enrollWithCode({ mobileNumber: mobile, firstName: 'Grace' });
+    // A userId with `@` also checks that delivery and job ids accept every userId character.
+    const { userId, code, email } = await enrollWithCode({ mobileNumber: mobile, firstName: 'Grace' }, 'grace.h@navy-1');
     expect(code).toMatch(CODE_RE);
     const [mail] = await messages(email, 1);
     const [sms] = await messages(mobile, 1);

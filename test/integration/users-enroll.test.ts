@@ -191,6 +191,12 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
   });
 
   describe('D3: order of checks', () => {
+    test('when there is no token and the method is wrong, then authentication answers first', async () => {
+      const res = await fetch(`${service.url}/v1/users`, { method: 'PUT' });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource' });
+    });
+
     test('when the address is refused and the method is wrong, then the allow-list answers first', async () => {
       const other = await createClientWithToken(service, { scopes: ['users'], allowedIps: ['10.0.0.0/8'] });
       const res = await fetch(`${service.url}/v1/users`, { method: 'PUT', headers: { authorization: `Bearer ${other.accessToken}`, 'content-type': 'text/plain' } });
