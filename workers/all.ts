@@ -1,6 +1,7 @@
 import type { Config } from '../core/config/config.js';
 import type { Logger } from '../core/logger/logger.js';
 import { startDispatchWorker } from './dispatch/dispatch-worker.js';
+import { startEnrollmentWorker } from './enrollment/enrollment-worker.js';
 
 export interface RunningWorkers {
   shutdown: () => Promise<boolean>;
@@ -11,7 +12,7 @@ export interface RunningWorkers {
  * main.ts as a separate Procfile process instead.
  */
 export async function startAllWorkers(config: Config, logger: Logger): Promise<RunningWorkers> {
-  const running: RunningWorkers[] = [await startDispatchWorker(config, logger)];
+  const running: RunningWorkers[] = [await startDispatchWorker(config, logger), await startEnrollmentWorker(config, logger)];
   return {
     shutdown: async () => (await Promise.all(running.map((w) => w.shutdown()))).every(Boolean),
   };

@@ -1,5 +1,6 @@
 import { otpRouteDocs } from './otp.route-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
+import { usersRouteDocs } from './users.route-docs.js';
 
 export type { RouteDoc };
 
@@ -166,6 +167,7 @@ export const routeDocs: RouteDoc[] = [
   },
   { method: 'get', path: '/admin/groups', summary: 'List groups, by name', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Groups' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
   ...otpRouteDocs,
+  ...usersRouteDocs,
 ];
 
 /** Shared error responses, for route entries added by feature modules. */

@@ -42,5 +42,12 @@ export const configSchema = {
     RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS: { type: 'integer', minimum: 1 },
     RATE_LIMIT_VALIDATE_PER_CLIENT: { type: 'integer', minimum: 1 },
     RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS: { type: 'integer', minimum: 1 },
+    ACTIVATION_CODE_TTL_SECONDS: { type: 'integer', minimum: 60, maximum: 7776000 },
+    RATE_LIMIT_ACTIVATE_PER_USER: { type: 'integer', minimum: 1 },
+    RATE_LIMIT_ACTIVATE_PER_USER_WINDOW_SECONDS: { type: 'integer', minimum: 1 },
+    RATE_LIMIT_ACTIVATE_PER_IP: { type: 'integer', minimum: 1 },
+    RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS: { type: 'integer', minimum: 1 },
+    FACE_ANALYZER_URL: { type: 'string', pattern: '^https?://[^/]+(/.*)?$' },
+    FACE_ANALYZER_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60000 },
   },
 } as const;

@@ -29,6 +29,14 @@ export interface Config {
     readonly otpPerClient: RateLimit;
     readonly validatePerClient: RateLimit;
   };
+  /** User activation (D20): code lifetime and abuse limits of POST /v1/users/activate. */
+  readonly activation: {
+    readonly codeTtlSeconds: number;
+    readonly perUser: RateLimit;
+    readonly perIp: RateLimit;
+  };
+  /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service (D21). */
+  readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
   readonly concurrency: { readonly dispatch: number; readonly enrollment: number; readonly notification: number };
   /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */
   readonly twilio: TwilioConfig | undefined;
@@ -90,6 +98,12 @@ const DEFAULTS: Record<string, string> = {
   RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS: '60',
   RATE_LIMIT_VALIDATE_PER_CLIENT: '3000',
   RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS: '60',
+  ACTIVATION_CODE_TTL_SECONDS: '604800',
+  RATE_LIMIT_ACTIVATE_PER_USER: '10',
+  RATE_LIMIT_ACTIVATE_PER_USER_WINDOW_SECONDS: '900',
+  RATE_LIMIT_ACTIVATE_PER_IP: '60',
+  RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS: '60',
+  FACE_ANALYZER_TIMEOUT_MS: '5000',
 };
 
 // Secrets that must be given explicitly in production (no generated or default value).
@@ -180,6 +194,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       otpPerClient: Object.freeze({ points: raw.RATE_LIMIT_OTP_PER_CLIENT as number, durationSeconds: raw.RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS as number }),
       validatePerClient: Object.freeze({ points: raw.RATE_LIMIT_VALIDATE_PER_CLIENT as number, durationSeconds: raw.RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS as number }),
     }),
+    activation: Object.freeze({
+      codeTtlSeconds: raw.ACTIVATION_CODE_TTL_SECONDS as number,
+      perUser: Object.freeze({ points: raw.RATE_LIMIT_ACTIVATE_PER_USER as number, durationSeconds: raw.RATE_LIMIT_ACTIVATE_PER_USER_WINDOW_SECONDS as number }),
+      perIp: Object.freeze({ points: raw.RATE_LIMIT_ACTIVATE_PER_IP as number, durationSeconds: raw.RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS as number }),
+    }),
+    faceAnalyzer:
+      raw.FACE_ANALYZER_URL === undefined ? undefined : Object.freeze({ url: raw.FACE_ANALYZER_URL as string, timeoutMs: raw.FACE_ANALYZER_TIMEOUT_MS as number }),
     concurrency: Object.freeze({
       dispatch: raw.DISPATCH_CONCURRENCY as number,
       enrollment: raw.ENROLLMENT_CONCURRENCY as number,

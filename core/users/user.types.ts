@@ -1,18 +1,32 @@
 export const USER_STATUSES = ['CREATED', 'ONBOARDING', 'ACTIVE', 'DELETED'] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
 
+/** Statuses in which a user may still activate (D20: enrollment sets one of them). */
+export const PENDING_STATUSES: readonly UserStatus[] = ['CREATED', 'ONBOARDING'];
+
+/** Wrong codes allowed before the activation locks until an admin re-issues a code. */
+export const MAX_ACTIVATION_ATTEMPTS = 5;
+
 export interface UserActivation {
   /** HMAC of the activation code (never the code itself). */
   codeDigest: string;
-  verificationKey: string;
+  /** The verification key, AES-GCM encrypted: it is sent again with a re-issued code. */
+  verificationKeyEncrypted: string;
+  /**
+   * The code, AES-GCM encrypted, only until the enrollment job has written the activation
+   * deliveries (their own encrypted copy); absent when the caller supplied the code.
+   */
+  codeEncrypted?: string;
+  /** 1 at enrollment, +1 per admin re-issue; part of the job and delivery ids. */
+  issue: number;
   expiresAt: Date;
+  /** Checks counted so far (a right code counts too); locked at MAX_ACTIVATION_ATTEMPTS. */
   failedAttempts: number;
-  lockedAt?: Date;
 }
 
 export interface UserDevice {
   deviceId: string;
-  publicKeyJwk: Record<string, unknown>;
+  publicKeyJwk: { kty: 'EC'; crv: 'P-256'; x: string; y: string };
   registeredAt: Date;
 }
 
@@ -34,6 +48,7 @@ export interface User {
   server_bio_template_hash?: string;
   server_bio_template_hash_created_ts?: Date;
   server_bio_template_source?: string;
+  activatedAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }

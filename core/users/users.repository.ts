@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { modelFor } from '../db/model-registry.js';
-import type { User } from './user.types.js';
+import { MAX_ACTIVATION_ATTEMPTS, PENDING_STATUSES, type User, type UserActivation, type UserDevice } from './user.types.js';
 
 interface UserDoc extends User {
   /**
@@ -30,6 +30,7 @@ const userSchema = new Schema<UserDoc>(
     server_bio_template_hash: { type: String },
     server_bio_template_hash_created_ts: { type: Date },
     server_bio_template_source: { type: String },
+    activatedAt: { type: Date },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -50,11 +51,76 @@ function toUser(doc: UserDoc & { _id?: unknown }): User {
   return user;
 }
 
+const pending = { $in: [...PENDING_STATUSES] };
+
 export function createUsersRepository(connection: Connection) {
+  const model = () => userModel(connection);
   return {
     async findByUserId(userId: string): Promise<User | undefined> {
-      const doc = await (await userModel(connection)).findOne({ userId }).lean<UserDoc>();
+      const doc = await (await model()).findOne({ userId }).lean<UserDoc>();
       return doc ? toUser(doc) : undefined;
+    },
+
+    /** The user who is not DELETED and holds this mobile number, if any. */
+    async findLiveByMobile(mobileNumber: string): Promise<User | undefined> {
+      const doc = await (await model()).findOne({ liveMobileNumber: mobileNumber }).lean<UserDoc>();
+      return doc ? toUser(doc) : undefined;
+    },
+
+    /** Inserts the user; a duplicate userId or live mobile number throws MongoDB's error 11000. */
+    async insert(user: User): Promise<void> {
+      await (await model()).create({ ...user, ...(user.status !== 'DELETED' && user.mobileNumber ? { liveMobileNumber: user.mobileNumber } : {}) });
+    },
+
+    /**
+     * Counts one activation check atomically while the user is pending and not locked, so N
+     * parallel guesses never get more than MAX_ACTIVATION_ATTEMPTS checks. Returns the
+     * activation as counted, or undefined when no check is allowed.
+     */
+    async reserveActivationAttempt(userId: string, now: Date): Promise<UserActivation | undefined> {
+      const doc = await (await model())
+        .findOneAndUpdate(
+          { userId, status: pending, 'activation.failedAttempts': { $lt: MAX_ACTIVATION_ATTEMPTS } },
+          { $inc: { 'activation.failedAttempts': 1 }, $set: { updatedAt: now } },
+          { new: true },
+        )
+        .lean<UserDoc>();
+      return doc?.activation;
+    },
+
+    /** ACTIVE once, for this code issue only; false when the user changed meanwhile. */
+    async completeActivation(userId: string, issue: number, device: UserDevice | undefined, now: Date): Promise<boolean> {
+      const result = await (await model()).updateOne(
+        { userId, status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
+        { $set: { status: 'ACTIVE', activatedAt: now, updatedAt: now, ...(device ? { device } : {}) }, $unset: { activation: 1 } },
+      );
+      return result.modifiedCount === 1;
+    },
+
+    /** Replaces the activation of a pending user whose current issue is `previousIssue`. */
+    async replaceActivation(userId: string, previousIssue: number, activation: UserActivation, now: Date): Promise<boolean> {
+      const result = await (await model()).updateOne(
+        { userId, status: pending, 'activation.issue': previousIssue },
+        { $set: { activation, updatedAt: now } },
+      );
+      return result.modifiedCount === 1;
+    },
+
+    /** Drops the encrypted code once the activation deliveries hold their own copy. */
+    async clearActivationCode(userId: string, issue: number): Promise<void> {
+      await (await model()).updateOne({ userId, 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });
+    },
+
+    /** DELETED: frees the mobile number and ends any pending activation. False when unknown. */
+    async markDeleted(userId: string, now: Date): Promise<boolean> {
+      const Users = await model();
+      const result = await Users.updateOne(
+        { userId, status: { $ne: 'DELETED' } },
+        { $set: { status: 'DELETED', updatedAt: now }, $unset: { liveMobileNumber: 1, activation: 1 } },
+      );
+      if (result.matchedCount === 1) return true;
+      // Deleting twice is not an error: the user exists, already DELETED.
+      return (await Users.exists({ userId })) !== null;
     },
   };
 }

@@ -1,0 +1,41 @@
+import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
+import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
+import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
+import { enqueueEnrollment } from '../core/queues/enrollment.queue.js';
+import { createActivationDeliveries } from '../core/users/activation-deliveries.service.js';
+import { createActivationLimits } from '../core/users/activation-rate-limits.js';
+import { createActivationService } from '../core/users/activation.service.js';
+import { createEnrollmentService, groupsFromConnection } from '../core/users/enrollment.service.js';
+import { createFaceAnalyzerClient } from '../core/users/face-analyzer.client.js';
+import { createUsersRepository } from '../core/users/users.repository.js';
+import type { UsersRouteServices } from './routes/users.routes.js';
+import type { ServiceContext } from './service-context.js';
+
+/** Wires enrollment and activation to this process's stores, keys, queues and analyzer. */
+export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
+  const keys = otpKeysFromConfig(ctx.config);
+  const users = createUsersRepository(ctx.mongo);
+  const limits = createActivationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
+  const enrollment = createEnrollmentService({
+    users,
+    groups: groupsFromConnection(ctx.mongo),
+    enqueueEnrollment: (data) => enqueueEnrollment(ctx.queues.enrollment, data),
+    activationDeliveries: createActivationDeliveries({
+      users,
+      deliveries: createDeliveriesRepository(ctx.mongo),
+      enqueueDispatch: (id) => enqueueDispatch(ctx.queues.dispatch, id),
+      keys,
+      logger: ctx.logger,
+    }),
+    faceAnalyzer: ctx.config.faceAnalyzer ? createFaceAnalyzerClient(ctx.config.faceAnalyzer, ctx.logger) : undefined,
+    keys,
+    codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
+    logger: ctx.logger,
+  });
+  return {
+    users,
+    limits,
+    enrollment,
+    activation: createActivationService({ users, limits, queueActivation: enrollment.queueActivation, keys, codeTtlSeconds: ctx.config.activation.codeTtlSeconds }),
+  };
+}

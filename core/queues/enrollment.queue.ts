@@ -1,0 +1,26 @@
+import type { Queue } from 'bullmq';
+
+/** The enrollment job names a user and a code issue: never the code or an address. */
+export interface EnrollmentJobData {
+  userId: string;
+  issue: number;
+}
+
+export const ENROLLMENT_JOB = 'send-activation';
+
+export const ENROLLMENT_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { count: 1000, age: 24 * 3600 },
+  removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+} as const;
+
+/** One job per code issue: a retried enrollment or re-issue never sends twice. */
+export const enrollmentJobId = (userId: string, issue: number) => `enroll-${userId}-${issue}`;
+
+export async function enqueueEnrollment(queue: Queue, data: EnrollmentJobData): Promise<void> {
+  await queue.add(ENROLLMENT_JOB, { userId: data.userId, issue: data.issue } satisfies EnrollmentJobData, {
+    ...ENROLLMENT_JOB_OPTIONS,
+    jobId: enrollmentJobId(data.userId, data.issue),
+  });
+}

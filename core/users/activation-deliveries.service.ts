@@ -1,0 +1,87 @@
+import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import type { Channel, Delivery } from '../deliveries/delivery.types.js';
+import type { Logger } from '../logger/logger.js';
+import type { OtpKeys } from '../otp/otp-keys.js';
+import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import type { UsersRepository } from './users.repository.js';
+
+export const ACTIVATION_TEMPLATES: Record<Channel, string> = { EMAIL: 'activation_email', SMS: 'activation_sms' };
+
+/** userId may hold `@`, which delivery ids (dispatch job ids) do not allow: base64url it. */
+export const activationDeliveryId = (userId: string, issue: number, channel: Channel) =>
+  `activation-${Buffer.from(userId, 'utf8').toString('base64url')}-${issue}-${channel}`;
+
+export interface ActivationDeliveriesDeps {
+  users: Pick<UsersRepository, 'findByUserId' | 'clearActivationCode'>;
+  deliveries: Pick<DeliveriesRepository, 'insertMany' | 'findByRef'>;
+  /** Queues one dispatch job; failures are tolerated (the dispatch sweeper re-enqueues). */
+  enqueueDispatch: (deliveryId: string) => Promise<void>;
+  keys: OtpKeys;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/**
+ * The enrollment job's work: writes one activation delivery per address of the user (code and
+ * verification key encrypted for that row), drops the user's encrypted code, and queues the
+ * dispatch jobs. Each step is idempotent, so a retried job or a repeat after a crash is safe;
+ * a superseded issue (an admin re-issued meanwhile) sends nothing.
+ */
+export function createActivationDeliveries(deps: ActivationDeliveriesDeps) {
+  const now = deps.now ?? (() => new Date());
+  return {
+    async prepareAndQueue(userId: string, issue: number): Promise<{ queued: string[] }> {
+      const user = await deps.users.findByUserId(userId);
+      const activation = user?.activation;
+      if (!user || !activation || activation.issue !== issue) return { queued: [] };
+
+      if (activation.codeEncrypted) {
+        const code = decryptSecret(activation.codeEncrypted, deps.keys.encryptionKey, `${userId}:${issue}`);
+        const verificationKey = decryptSecret(activation.verificationKeyEncrypted, deps.keys.encryptionKey, userId);
+        const addresses: [Channel, string | undefined][] = [
+          ['EMAIL', user.emailId],
+          ['SMS', user.mobileNumber],
+        ];
+        const at = now();
+        const rows: Delivery[] = addresses
+          .filter((entry): entry is [Channel, string] => entry[1] !== undefined)
+          .map(([channel, to]) => {
+            const id = activationDeliveryId(userId, issue, channel);
+            return {
+              id,
+              kind: 'activation',
+              refId: userId,
+              channel,
+              to,
+              template: ACTIVATION_TEMPLATES[channel],
+              macros: { __FIRST_NAME__: user.firstName },
+              secretMacros: encryptSecret(JSON.stringify({ __ACTIVATION_CODE__: code, __VERIFICATION_KEY__: verificationKey }), deps.keys.encryptionKey, id),
+              state: 'QUEUED',
+              attempts: 0,
+              notAfter: activation.expiresAt,
+              queuedAt: at,
+              updatedAt: at,
+            };
+          });
+        await deps.deliveries.insertMany(rows);
+        await deps.users.clearActivationCode(userId, issue);
+      }
+
+      const prefix = activationDeliveryId(userId, issue, 'EMAIL').replace(/EMAIL$/, '');
+      const rows = (await deps.deliveries.findByRef(userId)).filter((d) => d.id.startsWith(prefix) && d.state === 'QUEUED');
+      const queued: string[] = [];
+      for (const row of rows) {
+        try {
+          await deps.enqueueDispatch(row.id);
+          queued.push(row.id);
+        } catch (err) {
+          // The row stays QUEUED; the dispatch worker's sweeper enqueues it once Redis is back.
+          deps.logger.warn({ err: (err as Error).message, deliveryId: row.id }, 'dispatch enqueue failed; left for the sweeper');
+        }
+      }
+      return { queued };
+    },
+  };
+}
+
+export type ActivationDeliveries = ReturnType<typeof createActivationDeliveries>;

@@ -1,0 +1,124 @@
+import type { Connection } from 'mongoose';
+import { isDuplicateKeyError } from '../db/duplicate-key.js';
+import { ConflictError } from '../errors/app-error.js';
+import { findMissingGroupNames } from '../groups/groups.repository.js';
+import type { Logger } from '../logger/logger.js';
+import type { OtpKeys } from '../otp/otp-keys.js';
+import { encryptSecret } from '../otp/secret-box.js';
+import { digestActivationCode, generateActivationCode, generateVerificationKey } from './activation-code.js';
+import type { ActivationDeliveries } from './activation-deliveries.service.js';
+import type { EnrollmentRequest } from './enrollment-request.validator.js';
+import type { FaceAnalyzer } from './face-analyzer.client.js';
+import { checkSelfieImage, type CheckedSelfie } from './selfie-image.checker.js';
+import type { User } from './user.types.js';
+import type { UsersRepository } from './users.repository.js';
+
+export interface EnrollmentDeps {
+  users: UsersRepository;
+  groups: { findMissingGroupNames: (names: string[]) => Promise<string[]> };
+  /** Queues the enrollment job of one code issue. */
+  enqueueEnrollment: (data: { userId: string; issue: number }) => Promise<void>;
+  /** The job's own work, run in-process when the job cannot be queued (Redis down). */
+  activationDeliveries: ActivationDeliveries;
+  faceAnalyzer?: FaceAnalyzer;
+  keys: OtpKeys;
+  codeTtlSeconds: number;
+  logger: Logger;
+  now?: () => Date;
+}
+
+// Spec 7.2 bodies: error label `Invalid data.` on every 409.
+const conflict = (message: string, extra?: Record<string, unknown>) => new ConflictError(message, { error: 'Invalid data.', extra });
+export const userExists = (user: Pick<User, 'status'>) => conflict(`User is ${user.status}`, { userStatus: user.status });
+
+export const groupsFromConnection = (connection: Connection) => ({ findMissingGroupNames: (names: string[]) => findMissingGroupNames(connection, names) });
+
+export function createEnrollmentService(deps: EnrollmentDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  /** D19, in order: user exists, primary among secondaries, missing group, mobile held. */
+  async function checkBusinessRules(request: EnrollmentRequest): Promise<void> {
+    const existing = await deps.users.findByUserId(request.userId);
+    if (existing) throw userExists(existing);
+    if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
+    const [missing] = await deps.groups.findMissingGroupNames([request.primaryGroup, ...request.secondaryGroups]);
+    if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
+    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile(request.mobileNumber))) throw conflict('Mobile number already registered');
+  }
+
+  /** The checks above ran before the insert; the unique indexes settle races between requests. */
+  async function conflictOfDuplicate(request: EnrollmentRequest): Promise<ConflictError> {
+    const winner = await deps.users.findByUserId(request.userId);
+    return winner ? userExists(winner) : conflict('Mobile number already registered');
+  }
+
+  async function queueActivation(userId: string, issue: number): Promise<void> {
+    try {
+      await deps.enqueueEnrollment({ userId, issue });
+    } catch (err) {
+      // Accepted anyway: do the job's work here; its dispatch rows are swept if Redis stays down.
+      // No userId in the log line: userIds are often e-mail addresses.
+      deps.logger.warn({ err: (err as Error).message }, 'enrollment enqueue failed; preparing activation in-process');
+      await deps.activationDeliveries.prepareAndQueue(userId, issue).catch((inner: unknown) => {
+        deps.logger.error({ err: inner }, 'activation could not be prepared; an admin can re-issue it');
+      });
+    }
+  }
+
+  return {
+    /** Queues the activation messages of one code issue (also used by the admin re-issue). */
+    queueActivation,
+
+    async enroll(clientId: string, request: EnrollmentRequest): Promise<{ location: string }> {
+      // Local image checks are request validation; the analyzer (remote, slow) runs only for a
+      // request that passed the business rules.
+      const selfie: CheckedSelfie | undefined = request.selfieImage === undefined ? undefined : await checkSelfieImage(request.selfieImage);
+      await checkBusinessRules(request);
+      if (selfie && deps.faceAnalyzer) await deps.faceAnalyzer.analyze(selfie);
+
+      const createdAt = now();
+      const generated = request.predefinedCode === undefined;
+      const code = request.predefinedCode ?? generateActivationCode();
+      const verificationKey = request.predefinedVerKey ?? generateVerificationKey();
+      const issue = 1;
+      const user: User = {
+        userId: request.userId,
+        loginId: request.loginId,
+        primaryGroup: request.primaryGroup,
+        secondaryGroups: request.secondaryGroups,
+        firstName: request.firstName,
+        lastName: request.lastName,
+        ...(request.emailId !== undefined ? { emailId: request.emailId } : {}),
+        ...(request.mobileNumber !== undefined ? { mobileNumber: request.mobileNumber } : {}),
+        status: request.preferredStatus,
+        sourceType: request.sourceType,
+        ...(request.comments !== undefined ? { comments: request.comments } : {}),
+        clientId,
+        activation: {
+          codeDigest: digestActivationCode(request.userId, code, deps.keys.hmacKey),
+          verificationKeyEncrypted: encryptSecret(verificationKey, deps.keys.encryptionKey, request.userId),
+          // Spec 2.5: only a generated code is sent; a predefined one is the caller's to hand out.
+          ...(generated ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, `${request.userId}:${issue}`) } : {}),
+          issue,
+          expiresAt: new Date(createdAt.getTime() + deps.codeTtlSeconds * 1000),
+          failedAttempts: 0,
+        },
+        ...(selfie
+          ? { server_bio_template_hash: selfie.sha256, server_bio_template_hash_created_ts: createdAt, server_bio_template_source: 'SELFIE' }
+          : {}),
+        createdAt,
+        updatedAt: createdAt,
+      };
+      try {
+        await deps.users.insert(user);
+      } catch (err) {
+        if (isDuplicateKeyError(err)) throw await conflictOfDuplicate(request);
+        throw err;
+      }
+      if (generated) await queueActivation(user.userId, issue);
+      return { location: `/v1/users/${user.userId}` };
+    },
+  };
+}
+
+export type EnrollmentService = ReturnType<typeof createEnrollmentService>;

@@ -1,0 +1,91 @@
+import { UnrecoverableError, type Job } from 'bullmq';
+import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { enqueueDispatch } from '../../core/queues/dispatch.queue.js';
+import type { EnrollmentJobData } from '../../core/queues/enrollment.queue.js';
+import { activationDeliveryId, createActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
+import { createEnrollmentService, groupsFromConnection } from '../../core/users/enrollment.service.js';
+import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { createSendActivationProcessor } from '../../workers/enrollment/send-activation.processor.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { createGroups, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
+
+describe('enrollment job (workers/enrollment) without the worker process', () => {
+  let service: TestService;
+  let token: string;
+  const logs = memoryLogger();
+
+  beforeAll(async () => {
+    service = await startTestService('usersenrolljob');
+    await createGroups(service, ['retail']);
+    token = (await createClientWithToken(service, { scopes: ['users'] })).accessToken;
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  const deliveries = () => createDeliveriesRepository(service.ctx.mongo);
+  const activationDeliveries = () =>
+    createActivationDeliveries({
+      users: createUsersRepository(service.ctx.mongo),
+      deliveries: deliveries(),
+      enqueueDispatch: (id) => enqueueDispatch(service.ctx.queues.dispatch, id),
+      keys: otpKeysFromConfig(service.config),
+      logger: logs.logger,
+    });
+  const job = (data: unknown) => ({ data, attemptsMade: 0, opts: {} }) as unknown as Job<EnrollmentJobData>;
+
+  test('when the job runs twice, then there is one delivery per address and one dispatch job each', async () => {
+    const mobileNumber = uniqueMobile();
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('twice@x', { emailId: 'twice@example.com', mobileNumber }))).status).toBe(201);
+    const processor = createSendActivationProcessor(activationDeliveries());
+    expect(await processor(job({ userId: 'twice@x', issue: 1 }))).toEqual({ queued: 2 });
+    expect(await processor(job({ userId: 'twice@x', issue: 1 }))).toEqual({ queued: 2 });
+    const rows = await deliveries().findByRef('twice@x');
+    expect(rows.map((r) => [r.id, r.channel, r.to, r.template, r.state, r.macros])).toEqual([
+      [activationDeliveryId('twice@x', 1, 'EMAIL'), 'EMAIL', 'twice@example.com', 'activation_email', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
+      [activationDeliveryId('twice@x', 1, 'SMS'), 'SMS', mobileNumber, 'activation_sms', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
+    ]);
+    expect(rows.every((r) => typeof r.secretMacros === 'string' && r.secretMacros.startsWith('v1.'))).toBe(true);
+    expect(await service.ctx.queues.dispatch.getJobCountByTypes('waiting', 'delayed', 'active', 'completed', 'failed')).toBe(2);
+    const user = await createUsersRepository(service.ctx.mongo).findByUserId('twice@x');
+    expect(user?.activation?.codeEncrypted).toBeUndefined();
+  });
+
+  test('when the job of an older issue runs after a re-issue, then nothing is sent for it', async () => {
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('old-issue'))).status).toBe(201);
+    const reissue = await fetch(`${service.url}/admin/users/old-issue/activation`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    expect(reissue.status).toBe(202);
+    const processor = createSendActivationProcessor(activationDeliveries());
+    expect(await processor(job({ userId: 'old-issue', issue: 1 }))).toEqual({ queued: 0 });
+    expect(await processor(job({ userId: 'old-issue', issue: 2 }))).toEqual({ queued: 1 });
+    expect((await deliveries().findByRef('old-issue')).map((r) => r.id)).toEqual([activationDeliveryId('old-issue', 2, 'EMAIL')]);
+  });
+
+  test('when the payload is invalid, then the job fails without retries', async () => {
+    const processor = createSendActivationProcessor(activationDeliveries());
+    await expect(processor(job({ userId: 'x', issue: 1, code: 'ABC' }))).rejects.toBeInstanceOf(UnrecoverableError);
+    await expect(processor(job({ userId: 'x' }))).rejects.toBeInstanceOf(UnrecoverableError);
+  });
+
+  test('when the enrollment job cannot be queued, then the API writes the activation deliveries itself', async () => {
+    const users = createUsersRepository(service.ctx.mongo);
+    const enrollment = createEnrollmentService({
+      users,
+      groups: groupsFromConnection(service.ctx.mongo),
+      enqueueEnrollment: () => Promise.reject(new Error('Redis is down')),
+      activationDeliveries: activationDeliveries(),
+      keys: otpKeysFromConfig(service.config),
+      codeTtlSeconds: 3600,
+      logger: logs.logger,
+    });
+    const request = parseEnrollmentRequest(userBody('no-redis', { emailId: 'noredis@example.com' }));
+    expect(await enrollment.enroll('client-1', request)).toEqual({ location: '/v1/users/no-redis' });
+    const rows = await deliveries().findByRef('no-redis');
+    expect(rows.map((r) => [r.channel, r.state])).toEqual([['EMAIL', 'QUEUED']]);
+    expect(rows[0].notAfter.getTime() - rows[0].queuedAt.getTime()).toBeLessThanOrEqual(3600 * 1000);
+    expect(logs.lines().some((l) => l.msg === 'enrollment enqueue failed; preparing activation in-process')).toBe(true);
+  });
+});

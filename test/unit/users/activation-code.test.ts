@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import {
+  ACTIVATION_ALPHABET,
+  digestActivationCode,
+  generateActivationCode,
+  generateVerificationKey,
+  verifyActivationCode,
+} from '../../../core/users/activation-code.js';
+
+describe('activation codes (D20)', () => {
+  const key = randomBytes(32);
+
+  test('when codes are generated, then they are 8 characters of the unambiguous upper-case alphabet', () => {
+    expect(ACTIVATION_ALPHABET).not.toMatch(/[01ILO]/);
+    for (let i = 0; i < 200; i += 1) expect(generateActivationCode()).toMatch(/^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{8}$/);
+    expect(generateVerificationKey()).toMatch(/^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/);
+  });
+
+  test('when many codes are generated, then every alphabet character appears and none repeats as a whole code', () => {
+    const codes = Array.from({ length: 2000 }, generateActivationCode);
+    expect(new Set(codes).size).toBe(codes.length);
+    expect(new Set(codes.join('')).size).toBe(ACTIVATION_ALPHABET.length);
+  });
+
+  test('when a code is digested, then only the same code, user and key verify', () => {
+    const digest = digestActivationCode('alice', 'ABCD2345', key);
+    expect(digest).not.toContain('ABCD2345');
+    expect(verifyActivationCode('alice', 'ABCD2345', digest, key)).toBe(true);
+    expect(verifyActivationCode('alice', 'ABCD2346', digest, key)).toBe(false);
+    expect(verifyActivationCode('bob', 'ABCD2345', digest, key)).toBe(false);
+    expect(verifyActivationCode('alice', 'ABCD2345', digest, randomBytes(32))).toBe(false);
+    expect(verifyActivationCode('alice', 'ABCD2345', 'short', key)).toBe(false);
+  });
+});

@@ -1,0 +1,17 @@
+import { UnrecoverableError, type Job } from 'bullmq';
+import type { EnrollmentJobData } from '../../core/queues/enrollment.queue.js';
+import { getValidator } from '../../core/schemas/schema-registry.js';
+import type { ActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
+
+/**
+ * One enrollment job: the activation deliveries of one code issue, written and queued for the
+ * dispatch worker. Failures (MongoDB) are rethrown for BullMQ's backoff; the work is idempotent.
+ */
+export function createSendActivationProcessor(activationDeliveries: ActivationDeliveries) {
+  const validate = getValidator<EnrollmentJobData>('enrollment.send-activation.json');
+  return async (job: Job<EnrollmentJobData>): Promise<{ queued: number }> => {
+    if (!validate(job.data)) throw new UnrecoverableError(`invalid enrollment payload: ${JSON.stringify(validate.errors?.[0])}`);
+    const { queued } = await activationDeliveries.prepareAndQueue(job.data.userId, job.data.issue);
+    return { queued: queued.length };
+  };
+}
