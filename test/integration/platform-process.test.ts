@@ -4,7 +4,7 @@ import { findFreePort } from '../../scripts/local-services.js';
 
 describe('process entries', () => {
   test('when the configuration is bad, then the process stops at once with one message naming every bad key', async () => {
-    for (const entry of ['api/main.js', 'workers/dispatch/main.js']) {
+    for (const entry of ['api/main.js', 'workers/dispatch/main.js', 'workers/enrollment/main.js']) {
       const proc = spawnProcessEntry(entry, { REDIS_URL: 'http://wrong', PORT: 'x', DISPATCH_CONCURRENCY: '0' });
       const exit = await proc.exited;
       expect(exit).toEqual({ code: 1, signal: null });
@@ -22,5 +22,18 @@ describe('process entries', () => {
     api.child.kill('SIGTERM');
     expect(await api.exited).toEqual({ code: 0, signal: null });
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+
+  test('when each worker process of the Procfile starts and gets SIGTERM, then it runs and exits 0', async () => {
+    const env = testEnv('workerprocs');
+    for (const [entry, ready] of [
+      ['workers/dispatch/main.js', 'dispatch worker running'],
+      ['workers/enrollment/main.js', 'enrollment worker running'],
+    ] as const) {
+      const worker = spawnProcessEntry(entry, env);
+      await waitForOutput(worker, ready);
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toEqual({ code: 0, signal: null });
+    }
   });
 });

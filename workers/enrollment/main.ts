@@ -1,4 +1,4 @@
-import { runWorkerProcess } from '../worker-process.js';
+import { runProcess } from '../../core/lifecycle/run-process.js';
 import { startEnrollmentWorker } from './enrollment-worker.js';
 
-runWorkerProcess('enrollment', startEnrollmentWorker);
+runProcess('worker-enrollment', startEnrollmentWorker);
