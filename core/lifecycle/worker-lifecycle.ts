@@ -1,5 +1,6 @@
-import { Worker, type Processor, type WorkerOptions } from 'bullmq';
+import { Worker, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../logger/logger.js';
 import type { QueueName } from '../queues/queue-names.js';
 
@@ -7,10 +8,15 @@ export interface ManagedWorkerOptions {
   queue: QueueName;
   processor: Processor;
   connection: Redis;
-  prefix: string;
+  config: Pick<Config, 'queuePrefix' | 'workerLockDurationMs'>;
   concurrency: number;
   logger: Logger;
-  settings?: Pick<WorkerOptions, 'settings' | 'lockDuration' | 'stalledInterval' | 'maxStalledCount'>;
+  /** Retry delay for a failed job; the default is BullMQ's per-job backoff option. */
+  backoffStrategy?: (attemptsMade: number, err: Error | undefined) => number;
+}
+
+export interface RunningWorker {
+  shutdown: () => Promise<boolean>;
 }
 
 /**
@@ -20,18 +26,28 @@ export interface ManagedWorkerOptions {
 export function createManagedWorker(options: ManagedWorkerOptions): Worker {
   const worker = new Worker(options.queue, options.processor, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: options.config.queuePrefix,
     concurrency: options.concurrency,
     autorun: false,
+    // A job whose worker died is retried once its lock expires (stalled-job check).
+    lockDuration: options.config.workerLockDurationMs,
+    stalledInterval: options.config.workerLockDurationMs,
     removeOnComplete: { count: 1000, age: 24 * 3600 },
     removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
-    ...options.settings,
+    ...(options.backoffStrategy ? { settings: { backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => options.backoffStrategy?.(attemptsMade, err) ?? 0 } } : {}),
   });
   const log = options.logger.child({ queue: options.queue });
   worker.on('error', (err) => log.error({ err }, 'worker error'));
   worker.on('failed', (job, err) => log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'job failed'));
   worker.on('stalled', (jobId) => log.warn({ jobId }, 'job stalled; it will be retried'));
   return worker;
+}
+
+/** Starts taking jobs and resolves once the worker is connected and running. */
+export async function runManagedWorker(worker: Worker, log: Logger): Promise<void> {
+  void worker.run();
+  await worker.waitUntilReady();
+  log.info({ queue: worker.name, concurrency: worker.concurrency }, `${worker.name} worker running`);
 }
 
 /**

@@ -1,0 +1,36 @@
+import type { Redis } from 'ioredis';
+import type { Connection } from 'mongoose';
+import type { Config } from '../config/config.js';
+import { connectMongo, syncIndexes } from '../db/mongo-connection.js';
+import type { Logger } from '../logger/logger.js';
+import { closeQueueRegistry, createQueueRegistry, type QueueRegistry } from '../queues/queue-registry.js';
+import { createProducerRedis, createWorkerRedis } from '../queues/redis-connection.js';
+import type { ShutdownStep } from './shutdown.js';
+
+/** What every worker process holds: MongoDB, a blocking Redis connection, producer queues. */
+export interface WorkerResources {
+  mongo: Connection;
+  workerRedis: Redis;
+  queues: QueueRegistry;
+  /** Closing steps, in order, after the worker itself has drained. */
+  closeSteps: ShutdownStep[];
+}
+
+export async function openWorkerResources(config: Config, log: Logger): Promise<WorkerResources> {
+  const mongo = await connectMongo(config.mongodbUri);
+  await syncIndexes(mongo);
+  const workerRedis = createWorkerRedis(config.redisUrl);
+  const producerRedis = createProducerRedis(config.redisUrl);
+  producerRedis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+  const queues = createQueueRegistry(producerRedis, config.queuePrefix, log);
+  return {
+    mongo,
+    workerRedis,
+    queues,
+    closeSteps: [
+      { name: 'queues', run: () => closeQueueRegistry(queues) },
+      { name: 'redis', run: async () => void (await Promise.allSettled([workerRedis.quit(), producerRedis.quit()])) },
+      { name: 'mongodb', run: () => mongo.close() },
+    ],
+  };
+}
