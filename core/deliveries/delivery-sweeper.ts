@@ -32,19 +32,3 @@ export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Prom
   if (expired + requeued > 0) deps.logger.info({ expired, requeued }, 'delivery sweep');
   return { expired, requeued };
 }
-
-/** Runs sweeps on an interval until stopped; a sweep never overlaps the previous one. */
-export function startSweeper(deps: SweeperDeps, intervalMs: number): { stop: () => Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  let stopped = false;
-  const timer = setInterval(() => {
-    running = running.then(() => (stopped ? undefined : sweepDeliveries(deps).catch((err: unknown) => deps.logger.error({ err }, 'delivery sweep failed'))));
-  }, intervalMs);
-  return {
-    stop: async () => {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
-}

@@ -106,6 +106,19 @@ export function createUsersRepository(connection: Connection) {
       return result.modifiedCount === 1;
     },
 
+    /**
+     * Pending activations whose messages were never prepared (the enrollment job was lost):
+     * the encrypted code is still on the user long after it was issued.
+     */
+    async findUnpreparedActivations(olderThan: Date, limit: number): Promise<{ userId: string; issue: number }[]> {
+      const docs = await (await model())
+        .find({ status: pending, 'activation.codeEncrypted': { $exists: true }, updatedAt: { $lt: olderThan } }, { userId: 1, 'activation.issue': 1 })
+        .sort({ updatedAt: 1 })
+        .limit(limit)
+        .lean<{ userId: string; activation: { issue: number } }[]>();
+      return docs.map((d) => ({ userId: d.userId, issue: d.activation.issue }));
+    },
+
     /** Drops the encrypted code once the activation deliveries hold their own copy. */
     async clearActivationCode(userId: string, issue: number): Promise<void> {
       await (await model()).updateOne({ userId, 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });

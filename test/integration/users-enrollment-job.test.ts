@@ -2,7 +2,8 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { enqueueDispatch } from '../../core/queues/dispatch.queue.js';
-import type { EnrollmentJobData } from '../../core/queues/enrollment.queue.js';
+import { enrollmentJobId, type EnrollmentJobData } from '../../core/queues/enrollment.queue.js';
+import { sweepActivations } from '../../core/users/activation-sweeper.js';
 import { activationDeliveryId, createActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
 import { createEnrollmentService, groupsFromConnection } from '../../core/users/enrollment.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
@@ -87,5 +88,21 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     expect(rows.map((r) => [r.channel, r.state])).toEqual([['EMAIL', 'QUEUED']]);
     expect(rows[0].notAfter.getTime() - rows[0].queuedAt.getTime()).toBeLessThanOrEqual(3600 * 1000);
     expect(logs.lines().some((l) => l.msg === 'enrollment enqueue failed; preparing activation in-process')).toBe(true);
+  });
+
+  test('when an enrollment job is lost inside Redis, then the activation sweep prepares and queues the messages', async () => {
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('lost-job', { emailId: 'lost@example.com' }))).status).toBe(201);
+    const queued = await service.ctx.queues.enrollment.getJob(enrollmentJobId('lost-job', 1));
+    expect(queued).toBeDefined();
+    await queued?.remove();
+    const deps = { users: createUsersRepository(service.ctx.mongo), activationDeliveries: activationDeliveries(), logger: logs.logger, graceMs: 60000 };
+    // Within the grace period the job may still be on its way: nothing is done.
+    expect(await sweepActivations(deps)).toBe(0);
+    expect(await sweepActivations(deps, new Date(Date.now() + 61000))).toBe(1);
+    const rows = await deliveries().findByRef('lost-job');
+    expect(rows.map((r) => [r.id, r.to, r.state])).toEqual([[activationDeliveryId('lost-job', 1, 'EMAIL'), 'lost@example.com', 'QUEUED']]);
+    expect(await service.ctx.queues.dispatch.getJob(activationDeliveryId('lost-job', 1, 'EMAIL'))).toBeDefined();
+    // Prepared once: the next sweep finds nothing left to do.
+    expect(await sweepActivations(deps, new Date(Date.now() + 61000))).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import type { Config } from '../../core/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
-import { startSweeper } from '../../core/deliveries/delivery-sweeper.js';
+import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
+import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
 import { createManagedWorker, drainWorker, runManagedWorker } from '../../core/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/lifecycle/worker-resources.js';
 import { createShutdown } from '../../core/lifecycle/shutdown.js';
@@ -37,10 +38,8 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
     logger: log,
     backoffStrategy: (attemptsMade, err) => dispatchBackoffMs(attemptsMade, err),
   });
-  const sweeper = startSweeper(
-    { deliveries, enqueue: (id) => requeueDispatch(queues.dispatch, id), logger: log, graceMs: config.sweeperGraceMs },
-    config.sweeperIntervalMs,
-  );
+  const sweepDeps = { deliveries, enqueue: (id: string) => requeueDispatch(queues.dispatch, id), logger: log, graceMs: config.sweeperGraceMs };
+  const sweeper = startPeriodicTask('delivery sweep', () => sweepDeliveries(sweepDeps), config.sweeperIntervalMs, log);
   await runManagedWorker(worker, log);
   return {
     shutdown: createShutdown(

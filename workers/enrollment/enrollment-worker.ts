@@ -2,6 +2,8 @@ import type { Config } from '../../core/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createManagedWorker, drainWorker, runManagedWorker, type RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/lifecycle/worker-resources.js';
+import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
+import { sweepActivations } from '../../core/users/activation-sweeper.js';
 import { createShutdown } from '../../core/lifecycle/shutdown.js';
 import type { Logger } from '../../core/logger/logger.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
@@ -14,8 +16,9 @@ import { createSendActivationProcessor } from './send-activation.processor.js';
 export async function startEnrollmentWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const log = logger.child({ worker: 'enrollment' });
   const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log);
+  const users = createUsersRepository(mongo);
   const activationDeliveries = createActivationDeliveries({
-    users: createUsersRepository(mongo),
+    users,
     deliveries: createDeliveriesRepository(mongo),
     enqueueDispatch: (id) => enqueueDispatch(queues.dispatch, id),
     keys: otpKeysFromConfig(config),
@@ -30,8 +33,14 @@ export async function startEnrollmentWorker(config: Config, logger: Logger): Pro
     concurrency: config.concurrency.enrollment,
     logger: log,
   });
+  const sweepDeps = { users, activationDeliveries, logger: log, graceMs: config.sweeperGraceMs };
+  const sweeper = startPeriodicTask('activation sweep', () => sweepActivations(sweepDeps), config.sweeperIntervalMs, log);
   await runManagedWorker(worker, log);
   return {
-    shutdown: createShutdown([{ name: 'enrollment jobs in flight', run: () => drainWorker(worker) }, ...closeSteps], log, config.shutdownDeadlineMs),
+    shutdown: createShutdown(
+      [{ name: 'sweeper', run: () => sweeper.stop() }, { name: 'enrollment jobs in flight', run: () => drainWorker(worker) }, ...closeSteps],
+      log,
+      config.shutdownDeadlineMs,
+    ),
   };
 }
