@@ -14,7 +14,7 @@ import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS } from '../../core/queues/dispatch.q
 import { seedTemplates } from '../../core/templates/templates.seeder.js';
 import { createLogger } from '../../core/logger/logger.js';
 import { envInt, envString, machineInfo, median, printTable, round, runBenchmark, sleep, startInfra, wallMs, writeResult } from '../support/bench-kit.js';
-import { benchMobile, connectMongo, projectEnv, startBareWorker, startProjectWorker, startProviderStub } from '../support/arms.js';
+import { benchMobile, connectMongo, projectEnv, startBareWorker, startProjectWorker, startProviderStub, storesOf } from '../support/arms.js';
 
 const JOBS = envInt('JOBS', 5000);
 const PAIRS = envInt('PAIRS', 3);
@@ -38,14 +38,14 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
   cleanup(infra.stop);
   const stub = await startProviderStub(envInt('STUB_DELAY_MS', 0));
   cleanup(stub.stop);
-  const env = projectEnv(infra, 'bench_drain_project', 'bdp', stub.url);
+  const env = projectEnv(storesOf(infra), 'bench_drain_project', 'bdp', stub.url);
   const mongo = await connectMongo(env.MONGODB_URI);
   cleanup(() => mongo.close());
   await seedTemplates(mongo, createLogger({ level: 'warn' }));
   const cpuProf = envString('BENCH_CPU_PROF_DIR', '');
   const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) }, cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []);
   cleanup(worker.stop);
-  const bare = await startBareWorker(infra, 'bdb', stub.url, CONCURRENCY);
+  const bare = await startBareWorker(infra.redis.url, 'bdb', stub.url, CONCURRENCY);
   cleanup(bare.stop);
 
   const redis = new Redis(infra.redis.url, { maxRetriesPerRequest: null });

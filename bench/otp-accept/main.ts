@@ -5,7 +5,7 @@
 // figure is the median of the per-pair ratios project/baseline. Goal: at least 0.9.
 import { autocannonPost, type LoadResult } from '../support/load.js';
 import { envInt, machineInfo, median, printTable, round, runBenchmark, startInfra, writeResult, envString } from '../support/bench-kit.js';
-import { benchUserId, connectMongo, insertBenchUsers, otpRequestBody, projectAccessToken, projectEnv, startBaselineApp, startProjectApi } from '../support/arms.js';
+import { benchUserId, connectMongo, insertBenchUsers, otpRequestBody, projectAccessToken, projectEnv, startBaselineApp, storesOf, startProjectApi } from '../support/arms.js';
 
 const PAIRS = envInt('PAIRS', 5);
 const DURATION_S = envInt('DURATION_S', 10);
@@ -18,9 +18,9 @@ await runBenchmark('otp-accept', async (cleanup) => {
   const infra = await startInfra();
   cleanup(infra.stop);
   const cpuProf = envString('BENCH_CPU_PROF_DIR', '');
-  const api = await startProjectApi(projectEnv(infra, 'bench_accept_project', 'bap'), cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []);
+  const api = await startProjectApi(projectEnv(storesOf(infra), 'bench_accept_project', 'bap'), cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []);
   cleanup(api.stop);
-  const baseline = await startBaselineApp(infra, 'bench_accept_baseline', 'bab');
+  const baseline = await startBaselineApp(storesOf(infra), 'bench_accept_baseline', 'bab');
   cleanup(baseline.stop);
 
   const mongo = await connectMongo(`${infra.mongo.url}/bench_accept_project`);

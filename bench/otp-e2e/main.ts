@@ -20,6 +20,7 @@ import {
   startProjectApi,
   startProjectWorker,
   startProviderStub,
+  storesOf,
   type ProviderStub,
 } from '../support/arms.js';
 
@@ -90,14 +91,14 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   cleanup(infra.stop);
   const stub = await startProviderStub(envInt('STUB_DELAY_MS', 0));
   cleanup(stub.stop);
-  const env = projectEnv(infra, 'bench_e2e_project', 'bep', stub.url);
+  const env = projectEnv(storesOf(infra), 'bench_e2e_project', 'bep', stub.url);
   const api = await startProjectApi(env);
   cleanup(api.stop);
   const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) });
   cleanup(worker.stop);
-  const baseline = await startBaselineApp(infra, 'bench_e2e_baseline', 'beb');
+  const baseline = await startBaselineApp(storesOf(infra), 'bench_e2e_baseline', 'beb');
   cleanup(baseline.stop);
-  const bare = await startBareWorker(infra, 'beb', stub.url, CONCURRENCY);
+  const bare = await startBareWorker(infra.redis.url, 'beb', stub.url, CONCURRENCY);
   cleanup(bare.stop);
 
   // Half the baseline's maximum accept rate, measured here with its bare worker running.

@@ -24,14 +24,22 @@ export async function startProviderStub(delayMs = 0): Promise<ProviderStub> {
 }
 
 /** Environment shared by the project's API and worker of one run. */
-export function projectEnv(infra: Infra, db: string, prefix: string, stubUrl?: string): Record<string, string> {
+/** Where a process finds MongoDB and Redis (the servers themselves, or counting proxies). */
+export interface Stores {
+  mongo: string;
+  redis: string;
+}
+
+export const storesOf = (infra: Infra): Stores => ({ mongo: infra.mongo.url, redis: infra.redis.url });
+
+export function projectEnv(stores: Stores, db: string, prefix: string, stubUrl?: string): Record<string, string> {
   return {
     NODE_ENV: 'production',
     // The project's default level (one JSON line per request), to /dev/null-like pipe.
     LOG_LEVEL: envString('BENCH_LOG_LEVEL', 'info'),
     HOST: '127.0.0.1',
-    MONGODB_URI: `${infra.mongo.url}/${db}`,
-    REDIS_URL: infra.redis.url,
+    MONGODB_URI: `${stores.mongo}/${db}`,
+    REDIS_URL: stores.redis,
     QUEUE_PREFIX: prefix,
     ...runSecrets(),
     ...UNLIMITED_RATE_LIMITS,
@@ -60,21 +68,21 @@ export interface BaselineApp extends NodeChild {
   url: string;
 }
 
-export async function startBaselineApp(infra: Infra, db: string, prefix: string): Promise<BaselineApp> {
+export async function startBaselineApp(stores: Stores, db: string, prefix: string): Promise<BaselineApp> {
   const child = await startNode(
     'baseline app',
     join(distDir, 'bench', 'support', 'baseline-app.js'),
-    { MONGODB_URI: `${infra.mongo.url}/${db}`, REDIS_URL: infra.redis.url, QUEUE_PREFIX: prefix, PORT: '0' },
+    { MONGODB_URI: `${stores.mongo}/${db}`, REDIS_URL: stores.redis, QUEUE_PREFIX: prefix, PORT: '0' },
     { ready: /baseline listening (\d+)/ },
   );
   return { ...child, url: `http://127.0.0.1:${child.match?.[1] ?? ''}` };
 }
 
-export async function startBareWorker(infra: Infra, prefix: string, stubUrl: string, concurrency: number): Promise<NodeChild> {
+export async function startBareWorker(redisUrl: string, prefix: string, stubUrl: string, concurrency: number): Promise<NodeChild> {
   return startNode(
     'bare worker',
     join(distDir, 'bench', 'support', 'bare-worker.js'),
-    { REDIS_URL: infra.redis.url, QUEUE_PREFIX: prefix, STUB_URL: stubUrl, CONCURRENCY: String(concurrency), TWILIO_ACCOUNT_SID: TWILIO_TEST_SID, TWILIO_AUTH_TOKEN: 'bench-auth-token' },
+    { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, STUB_URL: stubUrl, CONCURRENCY: String(concurrency), TWILIO_ACCOUNT_SID: TWILIO_TEST_SID, TWILIO_AUTH_TOKEN: 'bench-auth-token' },
     { ready: /bare worker ready/ },
   );
 }

@@ -1,7 +1,7 @@
 // Shared plumbing of the benchmarks: local Redis and MongoDB-wire server, child processes on
 // loopback, machine facts, statistics and result files. Nothing here is used by the service.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, totalmem, platform, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,8 +54,9 @@ export interface NodeChild {
 }
 
 /**
- * Starts `node <script>` with `env` and resolves once a stdout line matches `ready` (or `readyCheck`
- * succeeds). Output is kept (last 64 KiB) for error messages; nothing is written to the terminal.
+ * Starts `node <script>` with `env` and resolves once its output matches `ready` (or `readyCheck`
+ * succeeds). Output goes to a file under .local/bench-logs/ (not a pipe), so reading it never
+ * costs the benchmark process CPU while it drives load; its tail is shown if the child fails.
  */
 export async function startNode(
   name: string,
@@ -63,17 +64,23 @@ export async function startNode(
   env: Record<string, string>,
   options: { ready?: RegExp; readyCheck?: () => Promise<boolean>; nodeArgs?: string[]; timeoutMs?: number } = {},
 ): Promise<NodeChild & { match?: RegExpMatchArray }> {
+  const logDir = join(projectRoot, '.local', 'bench-logs');
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, `${name.replace(/[^A-Za-z0-9]+/g, '-')}-${process.pid}-${Date.now()}.log`);
+  const fd = openSync(logFile, 'w');
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', fd, fd],
   });
-  let out = '';
-  const keep = (chunk: Buffer) => {
-    out = (out + chunk.toString()).slice(-65536);
+  closeSync(fd);
+  const output = () => {
+    try {
+      return readFileSync(logFile, 'utf8').slice(-65536);
+    } catch {
+      return '';
+    }
   };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
   const stop = () =>
     new Promise<void>((done) => {
       if (child.exitCode !== null || child.signalCode !== null) return done();
@@ -87,9 +94,9 @@ export async function startNode(
   const deadline = Date.now() + (options.timeoutMs ?? 60000);
   let match: RegExpMatchArray | undefined;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${out}`);
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output()}`);
     if (options.ready) {
-      const m = out.match(options.ready);
+      const m = output().match(options.ready);
       if (m) {
         match = m;
         break;
@@ -98,11 +105,11 @@ export async function startNode(
     if (options.readyCheck && (await options.readyCheck().catch(() => false))) break;
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`${name} not ready in time:\n${out}`);
+      throw new Error(`${name} not ready in time:\n${output()}`);
     }
     await sleep(100);
   }
-  return { name, child, output: () => out, stop, match };
+  return { name, child, output, stop, match };
 }
 
 export async function httpOk(url: string): Promise<boolean> {
