@@ -25,12 +25,12 @@ import {
 } from '../support/arms.js';
 
 const PAIRS = envInt('PAIRS', 2);
-const DURATION_S = envInt('DURATION_S', 10);
+const DURATION_S = envInt('DURATION_S', 5);
 const MAX_PROBE_S = envInt('MAX_PROBE_S', 5);
 const CONNECTIONS = envInt('CONNECTIONS', 10);
 const CONCURRENCY = envInt('CONCURRENCY', 10);
 const FIXED_RATE = envInt('RATE', 0);
-const DRAIN_TIMEOUT_S = envInt('DRAIN_TIMEOUT_S', 90);
+const DRAIN_TIMEOUT_S = envInt('DRAIN_TIMEOUT_S', 240);
 
 type Arm = 'project' | 'baseline';
 

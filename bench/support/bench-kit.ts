@@ -166,11 +166,15 @@ export function machineInfo() {
   };
 }
 
-/** Writes bench/results/<name>.json in the source tree (committed) and returns its path. */
+/**
+ * Writes bench/results/<name>[-<RESULT_SUFFIX>].json in the source tree (committed) and returns
+ * its path; the suffix keeps runs with non-default knobs apart from the reference figures.
+ */
 export function writeResult(name: string, result: unknown): string {
   const dir = join(projectRoot, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${name}.json`);
+  const suffix = process.env.RESULT_SUFFIX ? `-${process.env.RESULT_SUFFIX.replace(/[^A-Za-z0-9_-]/g, '')}` : '';
+  const file = join(dir, `${name}${suffix}.json`);
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   return file;
 }
