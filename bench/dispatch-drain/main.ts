@@ -110,7 +110,7 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
   }
 
   console.log(`dispatch-drain: ${JOBS} jobs per run, ${PAIRS} pairs, concurrency ${CONCURRENCY}`);
-  const WARMUP_JOBS = envInt('WARMUP_JOBS', 500);
+  const WARMUP_JOBS = envInt('WARMUP_JOBS', 1000);
   if (WARMUP_JOBS > 0) {
     await drain('project', WARMUP_JOBS);
     await drain('baseline', WARMUP_JOBS);

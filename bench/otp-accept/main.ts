@@ -9,7 +9,7 @@ import { benchUserId, connectMongo, insertBenchUsers, otpRequestBody, projectAcc
 
 const PAIRS = envInt('PAIRS', 5);
 const DURATION_S = envInt('DURATION_S', 10);
-const WARMUP_S = envInt('WARMUP_S', 3);
+const WARMUP_S = envInt('WARMUP_S', 10);
 const CONNECTIONS = envInt('CONNECTIONS', 10);
 const GOAL = 0.9;
 

@@ -27,6 +27,7 @@ import {
 const PAIRS = envInt('PAIRS', 2);
 const DURATION_S = envInt('DURATION_S', 5);
 const MAX_PROBE_S = envInt('MAX_PROBE_S', 5);
+const WARMUP_S = envInt('WARMUP_S', 5);
 const CONNECTIONS = envInt('CONNECTIONS', 10);
 const CONCURRENCY = envInt('CONCURRENCY', 10);
 const FIXED_RATE = envInt('RATE', 0);
@@ -101,9 +102,11 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   const bare = await startBareWorker(infra.redis.url, 'beb', stub.url, CONCURRENCY);
   cleanup(bare.stop);
 
-  // Half the baseline's maximum accept rate, measured here with its bare worker running.
+  // Half the baseline's maximum accept rate, measured here with its bare worker running, after
+  // a discarded run of the same length (the JVM of the MongoDB-wire server and V8 warm up).
   let baselineMax: number | undefined;
   if (FIXED_RATE === 0) {
+    await autocannonPost(`${baseline.url}/v1/svc-otp`, otpRequestBody(benchUserId(0)), {}, MAX_PROBE_S, CONNECTIONS);
     const probe = await autocannonPost(`${baseline.url}/v1/svc-otp`, otpRequestBody(benchUserId(0)), {}, MAX_PROBE_S, CONNECTIONS);
     baselineMax = probe.requestsPerSecond;
   }
@@ -111,7 +114,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   await sleep(2000);
   await stub.arrivals(true);
 
-  const perRun = Math.floor(rate * DURATION_S);
+  const perRun = Math.floor(rate * Math.max(DURATION_S, WARMUP_S));
   const mongo = await connectMongo(`${infra.mongo.url}/bench_e2e_project`);
   await insertBenchUsers(mongo, perRun);
   const token = await projectAccessToken(api.url, mongo);
@@ -122,15 +125,24 @@ await runBenchmark('otp-e2e', async (cleanup) => {
     project: { url: `${api.url}/v1/svc-otp`, headers: { authorization: `Bearer ${token}` } },
     baseline: { url: `${baseline.url}/v1/svc-otp`, headers: {} },
   };
+  const runArm = async (arm: Arm, pair: number, seconds: number): Promise<RunResult> => {
+    await stub.arrivals(true);
+    const sent = await openLoopPost(targets[arm].url, targets[arm].headers, (i) => otpRequestBody(benchUserId(i)), rate, seconds);
+    const accepted = sent.filter((s) => s.status === 200).length;
+    const arrivals = await collectArrivals(stub, accepted);
+    return summarize(arm, pair, sent, arrivals);
+  };
+  if (WARMUP_S > 0) {
+    for (const arm of ['project', 'baseline'] as const) {
+      const warm = await runArm(arm, 0, WARMUP_S);
+      console.log(`  warm-up ${arm} (discarded): p50 ${warm.p50Ms} ms, p99 ${warm.p99Ms} ms`);
+    }
+  }
   const runs: RunResult[] = [];
   for (let pair = 1; pair <= PAIRS; pair++) {
     const order: Arm[] = pair % 2 === 1 ? ['project', 'baseline'] : ['baseline', 'project'];
     for (const arm of order) {
-      await stub.arrivals(true);
-      const sent = await openLoopPost(targets[arm].url, targets[arm].headers, (i) => otpRequestBody(benchUserId(i)), rate, DURATION_S);
-      const accepted = sent.filter((s) => s.status === 200).length;
-      const arrivals = await collectArrivals(stub, accepted);
-      const result = summarize(arm, pair, sent, arrivals);
+      const result = await runArm(arm, pair, DURATION_S);
       runs.push(result);
       console.log(`  pair ${pair} ${arm}: accepted ${result.accepted}/${result.offered}, delivered ${result.delivered}, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
       await sleep(1000);
@@ -159,6 +171,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
       baselineMaxRequestsPerSecond: baselineMax === undefined ? null : round(baselineMax, 1),
       rateRule: FIXED_RATE > 0 ? 'RATE given' : `half the baseline app's autocannon maximum (${MAX_PROBE_S} s, ${CONNECTIONS} connections, bare worker running)`,
       durationSecondsPerRun: DURATION_S,
+      warmupSecondsPerArm: WARMUP_S,
       pairs: PAIRS,
       interleaving: 'pairs alternate which arm runs first',
       load: 'open loop: request i due at start + i/rate, latency from that instant (no coordinated omission); 64 keep-alive sockets',
