@@ -13,7 +13,7 @@ import { encryptSecret } from '../../core/otp/secret-box.js';
 import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS } from '../../core/queues/dispatch.queue.js';
 import { seedTemplates } from '../../core/templates/templates.seeder.js';
 import { createLogger } from '../../core/logger/logger.js';
-import { envInt, envString, machineInfo, median, printTable, round, runBenchmark, sleep, startInfra, wallMs, writeResult } from '../support/bench-kit.js';
+import { envInt, envString, machineInfo, median, printTable, processCpuMs, round, runBenchmark, sleep, startInfra, wallMs, writeResult } from '../support/bench-kit.js';
 import { benchMobile, connectMongo, projectEnv, startBareWorker, startProjectWorker, startProviderStub, storesOf } from '../support/arms.js';
 
 const JOBS = envInt('JOBS', 5000);
@@ -25,6 +25,8 @@ const GOAL = 0.9;
 type Arm = 'project' | 'baseline';
 
 interface DrainRun {
+  /** CPU per job of the worker process, the MongoDB-wire server, Redis and the stub. */
+  cpuMsPerJob: Record<string, number>;
   jobs: number;
   seconds: number;
   jobsPerSecond: number;
@@ -93,6 +95,8 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
     const failedBefore = await queue.getFailedCount();
     await stub.arrivals(true);
     await sleep(500);
+    const pids = { worker: (arm === 'project' ? worker : bare).child.pid, mongo: infra.mongo.pid, redis: infra.redis.pid, stub: stub.child.pid };
+    const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuMs(pid)]));
     const t0 = wallMs();
     await queue.resume();
     const deadline = Date.now() + TIMEOUT_S * 1000;
@@ -103,10 +107,11 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
       await sleep(20);
     }
     const seconds = (wallMs() - t0) / 1000;
+    const cpuMsPerJob = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((processCpuMs(pid) - cpuBefore[k]) / jobs, 3)]));
     const failed = (await queue.getFailedCount()) - failedBefore;
     const delivered = (await stub.arrivals(true)).arrivals.length;
     if (failed > 0 || delivered !== jobs) throw new Error(`${arm}: ${failed} failed jobs, ${delivered}/${jobs} messages at the stub`);
-    return { jobs, seconds: round(seconds, 3), jobsPerSecond: round(jobs / seconds, 1), delivered, failed };
+    return { cpuMsPerJob, jobs, seconds: round(seconds, 3), jobsPerSecond: round(jobs / seconds, 1), delivered, failed };
   }
 
   console.log(`dispatch-drain: ${JOBS} jobs per run, ${PAIRS} pairs, concurrency ${CONCURRENCY}`);
@@ -131,6 +136,13 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
     ['pair', 'first', 'project jobs/s', 'baseline jobs/s', 'ratio', 'project s', 'baseline s'],
     pairs.map((p) => [p.pair, p.order.split(' ')[0], p.project.jobsPerSecond, p.baseline.jobsPerSecond, round(p.ratio, 3), p.project.seconds, p.baseline.seconds]),
   );
+  const cpu = (arm: Arm, k: string) => round(median(pairs.map((p) => p[arm].cpuMsPerJob[k])), 3);
+  const cpuSummary = Object.fromEntries((['project', 'baseline'] as const).map((arm) => [arm, { worker: cpu(arm, 'worker'), mongo: cpu(arm, 'mongo'), redis: cpu(arm, 'redis'), stub: cpu(arm, 'stub') }]));
+  console.log('\nCPU ms per job (median over pairs):');
+  printTable(
+    ['arm', 'worker process', 'MongoDB-wire server', 'Redis', 'provider stub'],
+    (['project', 'baseline'] as const).map((arm) => [arm, cpuSummary[arm].worker, cpuSummary[arm].mongo, cpuSummary[arm].redis, cpuSummary[arm].stub]),
+  );
   console.log(`\nmedian ratio project/baseline: ${round(medianRatio, 3)} (goal >= ${GOAL}: ${medianRatio >= GOAL ? 'met' : 'MISSED'})`);
   const file = writeResult('dispatch-drain', {
     benchmark: 'dispatch-drain',
@@ -148,6 +160,7 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
       projectLogLevel: envString('BENCH_LOG_LEVEL', 'info'),
     },
     pairs,
+    cpuMsPerJobMedian: cpuSummary,
     medianRatio: round(medianRatio, 4),
     goal: GOAL,
     goalMet: medianRatio >= GOAL,

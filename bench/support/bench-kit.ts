@@ -209,3 +209,25 @@ export async function runBenchmark(name: string, body: (cleanup: (fn: () => Prom
   }
   process.exit(failed ? 1 : 0);
 }
+
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); NaN elsewhere. */
+export function processCpuMs(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}
+
+/** Measures the CPU each named process spends while `body` runs. */
+export async function withCpu<T>(pids: Record<string, number | undefined>, body: () => Promise<T>): Promise<{ value: T; cpuMs: Record<string, number> }> {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuMs(pid)]));
+  const value = await body();
+  const cpuMs = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuMs(pid) - before[k]]));
+  return { value, cpuMs };
+}
