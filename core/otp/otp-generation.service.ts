@@ -76,11 +76,17 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     if (missing.length > 0) throw new ValidationError(`dynamicMacros: missing values for ${missing.join(', ')}`);
   }
 
-  /** Writes the OTP, its delivery rows and its jobs; every step is idempotent on the uuid. */
-  async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest): Promise<void> {
+  /**
+   * Writes the OTP, its delivery rows and its jobs; every step is idempotent on the uuid.
+   * `freshCode` is given when the uuid is new to this request (no Idempotency-Key): nothing can
+   * resume it, so the code is not parked on the OTP record and needs no clearing afterwards
+   * (one MongoDB round trip fewer). With a key, a retry must deliver the first attempt's code,
+   * which it finds encrypted on the record until the delivery rows exist.
+   */
+  async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest, freshCode: string | undefined): Promise<void> {
     const stored = await deps.otps.insertIfAbsent(record);
-    if (stored.codeEncrypted) {
-      const code = decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid);
+    const code = stored.codeEncrypted ? decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid) : freshCode;
+    if (code !== undefined) {
       const at = now();
       const rows: Delivery[] = stored.channels.map((channel) => {
         const id = otpDeliveryId(stored.otpUuid, channel);
@@ -101,7 +107,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         };
       });
       await deps.deliveries.insertMany(rows);
-      await deps.otps.clearCode(stored.otpUuid);
+      if (stored.codeEncrypted) await deps.otps.clearCode(stored.otpUuid);
     }
     for (const channel of stored.channels) {
       const id = otpDeliveryId(stored.otpUuid, channel);
@@ -146,6 +152,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       }
 
       const code = generateOtp(request.segments);
+      const resumable = command.idempotencyKey !== undefined;
       const channels = CHANNELS.filter((c) => request.channels[c] !== undefined);
       const record: OtpRecord = {
         otpUuid,
@@ -160,10 +167,10 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         generateJwt: request.generateJwt,
         msgId: request.msgId,
         channels,
-        codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, otpUuid),
+        ...(resumable ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, otpUuid) } : {}),
         createdAt,
       };
-      await persistAndQueue(record, addresses, request);
+      await persistAndQueue(record, addresses, request, resumable ? undefined : code);
       return { otpUuid };
     },
   };

@@ -1,0 +1,192 @@
+// bench/otp-e2e: latency from POST /v1/svc-otp to the provider receiving the SMS, at a fixed
+// offered rate of half the baseline's maximum accept rate, for the project (API + dispatch
+// worker, real Twilio SDK pointed at a local stub) and for the baseline (minimal app + bare
+// BullMQ worker posting to the same stub with fetch). The stub, in its own process, records the
+// wall-clock arrival of each message and its `To`, which identifies the request: the project
+// sends to user i's own mobile number; the bare worker sends To = the delivery id of the otpUuid.
+import { autocannonPost } from '../support/load.js';
+import { openLoopPost, type SentRequest } from '../support/open-loop.js';
+import { envInt, envString, machineInfo, median, percentile, printTable, round, runBenchmark, sleep, startInfra, writeResult } from '../support/bench-kit.js';
+import {
+  benchMobile,
+  benchUserId,
+  connectMongo,
+  insertBenchUsers,
+  otpRequestBody,
+  projectAccessToken,
+  projectEnv,
+  startBareWorker,
+  startBaselineApp,
+  startProjectApi,
+  startProjectWorker,
+  startProviderStub,
+  storesOf,
+  type ProviderStub,
+} from '../support/arms.js';
+
+const PAIRS = envInt('PAIRS', 2);
+const DURATION_S = envInt('DURATION_S', 5);
+const MAX_PROBE_S = envInt('MAX_PROBE_S', 5);
+const WARMUP_S = envInt('WARMUP_S', 5);
+const CONNECTIONS = envInt('CONNECTIONS', 10);
+const CONCURRENCY = envInt('CONCURRENCY', 10);
+const FIXED_RATE = envInt('RATE', 0);
+const DRAIN_TIMEOUT_S = envInt('DRAIN_TIMEOUT_S', 240);
+
+type Arm = 'project' | 'baseline';
+
+interface RunResult {
+  arm: Arm;
+  pair: number;
+  offered: number;
+  accepted: number;
+  delivered: number;
+  lost: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  lastArrivalAfterStartS: number;
+}
+
+async function collectArrivals(stub: ProviderStub, expected: number): Promise<Map<string, number>> {
+  const seen = new Map<string, number>();
+  const deadline = Date.now() + DRAIN_TIMEOUT_S * 1000;
+  while (seen.size < expected && Date.now() < deadline) {
+    const { arrivals } = await stub.arrivals(true);
+    for (const [to, at] of arrivals) if (!seen.has(to)) seen.set(to, at);
+    if (seen.size < expected) await sleep(200);
+  }
+  return seen;
+}
+
+function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<string, number>): RunResult {
+  const latencies: number[] = [];
+  let accepted = 0;
+  for (const s of sent) {
+    if (s.status !== 200 || !s.otpUuid) continue;
+    accepted += 1;
+    const key = arm === 'project' ? benchMobile(s.index) : `otp-${s.otpUuid}-SMS`;
+    const at = arrivals.get(key);
+    if (at !== undefined) latencies.push(at - s.scheduledAt);
+  }
+  const first = sent[0]?.scheduledAt ?? 0;
+  return {
+    arm,
+    pair,
+    offered: sent.length,
+    accepted,
+    delivered: latencies.length,
+    lost: accepted - latencies.length,
+    p50Ms: round(percentile(latencies, 50), 1),
+    p90Ms: round(percentile(latencies, 90), 1),
+    p99Ms: round(percentile(latencies, 99), 1),
+    maxMs: round(Math.max(...latencies), 1),
+    lastArrivalAfterStartS: round((Math.max(...arrivals.values()) - first) / 1000, 2),
+  };
+}
+
+await runBenchmark('otp-e2e', async (cleanup) => {
+  const started = new Date();
+  const infra = await startInfra();
+  cleanup(infra.stop);
+  const stub = await startProviderStub(envInt('STUB_DELAY_MS', 0));
+  cleanup(stub.stop);
+  const env = projectEnv(storesOf(infra), 'bench_e2e_project', 'bep', stub.url);
+  const api = await startProjectApi(env);
+  cleanup(api.stop);
+  const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) });
+  cleanup(worker.stop);
+  const baseline = await startBaselineApp(storesOf(infra), 'bench_e2e_baseline', 'beb');
+  cleanup(baseline.stop);
+  const bare = await startBareWorker(infra.redis.url, 'beb', stub.url, CONCURRENCY);
+  cleanup(bare.stop);
+
+  // Half the baseline's maximum accept rate, measured here with its bare worker running, after
+  // a discarded run of the same length (the JVM of the MongoDB-wire server and V8 warm up).
+  let baselineMax: number | undefined;
+  if (FIXED_RATE === 0) {
+    await autocannonPost(`${baseline.url}/v1/svc-otp`, otpRequestBody(benchUserId(0)), {}, MAX_PROBE_S, CONNECTIONS);
+    const probe = await autocannonPost(`${baseline.url}/v1/svc-otp`, otpRequestBody(benchUserId(0)), {}, MAX_PROBE_S, CONNECTIONS);
+    baselineMax = probe.requestsPerSecond;
+  }
+  const rate = FIXED_RATE > 0 ? FIXED_RATE : Math.max(1, Math.floor((baselineMax ?? 0) / 2));
+  await sleep(2000);
+  await stub.arrivals(true);
+
+  const perRun = Math.floor(rate * Math.max(DURATION_S, WARMUP_S));
+  const mongo = await connectMongo(`${infra.mongo.url}/bench_e2e_project`);
+  await insertBenchUsers(mongo, perRun);
+  const token = await projectAccessToken(api.url, mongo);
+  const projectDb = mongo;
+  cleanup(() => projectDb.close());
+
+  console.log(`otp-e2e: baseline max ${baselineMax === undefined ? 'not measured' : `${round(baselineMax, 1)} req/s`}, offered rate ${rate} req/s for ${DURATION_S} s per run, ${PAIRS} pairs, worker concurrency ${CONCURRENCY}`);
+  const targets: Record<Arm, { url: string; headers: Record<string, string> }> = {
+    project: { url: `${api.url}/v1/svc-otp`, headers: { authorization: `Bearer ${token}` } },
+    baseline: { url: `${baseline.url}/v1/svc-otp`, headers: {} },
+  };
+  const runArm = async (arm: Arm, pair: number, seconds: number): Promise<RunResult> => {
+    // mongo-java-server answers the worker's `{_id, state}` filters by scanning the collection;
+    // real MongoDB uses the _id index. Every run starts with no delivery rows, so runs compare.
+    if (arm === 'project') await projectDb.collection('deliveries').deleteMany({});
+    await stub.arrivals(true);
+    const sent = await openLoopPost(targets[arm].url, targets[arm].headers, (i) => otpRequestBody(benchUserId(i)), rate, seconds);
+    const accepted = sent.filter((s) => s.status === 200).length;
+    const arrivals = await collectArrivals(stub, accepted);
+    return summarize(arm, pair, sent, arrivals);
+  };
+  if (WARMUP_S > 0) {
+    for (const arm of ['project', 'baseline'] as const) {
+      const warm = await runArm(arm, 0, WARMUP_S);
+      console.log(`  warm-up ${arm} (discarded): p50 ${warm.p50Ms} ms, p99 ${warm.p99Ms} ms`);
+    }
+  }
+  const runs: RunResult[] = [];
+  for (let pair = 1; pair <= PAIRS; pair++) {
+    const order: Arm[] = pair % 2 === 1 ? ['project', 'baseline'] : ['baseline', 'project'];
+    for (const arm of order) {
+      const result = await runArm(arm, pair, DURATION_S);
+      runs.push(result);
+      console.log(`  pair ${pair} ${arm}: accepted ${result.accepted}/${result.offered}, delivered ${result.delivered}, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
+      await sleep(1000);
+    }
+  }
+
+  console.log('');
+  printTable(
+    ['pair', 'arm', 'offered', 'accepted', 'delivered', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'last arrival s'],
+    runs.map((r) => [r.pair, r.arm, r.offered, r.accepted, r.delivered, r.p50Ms, r.p90Ms, r.p99Ms, r.maxMs, r.lastArrivalAfterStartS]),
+  );
+  const summary = (arm: Arm) => {
+    const of = runs.filter((r) => r.arm === arm);
+    return { p50MsMedianOfRuns: round(median(of.map((r) => r.p50Ms)), 1), p99MsMedianOfRuns: round(median(of.map((r) => r.p99Ms)), 1) };
+  };
+  const result = { project: summary('project'), baseline: summary('baseline') };
+  console.log(`\nproject:  p50 ${result.project.p50MsMedianOfRuns} ms, p99 ${result.project.p99MsMedianOfRuns} ms (median over runs)`);
+  console.log(`baseline: p50 ${result.baseline.p50MsMedianOfRuns} ms, p99 ${result.baseline.p99MsMedianOfRuns} ms (median over runs)`);
+
+  const file = writeResult('otp-e2e', {
+    benchmark: 'otp-e2e',
+    startedAt: started.toISOString(),
+    machine: machineInfo(),
+    method: {
+      offeredRatePerSecond: rate,
+      baselineMaxRequestsPerSecond: baselineMax === undefined ? null : round(baselineMax, 1),
+      rateRule: FIXED_RATE > 0 ? 'RATE given' : `half the baseline app's autocannon maximum (${MAX_PROBE_S} s, ${CONNECTIONS} connections, bare worker running)`,
+      durationSecondsPerRun: DURATION_S,
+      warmupSecondsPerArm: WARMUP_S,
+      pairs: PAIRS,
+      interleaving: 'pairs alternate which arm runs first',
+      load: 'open loop: request i due at start + i/rate, latency from that instant (no coordinated omission); 64 keep-alive sockets',
+      latency: 'wall clock at the stub receiving the Twilio Messages POST minus the scheduled send instant',
+      workerConcurrency: CONCURRENCY,
+      deliveriesCollection: 'emptied before each project run (mongo-java-server scans on {_id, state} filters)',
+      stubDelayMs: envInt('STUB_DELAY_MS', 0),
+      projectLogLevel: envString('BENCH_LOG_LEVEL', 'info'),
+    },
+    runs,
+    summary: result,
+  });
+  console.log(`result written to ${file}`);
+});

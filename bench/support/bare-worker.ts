@@ -1,0 +1,39 @@
+// The baseline worker: a bare BullMQ Worker on the dispatch queue that posts each job to the
+// provider stub with fetch (Twilio's form fields, To = the delivery id) and nothing else.
+import { Worker } from 'bullmq';
+import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
+import { createWorkerRedis } from '../../core/queues/redis-connection.js';
+
+const stubUrl = process.env.STUB_URL ?? '';
+const accountSid = process.env.TWILIO_ACCOUNT_SID ?? 'AC0';
+const auth = `Basic ${Buffer.from(`${accountSid}:${process.env.TWILIO_AUTH_TOKEN ?? 'x'}`).toString('base64')}`;
+const connection = createWorkerRedis(process.env.REDIS_URL ?? '');
+const worker = new Worker<DispatchJobData>(
+  'dispatch',
+  async (job) => {
+    const res = await fetch(`${stubUrl}/2010-04-01/Accounts/${accountSid}/Messages.json`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ To: job.data.deliveryId, From: '+15005550006', Body: 'Your code is 123456.' }).toString(),
+    });
+    const body = (await res.json()) as { sid?: string };
+    if (res.status !== 201) throw new Error(`stub answered ${res.status}`);
+    return { state: 'SENT', providerMessageId: body.sid };
+  },
+  {
+    connection,
+    prefix: process.env.QUEUE_PREFIX ?? 'baseline',
+    concurrency: Number(process.env.CONCURRENCY ?? '10'),
+    removeOnComplete: { count: 1000, age: 24 * 3600 },
+    removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+  },
+);
+worker.on('error', (err) => console.error('worker error', err.message));
+await worker.waitUntilReady();
+console.log('bare worker ready');
+process.on('SIGTERM', () => {
+  void worker.close().then(() => {
+    connection.disconnect();
+    process.exit(0);
+  });
+});
