@@ -8,7 +8,7 @@ import { createRateLimits } from '../core/otp/otp-rate-limits.js';
 import { createOtpValidationService } from '../core/otp/otp-validation.service.js';
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
 import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
-import { findTemplate } from '../core/templates/templates.repository.js';
+import { findTemplateCached } from '../core/templates/template-cache.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 import { tokenIdentity } from './auth-server/auth-server.js';
 import type { OtpRouteServices } from './routes/otp.routes.js';
@@ -27,7 +27,7 @@ export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
       users: createUsersRepository(ctx.mongo),
       templates: {
         findTemplate: async (name) => {
-          const template = await findTemplate(ctx.mongo, name);
+          const template = await findTemplateCached(ctx.mongo, name);
           if (!template) return undefined;
           return { channel: template.channel, texts: [template.text, template.subject, template.html].filter((t): t is string => t !== undefined) };
         },

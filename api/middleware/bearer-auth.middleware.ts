@@ -2,6 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { importJWK, jwtVerify, type CryptoKey, type JWTPayload, type KeyObject } from 'jose';
 import { getSigningKey } from '../../core/auth/signing-key.service.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
+import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
 import { BearerError } from '../../core/errors/app-error.js';
 import { tokenIdentity } from '../auth-server/auth-server.js';
 import type { ServiceContext } from '../service-context.js';
@@ -39,19 +40,23 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
     return key;
   };
 
+  const verified = new VerifiedTokenCache();
+
   return async (req, res, next) => {
     const header = req.get('authorization');
     const match = header === undefined ? null : BEARER_RE.exec(header.trim());
     if (!match) throw unauthorized();
     const token = match[1];
-    const publicKey = await verificationKey();
 
-    let claims: JWTPayload & { client_id?: unknown; scope?: unknown };
-    try {
-      // `at+jwt` (RFC 9068) keeps other JWTs signed by the same key (OTP validation JWTs) out.
-      ({ payload: claims } = await jwtVerify(token, publicKey, { issuer, audience, typ: 'at+jwt', algorithms: ['RS256'] }));
-    } catch {
-      throw invalidToken(token);
+    let claims = verified.get(token) as (JWTPayload & { client_id?: unknown; scope?: unknown }) | undefined;
+    if (!claims) {
+      try {
+        // `at+jwt` (RFC 9068) keeps other JWTs signed by the same key (OTP validation JWTs) out.
+        ({ payload: claims } = await jwtVerify(token, await verificationKey(), { issuer, audience, typ: 'at+jwt', algorithms: ['RS256'] }));
+      } catch {
+        throw invalidToken(token);
+      }
+      verified.set(token, claims);
     }
     if (typeof claims.client_id !== 'string') throw invalidToken(token);
     if (!(await lookupClient(ctx.mongo, claims.client_id))) throw invalidToken(token);

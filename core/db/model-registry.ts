@@ -29,3 +29,11 @@ export async function modelFor<T>(connection: Connection, name: string, schema: 
   await ensureIndexes(model);
   return model;
 }
+
+/**
+ * For writes through the driver (hot paths that skip mongoose's casting): the driver would store
+ * an `undefined` field as null, mongoose leaves it out.
+ */
+export function withoutUndefined<T extends object>(doc: T): T {
+  return Object.fromEntries(Object.entries(doc).filter(([, value]) => value !== undefined)) as T;
+}

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import type { Channel, Delivery, DeliveryState } from './delivery.types.js';
 
 interface DeliveryDoc extends Omit<Delivery, 'id'> {
@@ -44,6 +44,12 @@ export function createDeliveriesRepository(connection: Connection) {
       );
     },
 
+    /** Inserts rows whose ids are new (a fresh OTP): one plain insert, no upserts. */
+    async insertNew(deliveries: Delivery[]): Promise<void> {
+      if (deliveries.length === 0) return;
+      await (await model()).collection.insertMany(deliveries.map(({ id, ...rest }) => withoutUndefined({ _id: id, ...rest }) as never), { ordered: true });
+    },
+
     async findById(id: string): Promise<Delivery | undefined> {
       const doc = await (await model()).findById(id).lean<DeliveryDoc>();
       return doc ? toDelivery(doc) : undefined;
@@ -54,9 +60,11 @@ export function createDeliveriesRepository(connection: Connection) {
       return docs.map(toDelivery);
     },
 
-    /** Counts one attempt while the row is still QUEUED; undefined when it already ended. */
+    /** Counts one attempt while the row is QUEUED and sendable; undefined otherwise. */
     async startAttempt(id: string, now = new Date()): Promise<Delivery | undefined> {
-      const doc = await (await model()).findOneAndUpdate({ _id: id, state: 'QUEUED' }, { $inc: { attempts: 1 }, $set: { updatedAt: now } }, { new: true }).lean<DeliveryDoc>();
+      const doc = await (await model())
+        .findOneAndUpdate({ _id: id, state: 'QUEUED', notAfter: { $gt: now } }, { $inc: { attempts: 1 }, $set: { updatedAt: now } }, { new: true })
+        .lean<DeliveryDoc>();
       return doc ? toDelivery(doc) : undefined;
     },
 

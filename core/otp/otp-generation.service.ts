@@ -84,7 +84,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
    * which it finds encrypted on the record until the delivery rows exist.
    */
   async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest, freshCode: string | undefined): Promise<void> {
-    const stored = await deps.otps.insertIfAbsent(record);
+    // A fresh uuid cannot exist yet: a plain insert; a resumable one may (a retried request).
+    const stored = freshCode === undefined ? await deps.otps.insertIfAbsent(record) : await deps.otps.insert(record);
     const code = stored.codeEncrypted ? decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid) : freshCode;
     if (code !== undefined) {
       const at = now();
@@ -106,7 +107,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
           updatedAt: at,
         };
       });
-      await deps.deliveries.insertMany(rows);
+      if (freshCode === undefined) await deps.deliveries.insertMany(rows);
+      else await deps.deliveries.insertNew(rows);
       if (stored.codeEncrypted) await deps.otps.clearCode(stored.otpUuid);
     }
     for (const channel of stored.channels) {
@@ -123,9 +125,11 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
   return {
     async generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }> {
       const { request, clientId } = command;
-      await checkTemplates(request);
-
-      const user = await deps.users.findByUserId(request.userId);
+      // Both reads at once; the template verdict (422) still comes before the user's (404).
+      const [templates, found] = await Promise.allSettled([checkTemplates(request), deps.users.findByUserId(request.userId)]);
+      if (templates.status === 'rejected') throw templates.reason;
+      if (found.status === 'rejected') throw found.reason;
+      const user = found.value;
       if (!user || user.status === 'DELETED') throw new NotFoundError('User not found');
       const addresses: Partial<Record<Channel, string>> = {};
       for (const channel of CHANNELS) {

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import type { Channel } from '../deliveries/delivery.types.js';
 
 export type OtpStatus = 'ACTIVE' | 'USED' | 'LOCKED';
@@ -59,6 +59,13 @@ const toRecord = ({ _id, ...rest }: OtpDoc): OtpRecord => ({ otpUuid: _id, ...re
 export function createOtpsRepository(connection: Connection) {
   const model = () => modelFor(connection, 'Otp', otpSchema);
   return {
+    /** Inserts a record with a new uuid. */
+    async insert(record: OtpRecord): Promise<OtpRecord> {
+      const { otpUuid, ...rest } = record;
+      await (await model()).collection.insertOne(withoutUndefined({ _id: otpUuid, ...rest }) as never);
+      return record;
+    },
+
     /** Inserts the record unless one with this uuid exists; returns the stored one either way. */
     async insertIfAbsent(record: OtpRecord): Promise<OtpRecord> {
       const { otpUuid, ...rest } = record;

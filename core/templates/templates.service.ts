@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { forgetCachedTemplate } from './template-cache.js';
 import { validateTemplateSyntax } from './template-renderer.js';
 import { findTemplate, insertTemplate, listTemplates, replaceTemplateContent } from './templates.repository.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
@@ -18,6 +19,7 @@ export async function createTemplate(connection: Connection, content: TemplateCo
   checkContent(content);
   const created = await insertTemplate(connection, content, 'admin');
   if (!created) throw new ConflictError(`Template ${content.name} already exists`);
+  forgetCachedTemplate(connection, content.name);
   return created;
 }
 
@@ -25,5 +27,6 @@ export async function updateTemplate(connection: Connection, name: string, conte
   checkContent(content);
   const updated = await replaceTemplateContent(connection, name, content);
   if (!updated) throw new NotFoundError(`Template ${name} not found`);
+  forgetCachedTemplate(connection, name);
   return updated;
 }

@@ -10,7 +10,7 @@ import type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { createProviders } from '../../core/providers/providers.factory.js';
 import { dispatchBackoffMs, requeueDispatch } from '../../core/queues/dispatch.queue.js';
-import { findTemplate } from '../../core/templates/templates.repository.js';
+import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from './dispatch.processor.js';
 
 export type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
@@ -26,7 +26,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
     queue: 'dispatch',
     processor: createDispatchProcessor({
       deliveries,
-      findTemplate: (name) => findTemplate(mongo, name),
+      findTemplate: (name) => findTemplateCached(mongo, name),
       providers: createProviders(config, mongo, log),
       encryptionKey: keys.encryptionKey,
       twilioStatusCallbackUrl: `${config.publicUrl}/webhooks/twilio/status`,

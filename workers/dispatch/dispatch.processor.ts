@@ -55,15 +55,19 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
   return async (job: Job<DispatchJobData>): Promise<DispatchResult> => {
     if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
     const { deliveryId } = job.data;
-    const found = await deps.deliveries.findById(deliveryId);
-    if (!found) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
-    if (found.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${found.state}` };
-    if (found.notAfter.getTime() <= now().getTime()) {
-      await deps.deliveries.markFailed(deliveryId, 'expired before it could be sent');
-      return { state: 'SKIPPED', reason: 'expired' };
+    // The common case in one round trip: a QUEUED row still inside its sending window.
+    let delivery = await deps.deliveries.startAttempt(deliveryId, now());
+    if (!delivery) {
+      const found = await deps.deliveries.findById(deliveryId);
+      if (!found) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
+      if (found.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${found.state}` };
+      if (found.notAfter.getTime() <= now().getTime()) {
+        await deps.deliveries.markFailed(deliveryId, 'expired before it could be sent');
+        return { state: 'SKIPPED', reason: 'expired' };
+      }
+      delivery = await deps.deliveries.startAttempt(deliveryId, now());
+      if (!delivery) return { state: 'SKIPPED', reason: 'ended meanwhile' };
     }
-    const delivery = await deps.deliveries.startAttempt(deliveryId);
-    if (!delivery) return { state: 'SKIPPED', reason: 'ended meanwhile' };
 
     const template = await deps.findTemplate(delivery.template);
     if (!template) {
