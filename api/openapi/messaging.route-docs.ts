@@ -1,0 +1,70 @@
+import { commonErrors as errorResponses } from './common-responses.js';
+import type { RouteDoc } from './route-docs.types.js';
+
+// Templates, the outbox and delivery-receipt webhooks.
+export const messagingRouteDocs: RouteDoc[] = [
+  { method: 'get', path: '/admin/templates', summary: 'List message templates', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Every template, by name', schema: 'admin-templates.template.json' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
+  {
+    method: 'get',
+    path: '/admin/templates/{name}',
+    summary: 'Read one message template',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: { '200': { description: 'The template', schema: 'admin-templates.template.json' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '404': { description: 'No such template', schema: 'common.error.json' } },
+  },
+  {
+    method: 'post',
+    path: '/admin/templates',
+    summary: 'Create a message template',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    requestSchema: 'admin-templates.create.json',
+    responses: {
+      '201': { description: 'Created', schema: 'admin-templates.template.json' },
+      '400': errorResponses['400'],
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '409': { description: 'A template with this name exists', schema: 'common.error.json' },
+      '422': { description: 'Invalid field, or HTML that does not compile', schema: 'common.error.json' },
+    },
+  },
+  {
+    method: 'put',
+    path: '/admin/templates/{name}',
+    summary: 'Replace the content of a message template',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    requestSchema: 'admin-templates.update.json',
+    responses: {
+      '200': { description: 'Updated (version incremented)', schema: 'admin-templates.template.json' },
+      '400': errorResponses['400'],
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such template', schema: 'common.error.json' },
+      '422': { description: 'Invalid field, or HTML that does not compile', schema: 'common.error.json' },
+    },
+  },
+  {
+    method: 'get',
+    path: '/admin/outbox',
+    summary: 'Messages kept by the outbox provider (query: to, limit 1-100, default 20), newest first',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: { '200': { description: 'Array of messages', schema: 'admin-outbox.message.json' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '422': { description: 'Invalid to or limit', schema: 'common.error.json' } },
+  },
+  {
+    method: 'post',
+    path: '/webhooks/twilio/status',
+    summary: 'Twilio SMS status callback (signed with X-Twilio-Signature)',
+    tag: 'webhooks',
+    auth: { kind: 'none' },
+    requestContentType: 'application/x-www-form-urlencoded',
+    responses: { '204': { description: 'Accepted' }, '403': { description: 'Missing or invalid signature', schema: 'common.error.json' } },
+  },
+  {
+    method: 'post',
+    path: '/webhooks/sendgrid/events',
+    summary: 'SendGrid signed Event Webhook (ECDSA, 5-minute timestamp window, de-duplicated by sg_event_id)',
+    tag: 'webhooks',
+    auth: { kind: 'none' },
+    responses: { '200': { description: 'Events processed; duplicates counted' }, '400': errorResponses['400'], '403': { description: 'Missing, invalid or stale signature', schema: 'common.error.json' } },
+  },
+];
