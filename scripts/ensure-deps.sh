@@ -27,6 +27,14 @@ if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
   ($SUDO systemctl disable --now redis-server >/dev/null 2>&1 || $SUDO service redis-server stop >/dev/null 2>&1) || true
 fi
 
+# Tests drive web pages in a real browser: Debian's Chromium (playwright-core drives it).
+if [ "${SVC_TEST:-}" = "1" ] && ! command -v chromium >/dev/null 2>&1; then
+  log "installing chromium (apt) for browser tests"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
 # MongoDB wire server: mongo-java-server jars from Maven Central and our tiny launcher.
 if [ -z "${MONGODB_URI:-}" ] || [ "${CI:-}" = "true" ] || [ "${SVC_TEST:-}" = "1" ]; then
   mdir=scripts/mongo-server
