@@ -10,6 +10,7 @@ import { createOtpServices } from './otp-services.factory.js';
 import { adminClientsRoutes } from './routes/admin-clients.routes.js';
 import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
 import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
+import { adminQueuesRoutes } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
@@ -36,6 +37,7 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminGroupsRoutes(ctx));
   app.use(adminTemplatesRoutes(ctx));
   app.use(adminOutboxRoutes(ctx));
+  app.use(adminQueuesRoutes(ctx));
   app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), ctx.logger)));
   app.use(otpRoutes(ctx, createOtpServices(ctx)));
   app.use(v1Routes(ctx));

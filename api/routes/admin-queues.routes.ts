@@ -1,0 +1,22 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { Router } from 'express';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+
+export const QUEUES_DASHBOARD_PATH = '/admin/queues';
+
+/**
+ * The queue dashboard (@bull-board) for operators: every queue's jobs by state, with retry and
+ * clean actions. Behind the admin token; a browser is asked for it with HTTP Basic (any user
+ * name, the token as password).
+ */
+export function adminQueuesRoutes(ctx: ServiceContext): Router {
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(QUEUES_DASHBOARD_PATH);
+  createBullBoard({ queues: Object.values(ctx.queues).map((queue) => new BullMQAdapter(queue)), serverAdapter });
+  const router = Router();
+  router.use(QUEUES_DASHBOARD_PATH, requireAdminToken(ctx, { allowBasic: true }), serverAdapter.getRouter() as Router);
+  return router;
+}
