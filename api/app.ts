@@ -1,7 +1,6 @@
 import express, { type Express } from 'express';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
-import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
 import { authServerRoutes } from './auth-server/auth-server.routes.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { httpMetrics } from './middleware/http-metrics.js';
@@ -32,7 +31,7 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(httpMetrics(ctx.metrics));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
-  app.use(AUTH_SERVER_PATH, authServerRoutes(ctx));
+  app.use(authServerRoutes(ctx));
   app.use(adminClientsRoutes(ctx));
   app.use(adminGroupsRoutes(ctx));
   app.use(adminTemplatesRoutes(ctx));

@@ -12,6 +12,6 @@ results=$(mktemp)
 status=0
 NODE_OPTIONS=--experimental-vm-modules npx jest --ci --json --outputFile="$results" "$@" || status=$?
 # One plain closing line, whatever reads the log.
-node -e "const r=require(process.argv[1]);console.log('tests: '+r.numPassedTests+' passed, '+r.numFailedTests+' failed')" "$results" || true
+node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8'));console.log('tests: '+r.numPassedTests+' passed, '+r.numFailedTests+' failed')" "$results" || true
 rm -f "$results"
 exit $status

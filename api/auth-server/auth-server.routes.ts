@@ -1,14 +1,18 @@
-import type { RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../service-context.js';
-import { createAuthServer } from './auth-server.js';
+import { AUTH_SERVER_PATH, createAuthServer } from './auth-server.js';
+
+/** Where RFC 8414 clients look for the metadata of an issuer with a path (section 3), and the common variant. */
+export const AUTHORIZATION_SERVER_METADATA_PATHS = [`/.well-known/oauth-authorization-server${AUTH_SERVER_PATH}`, `${AUTH_SERVER_PATH}/.well-known/oauth-authorization-server`];
 
 /**
- * The authorization server as Express middleware, to mount at /svc/authserver. The provider
+ * The authorization server mounted at /svc/authserver, plus its RFC 8414 metadata paths (the
+ * same document as OpenID discovery, which is a superset of RFC 8414 metadata). The provider
  * needs the signing key from MongoDB, so it is built in the background when the app is built
  * and requests wait for it; buildApp stays synchronous.
  */
-export function authServerRoutes(ctx: ServiceContext): RequestHandler {
+export function authServerRoutes(ctx: ServiceContext): Router {
   let built: Promise<ReturnType<Provider['callback']>> | undefined;
   const handler = () => {
     built ??= createAuthServer(ctx).then((provider) => provider.callback());
@@ -22,7 +26,7 @@ export function authServerRoutes(ctx: ServiceContext): RequestHandler {
     // A context closed during start-up (short tests, shutdown) is not worth an error line.
     if (ctx.mongo.readyState === 1) ctx.logger.error({ err }, 'authorization server failed to start');
   });
-  return async (req, res, next) => {
+  const serve: RequestHandler = async (req, res, next) => {
     try {
       const callback = await handler();
       await callback(req, res);
@@ -30,4 +34,15 @@ export function authServerRoutes(ctx: ServiceContext): RequestHandler {
       next(err);
     }
   };
+  const router = Router();
+  for (const path of AUTHORIZATION_SERVER_METADATA_PATHS) {
+    router.get(path, (req, res, next) => {
+      // Served as if asked at the mounted discovery path, so endpoint URLs keep their prefix.
+      req.originalUrl = `${AUTH_SERVER_PATH}/.well-known/openid-configuration`;
+      req.url = '/.well-known/openid-configuration';
+      return serve(req, res, next);
+    });
+  }
+  router.use(AUTH_SERVER_PATH, serve);
+  return router;
 }

@@ -2,6 +2,8 @@ import type { RouteDoc } from './route-docs.types.js';
 
 // Authorization server (oidc-provider, DECISIONS D23).
 export const authServerRouteDocs: RouteDoc[] = [
+  { method: 'get', path: '/.well-known/oauth-authorization-server/svc/authserver', summary: 'Authorization server metadata (RFC 8414, section 3 location)', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'Metadata document' } } },
+  { method: 'get', path: '/svc/authserver/.well-known/oauth-authorization-server', summary: 'Authorization server metadata (RFC 8414, issuer-relative location)', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'Metadata document' } } },
   { method: 'get', path: '/svc/authserver/.well-known/openid-configuration', summary: 'Authorization server metadata (discovery)', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'Metadata document' } } },
   { method: 'get', path: '/svc/authserver/jwks', summary: 'Public keys that verify access tokens', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'JSON Web Key Set' } } },
   {

@@ -109,6 +109,16 @@ const DEFAULTS: Record<string, string> = {
 // Secrets that must be given explicitly in production (no generated or default value).
 const PRODUCTION_SECRETS = ['ADMIN_TOKEN', 'OTP_HMAC_KEY', 'OTP_ENCRYPTION_KEY'];
 
+/** A token-signing key given in env must be usable, or the process would fail on its first token. */
+function isPrivateRsaJwk(value: string): boolean {
+  try {
+    const jwk = JSON.parse(value) as Record<string, unknown>;
+    return jwk.kty === 'RSA' && ['n', 'e', 'd'].every((member) => typeof jwk[member] === 'string');
+  } catch {
+    return false;
+  }
+}
+
 function parseTrustProxy(value: string): boolean | number | string {
   if (value === 'true') return true;
   if (value === 'false') return false;
@@ -162,6 +172,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const key = error.instancePath.replace(/^\//, '') || String(error.params.missingProperty ?? '');
       problems.push(`${key}: ${error.message ?? 'is invalid'}`);
     }
+  }
+  if (raw.SIGNING_KEY_JWK !== undefined && !isPrivateRsaJwk(raw.SIGNING_KEY_JWK as string)) {
+    problems.push('SIGNING_KEY_JWK: must be a private RSA JWK as JSON (kty RSA with n, e, d)');
   }
   if (raw.NODE_ENV === 'production') {
     for (const key of PRODUCTION_SECRETS) if (raw[key] === undefined) problems.push(`${key}: is required in production`);

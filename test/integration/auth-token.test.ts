@@ -42,6 +42,15 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     });
   });
 
+  test('when RFC 8414 metadata is read at either well-known location, then it is the discovery document', async () => {
+    const discovery = await (await fetch(`${service.url}/svc/authserver/.well-known/openid-configuration`)).json();
+    for (const path of ['/.well-known/oauth-authorization-server/svc/authserver', '/svc/authserver/.well-known/oauth-authorization-server']) {
+      const res = await fetch(`${service.url}${path}`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual(discovery);
+    }
+  });
+
   test('when JWKS is read, then it holds exactly one public RSA signing key', async () => {
     const res = await fetch(`${service.url}/svc/authserver/jwks`);
     expect(res.status).toBe(200);

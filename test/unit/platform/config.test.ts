@@ -33,4 +33,11 @@ describe('configuration', () => {
     expect(loadConfig({ ...base, TRUST_PROXY: '1' }).trustProxy).toBe(1);
     expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toBe('10.0.0.0/8, ::1');
   });
+
+  test('when SIGNING_KEY_JWK is not a private RSA JWK, then the process refuses to start', () => {
+    for (const value of ['not json', '{"kty":"EC","d":"x"}', '{"kty":"RSA","n":"a","e":"AQAB"}']) {
+      expect(() => loadConfig({ ...base, SIGNING_KEY_JWK: value })).toThrow(/SIGNING_KEY_JWK: must be a private RSA JWK/);
+    }
+    expect(loadConfig({ ...base, SIGNING_KEY_JWK: '{"kty":"RSA","n":"a","e":"AQAB","d":"b"}' }).signingKeyJwk).toContain('RSA');
+  });
 });
