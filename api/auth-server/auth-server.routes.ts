@@ -26,7 +26,11 @@ export function authServerRoutes(ctx: ServiceContext): Router {
     // A context closed during start-up (short tests, shutdown) is not worth an error line.
     if (ctx.mongo.readyState === 1) ctx.logger.error({ err }, 'authorization server failed to start');
   });
+  const publicUrl = new URL(ctx.config.publicUrl);
   const serve: RequestHandler = async (req, res, next) => {
+    // The caller's Host / X-Forwarded-* must not choose the URLs the provider publishes.
+    req.headers['x-forwarded-host'] = publicUrl.host;
+    req.headers['x-forwarded-proto'] = publicUrl.protocol.replace(/:$/, '');
     try {
       const callback = await handler();
       await callback(req, res);

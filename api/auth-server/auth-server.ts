@@ -77,8 +77,9 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   };
 
   const provider = new Provider(issuer, configuration);
-  // Behind a TLS-terminating proxy the provider must read X-Forwarded-* like Express does.
-  provider.proxy = config.trustProxy !== false;
+  // Endpoint URLs in discovery are built from X-Forwarded-Host/-Proto, which the routes set from
+  // PUBLIC_URL on every request (api/auth-server/auth-server.routes.ts), never from the caller.
+  provider.proxy = true;
   // Koa would print every unexpected error to stderr; ours go through the JSON logger instead.
   provider.silent = true;
   provider.on('server_error', (_oidcCtx: unknown, err: Error) => logger.error({ err }, 'authorization server error'));

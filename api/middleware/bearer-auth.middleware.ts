@@ -58,7 +58,9 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
       }
       verified.set(token, claims);
     }
-    if (typeof claims.client_id !== 'string') throw invalidToken(token);
+    // Enterprise tokens come from client_credentials, where the subject is the client itself; a
+    // user's token (authorization code flow) names the user and never reaches the enterprise API.
+    if (typeof claims.client_id !== 'string' || claims.sub !== claims.client_id) throw invalidToken(token);
     if (!(await lookupClient(ctx.mongo, claims.client_id))) throw invalidToken(token);
 
     const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];

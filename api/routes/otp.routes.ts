@@ -36,7 +36,8 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
       throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
     await services.limits.consume('otpPerClient', clientId);
-    await services.limits.consume('otpPerUser', `${clientId}:${request.userId}`);
+    // Per user across clients: several backends together cannot flood one person with messages.
+    await services.limits.consume('otpPerUser', request.userId);
     const result = await services.generation.generate({ clientId, request, rawBody: req.body, idempotencyKey });
     res.status(200).json(result);
   });

@@ -26,10 +26,14 @@ export interface ActivationLimitsConfig {
  * attempt counter of userIds that have nothing to activate: those answer like a wrong code,
  * with attempts counting down to a lock, so callers cannot tell them from real users.
  */
+const PHANTOM_LOCK_SECONDS = 90 * 24 * 3600;
+
 export function createActivationLimits(redis: Redis, prefix: string, config: ActivationLimitsConfig) {
   const perUser = limiter(redis, `${prefix}:rl:activatePerUser`, config.perUser.points, config.perUser.durationSeconds);
   const perIp = limiter(redis, `${prefix}:rl:activatePerIp`, config.perIp.points, config.perIp.durationSeconds);
-  const phantom = limiter(redis, `${prefix}:rl:activatePhantom`, MAX_ACTIVATION_ATTEMPTS, config.codeTtlSeconds);
+  // A real user's lock lasts until an admin re-issues a code; a phantom lock that ended with the
+  // code lifetime would tell the two apart, so it lasts far longer.
+  const phantom = limiter(redis, `${prefix}:rl:activatePhantom`, MAX_ACTIVATION_ATTEMPTS, Math.max(config.codeTtlSeconds, PHANTOM_LOCK_SECONDS));
 
   async function consume(rl: RateLimiterRedis, key: string): Promise<void> {
     try {

@@ -42,6 +42,16 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     });
   });
 
+  test('when a caller forges Host or X-Forwarded-Host, then discovery still publishes PUBLIC_URL endpoints', async () => {
+    const res = await fetch(`${service.url}/svc/authserver/.well-known/openid-configuration`, { headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } });
+    const body = (await res.json()) as Record<string, string>;
+    const publicBase = new URL(service.config.publicUrl);
+    for (const endpoint of ['authorization_endpoint', 'token_endpoint', 'jwks_uri']) {
+      expect(new URL(body[endpoint] as string).host).toBe(publicBase.host);
+      expect(new URL(body[endpoint] as string).protocol).toBe(publicBase.protocol);
+    }
+  });
+
   test('when RFC 8414 metadata is read at either well-known location, then it is the discovery document', async () => {
     const discovery = await (await fetch(`${service.url}/svc/authserver/.well-known/openid-configuration`)).json();
     for (const path of ['/.well-known/oauth-authorization-server/svc/authserver', '/svc/authserver/.well-known/oauth-authorization-server']) {

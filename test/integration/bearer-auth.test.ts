@@ -98,6 +98,14 @@ describe('bearer middleware (DECISIONS D2)', () => {
     expect(await res.json()).toEqual(invalid(token));
   });
 
+  test('when a token of ours names a user rather than the client (not client_credentials), then 401 invalid_token', async () => {
+    const { clientId } = await createClientWithToken(service, { scopes: ['otp'] });
+    const token = await forge({ client_id: clientId, sub: 'end-user-42' });
+    const res = await call(`Bearer ${token}`);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual(invalid(token));
+  });
+
   test('when the token lacks the route scope, then 403 insufficient_scope', async () => {
     const { accessToken } = await createClientWithToken(service, { scopes: ['users'] });
     const res = await call(`Bearer ${accessToken}`);
