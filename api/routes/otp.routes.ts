@@ -35,10 +35,9 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
-    await services.limits.consume('otpPerClient', clientId);
     // Per user across clients: several backends together cannot flood one person with messages.
-    await services.limits.consume('otpPerUser', request.userId);
-    const result = await services.generation.generate({ clientId, request, rawBody: req.body, idempotencyKey });
+    const admission = Promise.all([services.limits.consume('otpPerClient', clientId), services.limits.consume('otpPerUser', request.userId)]);
+    const result = await services.generation.generate({ clientId, request, rawBody: req.body, idempotencyKey, admission });
     res.status(200).json(result);
   });
 

@@ -37,6 +37,8 @@ export interface GenerateOtpCommand {
   /** Canonical JSON of the request body, for the idempotency check. */
   rawBody: unknown;
   idempotencyKey?: string;
+  /** Abuse limits of this request, already under way; refused before anything is written. */
+  admission?: Promise<unknown>;
 }
 
 const CHANNELS: Channel[] = ['SMS', 'EMAIL'];
@@ -111,22 +113,26 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       else await deps.deliveries.insertNew(rows);
       if (stored.codeEncrypted) await deps.otps.clearCode(stored.otpUuid);
     }
-    for (const channel of stored.channels) {
-      const id = otpDeliveryId(stored.otpUuid, channel);
-      try {
-        await deps.enqueue(id);
-      } catch (err) {
-        // Accepted anyway: the row stays QUEUED and the sweeper enqueues it once Redis is back.
-        deps.logger.warn({ err: (err as Error).message, deliveryId: id }, 'dispatch enqueue failed; left for the sweeper');
-      }
-    }
+    await Promise.all(
+      stored.channels.map(async (channel) => {
+        const id = otpDeliveryId(stored.otpUuid, channel);
+        try {
+          await deps.enqueue(id);
+        } catch (err) {
+          // Accepted anyway: the row stays QUEUED and the sweeper enqueues it once Redis is back.
+          deps.logger.warn({ err: (err as Error).message, deliveryId: id }, 'dispatch enqueue failed; left for the sweeper');
+        }
+      }),
+    );
   }
 
   return {
     async generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }> {
       const { request, clientId } = command;
-      // Both reads at once; the template verdict (422) still comes before the user's (404).
-      const [templates, found] = await Promise.allSettled([checkTemplates(request), deps.users.findByUserId(request.userId)]);
+      // Admission (rate limits), template checks and the user read run at once; their verdicts
+      // still come in the documented order: 429, then 422, then 404.
+      const [admitted, templates, found] = await Promise.allSettled([command.admission ?? Promise.resolve(), checkTemplates(request), deps.users.findByUserId(request.userId)]);
+      if (admitted.status === 'rejected') throw admitted.reason;
       if (templates.status === 'rejected') throw templates.reason;
       if (found.status === 'rejected') throw found.reason;
       const user = found.value;
