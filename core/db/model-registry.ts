@@ -15,7 +15,10 @@ export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
   }
   let build = builds.get(model.modelName);
   if (!build) {
-    build = model.createIndexes();
+    // init() first: mongoose creates the collection in the background when a model is compiled
+    // (autoCreate), and on the local server a createCollection racing createIndexes can leave
+    // the collection without its unique index.
+    build = model.init().then(() => model.createIndexes());
     builds.set(model.modelName, build);
     // A failed build is retried by the next caller instead of being remembered forever.
     build.catch(() => builds.delete(model.modelName));

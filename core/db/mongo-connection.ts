@@ -1,4 +1,5 @@
 import mongoose, { type Connection } from 'mongoose';
+import { ensureIndexes } from './model-registry.js';
 
 /**
  * Opens a dedicated mongoose connection (not the global default), so tests can run several
@@ -19,9 +20,7 @@ export async function connectMongo(uri: string, options: { dbName?: string } = {
 
 /** Creates the indexes declared in every registered model's schema (idempotent). */
 export async function syncIndexes(connection: Connection): Promise<void> {
-  for (const model of Object.values(connection.models)) {
-    await model.createIndexes();
-  }
+  for (const model of Object.values(connection.models)) await ensureIndexes(model);
 }
 
 export async function pingMongo(connection: Connection): Promise<void> {
