@@ -15,7 +15,6 @@ import { docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { otpRoutes } from './routes/otp.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
-import { v1Routes } from './routes/v1.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 import type { ServiceContext } from './service-context.js';
 import { createUsersServices } from './users-services.factory.js';
@@ -39,7 +38,6 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminQueuesRoutes(ctx));
   app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), ctx.logger)));
   app.use(otpRoutes(ctx, createOtpServices(ctx)));
-  app.use(v1Routes(ctx));
   app.use(usersRoutes(ctx, createUsersServices(ctx)));
 
   app.use(notFoundHandler());

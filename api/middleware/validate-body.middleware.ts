@@ -28,6 +28,11 @@ export interface ValidateBodyOptions {
   toError?: (errors: ErrorObject[]) => AppError;
 }
 
+/** The spec 7.2 wording, `[Invalid field <name>]`, for routes that answer in it. */
+export function invalidFieldError(options: { error?: string } = {}): (errors: ErrorObject[]) => AppError {
+  return (errors) => new ValidationError(`[Invalid field ${errors[0] ? fieldOfAjvError(errors[0]) : 'body'}]`, options);
+}
+
 /** Validates `req.body` (already parsed by jsonBody) against the schema with this `$id`. */
 export function validateBody(schemaId: string, options: ValidateBodyOptions = {}): RequestHandler {
   const validate = getValidator(schemaId);

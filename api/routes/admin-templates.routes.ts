@@ -1,15 +1,17 @@
-import express, { Router } from 'express';
+import { Router } from 'express';
 import { createTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
 import type { TemplateContent } from '../../core/templates/template.types.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
-import { validateJsonBody } from '../middleware/validate-json-body.middleware.js';
+import { jsonBody } from '../middleware/json-body.middleware.js';
+import { invalidFieldError, validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
 export function adminTemplatesRoutes(ctx: ServiceContext): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
-  const json = express.json({ limit: '1mb' });
+  const json = jsonBody(ctx);
+  const validate = (schemaId: string) => validateBody(schemaId, { toError: invalidFieldError() });
 
   router.get('/admin/templates', admin, async (_req, res) => {
     res.json(await listTemplates(ctx.mongo));
@@ -21,12 +23,12 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
     res.json(template);
   });
 
-  router.post('/admin/templates', admin, json, validateJsonBody('admin-templates.create.json'), async (req, res) => {
+  router.post('/admin/templates', admin, ...json, validate('admin-templates.create.json'), async (req, res) => {
     const created = await createTemplate(ctx.mongo, req.body as TemplateContent);
     res.status(201).location(`/admin/templates/${encodeURIComponent(created.name)}`).json(created);
   });
 
-  router.put('/admin/templates/:name', admin, json, validateJsonBody('admin-templates.update.json'), async (req, res) => {
+  router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {
     res.json(await updateTemplate(ctx.mongo, req.params.name as string, req.body as Omit<TemplateContent, 'name'>));
   });
 

@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { AppError, NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import { AppError, NotFoundError } from '../../core/errors/app-error.js';
 import type { ActivationLimits } from '../../core/users/activation-rate-limits.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
@@ -8,7 +8,7 @@ import { MAX_ACTIVATION_ATTEMPTS, type User } from '../../core/users/user.types.
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
-import { fieldOfAjvError, validateBody } from '../middleware/validate-body.middleware.js';
+import { invalidFieldError, validateBody } from '../middleware/validate-body.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
@@ -87,7 +87,7 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
   router.post(
     '/v1/users/activate',
     ...jsonBody(ctx),
-    validateBody('users.activate.json', { toError: (errors) => new ValidationError(`[Invalid field ${errors[0] ? fieldOfAjvError(errors[0]) : 'body'}]`, { error: 'Invalid data.' }) }),
+    validateBody('users.activate.json', { toError: invalidFieldError({ error: 'Invalid data.' }) }),
     async (req, res) => {
       const command = req.body as ActivateCommand;
       await services.limits.consumeIp(req.ip ?? req.socket.remoteAddress ?? 'unknown');

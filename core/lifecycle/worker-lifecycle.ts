@@ -2,6 +2,7 @@ import { Worker, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logger/logger.js';
+import { JOB_RETENTION } from '../queues/job-retention.js';
 import type { QueueName } from '../queues/queue-names.js';
 
 export interface ManagedWorkerOptions {
@@ -32,8 +33,7 @@ export function createManagedWorker(options: ManagedWorkerOptions): Worker {
     // A job whose worker died is retried once its lock expires (stalled-job check).
     lockDuration: options.config.workerLockDurationMs,
     stalledInterval: options.config.workerLockDurationMs,
-    removeOnComplete: { count: 1000, age: 24 * 3600 },
-    removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+    ...JOB_RETENTION,
     ...(options.backoffStrategy ? { settings: { backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => options.backoffStrategy?.(attemptsMade, err) ?? 0 } } : {}),
   });
   const log = options.logger.child({ queue: options.queue });

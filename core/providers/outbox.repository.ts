@@ -1,18 +1,7 @@
-import { Schema, type Connection, type Model } from 'mongoose';
-import { ensureIndexes } from '../db/model-registry.js';
+import { Schema, type Connection } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
 
 export type OutboxChannel = 'SMS' | 'EMAIL';
-
-export interface OutboxMessage {
-  id: string;
-  channel: OutboxChannel;
-  to: string;
-  subject?: string;
-  text: string;
-  html?: string;
-  otpUuid?: string;
-  createdAt: Date;
-}
 
 interface OutboxDoc {
   channel: OutboxChannel;
@@ -22,6 +11,10 @@ interface OutboxDoc {
   html?: string;
   otpUuid?: string;
   createdAt: Date;
+}
+
+export interface OutboxMessage extends OutboxDoc {
+  id: string;
 }
 
 const outboxSchema = new Schema<OutboxDoc>(
@@ -40,17 +33,10 @@ const outboxSchema = new Schema<OutboxDoc>(
 outboxSchema.index({ to: 1, createdAt: -1 });
 outboxSchema.index({ createdAt: -1 });
 
-function outboxModel(connection: Connection): Model<OutboxDoc> {
-  return (connection.models.OutboxMessage as Model<OutboxDoc> | undefined) ?? connection.model<OutboxDoc>('OutboxMessage', outboxSchema);
-}
-
-export function registerOutboxModel(connection: Connection): void {
-  outboxModel(connection);
-}
+const outboxModel = (connection: Connection) => modelFor(connection, 'OutboxMessage', outboxSchema);
 
 export async function insertOutboxMessage(connection: Connection, message: Omit<OutboxMessage, 'id' | 'createdAt'>): Promise<OutboxMessage> {
-  const model = outboxModel(connection);
-  await ensureIndexes(model);
+  const model = await outboxModel(connection);
   const created = await model.create({ ...message, createdAt: new Date() });
   const { _id, ...rest } = created.toObject();
   return { id: String(_id), ...rest };
@@ -58,7 +44,7 @@ export async function insertOutboxMessage(connection: Connection, message: Omit<
 
 /** Newest first; `_id` breaks ties between messages stored in the same millisecond. */
 export async function listOutboxMessages(connection: Connection, filter: { to?: string; limit: number }): Promise<OutboxMessage[]> {
-  const model = outboxModel(connection);
+  const model = await outboxModel(connection);
   const docs = await model
     .find(filter.to === undefined ? {} : { to: filter.to })
     .sort({ createdAt: -1, _id: -1 })

@@ -1,5 +1,5 @@
-import { Schema, type Connection, type Model } from 'mongoose';
-import { ensureIndexes } from '../db/model-registry.js';
+import { Schema, type Connection } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
 
 interface WebhookEventDoc {
   provider: string;
@@ -20,24 +20,16 @@ webhookEventSchema.index({ provider: 1, eventId: 1 }, { unique: true });
 // Real MongoDB forgets events after 30 days (SendGrid retries for 72 hours); the local server ignores TTLs.
 webhookEventSchema.index({ receivedAt: 1 }, { expireAfterSeconds: 30 * 24 * 3600 });
 
-function webhookEventModel(connection: Connection): Model<WebhookEventDoc> {
-  return (connection.models.WebhookEvent as Model<WebhookEventDoc> | undefined) ?? connection.model<WebhookEventDoc>('WebhookEvent', webhookEventSchema);
-}
-
-export function registerWebhookEventModel(connection: Connection): void {
-  webhookEventModel(connection);
-}
+const webhookEventModel = (connection: Connection) => modelFor(connection, 'WebhookEvent', webhookEventSchema);
 
 export async function isWebhookEventSeen(connection: Connection, provider: string, eventId: string): Promise<boolean> {
-  const model = webhookEventModel(connection);
-  await ensureIndexes(model);
+  const model = await webhookEventModel(connection);
   return (await model.exists({ provider, eventId })) !== null;
 }
 
 /** Records a processed event; false when it was already recorded. */
 export async function markWebhookEventSeen(connection: Connection, provider: string, eventId: string): Promise<boolean> {
-  const model = webhookEventModel(connection);
-  await ensureIndexes(model);
+  const model = await webhookEventModel(connection);
   try {
     await model.create({ provider, eventId, receivedAt: new Date() });
     return true;

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { JOB_RETENTION } from './job-retention.js';
 
 /** The dispatch job carries only the delivery id: never a code or an address (Redis is plain text). */
 export interface DispatchJobData {
@@ -11,8 +12,7 @@ export const DISPATCH_JOB_OPTIONS = {
   attempts: 8,
   // Exponential by default; a provider's Retry-After wins (see dispatch backoff strategy).
   backoff: { type: 'provider-aware', delay: 1000 },
-  removeOnComplete: { count: 1000, age: 24 * 3600 },
-  removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+  ...JOB_RETENTION,
 } as const;
 
 /** Enqueues one delivery; the job id is the delivery id, so repeats are no-ops while the job exists. */

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { JOB_RETENTION } from './job-retention.js';
 
 /** The enrollment job names a user and a code issue: never the code or an address. */
 export interface EnrollmentJobData {
@@ -11,8 +12,7 @@ export const ENROLLMENT_JOB = 'send-activation';
 export const ENROLLMENT_JOB_OPTIONS = {
   attempts: 8,
   backoff: { type: 'exponential', delay: 1000 },
-  removeOnComplete: { count: 1000, age: 24 * 3600 },
-  removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+  ...JOB_RETENTION,
 } as const;
 
 /** One job per code issue: a retried enrollment or re-issue never sends twice. */

@@ -19,9 +19,12 @@ function listJsonFiles(dir: string): string[] {
   });
 }
 
+let loaded: JsonSchema[] | undefined;
+
 /** Every JSON Schema under schemas/, keyed by `$id` (= file name). Read once per process. */
 export function loadSchemas(): JsonSchema[] {
-  return listJsonFiles(schemasDir).map((file) => JSON.parse(readFileSync(file, 'utf8')) as JsonSchema);
+  loaded ??= listJsonFiles(schemasDir).map((file) => JSON.parse(readFileSync(file, 'utf8')) as JsonSchema);
+  return loaded;
 }
 
 let ajvInstance: InstanceType<typeof Ajv> | undefined;

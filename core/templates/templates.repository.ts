@@ -1,5 +1,5 @@
-import { Schema, type Connection, type Model } from 'mongoose';
-import { ensureIndexes } from '../db/model-registry.js';
+import { Schema, type Connection } from 'mongoose';
+import { modelFor } from '../db/model-registry.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
 
 const templateSchema = new Schema<MessageTemplate>(
@@ -17,19 +17,7 @@ const templateSchema = new Schema<MessageTemplate>(
 );
 templateSchema.index({ name: 1 }, { unique: true });
 
-function templateModel(connection: Connection): Model<MessageTemplate> {
-  return (connection.models.MessageTemplate as Model<MessageTemplate> | undefined) ?? connection.model<MessageTemplate>('MessageTemplate', templateSchema);
-}
-
-export function registerTemplateModel(connection: Connection): void {
-  templateModel(connection);
-}
-
-async function readyModel(connection: Connection): Promise<Model<MessageTemplate>> {
-  const model = templateModel(connection);
-  await ensureIndexes(model);
-  return model;
-}
+const readyModel = (connection: Connection) => modelFor(connection, 'MessageTemplate', templateSchema);
 
 function toTemplate(doc: MessageTemplate & { _id?: unknown }): MessageTemplate {
   const { _id, ...rest } = doc;
