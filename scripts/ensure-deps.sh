@@ -42,9 +42,11 @@ if [ -z "${MONGODB_URI:-}" ] || [ "${CI:-}" = "true" ] || [ "${SVC_TEST:-}" = "1
     log "fetching mongo-java-server jars (maven)"
     (cd "$mdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >/dev/null)
   fi
-  if [ ! -f "$mdir/classes/LocalMongoServer.class" ] || [ "$mdir/LocalMongoServer.java" -nt "$mdir/classes/LocalMongoServer.class" ]; then
+  # Recompiled when any launcher source is newer than the stamp of the last build.
+  if [ ! -f "$mdir/classes/.built" ] || [ -n "$(find "$mdir" -maxdepth 1 -name '*.java' -newer "$mdir/classes/.built")" ]; then
     log "compiling the local MongoDB launcher"
     mkdir -p "$mdir/classes"
-    javac -cp "$mdir/lib/*" -d "$mdir/classes" "$mdir/LocalMongoServer.java"
+    javac -cp "$mdir/lib/*" -d "$mdir/classes" "$mdir"/*.java
+    touch "$mdir/classes/.built"
   fi
 fi

@@ -1,7 +1,6 @@
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -21,7 +20,7 @@ public final class LocalMongoServer {
         String backendSpec = args.length > 2 ? args[2] : "memory";
         MongoBackend backend = backendSpec.startsWith("h2:")
                 ? new H2Backend(backendSpec.substring(3))
-                : new MemoryBackend();
+                : new IdIndexedMemoryBackend();
         MongoServer server = new MongoServer(backend);
         server.enableOplog();
         server.bind(host, port);
