@@ -7,7 +7,7 @@ import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
 import { createRateLimits } from '../core/otp/otp-rate-limits.js';
 import { createOtpValidationService } from '../core/otp/otp-validation.service.js';
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
-import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
+import { createDispatchEnqueuer } from '../core/queues/dispatch.queue.js';
 import { findTemplateCached } from '../core/templates/template-cache.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 import { tokenIdentity } from './auth-server/auth-server.js';
@@ -32,7 +32,7 @@ export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
           return { channel: template.channel, texts: [template.text, template.subject, template.html].filter((t): t is string => t !== undefined) };
         },
       },
-      enqueue: (deliveryId) => enqueueDispatch(ctx.queues.dispatch, deliveryId),
+      enqueue: createDispatchEnqueuer(ctx.queues.dispatch),
       keys,
       logger: ctx.logger,
     }),

@@ -1,4 +1,5 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type mongo } from 'mongoose';
+import { createGroupCommit, outcomesOfBulkWrite } from '../batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import type { Channel, Delivery, DeliveryState } from './delivery.types.js';
 
@@ -34,6 +35,38 @@ const toDelivery = ({ _id, ...rest }: DeliveryDoc): Delivery => ({ id: _id, ...r
 
 export function createDeliveriesRepository(connection: Connection) {
   const model = () => modelFor(connection, 'Delivery', deliverySchema);
+  /** The driver's collection, typed with string ids, for the hot paths that skip mongoose. */
+  const rows = async () => (await model()).collection as unknown as mongo.Collection<DeliveryDoc>;
+  // The rows of concurrent requests go out in one unordered insert (see group-commit.ts).
+  const newRows = createGroupCommit<Delivery[], void>(
+    async (groups) => {
+      const itemOfDocument = groups.flatMap((rows, item) => rows.map(() => item));
+      const docs = groups.flat().map(({ id, ...rest }) => withoutUndefined({ _id: id, ...rest }));
+      try {
+        await (await model()).collection.insertMany(docs as never[], { ordered: false });
+        return outcomesOfBulkWrite(itemOfDocument, groups.length, undefined);
+      } catch (err) {
+        return outcomesOfBulkWrite(itemOfDocument, groups.length, err);
+      }
+    },
+    { maxBatch: 100, maxInFlight: 2 },
+  );
+  // Outcomes recorded by concurrent jobs go out in one unordered bulk write.
+  const rowUpdates = createGroupCommit<{ id: string; update: mongo.UpdateFilter<DeliveryDoc> }, void>(
+    async (updates) => {
+      const identity = updates.map((_, i) => i);
+      try {
+        await (await rows()).bulkWrite(
+          updates.map(({ id, update }) => ({ updateOne: { filter: { _id: id, state: 'QUEUED' }, update } })),
+          { ordered: false },
+        );
+        return outcomesOfBulkWrite(identity, updates.length, undefined);
+      } catch (err) {
+        return outcomesOfBulkWrite(identity, updates.length, err);
+      }
+    },
+    { maxBatch: 100, maxInFlight: 2 },
+  );
   return {
     /** Inserts the rows; rows that already exist (a retried request) are left as they are. */
     async insertMany(deliveries: Delivery[]): Promise<void> {
@@ -47,7 +80,7 @@ export function createDeliveriesRepository(connection: Connection) {
     /** Inserts rows whose ids are new (a fresh OTP): one plain insert, no upserts. */
     async insertNew(deliveries: Delivery[]): Promise<void> {
       if (deliveries.length === 0) return;
-      await (await model()).collection.insertMany(deliveries.map(({ id, ...rest }) => withoutUndefined({ _id: id, ...rest }) as never), { ordered: true });
+      await newRows.submit(deliveries);
     },
 
     async findById(id: string): Promise<Delivery | undefined> {
@@ -62,17 +95,16 @@ export function createDeliveriesRepository(connection: Connection) {
 
     /** Counts one attempt while the row is QUEUED and sendable; undefined otherwise. */
     async startAttempt(id: string, now = new Date()): Promise<Delivery | undefined> {
-      const doc = await (await model())
-        .findOneAndUpdate({ _id: id, state: 'QUEUED', notAfter: { $gt: now } }, { $inc: { attempts: 1 }, $set: { updatedAt: now } }, { new: true })
-        .lean<DeliveryDoc>();
+      const doc = await (await rows()).findOneAndUpdate(
+        { _id: id, state: 'QUEUED', notAfter: { $gt: now } },
+        { $inc: { attempts: 1 }, $set: { updatedAt: now } },
+        { returnDocument: 'after' },
+      );
       return doc ? toDelivery(doc) : undefined;
     },
 
     async markSent(id: string, providerMessageId: string, now = new Date()): Promise<void> {
-      await (await model()).updateOne(
-        { _id: id, state: 'QUEUED' },
-        { $set: { state: 'SENT', providerMessageId, updatedAt: now }, $unset: { secretMacros: 1, lastError: 1 } },
-      );
+      await rowUpdates.submit({ id, update: { $set: { state: 'SENT', providerMessageId, updatedAt: now }, $unset: { secretMacros: 1, lastError: 1 } } });
     },
 
     async markFailed(id: string, error: string, now = new Date()): Promise<void> {

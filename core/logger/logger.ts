@@ -55,15 +55,33 @@ const CONTACT_KEYS: Record<string, (v: string) => string> = {
   phone: maskPhone,
 };
 
+const isPlainObject = (value: object) => {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+
+/**
+ * Masks contact fields in plain objects and arrays, copying only what changes. Class instances
+ * (the request and response pino-http hands over, errors) are left to their serializers: walking
+ * an IncomingMessage four levels deep on every request line cost more than the rest of logging.
+ */
 function maskContactFields(value: unknown, depth = 0): unknown {
   if (depth > 4 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => maskContactFields(v, depth + 1));
-  const out: Record<string, unknown> = {};
+  if (Array.isArray(value)) {
+    const masked = value.map((v) => maskContactFields(v, depth + 1));
+    return masked.some((v, i) => v !== value[i]) ? masked : value;
+  }
+  if (!isPlainObject(value)) return value;
+  let out: Record<string, unknown> | undefined;
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
     const mask = Object.hasOwn(CONTACT_KEYS, key) ? CONTACT_KEYS[key] : undefined;
-    out[key] = mask && typeof v === 'string' ? mask(v) : maskContactFields(v, depth + 1);
+    const masked = mask && typeof v === 'string' ? mask(v) : maskContactFields(v, depth + 1);
+    if (masked !== v) {
+      out ??= { ...(value as Record<string, unknown>) };
+      out[key] = masked;
+    }
   }
-  return out;
+  return out ?? value;
 }
 
 export interface LoggerOptions {
@@ -88,6 +106,9 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination,
+    // Asynchronous writes to stdout: lines logged while a write is under way go out together in
+    // the next one, instead of one blocking write(2) per line on the request path. pino flushes
+    // what is left when the process exits.
+    options.destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }

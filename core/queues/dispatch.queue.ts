@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { createGroupCommit } from '../batching/group-commit.js';
 import { JOB_RETENTION } from './job-retention.js';
 
 /** The dispatch job carries only the delivery id: never a code or an address (Redis is plain text). */
@@ -17,7 +18,25 @@ export const DISPATCH_JOB_OPTIONS = {
 
 /** Enqueues one delivery; the job id is the delivery id, so repeats are no-ops while the job exists. */
 export async function enqueueDispatch(queue: Queue, deliveryId: string): Promise<void> {
-  await queue.add(DISPATCH_JOB, { deliveryId } satisfies DispatchJobData, { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId });
+  const job = dispatchJob(deliveryId);
+  await queue.add(job.name, job.data, job.opts);
+}
+
+const dispatchJob = (deliveryId: string) => ({ name: DISPATCH_JOB, data: { deliveryId } satisfies DispatchJobData, opts: { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId } });
+
+/**
+ * Enqueuing for the request path: deliveries queued by concurrent requests go to Redis together
+ * (one `addBulk`, a MULTI of the same per-job scripts), each caller awaiting its own job.
+ */
+export function createDispatchEnqueuer(queue: Queue): (deliveryId: string) => Promise<void> {
+  const batches = createGroupCommit<string, void>(
+    async (deliveryIds) => {
+      await queue.addBulk(deliveryIds.map(dispatchJob));
+      return deliveryIds.map(() => ({ ok: true, value: undefined }));
+    },
+    { maxBatch: 100, maxInFlight: 2 },
+  );
+  return (deliveryId) => batches.submit(deliveryId);
 }
 
 /** Exponential backoff (1 s, 2 s, 4 s … capped at 5 min) unless the provider said when to retry. */

@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { createGroupCommit } from '../batching/group-commit.js';
 import { modelFor } from '../db/model-registry.js';
 import { MAX_ACTIVATION_ATTEMPTS, PENDING_STATUSES, type User, type UserActivation, type UserDevice } from './user.types.js';
 
@@ -55,10 +56,18 @@ const pending = { $in: [...PENDING_STATUSES] };
 
 export function createUsersRepository(connection: Connection) {
   const model = () => userModel(connection);
+  // Look-ups of concurrent requests share one `$in` query on the unique userId index.
+  const lookups = createGroupCommit<string, User | undefined>(
+    async (userIds) => {
+      const docs = await (await model()).collection.find<UserDoc>({ userId: { $in: [...new Set(userIds)] } }).toArray();
+      const byId = new Map(docs.map((doc) => [doc.userId, toUser(doc)]));
+      return userIds.map((userId) => ({ ok: true, value: byId.get(userId) }));
+    },
+    { maxBatch: 100, maxInFlight: 2 },
+  );
   return {
-    async findByUserId(userId: string): Promise<User | undefined> {
-      const doc = await (await model()).findOne({ userId }).lean<UserDoc>();
-      return doc ? toUser(doc) : undefined;
+    findByUserId(userId: string): Promise<User | undefined> {
+      return lookups.submit(userId);
     },
 
     /** The user who is not DELETED and holds this mobile number, if any. */

@@ -35,6 +35,29 @@ describe('logging', () => {
     expect(out).toContain('j***@example.com');
   });
 
+  test('when masking, then the logged object is not changed and instances reach their serializers whole', () => {
+    const chunks: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        chunks.push(chunk.toString());
+        done();
+      },
+    });
+    // A getter on a class instance, like ServerResponse.statusCode behind pino-http's serializer.
+    class Response {
+      get statusCode() {
+        return 201;
+      }
+    }
+    const logger = createLogger({ level: 'info', destination }).child({}, { serializers: { res: (res: Response) => ({ statusCode: res.statusCode }) } });
+    const fields = { res: new Response(), nested: [{ mobileNumber: '+919876543210' }] };
+    logger.info(fields, 'x');
+    const line = JSON.parse(chunks.join('')) as { res: { statusCode: number }; nested: { mobileNumber: string }[] };
+    expect(line.res.statusCode).toBe(201);
+    expect(line.nested[0]?.mobileNumber).toBe('+**********10');
+    expect(fields.nested[0]?.mobileNumber).toBe('+919876543210');
+  });
+
   test('when masking, then only a hint of the address is kept', () => {
     expect(maskPhone('+15551234567')).toBe('+*********67');
     expect(maskEmail('a@b.io')).toBe('a***@b.io');

@@ -1,0 +1,101 @@
+import { setImmediate as tick } from 'node:timers/promises';
+import { createGroupCommit, outcomesOfBulkWrite, type ItemOutcome } from '../../../core/batching/group-commit.js';
+
+/** A store whose flushes stay open until the test releases them. */
+function controlledStore() {
+  const flushes: { items: number[]; release: (outcomes?: ItemOutcome<number>[]) => void; fail: (err: Error) => void }[] = [];
+  const flush = (items: number[]) =>
+    new Promise<ItemOutcome<number>[]>((resolve, reject) => {
+      flushes.push({ items, release: (outcomes) => resolve(outcomes ?? items.map((n) => ({ ok: true, value: n * 10 }))), fail: reject });
+    });
+  return { flushes, flush };
+}
+
+describe('group commit', () => {
+  test('when items arrive in one turn, then one flush carries them all and each caller gets its own result', async () => {
+    const store = controlledStore();
+    const commit = createGroupCommit(store.flush, { maxBatch: 10, maxInFlight: 1 });
+    const results = [1, 2, 3].map((n) => commit.submit(n));
+    await tick();
+    expect(store.flushes.map((f) => f.items)).toEqual([[1, 2, 3]]);
+    store.flushes[0]?.release();
+    await expect(Promise.all(results)).resolves.toEqual([10, 20, 30]);
+  });
+
+  test('when items arrive while a flush is under way, then they wait and go out together in the next one', async () => {
+    const store = controlledStore();
+    const commit = createGroupCommit(store.flush, { maxBatch: 10, maxInFlight: 1 });
+    const first = commit.submit(1);
+    await tick();
+    const later = [2, 3, 4].map((n) => commit.submit(n));
+    await tick();
+    expect(store.flushes).toHaveLength(1);
+    store.flushes[0]?.release();
+    await expect(first).resolves.toBe(10);
+    await tick();
+    expect(store.flushes.map((f) => f.items)).toEqual([[1], [2, 3, 4]]);
+    store.flushes[1]?.release();
+    await expect(Promise.all(later)).resolves.toEqual([20, 30, 40]);
+  });
+
+  test('when more items wait than a batch holds, then they are split at maxBatch and flushes overlap up to maxInFlight', async () => {
+    const store = controlledStore();
+    const commit = createGroupCommit(store.flush, { maxBatch: 2, maxInFlight: 2 });
+    const results = [1, 2, 3, 4, 5].map((n) => commit.submit(n));
+    await tick();
+    expect(store.flushes.map((f) => f.items)).toEqual([[1, 2], [3, 4]]);
+    store.flushes[0]?.release();
+    await tick();
+    await tick();
+    expect(store.flushes.map((f) => f.items)).toEqual([[1, 2], [3, 4], [5]]);
+    store.flushes[1]?.release();
+    store.flushes[2]?.release();
+    await expect(Promise.all(results)).resolves.toEqual([10, 20, 30, 40, 50]);
+  });
+
+  test('when one item fails, then only its caller sees the error; when the flush fails, then every caller does', async () => {
+    const store = controlledStore();
+    const commit = createGroupCommit(store.flush, { maxBatch: 10, maxInFlight: 1 });
+    const [a, b] = [commit.submit(1), commit.submit(2)];
+    await tick();
+    store.flushes[0]?.release([{ ok: true, value: 10 }, { ok: false, error: new Error('duplicate') }]);
+    await expect(a).resolves.toBe(10);
+    await expect(b).rejects.toThrow('duplicate');
+
+    const [c, d] = [commit.submit(3), commit.submit(4)];
+    await tick();
+    store.flushes[1]?.fail(new Error('store down'));
+    await expect(c).rejects.toThrow('store down');
+    await expect(d).rejects.toThrow('store down');
+  });
+
+  test('when a flush throws synchronously or reports too few outcomes, then the callers are rejected, never left waiting', async () => {
+    const throwing = createGroupCommit<number, number>(() => {
+      throw new Error('bad flush');
+    }, { maxBatch: 10, maxInFlight: 1 });
+    await expect(throwing.submit(1)).rejects.toThrow('bad flush');
+    const short = createGroupCommit<number, number>(async () => [{ ok: true, value: 1 }], { maxBatch: 10, maxInFlight: 1 });
+    const [x, y] = [short.submit(1), short.submit(2)];
+    await expect(x).resolves.toBe(1);
+    await expect(y).rejects.toThrow('no outcome');
+  });
+});
+
+describe('outcomes of an unordered bulk write', () => {
+  test('when documents of some items failed, then exactly those items fail with the server message and code', () => {
+    // Items 0 and 2 have two documents each, item 1 one: documents 0,1 → 0; 2 → 1; 3,4 → 2.
+    const error = { writeErrors: [{ index: 4, errmsg: 'E11000 duplicate key', code: 11000 }] };
+    const outcomes = outcomesOfBulkWrite([0, 0, 1, 2, 2], 3, error);
+    expect(outcomes.map((o) => o.ok)).toEqual([true, true, false]);
+    expect(outcomes[2]).toMatchObject({ ok: false, error: { message: 'E11000 duplicate key', code: 11000 } });
+  });
+
+  test('when the error is not about single documents (a network failure), then every item fails with it', () => {
+    const error = new Error('connection reset');
+    expect(outcomesOfBulkWrite([0, 1], 2, error)).toEqual([{ ok: false, error }, { ok: false, error }]);
+  });
+
+  test('when nothing failed, then every item is ok', () => {
+    expect(outcomesOfBulkWrite([0, 1, 1], 2, undefined)).toEqual([{ ok: true, value: undefined }, { ok: true, value: undefined }]);
+  });
+});
