@@ -67,6 +67,15 @@ export function createDeliveriesRepository(connection: Connection) {
     },
     { maxBatch: 100, maxInFlight: 2 },
   );
+  // Reads of concurrent jobs share one `$in` query on `_id`.
+  const lookups = createGroupCommit<string, Delivery | undefined>(
+    async (ids) => {
+      const docs = await (await rows()).find({ _id: { $in: [...new Set(ids)] } }).toArray();
+      const byId = new Map(docs.map((doc) => [doc._id, toDelivery(doc)]));
+      return ids.map((id) => ({ ok: true, value: byId.get(id) }));
+    },
+    { maxBatch: 100, maxInFlight: 2 },
+  );
   return {
     /** Inserts the rows; rows that already exist (a retried request) are left as they are. */
     async insertMany(deliveries: Delivery[]): Promise<void> {
@@ -83,9 +92,8 @@ export function createDeliveriesRepository(connection: Connection) {
       await newRows.submit(deliveries);
     },
 
-    async findById(id: string): Promise<Delivery | undefined> {
-      const doc = await (await model()).findById(id).lean<DeliveryDoc>();
-      return doc ? toDelivery(doc) : undefined;
+    findById(id: string): Promise<Delivery | undefined> {
+      return lookups.submit(id);
     },
 
     async findByRef(refId: string): Promise<Delivery[]> {
@@ -93,26 +101,17 @@ export function createDeliveriesRepository(connection: Connection) {
       return docs.map(toDelivery);
     },
 
-    /** Counts one attempt while the row is QUEUED and sendable; undefined otherwise. */
-    async startAttempt(id: string, now = new Date()): Promise<Delivery | undefined> {
-      const doc = await (await rows()).findOneAndUpdate(
-        { _id: id, state: 'QUEUED', notAfter: { $gt: now } },
-        { $inc: { attempts: 1 }, $set: { updatedAt: now } },
-        { returnDocument: 'after' },
-      );
-      return doc ? toDelivery(doc) : undefined;
+    /** The outcomes below apply to a row still QUEUED; `attempts` counts sends tried so far. */
+    async markSent(id: string, providerMessageId: string, attempts: number, now = new Date()): Promise<void> {
+      await rowUpdates.submit({ id, update: { $set: { state: 'SENT', providerMessageId, attempts, updatedAt: now }, $unset: { secretMacros: 1, lastError: 1 } } });
     },
 
-    async markSent(id: string, providerMessageId: string, now = new Date()): Promise<void> {
-      await rowUpdates.submit({ id, update: { $set: { state: 'SENT', providerMessageId, updatedAt: now }, $unset: { secretMacros: 1, lastError: 1 } } });
+    async markFailed(id: string, error: string, attempts?: number, now = new Date()): Promise<void> {
+      await rowUpdates.submit({ id, update: { $set: { state: 'FAILED', lastError: error, updatedAt: now, ...(attempts === undefined ? {} : { attempts }) }, $unset: { secretMacros: 1 } } });
     },
 
-    async markFailed(id: string, error: string, now = new Date()): Promise<void> {
-      await (await model()).updateOne({ _id: id, state: 'QUEUED' }, { $set: { state: 'FAILED', lastError: error, updatedAt: now }, $unset: { secretMacros: 1 } });
-    },
-
-    async recordTransientError(id: string, error: string, now = new Date()): Promise<void> {
-      await (await model()).updateOne({ _id: id, state: 'QUEUED' }, { $set: { lastError: error, updatedAt: now } });
+    async recordTransientError(id: string, error: string, attempts: number, now = new Date()): Promise<void> {
+      await rowUpdates.submit({ id, update: { $set: { lastError: error, attempts, updatedAt: now } } });
     },
 
     /** A delivery receipt: SENT → DELIVERED or FAILED (a late FAILED never overrides DELIVERED). */

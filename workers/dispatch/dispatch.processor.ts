@@ -55,47 +55,45 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
   return async (job: Job<DispatchJobData>): Promise<DispatchResult> => {
     if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
     const { deliveryId } = job.data;
-    // The common case in one round trip: a QUEUED row still inside its sending window.
-    let delivery = await deps.deliveries.startAttempt(deliveryId, now());
-    if (!delivery) {
-      const found = await deps.deliveries.findById(deliveryId);
-      if (!found) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
-      if (found.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${found.state}` };
-      if (found.notAfter.getTime() <= now().getTime()) {
-        await deps.deliveries.markFailed(deliveryId, 'expired before it could be sent');
-        return { state: 'SKIPPED', reason: 'expired' };
-      }
-      delivery = await deps.deliveries.startAttempt(deliveryId, now());
-      if (!delivery) return { state: 'SKIPPED', reason: 'ended meanwhile' };
+    // This job's lock is the row's only writer while it runs (the job id is the delivery id), so
+    // a plain read decides; the outcome is written conditionally on the row still being QUEUED.
+    const delivery = await deps.deliveries.findById(deliveryId);
+    if (!delivery) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
+    if (delivery.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${delivery.state}` };
+    if (delivery.notAfter.getTime() <= now().getTime()) {
+      await deps.deliveries.markFailed(deliveryId, 'expired before it could be sent');
+      return { state: 'SKIPPED', reason: 'expired' };
     }
+    // Sends tried so far, counting runs cut short by a dead worker (BullMQ counts those apart).
+    const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
 
     const template = await deps.findTemplate(delivery.template);
     if (!template) {
-      await deps.deliveries.markFailed(deliveryId, `template ${delivery.template} not found`);
+      await deps.deliveries.markFailed(deliveryId, `template ${delivery.template} not found`, attempt);
       throw new UnrecoverableError(`template ${delivery.template} not found`);
     }
     let message: RenderedMessage;
     try {
       message = renderTemplate(template, { ...delivery.macros, ...secretMacros(delivery, deps.encryptionKey) });
     } catch (err) {
-      await deps.deliveries.markFailed(deliveryId, `render failed: ${(err as Error).message}`);
+      await deps.deliveries.markFailed(deliveryId, `render failed: ${(err as Error).message}`, attempt);
       throw new UnrecoverableError(`render failed: ${(err as Error).message}`);
     }
 
     try {
       const sent = await send(deps, delivery, message);
-      await deps.deliveries.markSent(deliveryId, sent.providerMessageId);
+      await deps.deliveries.markSent(deliveryId, sent.providerMessageId, attempt);
       return { state: 'SENT', providerMessageId: sent.providerMessageId };
     } catch (err) {
       if (err instanceof PermanentProviderError) {
-        await deps.deliveries.markFailed(deliveryId, err.reason);
+        await deps.deliveries.markFailed(deliveryId, err.reason, attempt);
         throw new UnrecoverableError(err.reason);
       }
       const reason = (err as Error).message;
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (lastAttempt) await deps.deliveries.markFailed(deliveryId, `gave up after ${job.attemptsMade + 1} attempts: ${reason}`);
-      else await deps.deliveries.recordTransientError(deliveryId, reason);
-      deps.logger.warn({ deliveryId, attempt: job.attemptsMade + 1, err: reason }, 'transient delivery failure');
+      if (lastAttempt) await deps.deliveries.markFailed(deliveryId, `gave up after ${attempt} attempts: ${reason}`, attempt);
+      else await deps.deliveries.recordTransientError(deliveryId, reason, attempt);
+      deps.logger.warn({ deliveryId, attempt, err: reason }, 'transient delivery failure');
       throw err;
     }
   };
