@@ -82,7 +82,7 @@ export async function startBareWorker(redisUrl: string, prefix: string, stubUrl:
   return startNode(
     'bare worker',
     join(distDir, 'bench', 'support', 'bare-worker.js'),
-    { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, STUB_URL: stubUrl, CONCURRENCY: String(concurrency), TWILIO_ACCOUNT_SID: TWILIO_TEST_SID, TWILIO_AUTH_TOKEN: 'bench-auth-token' },
+    { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, STUB_URL: stubUrl, CONCURRENCY: String(concurrency), BARE_CLIENT: envString('BARE_CLIENT', 'fetch'), TWILIO_ACCOUNT_SID: TWILIO_TEST_SID, TWILIO_AUTH_TOKEN: 'bench-auth-token' },
     { ready: /bare worker ready/ },
   );
 }

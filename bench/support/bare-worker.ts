@@ -1,6 +1,9 @@
 // The baseline worker: a bare BullMQ Worker on the dispatch queue that posts each job to the
-// provider stub with fetch (Twilio's form fields, To = the delivery id) and nothing else.
+// provider stub (Twilio's Messages API, To = the delivery id) and nothing else: with fetch by
+// default, or with the twilio SDK (BARE_CLIENT=sdk, the client the project must use) to show how
+// much of the difference is the SDK's own cost.
 import { Worker } from 'bullmq';
+import twilio from 'twilio';
 import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
 import { createWorkerRedis } from '../../core/queues/redis-connection.js';
 
@@ -8,9 +11,15 @@ const stubUrl = process.env.STUB_URL ?? '';
 const accountSid = process.env.TWILIO_ACCOUNT_SID ?? 'AC0';
 const auth = `Basic ${Buffer.from(`${accountSid}:${process.env.TWILIO_AUTH_TOKEN ?? 'x'}`).toString('base64')}`;
 const connection = createWorkerRedis(process.env.REDIS_URL ?? '');
+const sdk = process.env.BARE_CLIENT === 'sdk' ? twilio(accountSid, process.env.TWILIO_AUTH_TOKEN ?? 'x', { autoRetry: false, httpClient: new twilio.RequestClient({ keepAlive: true }) }) : undefined;
+if (sdk) sdk.api.baseUrl = stubUrl;
 const worker = new Worker<DispatchJobData>(
   'dispatch',
   async (job) => {
+    if (sdk) {
+      const sent = await sdk.messages.create({ to: job.data.deliveryId, from: '+15005550006', body: 'Your code is 123456.' });
+      return { state: 'SENT', providerMessageId: sent.sid };
+    }
     const res = await fetch(`${stubUrl}/2010-04-01/Accounts/${accountSid}/Messages.json`, {
       method: 'POST',
       headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },

@@ -231,3 +231,20 @@ export async function withCpu<T>(pids: Record<string, number | undefined>, body:
   const cpuMs = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuMs(pid) - before[k]]));
   return { value, cpuMs };
 }
+
+/**
+ * Waits until the processes together use less than `maxMsPerSecond` of CPU per second (sampled
+ * every 250 ms), or `timeoutMs` passes: the set-up of a run (a bulk load, a JVM's garbage
+ * collection after it) must not be billed to the run.
+ */
+export async function waitUntilIdle(pids: (number | undefined)[], maxMsPerSecond = 40, timeoutMs = 10000): Promise<void> {
+  const total = () => pids.reduce<number>((sum, pid) => sum + (processCpuMs(pid) || 0), 0);
+  const deadline = Date.now() + timeoutMs;
+  let before = total();
+  while (Date.now() < deadline) {
+    await sleep(250);
+    const now = total();
+    if ((now - before) * 4 < maxMsPerSecond) return;
+    before = now;
+  }
+}

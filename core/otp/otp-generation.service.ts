@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../logger/logger.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import { sealDelivery } from '../deliveries/delivery-envelope.js';
 import type { Channel, Delivery } from '../deliveries/delivery.types.js';
 import { NotFoundError, ValidationError } from '../errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
@@ -24,8 +25,11 @@ export interface OtpGenerationDeps {
   idempotency: IdempotencyRepository;
   users: Pick<UsersRepository, 'findByUserId'>;
   templates: TemplateLookup;
-  /** Queues one delivery; failures are tolerated (the sweeper re-enqueues QUEUED rows). */
-  enqueue: (deliveryId: string) => Promise<void>;
+  /**
+   * Queues one delivery, with its row sealed when the row is new; failures are tolerated (the
+   * sweeper re-enqueues QUEUED rows).
+   */
+  enqueue: (deliveryId: string, sealed?: string) => Promise<void>;
   keys: OtpKeys;
   logger: Logger;
   now?: () => Date;
@@ -89,6 +93,9 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     // A fresh uuid cannot exist yet: a plain insert; a resumable one may (a retried request).
     const stored = freshCode === undefined ? await deps.otps.insertIfAbsent(record) : await deps.otps.insert(record);
     const code = stored.codeEncrypted ? decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid) : freshCode;
+    // Only rows that are certainly new travel sealed in their jobs (the worker then skips reading
+    // them); a resumed request's rows may have been sent already, so its jobs make the worker read.
+    const sealed = new Map<string, string>();
     if (code !== undefined) {
       const at = now();
       const rows: Delivery[] = stored.channels.map((channel) => {
@@ -110,14 +117,17 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         };
       });
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);
-      else await deps.deliveries.insertNew(rows);
+      else {
+        await deps.deliveries.insertNew(rows);
+        for (const row of rows) sealed.set(row.id, sealDelivery(row, deps.keys.encryptionKey));
+      }
       if (stored.codeEncrypted) await deps.otps.clearCode(stored.otpUuid);
     }
     await Promise.all(
       stored.channels.map(async (channel) => {
         const id = otpDeliveryId(stored.otpUuid, channel);
         try {
-          await deps.enqueue(id);
+          await deps.enqueue(id, sealed.get(id));
         } catch (err) {
           // Accepted anyway: the row stays QUEUED and the sweeper enqueues it once Redis is back.
           deps.logger.warn({ err: (err as Error).message, deliveryId: id }, 'dispatch enqueue failed; left for the sweeper');

@@ -2,9 +2,13 @@ import type { Queue } from 'bullmq';
 import { createGroupCommit } from '../batching/group-commit.js';
 import { JOB_RETENTION } from './job-retention.js';
 
-/** The dispatch job carries only the delivery id: never a code or an address (Redis is plain text). */
+/**
+ * The dispatch job carries the delivery id, and for a fresh OTP the row sealed with the server key
+ * (core/deliveries/delivery-envelope.ts): never a code or an address in clear (Redis is plain text).
+ */
 export interface DispatchJobData {
   deliveryId: string;
+  sealed?: string;
 }
 
 export const DISPATCH_JOB = 'deliver';
@@ -22,21 +26,25 @@ export async function enqueueDispatch(queue: Queue, deliveryId: string): Promise
   await queue.add(job.name, job.data, job.opts);
 }
 
-const dispatchJob = (deliveryId: string) => ({ name: DISPATCH_JOB, data: { deliveryId } satisfies DispatchJobData, opts: { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId } });
+const dispatchJob = (deliveryId: string, sealed?: string) => ({
+  name: DISPATCH_JOB,
+  data: (sealed === undefined ? { deliveryId } : { deliveryId, sealed }) satisfies DispatchJobData,
+  opts: { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId },
+});
 
 /**
  * Enqueuing for the request path: deliveries queued by concurrent requests go to Redis together
  * (one `addBulk`, a MULTI of the same per-job scripts), each caller awaiting its own job.
  */
-export function createDispatchEnqueuer(queue: Queue): (deliveryId: string) => Promise<void> {
-  const batches = createGroupCommit<string, void>(
-    async (deliveryIds) => {
-      await queue.addBulk(deliveryIds.map(dispatchJob));
-      return deliveryIds.map(() => ({ ok: true, value: undefined }));
+export function createDispatchEnqueuer(queue: Queue): (deliveryId: string, sealed?: string) => Promise<void> {
+  const batches = createGroupCommit<{ deliveryId: string; sealed?: string }, void>(
+    async (jobs) => {
+      await queue.addBulk(jobs.map(({ deliveryId, sealed }) => dispatchJob(deliveryId, sealed)));
+      return jobs.map(() => ({ ok: true, value: undefined }));
     },
     { maxBatch: 100, maxInFlight: 2 },
   );
-  return (deliveryId) => batches.submit(deliveryId);
+  return (deliveryId, sealed) => batches.submit({ deliveryId, sealed });
 }
 
 /** Exponential backoff (1 s, 2 s, 4 s … capped at 5 min) unless the provider said when to retry. */

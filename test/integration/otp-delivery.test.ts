@@ -1,5 +1,8 @@
 import twilio from 'twilio';
 import { loadConfig } from '../../core/config/config.js';
+import { openDelivery, sealDelivery } from '../../core/deliveries/delivery-envelope.js';
+import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
@@ -101,14 +104,62 @@ describe('OTP delivery through providers, retries and receipts', () => {
     expect(stub.requests).toHaveLength(1);
   });
 
-  test('when an OTP expires before a worker picks it up, then it is never sent', async () => {
+  /** The waiting dispatch job of an OTP's SMS, replaced by one with `data` (what the job carries). */
+  async function replaceJob(otpUuid: string, data: (current: DispatchJobData) => DispatchJobData): Promise<void> {
+    const queue = service.ctx.queues.dispatch;
+    const job = await queue.getJob(`otp-${otpUuid}-SMS`);
+    if (!job) throw new Error('no dispatch job');
+    const next = data(job.data as DispatchJobData);
+    await job.remove();
+    await queue.add(job.name, next, { ...job.opts, jobId: job.id });
+  }
+
+  test('when a fresh OTP is queued, then its job carries the row sealed (no address or code in clear); a resumed request makes the worker read the row', async () => {
+    const otpUuid = await generate();
+    const job = await service.ctx.queues.dispatch.getJob(`otp-${otpUuid}-SMS`);
+    const data = job?.data as DispatchJobData;
+    expect(Object.keys(data).sort()).toEqual(['deliveryId', 'sealed']);
+    expect(JSON.stringify(data)).not.toContain(mobile.slice(2));
+    expect(JSON.stringify(data)).not.toContain('otp_sms');
+    const opened = openDelivery(data.sealed as string, data.deliveryId, otpKeysFromConfig(service.config).encryptionKey, new Date());
+    expect(opened).toMatchObject({ id: `otp-${otpUuid}-SMS`, to: mobile, template: 'otp_sms', state: 'QUEUED' });
+    // Bound to its delivery: the same envelope does not open for another id.
+    expect(() => openDelivery(data.sealed as string, 'otp-other-SMS', otpKeysFromConfig(service.config).encryptionKey, new Date())).toThrow();
+
+    const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('bob'), { 'Idempotency-Key': `sealed-${otpUuid}` });
+    const resumed = ((await res.json()) as { otpUuid: string }).otpUuid;
+    expect((await service.ctx.queues.dispatch.getJob(`otp-${resumed}-SMS`))?.data).toEqual({ deliveryId: `otp-${resumed}-SMS` });
+    // No worker ran: these jobs must not reach the next test's provider stub.
+    await service.ctx.queues.dispatch.drain();
+  });
+
+  test('when an OTP expires before a worker picks it up, then it is never sent, whether its job is sealed or reads the row', async () => {
+    stub = await startProviderStub([accepted]);
+    const past = new Date(Date.now() - 1000);
+    const { encryptionKey } = otpKeysFromConfig(service.config);
+    const sealedUuid = await generate();
+    const readUuid = await generate();
+    for (const otpUuid of [sealedUuid, readUuid]) {
+      await service.ctx.mongo.collection('deliveries').updateMany({ refId: otpUuid }, { $set: { notAfter: past } });
+    }
+    await replaceJob(sealedUuid, (d) => ({ ...d, sealed: sealDelivery({ ...openDelivery(d.sealed as string, d.deliveryId, encryptionKey, new Date()), notAfter: past }, encryptionKey) }));
+    await replaceJob(readUuid, (d) => ({ deliveryId: d.deliveryId }));
+    worker = await startWorker(twilioEnv(stub.url));
+    for (const otpUuid of [sealedUuid, readUuid]) {
+      const rows = await settled(otpUuid, 'FAILED');
+      expect(rows[0]?.lastError).toBe('expired before it could be sent');
+    }
+    expect(stub.requests).toHaveLength(0);
+  });
+
+  test('when a sealed job was tampered with, then the worker trusts the row instead and sends to its address', async () => {
     stub = await startProviderStub([accepted]);
     const otpUuid = await generate();
-    await service.ctx.mongo.collection('deliveries').updateMany({ refId: otpUuid }, { $set: { notAfter: new Date(Date.now() - 1000) } });
+    await replaceJob(otpUuid, (d) => ({ ...d, sealed: `${(d.sealed as string).slice(0, -4)}AAAA` }));
     worker = await startWorker(twilioEnv(stub.url));
-    const rows = await settled(otpUuid, 'FAILED');
-    expect(rows[0]?.lastError).toBe('expired before it could be sent');
-    expect(stub.requests).toHaveLength(0);
+    await settled(otpUuid, 'SENT');
+    expect(stub.requests).toHaveLength(1);
+    expect(new URLSearchParams(stub.requests[0]?.body).get('To')).toBe(mobile);
   });
 
   test('when Twilio posts a signed delivered receipt, then the delivery becomes DELIVERED; a forged one is refused', async () => {

@@ -1,5 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import type { Logger } from '../../core/logger/logger.js';
 import { decryptSecret } from '../../core/otp/secret-box.js';
@@ -52,12 +53,24 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
   const validate = getValidator<DispatchJobData>('dispatch.deliver.json');
   const now = deps.now ?? (() => new Date());
 
+  // An envelope that does not open (tampered with, or sealed under another key) is not trusted:
+  // the row in MongoDB decides instead.
+  const openSealed = async (sealed: string, deliveryId: string) => {
+    try {
+      return openDelivery(sealed, deliveryId, deps.encryptionKey, now());
+    } catch (err) {
+      deps.logger.warn({ deliveryId, err: (err as Error).message }, 'sealed delivery does not open; reading the row');
+      return deps.deliveries.findById(deliveryId);
+    }
+  };
+
   return async (job: Job<DispatchJobData>): Promise<DispatchResult> => {
     if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
-    const { deliveryId } = job.data;
+    const { deliveryId, sealed } = job.data;
     // This job's lock is the row's only writer while it runs (the job id is the delivery id), so
-    // a plain read decides; the outcome is written conditionally on the row still being QUEUED.
-    const delivery = await deps.deliveries.findById(deliveryId);
+    // a plain read decides, or for a fresh OTP the row sealed into the job; the outcome is written
+    // conditionally on the row still being QUEUED.
+    const delivery = sealed === undefined ? await deps.deliveries.findById(deliveryId) : await openSealed(sealed, deliveryId);
     if (!delivery) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
     if (delivery.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${delivery.state}` };
     if (delivery.notAfter.getTime() <= now().getTime()) {
