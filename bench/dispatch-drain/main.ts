@@ -89,7 +89,10 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
         updatedAt: new Date(at.getTime() - ids.length + from + k),
       }));
       await deliveries.insertMany(rows);
-      for (const row of rows) sealed.set(row.id, sealDelivery(row, encryptionKey));
+      for (const row of rows) {
+        const envelope = sealDelivery(row, encryptionKey);
+        if (envelope !== undefined) sealed.set(row.id, envelope);
+      }
     }
     return sealed;
   }

@@ -6,7 +6,14 @@ export interface GroupCommitOptions {
   maxBatch: number;
   /** Flushes allowed under way at once; items arriving beyond that wait for the next one. */
   maxInFlight: number;
+  /**
+   * A flush still unanswered after this long fails its items and frees its slot, so one stuck
+   * connection cannot hold every later caller (the driver itself has no socket timeout).
+   */
+  flushTimeoutMs?: number;
 }
+
+const DEFAULT_FLUSH_TIMEOUT_MS = 15_000;
 
 export interface GroupCommit<I, R> {
   submit(item: I): Promise<R>;
@@ -30,9 +37,14 @@ export function createGroupCommit<I, R>(flush: (items: I[]) => Promise<ItemOutco
     setImmediate(drain);
   }
 
-  function settle(batch: typeof pending, outcomes: ItemOutcome<R>[]): void {
+  function settle(batch: typeof pending, outcomes: unknown): void {
+    if (!Array.isArray(outcomes)) {
+      const error = new Error('group commit: the flush reported no outcomes');
+      batch.forEach((entry) => entry.reject(error));
+      return;
+    }
     batch.forEach((entry, i) => {
-      const outcome = outcomes[i];
+      const outcome = outcomes[i] as ItemOutcome<R> | undefined;
       if (!outcome) entry.reject(new Error('group commit: the flush reported no outcome for this item'));
       else if (outcome.ok) entry.resolve(outcome.value);
       else entry.reject(outcome.error);
@@ -44,21 +56,28 @@ export function createGroupCommit<I, R>(flush: (items: I[]) => Promise<ItemOutco
     while (pending.length > 0 && inFlight < options.maxInFlight) {
       const batch = pending.splice(0, options.maxBatch);
       inFlight += 1;
-      let flushing: Promise<ItemOutcome<R>[]>;
-      try {
-        flushing = flush(batch.map((entry) => entry.item));
-      } catch (err) {
-        flushing = Promise.reject(err);
-      }
-      flushing
+      let done = false;
+      const finish = (settleBatch: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        inFlight -= 1;
+        settleBatch();
+        schedule();
+      };
+      const timeoutMs = options.flushTimeoutMs ?? DEFAULT_FLUSH_TIMEOUT_MS;
+      const timer = setTimeout(() => {
+        const error = new Error(`group commit: the store did not answer within ${timeoutMs} ms`);
+        finish(() => batch.forEach((entry) => entry.reject(error)));
+      }, timeoutMs);
+      // Promise.resolve().then: a flush that throws at once or returns a plain value is handled
+      // like one that rejects or resolves later.
+      Promise.resolve()
+        .then(() => flush(batch.map((entry) => entry.item)))
         .then(
-          (outcomes) => settle(batch, outcomes),
-          (err: unknown) => batch.forEach((entry) => entry.reject(err)),
-        )
-        .finally(() => {
-          inFlight -= 1;
-          schedule();
-        });
+          (outcomes) => finish(() => settle(batch, outcomes)),
+          (err: unknown) => finish(() => batch.forEach((entry) => entry.reject(err))),
+        );
     }
   }
 
@@ -72,17 +91,22 @@ export function createGroupCommit<I, R>(flush: (items: I[]) => Promise<ItemOutco
   };
 }
 
-/** Outcomes of an unordered multi-document write: items whose documents all succeeded are ok. */
+/**
+ * Outcomes of an unordered multi-document write: items whose documents all succeeded are ok, the
+ * others fail with their server error (the original error as its cause). An error that cannot be
+ * pinned on documents (network, write concern, an index the batch does not know) fails them all.
+ */
 export function outcomesOfBulkWrite(itemOfDocument: number[], itemCount: number, error: unknown): ItemOutcome<void>[] {
+  if (!error) return Array.from({ length: itemCount }, () => ({ ok: true, value: undefined }));
+  const all = (): ItemOutcome<void>[] => Array.from({ length: itemCount }, () => ({ ok: false, error }));
+  const { writeErrors, result } = error as { writeErrors?: unknown; result?: { getWriteConcernError?: () => unknown } };
+  const list = (Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : []) as { index?: number; errmsg?: string; code?: number }[];
+  if (list.length === 0 || result?.getWriteConcernError?.()) return all();
   const failed = new Map<number, unknown>();
-  const writeErrors = (error as { writeErrors?: unknown } | undefined)?.writeErrors;
-  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  if (error && list.length === 0) return Array.from({ length: itemCount }, () => ({ ok: false, error }));
-  for (const writeError of list as { index: number; errmsg?: string; code?: number }[]) {
-    const item = itemOfDocument[writeError.index];
-    if (item !== undefined && !failed.has(item)) {
-      failed.set(item, Object.assign(new Error(writeError.errmsg ?? 'write failed'), { code: writeError.code }));
-    }
+  for (const writeError of list) {
+    const item = writeError.index === undefined ? undefined : itemOfDocument[writeError.index];
+    if (item === undefined) return all();
+    if (!failed.has(item)) failed.set(item, Object.assign(new Error(writeError.errmsg ?? 'write failed', { cause: error }), { code: writeError.code }));
   }
   return Array.from({ length: itemCount }, (_, i) => (failed.has(i) ? { ok: false, error: failed.get(i) } : { ok: true, value: undefined }));
 }

@@ -71,8 +71,12 @@ export function createDeliveriesRepository(connection: Connection) {
   const lookups = createGroupCommit<string, Delivery | undefined>(
     async (ids) => {
       const docs = await (await rows()).find({ _id: { $in: [...new Set(ids)] } }).toArray();
-      const byId = new Map(docs.map((doc) => [doc._id, toDelivery(doc)]));
-      return ids.map((id) => ({ ok: true, value: byId.get(id) }));
+      const byId = new Map(docs.map((doc) => [doc._id, doc]));
+      // Each caller gets its own object, even when two asked for the same row.
+      return ids.map((id) => {
+        const doc = byId.get(id);
+        return { ok: true, value: doc ? toDelivery(structuredClone(doc)) : undefined };
+      });
     },
     { maxBatch: 100, maxInFlight: 2 },
   );

@@ -6,15 +6,20 @@ type EnvelopeContent = Pick<Delivery, 'kind' | 'refId' | 'channel' | 'to' | 'tem
 
 const context = (deliveryId: string) => `dispatch:${deliveryId}`;
 
+/** The largest envelope a dispatch job takes (schemas/jobs/dispatch.deliver.json, `sealed`). */
+export const MAX_SEALED_LENGTH = 65536;
+
 /**
  * A fresh delivery row, sealed for its dispatch job (AES-256-GCM with the server key, bound to the
  * delivery id): the worker skips one MongoDB read per message, and Redis, which holds job data in
- * plain text, sees neither the address nor the (already encrypted) code.
+ * plain text, sees neither the address nor the (already encrypted) code. Undefined when the row is
+ * too large for a job (many long macro values): that job carries only the id and the worker reads.
  */
-export function sealDelivery(delivery: Delivery, key: Buffer): string {
+export function sealDelivery(delivery: Delivery, key: Buffer): string | undefined {
   const { kind, refId, channel, to, template, macros, secretMacros } = delivery;
   const content: EnvelopeContent = { kind, refId, channel, to, template, macros, secretMacros, notAfter: delivery.notAfter.getTime() };
-  return encryptSecret(JSON.stringify(content), key, context(delivery.id));
+  const sealed = encryptSecret(JSON.stringify(content), key, context(delivery.id));
+  return sealed.length <= MAX_SEALED_LENGTH ? sealed : undefined;
 }
 
 /** The row as it was sealed, still QUEUED; throws if the envelope was tampered with or moved. */

@@ -119,7 +119,10 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);
       else {
         await deps.deliveries.insertNew(rows);
-        for (const row of rows) sealed.set(row.id, sealDelivery(row, deps.keys.encryptionKey));
+        for (const row of rows) {
+          const envelope = sealDelivery(row, deps.keys.encryptionKey);
+          if (envelope !== undefined) sealed.set(row.id, envelope);
+        }
       }
       if (stored.codeEncrypted) await deps.otps.clearCode(stored.otpUuid);
     }

@@ -60,8 +60,12 @@ export function createUsersRepository(connection: Connection) {
   const lookups = createGroupCommit<string, User | undefined>(
     async (userIds) => {
       const docs = await (await model()).collection.find<UserDoc>({ userId: { $in: [...new Set(userIds)] } }).toArray();
-      const byId = new Map(docs.map((doc) => [doc.userId, toUser(doc)]));
-      return userIds.map((userId) => ({ ok: true, value: byId.get(userId) }));
+      const byId = new Map(docs.map((doc) => [doc.userId, doc]));
+      // Each caller gets its own object, even when two asked for the same user.
+      return userIds.map((userId) => {
+        const doc = byId.get(userId);
+        return { ok: true, value: doc ? toUser(structuredClone(doc)) : undefined };
+      });
     },
     { maxBatch: 100, maxInFlight: 2 },
   );

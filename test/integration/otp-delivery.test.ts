@@ -1,5 +1,9 @@
 import twilio from 'twilio';
+import type { Job } from 'bullmq';
 import { loadConfig } from '../../core/config/config.js';
+import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { findTemplateCached } from '../../core/templates/template-cache.js';
+import { createDispatchProcessor } from '../../workers/dispatch/dispatch.processor.js';
 import { openDelivery, sealDelivery } from '../../core/deliveries/delivery-envelope.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
@@ -131,6 +135,45 @@ describe('OTP delivery through providers, retries and receipts', () => {
     expect((await service.ctx.queues.dispatch.getJob(`otp-${resumed}-SMS`))?.data).toEqual({ deliveryId: `otp-${resumed}-SMS` });
     // No worker ran: these jobs must not reach the next test's provider stub.
     await service.ctx.queues.dispatch.drain();
+  });
+
+  test('when a sealed job runs again after its send was recorded (a stalled or retried run), then it reads the row and sends nothing', async () => {
+    const otpUuid = await generate();
+    const deliveryId = `otp-${otpUuid}-SMS`;
+    const job = await service.ctx.queues.dispatch.getJob(deliveryId);
+    if (!job) throw new Error('no dispatch job');
+    expect(typeof (job.data as DispatchJobData).sealed).toBe('string');
+    // The first run sent and recorded it, then died before BullMQ marked the job completed.
+    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { state: 'SENT', providerMessageId: 'SMfirst' } });
+    const sends: unknown[] = [];
+    const count = async (message: unknown) => {
+      sends.push(message);
+      return { providerMessageId: 'SMagain' };
+    };
+    const processor = createDispatchProcessor({
+      deliveries: createDeliveriesRepository(service.ctx.mongo),
+      findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
+      providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
+      encryptionKey: otpKeysFromConfig(service.config).encryptionKey,
+      logger: memoryLogger().logger,
+    });
+    job.stalledCounter = 1;
+    await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
+    job.stalledCounter = 0;
+    job.attemptsMade = 1;
+    await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
+    expect(sends).toHaveLength(0);
+    await service.ctx.queues.dispatch.drain();
+  });
+
+  test('when the row is too large to seal into a job (long macro values), then the job carries only the id and the message is still sent', async () => {
+    stub = await startProviderStub([accepted]);
+    const dynamicMacros = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`__FILLER_${i}__`, 'x'.repeat(1000)]));
+    const otpUuid = await generate({ dynamicMacros });
+    expect((await service.ctx.queues.dispatch.getJob(`otp-${otpUuid}-SMS`))?.data).toEqual({ deliveryId: `otp-${otpUuid}-SMS` });
+    worker = await startWorker(twilioEnv(stub.url));
+    await settled(otpUuid, 'SENT');
+    expect(stub.requests).toHaveLength(1);
   });
 
   test('when an OTP expires before a worker picks it up, then it is never sent, whether its job is sealed or reads the row', async () => {

@@ -68,9 +68,11 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
     const { deliveryId, sealed } = job.data;
     // This job's lock is the row's only writer while it runs (the job id is the delivery id), so
-    // a plain read decides, or for a fresh OTP the row sealed into the job; the outcome is written
-    // conditionally on the row still being QUEUED.
-    const delivery = sealed === undefined ? await deps.deliveries.findById(deliveryId) : await openSealed(sealed, deliveryId);
+    // a plain read decides; the outcome is written conditionally on the row still being QUEUED.
+    // The row sealed into a fresh OTP's job stands in for the read on the job's first run only:
+    // a retried or stalled run may follow a send that was recorded, so it reads the row.
+    const firstRun = job.attemptsMade === 0 && !(job.stalledCounter > 0);
+    const delivery = sealed !== undefined && firstRun ? await openSealed(sealed, deliveryId) : await deps.deliveries.findById(deliveryId);
     if (!delivery) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
     if (delivery.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${delivery.state}` };
     if (delivery.notAfter.getTime() <= now().getTime()) {

@@ -79,15 +79,42 @@ describe('group commit', () => {
     await expect(x).resolves.toBe(1);
     await expect(y).rejects.toThrow('no outcome');
   });
+
+  test('when a flush never answers, then its items fail after flushTimeoutMs and later items still go out', async () => {
+    const store = controlledStore();
+    const commit = createGroupCommit(store.flush, { maxBatch: 10, maxInFlight: 1, flushTimeoutMs: 20 });
+    const stuck = commit.submit(1);
+    await tick();
+    const later = commit.submit(2);
+    await expect(stuck).rejects.toThrow('did not answer within 20 ms');
+    await tick();
+    expect(store.flushes.map((f) => f.items)).toEqual([[1], [2]]);
+    store.flushes[1]?.release();
+    await expect(later).resolves.toBe(20);
+    // The late answer of the stuck flush changes nothing.
+    store.flushes[0]?.release();
+  });
+
+  test('when a flush reports something other than a list of outcomes, then its callers are rejected', async () => {
+    const odd = createGroupCommit<number, number>(async () => 'ok' as never, { maxBatch: 10, maxInFlight: 1 });
+    await expect(odd.submit(1)).rejects.toThrow('no outcomes');
+  });
 });
 
 describe('outcomes of an unordered bulk write', () => {
+  test('when a write-concern error comes with the write errors, or an error names a document the batch lacks, then every item fails with the original error', () => {
+    const withConcern = { writeErrors: [{ index: 0, errmsg: 'dup', code: 11000 }], result: { getWriteConcernError: () => ({ code: 64 }) } };
+    expect(outcomesOfBulkWrite([0, 1], 2, withConcern)).toEqual([{ ok: false, error: withConcern }, { ok: false, error: withConcern }]);
+    const unknownIndex = { writeErrors: [{ index: 7, errmsg: 'dup', code: 11000 }] };
+    expect(outcomesOfBulkWrite([0, 1], 2, unknownIndex)).toEqual([{ ok: false, error: unknownIndex }, { ok: false, error: unknownIndex }]);
+  });
+
   test('when documents of some items failed, then exactly those items fail with the server message and code', () => {
     // Items 0 and 2 have two documents each, item 1 one: documents 0,1 → 0; 2 → 1; 3,4 → 2.
     const error = { writeErrors: [{ index: 4, errmsg: 'E11000 duplicate key', code: 11000 }] };
     const outcomes = outcomesOfBulkWrite([0, 0, 1, 2, 2], 3, error);
     expect(outcomes.map((o) => o.ok)).toEqual([true, true, false]);
-    expect(outcomes[2]).toMatchObject({ ok: false, error: { message: 'E11000 duplicate key', code: 11000 } });
+    expect(outcomes[2]).toMatchObject({ ok: false, error: { message: 'E11000 duplicate key', code: 11000, cause: error } });
   });
 
   test('when the error is not about single documents (a network failure), then every item fails with it', () => {
