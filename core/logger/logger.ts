@@ -43,7 +43,12 @@ const PHONE_RE = /\+?[0-9][0-9 ()-]{8,}[0-9]/g;
 
 /** Masks every e-mail address and phone number inside free text (log messages, URLs). */
 export function maskContactsInText(text: string): string {
-  return text.replace(EMAIL_RE, maskEmail).replace(PHONE_RE, maskPhone);
+  return maskEmailsInText(text).replace(PHONE_RE, maskPhone);
+}
+
+/** Masks e-mail addresses only: for text whose long digit runs are ids, not phone numbers. */
+export function maskEmailsInText(text: string): string {
+  return text.replace(EMAIL_RE, maskEmail);
 }
 
 // Field names whose values are contact addresses, masked wherever they appear in a log object.

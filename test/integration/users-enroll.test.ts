@@ -99,6 +99,15 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
       const { emailId: _ignored, ...body } = userBody(nextId(), { mobileNumber: uniqueMobile() });
       await expectCreated(body);
     });
+    test('when a user id is an e-mail address, then request log lines show only a hint of it', async () => {
+      const userId = `mask.${nextId()}@example.com`;
+      expect((await enroll(userBody(userId, { emailId: userId }))).status).toBe(201);
+      const read = await fetch(`${service.url}/v1/users/${encodeURIComponent(userId)}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(read.status).toBe(200);
+      const lines = service.logLines().filter((line) => (line.req as { path?: string } | undefined)?.path?.startsWith('/v1/users/m***@'));
+      expect(lines.length).toBeGreaterThan(0);
+      expect(JSON.stringify(service.logLines())).not.toContain(userId.split('@')[0]);
+    });
   });
 
   describe('errors of spec 7.2, one row each', () => {
