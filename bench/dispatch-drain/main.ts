@@ -49,7 +49,10 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
   const cpuProf = envString('BENCH_CPU_PROF_DIR', '');
   const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) }, cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []);
   cleanup(worker.stop);
-  const bare = await startBareWorker(infra.redis.url, 'bdb', stub.url, CONCURRENCY);
+  // BARE_WORK=required: the bare worker also reads each row and records the outcome (see bare-worker.ts).
+  const bareWork = envString('BARE_WORK', 'minimal');
+  const bareMongoUri = `${infra.mongo.url}/bench_drain_baseline`;
+  const bare = await startBareWorker(infra.redis.url, 'bdb', stub.url, CONCURRENCY, bareWork === 'required' ? bareMongoUri : undefined);
   cleanup(bare.stop);
 
   const redis = new Redis(infra.redis.url, { maxRetriesPerRequest: null });
@@ -60,13 +63,16 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
   };
   cleanup(() => Promise.all(Object.values(queues).map((q) => q.close())));
   const deliveries = createDeliveriesRepository(mongo);
+  const bareConnection = bareWork === 'required' ? await connectMongo(bareMongoUri) : undefined;
+  if (bareConnection) cleanup(() => bareConnection.close());
+  const bareStore = bareConnection ? { connection: bareConnection, deliveries: createDeliveriesRepository(bareConnection) } : undefined;
   const { encryptionKey } = otpKeysFromConfig({ otpHmacKey: env.OTP_HMAC_KEY, otpEncryptionKey: env.OTP_ENCRYPTION_KEY });
 
   /**
    * What the API would have written and queued for N one-channel OTPs: a QUEUED delivery row each,
    * and the row sealed for its job (core/deliveries/delivery-envelope.ts).
    */
-  async function preloadRows(ids: string[]): Promise<Map<string, string>> {
+  async function preloadRows(ids: string[], into = deliveries): Promise<Map<string, string>> {
     const sealed = new Map<string, string>();
     const at = new Date();
     const notAfter = new Date(at.getTime() + 3600 * 1000);
@@ -83,12 +89,11 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
         state: 'QUEUED',
         attempts: 0,
         notAfter,
-        // Each accepted request stamps its own row; 1000 rows sharing one instant would pile onto
-        // one key of the {state, queuedAt} index, which mongo-java-server updates in linear time.
+        // Each accepted request stamps its own row.
         queuedAt: new Date(at.getTime() - ids.length + from + k),
         updatedAt: new Date(at.getTime() - ids.length + from + k),
       }));
-      await deliveries.insertMany(rows);
+      await into.insertMany(rows);
       for (const row of rows) {
         const envelope = sealDelivery(row, encryptionKey);
         if (envelope !== undefined) sealed.set(row.id, envelope);
@@ -105,6 +110,9 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
       // Each run starts from an empty collection so pairs stay comparable.
       await mongo.collection('deliveries').deleteMany({});
       sealed = await preloadRows(ids);
+    } else if (bareStore) {
+      await bareStore.connection.collection('deliveries').deleteMany({});
+      await preloadRows(ids, bareStore.deliveries);
     }
     await queue.pause();
     for (let from = 0; from < ids.length; from += 1000) {
@@ -178,7 +186,8 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
       pairs: PAIRS,
       concurrency: CONCURRENCY,
       interleaving: 'pairs alternate which arm runs first',
-      deliveriesCollection: 'emptied before each project run (mongo-java-server scans on {_id, state} filters)',
+      deliveriesCollection: 'emptied before each run that preloads rows, so runs start alike',
+      bareWorker: { client: envString('BARE_CLIENT', 'fetch'), work: bareWork },
       clock: 'from queue resume (jobs added while paused) until nothing waits or runs; every message checked at the stub',
       figure: 'median of per-pair ratios of jobs per second, project/baseline',
       warmupJobsPerArm: WARMUP_JOBS,

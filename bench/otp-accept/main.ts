@@ -91,6 +91,7 @@ await runBenchmark('otp-accept', async (cleanup) => {
       interleaving: 'pairs alternate which arm runs first',
       figure: 'median of per-pair ratios of successful requests per second, project/baseline',
       worker: 'none for either arm (jobs stay waiting in Redis)',
+      baselineWork: envString('BASELINE_WORK', 'minimal'),
       projectLogLevel: envString('BENCH_LOG_LEVEL', 'info'),
       rateLimits: 'raised to 1e9 through RATE_LIMIT_* (still consumed in Redis on every request)',
     },

@@ -72,17 +72,17 @@ export async function startBaselineApp(stores: Stores, db: string, prefix: strin
   const child = await startNode(
     'baseline app',
     join(distDir, 'bench', 'support', 'baseline-app.js'),
-    { MONGODB_URI: `${stores.mongo}/${db}`, REDIS_URL: stores.redis, QUEUE_PREFIX: prefix, PORT: '0' },
+    { MONGODB_URI: `${stores.mongo}/${db}`, REDIS_URL: stores.redis, QUEUE_PREFIX: prefix, PORT: '0', BASELINE_WORK: envString('BASELINE_WORK', 'minimal') },
     { ready: /baseline listening (\d+)/ },
   );
   return { ...child, url: `http://127.0.0.1:${child.match?.[1] ?? ''}` };
 }
 
-export async function startBareWorker(redisUrl: string, prefix: string, stubUrl: string, concurrency: number): Promise<NodeChild> {
+export async function startBareWorker(redisUrl: string, prefix: string, stubUrl: string, concurrency: number, mongoUri?: string): Promise<NodeChild> {
   return startNode(
     'bare worker',
     join(distDir, 'bench', 'support', 'bare-worker.js'),
-    { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, STUB_URL: stubUrl, CONCURRENCY: String(concurrency), BARE_CLIENT: envString('BARE_CLIENT', 'fetch'), TWILIO_ACCOUNT_SID: TWILIO_TEST_SID, TWILIO_AUTH_TOKEN: 'bench-auth-token' },
+    { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, STUB_URL: stubUrl, CONCURRENCY: String(concurrency), BARE_CLIENT: envString('BARE_CLIENT', 'fetch'), ...(mongoUri ? { BARE_WORK: 'required', MONGODB_URI: mongoUri } : {}), TWILIO_ACCOUNT_SID: TWILIO_TEST_SID, TWILIO_AUTH_TOKEN: 'bench-auth-token' },
     { ready: /bare worker ready/ },
   );
 }
