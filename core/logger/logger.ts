@@ -113,7 +113,8 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     // Asynchronous writes to stdout: lines logged while a write is under way go out together in
     // the next one, instead of one blocking write(2) per line on the request path. pino flushes
-    // what is left when the process exits.
-    options.destination ?? pino.destination({ dest: 1, sync: false }),
+    // what is left when the process exits. If stdout stalls, at most 16 MiB wait; later lines are
+    // dropped rather than growing the heap without bound.
+    options.destination ?? pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 }),
   );
 }
