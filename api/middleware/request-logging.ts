@@ -6,30 +6,24 @@ import { maskEmail, maskEmailsInText, maskPhone, type Logger } from '../../core/
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const USER_PATH_RE = /^(\/(?:v1|admin)\/users\/)([^/]+)/;
 
-function decoded(segment: string): string {
+function decoded(path: string): string {
   try {
-    return decodeURIComponent(segment);
+    return decodeURIComponent(path);
   } catch {
-    return segment;
+    return path;
   }
 }
 
 /** A userId may be an e-mail address or a phone number's digits (D18): only a hint is logged. */
-function maskUserId(segment: string): string {
-  const userId = decoded(segment);
+function maskUserId(userId: string): string {
   if (userId.includes('@')) return maskEmail(userId);
-  return /^\+?[0-9]{7,}$/.test(userId) ? maskPhone(userId) : segment;
+  return /^\+?[0-9]{7,}$/.test(userId) ? maskPhone(userId) : userId;
 }
 
-/** The path without its query, with user ids and e-mail addresses masked. */
+/** The path without its query, decoded, with user ids and e-mail addresses masked. */
 export function loggablePath(url: string): string {
-  const path = url.split('?')[0] ?? '';
-  return maskEmailsInText(decodedEmails(path.replace(USER_PATH_RE, (_all, prefix: string, id: string) => `${prefix}${maskUserId(id)}`)));
-}
-
-/** `%40` spelled out, so an encoded address elsewhere in the path is seen by the masking too. */
-function decodedEmails(path: string): string {
-  return path.replace(/%40/gi, '@');
+  const path = decoded(url.split('?')[0] ?? '');
+  return maskEmailsInText(path.replace(USER_PATH_RE, (_all, prefix: string, id: string) => `${prefix}${maskUserId(id)}`));
 }
 
 /** One log line per request with a request id (the caller's X-Request-Id when well formed). */

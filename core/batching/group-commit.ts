@@ -15,6 +15,9 @@ export interface GroupCommitOptions {
 
 const DEFAULT_FLUSH_TIMEOUT_MS = 15_000;
 
+/** The batching of the request and job paths' store commands. */
+export const STORE_BATCHING: GroupCommitOptions = { maxBatch: 100, maxInFlight: 2 };
+
 export interface GroupCommit<I, R> {
   submit(item: I): Promise<R>;
 }
@@ -109,4 +112,28 @@ export function outcomesOfBulkWrite(itemOfDocument: number[], itemCount: number,
     if (!failed.has(item)) failed.set(item, Object.assign(new Error(writeError.errmsg ?? 'write failed', { cause: error }), { code: writeError.code }));
   }
   return Array.from({ length: itemCount }, (_, i) => (failed.has(i) ? { ok: false, error: failed.get(i) } : { ok: true, value: undefined }));
+}
+
+/** Runs one unordered multi-document write and reports each item's outcome (see above). */
+export async function settleBulkWrite(itemOfDocument: number[], itemCount: number, write: () => Promise<unknown>): Promise<ItemOutcome<void>[]> {
+  try {
+    await write();
+    return outcomesOfBulkWrite(itemOfDocument, itemCount, undefined);
+  } catch (err) {
+    return outcomesOfBulkWrite(itemOfDocument, itemCount, err);
+  }
+}
+
+/**
+ * Look-ups by key of concurrent callers in one query (`load` gets the distinct keys). Each caller
+ * gets its own converted copy, even when two asked for the same key; an unknown key is undefined.
+ */
+export function createBatchedLookup<K, D, R>(load: (keys: K[]) => Promise<D[]>, keyOf: (doc: D) => K, convert: (doc: D) => R): GroupCommit<K, R | undefined> {
+  return createGroupCommit<K, R | undefined>(async (keys) => {
+    const byKey = new Map((await load([...new Set(keys)])).map((doc) => [keyOf(doc), doc]));
+    return keys.map((key) => {
+      const doc = byKey.get(key);
+      return { ok: true, value: doc === undefined ? undefined : convert(structuredClone(doc)) };
+    });
+  }, STORE_BATCHING);
 }

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type mongo } from 'mongoose';
-import { createGroupCommit, outcomesOfBulkWrite } from '../batching/group-commit.js';
+import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import type { Channel, Delivery, DeliveryState } from './delivery.types.js';
 
@@ -38,47 +38,21 @@ export function createDeliveriesRepository(connection: Connection) {
   /** The driver's collection, typed with string ids, for the hot paths that skip mongoose. */
   const rows = async () => (await model()).collection as unknown as mongo.Collection<DeliveryDoc>;
   // The rows of concurrent requests go out in one unordered insert (see group-commit.ts).
-  const newRows = createGroupCommit<Delivery[], void>(
-    async (groups) => {
-      const itemOfDocument = groups.flatMap((rows, item) => rows.map(() => item));
-      const docs = groups.flat().map(({ id, ...rest }) => withoutUndefined({ _id: id, ...rest }));
-      try {
-        await (await model()).collection.insertMany(docs as never[], { ordered: false });
-        return outcomesOfBulkWrite(itemOfDocument, groups.length, undefined);
-      } catch (err) {
-        return outcomesOfBulkWrite(itemOfDocument, groups.length, err);
-      }
-    },
-    { maxBatch: 100, maxInFlight: 2 },
-  );
+  const newRows = createGroupCommit<Delivery[], void>(async (groups) => {
+    const docs = groups.flat().map(({ id, ...rest }) => withoutUndefined({ _id: id, ...rest }));
+    const itemOfDocument = groups.flatMap((group, item) => group.map(() => item));
+    return settleBulkWrite(itemOfDocument, groups.length, async () => (await model()).collection.insertMany(docs as never[], { ordered: false }));
+  }, STORE_BATCHING);
   // Outcomes recorded by concurrent jobs go out in one unordered bulk write.
-  const rowUpdates = createGroupCommit<{ id: string; update: mongo.UpdateFilter<DeliveryDoc> }, void>(
-    async (updates) => {
-      const identity = updates.map((_, i) => i);
-      try {
-        await (await rows()).bulkWrite(
-          updates.map(({ id, update }) => ({ updateOne: { filter: { _id: id, state: 'QUEUED' }, update } })),
-          { ordered: false },
-        );
-        return outcomesOfBulkWrite(identity, updates.length, undefined);
-      } catch (err) {
-        return outcomesOfBulkWrite(identity, updates.length, err);
-      }
-    },
-    { maxBatch: 100, maxInFlight: 2 },
-  );
+  const rowUpdates = createGroupCommit<{ id: string; update: mongo.UpdateFilter<DeliveryDoc> }, void>(async (updates) => {
+    const operations = updates.map(({ id, update }) => ({ updateOne: { filter: { _id: id, state: 'QUEUED' as const }, update } }));
+    return settleBulkWrite(updates.map((_, i) => i), updates.length, async () => (await rows()).bulkWrite(operations, { ordered: false }));
+  }, STORE_BATCHING);
   // Reads of concurrent jobs share one `$in` query on `_id`.
-  const lookups = createGroupCommit<string, Delivery | undefined>(
-    async (ids) => {
-      const docs = await (await rows()).find({ _id: { $in: [...new Set(ids)] } }).toArray();
-      const byId = new Map(docs.map((doc) => [doc._id, doc]));
-      // Each caller gets its own object, even when two asked for the same row.
-      return ids.map((id) => {
-        const doc = byId.get(id);
-        return { ok: true, value: doc ? toDelivery(structuredClone(doc)) : undefined };
-      });
-    },
-    { maxBatch: 100, maxInFlight: 2 },
+  const lookups = createBatchedLookup(
+    async (ids: string[]) => (await rows()).find({ _id: { $in: ids } }).toArray(),
+    (doc) => doc._id,
+    toDelivery,
   );
   return {
     /** Inserts the rows; rows that already exist (a retried request) are left as they are. */

@@ -52,9 +52,10 @@ export function maskEmailsInText(text: string): string {
 }
 
 // Field names whose values are contact addresses, masked wherever they appear in a log object.
+// An `email` field may name something else (the e-mail provider): only addresses are masked.
 const CONTACT_KEYS: Record<string, (v: string) => string> = {
   to: (v) => (v.includes('@') ? maskEmail(v) : maskPhone(v)),
-  email: maskEmail,
+  email: (v) => (v.includes('@') ? maskEmail(v) : v),
   emailId: maskEmail,
   mobileNumber: maskPhone,
   phone: maskPhone,

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { createGroupCommit, outcomesOfBulkWrite } from '../batching/group-commit.js';
+import { createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import type { Channel } from '../deliveries/delivery.types.js';
 
@@ -60,18 +60,10 @@ const toRecord = ({ _id, ...rest }: OtpDoc): OtpRecord => ({ otpUuid: _id, ...re
 export function createOtpsRepository(connection: Connection) {
   const model = () => modelFor(connection, 'Otp', otpSchema);
   // Records of concurrent requests go out in one unordered insert (see group-commit.ts).
-  const inserts = createGroupCommit<OtpRecord, void>(
-    async (records) => {
-      const docs = records.map(({ otpUuid, ...rest }) => withoutUndefined({ _id: otpUuid, ...rest }));
-      try {
-        await (await model()).collection.insertMany(docs as never[], { ordered: false });
-        return outcomesOfBulkWrite(records.map((_, i) => i), records.length, undefined);
-      } catch (err) {
-        return outcomesOfBulkWrite(records.map((_, i) => i), records.length, err);
-      }
-    },
-    { maxBatch: 100, maxInFlight: 2 },
-  );
+  const inserts = createGroupCommit<OtpRecord, void>(async (records) => {
+    const docs = records.map(({ otpUuid, ...rest }) => withoutUndefined({ _id: otpUuid, ...rest }));
+    return settleBulkWrite(records.map((_, i) => i), records.length, async () => (await model()).collection.insertMany(docs as never[], { ordered: false }));
+  }, STORE_BATCHING);
   return {
     /** Inserts a record with a new uuid. */
     async insert(record: OtpRecord): Promise<OtpRecord> {

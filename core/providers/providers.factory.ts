@@ -14,7 +14,6 @@ export function createProviders(config: Pick<Config, 'twilio' | 'sendgrid' | 'em
   const outbox = new OutboxProvider(mongo, logger);
   const sms = config.twilio ? new TwilioSmsProvider(config.twilio) : outbox;
   const email = config.sendgrid ? new SendgridEmailProvider(config.sendgrid, config.emailFrom) : outbox;
-  // Not `email`: that field name is masked as an address in every log line.
-  logger.info({ smsProvider: sms.name, emailProvider: email.name }, 'message providers');
+  logger.info({ sms: sms.name, email: email.name }, 'message providers');
   return { sms, email };
 }

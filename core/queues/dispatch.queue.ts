@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { createGroupCommit } from '../batching/group-commit.js';
+import { createGroupCommit, STORE_BATCHING } from '../batching/group-commit.js';
 import { JOB_RETENTION } from './job-retention.js';
 
 /**
@@ -42,7 +42,7 @@ export function createDispatchEnqueuer(queue: Queue): (deliveryId: string, seale
       await queue.addBulk(jobs.map(({ deliveryId, sealed }) => dispatchJob(deliveryId, sealed)));
       return jobs.map(() => ({ ok: true, value: undefined }));
     },
-    { maxBatch: 100, maxInFlight: 2 },
+    STORE_BATCHING,
   );
   return (deliveryId, sealed) => batches.submit({ deliveryId, sealed });
 }

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { createGroupCommit } from '../batching/group-commit.js';
+import { createBatchedLookup } from '../batching/group-commit.js';
 import { modelFor } from '../db/model-registry.js';
 import { MAX_ACTIVATION_ATTEMPTS, PENDING_STATUSES, type User, type UserActivation, type UserDevice } from './user.types.js';
 
@@ -57,17 +57,10 @@ const pending = { $in: [...PENDING_STATUSES] };
 export function createUsersRepository(connection: Connection) {
   const model = () => userModel(connection);
   // Look-ups of concurrent requests share one `$in` query on the unique userId index.
-  const lookups = createGroupCommit<string, User | undefined>(
-    async (userIds) => {
-      const docs = await (await model()).collection.find<UserDoc>({ userId: { $in: [...new Set(userIds)] } }).toArray();
-      const byId = new Map(docs.map((doc) => [doc.userId, doc]));
-      // Each caller gets its own object, even when two asked for the same user.
-      return userIds.map((userId) => {
-        const doc = byId.get(userId);
-        return { ok: true, value: doc ? toUser(structuredClone(doc)) : undefined };
-      });
-    },
-    { maxBatch: 100, maxInFlight: 2 },
+  const lookups = createBatchedLookup(
+    async (userIds: string[]) => (await model()).collection.find<UserDoc>({ userId: { $in: userIds } }).toArray(),
+    (doc) => doc.userId,
+    toUser,
   );
   return {
     findByUserId(userId: string): Promise<User | undefined> {
