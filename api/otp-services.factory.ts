@@ -1,5 +1,6 @@
 import { getSigningKey } from '../core/auth/signing-key.service.js';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
+import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { createIdempotencyRepository } from '../core/otp/idempotency.repository.js';
 import { createOtpGenerationService } from '../core/otp/otp-generation.service.js';
 import { createOtpJwtSigner } from '../core/otp/otp-jwt.js';
@@ -39,6 +40,7 @@ export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
     validation: createOtpValidationService({
       otps,
       deliveries,
+      sentJournal: createSentJournal(ctx.redis, ctx.config.queuePrefix),
       keys,
       signOtpJwt: createOtpJwtSigner(() => getSigningKey(ctx.mongo, ctx.config), tokenIdentity(ctx.config.publicUrl).issuer),
     }),

@@ -2,6 +2,7 @@ import { Schema, type Connection, type mongo } from 'mongoose';
 import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import type { Channel, Delivery, DeliveryState } from './delivery.types.js';
+import type { SentOutcome } from './sent-journal.js';
 
 interface DeliveryDoc extends Omit<Delivery, 'id'> {
   _id: string;
@@ -79,9 +80,21 @@ export function createDeliveriesRepository(connection: Connection) {
       return docs.map(toDelivery);
     },
 
-    /** The outcomes below apply to a row still QUEUED; `attempts` counts sends tried so far. */
-    async markSent(id: string, providerMessageId: string, attempts: number, now = new Date()): Promise<void> {
-      await rowUpdates.submit({ id, update: { $set: { state: 'SENT', providerMessageId, attempts, updatedAt: now }, $unset: { secretMacros: 1, lastError: 1 } } });
+    /**
+     * The outcomes below apply to rows still QUEUED; `attempts` counts sends tried so far. Sent
+     * outcomes come batched from the journal (sent-outcomes.ts): one unordered bulk write.
+     */
+    async markSentMany(outcomes: SentOutcome[]): Promise<void> {
+      if (outcomes.length === 0) return;
+      await (await rows()).bulkWrite(
+        outcomes.map(({ deliveryId, providerMessageId, attempts, sentAt }) => ({
+          updateOne: {
+            filter: { _id: deliveryId, state: 'QUEUED' as const },
+            update: { $set: { state: 'SENT' as const, providerMessageId, attempts, updatedAt: sentAt }, $unset: { secretMacros: 1 as const, lastError: 1 as const } },
+          },
+        })),
+        { ordered: false },
+      );
     },
 
     async markFailed(id: string, error: string, attempts?: number, now = new Date()): Promise<void> {

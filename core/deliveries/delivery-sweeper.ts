@@ -1,8 +1,12 @@
 import type { Logger } from '../logger/logger.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
+import type { SentJournal } from './sent-journal.js';
+import { applySentOutcomes } from './sent-outcomes.js';
 
 export interface SweeperDeps {
   deliveries: DeliveriesRepository;
+  /** Sends journaled by dispatch workers (sent-outcomes.ts). */
+  journal: SentJournal;
   enqueue: (deliveryId: string) => Promise<void>;
   logger: Logger;
   /** How long a row may stay QUEUED without progress before it is enqueued again. */
@@ -11,15 +15,31 @@ export interface SweeperDeps {
 }
 
 /**
- * One sweep: ends rows whose sending window closed, and re-enqueues rows left QUEUED past the
- * grace period (Redis was down at accept time, or a job was lost). Enqueueing is deduplicated by
- * job id and the worker skips rows that already ended, so a sweep is always safe to repeat.
+ * A live worker writes its journaled sends to the rows within milliseconds; entries older than
+ * this were left by a worker that died in between.
  */
-export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Promise<{ expired: number; requeued: number }> {
+const ORPHANED_SEND_AFTER_MS = 1000;
+
+/**
+ * One sweep: writes sends journaled by workers that died before updating the rows, ends rows
+ * whose sending window closed, and re-enqueues rows left QUEUED past the grace period (Redis was
+ * down at accept time, or a job was lost) unless the journal says they were sent. Enqueueing is
+ * deduplicated by job id and the worker skips rows that already ended, so a sweep is always safe
+ * to repeat.
+ */
+export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Promise<{ recovered: number; expired: number; requeued: number }> {
+  const size = deps.batchSize ?? 500;
+  // Sent before the sending window closed: applied before expiry could call them unsent.
+  const orphaned = await deps.journal.olderThan(new Date(now.getTime() - ORPHANED_SEND_AFTER_MS), size);
+  await applySentOutcomes(deps, orphaned);
   const expired = await deps.deliveries.expireUnsent(now);
-  const stale = await deps.deliveries.findStaleQueued(new Date(now.getTime() - deps.graceMs), now, deps.batchSize ?? 500);
+  const stale = await deps.deliveries.findStaleQueued(new Date(now.getTime() - deps.graceMs), now, size);
+  const sent = await deps.journal.find(stale.map((d) => d.id));
+  await applySentOutcomes(deps, sent);
+  const sentIds = new Set(sent.map((outcome) => outcome.deliveryId));
+  const unsent = stale.filter((d) => !sentIds.has(d.id));
   let requeued = 0;
-  for (const delivery of stale) {
+  for (const delivery of unsent) {
     try {
       await deps.enqueue(delivery.id);
       requeued += 1;
@@ -28,7 +48,8 @@ export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Prom
       break;
     }
   }
-  if (requeued > 0) await deps.deliveries.touch(stale.slice(0, requeued).map((d) => d.id), now);
-  if (expired + requeued > 0) deps.logger.info({ expired, requeued }, 'delivery sweep');
-  return { expired, requeued };
+  if (requeued > 0) await deps.deliveries.touch(unsent.slice(0, requeued).map((d) => d.id), now);
+  const recovered = orphaned.length + sent.length;
+  if (recovered + expired + requeued > 0) deps.logger.info({ recovered, expired, requeued }, 'delivery sweep');
+  return { recovered, expired, requeued };
 }

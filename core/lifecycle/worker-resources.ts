@@ -11,6 +11,8 @@ import type { ShutdownStep } from './shutdown.js';
 export interface WorkerResources {
   mongo: Connection;
   workerRedis: Redis;
+  /** Fail-fast connection for plain commands (the producer queues share it). */
+  redis: Redis;
   queues: QueueRegistry;
   /** Closing steps, in order, after the worker itself has drained. */
   closeSteps: ShutdownStep[];
@@ -26,6 +28,7 @@ export async function openWorkerResources(config: Config, log: Logger): Promise<
   return {
     mongo,
     workerRedis,
+    redis: producerRedis,
     queues,
     closeSteps: [
       { name: 'queues', run: () => closeQueueRegistry(queues) },

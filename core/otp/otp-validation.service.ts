@@ -1,5 +1,7 @@
 import { AppError, NotFoundError } from '../errors/app-error.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import type { Delivery } from '../deliveries/delivery.types.js';
+import type { SentJournal } from '../deliveries/sent-journal.js';
 import { verifyOtp } from './otp-digest.js';
 import type { OtpKeys } from './otp-keys.js';
 import type { HashSpec } from './otp.types.js';
@@ -8,6 +10,8 @@ import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 export interface OtpValidationDeps {
   otps: OtpsRepository;
   deliveries: Pick<DeliveriesRepository, 'findByRef'>;
+  /** Sends a dispatch worker journaled that the rows may not show for a few milliseconds yet. */
+  sentJournal: Pick<SentJournal, 'find'>;
   keys: OtpKeys;
   /** Signs a short-lived JWT with the authorization server's key (D14). */
   signOtpJwt: (claims: { sub: string; jti: string; clientId: string }) => Promise<string>;
@@ -44,6 +48,19 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     }
   }
 
+  /** Rows still QUEUED whose send is journaled are reported as the row will say a moment later. */
+  async function withJournaledSends(rows: Delivery[]): Promise<Delivery[]> {
+    const queued = rows.filter((d) => d.state === 'QUEUED').map((d) => d.id);
+    if (queued.length === 0) return rows;
+    // Without Redis the rows still answer, a few milliseconds behind at worst.
+    const sent = await deps.sentJournal.find(queued).catch(() => []);
+    const byId = new Map(sent.map((outcome) => [outcome.deliveryId, outcome]));
+    return rows.map((d) => {
+      const outcome = byId.get(d.id);
+      return outcome ? { ...d, state: 'SENT', providerMessageId: outcome.providerMessageId, updatedAt: outcome.sentAt } : d;
+    });
+  }
+
   return {
     async validate(otpUuid: string, clientId: string, code: string): Promise<{ otpUuid: string; status: 'SUCCESS'; jwt?: string }> {
       const at = now();
@@ -62,7 +79,7 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     async status(otpUuid: string, clientId: string) {
       const record = await deps.otps.findForClient(otpUuid, clientId);
       if (!record) throw new NotFoundError('OTP not found');
-      const deliveries = await deps.deliveries.findByRef(otpUuid);
+      const deliveries = await withJournaledSends(await deps.deliveries.findByRef(otpUuid));
       return {
         otpUuid,
         userId: record.userId,

@@ -2,6 +2,8 @@ import twilio from 'twilio';
 import type { Job } from 'bullmq';
 import { loadConfig } from '../../core/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { createSentJournal } from '../../core/deliveries/sent-journal.js';
+import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from '../../workers/dispatch/dispatch.processor.js';
 import { openDelivery, sealDelivery } from '../../core/deliveries/delivery-envelope.js';
@@ -150,8 +152,10 @@ describe('OTP delivery through providers, retries and receipts', () => {
       sends.push(message);
       return { providerMessageId: 'SMagain' };
     };
+    const rows = createDeliveriesRepository(service.ctx.mongo);
     const processor = createDispatchProcessor({
-      deliveries: createDeliveriesRepository(service.ctx.mongo),
+      deliveries: rows,
+      sent: createSentOutcomes({ journal: createSentJournal(service.ctx.redis, service.config.queuePrefix), deliveries: rows, logger: memoryLogger().logger }),
       findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
       providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
       encryptionKey: otpKeysFromConfig(service.config).encryptionKey,
@@ -163,6 +167,37 @@ describe('OTP delivery through providers, retries and receipts', () => {
     job.attemptsMade = 1;
     await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
     expect(sends).toHaveLength(0);
+    await service.ctx.queues.dispatch.drain();
+  });
+
+  test('when a job runs again after its send was journaled but before the row shows it, then it writes the row and sends nothing', async () => {
+    const otpUuid = await generate();
+    const deliveryId = `otp-${otpUuid}-SMS`;
+    const job = await service.ctx.queues.dispatch.getJob(deliveryId);
+    if (!job) throw new Error('no dispatch job');
+    const journal = createSentJournal(service.ctx.redis, service.config.queuePrefix);
+    const sentAt = new Date();
+    // The first run sent and journaled it, then died before its row was written.
+    await journal.write({ deliveryId, providerMessageId: 'SMjournaled', attempts: 1, sentAt });
+    const sends: unknown[] = [];
+    const count = async (message: unknown) => {
+      sends.push(message);
+      return { providerMessageId: 'SMagain' };
+    };
+    const rows = createDeliveriesRepository(service.ctx.mongo);
+    const processor = createDispatchProcessor({
+      deliveries: rows,
+      sent: createSentOutcomes({ journal, deliveries: rows, logger: memoryLogger().logger }),
+      findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
+      providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
+      encryptionKey: otpKeysFromConfig(service.config).encryptionKey,
+      logger: memoryLogger().logger,
+    });
+    job.stalledCounter = 1;
+    await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
+    expect(sends).toHaveLength(0);
+    expect((await deliveries(otpUuid))[0]).toMatchObject({ state: 'SENT', providerMessageId: 'SMjournaled' });
+    expect(await journal.find([deliveryId])).toEqual([]);
     await service.ctx.queues.dispatch.drain();
   });
 

@@ -1,6 +1,8 @@
 import type { Config } from '../../core/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
+import { createSentJournal } from '../../core/deliveries/sent-journal.js';
+import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
 import { createManagedWorker, drainWorker, runManagedWorker } from '../../core/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/lifecycle/worker-resources.js';
@@ -18,14 +20,17 @@ export type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
 /** The dispatch worker and its delivery sweeper, ready and taking work. */
 export async function startDispatchWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const log = logger.child({ worker: 'dispatch' });
-  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log);
+  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log);
   const deliveries = createDeliveriesRepository(mongo);
+  const journal = createSentJournal(redis, config.queuePrefix);
+  const sent = createSentOutcomes({ journal, deliveries, logger: log });
   const keys = otpKeysFromConfig(config);
 
   const worker = createManagedWorker({
     queue: 'dispatch',
     processor: createDispatchProcessor({
       deliveries,
+      sent,
       findTemplate: (name) => findTemplateCached(mongo, name),
       providers: createProviders(config, mongo, log),
       encryptionKey: keys.encryptionKey,
@@ -38,12 +43,12 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
     logger: log,
     backoffStrategy: (attemptsMade, err) => dispatchBackoffMs(attemptsMade, err),
   });
-  const sweepDeps = { deliveries, enqueue: (id: string) => requeueDispatch(queues.dispatch, id), logger: log, graceMs: config.sweeperGraceMs };
+  const sweepDeps = { deliveries, journal, enqueue: (id: string) => requeueDispatch(queues.dispatch, id), logger: log, graceMs: config.sweeperGraceMs };
   const sweeper = startPeriodicTask('delivery sweep', () => sweepDeliveries(sweepDeps), config.sweeperIntervalMs, log);
   await runManagedWorker(worker, log);
   return {
     shutdown: createShutdown(
-      [{ name: 'sweeper', run: () => sweeper.stop() }, { name: 'dispatch jobs in flight', run: () => drainWorker(worker) }, ...closeSteps],
+      [{ name: 'sweeper', run: () => sweeper.stop() }, { name: 'dispatch jobs in flight', run: () => drainWorker(worker) }, { name: 'sent outcomes', run: () => sent.close() }, ...closeSteps],
       log,
       config.shutdownDeadlineMs,
     ),

@@ -2,6 +2,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import type { DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
+import type { SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import type { Logger } from '../../core/logger/logger.js';
 import { decryptSecret } from '../../core/otp/secret-box.js';
 import { PermanentProviderError } from '../../core/providers/provider-errors.js';
@@ -13,6 +14,8 @@ import { renderTemplate } from '../../core/templates/template-renderer.js';
 
 export interface DispatchProcessorDeps {
   deliveries: DeliveriesRepository;
+  /** Where sends are recorded: journaled before the job ends, on the row soon after. */
+  sent: Pick<SentOutcomes, 'record' | 'journaled' | 'apply'>;
   findTemplate: (name: string) => Promise<MessageTemplate | undefined>;
   providers: Providers;
   encryptionKey: Buffer;
@@ -71,8 +74,17 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     // a plain read decides; the outcome is written conditionally on the row still being QUEUED.
     // The row sealed into a fresh OTP's job stands in for the read on the job's first run only:
     // a retried or stalled run may follow a send that was recorded, so it reads the row.
-    const firstRun = job.attemptsMade === 0 && !(job.stalledCounter > 0);
-    const delivery = sealed !== undefined && firstRun ? await openSealed(sealed, deliveryId) : await deps.deliveries.findById(deliveryId);
+    const trustSealed = sealed !== undefined && job.attemptsMade === 0 && !(job.stalledCounter > 0);
+    if (!trustSealed) {
+      // An earlier run may have sent it and journaled the send without the row showing it yet.
+      // (The journal is read before the row: an entry is removed only after its row says SENT.)
+      const journaled = await deps.sent.journaled(deliveryId);
+      if (journaled) {
+        await deps.sent.apply([journaled]);
+        return { state: 'SKIPPED', reason: 'already SENT' };
+      }
+    }
+    const delivery = trustSealed ? await openSealed(sealed, deliveryId) : await deps.deliveries.findById(deliveryId);
     if (!delivery) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
     if (delivery.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${delivery.state}` };
     if (delivery.notAfter.getTime() <= now().getTime()) {
@@ -95,10 +107,9 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       throw new UnrecoverableError(`render failed: ${(err as Error).message}`);
     }
 
+    let sent: SentMessage;
     try {
-      const sent = await send(deps, delivery, message);
-      await deps.deliveries.markSent(deliveryId, sent.providerMessageId, attempt);
-      return { state: 'SENT', providerMessageId: sent.providerMessageId };
+      sent = await send(deps, delivery, message);
     } catch (err) {
       if (err instanceof PermanentProviderError) {
         await deps.deliveries.markFailed(deliveryId, err.reason, attempt);
@@ -111,5 +122,9 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       deps.logger.warn({ deliveryId, attempt, err: reason }, 'transient delivery failure');
       throw err;
     }
+    // Durable before the job ends; the row follows within milliseconds (sent-outcomes.ts). Should
+    // this fail, the job's retry finds no record and sends again: at least once, never lost.
+    await deps.sent.record({ deliveryId, providerMessageId: sent.providerMessageId, attempts: attempt, sentAt: now() });
+    return { state: 'SENT', providerMessageId: sent.providerMessageId };
   };
 }
