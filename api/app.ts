@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
+import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
 import { authServerRoutes } from './auth-server/auth-server.routes.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
@@ -36,7 +37,7 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminTemplatesRoutes(ctx));
   app.use(adminOutboxRoutes(ctx));
   app.use(adminQueuesRoutes(ctx));
-  app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), ctx.logger)));
+  app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger)));
   app.use(otpRoutes(ctx, createOtpServices(ctx)));
   app.use(usersRoutes(ctx, createUsersServices(ctx)));
 

@@ -11,6 +11,11 @@ export interface GroupCommitOptions {
    * connection cannot hold every later caller (the driver itself has no socket timeout).
    */
   flushTimeoutMs?: number;
+  /**
+   * Wait this long before a flush instead of one `setImmediate`: bigger batches for callers that
+   * do not await the flush on a request's or job's path.
+   */
+  lingerMs?: number;
 }
 
 const DEFAULT_FLUSH_TIMEOUT_MS = 15_000;
@@ -37,7 +42,8 @@ export function createGroupCommit<I, R>(flush: (items: I[]) => Promise<ItemOutco
   function schedule(): void {
     if (scheduled || pending.length === 0 || inFlight >= options.maxInFlight) return;
     scheduled = true;
-    setImmediate(drain);
+    if (options.lingerMs) setTimeout(drain, options.lingerMs);
+    else setImmediate(drain);
   }
 
   function settle(batch: typeof pending, outcomes: unknown): void {

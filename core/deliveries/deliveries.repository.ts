@@ -32,6 +32,9 @@ deliverySchema.index({ refId: 1 });
 deliverySchema.index({ state: 1, queuedAt: 1 });
 deliverySchema.index({ providerMessageId: 1 }, { sparse: true });
 
+/** Why a row ended without a send: its OTP expired first. */
+export const EXPIRED_BEFORE_SENDING = 'expired before it could be sent';
+
 const toDelivery = ({ _id, ...rest }: DeliveryDoc): Delivery => ({ id: _id, ...rest });
 
 export function createDeliveriesRepository(connection: Connection) {
@@ -89,7 +92,9 @@ export function createDeliveriesRepository(connection: Connection) {
       await (await rows()).bulkWrite(
         outcomes.map(({ deliveryId, providerMessageId, attempts, sentAt }) => ({
           updateOne: {
-            filter: { _id: deliveryId, state: 'QUEUED' as const },
+            // A send journaled just as its OTP expired may reach the row after the sweeper ended
+            // it as unsent: the send is the truth.
+            filter: { _id: deliveryId, $or: [{ state: 'QUEUED' as const }, { state: 'FAILED' as const, lastError: EXPIRED_BEFORE_SENDING }] },
             update: { $set: { state: 'SENT' as const, providerMessageId, attempts, updatedAt: sentAt }, $unset: { secretMacros: 1 as const, lastError: 1 as const } },
           },
         })),
@@ -127,7 +132,7 @@ export function createDeliveriesRepository(connection: Connection) {
     async expireUnsent(now: Date): Promise<number> {
       const result = await (await model()).updateMany(
         { state: 'QUEUED', notAfter: { $lte: now } },
-        { $set: { state: 'FAILED', lastError: 'expired before it could be sent', updatedAt: now }, $unset: { secretMacros: 1 } },
+        { $set: { state: 'FAILED', lastError: EXPIRED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
       return result.modifiedCount;
     },

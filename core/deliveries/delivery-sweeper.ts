@@ -16,26 +16,38 @@ export interface SweeperDeps {
 
 /**
  * A live worker writes its journaled sends to the rows within milliseconds; entries older than
- * this were left by a worker that died in between.
+ * this were left by a worker that died in between (or written while MongoDB was unreachable).
+ * The sweeper's clock judges the worker's: hosts a second apart only shift when that happens.
  */
 const ORPHANED_SEND_AFTER_MS = 1000;
+
+/** Writes every send journaled before `olderThan` to its row; the number written. */
+export async function applyOrphanedSends(deps: Pick<SweeperDeps, 'deliveries' | 'journal'>, olderThan: Date, batchSize: number): Promise<number> {
+  let applied = 0;
+  for (;;) {
+    const orphaned = await deps.journal.olderThan(olderThan, batchSize);
+    await applySentOutcomes(deps, orphaned);
+    applied += orphaned.length;
+    if (orphaned.length < batchSize) return applied;
+  }
+}
 
 /**
  * One sweep: writes sends journaled by workers that died before updating the rows, ends rows
  * whose sending window closed, and re-enqueues rows left QUEUED past the grace period (Redis was
  * down at accept time, or a job was lost) unless the journal says they were sent. Enqueueing is
  * deduplicated by job id and the worker skips rows that already ended, so a sweep is always safe
- * to repeat.
+ * to repeat, and several sweepers at once are too (every write is conditional).
  */
 export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Promise<{ recovered: number; expired: number; requeued: number }> {
   const size = deps.batchSize ?? 500;
-  // Sent before the sending window closed: applied before expiry could call them unsent.
-  const orphaned = await deps.journal.olderThan(new Date(now.getTime() - ORPHANED_SEND_AFTER_MS), size);
-  await applySentOutcomes(deps, orphaned);
+  let recovered = await applyOrphanedSends(deps, new Date(now.getTime() - ORPHANED_SEND_AFTER_MS), size);
+  // A send journaled after this still wins over the expiry (see markSentMany).
   const expired = await deps.deliveries.expireUnsent(now);
   const stale = await deps.deliveries.findStaleQueued(new Date(now.getTime() - deps.graceMs), now, size);
   const sent = await deps.journal.find(stale.map((d) => d.id));
   await applySentOutcomes(deps, sent);
+  recovered += sent.length;
   const sentIds = new Set(sent.map((outcome) => outcome.deliveryId));
   const unsent = stale.filter((d) => !sentIds.has(d.id));
   let requeued = 0;
@@ -49,7 +61,6 @@ export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Prom
     }
   }
   if (requeued > 0) await deps.deliveries.touch(unsent.slice(0, requeued).map((d) => d.id), now);
-  const recovered = orphaned.length + sent.length;
   if (recovered + expired + requeued > 0) deps.logger.info({ recovered, expired, requeued }, 'delivery sweep');
   return { recovered, expired, requeued };
 }

@@ -1,3 +1,4 @@
+import { createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
 import type { Logger } from '../logger/logger.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { SentJournal, SentOutcome } from './sent-journal.js';
@@ -8,91 +9,96 @@ export interface SentOutcomesDeps {
   logger: Logger;
   /**
    * How long sent outcomes gather before one bulk write. Jobs do not wait for it, so it only
-   * delays the moment the status endpoint shows SENT; bigger batches cost MongoDB less per row.
+   * delays the moment the rows say SENT (the status endpoint reads the journal meanwhile);
+   * bigger batches cost MongoDB less per row.
    */
   lingerMs?: number;
-  maxBatch?: number;
-  /** Past this many unwritten outcomes (MongoDB slower than the sends), jobs wait for a write. */
-  maxPending?: number;
+  /** A row write still unanswered after this long is given up (the journal keeps the send). */
+  writeTimeoutMs?: number;
+  /** Past this many sends journaled and not on their rows (MongoDB down or slow), sending pauses. */
+  maxBacklog?: number;
 }
 
 export const SENT_OUTCOME_LINGER_MS = 20;
+const MAX_ROWS_PER_WRITE = 500;
 
 /** Rows first, journal entries after: an entry disappears only once its row says SENT. */
-export async function applySentOutcomes(stores: Pick<SentOutcomesDeps, 'journal' | 'deliveries'>, outcomes: SentOutcome[]): Promise<void> {
+export async function applySentOutcomes(
+  stores: { journal: Pick<SentJournal, 'forget'>; deliveries: Pick<DeliveriesRepository, 'markSentMany'> },
+  outcomes: SentOutcome[],
+): Promise<void> {
   if (outcomes.length === 0) return;
   await stores.deliveries.markSentMany(outcomes);
-  await stores.journal.forget(outcomes.map((outcome) => outcome.deliveryId));
+  await stores.journal.forget(outcomes);
 }
+
+/** Thrown before a send while the rows are too far behind; the job is retried later. */
+export class SendBacklogError extends Error {}
 
 /**
  * Records what providers accepted. A job's send is journaled in Redis before the job ends (one
- * round trip, as durable as the job), and delivery rows are updated from the journal in batches
- * afterwards, so a job does not hold its worker slot for a MongoDB write. If Redis refuses the
- * entry, the row is written directly instead: an outcome is never only in memory.
+ * round trip), and the rows are updated from the journal in batches afterwards, so a job does not
+ * hold its worker slot for a MongoDB write. If Redis refuses the entry, the row is written
+ * directly instead: an outcome is never only in memory.
  */
 export function createSentOutcomes(deps: SentOutcomesDeps) {
-  const lingerMs = deps.lingerMs ?? SENT_OUTCOME_LINGER_MS;
-  const maxBatch = deps.maxBatch ?? 500;
-  const maxPending = deps.maxPending ?? 5000;
-  const pending: SentOutcome[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let flushing: Promise<void> | undefined;
-
-  const apply = (outcomes: SentOutcome[]) => applySentOutcomes(deps, outcomes);
-
-  async function writePending(): Promise<void> {
-    while (pending.length > 0) {
-      const batch = pending.splice(0, maxBatch);
+  const maxBacklog = deps.maxBacklog ?? 100_000;
+  const flushTimeoutMs = deps.writeTimeoutMs;
+  // Failures are logged and swallowed here: every send in a batch is still journaled.
+  const journaledRows = createGroupCommit<SentOutcome, void>(
+    async (batch) => {
       try {
-        await apply(batch);
+        await applySentOutcomes(deps, batch);
       } catch (err) {
-        // Still journaled: the delivery sweeper applies them once MongoDB answers again.
         deps.logger.warn({ err: (err as Error).message, outcomes: batch.length }, 'sent outcomes not written yet; left in the journal');
       }
-    }
-  }
-
-  function flush(): Promise<void> {
-    clearTimeout(timer);
-    timer = undefined;
-    flushing ??= writePending().finally(() => {
-      flushing = undefined;
-      if (pending.length > 0) schedule();
-    });
-    return flushing;
-  }
-
-  function schedule(): void {
-    if (timer === undefined && flushing === undefined) timer = setTimeout(() => void flush(), lingerMs);
-  }
+      return batch.map(() => ({ ok: true, value: undefined }));
+    },
+    { maxBatch: MAX_ROWS_PER_WRITE, maxInFlight: 1, lingerMs: deps.lingerMs ?? SENT_OUTCOME_LINGER_MS, flushTimeoutMs },
+  );
+  // The fallback without a journal entry: the job waits for its row and fails if it cannot be written.
+  const directRows = createGroupCommit<SentOutcome, void>(
+    (batch) => settleBulkWrite(batch.map((_, i) => i), batch.length, () => deps.deliveries.markSentMany(batch)),
+    { ...STORE_BATCHING, flushTimeoutMs },
+  );
+  const unwritten = new Set<Promise<void>>();
+  let backlog = 0;
 
   return {
+    /** Refuses a send while too many sends wait for their rows (checked again once over). */
+    async admitSend(): Promise<void> {
+      if (backlog <= maxBacklog) return;
+      backlog = await deps.journal.size();
+      if (backlog > maxBacklog) throw new SendBacklogError(`${backlog} sent messages are not on their delivery rows yet; sending paused`);
+    },
+
     /** Resolves once the outcome is durable (journaled, or written to the row). */
     async record(outcome: SentOutcome): Promise<void> {
       try {
-        await deps.journal.write(outcome);
+        backlog = await deps.journal.write(outcome);
       } catch (err) {
         deps.logger.warn({ deliveryId: outcome.deliveryId, err: (err as Error).message }, 'sent outcome not journaled; writing the row directly');
-        await deps.deliveries.markSentMany([outcome]);
+        await directRows.submit(outcome);
         return;
       }
-      pending.push(outcome);
-      if (pending.length >= maxPending) await flush();
-      else schedule();
+      const written: Promise<void> = journaledRows
+        .submit(outcome)
+        .catch(() => deps.logger.warn({ deliveryId: outcome.deliveryId }, 'sent outcome write timed out; left in the journal'))
+        .finally(() => unwritten.delete(written));
+      unwritten.add(written);
     },
 
-    /** The send an earlier run of this delivery's job recorded, if it is not on the row yet. */
+    /** The send an earlier run of this delivery's job journaled, if it is not on the row yet. */
     async journaled(deliveryId: string): Promise<SentOutcome | undefined> {
       return (await deps.journal.find([deliveryId]))[0];
     },
 
-    /** Writes journaled outcomes to their rows now (a re-run job, the sweeper). */
-    apply,
+    /** Writes journaled outcomes to their rows now (a re-run job). */
+    apply: (outcomes: SentOutcome[]) => applySentOutcomes(deps, outcomes),
 
-    /** Writes everything recorded so far (shutdown). */
+    /** Waits for the row writes of everything recorded so far (shutdown). */
     async close(): Promise<void> {
-      while (pending.length > 0 || flushing !== undefined) await flush();
+      await Promise.all([...unwritten]);
     },
   };
 }

@@ -1,7 +1,9 @@
 import type { Connection } from 'mongoose';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import type { Logger } from '../logger/logger.js';
-import type { RecordDeliveryReceipt } from './delivery-receipt.types.js';
+import type { SentJournal } from '../deliveries/sent-journal.js';
+import { applySentOutcomes } from '../deliveries/sent-outcomes.js';
+import type { DeliveryReceipt, RecordDeliveryReceipt } from './delivery-receipt.types.js';
 import { receiptFromSendgridEvent, receiptFromTwilioStatus, type SendgridEvent } from './delivery-receipts.mapper.js';
 import { isWebhookEventSeen, markWebhookEventSeen } from './webhook-events.repository.js';
 
@@ -32,12 +34,28 @@ export async function handleSendgridEvents(mongo: Connection, events: SendgridEv
   return { processed, duplicates };
 }
 
-/** Applies a receipt to the delivery rows sent under that provider id (or our own reference). */
-export function recordDeliveryReceipt(deliveries: Pick<DeliveriesRepository, 'applyReceipt'>, logger: Logger): RecordDeliveryReceipt {
+/**
+ * Applies a receipt to the delivery rows sent under that provider id (or our own reference). A
+ * receipt can beat its row to SENT (the dispatch worker writes rows a few milliseconds after the
+ * send, later if it died or MongoDB was away): the journaled send is written first, then the receipt.
+ */
+export function recordDeliveryReceipt(
+  deliveries: Pick<DeliveriesRepository, 'applyReceipt' | 'markSentMany'>,
+  journal: Pick<SentJournal, 'findByProviderMessageId' | 'forget'>,
+  logger: Logger,
+): RecordDeliveryReceipt {
+  const apply = async (receipt: DeliveryReceipt, providerMessageId: string): Promise<number> => {
+    const updated = await deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error);
+    if (updated > 0) return updated;
+    const journaled = await journal.findByProviderMessageId(providerMessageId);
+    if (!journaled) return 0;
+    await applySentOutcomes({ deliveries, journal }, [journaled]);
+    return deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error);
+  };
   return async (receipt) => {
     const ids = [receipt.providerMessageId, receipt.reference].filter((id): id is string => typeof id === 'string' && id.length > 0);
     let updated = 0;
-    for (const id of new Set(ids)) updated += await deliveries.applyReceipt(id, receipt.state, receipt.error);
+    for (const id of new Set(ids)) updated += await apply(receipt, id);
     logger.info({ provider: receipt.provider, state: receipt.state, updated }, 'delivery receipt');
   };
 }

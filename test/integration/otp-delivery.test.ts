@@ -59,6 +59,27 @@ describe('OTP delivery through providers, retries and receipts', () => {
     return startDispatchWorker(loadConfig({ ...service.env, ...env }), memoryLogger().logger);
   }
 
+  const sentJournal = () => createSentJournal(service.ctx.redis, service.config.queuePrefix);
+
+  /** The dispatch processor on this file's stores, with providers that only count what they are given. */
+  function countingProcessor() {
+    const sends: unknown[] = [];
+    const count = async (message: unknown) => {
+      sends.push(message);
+      return { providerMessageId: 'SMagain' };
+    };
+    const rows = createDeliveriesRepository(service.ctx.mongo);
+    const processor = createDispatchProcessor({
+      deliveries: rows,
+      sent: createSentOutcomes({ journal: sentJournal(), deliveries: rows, logger: memoryLogger().logger }),
+      findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
+      providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
+      encryptionKey: otpKeysFromConfig(service.config).encryptionKey,
+      logger: memoryLogger().logger,
+    });
+    return { processor, sends };
+  }
+
   async function generate(overrides: Record<string, unknown> = {}): Promise<string> {
     const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('bob', overrides));
     expect(res.status).toBe(200);
@@ -147,20 +168,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
     expect(typeof (job.data as DispatchJobData).sealed).toBe('string');
     // The first run sent and recorded it, then died before BullMQ marked the job completed.
     await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { state: 'SENT', providerMessageId: 'SMfirst' } });
-    const sends: unknown[] = [];
-    const count = async (message: unknown) => {
-      sends.push(message);
-      return { providerMessageId: 'SMagain' };
-    };
-    const rows = createDeliveriesRepository(service.ctx.mongo);
-    const processor = createDispatchProcessor({
-      deliveries: rows,
-      sent: createSentOutcomes({ journal: createSentJournal(service.ctx.redis, service.config.queuePrefix), deliveries: rows, logger: memoryLogger().logger }),
-      findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
-      providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
-      encryptionKey: otpKeysFromConfig(service.config).encryptionKey,
-      logger: memoryLogger().logger,
-    });
+    const { processor, sends } = countingProcessor();
     job.stalledCounter = 1;
     await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
     job.stalledCounter = 0;
@@ -175,24 +183,11 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const deliveryId = `otp-${otpUuid}-SMS`;
     const job = await service.ctx.queues.dispatch.getJob(deliveryId);
     if (!job) throw new Error('no dispatch job');
-    const journal = createSentJournal(service.ctx.redis, service.config.queuePrefix);
+    const journal = sentJournal();
     const sentAt = new Date();
     // The first run sent and journaled it, then died before its row was written.
     await journal.write({ deliveryId, providerMessageId: 'SMjournaled', attempts: 1, sentAt });
-    const sends: unknown[] = [];
-    const count = async (message: unknown) => {
-      sends.push(message);
-      return { providerMessageId: 'SMagain' };
-    };
-    const rows = createDeliveriesRepository(service.ctx.mongo);
-    const processor = createDispatchProcessor({
-      deliveries: rows,
-      sent: createSentOutcomes({ journal, deliveries: rows, logger: memoryLogger().logger }),
-      findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
-      providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
-      encryptionKey: otpKeysFromConfig(service.config).encryptionKey,
-      logger: memoryLogger().logger,
-    });
+    const { processor, sends } = countingProcessor();
     job.stalledCounter = 1;
     await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
     expect(sends).toHaveLength(0);
@@ -260,5 +255,23 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const genuine = await post(twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback as string, params));
     expect(genuine.status).toBe(204);
     expect((await deliveries(otpUuid))[0]).toEqual({ channel: 'SMS', state: 'DELIVERED', providerMessageId: 'SM22222222222222222222222222222222', updatedAt: expect.any(String) });
+  });
+
+  test('when a receipt arrives before its row says SENT (the send is only journaled yet), then the send is written and the receipt applied', async () => {
+    const otpUuid = await generate();
+    await service.ctx.queues.dispatch.drain();
+    const deliveryId = `otp-${otpUuid}-SMS`;
+    const providerMessageId = 'SM55555555555555555555555555555555';
+    await sentJournal().write({ deliveryId, providerMessageId, attempts: 1, sentAt: new Date() });
+    const callback = `${service.config.publicUrl}/webhooks/twilio/status`;
+    const params = { MessageSid: providerMessageId, MessageStatus: 'delivered' };
+    const res = await fetch(`${service.url}/webhooks/twilio/status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback, params) },
+      body: new URLSearchParams(params).toString(),
+    });
+    expect(res.status).toBe(204);
+    expect((await deliveries(otpUuid))[0]).toMatchObject({ channel: 'SMS', state: 'DELIVERED', providerMessageId });
+    expect(await sentJournal().find([deliveryId])).toEqual([]);
   });
 });

@@ -1,13 +1,16 @@
+import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
+import { connectMongo } from '../../core/db/mongo-connection.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
-import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
+import { sweepDeliveries, type SweeperDeps } from '../../core/deliveries/delivery-sweeper.js';
 import { createSentJournal, type SentOutcome } from '../../core/deliveries/sent-journal.js';
-import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
+import { createSentOutcomes, SendBacklogError } from '../../core/deliveries/sent-outcomes.js';
 import { loadConfig } from '../../core/config/config.js';
 import { requeueDispatch } from '../../core/queues/dispatch.queue.js';
-import { createProducerRedis } from '../../core/queues/redis-connection.js';
+import { createProducerRedis, waitForRedis } from '../../core/queues/redis-connection.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
+import { startFreezableProxy } from '../support/freezable-proxy.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
@@ -15,6 +18,7 @@ import { insertUser } from '../support/user-fixtures.js';
 interface Row {
   state: string;
   providerMessageId?: string;
+  lastError?: string;
   attempts: number;
   secretMacros?: string;
   updatedAt: Date;
@@ -34,12 +38,19 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     await service.close();
   });
 
+  const journalKey = () => `${service.config.queuePrefix}:dispatch:sent`;
   const journal = () => createSentJournal(service.ctx.redis, service.config.queuePrefix);
   const deliveries = () => createDeliveriesRepository(service.ctx.mongo);
   const row = async (deliveryId: string) => (await service.ctx.mongo.collection('deliveries').findOne({ _id: deliveryId as never })) as Row | null;
-  const journalSize = () => service.ctx.redis.hlen(`${service.config.queuePrefix}:dispatch:sent`);
+  const sweepDeps = (logger = memoryLogger().logger): SweeperDeps => ({
+    deliveries: deliveries(),
+    journal: journal(),
+    enqueue: (id) => requeueDispatch(service.ctx.queues.dispatch, id),
+    logger,
+    graceMs: 60_000,
+  });
 
-  /** An accepted OTP whose SMS delivery is QUEUED and whose job nobody runs. */
+  /** An accepted OTP whose SMS delivery is QUEUED and whose job is gone (as after it finished). */
   async function queuedDelivery(): Promise<string> {
     const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('sam'));
     expect(res.status).toBe(200);
@@ -47,12 +58,19 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     await service.ctx.queues.dispatch.drain();
     const deliveryId = `otp-${otpUuid}-SMS`;
     expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
+    expect(await service.ctx.queues.dispatch.getJob(deliveryId)).toBeUndefined();
     return deliveryId;
   }
 
   const outcome = (deliveryId: string, sentAt = new Date()): SentOutcome => ({ deliveryId, providerMessageId: `SM-${deliveryId.slice(4, 12)}`, attempts: 1, sentAt });
 
-  test('when a worker sends, then the row says SENT and the journal is empty again', async () => {
+  test('when a worker sends, then it journals the send, the row says SENT and the journal is empty again', async () => {
+    const journaled: string[] = [];
+    const observer = new Redis(service.env.REDIS_URL as string);
+    const monitor = await observer.monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'hset' && args[1] === journalKey()) journaled.push(args[2] as string);
+    });
     const worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
     try {
       const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('sam'));
@@ -64,22 +82,27 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
       });
       expect(sent).toMatchObject({ state: 'SENT', providerMessageId: expect.any(String), attempts: 1 });
       expect(sent.secretMacros).toBeUndefined();
-      expect(await eventually(async () => ((await journalSize()) === 0 ? 0 : undefined))).toBe(0);
+      expect(await eventually(async () => (journaled.includes(`otp-${otpUuid}-SMS`) ? true : undefined))).toBe(true);
+      expect(await eventually(async () => ((await service.ctx.redis.hlen(journalKey())) === 0 ? 0 : undefined))).toBe(0);
     } finally {
       await worker.shutdown();
+      monitor.disconnect();
+      observer.disconnect();
     }
   });
 
   test('when a send is recorded, then it is journaled at once and on the row once written (at the latest on close)', async () => {
     const deliveryId = await queuedDelivery();
-    const sent = createSentOutcomes({ journal: journal(), deliveries: deliveries(), logger: memoryLogger().logger, lingerMs: 60_000 });
+    const sent = createSentOutcomes({ journal: journal(), deliveries: deliveries(), logger: memoryLogger().logger, lingerMs: 2000 });
     const recorded = outcome(deliveryId);
     await sent.record(recorded);
     expect(await journal().find([deliveryId])).toEqual([recorded]);
+    expect(await journal().findByProviderMessageId(recorded.providerMessageId)).toEqual(recorded);
     expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
     await sent.close();
     expect(await row(deliveryId)).toMatchObject({ state: 'SENT', providerMessageId: recorded.providerMessageId, attempts: 1, updatedAt: recorded.sentAt });
     expect(await journal().find([deliveryId])).toEqual([]);
+    expect(await journal().findByProviderMessageId(recorded.providerMessageId)).toBeUndefined();
   });
 
   test('when a send is journaled but its row not written yet, then the status endpoint already reports it SENT', async () => {
@@ -92,7 +115,7 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     const body = (await res.json()) as { deliveries: unknown[] };
     expect(body.deliveries).toEqual([{ channel: 'SMS', state: 'SENT', providerMessageId: recorded.providerMessageId, updatedAt: recorded.sentAt.toISOString() }]);
     expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
-    await journal().forget([deliveryId]);
+    await journal().forget([recorded]);
   });
 
   test('when MongoDB cannot take the write, then the send stays journaled and the next sweep writes it without sending again', async () => {
@@ -111,14 +134,33 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
     expect(await journal().find([deliveryId])).toHaveLength(1);
 
-    const sweep = await sweepDeliveries(
-      { deliveries: deliveries(), journal: journal(), enqueue: (id) => requeueDispatch(service.ctx.queues.dispatch, id), logger: memoryLogger().logger, graceMs: 60_000 },
-      new Date(Date.now() + 2000),
-    );
+    const sweep = await sweepDeliveries(sweepDeps(), new Date(Date.now() + 2000));
     expect(sweep).toEqual({ recovered: 1, expired: 0, requeued: 0 });
     expect(await row(deliveryId)).toMatchObject({ state: 'SENT', providerMessageId: outcome(deliveryId).providerMessageId });
     expect(await journal().find([deliveryId])).toEqual([]);
     expect(await service.ctx.queues.dispatch.getJob(deliveryId)).toBeUndefined();
+  });
+
+  test('when MongoDB stops answering mid-write, then the write is given up after its timeout and the send stays journaled', async () => {
+    const deliveryId = await queuedDelivery();
+    const proxy = await startFreezableProxy((process.env.TEST_MONGODB_URI as string).replace('mongodb://', ''));
+    const viaProxy = await connectMongo(`mongodb://${proxy.address}/${service.ctx.mongo.name}`);
+    const log = memoryLogger();
+    const rows = createDeliveriesRepository(viaProxy);
+    await rows.findById(deliveryId);
+    proxy.freeze();
+    const sent = createSentOutcomes({ journal: journal(), deliveries: rows, logger: log.logger, lingerMs: 1, writeTimeoutMs: 300 });
+    try {
+      await sent.record(outcome(deliveryId));
+      await sent.close();
+      expect(log.lines().some((line) => line.msg === 'sent outcome write timed out; left in the journal')).toBe(true);
+      expect(await journal().find([deliveryId])).toHaveLength(1);
+      expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
+    } finally {
+      await proxy.close();
+      await viaProxy.close(true).catch(() => undefined);
+      await journal().forget([outcome(deliveryId)]);
+    }
   });
 
   test('when a worker died right after journaling and its finished job is gone, then the sweeper writes the send instead of enqueueing it again', async () => {
@@ -127,27 +169,53 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     // Journaled just now (not yet an orphan by age) for a row left QUEUED past the grace period.
     await journal().write(outcome(deliveryId, new Date(now.getTime() - 100)));
     await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { updatedAt: new Date(now.getTime() - 120_000) } });
-    const enqueued: string[] = [];
-    const sweep = await sweepDeliveries(
-      { deliveries: deliveries(), journal: journal(), enqueue: async (id) => void enqueued.push(id), logger: memoryLogger().logger, graceMs: 60_000 },
-      now,
-    );
+    const sweep = await sweepDeliveries(sweepDeps(), now);
     expect(sweep).toEqual({ recovered: 1, expired: 0, requeued: 0 });
-    expect(enqueued).toEqual([]);
+    expect(await service.ctx.queues.dispatch.getJob(deliveryId)).toBeUndefined();
     expect(await row(deliveryId)).toMatchObject({ state: 'SENT' });
+  });
+
+  test('when a send is journaled just as its OTP expires and the sweeper ends the row as unsent first, then the send still wins', async () => {
+    const deliveryId = await queuedDelivery();
+    const now = new Date();
+    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { notAfter: new Date(now.getTime() - 50) } });
+    await journal().write(outcome(deliveryId, new Date(now.getTime() - 100)));
+    expect(await sweepDeliveries(sweepDeps(), now)).toEqual({ recovered: 0, expired: 1, requeued: 0 });
+    expect(await row(deliveryId)).toMatchObject({ state: 'FAILED', lastError: 'expired before it could be sent' });
+    expect(await sweepDeliveries(sweepDeps(), new Date(now.getTime() + 2000))).toEqual({ recovered: 1, expired: 0, requeued: 0 });
+    expect(await row(deliveryId)).toMatchObject({ state: 'SENT', providerMessageId: outcome(deliveryId).providerMessageId });
+  });
+
+  test('when the journal holds an entry this code did not write, then sweeps go on and drop it', async () => {
+    await service.ctx.redis.hset(journalKey(), 'otp-garbage-SMS', 'not json');
+    const sweep = await sweepDeliveries(sweepDeps(), new Date(Date.now() + 2000));
+    expect(sweep.recovered).toBe(0);
+    expect(await service.ctx.redis.hexists(journalKey(), 'otp-garbage-SMS')).toBe(0);
+  });
+
+  test('when too many sends wait for their rows, then sending pauses until the rows catch up', async () => {
+    const first = await queuedDelivery();
+    const second = await queuedDelivery();
+    const sent = createSentOutcomes({ journal: journal(), deliveries: deliveries(), logger: memoryLogger().logger, lingerMs: 2000, maxBacklog: 1 });
+    await sent.admitSend();
+    await sent.record(outcome(first));
+    await sent.record(outcome(second));
+    await expect(sent.admitSend()).rejects.toBeInstanceOf(SendBacklogError);
+    await sent.close();
+    await expect(sent.admitSend()).resolves.toBeUndefined();
+    expect(await row(second)).toMatchObject({ state: 'SENT' });
   });
 
   test('when Redis refuses the journal entry, then the row itself is written before the job ends', async () => {
     const deliveryId = await queuedDelivery();
-    const deadRedis = createProducerRedis('redis://127.0.0.1:1', { retryStrategy: () => null, lazyConnect: true });
+    // A connection that has gone away refuses commands at once, as the fail-fast one does while Redis is down.
+    const closedRedis = createProducerRedis(service.env.REDIS_URL as string);
+    expect(await waitForRedis(closedRedis)).toBe(true);
+    await closedRedis.quit();
     const log = memoryLogger();
-    const sent = createSentOutcomes({ journal: createSentJournal(deadRedis, service.config.queuePrefix), deliveries: deliveries(), logger: log.logger, lingerMs: 60_000 });
-    try {
-      await sent.record(outcome(deliveryId));
-      expect(await row(deliveryId)).toMatchObject({ state: 'SENT', providerMessageId: outcome(deliveryId).providerMessageId });
-      expect(log.lines().some((line) => line.msg === 'sent outcome not journaled; writing the row directly')).toBe(true);
-    } finally {
-      deadRedis.disconnect();
-    }
+    const sent = createSentOutcomes({ journal: createSentJournal(closedRedis, service.config.queuePrefix), deliveries: deliveries(), logger: log.logger, lingerMs: 60_000 });
+    await sent.record(outcome(deliveryId));
+    expect(await row(deliveryId)).toMatchObject({ state: 'SENT', providerMessageId: outcome(deliveryId).providerMessageId });
+    expect(log.lines().some((line) => line.msg === 'sent outcome not journaled; writing the row directly')).toBe(true);
   });
 });

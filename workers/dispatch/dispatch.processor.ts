@@ -1,5 +1,5 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import type { DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { EXPIRED_BEFORE_SENDING, type DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import type { SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
@@ -15,7 +15,7 @@ import { renderTemplate } from '../../core/templates/template-renderer.js';
 export interface DispatchProcessorDeps {
   deliveries: DeliveriesRepository;
   /** Where sends are recorded: journaled before the job ends, on the row soon after. */
-  sent: Pick<SentOutcomes, 'record' | 'journaled' | 'apply'>;
+  sent: Pick<SentOutcomes, 'admitSend' | 'record' | 'journaled' | 'apply'>;
   findTemplate: (name: string) => Promise<MessageTemplate | undefined>;
   providers: Providers;
   encryptionKey: Buffer;
@@ -71,9 +71,9 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
     const { deliveryId, sealed } = job.data;
     // This job's lock is the row's only writer while it runs (the job id is the delivery id), so
-    // a plain read decides; the outcome is written conditionally on the row still being QUEUED.
+    // a plain read decides; outcomes are written conditionally on the row still being QUEUED.
     // The row sealed into a fresh OTP's job stands in for the read on the job's first run only:
-    // a retried or stalled run may follow a send that was recorded, so it reads the row.
+    // a retried or stalled run may follow a recorded send, so it reads the journal, then the row.
     const trustSealed = sealed !== undefined && job.attemptsMade === 0 && !(job.stalledCounter > 0);
     if (!trustSealed) {
       // An earlier run may have sent it and journaled the send without the row showing it yet.
@@ -88,7 +88,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     if (!delivery) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
     if (delivery.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${delivery.state}` };
     if (delivery.notAfter.getTime() <= now().getTime()) {
-      await deps.deliveries.markFailed(deliveryId, 'expired before it could be sent');
+      await deps.deliveries.markFailed(deliveryId, EXPIRED_BEFORE_SENDING);
       return { state: 'SKIPPED', reason: 'expired' };
     }
     // Sends tried so far, counting runs cut short by a dead worker (BullMQ counts those apart).
@@ -107,6 +107,8 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       throw new UnrecoverableError(`render failed: ${(err as Error).message}`);
     }
 
+    // MongoDB far behind on recording sends: wait (BullMQ's backoff) rather than pile up more.
+    await deps.sent.admitSend();
     let sent: SentMessage;
     try {
       sent = await send(deps, delivery, message);

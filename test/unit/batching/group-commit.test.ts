@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { setImmediate as tick } from 'node:timers/promises';
 import { createGroupCommit, outcomesOfBulkWrite, type ItemOutcome } from '../../../core/batching/group-commit.js';
 
@@ -20,6 +21,27 @@ describe('group commit', () => {
     expect(store.flushes.map((f) => f.items)).toEqual([[1, 2, 3]]);
     store.flushes[0]?.release();
     await expect(Promise.all(results)).resolves.toEqual([10, 20, 30]);
+  });
+
+  test('when a linger is set, then items of later turns within it share the flush', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const store = controlledStore();
+      const commit = createGroupCommit(store.flush, { maxBatch: 10, maxInFlight: 1, lingerMs: 20 });
+      const results = [commit.submit(1)];
+      await tick();
+      results.push(commit.submit(2));
+      jest.advanceTimersByTime(19);
+      await tick();
+      expect(store.flushes).toHaveLength(0);
+      jest.advanceTimersByTime(1);
+      await tick();
+      expect(store.flushes.map((f) => f.items)).toEqual([[1, 2]]);
+      store.flushes[0]?.release();
+      await expect(Promise.all(results)).resolves.toEqual([10, 20]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('when items arrive while a flush is under way, then they wait and go out together in the next one', async () => {
