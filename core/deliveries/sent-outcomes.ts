@@ -9,8 +9,9 @@ export interface SentOutcomesDeps {
   logger: Logger;
   /**
    * How long sent outcomes gather before one bulk write. Jobs do not wait for it, so it only
-   * delays the moment the rows say SENT (the status endpoint reads the journal meanwhile);
-   * bigger batches cost MongoDB less per row.
+   * delays the moment the rows say SENT (the status endpoint and receipts read the journal
+   * meanwhile). Bigger batches cost MongoDB less per row: in bench/dispatch-drain, 20 → 100 ms
+   * took the MongoDB-wire server from 0.16 to 0.11 ms of CPU per message; 250 ms saved no more.
    */
   lingerMs?: number;
   /** A row write still unanswered after this long is given up (the journal keeps the send). */
@@ -19,7 +20,7 @@ export interface SentOutcomesDeps {
   maxBacklog?: number;
 }
 
-export const SENT_OUTCOME_LINGER_MS = 20;
+export const SENT_OUTCOME_LINGER_MS = 100;
 const MAX_ROWS_PER_WRITE = 500;
 
 /** Rows first, journal entries after: an entry disappears only once its row says SENT. */

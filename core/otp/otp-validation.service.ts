@@ -57,7 +57,10 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     const byId = new Map(sent.map((outcome) => [outcome.deliveryId, outcome]));
     return rows.map((d) => {
       const outcome = byId.get(d.id);
-      return outcome ? { ...d, state: 'SENT', providerMessageId: outcome.providerMessageId, updatedAt: outcome.sentAt } : d;
+      if (!outcome) return d;
+      // As markSentMany will write it: an earlier attempt's error no longer stands.
+      const { lastError: _cleared, ...sent } = d;
+      return { ...sent, state: 'SENT', providerMessageId: outcome.providerMessageId, updatedAt: outcome.sentAt };
     });
   }
 

@@ -105,9 +105,10 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     expect(await journal().findByProviderMessageId(recorded.providerMessageId)).toBeUndefined();
   });
 
-  test('when a send is journaled but its row not written yet, then the status endpoint already reports it SENT', async () => {
+  test('when a send is journaled but its row not written yet, then the status endpoint already reports it SENT, without an earlier attempt\'s error', async () => {
     const deliveryId = await queuedDelivery();
-    const recorded = outcome(deliveryId);
+    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { lastError: 'Twilio answered 500', attempts: 1 } });
+    const recorded = { ...outcome(deliveryId), attempts: 2 };
     await journal().write(recorded);
     const otpUuid = deliveryId.slice(4, -4);
     const res = await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } });
