@@ -38,11 +38,17 @@ export function createGroupCommit<I, R>(flush: (items: I[]) => Promise<ItemOutco
   const pending: { item: I; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
   let inFlight = 0;
   let scheduled = false;
+  let lingering: NodeJS.Timeout | undefined;
 
   function schedule(): void {
-    if (scheduled || pending.length === 0 || inFlight >= options.maxInFlight) return;
+    if (pending.length === 0 || inFlight >= options.maxInFlight) return;
+    // A full batch does not wait out the linger.
+    const full = pending.length >= options.maxBatch;
+    if (scheduled && !(full && lingering)) return;
+    clearTimeout(lingering);
+    lingering = undefined;
     scheduled = true;
-    if (options.lingerMs) setTimeout(drain, options.lingerMs);
+    if (options.lingerMs && !full) lingering = setTimeout(drain, options.lingerMs);
     else setImmediate(drain);
   }
 
@@ -62,6 +68,7 @@ export function createGroupCommit<I, R>(flush: (items: I[]) => Promise<ItemOutco
 
   function drain(): void {
     scheduled = false;
+    lingering = undefined;
     while (pending.length > 0 && inFlight < options.maxInFlight) {
       const batch = pending.splice(0, options.maxBatch);
       inFlight += 1;

@@ -24,6 +24,8 @@ export interface Config {
   readonly workerLockDurationMs: number;
   readonly sweeperIntervalMs: number;
   readonly sweeperGraceMs: number;
+  /** Sends journaled but not yet on their rows past which dispatch workers pause sending. */
+  readonly sentJournalMaxBacklog: number;
   readonly rateLimits: {
     readonly otpPerUser: RateLimit;
     readonly otpPerClient: RateLimit;
@@ -92,6 +94,7 @@ const DEFAULTS: Record<string, string> = {
   WORKER_LOCK_DURATION_MS: '30000',
   SWEEPER_INTERVAL_MS: '15000',
   SWEEPER_GRACE_MS: '60000',
+  SENT_JOURNAL_MAX_BACKLOG: '100000',
   RATE_LIMIT_OTP_PER_USER: '5',
   RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS: '600',
   RATE_LIMIT_OTP_PER_CLIENT: '1000',
@@ -202,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerLockDurationMs: raw.WORKER_LOCK_DURATION_MS as number,
     sweeperIntervalMs: raw.SWEEPER_INTERVAL_MS as number,
     sweeperGraceMs: raw.SWEEPER_GRACE_MS as number,
+    sentJournalMaxBacklog: raw.SENT_JOURNAL_MAX_BACKLOG as number,
     rateLimits: Object.freeze({
       otpPerUser: Object.freeze({ points: raw.RATE_LIMIT_OTP_PER_USER as number, durationSeconds: raw.RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS as number }),
       otpPerClient: Object.freeze({ points: raw.RATE_LIMIT_OTP_PER_CLIENT as number, durationSeconds: raw.RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS as number }),

@@ -41,11 +41,20 @@ export async function applyOrphanedSends(deps: Pick<SweeperDeps, 'deliveries' | 
  */
 export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Promise<{ recovered: number; expired: number; requeued: number }> {
   const size = deps.batchSize ?? 500;
-  let recovered = await applyOrphanedSends(deps, new Date(now.getTime() - ORPHANED_SEND_AFTER_MS), size);
-  // A send journaled after this still wins over the expiry (see markSentMany).
+  const journalUnavailable = (err: unknown) => {
+    deps.logger.warn({ err: (err as Error).message }, 'sweeper could not read or apply the sent journal; will retry');
+    return undefined;
+  };
+  let recovered = (await applyOrphanedSends(deps, new Date(now.getTime() - ORPHANED_SEND_AFTER_MS), size).catch(journalUnavailable)) ?? 0;
+  // Expiry goes on without the journal: a send journaled meanwhile still wins (see markSentMany).
   const expired = await deps.deliveries.expireUnsent(now);
   const stale = await deps.deliveries.findStaleQueued(new Date(now.getTime() - deps.graceMs), now, size);
-  const sent = await deps.journal.find(stale.map((d) => d.id));
+  // Without the journal nothing is re-enqueued (it could have been sent; Redis is needed to enqueue anyway).
+  const sent = await deps.journal.find(stale.map((d) => d.id)).catch(journalUnavailable);
+  if (sent === undefined) {
+    if (recovered + expired > 0) deps.logger.info({ recovered, expired, requeued: 0 }, 'delivery sweep');
+    return { recovered, expired, requeued: 0 };
+  }
   await applySentOutcomes(deps, sent);
   recovered += sent.length;
   const sentIds = new Set(sent.map((outcome) => outcome.deliveryId));

@@ -2,6 +2,9 @@ export type Channel = 'SMS' | 'EMAIL';
 export type DeliveryState = 'QUEUED' | 'SENT' | 'DELIVERED' | 'FAILED';
 export type DeliveryKind = 'otp' | 'activation' | 'login';
 
+/** The delivery (and dispatch job) id of an OTP's message on one channel. */
+export const otpDeliveryId = (otpUuid: string, channel: Channel) => `otp-${otpUuid}-${channel}`;
+
 /** One message to one address through one channel: the unit the dispatch worker delivers. */
 export interface Delivery {
   /** Also the BullMQ job id, e.g. `otp-<uuid>-SMS`: retries and re-enqueues deduplicate on it. */

@@ -105,11 +105,13 @@ export function createSentJournal(redis: Redis, prefix: string) {
 
     async forget(outcomes: SentOutcome[]): Promise<void> {
       if (outcomes.length === 0) return;
-      await redis
+      const replies = await redis
         .multi()
         .hdel(key, ...outcomes.map((outcome) => outcome.deliveryId))
         .hdel(byProviderId, ...outcomes.map((outcome) => outcome.providerMessageId))
         .exec();
+      const failed = replies?.find(([err]) => err);
+      if (failed) throw failed[0];
     },
   };
 }

@@ -84,7 +84,7 @@ export function createSentOutcomes(deps: SentOutcomesDeps) {
       }
       const written: Promise<void> = journaledRows
         .submit(outcome)
-        .catch(() => deps.logger.warn({ deliveryId: outcome.deliveryId }, 'sent outcome write timed out; left in the journal'))
+        .catch((err: unknown) => deps.logger.warn({ deliveryId: outcome.deliveryId, err: (err as Error).message }, 'sent outcome write timed out; left in the journal'))
         .finally(() => unwritten.delete(written));
       unwritten.add(written);
     },

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../logger/logger.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
-import type { Channel, Delivery } from '../deliveries/delivery.types.js';
+import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
 import { NotFoundError, ValidationError } from '../errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
@@ -58,7 +58,6 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export const otpDeliveryId = (otpUuid: string, channel: Channel) => `otp-${otpUuid}-${channel}`;
 
 export function createOtpGenerationService(deps: OtpGenerationDeps) {
   const now = deps.now ?? (() => new Date());

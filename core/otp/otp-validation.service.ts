@@ -1,6 +1,6 @@
 import { AppError, NotFoundError } from '../errors/app-error.js';
-import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
-import type { Delivery } from '../deliveries/delivery.types.js';
+import { EXPIRED_BEFORE_SENDING, type DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { verifyOtp } from './otp-digest.js';
 import type { OtpKeys } from './otp-keys.js';
@@ -48,19 +48,22 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     }
   }
 
-  /** Rows still QUEUED whose send is journaled are reported as the row will say a moment later. */
-  async function withJournaledSends(rows: Delivery[]): Promise<Delivery[]> {
-    const queued = rows.filter((d) => d.state === 'QUEUED').map((d) => d.id);
-    if (queued.length === 0) return rows;
-    // Without Redis the rows still answer, a few milliseconds behind at worst.
-    const sent = await deps.sentJournal.find(queued).catch(() => []);
+  /**
+   * Rows whose send is journaled are reported as they will read a moment later (see markSentMany).
+   * The journal is read first: an entry disappears only after its row says SENT, so a send is
+   * never missed between the two reads. Without Redis the rows still answer, milliseconds behind.
+   */
+  async function deliveryRows(otpUuid: string, channels: Channel[]): Promise<Delivery[]> {
+    const sent = await deps.sentJournal.find(channels.map((channel) => otpDeliveryId(otpUuid, channel))).catch(() => []);
+    const rows = await deps.deliveries.findByRef(otpUuid);
     const byId = new Map(sent.map((outcome) => [outcome.deliveryId, outcome]));
     return rows.map((d) => {
       const outcome = byId.get(d.id);
-      if (!outcome) return d;
+      const pending = d.state === 'QUEUED' || (d.state === 'FAILED' && d.lastError === EXPIRED_BEFORE_SENDING);
+      if (!outcome || !pending) return d;
       // As markSentMany will write it: an earlier attempt's error no longer stands.
-      const { lastError: _cleared, ...sent } = d;
-      return { ...sent, state: 'SENT', providerMessageId: outcome.providerMessageId, updatedAt: outcome.sentAt };
+      const { lastError: _cleared, ...rest } = d;
+      return { ...rest, state: 'SENT', providerMessageId: outcome.providerMessageId, updatedAt: outcome.sentAt };
     });
   }
 
@@ -82,7 +85,7 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     async status(otpUuid: string, clientId: string) {
       const record = await deps.otps.findForClient(otpUuid, clientId);
       if (!record) throw new NotFoundError('OTP not found');
-      const deliveries = await withJournaledSends(await deps.deliveries.findByRef(otpUuid));
+      const deliveries = await deliveryRows(otpUuid, record.channels);
       return {
         otpUuid,
         userId: record.userId,

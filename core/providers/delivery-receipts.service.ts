@@ -48,8 +48,9 @@ export function recordDeliveryReceipt(
     const updated = await deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error);
     if (updated > 0) return updated;
     const journaled = await journal.findByProviderMessageId(providerMessageId);
-    if (!journaled) return 0;
-    await applySentOutcomes({ deliveries, journal }, [journaled]);
+    // No entry: either never sent from here, or its row was written (and the entry removed) just
+    // after the first try; the second try settles which.
+    if (journaled) await applySentOutcomes({ deliveries, journal }, [journaled]);
     return deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error);
   };
   return async (receipt) => {

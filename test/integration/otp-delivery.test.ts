@@ -191,7 +191,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
     job.stalledCounter = 1;
     await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
     expect(sends).toHaveLength(0);
-    expect((await deliveries(otpUuid))[0]).toMatchObject({ state: 'SENT', providerMessageId: 'SMjournaled' });
+    expect(await service.ctx.mongo.collection('deliveries').findOne({ _id: deliveryId as never })).toMatchObject({ state: 'SENT', providerMessageId: 'SMjournaled' });
     expect(await journal.find([deliveryId])).toEqual([]);
     await service.ctx.queues.dispatch.drain();
   });

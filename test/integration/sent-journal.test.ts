@@ -37,6 +37,10 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
   afterAll(async () => {
     await service.close();
   });
+  // Each test starts from an empty journal, whatever an earlier one left.
+  beforeEach(async () => {
+    await service.ctx.redis.del(journalKey(), `${service.config.queuePrefix}:dispatch:sent-by-provider-id`);
+  });
 
   const journalKey = () => `${service.config.queuePrefix}:dispatch:sent`;
   const journal = () => createSentJournal(service.ctx.redis, service.config.queuePrefix);
@@ -116,7 +120,10 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     const body = (await res.json()) as { deliveries: unknown[] };
     expect(body.deliveries).toEqual([{ channel: 'SMS', state: 'SENT', providerMessageId: recorded.providerMessageId, updatedAt: recorded.sentAt.toISOString() }]);
     expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
-    await journal().forget([recorded]);
+    // Also over the sweeper's "expired before it could be sent", which the send will override.
+    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { state: 'FAILED', lastError: 'expired before it could be sent' } });
+    const again = (await (await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { deliveries: unknown[] };
+    expect(again.deliveries).toEqual(body.deliveries);
   });
 
   test('when MongoDB cannot take the write, then the send stays journaled and the next sweep writes it without sending again', async () => {
@@ -187,6 +194,25 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     expect(await row(deliveryId)).toMatchObject({ state: 'SENT', providerMessageId: outcome(deliveryId).providerMessageId });
   });
 
+  test('when Redis is down during a sweep, then expired rows are still ended and nothing is re-enqueued', async () => {
+    const expiredId = await queuedDelivery();
+    const staleId = await queuedDelivery();
+    const now = new Date();
+    await service.ctx.mongo.collection('deliveries').updateOne({ _id: expiredId as never }, { $set: { notAfter: new Date(now.getTime() - 1000) } });
+    await service.ctx.mongo.collection('deliveries').updateOne({ _id: staleId as never }, { $set: { updatedAt: new Date(now.getTime() - 120_000) } });
+    const closedRedis = createProducerRedis(service.env.REDIS_URL as string);
+    expect(await waitForRedis(closedRedis)).toBe(true);
+    await closedRedis.quit();
+    const log = memoryLogger();
+    const enqueued: string[] = [];
+    const sweep = await sweepDeliveries({ ...sweepDeps(log.logger), journal: createSentJournal(closedRedis, service.config.queuePrefix), enqueue: async (id) => void enqueued.push(id) }, now);
+    expect(sweep).toEqual({ recovered: 0, expired: 1, requeued: 0 });
+    expect(enqueued).toEqual([]);
+    expect(await row(expiredId)).toMatchObject({ state: 'FAILED', lastError: 'expired before it could be sent' });
+    expect(await row(staleId)).toMatchObject({ state: 'QUEUED' });
+    expect(log.lines().some((line) => line.msg === 'sweeper could not read or apply the sent journal; will retry')).toBe(true);
+  });
+
   test('when the journal holds an entry this code did not write, then sweeps go on and drop it', async () => {
     await service.ctx.redis.hset(journalKey(), 'otp-garbage-SMS', 'not json');
     const sweep = await sweepDeliveries(sweepDeps(), new Date(Date.now() + 2000));
@@ -205,6 +231,33 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     await sent.close();
     await expect(sent.admitSend()).resolves.toBeUndefined();
     expect(await row(second)).toMatchObject({ state: 'SENT' });
+  });
+
+  test('when too many sends wait for their rows, then a worker delays its jobs without sending or using up attempts, and sends once they are written', async () => {
+    const worker = await startDispatchWorker(loadConfig({ ...service.env, SENT_JOURNAL_MAX_BACKLOG: '1' }), memoryLogger().logger);
+    try {
+      // Two sends whose rows MongoDB has not taken yet (not old enough for the sweeper either).
+      for (const id of ['otp-behind-1-SMS', 'otp-behind-2-SMS']) await journal().write(outcome(id));
+      const first = (await (await postJson(`${service.url}/v1/svc-otp`, token, otpBody('sam'))).json()) as { otpUuid: string };
+      await outboxMessageFor(service, mobile, first.otpUuid);
+      const second = (await (await postJson(`${service.url}/v1/svc-otp`, token, otpBody('sam'))).json()) as { otpUuid: string };
+      const paused = await eventually(async () => {
+        const job = await service.ctx.queues.dispatch.getJob(`otp-${second.otpUuid}-SMS`);
+        return job && (await job.getState()) === 'delayed' ? job : undefined;
+      });
+      expect(paused.attemptsMade).toBe(0);
+      expect((await row(`otp-${second.otpUuid}-SMS`))?.state).toBe('QUEUED');
+
+      await service.ctx.redis.hdel(journalKey(), 'otp-behind-1-SMS', 'otp-behind-2-SMS');
+      await outboxMessageFor(service, mobile, second.otpUuid);
+      const sent = await eventually(async () => {
+        const r = await row(`otp-${second.otpUuid}-SMS`);
+        return r?.state === 'SENT' ? r : undefined;
+      });
+      expect(sent.attempts).toBe(1);
+    } finally {
+      await worker.shutdown();
+    }
   });
 
   test('when Redis refuses the journal entry, then the row itself is written before the job ends', async () => {

@@ -23,7 +23,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
   const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log);
   const deliveries = createDeliveriesRepository(mongo);
   const journal = createSentJournal(redis, config.queuePrefix);
-  const sent = createSentOutcomes({ journal, deliveries, logger: log });
+  const sent = createSentOutcomes({ journal, deliveries, logger: log, maxBacklog: config.sentJournalMaxBacklog });
   const keys = otpKeysFromConfig(config);
 
   const worker = createManagedWorker({

@@ -1,8 +1,9 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import { randomInt } from 'node:crypto';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { EXPIRED_BEFORE_SENDING, type DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
-import type { SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
+import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import type { Logger } from '../../core/logger/logger.js';
 import { decryptSecret } from '../../core/otp/secret-box.js';
 import { PermanentProviderError } from '../../core/providers/provider-errors.js';
@@ -24,6 +25,9 @@ export interface DispatchProcessorDeps {
   logger: Logger;
   now?: () => Date;
 }
+
+/** How long a job waits (plus up to as much again, spread) while sending is paused. */
+const PAUSED_SEND_RETRY_MS = 2000;
 
 export type DispatchResult = { state: 'SENT'; providerMessageId: string } | { state: 'SKIPPED'; reason: string };
 
@@ -67,7 +71,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     }
   };
 
-  return async (job: Job<DispatchJobData>): Promise<DispatchResult> => {
+  return async (job: Job<DispatchJobData>, token?: string): Promise<DispatchResult> => {
     if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
     const { deliveryId, sealed } = job.data;
     // This job's lock is the row's only writer while it runs (the job id is the delivery id), so
@@ -107,8 +111,16 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       throw new UnrecoverableError(`render failed: ${(err as Error).message}`);
     }
 
-    // MongoDB far behind on recording sends: wait (BullMQ's backoff) rather than pile up more.
-    await deps.sent.admitSend();
+    try {
+      await deps.sent.admitSend();
+    } catch (err) {
+      if (!(err instanceof SendBacklogError) || token === undefined) throw err;
+      // MongoDB far behind on recording sends: wait without sending and without using up one of
+      // the job's attempts (they are for provider failures).
+      deps.logger.warn({ deliveryId, err: err.message }, 'sending paused');
+      await job.moveToDelayed(Date.now() + PAUSED_SEND_RETRY_MS + randomInt(PAUSED_SEND_RETRY_MS), token);
+      throw new DelayedError();
+    }
     let sent: SentMessage;
     try {
       sent = await send(deps, delivery, message);

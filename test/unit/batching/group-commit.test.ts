@@ -44,6 +44,24 @@ describe('group commit', () => {
     }
   });
 
+  test('when a linger is set but a whole batch is waiting, then it goes out at once', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const store = controlledStore();
+      const commit = createGroupCommit(store.flush, { maxBatch: 3, maxInFlight: 1, lingerMs: 1000 });
+      const results = [commit.submit(1), commit.submit(2)];
+      await tick();
+      expect(store.flushes).toHaveLength(0);
+      results.push(commit.submit(3));
+      await tick();
+      expect(store.flushes.map((f) => f.items)).toEqual([[1, 2, 3]]);
+      store.flushes[0]?.release();
+      await expect(Promise.all(results)).resolves.toEqual([10, 20, 30]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   test('when items arrive while a flush is under way, then they wait and go out together in the next one', async () => {
     const store = controlledStore();
     const commit = createGroupCommit(store.flush, { maxBatch: 10, maxInFlight: 1 });
