@@ -35,6 +35,18 @@ deliverySchema.index({ providerMessageId: 1 }, { sparse: true });
 /** Why a row ended without a send: its OTP expired first. */
 export const EXPIRED_BEFORE_SENDING = 'expired before it could be sent';
 
+// A send journaled just as its OTP expired may reach the row after the sweeper ended it as
+// unsent: the send is the truth. The filter and the predicate below say the same.
+const TAKES_A_SEND = { $or: [{ state: 'QUEUED' as const }, { state: 'FAILED' as const, lastError: EXPIRED_BEFORE_SENDING }] };
+
+/** The row as markSentMany leaves it after `outcome` (unchanged if the send no longer applies). */
+export function rowAfterSend(row: Delivery, outcome: SentOutcome): Delivery {
+  const takesIt = row.state === 'QUEUED' || (row.state === 'FAILED' && row.lastError === EXPIRED_BEFORE_SENDING);
+  if (!takesIt) return row;
+  const { lastError: _cleared, secretMacros: _dropped, ...rest } = row;
+  return { ...rest, state: 'SENT', providerMessageId: outcome.providerMessageId, attempts: outcome.attempts, updatedAt: outcome.sentAt };
+}
+
 const toDelivery = ({ _id, ...rest }: DeliveryDoc): Delivery => ({ id: _id, ...rest });
 
 export function createDeliveriesRepository(connection: Connection) {
@@ -92,9 +104,7 @@ export function createDeliveriesRepository(connection: Connection) {
       await (await rows()).bulkWrite(
         outcomes.map(({ deliveryId, providerMessageId, attempts, sentAt }) => ({
           updateOne: {
-            // A send journaled just as its OTP expired may reach the row after the sweeper ended
-            // it as unsent: the send is the truth.
-            filter: { _id: deliveryId, $or: [{ state: 'QUEUED' as const }, { state: 'FAILED' as const, lastError: EXPIRED_BEFORE_SENDING }] },
+            filter: { _id: deliveryId, ...TAKES_A_SEND },
             update: { $set: { state: 'SENT' as const, providerMessageId, attempts, updatedAt: sentAt }, $unset: { secretMacros: 1 as const, lastError: 1 as const } },
           },
         })),

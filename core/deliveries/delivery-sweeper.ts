@@ -1,6 +1,7 @@
 import type { Logger } from '../logger/logger.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
-import type { SentJournal } from './sent-journal.js';
+import type { Delivery } from './delivery.types.js';
+import type { SentJournal, SentOutcome } from './sent-journal.js';
 import { applySentOutcomes } from './sent-outcomes.js';
 
 export interface SweeperDeps {
@@ -33,6 +34,24 @@ export async function applyOrphanedSends(deps: Pick<SweeperDeps, 'deliveries' | 
 }
 
 /**
+ * Of rows the sweeper would re-enqueue, those the journal shows sent get the send written
+ * instead; the rest are returned. Without the journal none is returned: any could have been sent
+ * (and Redis is needed to enqueue anyway).
+ */
+async function unsentAmong(deps: SweeperDeps, stale: Delivery[], onJournalError: (err: unknown) => void): Promise<{ written: number; unsent: Delivery[] }> {
+  let sent: SentOutcome[];
+  try {
+    sent = await deps.journal.find(stale.map((d) => d.id));
+  } catch (err) {
+    onJournalError(err);
+    return { written: 0, unsent: [] };
+  }
+  await applySentOutcomes(deps, sent);
+  const sentIds = new Set(sent.map((outcome) => outcome.deliveryId));
+  return { written: sent.length, unsent: stale.filter((d) => !sentIds.has(d.id)) };
+}
+
+/**
  * One sweep: writes sends journaled by workers that died before updating the rows, ends rows
  * whose sending window closed, and re-enqueues rows left QUEUED past the grace period (Redis was
  * down at accept time, or a job was lost) unless the journal says they were sent. Enqueueing is
@@ -45,20 +64,11 @@ export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Prom
     deps.logger.warn({ err: (err as Error).message }, 'sweeper could not read or apply the sent journal; will retry');
     return undefined;
   };
-  let recovered = (await applyOrphanedSends(deps, new Date(now.getTime() - ORPHANED_SEND_AFTER_MS), size).catch(journalUnavailable)) ?? 0;
+  const orphaned = (await applyOrphanedSends(deps, new Date(now.getTime() - ORPHANED_SEND_AFTER_MS), size).catch(journalUnavailable)) ?? 0;
   // Expiry goes on without the journal: a send journaled meanwhile still wins (see markSentMany).
   const expired = await deps.deliveries.expireUnsent(now);
   const stale = await deps.deliveries.findStaleQueued(new Date(now.getTime() - deps.graceMs), now, size);
-  // Without the journal nothing is re-enqueued (it could have been sent; Redis is needed to enqueue anyway).
-  const sent = await deps.journal.find(stale.map((d) => d.id)).catch(journalUnavailable);
-  if (sent === undefined) {
-    if (recovered + expired > 0) deps.logger.info({ recovered, expired, requeued: 0 }, 'delivery sweep');
-    return { recovered, expired, requeued: 0 };
-  }
-  await applySentOutcomes(deps, sent);
-  recovered += sent.length;
-  const sentIds = new Set(sent.map((outcome) => outcome.deliveryId));
-  const unsent = stale.filter((d) => !sentIds.has(d.id));
+  const { written, unsent } = await unsentAmong(deps, stale, journalUnavailable);
   let requeued = 0;
   for (const delivery of unsent) {
     try {
@@ -70,6 +80,7 @@ export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Prom
     }
   }
   if (requeued > 0) await deps.deliveries.touch(unsent.slice(0, requeued).map((d) => d.id), now);
+  const recovered = orphaned + written;
   if (recovered + expired + requeued > 0) deps.logger.info({ recovered, expired, requeued }, 'delivery sweep');
   return { recovered, expired, requeued };
 }

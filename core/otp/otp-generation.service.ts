@@ -58,7 +58,6 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-
 export function createOtpGenerationService(deps: OtpGenerationDeps) {
   const now = deps.now ?? (() => new Date());
 

@@ -1,5 +1,5 @@
 import { AppError, NotFoundError } from '../errors/app-error.js';
-import { EXPIRED_BEFORE_SENDING, type DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import { rowAfterSend, type DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { verifyOtp } from './otp-digest.js';
@@ -59,11 +59,7 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     const byId = new Map(sent.map((outcome) => [outcome.deliveryId, outcome]));
     return rows.map((d) => {
       const outcome = byId.get(d.id);
-      const pending = d.state === 'QUEUED' || (d.state === 'FAILED' && d.lastError === EXPIRED_BEFORE_SENDING);
-      if (!outcome || !pending) return d;
-      // As markSentMany will write it: an earlier attempt's error no longer stands.
-      const { lastError: _cleared, ...rest } = d;
-      return { ...rest, state: 'SENT', providerMessageId: outcome.providerMessageId, updatedAt: outcome.sentAt };
+      return outcome ? rowAfterSend(d, outcome) : d;
     });
   }
 

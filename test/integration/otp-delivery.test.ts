@@ -86,6 +86,15 @@ describe('OTP delivery through providers, retries and receipts', () => {
     return ((await res.json()) as { otpUuid: string }).otpUuid;
   }
 
+  /** A fresh OTP's SMS dispatch job, still waiting (no worker runs). */
+  async function queuedSmsJob(): Promise<{ otpUuid: string; deliveryId: string; job: Job<DispatchJobData> }> {
+    const otpUuid = await generate();
+    const deliveryId = `otp-${otpUuid}-SMS`;
+    const job = await service.ctx.queues.dispatch.getJob(deliveryId);
+    if (!job) throw new Error('no dispatch job');
+    return { otpUuid, deliveryId, job: job as Job<DispatchJobData> };
+  }
+
   async function deliveries(otpUuid: string): Promise<DeliveryState[]> {
     const res = await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } });
     return ((await res.json()) as { deliveries: DeliveryState[] }).deliveries;
@@ -161,10 +170,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
   });
 
   test('when a sealed job runs again after its send was recorded (a stalled or retried run), then it reads the row and sends nothing', async () => {
-    const otpUuid = await generate();
-    const deliveryId = `otp-${otpUuid}-SMS`;
-    const job = await service.ctx.queues.dispatch.getJob(deliveryId);
-    if (!job) throw new Error('no dispatch job');
+    const { deliveryId, job } = await queuedSmsJob();
     expect(typeof (job.data as DispatchJobData).sealed).toBe('string');
     // The first run sent and recorded it, then died before BullMQ marked the job completed.
     await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { state: 'SENT', providerMessageId: 'SMfirst' } });
@@ -179,10 +185,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
   });
 
   test('when a job runs again after its send was journaled but before the row shows it, then it writes the row and sends nothing', async () => {
-    const otpUuid = await generate();
-    const deliveryId = `otp-${otpUuid}-SMS`;
-    const job = await service.ctx.queues.dispatch.getJob(deliveryId);
-    if (!job) throw new Error('no dispatch job');
+    const { deliveryId, job } = await queuedSmsJob();
     const journal = sentJournal();
     const sentAt = new Date();
     // The first run sent and journaled it, then died before its row was written.

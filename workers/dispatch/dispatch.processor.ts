@@ -71,6 +71,19 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     }
   };
 
+  // MongoDB far behind on recording sends: the job waits without sending and without using up
+  // one of its attempts (they are for provider failures).
+  const admitOrDelay = async (job: Job<DispatchJobData>, token: string | undefined) => {
+    try {
+      await deps.sent.admitSend();
+    } catch (err) {
+      if (!(err instanceof SendBacklogError) || token === undefined) throw err;
+      deps.logger.warn({ deliveryId: job.data.deliveryId, err: err.message }, 'sending paused');
+      await job.moveToDelayed(Date.now() + PAUSED_SEND_RETRY_MS + randomInt(PAUSED_SEND_RETRY_MS), token);
+      throw new DelayedError();
+    }
+  };
+
   return async (job: Job<DispatchJobData>, token?: string): Promise<DispatchResult> => {
     if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
     const { deliveryId, sealed } = job.data;
@@ -111,16 +124,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       throw new UnrecoverableError(`render failed: ${(err as Error).message}`);
     }
 
-    try {
-      await deps.sent.admitSend();
-    } catch (err) {
-      if (!(err instanceof SendBacklogError) || token === undefined) throw err;
-      // MongoDB far behind on recording sends: wait without sending and without using up one of
-      // the job's attempts (they are for provider failures).
-      deps.logger.warn({ deliveryId, err: err.message }, 'sending paused');
-      await job.moveToDelayed(Date.now() + PAUSED_SEND_RETRY_MS + randomInt(PAUSED_SEND_RETRY_MS), token);
-      throw new DelayedError();
-    }
+    await admitOrDelay(job, token);
     let sent: SentMessage;
     try {
       sent = await send(deps, delivery, message);
