@@ -47,7 +47,12 @@ export function recordDeliveryReceipt(
   const apply = async (receipt: DeliveryReceipt, providerMessageId: string): Promise<number> => {
     const updated = await deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error);
     if (updated > 0) return updated;
-    const journaled = await journal.findByProviderMessageId(providerMessageId);
+    // Redis down: the receipt still counts for rows that say SENT; one that beat its row is lost,
+    // as before there was a journal, rather than failing the whole webhook call.
+    const journaled = await journal.findByProviderMessageId(providerMessageId).catch((err: unknown) => {
+      logger.warn({ err: (err as Error).message }, 'sent journal unavailable for a receipt');
+      return undefined;
+    });
     // No entry: either never sent from here, or its row was written (and the entry removed) just
     // after the first try; the second try settles which.
     if (journaled) await applySentOutcomes({ deliveries, journal }, [journaled]);

@@ -6,6 +6,7 @@ import { sweepDeliveries, type SweeperDeps } from '../../core/deliveries/deliver
 import { createSentJournal, type SentOutcome } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes, SendBacklogError } from '../../core/deliveries/sent-outcomes.js';
 import { loadConfig } from '../../core/config/config.js';
+import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
 import { requeueDispatch } from '../../core/queues/dispatch.queue.js';
 import { createProducerRedis, waitForRedis } from '../../core/queues/redis-connection.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
@@ -258,6 +259,17 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     } finally {
       await worker.shutdown();
     }
+  });
+
+  test('when Redis is down as a receipt for an unknown message arrives, then the receipt is handled (nothing updated) instead of failing', async () => {
+    const closedRedis = createProducerRedis(service.env.REDIS_URL as string);
+    expect(await waitForRedis(closedRedis)).toBe(true);
+    await closedRedis.quit();
+    const log = memoryLogger();
+    const onReceipt = recordDeliveryReceipt(deliveries(), createSentJournal(closedRedis, service.config.queuePrefix), log.logger);
+    await expect(onReceipt({ provider: 'twilio', providerMessageId: 'SMunknown', state: 'DELIVERED' })).resolves.toBeUndefined();
+    expect(log.lines().find((line) => line.msg === 'delivery receipt')).toMatchObject({ updated: 0 });
+    expect(log.lines().some((line) => line.msg === 'sent journal unavailable for a receipt')).toBe(true);
   });
 
   test('when Redis refuses the journal entry, then the row itself is written before the job ends', async () => {
