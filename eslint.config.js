@@ -1,6 +1,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const forbid = (folder, message) => ({ group: [`**/${folder}/**`], message });
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.local/**', 'scripts/mongo-server/**'] },
   js.configs.recommended,
@@ -9,15 +11,27 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/workers/**'], message: 'api/ and core/ never import workers/' }] }],
     },
   },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
+  // Entry folders are separate processes and core/ is shared by both: each override lists every
+  // folder it forbids, because a later `no-restricted-imports` replaces an earlier one instead of
+  // adding to it. The same rules, plus cycles and core/ layering, are checked by dependency-cruiser.
   {
-    files: ['workers/**/*.ts', 'scripts/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
-    rules: { 'no-restricted-imports': 'off' },
+    files: ['api/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [forbid('workers', 'api/ never imports workers/')] }] },
   },
   {
-    files: ['core/**/*.ts', 'workers/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/api/**'], message: 'core/ and workers/ never import api/' }] }] },
+    files: ['workers/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [forbid('api', 'workers/ never imports api/')] }] },
+  },
+  {
+    files: ['core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['api', 'workers', 'scripts', 'test', 'bench'].map((folder) => forbid(folder, 'core/ imports from no entry folder')) },
+      ],
+    },
   },
 );

@@ -92,7 +92,11 @@ async function main(): Promise<number> {
   let mongo: Connection | undefined;
   try {
     const args = process.argv.slice(2);
-    if (args.length === 0 || args.includes('--help')) throw new UsageError(USAGE);
+    if (args.includes('--help') || args.includes('-h') || args[0] === 'help') {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    if (args.length === 0) throw new UsageError(USAGE);
     mongo = await connectMongo(mongoUri());
     const result = await run(mongo, args);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, type-checks, lints, builds (integration tests
-# run the compiled process entries), then runs every Jest project. Integration tests start
-# their own Redis, MongoDB-wire server and provider mocks on free ports.
+# The whole test suite on Node 24: installs what is missing, type-checks, lints, checks import
+# rules (no cycles, no upward imports), builds (integration tests run the compiled process
+# entries), then runs every Jest project. Integration tests start their own Redis, MongoDB-wire
+# server and provider mocks on free ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/use-node.sh
 SVC_TEST=1 bash scripts/ensure-deps.sh
+echo "[test] node $(node --version)" >&2
 npx tsc -p tsconfig.json --noEmit
 npx eslint . --max-warnings=0
+npx depcruise api core workers scripts bench test --config .dependency-cruiser.cjs
 npx tsc -p tsconfig.build.json
 results=$(mktemp)
 status=0
