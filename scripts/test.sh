@@ -11,7 +11,7 @@ echo "[test] node $(node --version)" >&2
 npx tsc -p tsconfig.json --noEmit
 npx eslint . --max-warnings=0
 npx depcruise api core workers scripts bench test --config .dependency-cruiser.cjs
-npx tsc -p tsconfig.build.json
+bash scripts/build-if-stale.sh
 results=$(mktemp)
 status=0
 NODE_OPTIONS=--experimental-vm-modules npx jest --ci --json --outputFile="$results" "$@" || status=$?
