@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 const forbid = (folder, message) => ({ group: [`**/${folder}/**`], message });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.local/**', 'scripts/mongo-server/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.local/**', 'scripts/mongo-server/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -16,6 +16,15 @@ export default {
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
+    {
+      // The client library compiles against the browser's types (DOM), as apps that use it do.
+      ...shared,
+      displayName: 'sdk',
+      testMatch: ['<rootDir>/sdk/test/**/*.test.ts'],
+      transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'sdk/tsconfig.test.json' }] },
+      globalSetup: '<rootDir>/test/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+    },
   ],
   testTimeout: 30000,
 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles to dist/ only when a source file, a tsconfig or the lock file is newer than the last
+# Compiles the service (dist/) and the client library (sdk/dist/) only when a source file, a tsconfig or the lock file is newer than the last
 # build, so restarts and CLI calls with nothing changed skip tsc (about 13 s here) entirely.
 # Expects the project's Node on PATH (scripts/use-node.sh).
 set -euo pipefail
@@ -14,4 +14,5 @@ echo "[build] compiling (sources changed since the last build)" >&2
 mkdir -p dist
 touch "$stamp.next"
 npx tsc -p tsconfig.build.json
+npx tsc -p sdk/tsconfig.json
 mv "$stamp.next" "$stamp"

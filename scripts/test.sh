@@ -10,7 +10,7 @@ SVC_TEST=1 bash scripts/ensure-deps.sh
 echo "[test] node $(node --version)" >&2
 npx tsc -p tsconfig.json --noEmit
 npx eslint . --max-warnings=0
-npx depcruise api core workers scripts bench test --config .dependency-cruiser.cjs
+npx depcruise api core workers scripts bench test sdk/src --config .dependency-cruiser.cjs
 bash scripts/build-if-stale.sh
 results=$(mktemp)
 status=0

@@ -7,6 +7,8 @@ import { servicesStateFile } from './services-state.mjs';
 // One Redis and one MongoDB-wire server per test run; each test file uses its own database and
 // queue prefix. Test workers inherit these variables because they start after this runs.
 export default async function globalSetup() {
+  // Several Jest projects share this set-up; the servers are started once per run.
+  if (process.env.TEST_REDIS_URL) return;
   const [redis, mongo, mocks] = await Promise.all([startRedisServer(), startMongoServer(), startProviderMocks()]);
   process.env.TEST_REDIS_URL = redis.url;
   process.env.TEST_MONGODB_URI = mongo.url;

@@ -1,0 +1,77 @@
+// Argument checks run before any request, so an app learns about a bad argument (code 4) without a
+// round trip, the same way on every platform.
+import { ClientLibraryError, ResultCode, type OperationName } from './result-codes.js';
+
+/** `yyyy-MM-dd'T'HH:mm:ss` then a zone abbreviation (UTC, GMT, IST...) or an offset (+05:30). */
+const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[A-Z]{2,5}|[+-](\d{2}):(\d{2}))$/;
+const ACTION_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const HISTORY_STATUSES = ['UPDATED', 'EXPIRED', 'TAMPERED', 'DISMISSED', 'DISCARD', 'CANCELLED'] as const;
+
+function refuse(operation: OperationName, message: string): never {
+  throw new ClientLibraryError(operation, ResultCode.INVALID_ARGUMENTS, message);
+}
+
+export function checkRecordCount(operation: OperationName, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) refuse(operation, 'recordCount must be an integer of 0 or more (0 means all)');
+  return value;
+}
+
+export function checkStartIndex(operation: OperationName, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) refuse(operation, 'startIndex must be an integer of 1 or more');
+  return value;
+}
+
+/** An optional string argument: '' (or nothing) means "not used". */
+export function checkOptionalString(operation: OperationName, name: string, value: unknown, maxLength = 256): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') refuse(operation, `${name} must be a string ('' when unused)`);
+  if (value.length > maxLength) refuse(operation, `${name} must be at most ${maxLength} characters`);
+  return value;
+}
+
+function isCalendarDate(year: number, month: number, day: number): boolean {
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+export function checkDate(operation: OperationName, name: string, value: unknown): string {
+  const text = checkOptionalString(operation, name, value);
+  if (text === '') return text;
+  const match = DATE_PATTERN.exec(text);
+  const bad = () => refuse(operation, `${name} must look like 2026-11-22T09:30:00UTC or 2026-11-22T15:00:00+05:30`);
+  if (!match) bad();
+  const [, year, month, day, hour, minute, second, offsetHours, offsetMinutes] = match!.map(Number);
+  const inRange = hour < 24 && minute < 60 && second < 60 && (offsetHours === undefined || Number.isNaN(offsetHours) || (offsetHours <= 14 && offsetMinutes < 60));
+  if (!inRange || !isCalendarDate(year, month, day)) bad();
+  return text;
+}
+
+export function checkStatus(operation: OperationName, value: unknown): string {
+  const text = checkOptionalString(operation, 'notificationStatus', value);
+  if (text !== '' && !(HISTORY_STATUSES as readonly string[]).includes(text)) refuse(operation, `notificationStatus must be one of ${HISTORY_STATUSES.join(', ')}`);
+  return text;
+}
+
+export function checkNotificationId(operation: OperationName, value: unknown): string {
+  if (typeof value !== 'string' || !UUID_PATTERN.test(value)) refuse(operation, 'notificationID must be a notification_uuid');
+  return value.toLowerCase();
+}
+
+export function checkAction(operation: OperationName, name: string, value: unknown): string {
+  if (typeof value !== 'string' || !ACTION_PATTERN.test(value)) refuse(operation, `${name} must be an action value such as accept or reject`);
+  return value;
+}
+
+export function checkActionFilter(operation: OperationName, value: unknown): string {
+  const text = checkOptionalString(operation, 'actionPerformed', value);
+  return text === '' ? text : checkAction(operation, 'actionPerformed', text);
+}
+
+export function checkMatchingNumber(operation: OperationName, value: unknown): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  const text = typeof value === 'number' ? String(value).padStart(2, '0') : value;
+  if (typeof text !== 'string' || !/^\d{2}$/.test(text)) refuse(operation, 'number must be the two digits shown by the app asking for approval');
+  return text;
+}

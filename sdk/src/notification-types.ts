@@ -1,0 +1,46 @@
+// Shapes of what the notification operations deliver. Servers may add fields; apps read these.
+
+export interface NotificationAction {
+  label: string;
+  action: string;
+  authlevel: number;
+}
+
+export interface NotificationText {
+  lng: string;
+  subject: string;
+  message: string;
+}
+
+/** A pending notification, as GetNotifications lists it. */
+export interface Notification {
+  notification_uuid: string;
+  ds_required: boolean;
+  actions: NotificationAction[];
+  body: NotificationText[];
+  /** True when the user must type the two-digit number the enterprise shows (number matching). */
+  numberMatch?: boolean;
+  [field: string]: unknown;
+}
+
+/** A notification in its final state, as GetNotificationHistory lists it. */
+export interface HistoryRecord {
+  notification_uuid: string;
+  status: 'UPDATED' | 'EXPIRED' | 'TAMPERED' | 'DISMISSED' | 'DISCARD' | 'CANCELLED';
+  signing_status: 'Verified' | 'Failed' | 'NA';
+  actions: NotificationAction[];
+  body: NotificationText[];
+  [field: string]: unknown;
+}
+
+export interface UpdateAcknowledgement {
+  status_code: number;
+  message: string;
+  notification_uuid: string;
+  is_ds_verified: boolean;
+}
+
+/** Every event's payload has the form `response.ResponseData`. */
+export interface EventPayload<Data> {
+  response: { ResponseData: Data };
+}

@@ -1,0 +1,120 @@
+// Sign-in for apps: the authorization code flow with PKCE against the service's authorization
+// server, on oauth4webapi (a standards-checked OAuth 2.0 / OpenID Connect client for any runtime).
+import * as oauth from 'oauth4webapi';
+
+export interface SignInOptions {
+  /** Base URL of the service, e.g. https://id.example.com (the issuer is `<serviceUrl>/svc/authserver`). */
+  serviceUrl: string;
+  /** The app's registered client id (a public client: no secret lives in an app). */
+  clientId: string;
+  /** Exactly one of the client's registered redirect URIs. */
+  redirectUri: string;
+  /** Scopes asked for; `notifications` is what the notification operations need. */
+  scope?: string;
+  /** Allow http:// service URLs (local runs only). */
+  allowInsecureHttp?: boolean;
+}
+
+/** What the app keeps between starting the sign-in and handling the redirect (e.g. sessionStorage). */
+export interface PendingSignIn {
+  state: string;
+  codeVerifier: string;
+}
+
+export interface TokenSet {
+  accessToken: string;
+  refreshToken?: string;
+  idToken?: string;
+  scope?: string;
+  /** Epoch milliseconds after which the access token should be refreshed. */
+  expiresAt: number;
+}
+
+const DEFAULT_SCOPE = 'openid offline_access notifications';
+
+export class SignIn {
+  private server: oauth.AuthorizationServer | undefined;
+  private readonly client: oauth.Client;
+  private readonly requestOptions: { [oauth.allowInsecureRequests]?: boolean };
+
+  constructor(private readonly options: SignInOptions) {
+    this.client = { client_id: options.clientId };
+    this.requestOptions = options.allowInsecureHttp ? { [oauth.allowInsecureRequests]: true } : {};
+  }
+
+  /** The authorization server's metadata, read once from its discovery document. */
+  async discover(): Promise<oauth.AuthorizationServer> {
+    if (!this.server) {
+      const issuer = new URL(`${this.options.serviceUrl.replace(/\/+$/, '')}/svc/authserver`);
+      const response = await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...this.requestOptions });
+      this.server = await oauth.processDiscoveryResponse(issuer, response);
+    }
+    return this.server;
+  }
+
+  /** The URL to send the user to, and what to keep until the redirect comes back. */
+  async start(): Promise<{ url: string; pending: PendingSignIn }> {
+    const server = await this.discover();
+    if (!server.authorization_endpoint) throw new Error('the service has no authorization endpoint');
+    const codeVerifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(server.authorization_endpoint);
+    url.searchParams.set('client_id', this.options.clientId);
+    url.searchParams.set('redirect_uri', this.options.redirectUri);
+    url.searchParams.set('response_type', 'code');
+    url.searchParams.set('scope', this.options.scope ?? DEFAULT_SCOPE);
+    url.searchParams.set('state', state);
+    url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
+    url.searchParams.set('code_challenge_method', 'S256');
+    return { url: url.href, pending: { state, codeVerifier } };
+  }
+
+  /** Checks the redirect (state, issuer, error) and exchanges its code for tokens. */
+  async finish(redirectedTo: string | URL, pending: PendingSignIn): Promise<TokenSet> {
+    const server = await this.discover();
+    const parameters = oauth.validateAuthResponse(server, this.client, new URL(redirectedTo), pending.state);
+    const response = await oauth.authorizationCodeGrantRequest(
+      server,
+      this.client,
+      oauth.None(),
+      parameters,
+      this.options.redirectUri,
+      pending.codeVerifier,
+      this.requestOptions,
+    );
+    return toTokenSet(await oauth.processAuthorizationCodeResponse(server, this.client, response));
+  }
+
+  /** New tokens from a refresh token; the service rotates refresh tokens, so keep the new one. */
+  async refresh(refreshToken: string): Promise<TokenSet> {
+    const server = await this.discover();
+    const response = await oauth.refreshTokenGrantRequest(server, this.client, oauth.None(), refreshToken, this.requestOptions);
+    return toTokenSet(await oauth.processRefreshTokenResponse(server, this.client, response));
+  }
+
+  /**
+   * A `getAccessToken` for NotificationClient that refreshes the tokens when they are about to
+   * expire, and hands every new token set to `onTokens` so the app can store it.
+   */
+  accessTokenProvider(initial: TokenSet, onTokens: (tokens: TokenSet) => void = () => undefined): () => Promise<string> {
+    let current = initial;
+    let refreshing: Promise<TokenSet> | undefined;
+    return async () => {
+      if (current.expiresAt - Date.now() > 30_000 || !current.refreshToken) return current.accessToken;
+      refreshing ??= this.refresh(current.refreshToken).finally(() => (refreshing = undefined));
+      current = await refreshing;
+      onTokens(current);
+      return current.accessToken;
+    };
+  }
+}
+
+function toTokenSet(response: oauth.TokenEndpointResponse): TokenSet {
+  return {
+    accessToken: response.access_token,
+    ...(response.refresh_token ? { refreshToken: response.refresh_token } : {}),
+    ...(response.id_token ? { idToken: response.id_token } : {}),
+    ...(response.scope ? { scope: response.scope } : {}),
+    expiresAt: Date.now() + (response.expires_in ?? 300) * 1000,
+  };
+}
