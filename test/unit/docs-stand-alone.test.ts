@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { projectRoot } from '../../core/project-root.js';
 
 // The repository's documents and comments state rules themselves: they never send the reader to
@@ -51,6 +51,19 @@ describe('documents stand alone', () => {
     for (const line of ['hashSpec SHA_512', 'const D1_TIMESTAMP = 1', 'otpSpecs[0].length', 'ADD1 x', 'base64 ab+D12/cd', 'the design notes', 'docs/design.md']) {
       expect(findCitations('x', line)).toEqual([]);
     }
+  });
+
+  test('when README.md and docs/ link to files, then every linked file is in the repository', () => {
+    const markdown = trackedTextFiles().filter((file) => /^(README\.md|docs\/[^/]+\.md)$/.test(file.path));
+    expect(markdown.length).toBeGreaterThan(5);
+    const broken = markdown.flatMap((file) =>
+      [...file.text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+        .map((match) => match[1] ?? '')
+        .filter((target) => !/^[a-z]+:/.test(target))
+        .filter((target) => !existsSync(join(projectRoot, dirname(file.path), target)))
+        .map((target) => `${file.path} -> ${target}`),
+    );
+    expect(broken).toEqual([]);
   });
 
   test('when every tracked text file is read, then none cites a decision, a spec section or a file outside the repository', () => {
