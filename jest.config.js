@@ -1,4 +1,4 @@
-// ESM + ts-jest set-up (DESIGN.md "Toolchain that works here"): oidc-provider is ESM-only.
+// ESM + ts-jest set-up: oidc-provider is ESM-only.
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],

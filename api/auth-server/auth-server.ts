@@ -30,7 +30,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     },
     scopes: ['openid', ...CLIENT_SCOPES],
     responseTypes: ['code'],
-    // HTTP Basic per DECISIONS D4, `none` for public clients (authorization code + PKCE). No
+    // HTTP Basic for confidential clients, `none` for public clients (authorization code + PKCE). No
     // method that uses the secret as an HMAC key: we only hold its hash.
     clientAuthMethods: ['client_secret_basic', 'none'],
     enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG], userinfoSigningAlgValues: [SIGNING_ALG] },
@@ -43,7 +43,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     ttl: {
       ClientCredentials: config.accessTokenTtlSeconds,
       AccessToken: config.accessTokenTtlSeconds,
-      // DECISIONS D25: codes live at most 60 seconds.
+      // Authorization codes are single use and live at most 60 seconds.
       AuthorizationCode: 60,
     },
     features: {
@@ -67,7 +67,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
         },
       },
     },
-    // The login interaction (user id + OTP, DECISIONS D25) is a later issue; it will serve this URL.
+    // The login interaction (user id + OTP) is a later issue; it will serve this URL.
     interactions: { url: (_ctx, interaction) => `${AUTH_SERVER_PATH}/interaction/${interaction.uid}` },
     findAccount: async () => undefined,
     renderError: (oidcCtx, out) => {

@@ -4,7 +4,7 @@ import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
 const API_SCOPES = new Set<string>(CLIENT_SCOPES);
 
 /**
- * DECISIONS D4 for client_credentials: no `scope` means every scope registered for the client
+ * For client_credentials: no `scope` means every scope registered for the client
  * (RFC 6749 3.3 default), and any scope the client lacks, known to us or not, is invalid_scope.
  * oidc-provider would instead issue a scope-less token and silently drop unknown scopes, so the
  * request's scope is settled here, from getResourceServerInfo, which the grant handler calls

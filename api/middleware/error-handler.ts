@@ -25,7 +25,7 @@ export function notFoundHandler(): RequestHandler {
   };
 }
 
-/** The one place HTTP errors become response bodies (DESIGN.md error model). */
+/** The one place HTTP errors become response bodies: `{timestamp, status, error, message, path}`, or RFC 6750 bodies for token errors. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (rawErr: unknown, req, res, next) => {
     if (res.headersSent) return next(rawErr);

@@ -31,7 +31,7 @@ export function isAddressAllowed(address: string, cidrs: readonly string[]): boo
 }
 
 /**
- * DECISIONS D22: the calling client's allow-list. Runs after requireBearer. The caller's address
+ * The calling client's allow-list (CIDRs; outside it: 401 `IP not whitelisted`). Runs after requireBearer. The caller's address
  * is `req.ip`: the socket address, or the X-Forwarded-For hop chosen by Express's `trust proxy`
  * (TRUST_PROXY). An empty list allows nobody.
  */

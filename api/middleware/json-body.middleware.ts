@@ -3,7 +3,7 @@ import { AppError, BadRequestError } from '../../core/errors/app-error.js';
 import type { ServiceContext } from '../service-context.js';
 
 /**
- * JSON request bodies for our routes, in the order of DECISIONS D3: a content type other than
+ * JSON request bodies for our routes, checked in the order auth → 415 → 400 → 422: a content type other than
  * application/json is 415, unparseable JSON is 400 `Malformed request body` (errorHandler maps
  * the parser's error), and a body that is not a JSON object is 400 too.
  */

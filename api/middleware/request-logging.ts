@@ -14,7 +14,7 @@ function decoded(path: string): string {
   }
 }
 
-/** A userId may be an e-mail address or a phone number's digits (D18): only a hint is logged. */
+/** A userId may be an e-mail address or a phone number's digits: only a hint is logged. */
 function maskUserId(userId: string): string {
   if (userId.includes('@')) return maskEmail(userId);
   return /^\+?[0-9]{7,}$/.test(userId) ? maskPhone(userId) : userId;

@@ -24,11 +24,11 @@ function defaultError(errors: ErrorObject[]): AppError {
 }
 
 export interface ValidateBodyOptions {
-  /** Builds the error for a body that fails the schema (routes with their own wording, e.g. D17). */
+  /** Builds the error for a body that fails the schema (routes with their own wording, e.g. Add user's `[Invalid field <name>]`). */
   toError?: (errors: ErrorObject[]) => AppError;
 }
 
-/** The spec 7.2 wording, `[Invalid field <name>]`, for routes that answer in it. */
+/** The enterprise wording `[Invalid field <name>]`, for routes that answer in it. */
 export function invalidFieldError(options: { error?: string } = {}): (errors: ErrorObject[]) => AppError {
   return (errors) => new ValidationError(`[Invalid field ${errors[0] ? fieldOfAjvError(errors[0]) : 'body'}]`, options);
 }

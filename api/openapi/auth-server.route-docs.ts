@@ -1,6 +1,6 @@
 import type { RouteDoc } from './route-docs.types.js';
 
-// Authorization server (oidc-provider, DECISIONS D23).
+// Authorization server (oidc-provider), mounted at /svc/authserver.
 export const authServerRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/.well-known/oauth-authorization-server/svc/authserver', summary: 'Authorization server metadata (RFC 8414, section 3 location)', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'Metadata document' } } },
   { method: 'get', path: '/svc/authserver/.well-known/oauth-authorization-server', summary: 'Authorization server metadata (RFC 8414, issuer-relative location)', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'Metadata document' } } },
@@ -9,7 +9,7 @@ export const authServerRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/svc/authserver/oauth/token',
-    summary: 'Token endpoint: client_credentials with HTTP Basic client authentication (D4)',
+    summary: 'Token endpoint: client_credentials with HTTP Basic client authentication; no `scope` means every scope of the client',
     tag: 'authorization server',
     auth: { kind: 'none' },
     requestContentType: 'application/x-www-form-urlencoded',
@@ -22,9 +22,9 @@ export const authServerRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/svc/authserver/oauth/authorize',
-    summary: 'Authorization endpoint (authorization code flow, spec 4.2)',
+    summary: 'Authorization endpoint (authorization code flow)',
     tag: 'authorization server',
     auth: { kind: 'none' },
-    responses: { '303': { description: 'Redirect to the login interaction or back to redirect_uri' }, '400': { description: 'Unknown client or redirect_uri (HTML page, D24)', contentType: 'text/html' } },
+    responses: { '303': { description: 'Redirect to the login interaction or back to redirect_uri' }, '400': { description: 'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect)', contentType: 'text/html' } },
   },
 ];

@@ -3,7 +3,7 @@ import type { RouteDoc } from './route-docs.types.js';
 const error = (description: string) => ({ description, schema: 'common.error.json' });
 const bearer = { kind: 'bearer', scope: 'otp' } as const;
 const authErrors = {
-  '401': { description: 'Missing, malformed, invalid or expired access token (D2)', schema: 'common.bearer-error.json' },
+  '401': { description: 'Missing, malformed, invalid or expired access token', schema: 'common.bearer-error.json' },
   '403': { description: 'Token without the otp scope', schema: 'common.bearer-error.json' },
 };
 

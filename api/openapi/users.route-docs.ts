@@ -3,7 +3,7 @@ import type { RouteDoc } from './route-docs.types.js';
 const error = (description: string) => ({ description, schema: 'common.error.json' });
 const bearer = { kind: 'bearer', scope: 'users' } as const;
 const guardErrors = {
-  '401': { description: 'Missing, malformed, invalid or expired access token (D2), or `IP not whitelisted` (D22, D1 body)', schema: 'common.bearer-error.json' },
+  '401': { description: 'Missing, malformed, invalid or expired access token, or `IP not whitelisted` (caller outside the allowedIps of the client; error body)', schema: 'common.bearer-error.json' },
   '403': { description: 'Token without the users scope', schema: 'common.bearer-error.json' },
 };
 const notAllowed = (path: string, allow: string, method: RouteDoc['method']): RouteDoc => ({
@@ -19,7 +19,7 @@ export const usersRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/v1/users',
-    summary: 'Add (enroll) a user under existing groups; the activation code is sent when generated (spec 4.3, D16-D22)',
+    summary: 'Add (enroll) a user under existing groups; the activation code is sent when generated',
     tag: 'users',
     auth: bearer,
     requestSchema: 'users.create.json',
@@ -28,9 +28,9 @@ export const usersRouteDocs: RouteDoc[] = [
       '400': error('`Malformed request body` (not JSON, not an object), or selfie compliance `Failed.[<CODE>]`'),
       ...guardErrors,
       '405': error("`Request method '<method>' is not supported` for any other method"),
-      '409': error('`User is <STATUS>` (with userStatus), groups the same, a group missing, mobile number registered (D19 order)'),
+      '409': error('`User is <STATUS>` (with userStatus), groups the same, a group missing, mobile number registered (checked in that order)'),
       '415': error("`Content type '<type>' not supported`"),
-      '422': error('`[Invalid field <name>]`, first field in the order of spec 2.5'),
+      '422': error('`[Invalid field <name>]`, the first bad field in the order of the properties of the request schema'),
       '500': error("`Failed to consume aware server's analyze API.` when the face analyzer fails or times out"),
     },
   },

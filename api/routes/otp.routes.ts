@@ -23,7 +23,7 @@ function otpUuidParam(value: string): string {
   return value.toLowerCase();
 }
 
-/** Generate, validate and inspect OTPs (spec 4.1, DECISIONS D5-D15). Order of checks per D3. */
+/** Generate, validate and inspect OTPs. Order of checks: token, content type, JSON, fields, limits, business rules. */
 export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Router {
   const router = Router();
   const auth = requireBearer(ctx, 'otp');

@@ -27,7 +27,7 @@ function userIdParam(value: string): string {
   return value;
 }
 
-/** D3: 405 comes after authentication and the allow-list, before anything about the body. */
+/** 405 comes after authentication and the allow-list, before anything about the body. */
 const methodNotAllowed =
   (allow: string): RequestHandler =>
   (req) => {
@@ -72,7 +72,7 @@ function toUserResponse(user: User): Record<string, unknown> {
   };
 }
 
-/** Add user, read, delete (spec 4.3, D16-D22), public activation, and the admin re-issue. */
+/** Add user, read, delete, public activation, and the admin re-issue. */
 export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): Router {
   const router = Router();
   const guard = [requireBearer(ctx, 'users'), requireAllowedIp(ctx)];

@@ -2,7 +2,7 @@
 // provider stub (Twilio's Messages API, To = the delivery id) and nothing else: with fetch by
 // default, or with the twilio SDK (BARE_CLIENT=sdk, the client the project must use) to show how
 // much of the difference is the SDK's own cost. With BARE_WORK=required (MONGODB_URI set) it also
-// does the store work the specification requires per message, the plainest way: it reads the
+// does the store work the service must do per message, the plainest way: it reads the
 // delivery row (skipping rows no longer QUEUED) and records the outcome on it.
 import { Worker } from 'bullmq';
 import { connectMongo } from '../../core/db/mongo-connection.js';

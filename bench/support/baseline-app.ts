@@ -3,7 +3,7 @@
 // name, payload shape and options, and nothing else (no auth, schema, templates, users, limits).
 // The insert is the project's: a document of the OTP record's shape, into a collection with the
 // indexes of core/otp/otps.repository.ts (a smaller document without indexes costs the server less).
-// With BASELINE_WORK=required it also does the store work the specification requires of an OTP
+// With BASELINE_WORK=required it also does the store work the service must do for an OTP
 // request, each step the plainest way (no batching): the user read, the two rate-limit calls
 // (rate-limiter-flexible on Redis) and the delivery row insert (with the deliveries' indexes). It
 // still skips what is not store work: auth, schema, templates, crypto, logging.

@@ -31,13 +31,13 @@ export interface Config {
     readonly otpPerClient: RateLimit;
     readonly validatePerClient: RateLimit;
   };
-  /** User activation (D20): code lifetime and abuse limits of POST /v1/users/activate. */
+  /** User activation: code lifetime and abuse limits of POST /v1/users/activate. */
   readonly activation: {
     readonly codeTtlSeconds: number;
     readonly perUser: RateLimit;
     readonly perIp: RateLimit;
   };
-  /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service (D21). */
+  /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service. */
   readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
   readonly concurrency: { readonly dispatch: number; readonly enrollment: number; readonly notification: number };
   /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */

@@ -4,7 +4,7 @@ import { ensureIndexes } from './model-registry.js';
 /**
  * Opens a dedicated mongoose connection (not the global default), so tests can run several
  * services side by side, each on its own database.
- * No `serverApi`: the local MongoDB-wire server has no `hello` command (DESIGN.md).
+ * No `serverApi`: the local MongoDB-wire server has no `hello` command.
  */
 export async function connectMongo(uri: string, options: { dbName?: string } = {}): Promise<Connection> {
   const connection = mongoose.createConnection(uri, {

@@ -66,7 +66,7 @@ export class ServiceUnavailableError extends AppError {
 
 /**
  * OAuth-style errors (RFC 6750) use their own body shape `{error, error_description}`
- * instead of the enterprise error body (DECISIONS D2).
+ * instead of the enterprise error body `{timestamp, status, error, message, path}`.
  */
 export class BearerError extends AppError {
   constructor(

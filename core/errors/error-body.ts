@@ -5,7 +5,7 @@ import { AppError, BearerError } from './app-error.js';
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** Formats like `Sat Nov 21 23:45:37 UTC 2026` (DECISIONS D1), always in UTC. */
+/** Formats like `Sat Nov 21 23:45:37 UTC 2026` (the enterprise error body's timestamp), always in UTC. */
 export function formatErrorTimestamp(date: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
   const time = `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`;
@@ -20,7 +20,7 @@ export interface ErrorResponse {
   errorId?: string;
 }
 
-/** Maps any thrown value to the response the enterprise API sends (DECISIONS D1/D2). */
+/** Maps any thrown value to the response the enterprise API sends: the error body, or an RFC 6750 body for token errors. */
 export function toErrorResponse(err: unknown, path: string, now = new Date()): ErrorResponse {
   if (err instanceof BearerError) {
     return {

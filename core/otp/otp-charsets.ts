@@ -5,7 +5,7 @@ const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const SPECIAL = '!@#$%&*-_=';
 
-/** Characters of each charSets identifier (spec 2.2). */
+/** Characters of each charSets identifier. */
 export const CHAR_SET_POOLS: Readonly<Record<CharSetId, string>> = Object.freeze({
   N: DIGITS,
   L: LOWER,
@@ -16,7 +16,7 @@ export const CHAR_SET_POOLS: Readonly<Record<CharSetId, string>> = Object.freeze
 
 export type MinimumField = 'minLowercase' | 'minUppercase' | 'minNumeric' | 'minSpecial';
 
-/** Each minimum, the identifiers that make it apply (D10) and the characters that satisfy it. */
+/** Each minimum, the identifiers that make it apply and the characters that satisfy it. */
 export const MINIMUM_RULES: ReadonlyArray<{ field: MinimumField; appliesWith: readonly CharSetId[]; chars: string; label: string }> = [
   { field: 'minLowercase', appliesWith: ['L', 'M'], chars: LOWER, label: 'lowercase' },
   { field: 'minUppercase', appliesWith: ['U', 'M'], chars: UPPER, label: 'uppercase' },

@@ -17,7 +17,7 @@ function hmac(code: string, algorithm: string, key: Buffer): Buffer {
 }
 
 /**
- * What is stored for an OTP (D13): an HMAC keyed with a server secret, never a bare hash (a
+ * What is stored for an OTP: an HMAC keyed with a server secret, never a bare hash (a
  * 6-digit space falls to offline brute force); PLAIN stores the code encrypted, never in clear.
  */
 export function digestOtp(code: string, hashSpec: HashSpec, keys: OtpKeys): string {

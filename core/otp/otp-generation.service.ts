@@ -61,7 +61,7 @@ function canonicalJson(value: unknown): string {
 export function createOtpGenerationService(deps: OtpGenerationDeps) {
   const now = deps.now ?? (() => new Date());
 
-  /** Template existence, channel match and macro completeness (all 422 per D8/D9). */
+  /** Template existence, channel match and macro completeness (all 422). */
   async function checkTemplates(request: GenerateOtpRequest): Promise<void> {
     const texts: string[] = [];
     for (const channel of CHANNELS) {

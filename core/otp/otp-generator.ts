@@ -30,8 +30,8 @@ function generateSegment(segment: NormalizedSegment): string {
 }
 
 /**
- * A fresh OTP: segments concatenated in order (spec 2.2 rule 5), each meeting its minimums at
- * uniformly random positions (D10). Expects segments from parseGenerateOtpRequest.
+ * A fresh OTP: segments concatenated in order, each meeting its minimums at
+ * uniformly random positions. Expects segments from parseGenerateOtpRequest.
  */
 export function generateOtp(segments: readonly NormalizedSegment[]): string {
   if (segments.length === 0) throw new Error('An OTP needs at least one segment');

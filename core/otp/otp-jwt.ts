@@ -5,7 +5,7 @@ import type { SigningKey } from '../auth/signing-key.service.js';
 export const OTP_JWT_TTL_SECONDS = 300;
 
 /**
- * Signs the D14 proof: `sub` = userId, `jti` = otpUuid, audience = the calling client, with the
+ * Signs the proof of a successful validation: `sub` = userId, `jti` = otpUuid, audience = the calling client, with the
  * authorization server's key, so relying parties verify it with the published JWKS.
  */
 export function createOtpJwtSigner(getKey: () => Promise<SigningKey>, issuer: string) {

@@ -1,4 +1,4 @@
-/** Server secrets of the OTP digest (D13). */
+/** Server secrets of the OTP digest (HMAC key) and of PLAIN storage (AES-256-GCM key). */
 export interface OtpKeys {
   /** HMAC key for SHA_* / SHA_HEX_* digests (and activation codes). */
   readonly hmacKey: Buffer;

@@ -1,13 +1,13 @@
 import { ValidationError } from '../errors/app-error.js';
 import type { CharSetId, NormalizedSegment } from './otp.types.js';
 
-/** Used when neither otpSpecs nor otpSpec is sent (spec 2.3, D11). */
+/** Used when neither otpSpecs nor otpSpec is sent. */
 export const DEFAULT_LEGACY_OTP_SPEC = 'N-6';
 
 const LEGACY_PATTERN = /^(N|L|U|M|LN|UN|MN)-([4-9])$/;
 
 /**
- * Legacy `<set>-<x>` as one segment: the combined sets are the union (spec 2.3) and legacy
+ * Legacy `<set>-<x>` as one segment: the combined sets are the union and legacy
  * formats have no minimums or exclusions, so the new generator serves both formats.
  */
 export function legacySpecToSegment(otpSpec: string): NormalizedSegment {

@@ -26,7 +26,7 @@ export function createRateLimits(redis: Redis, prefix: string, limits: Record<Li
   ) as Record<LimitName, RateLimiterRedis>;
 
   return {
-    /** Consumes one point; throws 429 (D1 body, Retry-After) when the budget is spent. */
+    /** Consumes one point; throws 429 (error body, Retry-After) when the budget is spent. */
     async consume(name: LimitName, key: string): Promise<void> {
       try {
         await limiters[name].consume(key);

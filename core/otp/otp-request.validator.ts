@@ -7,7 +7,7 @@ import type { GenerateOtpBody, GenerateOtpRequest, HashSpec } from './otp.types.
 
 const SCHEMA_ID = 'otp.generate.json';
 
-/** Fields whose absence (or null) is a 400 rather than a 422 (DECISIONS D6), in check order. */
+/** Fields whose absence (or null) is a 400 rather than a 422, in check order. */
 export const MANDATORY_OTP_FIELDS = ['userId', 'dispatchOptions', 'dynamicMacros', 'attempts', 'expiresIn'] as const;
 
 export const DEFAULT_HASH_SPEC: HashSpec = 'SHA_512';
@@ -18,7 +18,7 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Validates a Generate OTP body and returns it normalized: one segment list whatever format was
- * sent, defaults applied. Throws BadRequestError (400) or ValidationError (422) per D6; checks that
+ * sent, defaults applied. Throws BadRequestError (400: a mandatory field missing) or ValidationError (422: any other rule); checks that
  * need I/O (user, templates, macro completeness) are left to the caller.
  */
 export function parseGenerateOtpRequest(body: unknown): GenerateOtpRequest {
@@ -33,7 +33,7 @@ export function parseGenerateOtpRequest(body: unknown): GenerateOtpRequest {
     throw new ValidationError(first ? describeSchemaError(SCHEMA_ID, first) : 'Invalid request body');
   }
 
-  // D11: otpSpecs wins when both are sent; the legacy format (or its N-6 default) otherwise.
+  // otpSpecs wins when both are sent; the legacy format (or its N-6 default) otherwise.
   const segments =
     body.otpSpecs !== undefined ? normalizeSegments(body.otpSpecs) : [legacySpecToSegment(body.otpSpec ?? DEFAULT_LEGACY_OTP_SPEC)];
 

@@ -2,7 +2,7 @@ import { ValidationError } from '../errors/app-error.js';
 import { buildSegmentPools, MINIMUM_RULES, type MinimumField } from './otp-charsets.js';
 import { CHAR_SET_IDS, type CharSetId, type NormalizedSegment, type OtpSegmentBody } from './otp.types.js';
 
-/** Limits of spec 8 on the sum of segment lengths (each segment's own 4-12 is in the schema). */
+/** Limits on the sum of segment lengths (4 to 12) (each segment's own 4-12 is in the schema). */
 export const OTP_TOTAL_LENGTH = Object.freeze({ min: 4, max: 12 });
 
 function parseCharSets(value: string, field: string): CharSetId[] {
@@ -15,7 +15,7 @@ function parseCharSets(value: string, field: string): CharSetId[] {
     if (ids.includes(char as CharSetId)) throw new ValidationError(`${field}: identifier ${JSON.stringify(char)} is repeated`);
     ids.push(char as CharSetId);
   }
-  // M already holds both cases; allowing L or U next to it would make minimums ambiguous (D10).
+  // M already holds both cases; allowing L or U next to it would make minimums ambiguous.
   if (ids.includes('M') && (ids.includes('L') || ids.includes('U'))) {
     throw new ValidationError(`${field}: M cannot be combined with L or U`);
   }
@@ -23,14 +23,14 @@ function parseCharSets(value: string, field: string): CharSetId[] {
 }
 
 /**
- * Applies the cross-field rules of D10 to one schema-valid segment and returns it normalized.
+ * Applies the cross-field rules (distinct identifiers, M not with L or U, minimums within length, exclusions leaving pools) to one schema-valid segment and returns it normalized.
  * `field` is how the caller names the segment in messages, e.g. `otpSpecs[1]`.
  */
 export function normalizeSegment(body: OtpSegmentBody, field: string): NormalizedSegment {
   const charSets = parseCharSets(body.charSets, `${field}.charSets`);
   const minimums = {} as Record<MinimumField, number>;
   for (const rule of MINIMUM_RULES) {
-    // A minimum for an absent set is ignored and not counted (D10).
+    // A minimum for an absent set is ignored and not counted.
     minimums[rule.field] = rule.appliesWith.some((id) => charSets.includes(id)) ? (body[rule.field] ?? 0) : 0;
   }
   const segment: NormalizedSegment = Object.freeze({
@@ -56,7 +56,7 @@ export function normalizeSegment(body: OtpSegmentBody, field: string): Normalize
   return segment;
 }
 
-/** Normalizes `otpSpecs` in order, then checks the summed length (spec 2.2 rule 2, D10). */
+/** Normalizes `otpSpecs` in order, then checks the summed length (4 to 12). */
 export function normalizeSegments(bodies: readonly OtpSegmentBody[]): NormalizedSegment[] {
   const segments = bodies.map((body, index) => normalizeSegment(body, `otpSpecs[${index}]`));
   const total = segments.reduce((sum, segment) => sum + segment.length, 0);

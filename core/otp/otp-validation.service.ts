@@ -13,7 +13,7 @@ export interface OtpValidationDeps {
   /** Sends a dispatch worker journaled that the rows may not show for a few milliseconds yet. */
   sentJournal: Pick<SentJournal, 'find'>;
   keys: OtpKeys;
-  /** Signs a short-lived JWT with the authorization server's key (D14). */
+  /** Signs a short-lived JWT with the authorization server's key. */
   signOtpJwt: (claims: { sub: string; jti: string; clientId: string }) => Promise<string>;
   now?: () => Date;
 }
@@ -27,7 +27,7 @@ function publicStatus(record: OtpRecord, now: Date): OtpPublicStatus {
   return 'ACTIVE';
 }
 
-/** The validation outcome as an error whose body carries `otpUuid` and `status` (D14). */
+/** The validation outcome as an error whose body carries `otpUuid` and `status` (the OTP's state). */
 function outcomeError(status: number, otpUuid: string, otpStatus: string, message: string, extra: Record<string, unknown> = {}): AppError {
   return new AppError(`OTP_${otpStatus}`, status, message, { extra: { otpUuid, status: otpStatus, ...extra } });
 }

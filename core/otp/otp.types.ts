@@ -9,7 +9,7 @@ export type HashSpec = (typeof HASH_SPECS)[number];
 export const OTP_CHANNELS = ['SMS', 'EMAIL'] as const;
 export type OtpChannel = (typeof OTP_CHANNELS)[number];
 
-/** One segment as sent by the caller (element of `otpSpecs`, spec 2.2). */
+/** One segment as sent by the caller (element of `otpSpecs`). */
 export interface OtpSegmentBody {
   length: number;
   charSets: string;
@@ -20,7 +20,7 @@ export interface OtpSegmentBody {
   exclude?: string[];
 }
 
-/** The Generate OTP body once it has passed the JSON Schema (spec 2.1). */
+/** The Generate OTP body once it has passed the JSON Schema. */
 export interface GenerateOtpBody {
   userId: string;
   otpSpecs?: OtpSegmentBody[];
@@ -36,7 +36,7 @@ export interface GenerateOtpBody {
 
 /**
  * A segment ready for the generator. Minimums of sets absent from `charSets` are already 0
- * (D10: they are ignored), so consumers never re-derive which minimum applies.
+ * (they are ignored), so consumers never re-derive which minimum applies.
  */
 export interface NormalizedSegment {
   readonly length: number;

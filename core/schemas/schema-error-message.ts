@@ -62,7 +62,7 @@ const plural = (word: string, plural: string) => (n: number) => `${n} ${n === 1 
 
 /**
  * One deterministic, caller-facing sentence for an Ajv error, naming the field and the rule
- * (DECISIONS D6: "The message names the field and rule").
+ * (every 422 message names the field and the rule).
  */
 export function describeSchemaError(rootId: string, error: ErrorObject): string {
   const field = formatFieldPath(error.instancePath);

@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors/app-error.js';
 
-/** Rendering needs a value for every macro the template uses (DECISIONS D9). */
+/** Rendering needs a value for every macro the template uses. */
 export class MissingMacroError extends ValidationError {
   constructor(readonly missing: string[]) {
     super(`Missing values for macros ${missing.join(', ')}`);

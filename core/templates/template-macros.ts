@@ -1,4 +1,4 @@
-/** The macro every OTP template carries; the service fills it, never the caller (spec 2.1 rule 3). */
+/** The macro every OTP template carries; the service fills it, never the caller. */
 export const OTP_MACRO = '__SVC_OTP__';
 
 const MACRO_PATTERN = /__[A-Z0-9_]+__/g;
@@ -9,7 +9,7 @@ export function findMacros(templateTexts: readonly string[]): string[] {
 }
 
 /**
- * Macros the templates use that `macros` gives no value for (D9), sorted so that the 422 message
+ * Macros the templates use that `macros` gives no value for, sorted so that the 422 message
  * naming them is deterministic. __SVC_OTP__ is excluded: the service supplies it.
  */
 export function findMissingMacros(templateTexts: readonly string[], macros: Readonly<Record<string, string>>): string[] {

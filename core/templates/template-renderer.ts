@@ -3,7 +3,7 @@ import { loadHandlebarsPartials } from './template-files.loader.js';
 import { MissingMacroError, TemplateSyntaxError } from './template-errors.js';
 import type { RenderedMessage, TemplateContent } from './template.types.js';
 
-/** A macro is `__NAME__`: upper-case letters, digits and inner underscores (DECISIONS D9). */
+/** A macro is `__NAME__`: upper-case letters, digits and inner underscores. */
 const MACRO_RE = /__[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?__/g;
 
 type HandlebarsEnv = ReturnType<typeof Handlebars.create>;

@@ -1,7 +1,7 @@
 import { ValidationError } from '../errors/app-error.js';
 import { getValidator } from '../schemas/schema-registry.js';
 
-/** Enrollment request after validation and normalisation (spec 2.5, D16-D18). */
+/** Enrollment request after validation and normalisation. */
 export interface EnrollmentRequest {
   userId: string;
   primaryGroup: string;
@@ -21,7 +21,7 @@ export interface EnrollmentRequest {
 
 const SCHEMA = 'users.create.json';
 
-// The spec's table order (2.5): D17 names the first invalid field in this order, whatever the
+// The 422 names the first invalid field in this order (the contract's field order), whatever the
 // order of the body's keys, so each field is checked on its own instead of by one Ajv pass
 // (Ajv reports `required` before any property rule).
 const FIELDS = [
@@ -50,7 +50,7 @@ function validatorOf(field: string): (value: unknown) => boolean {
   return fieldValidators.get(field) as (value: unknown) => boolean;
 }
 
-/** D18: comma-separated, blanks trimmed, empty items dropped (duplicates kept once). */
+/** Comma-separated, blanks trimmed, empty items dropped (duplicates kept once). */
 export function splitGroups(value: string | undefined): string[] {
   if (value === undefined) return [];
   return [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item.length > 0))];
@@ -62,7 +62,7 @@ export function parseEnrollmentRequest(body: Record<string, unknown>): Enrollmen
   for (const field of FIELDS) {
     if (!has(field)) {
       if (REQUIRED.has(field)) throw invalid(field);
-      // D16: a generated code must be sent somewhere.
+      // Without predefinedCode, a generated code must be sent somewhere.
       if (field === 'emailId' && !has('mobileNumber') && !has('predefinedCode')) throw invalid(field);
       continue;
     }

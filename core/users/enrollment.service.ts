@@ -27,7 +27,7 @@ export interface EnrollmentDeps {
   now?: () => Date;
 }
 
-// Spec 7.2 bodies: error label `Invalid data.` on every 409.
+// Error label `Invalid data.` on every 409 of Add user.
 const conflict = (message: string, extra?: Record<string, unknown>) => new ConflictError(message, { error: 'Invalid data.', extra });
 export const userExists = (user: Pick<User, 'status'>) => conflict(`User is ${user.status}`, { userStatus: user.status });
 
@@ -36,7 +36,7 @@ export const groupsFromConnection = (connection: Connection) => ({ findMissingGr
 export function createEnrollmentService(deps: EnrollmentDeps) {
   const now = deps.now ?? (() => new Date());
 
-  /** D19, in order: user exists, primary among secondaries, missing group, mobile held. */
+  /** Business checks, in order: user exists, primary among secondaries, missing group, mobile held. */
   async function checkBusinessRules(request: EnrollmentRequest): Promise<void> {
     const existing = await deps.users.findByUserId(request.userId);
     if (existing) throw userExists(existing);
@@ -97,7 +97,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         activation: {
           codeDigest: digestActivationCode(request.userId, code, deps.keys.hmacKey),
           verificationKeyEncrypted: encryptSecret(verificationKey, deps.keys.encryptionKey, request.userId),
-          // Spec 2.5: only a generated code is sent; a predefined one is the caller's to hand out.
+          // Only a generated code is sent; a predefined one is the caller's to hand out.
           ...(generated ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, `${request.userId}:${issue}`) } : {}),
           issue,
           expiresAt: new Date(createdAt.getTime() + deps.codeTtlSeconds * 1000),

@@ -9,15 +9,15 @@ export interface FaceAnalyzerConfig {
 
 const REASON_RE = /^[A-Z0-9_]{1,64}$/;
 
-/** Spec 7.2's 500 row, word for word; exposed because the message is part of the contract. */
+/** The contract's 500 message, word for word; exposed because the message is part of the contract. */
 export const analyzerFailure = (cause?: unknown) =>
   new AppError('FACE_ANALYZER_FAILED', 500, "Failed to consume aware server's analyze API.", { error: 'Internal Server Error', expose: true, cause });
 
 /**
- * Calls the external face analyzer (contract in README "User enrollment"):
+ * Calls the external face analyzer (contract in docs/enrollment.md):
  * POST {url} `{"image": "<base64>", "format": "jpeg"|"png"}` → 200 `{"compliant": true}` or
  * `{"compliant": false, "reasons": ["FACE_TOO_FAR", ...]}`. A non-compliant answer is 400
- * `Failed.[<first reason>]`; anything else (status, shape, network, timeout) is the 500 of D21.
+ * `Failed.[<first reason>]`; anything else (status, shape, network, timeout) is that 500.
  */
 export function createFaceAnalyzerClient(config: FaceAnalyzerConfig, logger: Logger) {
   return {

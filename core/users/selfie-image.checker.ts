@@ -14,11 +14,11 @@ export interface CheckedSelfie {
   format: 'jpeg' | 'png';
   width: number;
   height: number;
-  /** SHA-256 (hex) of the decoded bytes: `server_bio_template_hash` (D21). */
+  /** SHA-256 (hex) of the decoded bytes: `server_bio_template_hash`. */
   sha256: string;
 }
 
-/** D21: 400 `Failed.[<CODE>]` (error label Bad Request, spec 7.2). */
+/** 400 `Failed.[<CODE>]` (error label Bad Request). */
 export const selfieFailure = (code: string) => new BadRequestError(`Failed.[${code}]`);
 
 // Bounds the memory of the full decode (about 120 MB of RGBA); no selfie needs more.

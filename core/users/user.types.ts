@@ -1,7 +1,7 @@
 export const USER_STATUSES = ['CREATED', 'ONBOARDING', 'ACTIVE', 'DELETED'] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
 
-/** Statuses in which a user may still activate (D20: enrollment sets one of them). */
+/** Statuses in which a user may still activate (enrollment sets one of them). */
 export const PENDING_STATUSES: readonly UserStatus[] = ['CREATED', 'ONBOARDING'];
 
 /** Wrong codes allowed before the activation locks until an admin re-issues a code. */

@@ -48,7 +48,7 @@ describe('message templates: seeding and admin API', () => {
     expect(await res.json()).toEqual({ ...body, version: 1, source: 'admin', updatedAt: ISO });
   });
 
-  test('when the name exists, then 409 in the D1 body', async () => {
+  test('when the name exists, then 409 in the error body', async () => {
     const res = await call('POST', '/admin/templates', { name: 'otp_email', channel: 'SMS', text: 'x' });
     expect(res.status).toBe(409);
     expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 409, error: 'Conflict', message: 'Template otp_email already exists', path: '/admin/templates' });

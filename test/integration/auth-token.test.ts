@@ -26,7 +26,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     return (await (await fetch(`${service.url}/svc/authserver/jwks`)).json()) as JSONWebKeySet;
   }
 
-  test('when discovery is read, then it names the issuer, the D23 endpoints, the grant and the scopes', async () => {
+  test('when discovery is read, then it names the issuer, the endpoints under /svc/authserver, the grant and the scopes', async () => {
     const res = await fetch(`${service.url}/svc/authserver/.well-known/openid-configuration`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
@@ -92,7 +92,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     });
   });
 
-  test('when a client asks for no scope, then the token carries every scope registered for it (D4)', async () => {
+  test('when a client asks for no scope, then the token carries every scope registered for it', async () => {
     const creds = await newClient(['otp', 'users', 'notifications']);
     const res = await requestToken(service, creds);
     const body = (await res.json()) as Record<string, unknown>;
@@ -193,7 +193,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     );
   });
 
-  test('when the authorization endpoint gets an unknown client_id, then a 400 HTML page and no redirect (D24)', async () => {
+  test('when the authorization endpoint gets an unknown client_id, then a 400 HTML page and no redirect', async () => {
     const res = await fetch(`${service.url}/svc/authserver/oauth/authorize?client_id=nobody&response_type=code&scope=openid&redirect_uri=https://evil.example/cb`, { redirect: 'manual' });
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();

@@ -5,7 +5,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { startMiddlewareApp } from '../support/middleware-app.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
-describe('bearer middleware (DECISIONS D2)', () => {
+describe('bearer middleware', () => {
   let service: TestService;
   let probe: { url: string; close: () => Promise<void> };
   let issuer: string;

@@ -7,7 +7,7 @@ import { startTestService, type TestService } from '../support/test-service.js';
 const D1_TIMESTAMP = /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/;
 const notWhitelisted = { timestamp: expect.stringMatching(D1_TIMESTAMP), status: 401, error: 'Unauthorized', message: 'IP not whitelisted', path: '/probe' };
 
-describe('IP allow-list middleware (DECISIONS D22)', () => {
+describe('IP allow-list middleware', () => {
   let service: TestService;
   const apps: { close: () => Promise<void> }[] = [];
   beforeAll(async () => {

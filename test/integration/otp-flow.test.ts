@@ -222,7 +222,7 @@ describe('OTP generation, delivery to the outbox and validation', () => {
       expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'dispatchOptions.EMAIL: user has no emailId registered'));
     });
 
-    test('when there is no token, then 401 per D2', async () => {
+    test('when there is no token, then 401 unauthorized', async () => {
       const res = await fetch(`${service.url}/v1/svc-otp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otpBody('alice')) });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource' });

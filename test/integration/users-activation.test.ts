@@ -18,7 +18,7 @@ function deviceKey(): { kty: string; crv: string; x: string; y: string } {
   return { kty: 'EC', crv: 'P-256', x: jwk.x as string, y: jwk.y as string };
 }
 
-describe('Activation: enrollment → enrollment job → dispatch → outbox → POST /v1/users/activate (D20)', () => {
+describe('Activation: enrollment → enrollment job → dispatch → outbox → POST /v1/users/activate', () => {
   let service: TestService;
   let dispatch: RunningWorker;
   let enrollment: RunningWorker;

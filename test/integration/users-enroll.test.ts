@@ -10,7 +10,7 @@ import { createGroups, errorBody, sendJson, uniqueMobile, userBody } from '../su
 const invalidField = (name: string) => errorBody(422, 'Invalid data.', `[Invalid field ${name}]`, '/v1/users');
 const conflict = (message: string, extra: Record<string, unknown> = {}) => errorBody(409, 'Invalid data.', message, '/v1/users', extra);
 
-describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
+describe('POST /v1/users', () => {
   let service: TestService;
   let token: string;
   let n = 0;
@@ -35,7 +35,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     expect(await res.text()).toBe('');
   }
 
-  describe('success (D20)', () => {
+  describe('success', () => {
     test('when a valid user is enrolled, then 201 with an empty body and Location /v1/users/<userId>', async () => {
       await expectCreated(userBody('alice.smith@corp-1_x', { emailId: 'alice@example.com', secondaryGroups: ' branch-a , ,vip,', mobileNumber: uniqueMobile() }));
     });
@@ -71,7 +71,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
       expect(await (await getUser(userId)).json()).toMatchObject({ status: 'ONBOARDING', sourceType: 'SVC-AD', loginId: 'ada.l' });
     });
 
-    test('when secondary groups have blanks and empty items, then they are trimmed and dropped (D18)', async () => {
+    test('when secondary groups have blanks and empty items, then they are trimmed and dropped', async () => {
       const userId = nextId();
       await expectCreated(userBody(userId, { secondaryGroups: ' branch-a , ,vip,' }));
       expect(await (await getUser(userId)).json()).toMatchObject({ secondaryGroups: 'branch-a,vip' });
@@ -90,12 +90,12 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
       expect(got).not.toMatch(/codeDigest|verificationKey|clientId/);
     });
 
-    test('when a predefined code is given without any address, then the user is enrolled (nothing to send, D16)', async () => {
+    test('when a predefined code is given without any address, then the user is enrolled (nothing to send)', async () => {
       const { emailId: _ignored, ...body } = userBody(nextId(), { predefinedCode: 'ABCD2345' });
       await expectCreated(body);
     });
 
-    test('when only a mobile number is given, then the user is enrolled (emailId is optional, D16)', async () => {
+    test('when only a mobile number is given, then the user is enrolled (emailId is optional)', async () => {
       const { emailId: _ignored, ...body } = userBody(nextId(), { mobileNumber: uniqueMobile() });
       await expectCreated(body);
     });
@@ -110,7 +110,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     });
   });
 
-  describe('errors of spec 7.2, one row each', () => {
+  describe('every documented error, one row each', () => {
     test('when the user already exists, then 409 User is <status> with userStatus, for CREATED, ACTIVE and DELETED alike', async () => {
       for (const status of ['CREATED', 'ACTIVE', 'DELETED', 'ONBOARDING'] as const) {
         const userId = nextId();
@@ -184,7 +184,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     });
   });
 
-  describe('authentication (D2)', () => {
+  describe('authentication', () => {
     test('when there is no token, then 401 Full authentication is required', async () => {
       const res = await enroll(userBody(nextId()), {}, null);
       expect(res.status).toBe(401);
@@ -199,7 +199,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     });
   });
 
-  describe('D3: order of checks', () => {
+  describe('order of checks', () => {
     test('when there is no token and the method is wrong, then authentication answers first', async () => {
       const res = await fetch(`${service.url}/v1/users`, { method: 'PUT' });
       expect(res.status).toBe(401);
@@ -234,7 +234,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     });
   });
 
-  describe('D16: required and optional fields', () => {
+  describe('required and optional fields', () => {
     test.each(['userId', 'primaryGroup', 'firstName', 'lastName'])('when %s is missing, then 422 naming it', async (field) => {
       const body = userBody(nextId());
       delete body[field];
@@ -255,7 +255,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     });
   });
 
-  describe('D17: 400 only for bodies that are not JSON objects; 422 names the first field in table order', () => {
+  describe('400 only for bodies that are not JSON objects; 422 names the first field in table order', () => {
     test.each([
       ['an array', '[]'],
       ['a string', '"user"'],
@@ -267,7 +267,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
       expect(await res.json()).toEqual(errorBody(400, 'Bad Request', 'Malformed request body', '/v1/users'));
     });
 
-    test('when several fields are invalid, then the first in the spec table order is named, whatever the key order', async () => {
+    test('when several fields are invalid, then the first in the documented field order is named, whatever the key order', async () => {
       const res = await enroll({ comments: 7, mobileNumber: '12', lastName: 'L', firstName: 'F', primaryGroup: '', userId: 'ok' });
       expect(res.status).toBe(422);
       expect(await res.json()).toEqual(invalidField('primaryGroup'));
@@ -286,13 +286,13 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
       expect(await (await enroll(userBody(nextId(), { sourceType: 'LDAP' }))).json()).toEqual(invalidField('sourceType'));
     });
 
-    test('when the body has a field the spec does not list, then 422 naming it', async () => {
+    test('when the body has a field the schema does not list, then 422 naming it', async () => {
       const res = await enroll(userBody(nextId(), { password: 'x' }));
       expect(await res.json()).toEqual(invalidField('password'));
     });
   });
 
-  describe('D18: formats', () => {
+  describe('formats', () => {
     test.each([
       ['userId', 'has space'],
       ['userId', 'x'.repeat(65)],
@@ -317,7 +317,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     });
   });
 
-  describe('D19: order of the business checks', () => {
+  describe('order of the business checks', () => {
     test('when the user exists and the groups are wrong too, then User is <status> wins', async () => {
       const userId = nextId();
       await insertUser(service.ctx.mongo, { userId, status: 'ACTIVE' });
@@ -363,7 +363,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     });
   });
 
-  describe('GET and DELETE /v1/users/{userId} (D20)', () => {
+  describe('GET and DELETE /v1/users/{userId}', () => {
     test('when an unknown user is read or deleted, then 404 User not found', async () => {
       const res = await getUser('nobody');
       expect(res.status).toBe(404);
@@ -416,7 +416,7 @@ describe('POST /v1/users (spec 4.3, 7.2; DECISIONS D16-D20, D22)', () => {
     });
   });
 
-  describe('D22: IP allow-list on the real route', () => {
+  describe('IP allow-list on the real route', () => {
     test('when the client allows the IPv4 loopback range, then enrollment over IPv4 goes through', async () => {
       const c = await createClientWithToken(service, { scopes: ['users'], allowedIps: ['127.0.0.0/8'] });
       const res = await enroll(userBody(nextId()), {}, c.accessToken);

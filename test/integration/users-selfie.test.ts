@@ -16,7 +16,7 @@ async function image(width: number, height: number, format: 'jpeg' | 'png' | 'we
 
 const failed = (code: string) => errorBody(400, 'Bad Request', `Failed.[${code}]`, '/v1/users');
 
-describe('selfieImage (DECISIONS D21)', () => {
+describe('selfieImage', () => {
   let service: TestService;
   let analyzer: Awaited<ReturnType<typeof startFaceAnalyzerStub>>;
   let token: string;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 export type AnalyzerMode = 'compliant' | 'face-too-far' | 'error-500' | 'slow' | 'garbage';
 
-/** A local face analyzer speaking our contract (README "User enrollment"); tests set its mode. */
+/** A local face analyzer speaking our contract (docs/enrollment.md); tests set its mode. */
 export async function startFaceAnalyzerStub(): Promise<{
   url: string;
   setMode: (mode: AnalyzerMode) => void;

@@ -8,8 +8,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-// CI clones the repository with shared/ beside it; worktrees here have /work/shared beside them.
-const specsDir = resolve(repoRoot, '..', 'shared', 'provider-specs');
+// Unmodified copies of the vendors' published OpenAPI files, kept in the repository (origin and
+// license in test/provider-specs/README.md).
+const specsDir = join(repoRoot, 'test', 'provider-specs');
 const prismBin = join(repoRoot, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
 
 function freePort() {
@@ -36,7 +37,7 @@ function canConnect(port) {
 
 async function startPrism(specFile, label) {
   const spec = join(specsDir, specFile);
-  if (!existsSync(spec)) throw new Error(`Provider spec not found: ${spec} (expected ../shared beside the repository)`);
+  if (!existsSync(spec)) throw new Error(`Provider spec not found: ${spec} (test/provider-specs/ is part of the repository)`);
   const port = await freePort();
   // Output goes to a file, not a pipe: a pipe nobody drains would eventually block Prism.
   const logFile = join(tmpdir(), `svc-identity-prism-${label}-${process.pid}.log`);

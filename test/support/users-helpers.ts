@@ -2,7 +2,7 @@ import type { TestService } from './test-service.js';
 
 export const D1_TIMESTAMP = /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/;
 
-/** The D1 body every enterprise error has; `extra` adds fields such as userStatus. */
+/** The error body `{timestamp, status, error, message, path}` every enterprise error has; `extra` adds fields such as userStatus. */
 export function errorBody(status: number, error: string, message: string, path: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { timestamp: expect.stringMatching(D1_TIMESTAMP) as unknown, status, error, message, path, ...extra };
 }

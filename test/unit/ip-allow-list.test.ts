@@ -1,7 +1,7 @@
 import { isAddressAllowed } from '../../api/middleware/ip-allow-list.middleware.js';
 import { normalizeCidr } from '../../core/clients/clients.service.js';
 
-describe('IP allow-list matcher (DECISIONS D22)', () => {
+describe('IP allow-list matcher', () => {
   test('when an IPv4 caller is inside an IPv4 range, then it is allowed', () => {
     expect(isAddressAllowed('10.1.2.3', ['192.168.0.0/16', '10.0.0.0/8'])).toBe(true);
   });

@@ -11,7 +11,7 @@ const keys = freshKeys();
 const otherKeys = freshKeys();
 const CODE = 'Xk7#p9Q2';
 
-describe('digestOtp / verifyOtp (D13)', () => {
+describe('digestOtp / verifyOtp', () => {
   test.each(HASH_SPECS)('when %s stores a code, then the same code verifies and the stored value never contains it', (hashSpec) => {
     const stored = digestOtp(CODE, hashSpec, keys);
     expect(stored).not.toContain(CODE);

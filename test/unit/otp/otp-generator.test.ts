@@ -37,7 +37,7 @@ describe('generateOtp: shape', () => {
     for (let i = 0; i < 200; i += 1) expect(generateOtp(segments)).toMatch(shape);
   });
 
-  test('when a segment of 4 uppercase precedes a segment of 4 digits, then letters come first, digits after (spec 2.2 rule 5)', () => {
+  test('when a segment of 4 uppercase precedes a segment of 4 digits, then letters come first, digits after', () => {
     const segments = segmentsOf([
       { length: 4, charSets: 'U' },
       { length: 4, charSets: 'N' },
@@ -179,7 +179,7 @@ describe('generateOtp: uniformity (chi-square at p = 1e-6)', () => {
   });
 });
 
-describe('generateOtp: positions of guaranteed characters (D10)', () => {
+describe('generateOtp: positions of guaranteed characters', () => {
   test('when one special is guaranteed among 7 guaranteed digits, then it lands on each of the 8 positions uniformly', () => {
     const segments = segmentsOf([{ length: 8, charSets: 'NS', minNumeric: 7, minSpecial: 1 }]);
     const positions = Array<number>(8).fill(0);

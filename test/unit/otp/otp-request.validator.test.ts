@@ -4,7 +4,7 @@ import { rejectionOf, validBody } from './otp-request-fixtures.js';
 const HASH_SPECS_TEXT = 'PLAIN, SHA_256, SHA_384, SHA_512, SHA_HEX_256, SHA_HEX_384, SHA_HEX_512';
 const TOP_LEVEL_FIELDS = 'userId, otpSpecs, otpSpec, dispatchOptions, dynamicMacros, attempts, expiresIn, hashSpec, msgId, generateJwt';
 
-describe('parseGenerateOtpRequest: 400 (D6)', () => {
+describe('parseGenerateOtpRequest: 400', () => {
   test.each([
     ['null', null],
     ['an array', [validBody()]],
@@ -34,7 +34,7 @@ describe('parseGenerateOtpRequest: 400 (D6)', () => {
   });
 });
 
-describe('parseGenerateOtpRequest: 422 from the schema (D6, D8, D9, D11, D12)', () => {
+describe('parseGenerateOtpRequest: 422 from the schema', () => {
   test.each([
     ['userId is a number', { userId: 7 }, 'userId must be a string'],
     ['userId is empty', { userId: '' }, 'userId must be between 1 and 64 characters long'],
@@ -75,7 +75,7 @@ describe('parseGenerateOtpRequest: 422 from the schema (D6, D8, D9, D11, D12)', 
     ['a segment has no length', { otpSpecs: [{ charSets: 'N' }] }, 'otpSpecs[0].length is required'],
     ['a segment has no charSets', { otpSpecs: [{ length: 6 }] }, 'otpSpecs[0].charSets is required'],
     ['a segment is 3 long', { otpSpecs: [{ length: 3, charSets: 'N' }] }, 'otpSpecs[0].length must be between 4 and 12'],
-    ['a single segment is 15 long (spec 2.2)', { otpSpecs: [{ length: 15, charSets: 'N' }] }, 'otpSpecs[0].length must be between 4 and 12'],
+    ['a single segment is 15 long', { otpSpecs: [{ length: 15, charSets: 'N' }] }, 'otpSpecs[0].length must be between 4 and 12'],
     ['a second segment is 13 long', { otpSpecs: [{ length: 4, charSets: 'N' }, { length: 13, charSets: 'N' }] }, 'otpSpecs[1].length must be between 4 and 12'],
     ['charSets is an array', { otpSpecs: [{ length: 6, charSets: ['N'] }] }, 'otpSpecs[0].charSets must be a string'],
     ['a minimum is negative', { otpSpecs: [{ length: 6, charSets: 'N', minNumeric: -1 }] }, 'otpSpecs[0].minNumeric must be between 0 and 12'],
@@ -107,7 +107,7 @@ describe('parseGenerateOtpRequest: 422 from the schema (D6, D8, D9, D11, D12)', 
   });
 });
 
-describe('parseGenerateOtpRequest: 422 from the segment rules (D10)', () => {
+describe('parseGenerateOtpRequest: 422 from the segment rules', () => {
   const segment = (fields: Record<string, unknown>) => validBody({ otpSpecs: [{ length: 6, ...fields }] });
 
   test.each([
@@ -138,7 +138,7 @@ describe('parseGenerateOtpRequest: 422 from the segment rules (D10)', () => {
     expect(rejectionOf(body)).toEqual({ status: 422, message: 'otpSpecs[1].charSets: M cannot be combined with L or U' });
   });
 
-  test('when segments of 4 and 10 are sent, then 422 on the total length (spec 2.2)', () => {
+  test('when segments of 4 and 10 are sent, then 422 on the total length', () => {
     const body = validBody({ otpSpecs: [{ length: 4, charSets: 'N' }, { length: 10, charSets: 'N' }] });
     expect(rejectionOf(body)).toEqual({ status: 422, message: 'otpSpecs total length must be between 4 and 12, got 14' });
   });
@@ -159,14 +159,14 @@ describe('parseGenerateOtpRequest: 422 from the segment rules (D10)', () => {
     expect(request.segments.reduce((sum, s) => sum + s.length, 0)).toBe(total);
   });
 
-  test('when length is 4 with minimums 1,1,1,1 over MNS, then it is accepted (spec 2.2)', () => {
+  test('when length is 4 with minimums 1,1,1,1 over MNS, then it is accepted', () => {
     const body = segment({ length: 4, charSets: 'MNS', minLowercase: 1, minUppercase: 1, minNumeric: 1, minSpecial: 1 });
     expect(parseGenerateOtpRequest(body).segments).toEqual([
       { length: 4, charSets: ['M', 'N', 'S'], minLowercase: 1, minUppercase: 1, minNumeric: 1, minSpecial: 1, exclude: [] },
     ]);
   });
 
-  test('when length is 4 with minimums 2,1,1,1 over MNS, then 422 on the sum (spec 2.2)', () => {
+  test('when length is 4 with minimums 2,1,1,1 over MNS, then 422 on the sum', () => {
     const body = segment({ length: 4, charSets: 'MNS', minLowercase: 2, minUppercase: 1, minNumeric: 1, minSpecial: 1 });
     expect(rejectionOf(body)).toEqual({ status: 422, message: 'otpSpecs[0]: sum of applicable minimums (5) must not exceed length (4)' });
   });
@@ -220,7 +220,7 @@ describe('parseGenerateOtpRequest: 422 from the segment rules (D10)', () => {
   });
 });
 
-describe('parseGenerateOtpRequest: normalized result (D11, spec 2.1 defaults)', () => {
+describe('parseGenerateOtpRequest: normalized result and defaults', () => {
   test('when neither otpSpecs nor otpSpec is sent, then one N-6 segment and every default', () => {
     expect(parseGenerateOtpRequest(validBody())).toEqual({
       userId: 'alice',

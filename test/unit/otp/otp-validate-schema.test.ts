@@ -9,7 +9,7 @@ function firstError(body: unknown): string | undefined {
   return describeSchemaError(SCHEMA_ID, validate.errors![0]);
 }
 
-describe('otp.validate.json (D14)', () => {
+describe('otp.validate.json', () => {
   test.each(['1', '483920', 'Xk7#p9Q2abcd'])('when otp is %j, then the body is accepted', (otp) => {
     expect(firstError({ otp })).toBeUndefined();
   });

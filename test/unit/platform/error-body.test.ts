@@ -4,12 +4,12 @@ import { formatErrorTimestamp, toErrorResponse } from '../../../core/errors/erro
 const at = new Date(Date.UTC(2026, 10, 21, 23, 45, 37));
 
 describe('error bodies', () => {
-  test('when formatting a timestamp, then it reads like the spec example', () => {
+  test('when formatting a timestamp, then it reads like `Sat Nov 21 23:45:37 UTC 2026`', () => {
     expect(formatErrorTimestamp(at)).toBe('Sat Nov 21 23:45:37 UTC 2026');
     expect(formatErrorTimestamp(new Date(Date.UTC(2026, 0, 5, 3, 4, 5)))).toBe('Mon Jan 05 03:04:05 UTC 2026');
   });
 
-  test('when an exposed error is mapped, then the body has the D1 shape plus extra fields', () => {
+  test('when an exposed error is mapped, then the body has the error body shape plus extra fields', () => {
     const err = new ConflictError('User is ACTIVE', { error: 'Invalid data.', extra: { userStatus: 'ACTIVE' } });
     expect(toErrorResponse(err, '/v1/users', at)).toEqual({
       status: 409,

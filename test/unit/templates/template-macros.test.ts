@@ -3,7 +3,7 @@ import { findMacros, findMissingMacros } from '../../../core/templates/template-
 const SMS = 'Your __BANK__ code is __SVC_OTP__. It expires in __MINUTES__ minutes.';
 const EMAIL = '<p>Hello __FIRST_NAME__,</p><p>__BANK__ code: <b>__SVC_OTP__</b></p>';
 
-describe('findMissingMacros (D9)', () => {
+describe('findMissingMacros', () => {
   test('when some macros used by the templates have no value, then they are returned sorted, without __SVC_OTP__', () => {
     expect(findMissingMacros([SMS, EMAIL], { __BANK__: 'Acme' })).toEqual(['__FIRST_NAME__', '__MINUTES__']);
   });

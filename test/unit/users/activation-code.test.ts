@@ -7,7 +7,7 @@ import {
   verifyActivationCode,
 } from '../../../core/users/activation-code.js';
 
-describe('activation codes (D20)', () => {
+describe('activation codes', () => {
   const key = randomBytes(32);
 
   test('when codes are generated, then they are 8 characters of the unambiguous upper-case alphabet', () => {

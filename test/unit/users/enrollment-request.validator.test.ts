@@ -14,8 +14,8 @@ function fieldNamed(body: Record<string, unknown>): string {
   return 'valid';
 }
 
-describe('enrollment request validation (D16-D18)', () => {
-  test('when every field is broken, then the fields are named one by one in the spec table order', () => {
+describe('enrollment request validation', () => {
+  test('when every field is broken, then the fields are named one by one in the documented field order', () => {
     const order = ['userId', 'primaryGroup', 'firstName', 'lastName', 'secondaryGroups', 'emailId', 'mobileNumber', 'preferredStatus', 'predefinedCode', 'predefinedVerKey', 'sourceType', 'loginId', 'comments', 'selfieImage'];
     const body: Record<string, unknown> = Object.fromEntries([...order].reverse().map((f) => [f, 12]));
     for (const field of order) {
