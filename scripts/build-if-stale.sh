@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stamp=dist/.build-stamp
-if [ -f "$stamp" ] && [ -z "$(find api core workers scripts sdk tsconfig.json tsconfig.build.json package-lock.json \
+if [ -f "$stamp" ] && [ -z "$(find api core workers scripts sdk/src sdk/package.json sdk/tsconfig.json tsconfig.json tsconfig.build.json package-lock.json \
       -newer "$stamp" \( -name '*.ts' -o -name '*.json' \) -print -quit 2>/dev/null)" ]; then
   exit 0
 fi
