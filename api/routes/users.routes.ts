@@ -77,20 +77,26 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
   const router = Router();
   const guard = [requireBearer(ctx, 'users'), requireAllowedIp(ctx)];
 
-  router.post('/v1/users', ...guard, ...jsonBody(ctx), async (req, res) => {
+  router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {
     const request = parseEnrollmentRequest(req.body as Record<string, unknown>);
     const { location } = await services.enrollment.enroll(authOf(res).clientId, request);
     res.status(201).location(location).end();
   });
   router.all('/v1/users', ...guard, methodNotAllowed('POST'));
 
+  // Public: the per-address limit comes first, so a caller over it costs one Redis call and never
+  // has a body read or parsed.
+  const activationPerIp: RequestHandler = async (req, _res, next) => {
+    await services.limits.consumeIp(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    next();
+  };
   router.post(
     '/v1/users/activate',
+    activationPerIp,
     ...jsonBody(ctx),
     validateBody('users.activate.json', { toError: invalidFieldError({ error: 'Invalid data.' }) }),
     async (req, res) => {
       const command = req.body as ActivateCommand;
-      await services.limits.consumeIp(req.ip ?? req.socket.remoteAddress ?? 'unknown');
       await services.limits.consumeUser(command.userId);
       res.status(200).json(await services.activation.activate(command));
     },
