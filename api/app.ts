@@ -6,6 +6,7 @@ import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
 import { authServerRoutes } from './auth-server/auth-server.routes.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { httpMetrics } from './middleware/http-metrics.js';
+import { methodNotAllowed } from './middleware/method-not-allowed.middleware.js';
 import { requestLogging } from './middleware/request-logging.js';
 import { securityHeaders } from './middleware/security-headers.middleware.js';
 import { createOtpServices } from './otp-services.factory.js';
@@ -19,6 +20,7 @@ import { healthRoutes } from './routes/health.routes.js';
 import { otpRoutes } from './routes/otp.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
+import { routeDocs } from './openapi/route-docs.js';
 import type { ServiceContext } from './service-context.js';
 import { createUsersServices } from './users-services.factory.js';
 
@@ -32,6 +34,7 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(securityHeaders(ctx, { docs: DOCS_PATH, dashboard: QUEUES_DASHBOARD_PATH, authServer: AUTH_SERVER_PATH }));
   app.use(requestLogging(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
+  app.use(methodNotAllowed(ctx, routeDocs));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
   app.use(authServerRoutes(ctx));

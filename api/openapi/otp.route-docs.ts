@@ -39,7 +39,7 @@ export const otpRouteDocs: RouteDoc[] = [
       '404': error('Unknown otpUuid, or issued to another client'),
       '409': { description: 'USED: already consumed', schema: 'otp.validation-refused.json' },
       '410': { description: 'EXPIRED', schema: 'otp.validation-refused.json' },
-      '422': { description: 'FAILED: wrong code, with attemptsLeft', schema: 'otp.validation-refused.json' },
+      '422': { description: 'FAILED: wrong code, with attemptsLeft and otpUuid; or a body that breaks the schema (`Invalid field otp: ...`, no otpUuid)', schema: 'otp.validate-unprocessable.json' },
       '423': { description: 'LOCKED: no attempts left (the right code is refused too)', schema: 'otp.validation-refused.json' },
       '429': error('Rate limit reached (Retry-After header)'),
     },

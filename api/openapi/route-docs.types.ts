@@ -9,5 +9,6 @@ export interface RouteDoc {
   auth: { kind: 'bearer'; scope: string } | { kind: 'admin' } | { kind: 'none' };
   requestSchema?: string;
   requestContentType?: string;
-  responses: Record<string, { description: string; schema?: string; contentType?: string }>;
+  /** `array`: the body is a JSON array of `schema` items. */
+  responses: Record<string, { description: string; schema?: string; contentType?: string; array?: boolean }>;
 }

@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { AppError, NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/errors/app-error.js';
 import type { ActivationLimits } from '../../core/users/activation-rate-limits.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
@@ -26,13 +26,6 @@ function userIdParam(value: string): string {
   if (!USER_ID_RE.test(value)) throw new NotFoundError('User not found');
   return value;
 }
-
-/** D3: 405 comes after authentication and the allow-list, before anything about the body. */
-const methodNotAllowed =
-  (allow: string): RequestHandler =>
-  (req) => {
-    throw new AppError('METHOD_NOT_ALLOWED', 405, `Request method '${req.method}' is not supported`, { headers: { Allow: allow } });
-  };
 
 /** The user without secrets: no code, digest, verification key or client of record. */
 function toUserResponse(user: User): Record<string, unknown> {
@@ -82,7 +75,6 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
     const { location } = await services.enrollment.enroll(authOf(res).clientId, request);
     res.status(201).location(location).end();
   });
-  router.all('/v1/users', ...guard, methodNotAllowed('POST'));
 
   // Public: the per-address limit comes first, so a caller over it costs one Redis call and never
   // has a body read or parsed.
@@ -112,7 +104,6 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
     if (!(await services.users.markDeleted(userIdParam(String(req.params.userId)), new Date()))) throw new NotFoundError('User not found');
     res.status(204).end();
   });
-  router.all('/v1/users/:userId', ...guard, methodNotAllowed('GET, DELETE'));
 
   router.post('/admin/users/:userId/activation', requireAdminToken(ctx), async (req, res) => {
     res.status(202).json(await services.activation.reissue(userIdParam(String(req.params.userId))));
