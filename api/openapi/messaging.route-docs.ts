@@ -20,7 +20,14 @@ export const messagingRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     requestSchema: 'admin-templates.create.json',
     responses: {
-      '201': { description: 'Created', schema: 'admin-templates.template.json' },
+      '201': {
+        description: 'Created',
+        schema: 'admin-templates.template.json',
+        links: {
+          read: { method: 'get', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
+          update: { method: 'put', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
+        },
+      },
       '400': errorResponses['400'],
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '409': { description: 'A template with this name exists', schema: 'common.error.json' },

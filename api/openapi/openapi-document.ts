@@ -1,5 +1,6 @@
 import { loadSchemas, type JsonSchema } from '../../core/schemas/schema-registry.js';
 import { routeDocs, type RouteDoc } from './route-docs.js';
+import type { RouteLink } from './route-docs.types.js';
 
 const componentName = (id: string) => id.replace(/\.json$/, '');
 
@@ -33,6 +34,15 @@ function responsesOf(doc: RouteDoc): RouteDoc['responses'] {
   return takesJson ? { ...JSON_BODY_ERRORS, ...doc.responses } : doc.responses;
 }
 
+// JSON Pointer escaping of a path inside `#/paths/...` (RFC 6901).
+const operationRef = (method: string, path: string) => `#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}`;
+
+function linksOf(links: Record<string, RouteLink>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(links).map(([name, link]) => [name, { operationRef: operationRef(link.method, link.path), parameters: link.parameters, ...(link.description ? { description: link.description } : {}) }]),
+  );
+}
+
 function operation(doc: RouteDoc): Record<string, unknown> {
   const op: Record<string, unknown> = {
     summary: doc.summary,
@@ -42,7 +52,10 @@ function operation(doc: RouteDoc): Record<string, unknown> {
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([status, r]) => {
           const schema = r.schema ? (r.array ? { type: 'array', items: schemaRef(r.schema) } : schemaRef(r.schema)) : undefined;
-          return [status, { description: r.description, ...(schema ? { content: { [r.contentType ?? 'application/json']: { schema } } } : {}) }];
+          return [
+            status,
+            { description: r.description, ...(schema ? { content: { [r.contentType ?? 'application/json']: { schema } } } : {}), ...(r.links ? { links: linksOf(r.links) } : {}) },
+          ];
         }),
     ),
   };

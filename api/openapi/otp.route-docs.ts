@@ -16,7 +16,14 @@ export const otpRouteDocs: RouteDoc[] = [
     auth: bearer,
     requestSchema: 'otp.generate.json',
     responses: {
-      '200': { description: 'Accepted for delivery', schema: 'otp.generated.json' },
+      '200': {
+        description: 'Accepted for delivery',
+        schema: 'otp.generated.json',
+        links: {
+          status: { method: 'get', path: '/v1/svc-otp/{otpUuid}', parameters: { otpUuid: '$response.body#/otpUuid' } },
+          validate: { method: 'post', path: '/v1/svc-otp/{otpUuid}/validate', parameters: { otpUuid: '$response.body#/otpUuid' } },
+        },
+      },
       '400': error('Body not JSON, not an object, or a mandatory field missing or null'),
       ...authErrors,
       '404': error('User not found'),

@@ -16,7 +16,14 @@ export const usersRouteDocs: RouteDoc[] = [
     auth: bearer,
     requestSchema: 'users.create.json',
     responses: {
-      '201': { description: 'Created: empty body, `Location: /v1/users/<userId>`' },
+      '201': {
+        description: 'Created: empty body, `Location: /v1/users/<userId>`',
+        links: {
+          read: { method: 'get', path: '/v1/users/{userId}', parameters: { userId: '$request.body#/userId' } },
+          delete: { method: 'delete', path: '/v1/users/{userId}', parameters: { userId: '$request.body#/userId' } },
+          reissue: { method: 'post', path: '/admin/users/{userId}/activation', parameters: { userId: '$request.body#/userId' } },
+        },
+      },
       '400': error('`Malformed request body` (not JSON, not an object), or selfie compliance `Failed.[<CODE>]`'),
       ...guardErrors,
       '409': error('`User is <STATUS>` (with userStatus), groups the same, a group missing, mobile number registered (D19 order)'),
