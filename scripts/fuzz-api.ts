@@ -17,7 +17,7 @@ import { findFreePort, startMongoServer, startRedisServer } from './local-servic
 const fuzzDir = join(projectRoot, '.local', 'fuzz');
 const schemathesis = join(projectRoot, '.local', 'fuzz-venv', 'bin', 'schemathesis');
 // Bounded so both runs together take a few minutes on a 2-core machine.
-const MAX_EXAMPLES = process.env.FUZZ_MAX_EXAMPLES ?? '25';
+const MAX_EXAMPLES = process.env.FUZZ_MAX_EXAMPLES ?? '50';
 
 async function json(res: Response): Promise<Record<string, unknown>> {
   const body = (await res.json()) as Record<string, unknown>;
