@@ -45,6 +45,19 @@ async function clientToken(baseUrl: string, adminToken: string): Promise<string>
   return String(token.access_token);
 }
 
+/**
+ * The user of the document's Generate OTP example, so that the examples phase creates a real OTP
+ * and the stateful phase follows its links to status and validation.
+ */
+async function exampleUser(baseUrl: string, adminToken: string, token: string): Promise<void> {
+  const post = (path: string, bearer: string, body: unknown) =>
+    fetch(`${baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const group = await post('/admin/groups', adminToken, { name: 'fuzz' });
+  if (group.status !== 201) throw new Error(`group: ${group.status}`);
+  const user = await post('/v1/users', token, { userId: 'alice', primaryGroup: 'fuzz', firstName: 'Alice', lastName: 'Example', emailId: 'alice@example.com', mobileNumber: '+15550001111' });
+  if (user.status !== 201) throw new Error(`user: ${user.status} ${await user.text()}`);
+}
+
 /** One schemathesis run; resolves with its exit status. */
 function runSchemathesis(label: string, baseUrl: string, configFile: string): Promise<number> {
   const args = [
@@ -102,6 +115,7 @@ async function main(): Promise<number> {
   let status = 1;
   try {
     const token = await clientToken(api.url, adminToken);
+    await exampleUser(api.url, adminToken, token);
     const rules = readFileSync(join(projectRoot, 'scripts', 'fuzz', 'schemathesis-rules.toml'), 'utf8');
     const withAuth = join(fuzzDir, 'with-credentials.toml');
     const credentials = `[auth.openapi.adminToken]\nbearer = "${adminToken}"\n\n[auth.openapi.oauth2]\nbearer = "${token}"\n\n`;
