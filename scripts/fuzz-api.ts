@@ -88,6 +88,12 @@ function runSchemathesis(label: string, baseUrl: string, configFile: string): Pr
 async function main(): Promise<number> {
   mkdirSync(fuzzDir, { recursive: true });
   const [redis, mongo] = await Promise.all([startRedisServer(), startMongoServer()]);
+  // Interrupted (Ctrl-C, a CI timeout): the servers started here must not outlive the run.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void Promise.all([redis.stop(), mongo.stop()]).finally(() => process.exit(130));
+    });
+  }
   const port = await findFreePort();
   const adminToken = randomBytes(24).toString('base64url');
   const config = loadConfig({
