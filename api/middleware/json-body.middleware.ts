@@ -3,13 +3,6 @@ import { AppError, BadRequestError } from '../../core/errors/app-error.js';
 import type { ServiceContext } from '../service-context.js';
 import { parsedWith } from './body-parser-errors.js';
 
-/**
- * JSON request bodies for our routes, in the order of DECISIONS D3: a content type other than
- * application/json is 415, unparseable JSON is 400 `Malformed request body` (errorHandler maps
- * the parser's error), and a body that is not a JSON object is 400 too. The limit is the small
- * one unless a route carries images (`limit: 'large'`); a body whose declared length is above it
- * is refused before a byte of it is read, and a compressed one is measured as inflated.
- */
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
 
 /** `64kb` → 65536 (the forms the configuration accepts). */
@@ -35,6 +28,13 @@ function refuseDeclaredTooLarge(maxBytes: number): RequestHandler {
   };
 }
 
+/**
+ * JSON request bodies for our routes, in the order of DECISIONS D3: a content type other than
+ * application/json is 415, unparseable JSON is 400 `Malformed request body` (errorHandler maps
+ * the parser's error), and a body that is not a JSON object is 400 too. The limit is the small
+ * one unless a route carries images (`limit: 'large'`); a body whose declared length is above it
+ * is refused before a byte of it is read, and a compressed one is measured as inflated.
+ */
 export function jsonBody(ctx: ServiceContext, options: { limit?: 'small' | 'large' | `${number}kb` } = {}): RequestHandler[] {
   const limit = options.limit === 'large' ? ctx.config.bodyLimit : options.limit === undefined || options.limit === 'small' ? ctx.config.smallBodyLimit : options.limit;
   const parse = parsedWith(express.json({ limit, strict: true, type: () => true }));
