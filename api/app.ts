@@ -2,21 +2,25 @@ import express, { type Express } from 'express';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
+import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
 import { authServerRoutes } from './auth-server/auth-server.routes.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { httpMetrics } from './middleware/http-metrics.js';
+import { methodNotAllowed } from './middleware/method-not-allowed.middleware.js';
 import { requestLogging } from './middleware/request-logging.js';
+import { securityHeaders } from './middleware/security-headers.middleware.js';
 import { createOtpServices } from './otp-services.factory.js';
 import { adminClientsRoutes } from './routes/admin-clients.routes.js';
 import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
 import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
-import { adminQueuesRoutes } from './routes/admin-queues.routes.js';
+import { adminQueuesRoutes, QUEUES_DASHBOARD_PATH } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
-import { docsRoutes } from './routes/docs.routes.js';
+import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { otpRoutes } from './routes/otp.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
+import { routeDocs } from './openapi/route-docs.js';
 import type { ServiceContext } from './service-context.js';
 import { createUsersServices } from './users-services.factory.js';
 
@@ -27,8 +31,10 @@ export function buildApp(ctx: ServiceContext): Express {
   app.set('trust proxy', ctx.config.trustProxy);
   app.set('query parser', 'simple');
 
+  app.use(securityHeaders(ctx, { docs: DOCS_PATH, dashboard: QUEUES_DASHBOARD_PATH, authServer: AUTH_SERVER_PATH }));
   app.use(requestLogging(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
+  app.use(methodNotAllowed(ctx, routeDocs));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
   app.use(authServerRoutes(ctx));

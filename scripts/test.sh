@@ -15,6 +15,7 @@ bash scripts/build-if-stale.sh
 results=$(mktemp)
 status=0
 NODE_OPTIONS=--experimental-vm-modules npx jest --ci --json --outputFile="$results" "$@" || status=$?
+if [ $# -eq 0 ]; then FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1; fi
 # One plain closing line, whatever reads the log.
 node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8'));console.log('tests: '+r.numPassedTests+' passed, '+r.numFailedTests+' failed')" "$results" || true
 rm -f "$results"

@@ -1,23 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, BadRequestError } from '../../core/errors/app-error.js';
+import { AppError } from '../../core/errors/app-error.js';
 import { toErrorResponse } from '../../core/errors/error-body.js';
 import type { Logger } from '../../core/logger/logger.js';
-
-/** Errors raised by body-parser, translated to the documented statuses and messages. */
-function fromBodyParser(err: { type?: string; status?: number }): AppError | undefined {
-  switch (err.type) {
-    case 'entity.parse.failed':
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new BadRequestError('Malformed request body');
-    case 'entity.too.large':
-      return new AppError('PAYLOAD_TOO_LARGE', 413, 'Request body is too large');
-    case 'request.aborted':
-      return new BadRequestError('Request aborted');
-    default:
-      return undefined;
-  }
-}
+import { fromBodyParser } from './body-parser-errors.js';
 
 export function notFoundHandler(): RequestHandler {
   return (req) => {

@@ -11,7 +11,14 @@ export const adminRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     requestSchema: 'admin-clients.create.json',
     responses: {
-      '201': { description: 'Created', schema: 'admin-clients.created.json' },
+      '201': {
+        description: 'Created',
+        schema: 'admin-clients.created.json',
+        links: {
+          read: { method: 'get', path: '/admin/clients/{clientId}', parameters: { clientId: '$response.body#/client_id' } },
+          delete: { method: 'delete', path: '/admin/clients/{clientId}', parameters: { clientId: '$response.body#/client_id' } },
+        },
+      },
       '400': errorResponses['400'],
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '415': { description: 'Content type is not JSON', schema: 'common.error.json' },

@@ -3,7 +3,7 @@ import type { RouteDoc } from './route-docs.types.js';
 
 // Templates, the outbox and delivery-receipt webhooks.
 export const messagingRouteDocs: RouteDoc[] = [
-  { method: 'get', path: '/admin/templates', summary: 'List message templates', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Every template, by name', schema: 'admin-templates.template.json' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
+  { method: 'get', path: '/admin/templates', summary: 'List message templates', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Every template, by name', schema: 'admin-templates.template.json', array: true }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
   {
     method: 'get',
     path: '/admin/templates/{name}',
@@ -20,7 +20,14 @@ export const messagingRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     requestSchema: 'admin-templates.create.json',
     responses: {
-      '201': { description: 'Created', schema: 'admin-templates.template.json' },
+      '201': {
+        description: 'Created',
+        schema: 'admin-templates.template.json',
+        links: {
+          read: { method: 'get', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
+          update: { method: 'put', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
+        },
+      },
       '400': errorResponses['400'],
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '409': { description: 'A template with this name exists', schema: 'common.error.json' },
@@ -48,7 +55,7 @@ export const messagingRouteDocs: RouteDoc[] = [
     summary: 'Messages kept by the outbox provider (query: to, limit 1-100, default 20), newest first',
     tag: 'admin',
     auth: { kind: 'admin' },
-    responses: { '200': { description: 'Array of messages', schema: 'admin-outbox.message.json' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '422': { description: 'Invalid to or limit', schema: 'common.error.json' } },
+    responses: { '200': { description: 'Messages, newest first', schema: 'admin-outbox.message.json', array: true }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '422': { description: 'Invalid to or limit', schema: 'common.error.json' } },
   },
   {
     method: 'post',
@@ -57,7 +64,12 @@ export const messagingRouteDocs: RouteDoc[] = [
     tag: 'webhooks',
     auth: { kind: 'none' },
     requestContentType: 'application/x-www-form-urlencoded',
-    responses: { '204': { description: 'Accepted' }, '403': { description: 'Missing or invalid signature', schema: 'common.error.json' } },
+    responses: {
+      '204': { description: 'Accepted' },
+      '400': { description: 'A form body that does not parse or decompress', schema: 'common.error.json' },
+      '403': { description: 'Missing or invalid signature', schema: 'common.error.json' },
+      '413': { description: 'Request body is too large (100 kB)', schema: 'common.error.json' },
+    },
   },
   {
     method: 'post',
@@ -65,6 +77,11 @@ export const messagingRouteDocs: RouteDoc[] = [
     summary: 'SendGrid signed Event Webhook (ECDSA, 5-minute timestamp window, de-duplicated by sg_event_id)',
     tag: 'webhooks',
     auth: { kind: 'none' },
-    responses: { '200': { description: 'Events processed; duplicates counted' }, '400': errorResponses['400'], '403': { description: 'Missing, invalid or stale signature', schema: 'common.error.json' } },
+    responses: {
+      '200': { description: 'Events processed; duplicates counted' },
+      '400': errorResponses['400'],
+      '403': { description: 'Missing, invalid or stale signature', schema: 'common.error.json' },
+      '413': { description: 'Request body is too large (5 MB)', schema: 'common.error.json' },
+    },
   },
 ];

@@ -1,5 +1,6 @@
 import { loadSchemas, type JsonSchema } from '../../core/schemas/schema-registry.js';
 import { routeDocs, type RouteDoc } from './route-docs.js';
+import type { RouteLink } from './route-docs.types.js';
 
 const componentName = (id: string) => id.replace(/\.json$/, '');
 
@@ -21,15 +22,41 @@ function toComponentRefs(node: unknown): unknown {
 
 const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${componentName(id)}` });
 
+// Every JSON body is read by the same parser, so every operation taking one can get these.
+const JSON_BODY_ERRORS: RouteDoc['responses'] = {
+  '400': { description: 'Malformed request body: not JSON, not an object, or a gzip/deflate/br encoding that does not decompress', schema: 'common.error.json' },
+  '413': { description: 'Request body is too large', schema: 'common.error.json' },
+  '415': { description: "Content type '<type>' not supported: the body must be application/json", schema: 'common.error.json' },
+};
+
+function responsesOf(doc: RouteDoc): RouteDoc['responses'] {
+  const takesJson = doc.requestSchema !== undefined && (doc.requestContentType ?? 'application/json') === 'application/json';
+  return takesJson ? { ...JSON_BODY_ERRORS, ...doc.responses } : doc.responses;
+}
+
+// JSON Pointer escaping of a path inside `#/paths/...` (RFC 6901).
+const operationRef = (method: string, path: string) => `#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}`;
+
+function linksOf(links: Record<string, RouteLink>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(links).map(([name, link]) => [name, { operationRef: operationRef(link.method, link.path), parameters: link.parameters, ...(link.description ? { description: link.description } : {}) }]),
+  );
+}
+
 function operation(doc: RouteDoc): Record<string, unknown> {
   const op: Record<string, unknown> = {
     summary: doc.summary,
     tags: [doc.tag],
     responses: Object.fromEntries(
-      Object.entries(doc.responses).map(([status, r]) => [
-        status,
-        { description: r.description, ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: schemaRef(r.schema) } } } : {}) },
-      ]),
+      Object.entries(responsesOf(doc))
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([status, r]) => {
+          const schema = r.schema ? (r.array ? { type: 'array', items: schemaRef(r.schema) } : schemaRef(r.schema)) : undefined;
+          return [
+            status,
+            { description: r.description, ...(schema ? { content: { [r.contentType ?? 'application/json']: { schema } } } : {}), ...(r.links ? { links: linksOf(r.links) } : {}) },
+          ];
+        }),
     ),
   };
   if (doc.auth.kind === 'bearer') op.security = [{ oauth2: [doc.auth.scope] }];

@@ -16,7 +16,14 @@ export const otpRouteDocs: RouteDoc[] = [
     auth: bearer,
     requestSchema: 'otp.generate.json',
     responses: {
-      '200': { description: 'Accepted for delivery', schema: 'otp.generated.json' },
+      '200': {
+        description: 'Accepted for delivery',
+        schema: 'otp.generated.json',
+        links: {
+          status: { method: 'get', path: '/v1/svc-otp/{otpUuid}', parameters: { otpUuid: '$response.body#/otpUuid' } },
+          validate: { method: 'post', path: '/v1/svc-otp/{otpUuid}/validate', parameters: { otpUuid: '$response.body#/otpUuid' } },
+        },
+      },
       '400': error('Body not JSON, not an object, or a mandatory field missing or null'),
       ...authErrors,
       '404': error('User not found'),
@@ -39,7 +46,7 @@ export const otpRouteDocs: RouteDoc[] = [
       '404': error('Unknown otpUuid, or issued to another client'),
       '409': { description: 'USED: already consumed', schema: 'otp.validation-refused.json' },
       '410': { description: 'EXPIRED', schema: 'otp.validation-refused.json' },
-      '422': { description: 'FAILED: wrong code, with attemptsLeft', schema: 'otp.validation-refused.json' },
+      '422': { description: 'FAILED: wrong code, with attemptsLeft and otpUuid; or a body that breaks the schema (`Invalid field otp: ...`, no otpUuid)', schema: 'otp.validate-unprocessable.json' },
       '423': { description: 'LOCKED: no attempts left (the right code is refused too)', schema: 'otp.validation-refused.json' },
       '429': error('Rate limit reached (Retry-After header)'),
     },

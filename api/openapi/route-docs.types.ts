@@ -9,5 +9,15 @@ export interface RouteDoc {
   auth: { kind: 'bearer'; scope: string } | { kind: 'admin' } | { kind: 'none' };
   requestSchema?: string;
   requestContentType?: string;
-  responses: Record<string, { description: string; schema?: string; contentType?: string }>;
+  /** `array`: the body is a JSON array of `schema` items. */
+  responses: Record<string, { description: string; schema?: string; contentType?: string; array?: boolean; links?: Record<string, RouteLink> }>;
+}
+
+/** An OpenAPI link: where a value of this answer (or request) is used next, e.g. a new resource's id. */
+export interface RouteLink {
+  method: RouteDoc['method'];
+  path: string;
+  /** Parameter name → runtime expression (`$response.body#/otpUuid`, `$request.body#/userId`). */
+  parameters: Record<string, string>;
+  description?: string;
 }

@@ -6,14 +6,6 @@ const guardErrors = {
   '401': { description: 'Missing, malformed, invalid or expired access token, or `IP not whitelisted` (caller outside the allowedIps of the client; error body)', schema: 'common.bearer-error.json' },
   '403': { description: 'Token without the users scope', schema: 'common.bearer-error.json' },
 };
-const notAllowed = (path: string, allow: string, method: RouteDoc['method']): RouteDoc => ({
-  method,
-  path,
-  summary: `Not supported: 405 \`Request method '${method.toUpperCase()}' is not supported\` (Allow: ${allow})`,
-  tag: 'users',
-  auth: bearer,
-  responses: { ...guardErrors, '405': error('Method Not Allowed') },
-});
 
 export const usersRouteDocs: RouteDoc[] = [
   {
@@ -24,17 +16,22 @@ export const usersRouteDocs: RouteDoc[] = [
     auth: bearer,
     requestSchema: 'users.create.json',
     responses: {
-      '201': { description: 'Created: empty body, `Location: /v1/users/<userId>`' },
+      '201': {
+        description: 'Created: empty body, `Location: /v1/users/<userId>`',
+        links: {
+          read: { method: 'get', path: '/v1/users/{userId}', parameters: { userId: '$request.body#/userId' } },
+          delete: { method: 'delete', path: '/v1/users/{userId}', parameters: { userId: '$request.body#/userId' } },
+          reissue: { method: 'post', path: '/admin/users/{userId}/activation', parameters: { userId: '$request.body#/userId' } },
+        },
+      },
       '400': error('`Malformed request body` (not JSON, not an object), or selfie compliance `Failed.[<CODE>]`'),
       ...guardErrors,
-      '405': error("`Request method '<method>' is not supported` for any other method"),
       '409': error('`User is <STATUS>` (with userStatus), groups the same, a group missing, mobile number registered (checked in that order)'),
       '415': error("`Content type '<type>' not supported`"),
       '422': error('`[Invalid field <name>]`, the first bad field in the order of the properties of the request schema'),
       '500': error("`Failed to consume aware server's analyze API.` when the face analyzer fails or times out"),
     },
   },
-  ...(['get', 'put', 'patch', 'delete'] as const).map((m) => notAllowed('/v1/users', 'POST', m)),
   {
     method: 'post',
     path: '/v1/users/activate',
@@ -68,7 +65,6 @@ export const usersRouteDocs: RouteDoc[] = [
     auth: bearer,
     responses: { '204': { description: 'Deleted (also when already DELETED)' }, ...guardErrors, '404': error('User not found') },
   },
-  ...(['post', 'put', 'patch'] as const).map((m) => notAllowed('/v1/users/{userId}', 'GET, DELETE', m)),
   {
     method: 'post',
     path: '/admin/users/{userId}/activation',

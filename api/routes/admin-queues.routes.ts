@@ -1,8 +1,9 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { Router } from 'express';
+import { Router, type Express } from 'express';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
+import { requireSameOriginForWrites } from '../middleware/same-origin.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
 export const QUEUES_DASHBOARD_PATH = '/admin/queues';
@@ -10,13 +11,17 @@ export const QUEUES_DASHBOARD_PATH = '/admin/queues';
 /**
  * The queue dashboard (@bull-board) for operators: every queue's jobs by state, with retry and
  * clean actions. Behind the admin token; a browser is asked for it with HTTP Basic (any user
- * name, the token as password).
+ * name, the token as password). Because a browser then adds those credentials to any request,
+ * even one a foreign page makes it send, actions (retry, clean, add) must come from this origin.
  */
 export function adminQueuesRoutes(ctx: ServiceContext): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUES_DASHBOARD_PATH);
   createBullBoard({ queues: Object.values(ctx.queues).map((queue) => new BullMQAdapter(queue)), serverAdapter });
+  // The adapter is an Express app of its own, which would announce itself in X-Powered-By.
+  const dashboard = serverAdapter.getRouter() as Express;
+  dashboard.disable('x-powered-by');
   const router = Router();
-  router.use(QUEUES_DASHBOARD_PATH, requireAdminToken(ctx, { allowBasic: true }), serverAdapter.getRouter() as Router);
+  router.use(QUEUES_DASHBOARD_PATH, requireAdminToken(ctx, { allowBasic: true }), requireSameOriginForWrites(ctx.config.publicUrl), dashboard);
   return router;
 }

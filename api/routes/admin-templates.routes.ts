@@ -10,7 +10,8 @@ import type { ServiceContext } from '../service-context.js';
 export function adminTemplatesRoutes(ctx: ServiceContext): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
-  const json = jsonBody(ctx);
+  // A template may hold 200 000 characters of HTML and 20 000 of text (its schema), escaped in JSON.
+  const json = jsonBody(ctx, { limit: '1024kb' });
   const validate = (schemaId: string) => validateBody(schemaId, { toError: invalidFieldError() });
 
   router.get('/admin/templates', admin, async (_req, res) => {

@@ -1,7 +1,9 @@
-import express, { Router } from 'express';
+import express, { Router, type RequestHandler } from 'express';
 import swaggerUiDist from 'swagger-ui-dist';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import type { ServiceContext } from '../service-context.js';
+
+export const DOCS_PATH = '/docs';
 
 // Served from the npm package's own assets: no CDN, works offline.
 const DOCS_PAGE = `<!doctype html>
@@ -25,6 +27,11 @@ export function docsRoutes(ctx: ServiceContext): Router {
   router.get('/docs/init.js', (_req, res) => {
     res.type('application/javascript').send(DOCS_INIT);
   });
-  router.use('/docs/assets', express.static(swaggerUiDist.getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  // The package's assets are the same for everyone: cacheable, unlike every other answer.
+  const cacheable: RequestHandler = (_req, res, next) => {
+    res.removeHeader('Cache-Control');
+    next();
+  };
+  router.use('/docs/assets', cacheable, express.static(swaggerUiDist.getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
   return router;
 }

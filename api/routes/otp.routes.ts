@@ -28,7 +28,8 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
   const router = Router();
   const auth = requireBearer(ctx, 'otp');
 
-  router.post('/v1/svc-otp', auth, ...jsonBody(ctx), async (req, res) => {
+  // Up to 100 dynamic macros of 1000 characters each (the schema): more than the small limit.
+  router.post('/v1/svc-otp', auth, ...jsonBody(ctx, { limit: '256kb' }), async (req, res) => {
     const { clientId } = authOf(res);
     const request = parseGenerateOtpRequest(req.body);
     const idempotencyKey = req.get('idempotency-key');

@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { AppError, NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/errors/app-error.js';
 import type { ActivationLimits } from '../../core/users/activation-rate-limits.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
@@ -26,13 +26,6 @@ function userIdParam(value: string): string {
   if (!USER_ID_RE.test(value)) throw new NotFoundError('User not found');
   return value;
 }
-
-/** 405 comes after authentication and the allow-list, before anything about the body. */
-const methodNotAllowed =
-  (allow: string): RequestHandler =>
-  (req) => {
-    throw new AppError('METHOD_NOT_ALLOWED', 405, `Request method '${req.method}' is not supported`, { headers: { Allow: allow } });
-  };
 
 /** The user without secrets: no code, digest, verification key or client of record. */
 function toUserResponse(user: User): Record<string, unknown> {
@@ -77,20 +70,25 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
   const router = Router();
   const guard = [requireBearer(ctx, 'users'), requireAllowedIp(ctx)];
 
-  router.post('/v1/users', ...guard, ...jsonBody(ctx), async (req, res) => {
+  router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {
     const request = parseEnrollmentRequest(req.body as Record<string, unknown>);
     const { location } = await services.enrollment.enroll(authOf(res).clientId, request);
     res.status(201).location(location).end();
   });
-  router.all('/v1/users', ...guard, methodNotAllowed('POST'));
 
+  // Public: the per-address limit comes first, so a caller over it costs one Redis call and never
+  // has a body read or parsed.
+  const activationPerIp: RequestHandler = async (req, _res, next) => {
+    await services.limits.consumeIp(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    next();
+  };
   router.post(
     '/v1/users/activate',
+    activationPerIp,
     ...jsonBody(ctx),
     validateBody('users.activate.json', { toError: invalidFieldError({ error: 'Invalid data.' }) }),
     async (req, res) => {
       const command = req.body as ActivateCommand;
-      await services.limits.consumeIp(req.ip ?? req.socket.remoteAddress ?? 'unknown');
       await services.limits.consumeUser(command.userId);
       res.status(200).json(await services.activation.activate(command));
     },
@@ -106,7 +104,6 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
     if (!(await services.users.markDeleted(userIdParam(String(req.params.userId)), new Date()))) throw new NotFoundError('User not found');
     res.status(204).end();
   });
-  router.all('/v1/users/:userId', ...guard, methodNotAllowed('GET, DELETE'));
 
   router.post('/admin/users/:userId/activation', requireAdminToken(ctx), async (req, res) => {
     res.status(202).json(await services.activation.reissue(userIdParam(String(req.params.userId))));

@@ -4,6 +4,7 @@ import type { RecordDeliveryReceipt } from '../../core/providers/delivery-receip
 import type { SendgridEvent } from '../../core/providers/delivery-receipts.mapper.js';
 import { handleSendgridEvents, handleTwilioStatus } from '../../core/providers/delivery-receipts.service.js';
 import { verifySendgridSignature, verifyTwilioSignature } from '../../core/providers/webhook-signatures.js';
+import { parsedWith } from '../middleware/body-parser-errors.js';
 import type { ServiceContext } from '../service-context.js';
 
 const forbidden = () => new AppError('FORBIDDEN', 403, 'Invalid webhook signature');
@@ -23,7 +24,7 @@ function parseEvents(raw: Buffer): SendgridEvent[] {
 export function webhookRoutes(ctx: ServiceContext, onReceipt: RecordDeliveryReceipt): Router {
   const router = Router();
 
-  router.post('/webhooks/twilio/status', express.urlencoded({ extended: false, limit: '100kb' }), async (req, res) => {
+  router.post('/webhooks/twilio/status', parsedWith(express.urlencoded({ extended: false, limit: '100kb' })), async (req, res) => {
     const authToken = ctx.config.twilio?.authToken;
     const params = (req.body ?? {}) as Record<string, unknown>;
     // Twilio signs the URL it was given, which is the public one (behind proxies), query included.
@@ -34,7 +35,7 @@ export function webhookRoutes(ctx: ServiceContext, onReceipt: RecordDeliveryRece
   });
 
   // The signature covers the exact bytes, so the body is kept raw and parsed only after checking.
-  router.post('/webhooks/sendgrid/events', express.raw({ type: () => true, limit: '5mb' }), async (req, res) => {
+  router.post('/webhooks/sendgrid/events', parsedWith(express.raw({ type: () => true, limit: '5mb' })), async (req, res) => {
     const publicKey = ctx.config.sendgridWebhookPublicKey;
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const signed = {

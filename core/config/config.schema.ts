@@ -16,6 +16,7 @@ export const configSchema = {
     ADMIN_TOKEN: { type: 'string', minLength: 24 },
     TRUST_PROXY: { type: 'string', pattern: '^(false|true|[0-9]{1,2}|[0-9a-fA-F.:/, ]+)$' },
     BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
+    SMALL_BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     OTP_HMAC_KEY: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{43,}$' },
     OTP_ENCRYPTION_KEY: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
     SIGNING_KEY_JWK: { type: 'string', minLength: 2 },

@@ -14,7 +14,10 @@ export interface Config {
   readonly publicUrl: string;
   readonly adminToken: string | undefined;
   readonly trustProxy: boolean | number | string;
+  /** Request body limit of routes that carry images (enrollment with a selfie). */
   readonly bodyLimit: string;
+  /** Request body limit of every other JSON route. */
+  readonly smallBodyLimit: string;
   readonly otpHmacKey: string | undefined;
   readonly otpEncryptionKey: string | undefined;
   readonly signingKeyJwk: string | undefined;
@@ -85,6 +88,7 @@ const DEFAULTS: Record<string, string> = {
   QUEUE_PREFIX: 'svc',
   TRUST_PROXY: 'false',
   BODY_LIMIT: '7mb',
+  SMALL_BODY_LIMIT: '64kb',
   ACCESS_TOKEN_TTL_SECONDS: '3600',
   SHUTDOWN_DEADLINE_MS: '25000',
   DISPATCH_CONCURRENCY: '10',
@@ -197,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: raw.ADMIN_TOKEN as string | undefined,
     trustProxy: parseTrustProxy(raw.TRUST_PROXY as string),
     bodyLimit: raw.BODY_LIMIT as string,
+    smallBodyLimit: raw.SMALL_BODY_LIMIT as string,
     otpHmacKey: raw.OTP_HMAC_KEY as string | undefined,
     otpEncryptionKey: raw.OTP_ENCRYPTION_KEY as string | undefined,
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,

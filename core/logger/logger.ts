@@ -38,10 +38,16 @@ export function maskEmail(value: string): string {
   return `${value[0]}***${value.slice(at)}`;
 }
 
-const EMAIL_RE = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
-const PHONE_RE = /\+?[0-9][0-9 ()-]{8,}[0-9]/g;
+// Starts only where a local part can start: without the look-behind every character of a long
+// run (a 20 kB path segment) was tried as a start, quadratic work on every log line (1.9 s).
+const EMAIL_RE = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+// Ten or more digits, spaces, dashes or brackets, standing alone: a run glued to letters, dots or
+// dashes is part of an id, a hash, a UUID or a timestamp, and a bare JSON number (after `:`, `,`
+// or `[`) is a count or a time, so those are kept whole. A letter right after a backslash is a
+// JSON escape (`\n+1555...`), not part of a word.
+const PHONE_RE = /(?<!(?<!\\)[A-Za-z0-9_.+:,[-])\+?[0-9][0-9 ()-]{8,}[0-9](?!\.?[A-Za-z0-9_-])/g;
 
-/** Masks every e-mail address and phone number inside free text (log messages, URLs). */
+/** Masks every e-mail address and phone number inside free text (log messages, URLs, log lines). */
 export function maskContactsInText(text: string): string {
   return maskEmailsInText(text).replace(PHONE_RE, maskPhone);
 }
@@ -106,10 +112,9 @@ export function createLogger(options: LoggerOptions): Logger {
         log: (object) => maskContactFields(object) as Record<string, unknown>,
       },
       hooks: {
-        logMethod(args, method) {
-          const masked = args.map((arg) => (typeof arg === 'string' ? maskContactsInText(arg) : arg));
-          method.apply(this, masked as Parameters<typeof method>);
-        },
+        // The last word on every line, whatever produced its strings: messages, provider error
+        // text, an error's message, cause and stack, fields no key-based rule knows about.
+        streamWrite: maskContactsInText,
       },
     },
     // Asynchronous writes to stdout: lines logged while a write is under way go out together in

@@ -15,3 +15,19 @@ export class TemplateSyntaxError extends ValidationError {
     this.name = 'TemplateSyntaxError';
   }
 }
+
+/**
+ * A macro value would turn a link or resource address of the HTML part into something other
+ * than a web address (`javascript:`, `data:`, ...). Escaping keeps such a value from breaking out
+ * of the attribute, but not from being followed when the reader clicks.
+ */
+export class UnsafeMacroUrlError extends ValidationError {
+  constructor(
+    readonly macros: string[],
+    readonly attribute: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(`Macro ${macros.join(', ')} in a ${attribute} attribute must give an ${allowed.join(', ')} URL`);
+    this.name = 'UnsafeMacroUrlError';
+  }
+}

@@ -1,4 +1,5 @@
 import Handlebars from 'handlebars';
+import { assertSafeMacroUrls } from './macro-url.guard.js';
 import { loadHandlebarsPartials } from './template-files.loader.js';
 import { MissingMacroError, TemplateSyntaxError } from './template-errors.js';
 import type { RenderedMessage, TemplateContent } from './template.types.js';
@@ -100,13 +101,15 @@ function substitute(text: string, macros: Record<string, string>, encode: (v: st
  * Renders a template: Handlebars first (layout and partials, no caller data), then macro
  * substitution, HTML-escaped in the HTML part. Because Handlebars has already run when values are
  * inserted, a value can never be interpreted as template syntax.
- * Throws MissingMacroError (422) naming every macro without a value.
+ * Throws MissingMacroError (422) naming every macro without a value, and UnsafeMacroUrlError when
+ * a value would make a link or image address anything but a web (or mailto / tel) address.
  */
 export function renderTemplate(template: TemplateContent, macros: Record<string, string>): RenderedMessage {
   const html = hasHtml(template) ? expandHtml(template) : undefined;
   const used = new Set([...macrosIn(template.subject), ...macrosIn(template.text), ...macrosIn(html)]);
   const missing = [...used].filter((m) => !Object.hasOwn(macros, m) || typeof macros[m] !== 'string').sort();
   if (missing.length > 0) throw new MissingMacroError(missing);
+  if (html !== undefined) assertSafeMacroUrls(html, MACRO_RE, macros);
   const plain = (v: string) => v;
   // A line break in a subject would be a header injection attempt at any SMTP hop.
   const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ');

@@ -21,6 +21,9 @@ describe('API docs page in a real browser', () => {
     page.on('request', (request) => requested.push(request.url()));
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
+    page.on('console', (message) => {
+      if (message.text().includes('Content Security Policy')) errors.push(message.text());
+    });
     await page.goto(`${service.url}/docs`);
     await page.locator('.swagger-ui .info .title').waitFor({ timeout: 20000 });
     expect(await page.locator('.swagger-ui .info .title').innerText()).toContain('svc-identity');

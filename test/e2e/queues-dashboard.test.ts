@@ -27,6 +27,11 @@ describe('queue dashboard', () => {
     if (!browser) throw new Error('no browser');
     const context = await browser.newContext({ httpCredentials: { username: 'ops', password: service.config.adminToken as string } });
     const page = await context.newPage();
+    // The page's own Content-Security-Policy must fit it; only the third-party web font is refused.
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (message.text().includes('Content Security Policy') && !message.text().includes('https://fonts.googleapis.com/')) refused.push(message.text());
+    });
     await page.goto(`${service.url}/admin/queues`);
     for (const queue of ['dispatch', 'enrollment', 'notification']) {
       await page.getByText(queue, { exact: true }).first().waitFor({ timeout: 20000 });
@@ -34,6 +39,7 @@ describe('queue dashboard', () => {
     await page.goto(`${service.url}/admin/queues/queue/dispatch?status=delayed`);
     await page.getByText('dashboard-probe').first().waitFor({ timeout: 20000 });
     await page.screenshot({ path: 'test-results/queues-dashboard.png' });
+    expect(refused).toEqual([]);
     await context.close();
   });
 });

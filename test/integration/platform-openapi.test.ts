@@ -1,4 +1,6 @@
+import { request } from 'node:http';
 import { buildApp } from '../../api/app.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
 import { listAppRoutes } from '../support/list-app-routes.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -38,5 +40,70 @@ describe('OpenAPI document and docs page', () => {
     const bundle = await fetch(`${service.url}/docs/assets/swagger-ui-bundle.js`);
     expect(bundle.status).toBe(200);
     expect((await bundle.text()).length).toBeGreaterThan(100000);
+  });
+
+  describe('methods the document does not list', () => {
+    const errorBody = (method: string, path: string) => ({ timestamp: expect.any(String), status: 405, error: 'Method Not Allowed', message: `Request method '${method}' is not supported`, path });
+
+    test.each([
+      ['PUT', '/healthz', 'GET, HEAD'],
+      ['POST', '/openapi.json', 'GET, HEAD'],
+      ['DELETE', '/admin/clients', 'POST, GET, HEAD'],
+      ['PATCH', '/svc/authserver/jwks', 'GET, HEAD'],
+      ['GET', '/svc/authserver/oauth/token', 'POST'],
+      ['PUT', '/v1/users/activate', 'POST'],
+      ['POST', '/admin/queues', 'GET, HEAD'],
+      ['DELETE', '/webhooks/twilio/status', 'POST'],
+    ])('when %s %s arrives, then 405 with Allow: %s', async (method, path, allow) => {
+      const res = await fetch(`${service.url}${path}`, { method });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe(allow);
+      expect(await res.json()).toEqual(errorBody(method, path));
+    });
+
+    test('when TRACE arrives (which fetch cannot send), then it is 405 too', async () => {
+      const status = await new Promise<{ code?: number; allow?: string }>((resolve, reject) => {
+        const req = request(`${service.url}/readyz`, { method: 'TRACE' }, (res) => {
+          res.resume();
+          resolve({ code: res.statusCode, allow: res.headers.allow });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toEqual({ code: 405, allow: 'GET, HEAD' });
+    });
+
+    test('when an enterprise path gets an unlisted method, then authentication answers first, then 405', async () => {
+      expect((await fetch(`${service.url}/v1/svc-otp`, { method: 'DELETE' })).status).toBe(401);
+      const { accessToken } = await createClientWithToken(service, { scopes: ['otp'] });
+      const res = await fetch(`${service.url}/v1/svc-otp`, { method: 'DELETE', headers: { authorization: `Bearer ${accessToken}` } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+    });
+
+    test('when OPTIONS asks about a path, then 204 lists its methods, and /v1/users/activate is not taken for a user id', async () => {
+      for (const [path, allow] of [
+        ['/v1/users/activate', 'POST'],
+        ['/v1/users/someone', 'GET, HEAD, DELETE'],
+        ['/v1/svc-otp/0e6f1a4e-8f5c-4d0f-9d7e-2f1f0e5a9b11', 'GET, HEAD'],
+      ]) {
+        const res = await fetch(`${service.url}${path}`, { method: 'OPTIONS' });
+        expect([path, res.status, res.headers.get('allow')]).toEqual([path, 204, allow]);
+      }
+    });
+  });
+
+  test('when the document is read, then no operation exists only to answer 405, lists are arrays, and every JSON body may get 413 and 415', async () => {
+    type Operation = { requestBody?: { content: Record<string, unknown> }; responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> };
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
+    const operations = Object.entries(document.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ id: `${method} ${path}`, op })));
+    expect(operations.filter(({ op }) => Object.keys(op.responses).every((status) => ['401', '403', '405'].includes(status))).map(({ id }) => id)).toEqual([]);
+    for (const id of ['get /admin/outbox', 'get /admin/templates']) {
+      const [method, path] = id.split(' ') as [string, string];
+      expect(document.paths[path]?.[method]?.responses['200']?.content?.['application/json']?.schema).toMatchObject({ type: 'array' });
+    }
+    const jsonBodies = operations.filter(({ op }) => op.requestBody?.content['application/json'] !== undefined);
+    expect(jsonBodies.length).toBeGreaterThan(6);
+    expect(jsonBodies.filter(({ op }) => !op.responses['413'] || !op.responses['415']).map(({ id }) => id)).toEqual([]);
   });
 });

@@ -404,7 +404,7 @@ describe('POST /v1/users', () => {
     test('when another method is used on /v1/users/{userId}, then 405', async () => {
       const res = await fetch(`${service.url}/v1/users/someone`, { method: 'PUT', headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(405);
-      expect(res.headers.get('allow')).toBe('GET, DELETE');
+      expect(res.headers.get('allow')).toBe('GET, HEAD, DELETE');
       expect(await res.json()).toEqual(errorBody(405, 'Method Not Allowed', "Request method 'PUT' is not supported", '/v1/users/someone'));
     });
 

@@ -63,4 +63,28 @@ describe('logging', () => {
     expect(maskEmail('a@b.io')).toBe('a***@b.io');
     expect(maskEmail('nonsense')).toBe('***');
   });
+
+  test('when an error carrying addresses is logged (message, cause, own fields, stack), then every string of it is masked', () => {
+    const { logger, text } = capture();
+    const cause = new Error('upstream refused jane.doe@example.com');
+    const err = Object.assign(new Error("The 'To' number +15551234567 is not a valid phone number.", { cause }), { moreInfo: 'call 415-555-0100 (555) 123 4567' });
+    logger.error({ err }, 'send failed');
+    logger.warn({ err: 'plain text +15551234567', detail: { reason: 'to jane.doe@example.com' } }, 'job failed');
+    const out = text();
+    expect(out).toContain('is not a valid phone number');
+    expect(out).not.toContain('5551234567');
+    expect(out).not.toContain('555-0100');
+    expect(out).not.toContain('123 4567');
+    expect(out).not.toContain('jane.doe');
+    expect(out).toContain('+*********67');
+  });
+
+  test('when strings hold ids, times and hashes that are not addresses, then they are logged whole', () => {
+    const { logger, text } = capture();
+    const id = '550e8400-e29b-41d4-a716-446655440000';
+    logger.info({ errorId: id, at: '2026-11-23T01:00:06.168Z', hash: 'a1234567890123456789b', count: 12345678901 }, `reference ${id}`);
+    const line = JSON.parse(text()) as Record<string, unknown>;
+    expect(line).toMatchObject({ errorId: id, at: '2026-11-23T01:00:06.168Z', hash: 'a1234567890123456789b', count: 12345678901, msg: `reference ${id}` });
+    expect(typeof line.time).toBe('number');
+  });
 });

@@ -1,0 +1,84 @@
+import type { RequestHandler } from 'express';
+import helmet from 'helmet';
+import type { ServiceContext } from '../service-context.js';
+
+type Directives = Record<string, string[]>;
+
+// Every answer may not be framed by anyone, and nothing loads from another origin.
+const BASE: Directives = {
+  'default-src': ["'self'"],
+  'base-uri': ["'none'"],
+  'object-src': ["'none'"],
+  'frame-ancestors': ["'none'"],
+};
+
+// JSON and error answers are never documents: nothing in them may run or load.
+const API_POLICY: Directives = { ...BASE, 'default-src': ["'none'"], 'form-action': ["'none'"] };
+
+// Swagger UI: its bundle and our init script from this origin, inline styles and data: icons of
+// its own, and "Try it out" calls to this API.
+const DOCS_POLICY: Directives = {
+  ...BASE,
+  'script-src': ["'self'"],
+  'style-src': ["'self'", "'unsafe-inline'"],
+  'img-src': ["'self'", 'data:'],
+  'connect-src': ["'self'"],
+  'form-action': ["'none'"],
+};
+
+// The queue dashboard (React): a <base> of its own path, inline styles, data: icons, its API on
+// this origin. The web font it asks Google for is refused on purpose: an operator's visits are not
+// announced to a third party (the page falls back to a local font).
+const DASHBOARD_POLICY: Directives = {
+  ...BASE,
+  'base-uri': ["'self'"],
+  'script-src': ["'self'"],
+  'style-src': ["'self'", "'unsafe-inline'"],
+  'img-src': ["'self'", 'data:'],
+  'font-src': ["'self'", 'data:'],
+  'connect-src': ["'self'"],
+  'form-action': ["'self'"],
+};
+
+// Authorization server pages (errors, login interactions). No form-action: a login form posts
+// here and is then redirected to the client's registered redirect_uri, which form-action would
+// block.
+const AUTH_PAGES_POLICY: Directives = {
+  ...BASE,
+  'script-src': ["'self'"],
+  'style-src': ["'self'", "'unsafe-inline'"],
+  'img-src': ["'self'", 'data:'],
+};
+
+function headersWith(directives: Directives, hsts: boolean): RequestHandler {
+  return helmet({
+    contentSecurityPolicy: { useDefaults: false, directives },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+    // HSTS only means something on a deployment reached over HTTPS.
+    strictTransportSecurity: hsts ? { maxAge: 31536000, includeSubDomains: true } : false,
+  });
+}
+
+/**
+ * Helmet's headers on every answer (nosniff, X-Frame-Options DENY, Referrer-Policy no-referrer,
+ * cross-origin isolation headers, no X-Powered-By), with a Content-Security-Policy fitted to what
+ * each area serves. Answers are per caller and often carry personal data or secrets (a client
+ * secret, tokens): `Cache-Control: no-store` unless a route says otherwise (static assets).
+ */
+export function securityHeaders(ctx: ServiceContext, paths: { docs: string; dashboard: string; authServer: string }): RequestHandler {
+  const hsts = ctx.config.publicUrl.startsWith('https://');
+  const api = headersWith(API_POLICY, hsts);
+  const docs = headersWith(DOCS_POLICY, hsts);
+  const dashboard = headersWith(DASHBOARD_POLICY, hsts);
+  const authPages = headersWith(AUTH_PAGES_POLICY, hsts);
+  const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+  return (req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    const { path } = req;
+    if (under(path, paths.docs)) return docs(req, res, next);
+    if (under(path, paths.dashboard)) return dashboard(req, res, next);
+    if (under(path, paths.authServer)) return authPages(req, res, next);
+    return api(req, res, next);
+  };
+}
