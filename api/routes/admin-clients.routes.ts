@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { invalidateClient } from '../../core/clients/client-lookup.cache.js';
 import { deleteClient, findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
 import { registerClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
@@ -12,6 +13,7 @@ import type { ServiceContext } from '../service-context.js';
 export function toClientResponse(client: Client): Record<string, unknown> {
   return {
     client_id: client.clientId,
+    enterpriseId: client.enterpriseId,
     name: client.name,
     scopes: client.scopes,
     allowedIps: client.allowedIps,
@@ -24,9 +26,12 @@ export function toClientResponse(client: Client): Record<string, unknown> {
 export function adminClientsRoutes(ctx: ServiceContext): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
+  const activity = createActivityRepository(ctx.mongo);
 
   router.post('/admin/clients', admin, ...jsonBody(ctx), validateBody('admin-clients.create.json'), async (req, res) => {
-    const { client, clientSecret } = await registerClient(ctx.mongo, req.body as RegisterClientInput);
+    const { comments, ...input } = req.body as RegisterClientInput & { comments?: string };
+    const { client, clientSecret } = await registerClient(ctx.mongo, input);
+    await activity.append({ actor: { type: 'admin' }, action: 'client.created', enterpriseId: client.enterpriseId, clientId: client.clientId, comments });
     res
       .status(201)
       .location(`/admin/clients/${client.clientId}`)
@@ -45,8 +50,11 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
 
   router.delete('/admin/clients/:clientId', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    if (!(await deleteClient(ctx.mongo, clientId))) throw new NotFoundError('Client not found');
+    const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
+    const client = await findClient(ctx.mongo, clientId);
+    if (!client || !(await deleteClient(ctx.mongo, clientId))) throw new NotFoundError('Client not found');
     invalidateClient(ctx.mongo, clientId);
+    await activity.append({ actor: { type: 'admin' }, action: 'client.deleted', enterpriseId: client.enterpriseId, clientId, comments });
     res.status(204).end();
   });
 

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { Connection } from 'mongoose';
+import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../enterprises/enterprise-id.js';
 import { ValidationError } from '../errors/app-error.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
 import { insertClient, type Client, type ClientScope } from './clients.repository.js';
 
 export interface RegisterClientInput {
   name: string;
+  /** Default `default`: a deployment that never names an enterprise has that one only. */
+  enterpriseId?: string;
   scopes: ClientScope[];
   allowedIps?: string[];
   redirectUris?: string[];
@@ -35,6 +38,8 @@ export function normalizeCidr(value: string): string {
 
 /** Registers a client: random id, random secret stored hashed, CIDRs normalised. */
 export async function registerClient(connection: Connection, input: RegisterClientInput): Promise<RegisteredClient> {
+  const enterpriseId = input.enterpriseId ?? DEFAULT_ENTERPRISE_ID;
+  if (!ENTERPRISE_ID_RE.test(enterpriseId)) throw new ValidationError('Invalid field enterpriseId: 1 to 64 of A-Z a-z 0-9 . _ @ -');
   const isPublic = input.public === true;
   const redirectUris = [...new Set(input.redirectUris ?? [])];
   if (isPublic && redirectUris.length === 0) {
@@ -43,6 +48,7 @@ export async function registerClient(connection: Connection, input: RegisterClie
   const clientSecret = isPublic ? undefined : generateClientSecret();
   const client = await insertClient(connection, {
     clientId: randomUUID(),
+    enterpriseId,
     name: input.name,
     scopes: [...new Set(input.scopes)],
     allowedIps: [...new Set((input.allowedIps ?? []).map(normalizeCidr))],
