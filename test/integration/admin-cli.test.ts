@@ -24,9 +24,10 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
   }
 
   test('when a client is created from the CLI, then it prints the client with its secret, and the API issues it tokens', async () => {
-    const created = (await cli('clients', 'create', '--name', 'acme', '--scopes', 'otp,users', '--allowed-ips', '127.0.0.1/32,::1/128')) as Record<string, unknown>;
+    const created = (await cli('clients', 'create', '--name', 'acme', '--scopes', 'otp,users', '--enterprise', 'acme-bank', '--allowed-ips', '127.0.0.1/32,::1/128')) as Record<string, unknown>;
     expect(created).toEqual({
       client_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      enterpriseId: 'acme-bank',
       name: 'acme',
       scopes: ['otp', 'users'],
       allowedIps: ['127.0.0.1/32', '::1/128'],
