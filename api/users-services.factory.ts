@@ -37,7 +37,14 @@ export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
     users,
     throttle,
     enrollment,
-    activation: createActivationService({ users, throttle, queueActivation: enrollment.queueActivation, keys, codeTtlSeconds: ctx.config.activation.codeTtlSeconds }),
+    activation: createActivationService({
+      users,
+      throttle,
+      queueActivation: enrollment.queueActivation,
+      keys,
+      codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
+      failureFloorMs: ctx.config.activation.failureFloorMs,
+    }),
     activity: createActivityRepository(ctx.mongo),
   };
 }

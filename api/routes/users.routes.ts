@@ -3,7 +3,7 @@ import type { ActivityRepository } from '../../core/activity/activity.repository
 import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE, type UserRef } from '../../core/enterprises/enterprise-id.js';
 import { AppError, NotFoundError, ValidationError } from '../../core/errors/app-error.js';
 import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
-import type { ActivationService } from '../../core/users/activation.service.js';
+import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import type { EnrollmentService } from '../../core/users/enrollment.service.js';
 import type { User } from '../../core/users/user.types.js';
@@ -114,7 +114,7 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
     ...jsonBody(ctx),
     validateBody('users.activate.json', { toError: invalidFieldError({ error: 'Invalid data.' }) }),
     async (req, res) => {
-      const body = req.body as { enterpriseId?: string; userId: string; activationCode: string; device?: never };
+      const body = req.body as Omit<ActivateCommand, 'enterpriseId' | 'ip'> & { enterpriseId?: string };
       // The same address the allow-lists see: a socket address, or the hop TRUST_PROXY names.
       const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
       await services.throttle.consumeIp(ip);

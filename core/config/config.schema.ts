@@ -53,6 +53,7 @@ export const configSchema = {
     ACTIVATION_FREE_FAILURES_PER_USER: { type: 'integer', minimum: 1, maximum: 99 },
     ACTIVATION_MAX_DELAY_PER_ADDRESS_SECONDS: { type: 'integer', minimum: 1, maximum: 86400 },
     ACTIVATION_MAX_DELAY_PER_USER_SECONDS: { type: 'integer', minimum: 1, maximum: 86400 },
+    ACTIVATION_FAILURE_FLOOR_MS: { type: 'integer', minimum: 0, maximum: 5000 },
     FACE_ANALYZER_URL: { type: 'string', pattern: '^https?://[^/]+(/.*)?$' },
     FACE_ANALYZER_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60000 },
   },

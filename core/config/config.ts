@@ -42,6 +42,8 @@ export interface Config {
     readonly freeFailuresPerUser: number;
     readonly maxDelayPerAddressSeconds: number;
     readonly maxDelayPerUserSeconds: number;
+    /** A refused activation answers no sooner than this after arrival (hides timing differences). */
+    readonly failureFloorMs: number;
   };
   /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service (D21). */
   readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
@@ -115,6 +117,7 @@ const DEFAULTS: Record<string, string> = {
   ACTIVATION_FREE_FAILURES_PER_USER: '20',
   ACTIVATION_MAX_DELAY_PER_ADDRESS_SECONDS: '900',
   ACTIVATION_MAX_DELAY_PER_USER_SECONDS: '3600',
+  ACTIVATION_FAILURE_FLOOR_MS: '250',
   FACE_ANALYZER_TIMEOUT_MS: '5000',
 };
 
@@ -256,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       freeFailuresPerUser: raw.ACTIVATION_FREE_FAILURES_PER_USER as number,
       maxDelayPerAddressSeconds: raw.ACTIVATION_MAX_DELAY_PER_ADDRESS_SECONDS as number,
       maxDelayPerUserSeconds: raw.ACTIVATION_MAX_DELAY_PER_USER_SECONDS as number,
+      failureFloorMs: raw.ACTIVATION_FAILURE_FLOOR_MS as number,
     }),
     faceAnalyzer:
       raw.FACE_ANALYZER_URL === undefined ? undefined : Object.freeze({ url: raw.FACE_ANALYZER_URL as string, timeoutMs: raw.FACE_ANALYZER_TIMEOUT_MS as number }),

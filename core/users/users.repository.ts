@@ -90,6 +90,16 @@ export function createUsersRepository(connection: Connection) {
       return lookups.submit(userKey(ref));
     },
 
+    /**
+     * Only what an activation check needs (status and activation), through the same
+     * (enterpriseId, userId) look-up: a small reply, so a found user costs about what a missing
+     * one does (the public activation route must not tell them apart by timing).
+     */
+    async findActivationState(ref: UserRef): Promise<Pick<User, 'status' | 'activation'> | undefined> {
+      const doc = await (await model()).collection.findOne<Pick<UserDoc, 'status' | 'activation'>>(byRef(ref), { projection: { _id: 0, status: 1, activation: 1 } });
+      return doc ?? undefined;
+    },
+
     /** The user of this enterprise who is not DELETED and holds this mobile number, if any. */
     async findLiveByMobile(enterpriseId: string, mobileNumber: string): Promise<User | undefined> {
       const doc = await (await model()).findOne({ liveMobileKey: liveMobileKey(enterpriseId, mobileNumber) }).lean<UserDoc>();

@@ -13,6 +13,7 @@ describe('enrollment and activation configuration', () => {
       freeFailuresPerUser: 20,
       maxDelayPerAddressSeconds: 900,
       maxDelayPerUserSeconds: 3600,
+      failureFloorMs: 250,
     });
     expect(config.faceAnalyzer).toBeUndefined();
   });
