@@ -201,7 +201,8 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     const userId = nextId();
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { predefinedCode: 'REAL-CODE' }))).status).toBe(201);
     const statuses: number[] = [];
-    for (let i = 0; i < 8; i += 1) {
+    // Seven rounds: the 7th real try comes well within the 1-second wait the 6th opened.
+    for (let i = 0; i < 7; i += 1) {
       const real = await activate({ userId, activationCode: 'GUESS' });
       const ghost = await activate({ userId: `ghost-${userId}`, activationCode: 'GUESS' });
       expect(ghost.status).toBe(real.status);
@@ -211,7 +212,7 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
       const withoutTime = async (res: Response) => ({ ...((await res.json()) as Record<string, unknown>), timestamp: 'same second' });
       expect(await withoutTime(ghost)).toEqual(await withoutTime(real));
     }
-    expect(statuses).toEqual([422, 422, 422, 422, 422, 422, 429, 429]);
+    expect(statuses).toEqual([422, 422, 422, 422, 422, 422, 429]);
   });
 
   test('when a deleted user tries to activate, then the answer is that of a wrong code', async () => {
