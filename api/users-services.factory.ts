@@ -17,6 +17,7 @@ export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
   const keys = otpKeysFromConfig(ctx.config);
   const users = createUsersRepository(ctx.mongo);
   const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
+  const activity = createActivityRepository(ctx.mongo);
   const enrollment = createEnrollmentService({
     users,
     groups: groupsFromConnection(ctx.mongo),
@@ -28,6 +29,7 @@ export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
       keys,
       logger: ctx.logger,
     }),
+    activity,
     faceAnalyzer: ctx.config.faceAnalyzer ? createFaceAnalyzerClient(ctx.config.faceAnalyzer, ctx.logger) : undefined,
     keys,
     codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
@@ -41,10 +43,11 @@ export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
       users,
       throttle,
       queueActivation: enrollment.queueActivation,
+      activity,
       keys,
       codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
       failureFloorMs: ctx.config.activation.failureFloorMs,
     }),
-    activity: createActivityRepository(ctx.mongo),
+    activity,
   };
 }

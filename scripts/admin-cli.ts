@@ -4,8 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Connection } from 'mongoose';
-import { CLIENT_SCOPES, deleteClient, findClient, listClients, type ClientScope } from '../core/clients/clients.repository.js';
-import { registerClient } from '../core/clients/clients.service.js';
+import { CLIENT_SCOPES, findClient, listClients, type ClientScope } from '../core/clients/clients.repository.js';
+import { registerClient, removeClient } from '../core/clients/clients.service.js';
 import { connectMongo } from '../core/db/mongo-connection.js';
 import { AppError } from '../core/errors/app-error.js';
 import { createGroup, listGroups } from '../core/groups/groups.repository.js';
@@ -76,7 +76,8 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
       return clientJson(client);
     }
     case 'clients delete':
-      if (!arg || !(await deleteClient(mongo, arg))) throw new UsageError(`client ${arg ?? '(missing id)'} not found`);
+      if (!arg) throw new UsageError('client id is required');
+      await removeClient(mongo, arg);
       return { deleted: arg };
     case 'groups create': {
       if (!arg) throw new UsageError('group name is required');

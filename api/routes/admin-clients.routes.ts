@@ -1,8 +1,6 @@
 import { Router } from 'express';
-import { createActivityRepository } from '../../core/activity/activity.repository.js';
-import { invalidateClient } from '../../core/clients/client-lookup.cache.js';
-import { deleteClient, findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
-import { registerClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
+import { findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
+import { registerClient, removeClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
@@ -26,12 +24,10 @@ export function toClientResponse(client: Client): Record<string, unknown> {
 export function adminClientsRoutes(ctx: ServiceContext): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
-  const activity = createActivityRepository(ctx.mongo);
 
   router.post('/admin/clients', admin, ...jsonBody(ctx), validateBody('admin-clients.create.json'), async (req, res) => {
     const { comments, ...input } = req.body as RegisterClientInput & { comments?: string };
-    const { client, clientSecret } = await registerClient(ctx.mongo, input);
-    await activity.append({ actor: { type: 'admin' }, action: 'client.created', enterpriseId: client.enterpriseId, clientId: client.clientId, comments });
+    const { client, clientSecret } = await registerClient(ctx.mongo, input, comments);
     res
       .status(201)
       .location(`/admin/clients/${client.clientId}`)
@@ -51,10 +47,7 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
   router.delete('/admin/clients/:clientId', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
     const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
-    const client = await findClient(ctx.mongo, clientId);
-    if (!client || !(await deleteClient(ctx.mongo, clientId))) throw new NotFoundError('Client not found');
-    invalidateClient(ctx.mongo, clientId);
-    await activity.append({ actor: { type: 'admin' }, action: 'client.deleted', enterpriseId: client.enterpriseId, clientId, comments });
+    await removeClient(ctx.mongo, clientId, comments);
     res.status(204).end();
   });
 

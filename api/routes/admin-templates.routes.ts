@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
 import type { TemplateContent } from '../../core/templates/template.types.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
@@ -13,7 +12,6 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
   const admin = requireAdminToken(ctx);
   const json = jsonBody(ctx);
   const validate = (schemaId: string) => validateBody(schemaId, { toError: invalidFieldError() });
-  const activity = createActivityRepository(ctx.mongo);
 
   router.get('/admin/templates', admin, async (_req, res) => {
     res.json(await listTemplates(ctx.mongo));
@@ -27,16 +25,13 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
 
   router.post('/admin/templates', admin, ...json, validate('admin-templates.create.json'), async (req, res) => {
     const { comments, ...content } = req.body as TemplateContent & { comments?: string };
-    const created = await createTemplate(ctx.mongo, content);
-    await activity.append({ actor: { type: 'admin' }, action: 'template.created', templateName: created.name, comments });
+    const created = await createTemplate(ctx.mongo, content, comments);
     res.status(201).location(`/admin/templates/${encodeURIComponent(created.name)}`).json(created);
   });
 
   router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {
     const { comments, ...content } = req.body as Omit<TemplateContent, 'name'> & { comments?: string };
-    const updated = await updateTemplate(ctx.mongo, req.params.name as string, content);
-    await activity.append({ actor: { type: 'admin' }, action: 'template.updated', templateName: updated.name, comments });
-    res.json(updated);
+    res.json(await updateTemplate(ctx.mongo, req.params.name as string, content, comments));
   });
 
   return router;

@@ -5,7 +5,7 @@ import { AppError, NotFoundError, ValidationError } from '../../core/errors/app-
 import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
-import type { EnrollmentService } from '../../core/users/enrollment.service.js';
+import { removeUser, type EnrollmentService } from '../../core/users/enrollment.service.js';
 import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
@@ -104,7 +104,6 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
     const { clientId, enterpriseId } = authOf(res);
     const request = parseEnrollmentRequest(req.body as Record<string, unknown>);
     const { location } = await services.enrollment.enroll({ clientId, enterpriseId }, request);
-    await services.activity.append({ actor: { type: 'client', clientId }, action: 'user.enrolled', enterpriseId, userId: request.userId, comments: request.comments });
     res.status(201).location(location).end();
   });
   router.all('/v1/users', ...guard, methodNotAllowed('POST'));
@@ -119,9 +118,7 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
       const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
       await services.throttle.consumeIp(ip);
       const enterpriseId = body.enterpriseId ?? DEFAULT_ENTERPRISE_ID;
-      const result = await services.activation.activate({ ...body, enterpriseId, ip });
-      await services.activity.append({ actor: { type: 'user' }, action: 'user.activated', enterpriseId, userId: body.userId });
-      res.status(200).json(result);
+      res.status(200).json(await services.activation.activate({ ...body, enterpriseId, ip }));
     },
   );
 
@@ -135,20 +132,14 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
   router.delete('/v1/users/:userId', ...guard, async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
     const ref = refOf(enterpriseId, String(req.params.userId));
-    const comments = commentsQuery(req);
-    const outcome = await services.users.markDeleted(ref, new Date());
-    if (!outcome) throw new NotFoundError('User not found');
-    if (outcome === 'deleted') await services.activity.append({ actor: { type: 'client', clientId }, action: 'user.deleted', ...ref, comments });
+    await removeUser(services, { clientId }, ref, commentsQuery(req));
     res.status(204).end();
   });
   router.all('/v1/users/:userId', ...guard, methodNotAllowed('GET, DELETE'));
 
   router.post('/admin/users/:userId/activation', requireAdminToken(ctx), async (req, res) => {
     const ref = refOf(enterpriseQuery(req), String(req.params.userId));
-    const comments = commentsQuery(req);
-    const result = await services.activation.reissue(ref);
-    await services.activity.append({ actor: { type: 'admin' }, action: 'user.activation-reissued', ...ref, comments });
-    res.status(202).json(result);
+    res.status(202).json(await services.activation.reissue(ref, commentsQuery(req)));
   });
 
   return router;

@@ -1,4 +1,5 @@
 import { createPublicKey } from 'node:crypto';
+import type { ActivityRepository } from '../activity/activity.repository.js';
 import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
@@ -21,6 +22,7 @@ export interface ActivationDeps {
   throttle: Pick<ActivationThrottle, 'admit' | 'succeeded' | 'reset' | 'maxFailures'>;
   /** Queues the activation messages of a code issue; tolerates Redis being down. */
   queueActivation: (ref: UserRef, issue: number) => Promise<void>;
+  activity: Pick<ActivityRepository, 'append'>;
   keys: OtpKeys;
   codeTtlSeconds: number;
   /** Every refused activation answers no sooner than this after it arrived (see activate). */
@@ -73,6 +75,7 @@ export function createActivationService(deps: ActivationDeps) {
       if (activation.expiresAt.getTime() <= at.getTime()) throw activationExpired();
       if (await deps.users.completeActivation(ref, activation.issue, device, at)) {
         await deps.throttle.succeeded(ref, command.ip);
+        await deps.activity.append({ actor: { type: 'user' }, action: 'user.activated', ...ref });
         return { userId: command.userId, status: 'ACTIVE', ...(device ? { deviceId: device.deviceId } : {}) };
       }
     }
@@ -96,8 +99,8 @@ export function createActivationService(deps: ActivationDeps) {
       }
     },
 
-    /** Admin: a new generated code (throttle reset, new expiry), sent like at enrollment. */
-    async reissue(ref: UserRef): Promise<{ userId: string; status: string; activationExpiresAt: string }> {
+    /** Admin: a new generated code (throttle reset, new expiry), sent like at enrollment; recorded. */
+    async reissue(ref: UserRef, comments?: string): Promise<{ userId: string; status: string; activationExpiresAt: string }> {
       const user = await deps.users.findUser(ref);
       if (!user) throw new NotFoundError('User not found');
       if (!user.activation || !PENDING_STATUSES.includes(user.status)) throw userExists(user);
@@ -118,6 +121,7 @@ export function createActivationService(deps: ActivationDeps) {
         throw new ConflictError('The activation changed meanwhile; try again', { error: 'Invalid data.' });
       }
       await deps.throttle.reset(ref);
+      await deps.activity.append({ actor: { type: 'admin' }, action: 'user.activation-reissued', ...ref, comments });
       await deps.queueActivation(ref, issue);
       return { userId: ref.userId, status: user.status, activationExpiresAt: activation.expiresAt.toISOString() };
     },

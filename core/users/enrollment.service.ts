@@ -1,7 +1,8 @@
 import type { Connection } from 'mongoose';
+import type { ActivityRepository } from '../activity/activity.repository.js';
 import { isDuplicateKeyError } from '../db/duplicate-key.js';
 import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
-import { ConflictError } from '../errors/app-error.js';
+import { ConflictError, NotFoundError } from '../errors/app-error.js';
 import { findMissingGroupNames } from '../groups/groups.repository.js';
 import type { Logger } from '../logger/logger.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
@@ -22,6 +23,7 @@ export interface EnrollmentDeps {
   /** The job's own work, run in-process when the job cannot be queued (Redis down). */
   activationDeliveries: ActivationDeliveries;
   faceAnalyzer?: FaceAnalyzer;
+  activity: Pick<ActivityRepository, 'append'>;
   keys: OtpKeys;
   codeTtlSeconds: number;
   logger: Logger;
@@ -70,8 +72,8 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     /** Queues the activation messages of one code issue (also used by the admin re-issue). */
     queueActivation,
 
-    /** Enrolls the user in the calling client's enterprise. */
-    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ location: string; user: User }> {
+    /** Enrolls the user in the calling client's enterprise; recorded in the activity record. */
+    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ location: string }> {
       const { clientId, enterpriseId } = caller;
       const subject = userSubject({ enterpriseId, userId: request.userId });
       // Local image checks are request validation; the analyzer (remote, slow) runs only for a
@@ -119,10 +121,26 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         if (isDuplicateKeyError(err)) throw await conflictOfDuplicate(enterpriseId, request);
         throw err;
       }
+      await deps.activity.append({ actor: { type: 'client', clientId }, action: 'user.enrolled', enterpriseId, userId: user.userId, comments: request.comments });
       if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
-      return { location: `/v1/users/${user.userId}`, user };
+      return { location: `/v1/users/${user.userId}` };
     },
   };
 }
 
 export type EnrollmentService = ReturnType<typeof createEnrollmentService>;
+
+/**
+ * DELETE of a user by a client of its enterprise: DELETED, recorded with the caller's comments
+ * when it changed something. NotFoundError when the enterprise has no such user.
+ */
+export async function removeUser(
+  deps: { users: Pick<UsersRepository, 'markDeleted'>; activity: Pick<ActivityRepository, 'append'> },
+  caller: { clientId: string },
+  ref: UserRef,
+  comments?: string,
+): Promise<void> {
+  const outcome = await deps.users.markDeleted(ref, new Date());
+  if (!outcome) throw new NotFoundError('User not found');
+  if (outcome === 'deleted') await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
+}

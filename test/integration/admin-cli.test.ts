@@ -40,6 +40,12 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { scope: string }).scope).toBe('otp users');
 
+    // The operator's change is in the activity record like one made through the admin API.
+    const activity = await fetch(`${service.url}/admin/activity?enterpriseId=acme-bank`, { headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    expect(((await activity.json()) as { activity: unknown[] }).activity).toEqual([
+      { id: expect.any(String), at: expect.any(String), actor: { type: 'admin' }, action: 'client.created', enterpriseId: 'acme-bank', clientId: created.client_id },
+    ]);
+
     const listed = (await cli('clients', 'list')) as Record<string, unknown>[];
     const { client_secret: _secret, ...withoutSecret } = created;
     expect(listed).toEqual([withoutSecret]);

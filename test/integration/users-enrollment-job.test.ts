@@ -1,4 +1,5 @@
 import { UnrecoverableError, type Job } from 'bullmq';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { enqueueDispatch } from '../../core/queues/dispatch.queue.js';
@@ -81,12 +82,13 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
       groups: groupsFromConnection(service.ctx.mongo),
       enqueueEnrollment: () => Promise.reject(new Error('Redis is down')),
       activationDeliveries: activationDeliveries(),
+      activity: createActivityRepository(service.ctx.mongo),
       keys: otpKeysFromConfig(service.config),
       codeTtlSeconds: 3600,
       logger: logs.logger,
     });
     const request = parseEnrollmentRequest(userBody('no-redis', { emailId: 'noredis@example.com' }));
-    expect(await enrollment.enroll({ clientId: 'client-1', enterpriseId: 'default' }, request)).toMatchObject({ location: '/v1/users/no-redis' });
+    expect(await enrollment.enroll({ clientId: 'client-1', enterpriseId: 'default' }, request)).toEqual({ location: '/v1/users/no-redis' });
     const rows = await deliveries().findByRef('no-redis');
     expect(rows.map((r) => [r.channel, r.state])).toEqual([['EMAIL', 'QUEUED']]);
     expect(rows[0].notAfter.getTime() - rows[0].queuedAt.getTime()).toBeLessThanOrEqual(3600 * 1000);
