@@ -10,6 +10,7 @@ import { methodNotAllowed } from './middleware/method-not-allowed.middleware.js'
 import { requestLogging } from './middleware/request-logging.js';
 import { securityHeaders } from './middleware/security-headers.middleware.js';
 import { createOtpServices } from './otp-services.factory.js';
+import { adminActivityRoutes } from './routes/admin-activity.routes.js';
 import { adminClientsRoutes } from './routes/admin-clients.routes.js';
 import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
 import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
@@ -43,6 +44,7 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminTemplatesRoutes(ctx));
   app.use(adminOutboxRoutes(ctx));
   app.use(adminQueuesRoutes(ctx));
+  app.use(adminActivityRoutes(ctx));
   app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger)));
   app.use(otpRoutes(ctx, createOtpServices(ctx)));
   app.use(usersRoutes(ctx, createUsersServices(ctx)));

@@ -1,5 +1,6 @@
 import type { Config } from '../core/config/config.js';
 import { connectMongo, syncIndexes } from '../core/db/mongo-connection.js';
+import { migrateToEnterprises } from '../core/enterprises/enterprise-migration.js';
 import type { Logger } from '../core/logger/logger.js';
 import { createMetrics } from '../core/metrics/metrics.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
@@ -15,6 +16,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const metrics = createMetrics(queues);
   const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics };
+  await migrateToEnterprises(mongo, logger);
   await syncIndexes(mongo);
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   await seedTemplates(mongo, logger);

@@ -3,7 +3,8 @@ import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
 import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { enqueueEnrollment } from '../core/queues/enrollment.queue.js';
 import { createActivationDeliveries } from '../core/users/activation-deliveries.service.js';
-import { createActivationLimits } from '../core/users/activation-rate-limits.js';
+import { createActivityRepository } from '../core/activity/activity.repository.js';
+import { createActivationThrottle } from '../core/users/activation-throttle.js';
 import { createActivationService } from '../core/users/activation.service.js';
 import { createEnrollmentService, groupsFromConnection } from '../core/users/enrollment.service.js';
 import { createFaceAnalyzerClient } from '../core/users/face-analyzer.client.js';
@@ -15,7 +16,8 @@ import type { ServiceContext } from './service-context.js';
 export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
   const keys = otpKeysFromConfig(ctx.config);
   const users = createUsersRepository(ctx.mongo);
-  const limits = createActivationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
+  const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
+  const activity = createActivityRepository(ctx.mongo);
   const enrollment = createEnrollmentService({
     users,
     groups: groupsFromConnection(ctx.mongo),
@@ -27,6 +29,7 @@ export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
       keys,
       logger: ctx.logger,
     }),
+    activity,
     faceAnalyzer: ctx.config.faceAnalyzer ? createFaceAnalyzerClient(ctx.config.faceAnalyzer, ctx.logger) : undefined,
     keys,
     codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
@@ -34,8 +37,17 @@ export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
   });
   return {
     users,
-    limits,
+    throttle,
     enrollment,
-    activation: createActivationService({ users, limits, queueActivation: enrollment.queueActivation, keys, codeTtlSeconds: ctx.config.activation.codeTtlSeconds }),
+    activation: createActivationService({
+      users,
+      throttle,
+      queueActivation: enrollment.queueActivation,
+      activity,
+      keys,
+      codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
+      failureFloorMs: ctx.config.activation.failureFloorMs,
+    }),
+    activity,
   };
 }

@@ -4,15 +4,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Connection } from 'mongoose';
-import { CLIENT_SCOPES, deleteClient, findClient, listClients, type ClientScope } from '../core/clients/clients.repository.js';
-import { registerClient } from '../core/clients/clients.service.js';
+import { CLIENT_SCOPES, findClient, listClients, type ClientScope } from '../core/clients/clients.repository.js';
+import { registerClient, removeClient } from '../core/clients/clients.service.js';
 import { connectMongo } from '../core/db/mongo-connection.js';
 import { AppError } from '../core/errors/app-error.js';
 import { createGroup, listGroups } from '../core/groups/groups.repository.js';
 import { projectRoot } from '../core/project-root.js';
 
 const USAGE = `usage: npm run admin -- <command>
-  clients create --name <name> --scopes otp,users,notifications [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--public]
+  clients create --name <name> --scopes otp,users,notifications [--enterprise <enterpriseId>] [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--public]
   clients list
   clients get <clientId>
   clients delete <clientId>
@@ -33,7 +33,7 @@ function mongoUri(): string {
 const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
 function clientJson(c: Awaited<ReturnType<typeof listClients>>[number]) {
-  return { client_id: c.clientId, name: c.name, scopes: c.scopes, allowedIps: c.allowedIps, redirectUris: c.redirectUris, public: c.isPublic, createdAt: c.createdAt.toISOString() };
+  return { client_id: c.clientId, enterpriseId: c.enterpriseId, name: c.name, scopes: c.scopes, allowedIps: c.allowedIps, redirectUris: c.redirectUris, public: c.isPublic, createdAt: c.createdAt.toISOString() };
 }
 
 async function run(mongo: Connection, args: string[]): Promise<unknown> {
@@ -42,6 +42,7 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
     allowPositionals: true,
     options: {
       name: { type: 'string' },
+      enterprise: { type: 'string' },
       scopes: { type: 'string' },
       'allowed-ips': { type: 'string' },
       'redirect-uris': { type: 'string' },
@@ -59,6 +60,7 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
       if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')} (known: ${CLIENT_SCOPES.join(', ')})`);
       const { client, clientSecret } = await registerClient(mongo, {
         name: values.name,
+        ...(values.enterprise === undefined ? {} : { enterpriseId: values.enterprise }),
         scopes: scopes as ClientScope[],
         allowedIps: list(values['allowed-ips']),
         redirectUris: list(values['redirect-uris']),
@@ -74,7 +76,8 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
       return clientJson(client);
     }
     case 'clients delete':
-      if (!arg || !(await deleteClient(mongo, arg))) throw new UsageError(`client ${arg ?? '(missing id)'} not found`);
+      if (!arg) throw new UsageError('client id is required');
+      await removeClient(mongo, arg);
       return { deleted: arg };
     case 'groups create': {
       if (!arg) throw new UsageError('group name is required');

@@ -10,6 +10,8 @@ import type { ServiceContext } from '../service-context.js';
 /** Who called: set on `res.locals.auth` by requireBearer. */
 export interface AuthInfo {
   clientId: string;
+  /** The client's enterprise: every user the request touches is looked up there. */
+  enterpriseId: string;
   scopes: string[];
 }
 
@@ -61,13 +63,14 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
     // Enterprise tokens come from client_credentials, where the subject is the client itself; a
     // user's token (authorization code flow) names the user and never reaches the enterprise API.
     if (typeof claims.client_id !== 'string' || claims.sub !== claims.client_id) throw invalidToken(token);
-    if (!(await lookupClient(ctx.mongo, claims.client_id))) throw invalidToken(token);
+    const client = await lookupClient(ctx.mongo, claims.client_id);
+    if (!client) throw invalidToken(token);
 
     const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
     if (!scopes.includes(scope)) {
       throw new BearerError(403, 'insufficient_scope', `The access token does not grant the scope '${scope}'`);
     }
-    const auth: AuthInfo = { clientId: claims.client_id, scopes };
+    const auth: AuthInfo = { clientId: claims.client_id, enterpriseId: client.enterpriseId, scopes };
     res.locals.auth = auth;
     next();
   };

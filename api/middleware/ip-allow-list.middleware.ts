@@ -30,10 +30,21 @@ export function isAddressAllowed(address: string, cidrs: readonly string[]): boo
   });
 }
 
+/** `::ffff:10.1.2.3` as `10.1.2.3`: the form an operator writes in allowedIps. */
+function displayAddress(address: string): string {
+  try {
+    return ipaddr.process(address).toString();
+  } catch {
+    return address || 'unknown';
+  }
+}
+
 /**
- * The calling client's allow-list (CIDRs; outside it: 401 `IP not whitelisted`). Runs after requireBearer. The caller's address
- * is `req.ip`: the socket address, or the X-Forwarded-For hop chosen by Express's `trust proxy`
- * (TRUST_PROXY). An empty list allows nobody.
+ * The calling client's allow-list, on every enterprise route (users, OTPs, notifications). Runs
+ * after requireBearer. The caller's address is `req.ip`: the socket address, or the
+ * X-Forwarded-For hop chosen by Express's `trust proxy` (TRUST_PROXY: a hop count or the
+ * proxies' CIDRs, never "trust everything"). An empty list allows nobody. The refusal keeps the
+ and says in `detail` which address the server saw.
  */
 export function requireAllowedIp(ctx: ServiceContext): RequestHandler {
   return async (req, res, next) => {
@@ -41,7 +52,9 @@ export function requireAllowedIp(ctx: ServiceContext): RequestHandler {
     const client = await lookupClient(ctx.mongo, clientId);
     const address = req.ip ?? req.socket.remoteAddress ?? '';
     if (!client || !isAddressAllowed(address, client.allowedIps)) {
-      throw new AppError('IP_NOT_WHITELISTED', 401, 'IP not whitelisted');
+      throw new AppError('IP_NOT_WHITELISTED', 401, 'IP not whitelisted', {
+        extra: { detail: `The server saw the address ${displayAddress(address)}; the client's allowedIps must include it.` },
+      });
     }
     next();
   };

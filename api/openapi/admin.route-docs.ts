@@ -1,7 +1,7 @@
 import { commonErrors as errorResponses } from './common-responses.js';
 import type { RouteDoc } from './route-docs.types.js';
 
-// Admin API (ADMIN_TOKEN): clients and groups.
+// Admin API (ADMIN_TOKEN): clients, groups and the activity record.
 export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'post',
@@ -41,6 +41,7 @@ export const adminRouteDocs: RouteDoc[] = [
     summary: 'Delete a client: no new tokens, and its existing tokens are refused',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [{ name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } }],
     responses: { '204': { description: 'Deleted' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '404': { description: 'No such client', schema: 'common.error.json' } },
   },
   {
@@ -60,4 +61,23 @@ export const adminRouteDocs: RouteDoc[] = [
     },
   },
   { method: 'get', path: '/admin/groups', summary: 'List groups, by name', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Groups' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
+  {
+    method: 'get',
+    path: '/admin/activity',
+    summary: 'The activity record (append-only): every change to users, clients and templates, who made it, when, and its comments; newest first',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    query: [
+      { name: 'enterpriseId', description: 'Only this enterprise', schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
+      { name: 'userId', description: 'Only this user', schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
+      { name: 'limit', description: 'Entries per page, 1 to 500 (default 50)', schema: { type: 'string', pattern: '^[0-9]{1,4}$' } },
+      { name: 'before', description: "The previous page's `next`: older entries only", schema: { type: 'string', pattern: '^[0-9a-f]{24}$' } },
+    ],
+    responses: {
+      '200': { description: 'One page', schema: 'admin-activity.page.json' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '422': errorResponses['422'],
+      '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
+    },
+  },
 ];

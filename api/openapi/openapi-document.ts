@@ -65,7 +65,8 @@ function operation(doc: RouteDoc): Record<string, unknown> {
   if (doc.requestSchema) {
     op.requestBody = { required: true, content: { [doc.requestContentType ?? 'application/json']: { schema: schemaRef(doc.requestSchema) } } };
   }
-  const params = [...doc.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const params: Record<string, unknown>[] = [...doc.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  for (const q of doc.query ?? []) params.push({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: q.schema });
   if (params.length > 0) op.parameters = params;
   return op;
 }

@@ -3,7 +3,10 @@ import type { RouteDoc } from './route-docs.types.js';
 const error = (description: string) => ({ description, schema: 'common.error.json' });
 const bearer = { kind: 'bearer', scope: 'otp' } as const;
 const authErrors = {
-  '401': { description: 'Missing, malformed, invalid or expired access token', schema: 'common.bearer-error.json' },
+  '401': {
+    description: "Missing, malformed, invalid or expired access token (`{error, error_description}`), or the caller's address outside the client's allowedIps: error body with message `IP not whitelisted` and `detail` naming the address seen",
+    schema: 'common.unauthorized.json',
+  },
   '403': { description: 'Token without the otp scope', schema: 'common.bearer-error.json' },
 };
 
@@ -26,7 +29,7 @@ export const otpRouteDocs: RouteDoc[] = [
       },
       '400': error('Body not JSON, not an object, or a mandatory field missing or null'),
       ...authErrors,
-      '404': error('User not found'),
+      '404': error("User not found (in the client's enterprise)"),
       '415': error('Content type is not application/json'),
       '422': error('Any other validation error: formats, ranges, OTP specification, template, macros, channel address, Idempotency-Key reuse'),
       '429': error('Rate limit reached (Retry-After header)'),

@@ -7,6 +7,8 @@ export interface RouteDoc {
   tag: string;
   /** bearer: OAuth 2.0 access token with the scope; admin: ADMIN_TOKEN; none: public */
   auth: { kind: 'bearer'; scope: string } | { kind: 'admin' } | { kind: 'none' };
+  /** Query parameters (all optional unless `required`). */
+  query?: { name: string; description: string; schema: Record<string, unknown>; required?: boolean }[];
   requestSchema?: string;
   requestContentType?: string;
   /** `array`: the body is a JSON array of `schema` items. */

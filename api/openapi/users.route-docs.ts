@@ -3,7 +3,10 @@ import type { RouteDoc } from './route-docs.types.js';
 const error = (description: string) => ({ description, schema: 'common.error.json' });
 const bearer = { kind: 'bearer', scope: 'users' } as const;
 const guardErrors = {
-  '401': { description: 'Missing, malformed, invalid or expired access token, or `IP not whitelisted` (caller outside the allowedIps of the client; error body)', schema: 'common.bearer-error.json' },
+  '401': {
+    description: "Missing, malformed, invalid or expired access token (`{error, error_description}`), or the caller's address outside the client's allowedIps: error body with message `IP not whitelisted` and `detail` naming the address seen",
+    schema: 'common.unauthorized.json',
+  },
   '403': { description: 'Token without the users scope', schema: 'common.bearer-error.json' },
 };
 
@@ -35,7 +38,8 @@ export const usersRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/v1/users/activate',
-    summary: 'User-facing activation with the code from the activation message (no token); registers the device key',
+    summary:
+      'User-facing activation with the code from the activation message (no token); registers the device key. Known and unknown users get the same answers in the same time; guessing is throttled per user and address, then per user (docs/security.md)',
     tag: 'users',
     auth: { kind: 'none' },
     requestSchema: 'users.activate.json',
@@ -44,15 +48,18 @@ export const usersRouteDocs: RouteDoc[] = [
       '400': error('Malformed request body'),
       '410': { description: 'The right code, but expired', schema: 'users.activation-refused.json' },
       '415': error('Content type is not application/json'),
-      '422': { description: 'Wrong code, or a userId with nothing to activate (same answer), with attemptsLeft; or `[Invalid field <name>]`', schema: 'users.activation-refused.json' },
-      '423': { description: 'Locked after 5 wrong codes until an admin re-issues', schema: 'users.activation-refused.json' },
-      '429': error('Rate limit per user or per address (Retry-After header)'),
+      '422': {
+        description: 'Wrong code, or a userId with nothing to activate (same answer), with attemptsLeft (checks left before the code is void); or `[Invalid field <name>]`',
+        schema: 'users.activation-refused.json',
+      },
+      '423': { description: 'The code is void after 100 consecutive wrong codes (ACTIVATION_MAX_FAILURES) until an admin re-issues', schema: 'users.activation-refused.json' },
+      '429': error('Too many requests from the address, or too many wrong codes for the user (from this address, or from everywhere): wait `Retry-After` seconds'),
     },
   },
   {
     method: 'get',
     path: '/v1/users/{userId}',
-    summary: 'Read a user, without secrets',
+    summary: "Read a user of the client's enterprise, without secrets (another enterprise's user is 404)",
     tag: 'users',
     auth: bearer,
     responses: { '200': { description: 'The user', schema: 'users.user.json' }, ...guardErrors, '404': error('User not found') },
@@ -60,22 +67,28 @@ export const usersRouteDocs: RouteDoc[] = [
   {
     method: 'delete',
     path: '/v1/users/{userId}',
-    summary: 'Delete a user: status DELETED, no more OTPs, the mobile number is free again (the userId stays taken)',
+    summary: "Delete a user of the client's enterprise: status DELETED, no more OTPs, the mobile number is free again (the userId stays taken)",
     tag: 'users',
     auth: bearer,
-    responses: { '204': { description: 'Deleted (also when already DELETED)' }, ...guardErrors, '404': error('User not found') },
+    query: [{ name: 'comments', description: 'Note kept in the activity record', schema: { type: 'string', maxLength: 1000 } }],
+    responses: { '204': { description: 'Deleted (also when already DELETED)' }, ...guardErrors, '404': error('User not found'), '422': error('`[Invalid field comments]`') },
   },
   {
     method: 'post',
     path: '/admin/users/{userId}/activation',
-    summary: 'Re-issue the activation: new generated code, attempts reset, new expiry, message sent again',
+    summary: 'Re-issue the activation: new generated code, throttle reset, new expiry, message sent again',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [
+      { name: 'enterpriseId', description: "The user's enterprise (default `default`)", schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
+      { name: 'comments', description: 'Note kept in the activity record', schema: { type: 'string', maxLength: 1000 } },
+    ],
     responses: {
       '202': { description: 'Queued', schema: 'users.activation-reissued.json' },
       '401': error('Missing or wrong admin token'),
       '404': error('User not found'),
       '409': error('`User is <STATUS>` when not waiting for activation, or no address to send to'),
+      '422': error('`[Invalid field enterpriseId]` or `[Invalid field comments]`'),
     },
   },
 ];

@@ -1,7 +1,6 @@
 import { Router } from 'express';
-import { invalidateClient } from '../../core/clients/client-lookup.cache.js';
-import { deleteClient, findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
-import { registerClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
+import { findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
+import { registerClient, removeClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
@@ -12,6 +11,7 @@ import type { ServiceContext } from '../service-context.js';
 export function toClientResponse(client: Client): Record<string, unknown> {
   return {
     client_id: client.clientId,
+    enterpriseId: client.enterpriseId,
     name: client.name,
     scopes: client.scopes,
     allowedIps: client.allowedIps,
@@ -26,7 +26,8 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
   const admin = requireAdminToken(ctx);
 
   router.post('/admin/clients', admin, ...jsonBody(ctx), validateBody('admin-clients.create.json'), async (req, res) => {
-    const { client, clientSecret } = await registerClient(ctx.mongo, req.body as RegisterClientInput);
+    const { comments, ...input } = req.body as RegisterClientInput & { comments?: string };
+    const { client, clientSecret } = await registerClient(ctx.mongo, input, comments);
     res
       .status(201)
       .location(`/admin/clients/${client.clientId}`)
@@ -45,8 +46,8 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
 
   router.delete('/admin/clients/:clientId', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    if (!(await deleteClient(ctx.mongo, clientId))) throw new NotFoundError('Client not found');
-    invalidateClient(ctx.mongo, clientId);
+    const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
+    await removeClient(ctx.mongo, clientId, comments);
     res.status(204).end();
   });
 

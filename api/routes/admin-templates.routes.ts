@@ -25,12 +25,14 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
   });
 
   router.post('/admin/templates', admin, ...json, validate('admin-templates.create.json'), async (req, res) => {
-    const created = await createTemplate(ctx.mongo, req.body as TemplateContent);
+    const { comments, ...content } = req.body as TemplateContent & { comments?: string };
+    const created = await createTemplate(ctx.mongo, content, comments);
     res.status(201).location(`/admin/templates/${encodeURIComponent(created.name)}`).json(created);
   });
 
   router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {
-    res.json(await updateTemplate(ctx.mongo, req.params.name as string, req.body as Omit<TemplateContent, 'name'>));
+    const { comments, ...content } = req.body as Omit<TemplateContent, 'name'> & { comments?: string };
+    res.json(await updateTemplate(ctx.mongo, req.params.name as string, content, comments));
   });
 
   return router;

@@ -1,10 +1,12 @@
 import { Router } from 'express';
+import { userKey } from '../../core/enterprises/enterprise-id.js';
 import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
 import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
+import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
@@ -23,33 +25,40 @@ function otpUuidParam(value: string): string {
   return value.toLowerCase();
 }
 
-/** Generate, validate and inspect OTPs. Order of checks: token, content type, JSON, fields, limits, business rules. */
+/**
+ * Generate, validate and inspect OTPs. Order of checks: token, the client's IP allow-list, then
+ * the request. Users are those of the client's enterprise only.
+ */
 export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Router {
   const router = Router();
-  const auth = requireBearer(ctx, 'otp');
+  const auth = [requireBearer(ctx, 'otp'), requireAllowedIp(ctx)];
 
   // Up to 100 dynamic macros of 1000 characters each (the schema): more than the small limit.
-  router.post('/v1/svc-otp', auth, ...jsonBody(ctx, { limit: '256kb' }), async (req, res) => {
-    const { clientId } = authOf(res);
+  router.post('/v1/svc-otp', ...auth, ...jsonBody(ctx, { limit: '256kb' }), async (req, res) => {
+    const { clientId, enterpriseId } = authOf(res);
     const request = parseGenerateOtpRequest(req.body);
     const idempotencyKey = req.get('idempotency-key');
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
-    // Per user across clients: several backends together cannot flood one person with messages.
-    const admission = Promise.all([services.limits.consume('otpPerClient', clientId), services.limits.consume('otpPerUser', request.userId)]);
-    const result = await services.generation.generate({ clientId, request, rawBody: req.body, idempotencyKey, admission });
+    // Per user across the enterprise's clients: several backends together cannot flood one person
+    // with messages, and one enterprise never uses up another's budget for a userId they share.
+    const admission = Promise.all([
+      services.limits.consume('otpPerClient', clientId),
+      services.limits.consume('otpPerUser', userKey({ enterpriseId, userId: request.userId })),
+    ]);
+    const result = await services.generation.generate({ clientId, enterpriseId, request, rawBody: req.body, idempotencyKey, admission });
     res.status(200).json(result);
   });
 
-  router.post('/v1/svc-otp/:otpUuid/validate', auth, ...jsonBody(ctx), validateBody('otp.validate.json'), async (req, res) => {
+  router.post('/v1/svc-otp/:otpUuid/validate', ...auth, ...jsonBody(ctx), validateBody('otp.validate.json'), async (req, res) => {
     const { clientId } = authOf(res);
     await services.limits.consume('validatePerClient', clientId);
     const body = req.body as { otp: string };
     res.status(200).json(await services.validation.validate(otpUuidParam(String(req.params.otpUuid)), clientId, body.otp));
   });
 
-  router.get('/v1/svc-otp/:otpUuid', auth, async (req, res) => {
+  router.get('/v1/svc-otp/:otpUuid', ...auth, async (req, res) => {
     const { clientId } = authOf(res);
     res.status(200).json(await services.validation.status(otpUuidParam(String(req.params.otpUuid)), clientId));
   });

@@ -1,10 +1,12 @@
-import { Router, type RequestHandler } from 'express';
-import { NotFoundError } from '../../core/errors/app-error.js';
-import type { ActivationLimits } from '../../core/users/activation-rate-limits.js';
+import { Router, type Request, type RequestHandler } from 'express';
+import type { ActivityRepository } from '../../core/activity/activity.repository.js';
+import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE, type UserRef } from '../../core/enterprises/enterprise-id.js';
+import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
-import type { EnrollmentService } from '../../core/users/enrollment.service.js';
-import { MAX_ACTIVATION_ATTEMPTS, type User } from '../../core/users/user.types.js';
+import { removeUser, type EnrollmentService } from '../../core/users/enrollment.service.js';
+import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
@@ -14,10 +16,11 @@ import { jsonBody } from '../middleware/json-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
 export interface UsersRouteServices {
-  users: Pick<UsersRepository, 'findByUserId' | 'markDeleted'>;
-  limits: Pick<ActivationLimits, 'consumeIp' | 'consumeUser'>;
+  users: Pick<UsersRepository, 'findUser' | 'markDeleted'>;
+  throttle: Pick<ActivationThrottle, 'consumeIp' | 'attemptsLeft'>;
   enrollment: EnrollmentService;
   activation: ActivationService;
+  activity: Pick<ActivityRepository, 'append'>;
 }
 
 const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -27,8 +30,29 @@ function userIdParam(value: string): string {
   return value;
 }
 
+/** Admin routes name the enterprise in the query (`?enterpriseId=`); absent is `default`. */
+export function enterpriseQuery(req: Request): string {
+  const value = req.query.enterpriseId;
+  if (value === undefined) return DEFAULT_ENTERPRISE_ID;
+  if (typeof value !== 'string' || !ENTERPRISE_ID_RE.test(value)) throw new ValidationError('[Invalid field enterpriseId]', { error: 'Invalid data.' });
+  return value;
+}
+
+/** Optional `comments` query parameter of a DELETE, kept in the activity record. */
+function commentsQuery(req: Request): string | undefined {
+  const value = req.query.comments;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > 1000) throw new ValidationError('[Invalid field comments]', { error: 'Invalid data.' });
+  return value;
+}
+
+/** The address the allow-lists see: the socket address, or the hop TRUST_PROXY names. */
+function callerAddress(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+}
+
 /** The user without secrets: no code, digest, verification key or client of record. */
-function toUserResponse(user: User): Record<string, unknown> {
+function toUserResponse(user: User, attemptsLeft: number): Record<string, unknown> {
   const { activation, device } = user;
   return {
     userId: user.userId,
@@ -46,8 +70,8 @@ function toUserResponse(user: User): Record<string, unknown> {
       ? {
           activation: {
             expiresAt: activation.expiresAt.toISOString(),
-            attemptsLeft: Math.max(MAX_ACTIVATION_ATTEMPTS - activation.failedAttempts, 0),
-            locked: activation.failedAttempts >= MAX_ACTIVATION_ATTEMPTS,
+            attemptsLeft,
+            locked: attemptsLeft === 0,
           },
         }
       : {}),
@@ -65,21 +89,26 @@ function toUserResponse(user: User): Record<string, unknown> {
   };
 }
 
-/** Add user, read, delete, public activation, and the admin re-issue. */
+/**
+ * Add user, read, delete, public activation, and the admin re-issue. A client reaches only the
+ * users of its own enterprise: every look-up goes by (enterpriseId, userId).
+ */
 export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): Router {
   const router = Router();
   const guard = [requireBearer(ctx, 'users'), requireAllowedIp(ctx)];
+  const refOf = (enterpriseId: string, userId: string): UserRef => ({ enterpriseId, userId: userIdParam(userId) });
 
   router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {
+    const { clientId, enterpriseId } = authOf(res);
     const request = parseEnrollmentRequest(req.body as Record<string, unknown>);
-    const { location } = await services.enrollment.enroll(authOf(res).clientId, request);
+    const { location } = await services.enrollment.enroll({ clientId, enterpriseId }, request);
     res.status(201).location(location).end();
   });
 
   // Public: the per-address limit comes first, so a caller over it costs one Redis call and never
   // has a body read or parsed.
   const activationPerIp: RequestHandler = async (req, _res, next) => {
-    await services.limits.consumeIp(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    await services.throttle.consumeIp(callerAddress(req));
     next();
   };
   router.post(
@@ -88,25 +117,29 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
     ...jsonBody(ctx),
     validateBody('users.activate.json', { toError: invalidFieldError({ error: 'Invalid data.' }) }),
     async (req, res) => {
-      const command = req.body as ActivateCommand;
-      await services.limits.consumeUser(command.userId);
-      res.status(200).json(await services.activation.activate(command));
+      const body = req.body as Omit<ActivateCommand, 'enterpriseId' | 'ip'> & { enterpriseId?: string };
+      const enterpriseId = body.enterpriseId ?? DEFAULT_ENTERPRISE_ID;
+      res.status(200).json(await services.activation.activate({ ...body, enterpriseId, ip: callerAddress(req) }));
     },
   );
 
   router.get('/v1/users/:userId', ...guard, async (req, res) => {
-    const user = await services.users.findByUserId(userIdParam(String(req.params.userId)));
+    const ref = refOf(authOf(res).enterpriseId, String(req.params.userId));
+    const user = await services.users.findUser(ref);
     if (!user) throw new NotFoundError('User not found');
-    res.status(200).json(toUserResponse(user));
+    res.status(200).json(toUserResponse(user, user.activation ? await services.throttle.attemptsLeft(ref) : 0));
   });
 
   router.delete('/v1/users/:userId', ...guard, async (req, res) => {
-    if (!(await services.users.markDeleted(userIdParam(String(req.params.userId)), new Date()))) throw new NotFoundError('User not found');
+    const { clientId, enterpriseId } = authOf(res);
+    const ref = refOf(enterpriseId, String(req.params.userId));
+    await removeUser(services, { clientId }, ref, commentsQuery(req));
     res.status(204).end();
   });
 
   router.post('/admin/users/:userId/activation', requireAdminToken(ctx), async (req, res) => {
-    res.status(202).json(await services.activation.reissue(userIdParam(String(req.params.userId))));
+    const ref = refOf(enterpriseQuery(req), String(req.params.userId));
+    res.status(202).json(await services.activation.reissue(ref, commentsQuery(req)));
   });
 
   return router;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Connection } from 'mongoose';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { connectMongo } from '../../core/db/mongo-connection.js';
-import { userModel } from '../../core/users/users.repository.js';
+import { toUserDoc, userModel } from '../../core/users/users.repository.js';
 import { distDir, envString, findFreePort, httpOk, runSecrets, startNode, TWILIO_TEST_SID, UNLIMITED_RATE_LIMITS, type Infra, type NodeChild } from './bench-kit.js';
 
 export interface ProviderStub extends NodeChild {
@@ -99,7 +99,9 @@ export async function insertBenchUsers(mongo: Connection, n: number): Promise<vo
     const docs = [];
     for (let i = from; i < Math.min(n, from + batch); i++) {
       const mobileNumber = benchMobile(i);
-      docs.push({ userId: benchUserId(i), loginId: benchUserId(i), primaryGroup: 'retail', secondaryGroups: [], firstName: 'Bench', lastName: 'User', status: 'ACTIVE', sourceType: 'SVC', clientId: 'bench', mobileNumber, liveMobileNumber: mobileNumber, createdAt: now, updatedAt: now });
+      docs.push(
+        toUserDoc({ enterpriseId: 'default', userId: benchUserId(i), loginId: benchUserId(i), primaryGroup: 'retail', secondaryGroups: [], firstName: 'Bench', lastName: 'User', status: 'ACTIVE', sourceType: 'SVC', clientId: 'bench', mobileNumber, createdAt: now, updatedAt: now }),
+      );
     }
     await Users.insertMany(docs, { ordered: false });
   }

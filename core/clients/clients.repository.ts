@@ -7,6 +7,8 @@ export type ClientScope = (typeof CLIENT_SCOPES)[number];
 /** A registered OAuth client, without its secret. */
 export interface Client {
   clientId: string;
+  /** The enterprise (tenant) whose users the client sees and changes. */
+  enterpriseId: string;
   name: string;
   scopes: ClientScope[];
   allowedIps: string[];
@@ -23,6 +25,7 @@ export interface ClientWithSecret extends Client {
 const clientSchema = new Schema<ClientWithSecret>(
   {
     clientId: { type: String, required: true, unique: true },
+    enterpriseId: { type: String, required: true },
     name: { type: String, required: true },
     scopes: { type: [String], default: [] },
     allowedIps: { type: [String], default: [] },
@@ -36,8 +39,9 @@ const clientSchema = new Schema<ClientWithSecret>(
 
 const model = (connection: Connection) => modelFor(connection, 'Client', clientSchema);
 
-const withoutSecret = ({ clientId, name, scopes, allowedIps, redirectUris, isPublic, createdAt }: ClientWithSecret): Client => ({
+const withoutSecret = ({ clientId, enterpriseId, name, scopes, allowedIps, redirectUris, isPublic, createdAt }: ClientWithSecret): Client => ({
   clientId,
+  enterpriseId,
   name,
   scopes,
   allowedIps,

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { Connection } from 'mongoose';
+import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../enterprises/enterprise-id.js';
 import { ValidationError } from '../errors/app-error.js';
+import { createActivityRepository } from '../activity/activity.repository.js';
+import { NotFoundError } from '../errors/app-error.js';
+import { invalidateClient } from './client-lookup.cache.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
-import { insertClient, type Client, type ClientScope } from './clients.repository.js';
+import { deleteClient, findClient, insertClient, type Client, type ClientScope } from './clients.repository.js';
 
 export interface RegisterClientInput {
   name: string;
+  /** Default `default`: a deployment that never names an enterprise has that one only. */
+  enterpriseId?: string;
   scopes: ClientScope[];
   allowedIps?: string[];
   redirectUris?: string[];
@@ -33,8 +39,13 @@ export function normalizeCidr(value: string): string {
   }
 }
 
-/** Registers a client: random id, random secret stored hashed, CIDRs normalised. */
-export async function registerClient(connection: Connection, input: RegisterClientInput): Promise<RegisteredClient> {
+/**
+ * Registers a client: random id, random secret stored hashed, CIDRs normalised; recorded in the
+ * activity record (done by the operator: the admin API or CLI) with the caller's `comments`.
+ */
+export async function registerClient(connection: Connection, input: RegisterClientInput, comments?: string): Promise<RegisteredClient> {
+  const enterpriseId = input.enterpriseId ?? DEFAULT_ENTERPRISE_ID;
+  if (!ENTERPRISE_ID_RE.test(enterpriseId)) throw new ValidationError('Invalid field enterpriseId: 1 to 64 of A-Z a-z 0-9 . _ @ -');
   const isPublic = input.public === true;
   const redirectUris = [...new Set(input.redirectUris ?? [])];
   if (isPublic && redirectUris.length === 0) {
@@ -43,6 +54,7 @@ export async function registerClient(connection: Connection, input: RegisterClie
   const clientSecret = isPublic ? undefined : generateClientSecret();
   const client = await insertClient(connection, {
     clientId: randomUUID(),
+    enterpriseId,
     name: input.name,
     scopes: [...new Set(input.scopes)],
     allowedIps: [...new Set((input.allowedIps ?? []).map(normalizeCidr))],
@@ -51,5 +63,14 @@ export async function registerClient(connection: Connection, input: RegisterClie
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
     createdAt: new Date(),
   });
+  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'client.created', enterpriseId: client.enterpriseId, clientId: client.clientId, comments });
   return clientSecret === undefined ? { client } : { client, clientSecret };
+}
+
+/** Deletes a client (its tokens are refused from then on); NotFoundError when unknown. Recorded. */
+export async function removeClient(connection: Connection, clientId: string, comments?: string): Promise<void> {
+  const client = await findClient(connection, clientId);
+  if (!client || !(await deleteClient(connection, clientId))) throw new NotFoundError('Client not found');
+  invalidateClient(connection, clientId);
+  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'client.deleted', enterpriseId: client.enterpriseId, clientId, comments });
 }

@@ -1,4 +1,5 @@
 import AjvModule from 'ajv';
+import ipaddr from 'ipaddr.js';
 import { configSchema } from './config.schema.js';
 
 const Ajv = AjvModule.default;
@@ -13,7 +14,8 @@ export interface Config {
   readonly queuePrefix: string;
   readonly publicUrl: string;
   readonly adminToken: string | undefined;
-  readonly trustProxy: boolean | number | string;
+  /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs (never `true`). */
+  readonly trustProxy: false | number | string;
   /** Request body limit of routes that carry images (enrollment with a selfie). */
   readonly bodyLimit: string;
   /** Request body limit of every other JSON route. */
@@ -34,11 +36,17 @@ export interface Config {
     readonly otpPerClient: RateLimit;
     readonly validatePerClient: RateLimit;
   };
-  /** User activation: code lifetime and abuse limits of POST /v1/users/activate. */
+  /** User activation: code lifetime and the throttle of POST /v1/users/activate (docs/security.md). */
   readonly activation: {
     readonly codeTtlSeconds: number;
-    readonly perUser: RateLimit;
     readonly perIp: RateLimit;
+    readonly maxFailures: number;
+    readonly freeFailuresPerAddress: number;
+    readonly freeFailuresPerUser: number;
+    readonly maxDelayPerAddressSeconds: number;
+    readonly maxDelayPerUserSeconds: number;
+    /** A refused activation answers no sooner than this after arrival (hides timing differences). */
+    readonly failureFloorMs: number;
   };
   /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service. */
   readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
@@ -106,10 +114,14 @@ const DEFAULTS: Record<string, string> = {
   RATE_LIMIT_VALIDATE_PER_CLIENT: '3000',
   RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS: '60',
   ACTIVATION_CODE_TTL_SECONDS: '604800',
-  RATE_LIMIT_ACTIVATE_PER_USER: '10',
-  RATE_LIMIT_ACTIVATE_PER_USER_WINDOW_SECONDS: '900',
   RATE_LIMIT_ACTIVATE_PER_IP: '60',
   RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS: '60',
+  ACTIVATION_MAX_FAILURES: '100',
+  ACTIVATION_FREE_FAILURES_PER_ADDRESS: '5',
+  ACTIVATION_FREE_FAILURES_PER_USER: '20',
+  ACTIVATION_MAX_DELAY_PER_ADDRESS_SECONDS: '900',
+  ACTIVATION_MAX_DELAY_PER_USER_SECONDS: '3600',
+  ACTIVATION_FAILURE_FLOOR_MS: '250',
   FACE_ANALYZER_TIMEOUT_MS: '5000',
 };
 
@@ -126,11 +138,35 @@ function isPrivateRsaJwk(value: string): boolean {
   }
 }
 
-function parseTrustProxy(value: string): boolean | number | string {
-  if (value === 'true') return true;
+function parseTrustProxy(value: string): false | number | string {
   if (value === 'false') return false;
   if (/^[0-9]+$/.test(value)) return Number(value);
-  return value;
+  return value.split(',').map((s) => s.trim()).filter(Boolean).join(', ');
+}
+
+/**
+ * TRUST_PROXY says which X-Forwarded-For hop is the caller: a hop count, or the proxies'
+ * addresses/CIDRs. `true` would believe any client-written header, letting a caller pick the
+ * address that allow-lists and per-address limits see, so it is refused.
+ */
+function trustProxyProblems(value: unknown): string[] {
+  if (typeof value !== 'string') return [];
+  if (value.trim().toLowerCase() === 'true') {
+    return ["TRUST_PROXY: 'true' would trust any X-Forwarded-For a caller writes (bypassing IP allow-lists and per-address limits); give the number of proxy hops in front of the service (e.g. 1) or the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)"];
+  }
+  if (value === 'false' || /^[0-9]{1,2}$/.test(value)) return [];
+  const bad = value.split(',').map((s) => s.trim()).filter((entry) => !isAddressOrCidr(entry));
+  return bad.length > 0 || value.trim() === '' ? [`TRUST_PROXY: must be false, a hop count (0-99) or a comma-separated list of addresses/CIDRs; not valid: ${bad.join(', ') || value}`] : [];
+}
+
+function isAddressOrCidr(value: string): boolean {
+  try {
+    if (value.includes('/')) ipaddr.parseCIDR(value);
+    else ipaddr.parse(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // A half-configured provider would silently fall back to the outbox; refuse to start instead.
@@ -187,6 +223,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     for (const key of PRODUCTION_SECRETS) if (raw[key] === undefined) problems.push(`${key}: is required in production`);
   }
   problems.push(...providerProblems(raw));
+  problems.push(...trustProxyProblems(raw.TRUST_PROXY));
+  if ((raw.ACTIVATION_MAX_FAILURES as number) <= (raw.ACTIVATION_FREE_FAILURES_PER_USER as number)) {
+    problems.push('ACTIVATION_FREE_FAILURES_PER_USER: must be below ACTIVATION_MAX_FAILURES');
+  }
   if (problems.length > 0) throw new ConfigError([...new Set(problems)].sort());
 
   return Object.freeze({
@@ -218,8 +258,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     activation: Object.freeze({
       codeTtlSeconds: raw.ACTIVATION_CODE_TTL_SECONDS as number,
-      perUser: Object.freeze({ points: raw.RATE_LIMIT_ACTIVATE_PER_USER as number, durationSeconds: raw.RATE_LIMIT_ACTIVATE_PER_USER_WINDOW_SECONDS as number }),
       perIp: Object.freeze({ points: raw.RATE_LIMIT_ACTIVATE_PER_IP as number, durationSeconds: raw.RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS as number }),
+      maxFailures: raw.ACTIVATION_MAX_FAILURES as number,
+      freeFailuresPerAddress: raw.ACTIVATION_FREE_FAILURES_PER_ADDRESS as number,
+      freeFailuresPerUser: raw.ACTIVATION_FREE_FAILURES_PER_USER as number,
+      maxDelayPerAddressSeconds: raw.ACTIVATION_MAX_DELAY_PER_ADDRESS_SECONDS as number,
+      maxDelayPerUserSeconds: raw.ACTIVATION_MAX_DELAY_PER_USER_SECONDS as number,
+      failureFloorMs: raw.ACTIVATION_FAILURE_FLOOR_MS as number,
     }),
     faceAnalyzer:
       raw.FACE_ANALYZER_URL === undefined ? undefined : Object.freeze({ url: raw.FACE_ANALYZER_URL as string, timeoutMs: raw.FACE_ANALYZER_TIMEOUT_MS as number }),

@@ -12,6 +12,7 @@ const deliverySchema = new Schema<DeliveryDoc>(
   {
     _id: { type: String, required: true },
     kind: { type: String, required: true },
+    enterpriseId: { type: String },
     refId: { type: String, required: true },
     channel: { type: String, required: true },
     to: { type: String, required: true },

@@ -10,6 +10,8 @@ export interface Delivery {
   /** Also the BullMQ job id, e.g. `otp-<uuid>-SMS`: retries and re-enqueues deduplicate on it. */
   id: string;
   kind: DeliveryKind;
+  /** The enterprise of the user the message goes to (absent on rows written before enterprises: `default`). */
+  enterpriseId?: string;
   /** The OTP uuid or user id the message belongs to. */
   refId: string;
   channel: Channel;

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { Config } from '../config/config.js';
 import { connectMongo, syncIndexes } from '../db/mongo-connection.js';
+import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
 import type { Logger } from '../logger/logger.js';
 import { closeQueueRegistry, createQueueRegistry, type QueueRegistry } from '../queues/queue-registry.js';
 import { createProducerRedis, createWorkerRedis } from '../queues/redis-connection.js';
@@ -20,6 +21,7 @@ export interface WorkerResources {
 
 export async function openWorkerResources(config: Config, log: Logger): Promise<WorkerResources> {
   const mongo = await connectMongo(config.mongodbUri);
+  await migrateToEnterprises(mongo, log);
   await syncIndexes(mongo);
   const workerRedis = createWorkerRedis(config.redisUrl);
   const producerRedis = createProducerRedis(config.redisUrl);

@@ -2,6 +2,7 @@ import { Schema, type Connection } from 'mongoose';
 import { modelFor } from '../db/model-registry.js';
 
 interface IdempotencyDoc {
+  enterpriseId: string;
   clientId: string;
   key: string;
   requestHash: string;
@@ -11,6 +12,7 @@ interface IdempotencyDoc {
 
 const idempotencySchema = new Schema<IdempotencyDoc>(
   {
+    enterpriseId: { type: String, required: true },
     clientId: { type: String, required: true },
     key: { type: String, required: true },
     requestHash: { type: String, required: true },
@@ -19,7 +21,8 @@ const idempotencySchema = new Schema<IdempotencyDoc>(
   },
   { versionKey: false, collection: 'otp_idempotency_keys' },
 );
-idempotencySchema.index({ clientId: 1, key: 1 }, { unique: true });
+// A key is the client's own; the enterprise leads the index like every per-tenant record.
+idempotencySchema.index({ enterpriseId: 1, clientId: 1, key: 1 }, { unique: true });
 idempotencySchema.index({ createdAt: 1 }, { expireAfterSeconds: 24 * 3600 });
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -38,11 +41,11 @@ export function createIdempotencyRepository(connection: Connection) {
       } catch (err) {
         if ((err as { code?: number }).code !== 11000) throw err;
       }
-      const existing = await (await model()).findOne({ clientId: entry.clientId, key: entry.key }).lean<IdempotencyDoc>();
+      const existing = await (await model()).findOne({ enterpriseId: entry.enterpriseId, clientId: entry.clientId, key: entry.key }).lean<IdempotencyDoc>();
       if (!existing) return this.claim(entry);
       if (entry.createdAt.getTime() - existing.createdAt.getTime() > IDEMPOTENCY_WINDOW_MS) {
         const replaced = await (await model()).findOneAndUpdate(
-          { clientId: entry.clientId, key: entry.key, createdAt: existing.createdAt },
+          { enterpriseId: entry.enterpriseId, clientId: entry.clientId, key: entry.key, createdAt: existing.createdAt },
           { $set: { requestHash: entry.requestHash, otpUuid: entry.otpUuid, createdAt: entry.createdAt } },
         ).lean<IdempotencyDoc>();
         if (replaced) return { claimed: true };

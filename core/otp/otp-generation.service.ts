@@ -23,7 +23,7 @@ export interface OtpGenerationDeps {
   otps: OtpsRepository;
   deliveries: DeliveriesRepository;
   idempotency: IdempotencyRepository;
-  users: Pick<UsersRepository, 'findByUserId'>;
+  users: Pick<UsersRepository, 'findUser'>;
   templates: TemplateLookup;
   /**
    * Queues one delivery, with its row sealed when the row is new; failures are tolerated (the
@@ -37,6 +37,8 @@ export interface OtpGenerationDeps {
 
 export interface GenerateOtpCommand {
   clientId: string;
+  /** The calling client's enterprise: the user is looked up there only. */
+  enterpriseId: string;
   request: GenerateOtpRequest;
   /** Canonical JSON of the request body, for the idempotency check. */
   rawBody: unknown;
@@ -101,6 +103,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         return {
           id,
           kind: 'otp',
+          enterpriseId: stored.enterpriseId,
           refId: stored.otpUuid,
           channel,
           to: addresses[channel] as string,
@@ -139,10 +142,10 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
 
   return {
     async generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }> {
-      const { request, clientId } = command;
+      const { request, clientId, enterpriseId } = command;
       // Admission (rate limits), template checks and the user read run at once; their verdicts
       // still come in the documented order: 429, then 422, then 404.
-      const [admitted, templates, found] = await Promise.allSettled([command.admission ?? Promise.resolve(), checkTemplates(request), deps.users.findByUserId(request.userId)]);
+      const [admitted, templates, found] = await Promise.allSettled([command.admission ?? Promise.resolve(), checkTemplates(request), deps.users.findUser({ enterpriseId, userId: request.userId })]);
       if (admitted.status === 'rejected') throw admitted.reason;
       if (templates.status === 'rejected') throw templates.reason;
       if (found.status === 'rejected') throw found.reason;
@@ -160,7 +163,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       const createdAt = now();
       if (command.idempotencyKey !== undefined) {
         const requestHash = createHash('sha256').update(canonicalJson(command.rawBody)).digest('hex');
-        const claim = await deps.idempotency.claim({ clientId, key: command.idempotencyKey, requestHash, otpUuid, createdAt });
+        const claim = await deps.idempotency.claim({ enterpriseId, clientId, key: command.idempotencyKey, requestHash, otpUuid, createdAt });
         if (!claim.claimed) {
           if (claim.existing.requestHash !== requestHash) {
             throw new ValidationError('Idempotency-Key was already used with a different request body');
@@ -177,6 +180,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       const channels = CHANNELS.filter((c) => request.channels[c] !== undefined);
       const record: OtpRecord = {
         otpUuid,
+        enterpriseId,
         clientId,
         userId: request.userId,
         digest: digestOtp(code, request.hashSpec, deps.keys),

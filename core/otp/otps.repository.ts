@@ -7,6 +7,8 @@ export type OtpStatus = 'ACTIVE' | 'USED' | 'LOCKED';
 
 export interface OtpRecord {
   otpUuid: string;
+  /** The enterprise of the client and of the user (records written before enterprises: `default`). */
+  enterpriseId: string;
   clientId: string;
   userId: string;
   digest: string;
@@ -34,6 +36,7 @@ interface OtpDoc extends Omit<OtpRecord, 'otpUuid'> {
 const otpSchema = new Schema<OtpDoc>(
   {
     _id: { type: String, required: true },
+    enterpriseId: { type: String, required: true },
     clientId: { type: String, required: true },
     userId: { type: String, required: true },
     digest: { type: String, required: true },
@@ -51,7 +54,7 @@ const otpSchema = new Schema<OtpDoc>(
   },
   { versionKey: false, collection: 'otps' },
 );
-otpSchema.index({ userId: 1, createdAt: -1 });
+otpSchema.index({ enterpriseId: 1, userId: 1, createdAt: -1 });
 // Real MongoDB drops records a week after expiry; the local server never fires TTL indexes.
 otpSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 7 * 24 * 3600 });
 

@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { createActivityRepository } from '../activity/activity.repository.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
 import { forgetCachedTemplate } from './template-cache.js';
 import { validateTemplateSyntax } from './template-renderer.js';
@@ -15,18 +16,21 @@ function checkContent(content: Omit<TemplateContent, 'name'>): void {
   validateTemplateSyntax({ name: '', ...content });
 }
 
-export async function createTemplate(connection: Connection, content: TemplateContent): Promise<MessageTemplate> {
+/** Creates a template (recorded in the activity record with the operator's `comments`). */
+export async function createTemplate(connection: Connection, content: TemplateContent, comments?: string): Promise<MessageTemplate> {
   checkContent(content);
   const created = await insertTemplate(connection, content, 'admin');
   if (!created) throw new ConflictError(`Template ${content.name} already exists`);
   forgetCachedTemplate(connection, content.name);
+  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.created', templateName: created.name, comments });
   return created;
 }
 
-export async function updateTemplate(connection: Connection, name: string, content: Omit<TemplateContent, 'name'>): Promise<MessageTemplate> {
+export async function updateTemplate(connection: Connection, name: string, content: Omit<TemplateContent, 'name'>, comments?: string): Promise<MessageTemplate> {
   checkContent(content);
   const updated = await replaceTemplateContent(connection, name, content);
   if (!updated) throw new NotFoundError(`Template ${name} not found`);
   forgetCachedTemplate(connection, name);
+  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.updated', templateName: updated.name, comments });
   return updated;
 }

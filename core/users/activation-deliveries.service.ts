@@ -1,3 +1,4 @@
+import { DEFAULT_ENTERPRISE_ID, userSubject, type UserRef } from '../enterprises/enterprise-id.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import type { Channel, Delivery } from '../deliveries/delivery.types.js';
 import type { Logger } from '../logger/logger.js';
@@ -7,12 +8,18 @@ import type { UsersRepository } from './users.repository.js';
 
 export const ACTIVATION_TEMPLATES: Record<Channel, string> = { EMAIL: 'activation_email', SMS: 'activation_sms' };
 
-/** userId may hold `@`, which delivery ids (dispatch job ids) do not allow: base64url it. */
-export const activationDeliveryId = (userId: string, issue: number, channel: Channel) =>
-  `activation-${Buffer.from(userId, 'utf8').toString('base64url')}-${issue}-${channel}`;
+const b64 = (value: string) => Buffer.from(value, 'utf8').toString('base64url');
+
+/**
+ * userId may hold `@`, which delivery ids (dispatch job ids) do not allow: base64url it. Users of
+ * the default enterprise keep the id they had before enterprises existed (no `.`); others add
+ * the enterprise before a `.` (not in the base64url alphabet), so ids never collide.
+ */
+export const activationDeliveryId = (ref: UserRef, issue: number, channel: Channel) =>
+  `activation-${ref.enterpriseId === DEFAULT_ENTERPRISE_ID ? '' : `${b64(ref.enterpriseId)}.`}${b64(ref.userId)}-${issue}-${channel}`;
 
 export interface ActivationDeliveriesDeps {
-  users: Pick<UsersRepository, 'findByUserId' | 'clearActivationCode'>;
+  users: Pick<UsersRepository, 'findUser' | 'clearActivationCode'>;
   deliveries: Pick<DeliveriesRepository, 'insertMany' | 'findByRef'>;
   /** Queues one dispatch job; failures are tolerated (the dispatch sweeper re-enqueues). */
   enqueueDispatch: (deliveryId: string) => Promise<void>;
@@ -30,14 +37,15 @@ export interface ActivationDeliveriesDeps {
 export function createActivationDeliveries(deps: ActivationDeliveriesDeps) {
   const now = deps.now ?? (() => new Date());
   return {
-    async prepareAndQueue(userId: string, issue: number): Promise<{ queued: string[] }> {
-      const user = await deps.users.findByUserId(userId);
+    async prepareAndQueue(ref: UserRef, issue: number): Promise<{ queued: string[] }> {
+      const user = await deps.users.findUser(ref);
+      const subject = userSubject(ref);
       const activation = user?.activation;
       if (!user || !activation || activation.issue !== issue) return { queued: [] };
 
       if (activation.codeEncrypted) {
-        const code = decryptSecret(activation.codeEncrypted, deps.keys.encryptionKey, `${userId}:${issue}`);
-        const verificationKey = decryptSecret(activation.verificationKeyEncrypted, deps.keys.encryptionKey, userId);
+        const code = decryptSecret(activation.codeEncrypted, deps.keys.encryptionKey, `${subject}:${issue}`);
+        const verificationKey = decryptSecret(activation.verificationKeyEncrypted, deps.keys.encryptionKey, subject);
         const addresses: [Channel, string | undefined][] = [
           ['EMAIL', user.emailId],
           ['SMS', user.mobileNumber],
@@ -46,11 +54,12 @@ export function createActivationDeliveries(deps: ActivationDeliveriesDeps) {
         const rows: Delivery[] = addresses
           .filter((entry): entry is [Channel, string] => entry[1] !== undefined)
           .map(([channel, to]) => {
-            const id = activationDeliveryId(userId, issue, channel);
+            const id = activationDeliveryId(ref, issue, channel);
             return {
               id,
               kind: 'activation',
-              refId: userId,
+              enterpriseId: ref.enterpriseId,
+              refId: ref.userId,
               channel,
               to,
               template: ACTIVATION_TEMPLATES[channel],
@@ -64,11 +73,11 @@ export function createActivationDeliveries(deps: ActivationDeliveriesDeps) {
             };
           });
         await deps.deliveries.insertMany(rows);
-        await deps.users.clearActivationCode(userId, issue);
+        await deps.users.clearActivationCode(ref, issue);
       }
 
-      const prefix = activationDeliveryId(userId, issue, 'EMAIL').replace(/EMAIL$/, '');
-      const rows = (await deps.deliveries.findByRef(userId)).filter((d) => d.id.startsWith(prefix) && d.state === 'QUEUED');
+      const prefix = activationDeliveryId(ref, issue, 'EMAIL').replace(/EMAIL$/, '');
+      const rows = (await deps.deliveries.findByRef(ref.userId)).filter((d) => d.id.startsWith(prefix) && d.state === 'QUEUED');
       const queued: string[] = [];
       for (const row of rows) {
         try {

@@ -15,7 +15,7 @@ export interface ActivationSweeperDeps {
  */
 export async function sweepActivations(deps: ActivationSweeperDeps, now = new Date()): Promise<number> {
   const pending = await deps.users.findUnpreparedActivations(new Date(now.getTime() - deps.graceMs), 200);
-  for (const { userId, issue } of pending) await deps.activationDeliveries.prepareAndQueue(userId, issue);
+  for (const { enterpriseId, userId, issue } of pending) await deps.activationDeliveries.prepareAndQueue({ enterpriseId, userId }, issue);
   if (pending.length > 0) deps.logger.info({ prepared: pending.length }, 'activation sweep');
   return pending.length;
 }

@@ -1,31 +1,36 @@
 import { createPublicKey } from 'node:crypto';
+import type { ActivityRepository } from '../activity/activity.repository.js';
+import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
 import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
 import { digestActivationCode, generateActivationCode, verifyActivationCode } from './activation-code.js';
-import type { ActivationLimits } from './activation-rate-limits.js';
+import type { ActivationThrottle } from './activation-throttle.js';
 import { userExists } from './enrollment.service.js';
-import { MAX_ACTIVATION_ATTEMPTS, PENDING_STATUSES, type UserDevice } from './user.types.js';
+import { PENDING_STATUSES, type UserDevice } from './user.types.js';
 import type { UsersRepository } from './users.repository.js';
 
-export interface ActivateCommand {
-  userId: string;
+export interface ActivateCommand extends UserRef {
   activationCode: string;
   device?: { deviceId: string; publicKeyJwk: { kty: string; crv: string; x: string; y: string; d?: unknown } };
+  /** The caller's address, as the allow-list sees it: the throttle's per-address scope. */
+  ip: string;
 }
 
 export interface ActivationDeps {
-  users: UsersRepository;
-  limits: Pick<ActivationLimits, 'phantomAttempt'>;
+  users: Pick<UsersRepository, 'findUser' | 'findActivationState' | 'completeActivation' | 'replaceActivation'>;
+  throttle: Pick<ActivationThrottle, 'admit' | 'succeeded' | 'reset' | 'maxFailures'>;
   /** Queues the activation messages of a code issue; tolerates Redis being down. */
-  queueActivation: (userId: string, issue: number) => Promise<void>;
+  queueActivation: (ref: UserRef, issue: number) => Promise<void>;
+  activity: Pick<ActivityRepository, 'append'>;
   keys: OtpKeys;
   codeTtlSeconds: number;
+  /** Every refused activation answers no sooner than this after it arrived (see activate). */
+  failureFloorMs: number;
   now?: () => Date;
 }
 
 export const wrongCode = (attemptsLeft: number) => new ValidationError('Invalid activation code', { extra: { attemptsLeft } });
-export const activationLocked = () => new AppError('ACTIVATION_LOCKED', 423, 'Too many wrong activation codes; ask for a new activation code');
 export const activationExpired = () => new AppError('ACTIVATION_EXPIRED', 410, 'Activation code expired; ask for a new activation code');
 
 /** The device key must be a real P-256 point (createPublicKey checks it is on the curve). */
@@ -43,60 +48,82 @@ function toDevice(device: NonNullable<ActivateCommand['device']>, now: Date): Us
 
 export function createActivationService(deps: ActivationDeps) {
   const now = deps.now ?? (() => new Date());
+  // Checked instead of a real digest when there is nothing to activate (unknown, ACTIVE or
+  // DELETED user): the same HMAC and comparison, and it never matches (a userId has no NUL).
+  const dummySubject = '\u0000nobody';
+  const dummyDigest = digestActivationCode(dummySubject, '\u0000', deps.keys.hmacKey);
 
-  /** Nothing to activate (unknown, ACTIVE, DELETED): answered exactly like a wrong code. */
-  async function phantom(userId: string, code: string): Promise<never> {
-    // Same HMAC work as a real check, so timing says little about whether the user exists.
-    verifyActivationCode(userId, code, digestActivationCode(userId, '\u0000', deps.keys.hmacKey), deps.keys.hmacKey);
-    const left = await deps.limits.phantomAttempt(userId);
-    if (left === 'LOCKED') throw activationLocked();
-    throw wrongCode(left);
+  /**
+   * Known and unknown users take the same path: one throttle admission in Redis, one user read
+   * (both at once), one HMAC and a constant-time comparison; only a right code does more. So
+   * neither the answers nor their timing tell whether a user exists (measured in bench/).
+   */
+  async function check(command: ActivateCommand): Promise<{ userId: string; status: 'ACTIVE'; deviceId?: string }> {
+    const at = now();
+    const device = command.device ? toDevice(command.device, at) : undefined;
+    const ref = { enterpriseId: command.enterpriseId, userId: command.userId };
+    const [admitted, found] = await Promise.allSettled([deps.throttle.admit(ref, command.ip), deps.users.findActivationState(ref)]);
+    if (admitted.status === 'rejected') throw admitted.reason;
+    if (found.status === 'rejected') throw found.reason;
+    const user = found.value;
+    const activation = user && PENDING_STATUSES.includes(user.status) ? user.activation : undefined;
+    const right = activation
+      ? verifyActivationCode(userSubject(ref), command.activationCode, activation.codeDigest, deps.keys.hmacKey)
+      : verifyActivationCode(dummySubject, command.activationCode, dummyDigest, deps.keys.hmacKey);
+    if (right && activation) {
+      // Expiry is told only to a caller who knows the code: it would otherwise reveal the user.
+      if (activation.expiresAt.getTime() <= at.getTime()) throw activationExpired();
+      if (await deps.users.completeActivation(ref, activation.issue, device, at)) {
+        await deps.throttle.succeeded(ref, command.ip);
+        await deps.activity.append({ actor: { type: 'user' }, action: 'user.activated', ...ref });
+        return { userId: command.userId, status: 'ACTIVE', ...(device ? { deviceId: device.deviceId } : {}) };
+      }
+    }
+    throw wrongCode(Math.max(deps.throttle.maxFailures - admitted.value, 0));
   }
 
   return {
     async activate(command: ActivateCommand): Promise<{ userId: string; status: 'ACTIVE'; deviceId?: string }> {
-      const at = now();
-      const device = command.device ? toDevice(command.device, at) : undefined;
-      const user = await deps.users.findByUserId(command.userId);
-      if (!user || !user.activation || !PENDING_STATUSES.includes(user.status)) return phantom(command.userId, command.activationCode);
-      if (user.activation.failedAttempts >= MAX_ACTIVATION_ATTEMPTS) throw activationLocked();
-
-      const counted = await deps.users.reserveActivationAttempt(command.userId, at);
-      if (!counted) throw activationLocked();
-      const right = verifyActivationCode(command.userId, command.activationCode, counted.codeDigest, deps.keys.hmacKey);
-      if (right) {
-        // Expiry is told only to a caller who knows the code: it would otherwise reveal the user.
-        if (counted.expiresAt.getTime() <= at.getTime()) throw activationExpired();
-        if (await deps.users.completeActivation(command.userId, counted.issue, device, at)) {
-          return { userId: command.userId, status: 'ACTIVE', ...(device ? { deviceId: device.deviceId } : {}) };
-        }
+      const started = performance.now();
+      try {
+        return await check(command);
+      } catch (err) {
+        // The path above is the same for known and unknown users, but a found user's document
+        // still costs the store a little more to send than an empty answer (a fraction of a
+        // millisecond, measurable over a few hundred pairs). Refusals therefore answer at a fixed
+        // floor after arrival, which hides such differences whenever the work fits under it, and
+        // slows a guesser for free. A right code is answered at once.
+        const left = deps.failureFloorMs - (performance.now() - started);
+        if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+        throw err;
       }
-      throw wrongCode(Math.max(MAX_ACTIVATION_ATTEMPTS - counted.failedAttempts, 0));
     },
 
-    /** Admin: a new generated code (attempts reset, new expiry), sent like at enrollment. */
-    async reissue(userId: string): Promise<{ userId: string; status: string; activationExpiresAt: string }> {
-      const user = await deps.users.findByUserId(userId);
+    /** Admin: a new generated code (throttle reset, new expiry), sent like at enrollment; recorded. */
+    async reissue(ref: UserRef, comments?: string): Promise<{ userId: string; status: string; activationExpiresAt: string }> {
+      const user = await deps.users.findUser(ref);
       if (!user) throw new NotFoundError('User not found');
       if (!user.activation || !PENDING_STATUSES.includes(user.status)) throw userExists(user);
       if (!user.emailId && !user.mobileNumber) throw new ConflictError('User has no emailId or mobileNumber to send a code to', { error: 'Invalid data.' });
       const at = now();
       const issue = user.activation.issue + 1;
       const code = generateActivationCode();
-      const verificationKey = decryptSecret(user.activation.verificationKeyEncrypted, deps.keys.encryptionKey, userId);
+      const subject = userSubject(ref);
+      const verificationKey = decryptSecret(user.activation.verificationKeyEncrypted, deps.keys.encryptionKey, subject);
       const activation = {
-        codeDigest: digestActivationCode(userId, code, deps.keys.hmacKey),
-        verificationKeyEncrypted: encryptSecret(verificationKey, deps.keys.encryptionKey, userId),
-        codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, `${userId}:${issue}`),
+        codeDigest: digestActivationCode(subject, code, deps.keys.hmacKey),
+        verificationKeyEncrypted: encryptSecret(verificationKey, deps.keys.encryptionKey, subject),
+        codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, `${subject}:${issue}`),
         issue,
         expiresAt: new Date(at.getTime() + deps.codeTtlSeconds * 1000),
-        failedAttempts: 0,
       };
-      if (!(await deps.users.replaceActivation(userId, user.activation.issue, activation, at))) {
+      if (!(await deps.users.replaceActivation(ref, user.activation.issue, activation, at))) {
         throw new ConflictError('The activation changed meanwhile; try again', { error: 'Invalid data.' });
       }
-      await deps.queueActivation(userId, issue);
-      return { userId, status: user.status, activationExpiresAt: activation.expiresAt.toISOString() };
+      await deps.throttle.reset(ref);
+      await deps.activity.append({ actor: { type: 'admin' }, action: 'user.activation-reissued', ...ref, comments });
+      await deps.queueActivation(ref, issue);
+      return { userId: ref.userId, status: user.status, activationExpiresAt: activation.expiresAt.toISOString() };
     },
   };
 }

@@ -1,6 +1,8 @@
 import type { Connection } from 'mongoose';
+import type { ActivityRepository } from '../activity/activity.repository.js';
 import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { ConflictError } from '../errors/app-error.js';
+import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
+import { ConflictError, NotFoundError } from '../errors/app-error.js';
 import { findMissingGroupNames } from '../groups/groups.repository.js';
 import type { Logger } from '../logger/logger.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
@@ -17,10 +19,11 @@ export interface EnrollmentDeps {
   users: UsersRepository;
   groups: { findMissingGroupNames: (names: string[]) => Promise<string[]> };
   /** Queues the enrollment job of one code issue. */
-  enqueueEnrollment: (data: { userId: string; issue: number }) => Promise<void>;
+  enqueueEnrollment: (data: UserRef & { issue: number }) => Promise<void>;
   /** The job's own work, run in-process when the job cannot be queued (Redis down). */
   activationDeliveries: ActivationDeliveries;
   faceAnalyzer?: FaceAnalyzer;
+  activity: Pick<ActivityRepository, 'append'>;
   keys: OtpKeys;
   codeTtlSeconds: number;
   logger: Logger;
@@ -37,29 +40,29 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
   const now = deps.now ?? (() => new Date());
 
   /** Business checks, in order: user exists, primary among secondaries, missing group, mobile held. */
-  async function checkBusinessRules(request: EnrollmentRequest): Promise<void> {
-    const existing = await deps.users.findByUserId(request.userId);
+  async function checkBusinessRules(enterpriseId: string, request: EnrollmentRequest): Promise<void> {
+    const existing = await deps.users.findUser({ enterpriseId, userId: request.userId });
     if (existing) throw userExists(existing);
     if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
     const [missing] = await deps.groups.findMissingGroupNames([request.primaryGroup, ...request.secondaryGroups]);
     if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
-    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile(request.mobileNumber))) throw conflict('Mobile number already registered');
+    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile(enterpriseId, request.mobileNumber))) throw conflict('Mobile number already registered');
   }
 
   /** The checks above ran before the insert; the unique indexes settle races between requests. */
-  async function conflictOfDuplicate(request: EnrollmentRequest): Promise<ConflictError> {
-    const winner = await deps.users.findByUserId(request.userId);
+  async function conflictOfDuplicate(enterpriseId: string, request: EnrollmentRequest): Promise<ConflictError> {
+    const winner = await deps.users.findUser({ enterpriseId, userId: request.userId });
     return winner ? userExists(winner) : conflict('Mobile number already registered');
   }
 
-  async function queueActivation(userId: string, issue: number): Promise<void> {
+  async function queueActivation(ref: UserRef, issue: number): Promise<void> {
     try {
-      await deps.enqueueEnrollment({ userId, issue });
+      await deps.enqueueEnrollment({ enterpriseId: ref.enterpriseId, userId: ref.userId, issue });
     } catch (err) {
       // Accepted anyway: do the job's work here; its dispatch rows are swept if Redis stays down.
       // No userId in the log line: userIds are often e-mail addresses.
       deps.logger.warn({ err: (err as Error).message }, 'enrollment enqueue failed; preparing activation in-process');
-      await deps.activationDeliveries.prepareAndQueue(userId, issue).catch((inner: unknown) => {
+      await deps.activationDeliveries.prepareAndQueue(ref, issue).catch((inner: unknown) => {
         deps.logger.error({ err: inner }, 'activation could not be prepared; an admin can re-issue it');
       });
     }
@@ -69,11 +72,14 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     /** Queues the activation messages of one code issue (also used by the admin re-issue). */
     queueActivation,
 
-    async enroll(clientId: string, request: EnrollmentRequest): Promise<{ location: string }> {
+    /** Enrolls the user in the calling client's enterprise; recorded in the activity record. */
+    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ location: string }> {
+      const { clientId, enterpriseId } = caller;
+      const subject = userSubject({ enterpriseId, userId: request.userId });
       // Local image checks are request validation; the analyzer (remote, slow) runs only for a
       // request that passed the business rules.
       const selfie: CheckedSelfie | undefined = request.selfieImage === undefined ? undefined : await checkSelfieImage(request.selfieImage);
-      await checkBusinessRules(request);
+      await checkBusinessRules(enterpriseId, request);
       if (selfie && deps.faceAnalyzer) await deps.faceAnalyzer.analyze(selfie);
 
       const createdAt = now();
@@ -82,6 +88,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
       const verificationKey = request.predefinedVerKey ?? generateVerificationKey();
       const issue = 1;
       const user: User = {
+        enterpriseId,
         userId: request.userId,
         loginId: request.loginId,
         primaryGroup: request.primaryGroup,
@@ -95,13 +102,12 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         ...(request.comments !== undefined ? { comments: request.comments } : {}),
         clientId,
         activation: {
-          codeDigest: digestActivationCode(request.userId, code, deps.keys.hmacKey),
-          verificationKeyEncrypted: encryptSecret(verificationKey, deps.keys.encryptionKey, request.userId),
+          codeDigest: digestActivationCode(subject, code, deps.keys.hmacKey),
+          verificationKeyEncrypted: encryptSecret(verificationKey, deps.keys.encryptionKey, subject),
           // Only a generated code is sent; a predefined one is the caller's to hand out.
-          ...(generated ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, `${request.userId}:${issue}`) } : {}),
+          ...(generated ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, `${subject}:${issue}`) } : {}),
           issue,
           expiresAt: new Date(createdAt.getTime() + deps.codeTtlSeconds * 1000),
-          failedAttempts: 0,
         },
         ...(selfie
           ? { server_bio_template_hash: selfie.sha256, server_bio_template_hash_created_ts: createdAt, server_bio_template_source: 'SELFIE' }
@@ -112,13 +118,29 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
       try {
         await deps.users.insert(user);
       } catch (err) {
-        if (isDuplicateKeyError(err)) throw await conflictOfDuplicate(request);
+        if (isDuplicateKeyError(err)) throw await conflictOfDuplicate(enterpriseId, request);
         throw err;
       }
-      if (generated) await queueActivation(user.userId, issue);
+      await deps.activity.append({ actor: { type: 'client', clientId }, action: 'user.enrolled', enterpriseId, userId: user.userId, comments: request.comments });
+      if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
       return { location: `/v1/users/${user.userId}` };
     },
   };
 }
 
 export type EnrollmentService = ReturnType<typeof createEnrollmentService>;
+
+/**
+ * DELETE of a user by a client of its enterprise: DELETED, recorded with the caller's comments
+ * when it changed something. NotFoundError when the enterprise has no such user.
+ */
+export async function removeUser(
+  deps: { users: Pick<UsersRepository, 'markDeleted'>; activity: Pick<ActivityRepository, 'append'> },
+  caller: { clientId: string },
+  ref: UserRef,
+  comments?: string,
+): Promise<void> {
+  const outcome = await deps.users.markDeleted(ref, new Date());
+  if (!outcome) throw new NotFoundError('User not found');
+  if (outcome === 'deleted') await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
+}

@@ -4,9 +4,6 @@ export type UserStatus = (typeof USER_STATUSES)[number];
 /** Statuses in which a user may still activate (enrollment sets one of them). */
 export const PENDING_STATUSES: readonly UserStatus[] = ['CREATED', 'ONBOARDING'];
 
-/** Wrong codes allowed before the activation locks until an admin re-issues a code. */
-export const MAX_ACTIVATION_ATTEMPTS = 5;
-
 export interface UserActivation {
   /** HMAC of the activation code (never the code itself). */
   codeDigest: string;
@@ -20,8 +17,6 @@ export interface UserActivation {
   /** 1 at enrollment, +1 per admin re-issue; part of the job and delivery ids. */
   issue: number;
   expiresAt: Date;
-  /** Checks counted so far (a right code counts too); locked at MAX_ACTIVATION_ATTEMPTS. */
-  failedAttempts: number;
 }
 
 export interface UserDevice {
@@ -31,6 +26,8 @@ export interface UserDevice {
 }
 
 export interface User {
+  /** The enterprise (tenant) the user belongs to: the enrolling client's. */
+  enterpriseId: string;
   userId: string;
   loginId: string;
   primaryGroup: string;

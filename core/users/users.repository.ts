@@ -1,18 +1,21 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { createBatchedLookup } from '../batching/group-commit.js';
 import { modelFor } from '../db/model-registry.js';
-import { MAX_ACTIVATION_ATTEMPTS, PENDING_STATUSES, type User, type UserActivation, type UserDevice } from './user.types.js';
+import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
+import { PENDING_STATUSES, type User, type UserActivation, type UserDevice } from './user.types.js';
 
 interface UserDoc extends User {
   /**
-   * The mobile number while the user is not DELETED, absent otherwise. A sparse unique index on
-   * it keeps a number to one live user (partial indexes are not honoured by the local server).
+   * `<enterpriseId>:<mobileNumber>` while the user is not DELETED, absent otherwise. A sparse
+   * unique index on it keeps a number to one live user per enterprise (partial indexes are not
+   * honoured by the local server, and a sparse compound index would still index every user).
    */
-  liveMobileNumber?: string;
+  liveMobileKey?: string;
 }
 
 const userSchema = new Schema<UserDoc>(
   {
+    enterpriseId: { type: String, required: true },
     userId: { type: String, required: true },
     loginId: { type: String, required: true },
     primaryGroup: { type: String, required: true },
@@ -21,7 +24,7 @@ const userSchema = new Schema<UserDoc>(
     lastName: { type: String, required: true },
     emailId: { type: String },
     mobileNumber: { type: String },
-    liveMobileNumber: { type: String },
+    liveMobileKey: { type: String },
     status: { type: String, required: true },
     sourceType: { type: String, required: true },
     comments: { type: String },
@@ -37,78 +40,89 @@ const userSchema = new Schema<UserDoc>(
   },
   { versionKey: false, collection: 'users' },
 );
-userSchema.index({ userId: 1 }, { unique: true });
-userSchema.index({ liveMobileNumber: 1 }, { unique: true, sparse: true });
+userSchema.index({ enterpriseId: 1, userId: 1 }, { unique: true });
+userSchema.index({ liveMobileKey: 1 }, { unique: true, sparse: true });
 
 /** The users model once its unique indexes exist (they carry the enrollment race-safety). */
 export function userModel(connection: Connection): Promise<Model<UserDoc>> {
   return modelFor(connection, 'User', userSchema);
 }
 
-function toUser(doc: UserDoc & { _id?: unknown }): User {
-  const { _id, liveMobileNumber, ...user } = doc;
+export const liveMobileKey = (enterpriseId: string, mobileNumber: string) => `${enterpriseId}:${mobileNumber}`;
+
+/** The stored document of a user (the derived unique key included). */
+export function toUserDoc(user: User): UserDoc {
+  return { ...user, ...(user.status !== 'DELETED' && user.mobileNumber ? { liveMobileKey: liveMobileKey(user.enterpriseId, user.mobileNumber) } : {}) };
+}
+
+function toUser(doc: UserDoc & { _id?: unknown; liveMobileNumber?: unknown }): User {
+  const { _id, liveMobileKey: _key, liveMobileNumber: _legacy, ...user } = doc;
   void _id;
-  void liveMobileNumber;
   return user;
 }
 
 const pending = { $in: [...PENDING_STATUSES] };
+const byRef = (ref: UserRef) => ({ enterpriseId: ref.enterpriseId, userId: ref.userId });
 
 export function createUsersRepository(connection: Connection) {
   const model = () => userModel(connection);
-  // Look-ups of concurrent requests share one `$in` query on the unique userId index.
+  // Look-ups of concurrent requests share one query on the unique (enterpriseId, userId) index.
   const lookups = createBatchedLookup(
-    async (userIds: string[]) => (await model()).collection.find<UserDoc>({ userId: { $in: userIds } }).toArray(),
-    (doc) => doc.userId,
+    async (keys: string[]) => {
+      const refs = keys.map((key) => {
+        const at = key.indexOf(':');
+        return { enterpriseId: key.slice(0, at), userId: key.slice(at + 1) };
+      });
+      const enterprises = [...new Set(refs.map((r) => r.enterpriseId))];
+      const userIds = [...new Set(refs.map((r) => r.userId))];
+      // Matches may include other pairs of the two sets; keyOf drops what nobody asked for.
+      return (await model()).collection.find<UserDoc>({ enterpriseId: { $in: enterprises }, userId: { $in: userIds } }).toArray();
+    },
+    (doc) => userKey(doc),
     toUser,
   );
   return {
-    findByUserId(userId: string): Promise<User | undefined> {
-      return lookups.submit(userId);
-    },
-
-    /** The user who is not DELETED and holds this mobile number, if any. */
-    async findLiveByMobile(mobileNumber: string): Promise<User | undefined> {
-      const doc = await (await model()).findOne({ liveMobileNumber: mobileNumber }).lean<UserDoc>();
-      return doc ? toUser(doc) : undefined;
-    },
-
-    /** Inserts the user; a duplicate userId or live mobile number throws MongoDB's error 11000. */
-    async insert(user: User): Promise<void> {
-      await (await model()).create({ ...user, ...(user.status !== 'DELETED' && user.mobileNumber ? { liveMobileNumber: user.mobileNumber } : {}) });
+    /**
+     * THE look-up of a user: always by enterprise and userId, so no caller can reach another
+     * enterprise's user. Returns the user in any status (DELETED included).
+     */
+    findUser(ref: UserRef): Promise<User | undefined> {
+      return lookups.submit(userKey(ref));
     },
 
     /**
-     * Counts one activation check atomically while the user is pending and not locked, so N
-     * parallel guesses never get more than MAX_ACTIVATION_ATTEMPTS checks. Returns the
-     * activation as counted, or undefined when no check is allowed.
+     * Only what an activation check needs (status and activation), through the same
+     * (enterpriseId, userId) look-up: a small reply, so a found user costs about what a missing
+     * one does (the public activation route must not tell them apart by timing).
      */
-    async reserveActivationAttempt(userId: string, now: Date): Promise<UserActivation | undefined> {
-      const doc = await (await model())
-        .findOneAndUpdate(
-          { userId, status: pending, 'activation.failedAttempts': { $lt: MAX_ACTIVATION_ATTEMPTS } },
-          { $inc: { 'activation.failedAttempts': 1 }, $set: { updatedAt: now } },
-          { new: true },
-        )
-        .lean<UserDoc>();
-      return doc?.activation;
+    async findActivationState(ref: UserRef): Promise<Pick<User, 'status' | 'activation'> | undefined> {
+      const doc = await (await model()).collection.findOne<Pick<UserDoc, 'status' | 'activation'>>(byRef(ref), { projection: { _id: 0, status: 1, activation: 1 } });
+      return doc ?? undefined;
+    },
+
+    /** The user of this enterprise who is not DELETED and holds this mobile number, if any. */
+    async findLiveByMobile(enterpriseId: string, mobileNumber: string): Promise<User | undefined> {
+      const doc = await (await model()).findOne({ liveMobileKey: liveMobileKey(enterpriseId, mobileNumber) }).lean<UserDoc>();
+      return doc ? toUser(doc) : undefined;
+    },
+
+    /** Inserts the user; a duplicate (enterpriseId, userId) or live mobile number throws MongoDB's error 11000. */
+    async insert(user: User): Promise<void> {
+      await (await model()).create(toUserDoc(user));
     },
 
     /** ACTIVE once, for this code issue only; false when the user changed meanwhile. */
-    async completeActivation(userId: string, issue: number, device: UserDevice | undefined, now: Date): Promise<boolean> {
+    async completeActivation(ref: UserRef, issue: number, device: UserDevice | undefined, now: Date): Promise<boolean> {
       const result = await (await model()).updateOne(
-        { userId, status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
+        { ...byRef(ref), status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
         { $set: { status: 'ACTIVE', activatedAt: now, updatedAt: now, ...(device ? { device } : {}) }, $unset: { activation: 1 } },
       );
       return result.modifiedCount === 1;
     },
 
     /** Replaces the activation of a pending user whose current issue is `previousIssue`. */
-    async replaceActivation(userId: string, previousIssue: number, activation: UserActivation, now: Date): Promise<boolean> {
-      const result = await (await model()).updateOne(
-        { userId, status: pending, 'activation.issue': previousIssue },
-        { $set: { activation, updatedAt: now } },
-      );
+    async replaceActivation(ref: UserRef, previousIssue: number, activation: UserActivation, now: Date): Promise<boolean> {
+      const result = await (await model()).updateOne({ ...byRef(ref), status: pending, 'activation.issue': previousIssue }, { $set: { activation, updatedAt: now } });
       return result.modifiedCount === 1;
     },
 
@@ -116,30 +130,33 @@ export function createUsersRepository(connection: Connection) {
      * Pending activations whose messages were never prepared (the enrollment job was lost):
      * the encrypted code is still on the user long after it was issued.
      */
-    async findUnpreparedActivations(olderThan: Date, limit: number): Promise<{ userId: string; issue: number }[]> {
+    async findUnpreparedActivations(olderThan: Date, limit: number): Promise<(UserRef & { issue: number })[]> {
       const docs = await (await model())
-        .find({ status: pending, 'activation.codeEncrypted': { $exists: true }, updatedAt: { $lt: olderThan } }, { userId: 1, 'activation.issue': 1 })
+        .find({ status: pending, 'activation.codeEncrypted': { $exists: true }, updatedAt: { $lt: olderThan } }, { enterpriseId: 1, userId: 1, 'activation.issue': 1 })
         .sort({ updatedAt: 1 })
         .limit(limit)
-        .lean<{ userId: string; activation: { issue: number } }[]>();
-      return docs.map((d) => ({ userId: d.userId, issue: d.activation.issue }));
+        .lean<{ enterpriseId: string; userId: string; activation: { issue: number } }[]>();
+      return docs.map((d) => ({ enterpriseId: d.enterpriseId, userId: d.userId, issue: d.activation.issue }));
     },
 
     /** Drops the encrypted code once the activation deliveries hold their own copy. */
-    async clearActivationCode(userId: string, issue: number): Promise<void> {
-      await (await model()).updateOne({ userId, 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });
+    async clearActivationCode(ref: UserRef, issue: number): Promise<void> {
+      await (await model()).updateOne({ ...byRef(ref), 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });
     },
 
-    /** DELETED: frees the mobile number and ends any pending activation. False when unknown. */
-    async markDeleted(userId: string, now: Date): Promise<boolean> {
+    /**
+     * DELETED: frees the mobile number and ends any pending activation. 'deleted' when this call
+     * changed the user, 'already' when it was DELETED before, undefined when unknown.
+     */
+    async markDeleted(ref: UserRef, now: Date): Promise<'deleted' | 'already' | undefined> {
       const Users = await model();
       const result = await Users.updateOne(
-        { userId, status: { $ne: 'DELETED' } },
-        { $set: { status: 'DELETED', updatedAt: now }, $unset: { liveMobileNumber: 1, activation: 1 } },
+        { ...byRef(ref), status: { $ne: 'DELETED' } },
+        { $set: { status: 'DELETED', updatedAt: now }, $unset: { liveMobileKey: 1, activation: 1 } },
       );
-      if (result.matchedCount === 1) return true;
+      if (result.matchedCount === 1) return 'deleted';
       // Deleting twice is not an error: the user exists, already DELETED.
-      return (await Users.exists({ userId })) !== null;
+      return (await Users.exists(byRef(ref))) !== null ? 'already' : undefined;
     },
   };
 }

@@ -49,6 +49,7 @@ describe('admin API: clients and groups', () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
         client_id: created.client_id,
+        enterpriseId: 'default',
         name: 'readback',
         scopes: ['notifications'],
         allowedIps: ['10.0.0.0/8'],
@@ -85,7 +86,7 @@ describe('admin API: clients and groups', () => {
       const body = (await res.json()) as Record<string, unknown>[];
       expect(body.length).toBeGreaterThanOrEqual(4);
       for (const client of body) {
-        expect(Object.keys(client).sort()).toEqual(['allowedIps', 'client_id', 'createdAt', 'name', 'public', 'redirectUris', 'scopes']);
+        expect(Object.keys(client).sort()).toEqual(['allowedIps', 'client_id', 'createdAt', 'enterpriseId', 'name', 'public', 'redirectUris', 'scopes']);
       }
       expect(body.map((c) => c.name)).toEqual(expect.arrayContaining(['acme', 'hashed', 'readback', 'spa']));
     });

@@ -24,9 +24,10 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
   }
 
   test('when a client is created from the CLI, then it prints the client with its secret, and the API issues it tokens', async () => {
-    const created = (await cli('clients', 'create', '--name', 'acme', '--scopes', 'otp,users', '--allowed-ips', '127.0.0.1/32,::1/128')) as Record<string, unknown>;
+    const created = (await cli('clients', 'create', '--name', 'acme', '--scopes', 'otp,users', '--enterprise', 'acme-bank', '--allowed-ips', '127.0.0.1/32,::1/128')) as Record<string, unknown>;
     expect(created).toEqual({
       client_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      enterpriseId: 'acme-bank',
       name: 'acme',
       scopes: ['otp', 'users'],
       allowedIps: ['127.0.0.1/32', '::1/128'],
@@ -38,6 +39,12 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     const res = await requestToken(service, { clientId: created.client_id as string, clientSecret: created.client_secret as string });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { scope: string }).scope).toBe('otp users');
+
+    // The operator's change is in the activity record like one made through the admin API.
+    const activity = await fetch(`${service.url}/admin/activity?enterpriseId=acme-bank`, { headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    expect(((await activity.json()) as { activity: unknown[] }).activity).toEqual([
+      { id: expect.any(String), at: expect.any(String), actor: { type: 'admin' }, action: 'client.created', enterpriseId: 'acme-bank', clientId: created.client_id },
+    ]);
 
     const listed = (await cli('clients', 'list')) as Record<string, unknown>[];
     const { client_secret: _secret, ...withoutSecret } = created;

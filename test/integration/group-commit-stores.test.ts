@@ -19,6 +19,7 @@ describe('group commit on the stores', () => {
 
   const record = (otpUuid: string): OtpRecord => ({
     otpUuid,
+    enterpriseId: 'default',
     clientId: 'c1',
     userId: 'u1',
     digest: 'd',
@@ -56,7 +57,7 @@ describe('group commit on the stores', () => {
     for (let i = 0; i < 5; i++) await insertUser(service.ctx.mongo, { userId: `gc-user-${i}`, mobileNumber: `+1555000900${i}` });
     const users = createUsersRepository(service.ctx.mongo);
     const ids = ['gc-user-3', 'nobody', 'gc-user-0', 'gc-user-3', 'gc-user-4'];
-    const found = await Promise.all(ids.map((id) => users.findByUserId(id)));
+    const found = await Promise.all(ids.map((userId) => users.findUser({ enterpriseId: 'default', userId })));
     expect(found.map((u) => u?.userId)).toEqual(['gc-user-3', undefined, 'gc-user-0', 'gc-user-3', 'gc-user-4']);
     expect(found[2]?.mobileNumber).toBe('+15550009000');
   });

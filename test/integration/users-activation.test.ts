@@ -5,12 +5,15 @@ import { startEnrollmentWorker } from '../../workers/enrollment/enrollment-worke
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, readOutbox, type OutboxEntry } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { postJsonFrom } from '../support/local-address.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { createGroups, errorBody, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
 
 const PATH = '/v1/users/activate';
 const wrong = (attemptsLeft: number) => errorBody(422, 'Unprocessable Entity', 'Invalid activation code', PATH, { attemptsLeft });
 const locked = errorBody(423, 'Locked', 'Too many wrong activation codes; ask for a new activation code', PATH);
+const throttled = (seconds: number) => errorBody(429, 'Too Many Requests', `Too many requests: retry after ${seconds} seconds`, PATH);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const CODE_RE = /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{8}$/;
 
 function deviceKey(): { kty: string; crv: string; x: string; y: string } {
@@ -28,7 +31,7 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
   const nextId = () => `act${++n}`;
 
   beforeAll(async () => {
-    service = await startTestService('usersactivate', { RATE_LIMIT_ACTIVATE_PER_USER: '1000', RATE_LIMIT_ACTIVATE_PER_IP: '10000' });
+    service = await startTestService('usersactivate', { RATE_LIMIT_ACTIVATE_PER_IP: '10000' });
     await createGroups(service, ['retail']);
     token = (await createClientWithToken(service, { scopes: ['users'] })).accessToken;
     dispatch = await startDispatchWorker(service.config, workerLogs.logger);
@@ -81,7 +84,7 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect(stored).not.toContain(code);
     expect(stored).not.toContain(key);
     const job = await service.ctx.queues.enrollment.getJob(`enroll-${userId}-1`);
-    expect(job?.data).toEqual({ userId, issue: 1 });
+    expect(job?.data).toEqual({ enterpriseId: 'default', userId, issue: 1 });
     // No code, e-mail address or full phone number in any log line.
     const logs = JSON.stringify([...service.logLines(), ...workerLogs.lines()]);
     for (const secret of [code, key, email, mobile]) expect(logs).not.toContain(secret);
@@ -98,7 +101,22 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect(got.activation).toBeUndefined();
     const again = await activate({ userId, activationCode: code });
     expect(again.status).toBe(422);
-    expect(await again.json()).toEqual(wrong(4));
+    expect(await again.json()).toEqual(wrong(99));
+  });
+
+  test('when a user of another enterprise than default is enrolled, then the job and message carry that enterprise and the code activates there only', async () => {
+    const acme = (await createClientWithToken(service, { scopes: ['users'], enterpriseId: 'acme' })).accessToken;
+    const userId = nextId();
+    const email = `${userId}.acme@example.com`;
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', acme, userBody(userId, { emailId: email }))).status).toBe(201);
+    const job = await service.ctx.queues.enrollment.getJob(`enroll-acme~${userId}-1`);
+    expect(job?.data).toEqual({ enterpriseId: 'acme', userId, issue: 1 });
+    const [mail] = await messages(email, 1);
+    const code = codeIn(mail.text);
+    expect(await (await activate({ userId, activationCode: code })).json()).toEqual(wrong(99));
+    const ok = await activate({ enterpriseId: 'acme', userId, activationCode: code });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ userId, status: 'ACTIVE' });
   });
 
   test('when the right code is sent without a device, then 200 ACTIVE without deviceId', async () => {
@@ -108,19 +126,36 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect(await res.json()).toEqual({ userId, status: 'ACTIVE' });
   });
 
-  test('when wrong codes are sent, then 422 with attempts counting down, and after 5 the right code too is 423 Locked', async () => {
+  test('when a stranger sends 5+ wrong codes from one address, then that address waits (429, Retry-After) while the right code from another address activates', async () => {
     const { userId, code } = await enrollWithCode();
-    for (const left of [4, 3, 2, 1, 0]) {
+    for (const left of [99, 98, 97, 96, 95, 94]) {
       const res = await activate({ userId, activationCode: 'WRONG234' });
       expect(res.status).toBe(422);
       expect(await res.json()).toEqual(wrong(left));
     }
-    const res = await activate({ userId, activationCode: code });
-    expect(res.status).toBe(423);
-    expect(await res.json()).toEqual(locked);
+    // After 5 free failures the 6th opened a 1-second wait for this address.
+    const waiting = await activate({ userId, activationCode: code });
+    expect(waiting.status).toBe(429);
+    expect(waiting.headers.get('retry-after')).toBe('1');
+    expect(await waiting.json()).toEqual(throttled(1));
+    const owner = await postJsonFrom('127.0.0.2', `${service.url}${PATH}`, { userId, activationCode: code });
+    expect(owner.status).toBe(200);
+    expect(owner.body).toEqual({ userId, status: 'ACTIVE' });
   });
 
-  test('when an admin re-issues a locked activation, then a new code is sent, the old one is refused and the new one activates', async () => {
+  test('when one address keeps guessing, then its waits double (1 s, then 2 s) and a refused try is not counted', async () => {
+    const { userId } = await enrollWithCode();
+    for (let i = 0; i < 6; i += 1) expect((await activate({ userId, activationCode: 'WRONG234' })).status).toBe(422);
+    expect((await activate({ userId, activationCode: 'WRONG234' })).status).toBe(429);
+    await sleep(1100);
+    const seventh = await activate({ userId, activationCode: 'WRONG234' });
+    expect(await seventh.json()).toEqual(wrong(93));
+    const next = await activate({ userId, activationCode: 'WRONG234' });
+    expect(next.status).toBe(429);
+    expect(next.headers.get('retry-after')).toBe('2');
+  });
+
+  test('when an admin re-issues after many wrong codes, then a new code is sent, the old one is refused and the new one activates', async () => {
     const { userId, code, email } = await enrollWithCode();
     for (let i = 0; i < 5; i += 1) await activate({ userId, activationCode: 'WRONG234' });
     const res = await admin(`/admin/users/${userId}/activation`);
@@ -130,11 +165,12 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     const newCode = all.map((m) => codeIn(m.text)).find((c) => c !== code) as string;
     expect(newCode).toMatch(CODE_RE);
     expect(keyIn(all[0].text)).toBe(keyIn(all[1].text));
-    const old = await activate({ userId, activationCode: code });
-    expect(await old.json()).toEqual(wrong(4));
-    const ok = await activate({ userId, activationCode: newCode });
+    // The user's count started over with the new code (this address's own count did not).
+    const old = await postJsonFrom('127.0.0.3', `${service.url}${PATH}`, { userId, activationCode: code });
+    expect(old.body).toEqual(wrong(99));
+    const ok = await postJsonFrom('127.0.0.3', `${service.url}${PATH}`, { userId, activationCode: newCode });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ userId, status: 'ACTIVE' });
+    expect(ok.body).toEqual({ userId, status: 'ACTIVE' });
   });
 
   test('when an admin re-issues for an active or unknown user, or without the admin token, then 409, 404 and 401', async () => {
@@ -155,23 +191,28 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { predefinedCode: 'EXPIRE-ME' }))).status).toBe(201);
     await (await userModel(service.ctx.mongo)).updateOne({ userId }, { $set: { 'activation.expiresAt': new Date(Date.now() - 1000) } });
     const bad = await activate({ userId, activationCode: 'NOPE' });
-    expect(await bad.json()).toEqual(wrong(4));
+    expect(await bad.json()).toEqual(wrong(99));
     const res = await activate({ userId, activationCode: 'EXPIRE-ME' });
     expect(res.status).toBe(410);
     expect(await res.json()).toEqual(errorBody(410, 'Gone', 'Activation code expired; ask for a new activation code', PATH));
   });
 
-  test('when the userId is unknown, then every answer is exactly that of a wrong code, down to the lock', async () => {
+  test('when the userId is unknown, then every answer is exactly that of a wrong code, down to the throttle', async () => {
     const userId = nextId();
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { predefinedCode: 'REAL-CODE' }))).status).toBe(201);
-    for (let i = 0; i < 6; i += 1) {
+    const statuses: number[] = [];
+    // Seven rounds: the 7th real try comes well within the 1-second wait the 6th opened.
+    for (let i = 0; i < 7; i += 1) {
       const real = await activate({ userId, activationCode: 'GUESS' });
       const ghost = await activate({ userId: `ghost-${userId}`, activationCode: 'GUESS' });
       expect(ghost.status).toBe(real.status);
+      expect(ghost.headers.get('retry-after')).toBe(real.headers.get('retry-after'));
+      statuses.push(real.status);
       // Equal but for the clock: the two answers may straddle a second boundary.
       const withoutTime = async (res: Response) => ({ ...((await res.json()) as Record<string, unknown>), timestamp: 'same second' });
       expect(await withoutTime(ghost)).toEqual(await withoutTime(real));
     }
+    expect(statuses).toEqual([422, 422, 422, 422, 422, 422, 429]);
   });
 
   test('when a deleted user tries to activate, then the answer is that of a wrong code', async () => {
@@ -180,17 +221,18 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     await fetch(`${service.url}/v1/users/${userId}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
     const res = await activate({ userId, activationCode: 'DEL-CODE' });
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual(wrong(4));
+    expect(await res.json()).toEqual(wrong(99));
   });
 
-  test('when 20 wrong guesses race, then only 5 are checked and the right code is locked out afterwards', async () => {
+  test('when 20 wrong guesses race from one address, then only 6 are checked (5 free, 1 through the gate) and the right code from elsewhere still activates', async () => {
     const userId = nextId();
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { predefinedCode: 'RACE-CODE' }))).status).toBe(201);
     const results = await Promise.all(Array.from({ length: 20 }, () => activate({ userId, activationCode: 'WRONG' })));
     const statuses = results.map((r) => r.status);
-    expect(statuses.filter((s) => s === 422)).toHaveLength(5);
-    expect(statuses.filter((s) => s === 423)).toHaveLength(15);
-    expect((await activate({ userId, activationCode: 'RACE-CODE' })).status).toBe(423);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(6);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(14);
+    const owner = await postJsonFrom('127.0.0.4', `${service.url}${PATH}`, { userId, activationCode: 'RACE-CODE' });
+    expect(owner.status).toBe(200);
   });
 
   test('when the right code is sent 10 times at once, then exactly one activation succeeds', async () => {
@@ -234,30 +276,60 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
   });
 });
 
-describe('Activation rate limits', () => {
+describe('Activation limits: per address, X-Forwarded-For, and the 100-failure cap', () => {
   let service: TestService;
   beforeAll(async () => {
-    service = await startTestService('usersactlimits', { RATE_LIMIT_ACTIVATE_PER_USER: '3', RATE_LIMIT_ACTIVATE_PER_IP: '8' });
+    service = await startTestService('usersactlimits', { RATE_LIMIT_ACTIVATE_PER_IP: '8', ACTIVATION_MAX_FAILURES: '4', ACTIVATION_FREE_FAILURES_PER_USER: '3', ACTIVATION_FREE_FAILURES_PER_ADDRESS: '50' });
   });
   afterAll(async () => {
     await service.close();
   });
-  const activate = (userId: string) => sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId, activationCode: 'GUESS' });
+  const activate = (userId: string, headers: Record<string, string> = {}) => sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId, activationCode: 'GUESS' }, headers);
   const limited = errorBody(429, 'Too Many Requests', expect.stringMatching(/^Too many requests: retry after \d+ seconds$/) as unknown as string, PATH);
 
-  test('when one userId is tried more often than the per-user budget, then 429 with Retry-After', async () => {
-    for (let i = 0; i < 3; i += 1) expect((await activate('limited-user')).status).toBe(422);
-    const res = await activate('limited-user');
+  test('when one address tries more than its budget across userIds, even with made-up X-Forwarded-For headers, then 429', async () => {
+    // TRUST_PROXY is off: the header is ignored and the socket address is counted.
+    for (let i = 0; i < 8; i += 1) expect((await activate(`spread-${i}`, { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(422);
+    const res = await activate('spread-x', { 'x-forwarded-for': '198.51.100.200' });
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await res.json()).toEqual(limited);
   });
 
-  test('when one address tries more than the per-address budget across userIds, then 429', async () => {
-    // 4 of the 8 points were spent by the previous test from the same address.
-    for (let i = 0; i < 4; i += 1) expect((await activate(`spread-${i}`)).status).toBe(422);
-    const res = await activate('spread-x');
-    expect(res.status).toBe(429);
-    expect(await res.json()).toEqual(limited);
+  test('when a user has 4 consecutive wrong codes (the configured cap), then the code is void (423) for everyone until an admin re-issues', async () => {
+    const token = (await createClientWithToken(service, { scopes: ['users'] })).accessToken;
+    await createGroups(service, ['retail']);
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('capped', { predefinedCode: 'CAP-CODE' }))).status).toBe(201);
+    const from = (address: string, activationCode: string) => postJsonFrom(address, `${service.url}${PATH}`, { userId: 'capped', activationCode });
+    // Spread over addresses (each has its own per-address budget of 8 requests).
+    expect((await from('127.0.0.5', 'WRONG')).body).toEqual(wrong(3));
+    expect((await from('127.0.0.5', 'WRONG')).body).toEqual(wrong(2));
+    expect((await from('127.0.0.6', 'WRONG')).body).toEqual(wrong(1));
+    expect((await from('127.0.0.6', 'WRONG')).body).toEqual(wrong(0));
+    const right = await from('127.0.0.7', 'CAP-CODE');
+    expect(right.status).toBe(423);
+    expect(right.body).toEqual(locked);
+    const reissued = await fetch(`${service.url}/admin/users/capped/activation`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    expect(reissued.status).toBe(202);
+    expect((await from('127.0.0.7', 'CAP-CODE')).body).toEqual(wrong(3));
+  });
+});
+
+describe('Activation behind one trusted proxy (TRUST_PROXY=1)', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('usersactproxy', { TRUST_PROXY: '1', RATE_LIMIT_ACTIVATE_PER_IP: '3' });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  test('when a caller varies the hops it writes before the proxy-added one, then the per-address limit still counts the proxy-added address', async () => {
+    const activate = (spoofed: string) => sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId: 'p', activationCode: 'GUESS' }, { 'x-forwarded-for': `${spoofed}, 203.0.113.9` });
+    for (let i = 0; i < 3; i += 1) expect((await activate(`198.51.100.${i}`)).status).toBe(422);
+    expect((await activate('198.51.100.77')).status).toBe(429);
+    // Another real client address (as the proxy reports it) has its own budget.
+    const other = await sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId: 'p', activationCode: 'GUESS' }, { 'x-forwarded-for': '203.0.113.10' });
+    expect(other.status).toBe(422);
   });
 });

@@ -1,4 +1,5 @@
 import { UnrecoverableError, type Job } from 'bullmq';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { enqueueDispatch } from '../../core/queues/dispatch.queue.js';
@@ -12,6 +13,9 @@ import { createSendActivationProcessor } from '../../workers/enrollment/send-act
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { createGroups, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
+
+/** A user of the default enterprise. */
+const D = (userId: string) => ({ enterpriseId: 'default', userId });
 
 describe('enrollment job (workers/enrollment) without the worker process', () => {
   let service: TestService;
@@ -46,12 +50,12 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     expect(await processor(job({ userId: 'twice@x', issue: 1 }))).toEqual({ queued: 2 });
     const rows = await deliveries().findByRef('twice@x');
     expect(rows.map((r) => [r.id, r.channel, r.to, r.template, r.state, r.macros])).toEqual([
-      [activationDeliveryId('twice@x', 1, 'EMAIL'), 'EMAIL', 'twice@example.com', 'activation_email', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
-      [activationDeliveryId('twice@x', 1, 'SMS'), 'SMS', mobileNumber, 'activation_sms', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
+      [activationDeliveryId(D('twice@x'), 1, 'EMAIL'), 'EMAIL', 'twice@example.com', 'activation_email', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
+      [activationDeliveryId(D('twice@x'), 1, 'SMS'), 'SMS', mobileNumber, 'activation_sms', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
     ]);
     expect(rows.every((r) => typeof r.secretMacros === 'string' && r.secretMacros.startsWith('v1.'))).toBe(true);
     expect(await service.ctx.queues.dispatch.getJobCountByTypes('waiting', 'delayed', 'active', 'completed', 'failed')).toBe(2);
-    const user = await createUsersRepository(service.ctx.mongo).findByUserId('twice@x');
+    const user = await createUsersRepository(service.ctx.mongo).findUser(D('twice@x'));
     expect(user?.activation?.codeEncrypted).toBeUndefined();
   });
 
@@ -62,7 +66,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     const processor = createSendActivationProcessor(activationDeliveries());
     expect(await processor(job({ userId: 'old-issue', issue: 1 }))).toEqual({ queued: 0 });
     expect(await processor(job({ userId: 'old-issue', issue: 2 }))).toEqual({ queued: 1 });
-    expect((await deliveries().findByRef('old-issue')).map((r) => r.id)).toEqual([activationDeliveryId('old-issue', 2, 'EMAIL')]);
+    expect((await deliveries().findByRef('old-issue')).map((r) => r.id)).toEqual([activationDeliveryId(D('old-issue'), 2, 'EMAIL')]);
   });
 
   test('when the payload is invalid, then the job fails without retries', async () => {
@@ -78,12 +82,13 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
       groups: groupsFromConnection(service.ctx.mongo),
       enqueueEnrollment: () => Promise.reject(new Error('Redis is down')),
       activationDeliveries: activationDeliveries(),
+      activity: createActivityRepository(service.ctx.mongo),
       keys: otpKeysFromConfig(service.config),
       codeTtlSeconds: 3600,
       logger: logs.logger,
     });
     const request = parseEnrollmentRequest(userBody('no-redis', { emailId: 'noredis@example.com' }));
-    expect(await enrollment.enroll('client-1', request)).toEqual({ location: '/v1/users/no-redis' });
+    expect(await enrollment.enroll({ clientId: 'client-1', enterpriseId: 'default' }, request)).toEqual({ location: '/v1/users/no-redis' });
     const rows = await deliveries().findByRef('no-redis');
     expect(rows.map((r) => [r.channel, r.state])).toEqual([['EMAIL', 'QUEUED']]);
     expect(rows[0].notAfter.getTime() - rows[0].queuedAt.getTime()).toBeLessThanOrEqual(3600 * 1000);
@@ -92,7 +97,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
 
   test('when an enrollment job is lost inside Redis, then the activation sweep prepares and queues the messages', async () => {
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('lost-job', { emailId: 'lost@example.com' }))).status).toBe(201);
-    const queued = await service.ctx.queues.enrollment.getJob(enrollmentJobId('lost-job', 1));
+    const queued = await service.ctx.queues.enrollment.getJob(enrollmentJobId('default', 'lost-job', 1));
     expect(queued).toBeDefined();
     await queued?.remove();
     const deps = { users: createUsersRepository(service.ctx.mongo), activationDeliveries: activationDeliveries(), logger: logs.logger, graceMs: 60000 };
@@ -100,8 +105,8 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     expect(await sweepActivations(deps)).toBe(0);
     expect(await sweepActivations(deps, new Date(Date.now() + 61000))).toBe(1);
     const rows = await deliveries().findByRef('lost-job');
-    expect(rows.map((r) => [r.id, r.to, r.state])).toEqual([[activationDeliveryId('lost-job', 1, 'EMAIL'), 'lost@example.com', 'QUEUED']]);
-    expect(await service.ctx.queues.dispatch.getJob(activationDeliveryId('lost-job', 1, 'EMAIL'))).toBeDefined();
+    expect(rows.map((r) => [r.id, r.to, r.state])).toEqual([[activationDeliveryId(D('lost-job'), 1, 'EMAIL'), 'lost@example.com', 'QUEUED']]);
+    expect(await service.ctx.queues.dispatch.getJob(activationDeliveryId(D('lost-job'), 1, 'EMAIL'))).toBeDefined();
     // Prepared once: the next sweep finds nothing left to do.
     expect(await sweepActivations(deps, new Date(Date.now() + 61000))).toBe(0);
   });

@@ -28,10 +28,11 @@ export async function requestToken(
  */
 export async function createClientWithToken(
   service: Pick<TestService, 'url' | 'ctx'>,
-  options: { scopes: ClientScope[]; allowedIps?: string[]; name?: string },
+  options: { scopes: ClientScope[]; allowedIps?: string[]; name?: string; enterpriseId?: string },
 ): Promise<ClientWithToken> {
   const { client, clientSecret } = await registerClient(service.ctx.mongo, {
     name: options.name ?? 'test client',
+    ...(options.enterpriseId === undefined ? {} : { enterpriseId: options.enterpriseId }),
     scopes: options.scopes,
     allowedIps: options.allowedIps ?? ['127.0.0.1/32', '::1/128'],
   });

@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
-import { userModel } from '../../core/users/users.repository.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { toUserDoc, userModel } from '../../core/users/users.repository.js';
 import type { User } from '../../core/users/user.types.js';
 
 /**
@@ -9,6 +10,7 @@ import type { User } from '../../core/users/user.types.js';
 export async function insertUser(mongo: Connection, fields: Partial<User> & { userId: string }): Promise<User> {
   const now = new Date();
   const user: User = {
+    enterpriseId: DEFAULT_ENTERPRISE_ID,
     loginId: fields.userId,
     primaryGroup: 'retail',
     secondaryGroups: [],
@@ -22,6 +24,6 @@ export async function insertUser(mongo: Connection, fields: Partial<User> & { us
     ...fields,
   };
   const Users = await userModel(mongo);
-  await Users.create({ ...user, ...(user.status !== 'DELETED' && user.mobileNumber ? { liveMobileNumber: user.mobileNumber } : {}) });
+  await Users.create(toUserDoc(user));
   return user;
 }

@@ -7,6 +7,12 @@ export function errorBody(status: number, error: string, message: string, path: 
   return { timestamp: expect.stringMatching(D1_TIMESTAMP) as unknown, status, error, message, path, ...extra };
 }
 
+/** The 401 of a caller outside the allow-list: the specified message, and the address the server saw. */
+export function ipRefused(path: string, address?: string): Record<string, unknown> {
+  const detail = address === undefined ? expect.stringMatching(/^The server saw the address \S+; the client's allowedIps must include it\.$/) : `The server saw the address ${address}; the client's allowedIps must include it.`;
+  return errorBody(401, 'Unauthorized', 'IP not whitelisted', path, { detail });
+}
+
 export async function createGroups(service: TestService, names: string[]): Promise<void> {
   for (const name of names) {
     const res = await fetch(`${service.url}/admin/groups`, {

@@ -34,6 +34,19 @@ describe('configuration', () => {
     expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toBe('10.0.0.0/8, ::1');
   });
 
+  test("when TRUST_PROXY is 'true' (trust every hop), then the process refuses to start and says what to give instead", () => {
+    for (const value of ['true', 'TRUE']) {
+      expect(() => loadConfig({ ...base, TRUST_PROXY: value })).toThrow(
+        "TRUST_PROXY: 'true' would trust any X-Forwarded-For a caller writes (bypassing IP allow-lists and per-address limits); give the number of proxy hops in front of the service (e.g. 1) or the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)",
+      );
+    }
+  });
+
+  test('when TRUST_PROXY is neither a hop count nor addresses, then the bad entries are named', () => {
+    expect(() => loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, proxy.local' })).toThrow('TRUST_PROXY: must be false, a hop count (0-99) or a comma-separated list of addresses/CIDRs; not valid: proxy.local');
+    expect(() => loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/33' })).toThrow('not valid: 10.0.0.0/33');
+  });
+
   test('when SIGNING_KEY_JWK is not a private RSA JWK, then the process refuses to start', () => {
     for (const value of ['not json', '{"kty":"EC","d":"x"}', '{"kty":"RSA","n":"a","e":"AQAB"}']) {
       expect(() => loadConfig({ ...base, SIGNING_KEY_JWK: value })).toThrow(/SIGNING_KEY_JWK: must be a private RSA JWK/);

@@ -1,0 +1,60 @@
+import type { Connection } from 'mongoose';
+import type { Logger } from '../logger/logger.js';
+import { DEFAULT_ENTERPRISE_ID } from './enterprise-id.js';
+
+/** Indexes of before enterprises: unique per deployment where they are now unique per enterprise. */
+const OLD_INDEXES: [collection: string, index: string][] = [
+  ['users', 'userId_1'],
+  ['users', 'liveMobileNumber_1'],
+  ['otps', 'userId_1_createdAt_-1'],
+  ['otp_idempotency_keys', 'clientId_1_key_1'],
+];
+
+/** Collections whose records belong to an enterprise. */
+const TENANT_COLLECTIONS = ['clients', 'users', 'otps', 'otp_idempotency_keys', 'deliveries'];
+
+async function dropIndexIfPresent(connection: Connection, collection: string, index: string): Promise<boolean> {
+  const coll = connection.collection(collection);
+  let names: string[];
+  try {
+    names = (await coll.indexes()).map((i) => String(i.name));
+  } catch {
+    return false; // no such collection yet: nothing to drop
+  }
+  if (!names.includes(index)) return false;
+  try {
+    await coll.dropIndex(index);
+  } catch (err) {
+    // Another process dropped it first.
+    if (!/index not found|IndexNotFound/i.test((err as Error).message)) throw err;
+  }
+  return true;
+}
+
+/**
+ * Brings data written before enterprises existed into the `default` enterprise, at every start
+ * (idempotent, and safe when several processes run it at once; no transactions needed: each
+ * step can be repeated after a crash). Order matters: the old deployment-wide unique indexes go
+ * first, so a second enterprise's user with a taken userId or mobile number is not refused by
+ * them; the new indexes are created by the models afterwards.
+ */
+export async function migrateToEnterprises(connection: Connection, logger: Logger): Promise<void> {
+  const dropped: string[] = [];
+  for (const [collection, index] of OLD_INDEXES) {
+    if (await dropIndexIfPresent(connection, collection, index)) dropped.push(`${collection}.${index}`);
+  }
+  let tagged = 0;
+  for (const name of TENANT_COLLECTIONS) {
+    const result = await connection.collection(name).updateMany({ enterpriseId: { $exists: false } }, { $set: { enterpriseId: DEFAULT_ENTERPRISE_ID } });
+    tagged += result.modifiedCount;
+  }
+  // The live-mobile unique key becomes per enterprise: `<enterpriseId>:<number>`.
+  const users = connection.collection('users');
+  let rekeyed = 0;
+  for await (const doc of users.find({ liveMobileNumber: { $exists: true } }, { projection: { _id: 1, enterpriseId: 1, liveMobileNumber: 1 } })) {
+    const enterpriseId = typeof doc.enterpriseId === 'string' ? doc.enterpriseId : DEFAULT_ENTERPRISE_ID;
+    await users.updateOne({ _id: doc._id, liveMobileNumber: doc.liveMobileNumber }, { $set: { liveMobileKey: `${enterpriseId}:${String(doc.liveMobileNumber)}` }, $unset: { liveMobileNumber: 1 } });
+    rekeyed += 1;
+  }
+  if (dropped.length > 0 || tagged > 0 || rekeyed > 0) logger.info({ dropped, tagged, rekeyed }, 'migrated data to enterprises');
+}

@@ -1,0 +1,112 @@
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { createGroups, errorBody, sendJson, userBody } from '../support/users-helpers.js';
+
+const ID = expect.stringMatching(/^[0-9a-f]{24}$/) as unknown;
+const AT = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) as unknown;
+
+/** The activity record: every change to users, clients and templates, readable at GET /admin/activity. */
+describe('activity record (GET /admin/activity)', () => {
+  let service: TestService;
+  let acme: { clientId: string; accessToken: string };
+  let globex: { clientId: string; accessToken: string };
+
+  beforeAll(async () => {
+    service = await startTestService('adminactivity');
+    await createGroups(service, ['retail']);
+    acme = await createClientWithToken(service, { scopes: ['users'], enterpriseId: 'acme' });
+    globex = await createClientWithToken(service, { scopes: ['users'], enterpriseId: 'globex' });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  const admin = (method: string, path: string, body?: unknown) =>
+    fetch(`${service.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const activity = async (query = '') => {
+    const res = await admin('GET', `/admin/activity${query}`);
+    expect(res.status).toBe(200);
+    return (await res.json()) as { activity: Record<string, unknown>[]; next?: string };
+  };
+
+  test('when users are enrolled, activated, deleted and re-issued, then each change is recorded with who, when, what and the comments, newest first', async () => {
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', acme.accessToken, userBody('rec-1', { predefinedCode: 'REC-CODE', comments: 'maker: ann' }))).status).toBe(201);
+    expect((await sendJson(`${service.url}/v1/users/activate`, 'POST', undefined, { enterpriseId: 'acme', userId: 'rec-1', activationCode: 'REC-CODE' })).status).toBe(200);
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', acme.accessToken, userBody('rec-2'))).status).toBe(201);
+    expect((await admin('POST', '/admin/users/rec-2/activation?enterpriseId=acme&comments=lost%20phone')).status).toBe(202);
+    const del = await fetch(`${service.url}/v1/users/rec-2?comments=checker%3A%20bob`, { method: 'DELETE', headers: { authorization: `Bearer ${acme.accessToken}` } });
+    expect(del.status).toBe(204);
+    // Deleting again changes nothing, so it records nothing.
+    await fetch(`${service.url}/v1/users/rec-2`, { method: 'DELETE', headers: { authorization: `Bearer ${acme.accessToken}` } });
+    // A refused change (another enterprise's user) records nothing either.
+    expect((await fetch(`${service.url}/v1/users/rec-1`, { method: 'DELETE', headers: { authorization: `Bearer ${globex.accessToken}` } })).status).toBe(404);
+
+    const page = await activity('?enterpriseId=acme');
+    const users = page.activity.filter((e) => e.userId !== undefined);
+    expect(users).toEqual([
+      { id: ID, at: AT, actor: { type: 'client', clientId: acme.clientId }, action: 'user.deleted', enterpriseId: 'acme', userId: 'rec-2', comments: 'checker: bob' },
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'user.activation-reissued', enterpriseId: 'acme', userId: 'rec-2', comments: 'lost phone' },
+      { id: ID, at: AT, actor: { type: 'client', clientId: acme.clientId }, action: 'user.enrolled', enterpriseId: 'acme', userId: 'rec-2' },
+      { id: ID, at: AT, actor: { type: 'user' }, action: 'user.activated', enterpriseId: 'acme', userId: 'rec-1' },
+      { id: ID, at: AT, actor: { type: 'client', clientId: acme.clientId }, action: 'user.enrolled', enterpriseId: 'acme', userId: 'rec-1', comments: 'maker: ann' },
+    ]);
+    expect((await activity('?enterpriseId=acme&userId=rec-1')).activity.map((e) => e.action)).toEqual(['user.activated', 'user.enrolled']);
+    expect((await activity('?enterpriseId=globex&userId=rec-1')).activity).toEqual([]);
+  });
+
+  test('when clients and templates are created, changed or deleted by the admin, then the record says so', async () => {
+    const created = (await (await admin('POST', '/admin/clients', { name: 'audited', scopes: ['otp'], enterpriseId: 'initech', comments: 'ticket 42' })).json()) as { client_id: string };
+    expect((await admin('DELETE', `/admin/clients/${created.client_id}?comments=offboarded`)).status).toBe(204);
+    expect((await admin('POST', '/admin/templates', { name: 'audited_sms', channel: 'SMS', text: 'Code __SVC_OTP__', comments: 'new brand' })).status).toBe(201);
+    expect((await admin('PUT', '/admin/templates/audited_sms', { channel: 'SMS', text: 'Your code __SVC_OTP__' })).status).toBe(200);
+
+    expect((await activity('?enterpriseId=initech')).activity).toEqual([
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'client.deleted', enterpriseId: 'initech', clientId: created.client_id, comments: 'offboarded' },
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'client.created', enterpriseId: 'initech', clientId: created.client_id, comments: 'ticket 42' },
+    ]);
+    const latest = (await activity('?limit=2')).activity;
+    expect(latest).toEqual([
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'template.updated', templateName: 'audited_sms' },
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'template.created', templateName: 'audited_sms', comments: 'new brand' },
+    ]);
+    // The comment is not stored on the template itself.
+    expect(await (await admin('GET', '/admin/templates/audited_sms')).json()).not.toHaveProperty('comments');
+  });
+
+  test('when the record is read a page at a time, then pages follow each other without gaps or repeats', async () => {
+    const all = (await activity('?limit=500')).activity.map((e) => e.id);
+    expect(all.length).toBeGreaterThanOrEqual(8);
+    const seen: unknown[] = [];
+    let query = '?limit=3';
+    for (;;) {
+      const page = await activity(query);
+      seen.push(...page.activity.map((e) => e.id));
+      if (!page.next) break;
+      expect(page.activity).toHaveLength(3);
+      query = `?limit=3&before=${page.next}`;
+    }
+    expect(seen).toEqual(all);
+  });
+
+  test('when the query is malformed or the admin token is missing, then 422 naming the field, or 401', async () => {
+    for (const [query, field] of [
+      ['?limit=0', 'limit'],
+      ['?limit=501', 'limit'],
+      ['?limit=x', 'limit'],
+      ['?before=nope', 'before'],
+      ['?enterpriseId=a:b', 'enterpriseId'],
+      ['?userId=a%20b', 'userId'],
+    ]) {
+      const res = await admin('GET', `/admin/activity${query}`);
+      expect(res.status).toBe(422);
+      expect(await res.json()).toEqual(errorBody(422, 'Invalid data.', `[Invalid field ${field}]`, '/admin/activity'));
+    }
+    const anonymous = await fetch(`${service.url}/admin/activity`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual(errorBody(401, 'Unauthorized', 'Invalid or missing admin token', '/admin/activity'));
+  });
+});
