@@ -39,7 +39,7 @@ function documentedPaths(docs: readonly RouteDoc[]): DocumentedPath[] {
  * A method the document does not list for a path it does list is 405 with `Allow` (RFC 9110
  * 15.5.6), not 404; OPTIONS is answered 204 with `Allow`. A literal path wins over a template, as
  * OpenAPI resolves them: `/v1/users/activate` is not the user called "activate". Enterprise paths
- * authenticate first (DECISIONS order: authentication and allow-list before method).
+ * authenticate first (authentication and the allow-list are checked before the method).
  */
 export function methodNotAllowed(ctx: ServiceContext, docs: readonly RouteDoc[]): RequestHandler {
   const paths = documentedPaths(docs).sort((a, b) => a.params - b.params);
