@@ -2,6 +2,8 @@ import type { Config } from '../core/config/config.js';
 import { connectMongo, syncIndexes } from '../core/db/mongo-connection.js';
 import type { Logger } from '../core/logger/logger.js';
 import { createMetrics } from '../core/metrics/metrics.js';
+import { createDispatchRetry } from '../core/queues/dispatch-retry.queue.js';
+import { createDispatchEnqueuer, enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
 import { createProducerRedis, waitForRedis } from '../core/queues/redis-connection.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
@@ -14,13 +16,20 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const metrics = createMetrics(queues);
-  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics };
+  const dispatch = createDispatchRetry({
+    enqueue: createDispatchEnqueuer(queues.dispatch),
+    enqueueById: (id) => enqueueDispatch(queues.dispatch, id),
+    redis,
+    logger,
+  });
+  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch };
   await syncIndexes(mongo);
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   await seedTemplates(mongo, logger);
   return {
     ...ctx,
     close: async () => {
+      await dispatch.close(2000);
       await closeQueueRegistry(queues);
       redis.disconnect();
       await mongo.close();
