@@ -21,12 +21,23 @@ function toComponentRefs(node: unknown): unknown {
 
 const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${componentName(id)}` });
 
+const STORE_UNAVAILABLE = 'The database is not reachable (Retry-After header)';
+
+/** Routes that read or write MongoDB answer 503 while it is down; the rest never touch it. */
+function withStoreUnavailable(doc: RouteDoc): RouteDoc['responses'] {
+  const usesStore = doc.auth.kind !== 'none' || doc.path.startsWith('/webhooks/');
+  if (!usesStore) return doc.responses;
+  const existing = doc.responses['503'];
+  const response = existing ? { ...existing, description: `${existing.description}; or the database is not reachable (Retry-After header)` } : { description: STORE_UNAVAILABLE, schema: 'common.error.json' };
+  return { ...doc.responses, '503': response };
+}
+
 function operation(doc: RouteDoc): Record<string, unknown> {
   const op: Record<string, unknown> = {
     summary: doc.summary,
     tags: [doc.tag],
     responses: Object.fromEntries(
-      Object.entries(doc.responses).map(([status, r]) => [
+      Object.entries(withStoreUnavailable(doc)).map(([status, r]) => [
         status,
         { description: r.description, ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: schemaRef(r.schema) } } } : {}) },
       ]),

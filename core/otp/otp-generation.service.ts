@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../logger/logger.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
+import { createUnansweredRows } from '../deliveries/unanswered-rows.js';
 import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
 import { NotFoundError, ValidationError } from '../errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
@@ -60,6 +61,7 @@ function canonicalJson(value: unknown): string {
 
 export function createOtpGenerationService(deps: OtpGenerationDeps) {
   const now = deps.now ?? (() => new Date());
+  const unanswered = createUnansweredRows(deps.deliveries, deps.logger);
 
   /** Template existence, channel match and macro completeness (all 422 per D8/D9). */
   async function checkTemplates(request: GenerateOtpRequest): Promise<void> {
@@ -78,6 +80,21 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     }
     const missing = findMissingMacros(texts, request.dynamicMacros);
     if (missing.length > 0) throw new ValidationError(`dynamicMacros: missing values for ${missing.join(', ')}`);
+  }
+
+  /**
+   * Inserts a fresh OTP's rows. When the insert fails its outcome is unknown (the store may have
+   * applied it and died before answering); the request will be answered with an error, so the
+   * rows are ended, or the sweeper would send a code the caller never got a uuid for. Resumed
+   * requests do not do this: their rows may belong to an earlier attempt that was answered.
+   */
+  async function insertFreshRows(rows: Delivery[]): Promise<void> {
+    try {
+      await deps.deliveries.insertNew(rows);
+    } catch (err) {
+      await unanswered.cancel(rows.map((row) => row.id));
+      throw err;
+    }
   }
 
   /**
@@ -116,13 +133,17 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       });
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);
       else {
-        await deps.deliveries.insertNew(rows);
+        await insertFreshRows(rows);
         for (const row of rows) {
           const envelope = sealDelivery(row, deps.keys.encryptionKey);
           if (envelope !== undefined) sealed.set(row.id, envelope);
         }
       }
-      if (stored.codeEncrypted) await deps.otps.clearCode(stored.otpUuid);
+      // The rows are the commit point: from here on the answer is 200 whatever fails, because the
+      // sweeper will send them. A code left parked on the record only lets a retry resume.
+      if (stored.codeEncrypted) {
+        await deps.otps.clearCode(stored.otpUuid).catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'parked OTP code not cleared; a retry will resume it'));
+      }
     }
     await Promise.all(
       stored.channels.map(async (channel) => {
