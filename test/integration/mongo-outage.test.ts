@@ -19,7 +19,7 @@ describe('MongoDB outage: quick 503, nothing sent for refused requests', () => {
   let service: TestService;
   let token: string;
   const dataDir = mkdtempSync(join(tmpdir(), 'mongo-outage-'));
-  const backend = { h2File: join(dataDir, 'data.mv') };
+  const backend = { journalFile: join(dataDir, 'journal.bson') };
 
   beforeAll(async () => {
     // This file stops MongoDB, so it has a MongoDB-wire server of its own (on disk, so clients,
