@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
@@ -28,8 +28,15 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
   const router = Router();
   const auth = requireBearer(ctx, 'otp');
 
-  router.post('/v1/svc-otp', auth, ...jsonBody(ctx), async (req, res) => {
+  // The request's deadline counts from its arrival, before authentication and body parsing.
+  const stampArrival: RequestHandler = (_req, res, next) => {
+    res.locals.receivedAt = Date.now();
+    next();
+  };
+
+  router.post('/v1/svc-otp', stampArrival, auth, ...jsonBody(ctx), async (req, res) => {
     const { clientId } = authOf(res);
+    const receivedAt = res.locals.receivedAt as number;
     const request = parseGenerateOtpRequest(req.body);
     const idempotencyKey = req.get('idempotency-key');
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
@@ -37,7 +44,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
     }
     // Per user across clients: several backends together cannot flood one person with messages.
     const admission = Promise.all([services.limits.consume('otpPerClient', clientId), services.limits.consume('otpPerUser', request.userId)]);
-    const result = await services.generation.generate({ clientId, request, rawBody: req.body, idempotencyKey, admission });
+    const result = await services.generation.generate({ clientId, request, rawBody: req.body, idempotencyKey, admission, deadline: receivedAt + ctx.config.requestDeadlineMs });
     res.status(200).json(result);
   });
 

@@ -135,6 +135,8 @@ async function runDrill(cluster: Cluster, drill: Drill, users: string[], token: 
   const faultAt = Date.now();
   const details = await drill.inject(cluster);
   const backAt = Date.now();
+  // Load goes on for a while after the part is back, so the service's return is seen.
+  load.extendUntil(backAt + (seconds * 1000) / 3);
   await load.finished;
   const accepted = new Map(load.sent.filter((s) => s.status === 200).map((s) => [s.trace, s]));
   await settle(cluster, [...accepted.keys()], settleMs);
@@ -240,7 +242,7 @@ async function main(): Promise<void> {
     }
     const results = [];
     for (const drill of drills) {
-      process.stdout.write(`drill ${drill.name}: ${Math.round(rate * seconds)} OTPs at ${rate}/s, fault at ${Math.round(seconds / 3)} s\n`);
+      process.stdout.write(`drill ${drill.name}: ${rate} OTPs/s for ${seconds} s (longer when the fault outlasts it), fault at ${Math.round(seconds / 3)} s\n`);
       const result = await runDrill(cluster, drill, users, token, rate, seconds, settleMs);
       const goals = result.lost === 0 && result.duplicateRate <= 0.001;
       process.stdout.write(`${JSON.stringify(result)}\n  goals (0 lost, duplicates <= 0.1 %): ${goals ? 'met' : 'NOT MET'}\n`);

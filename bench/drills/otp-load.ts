@@ -22,8 +22,9 @@ export function startOtpLoad(options: { apiUrl: string; token: string; users: st
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const sent: SentOtp[] = [];
   const pending = new Set<Promise<void>>();
-  const total = Math.round(options.ratePerSecond * options.seconds);
   const started = Date.now();
+  // Sending stops here; a drill moves it on so that load continues past a long fault.
+  let endAt = started + options.seconds * 1000;
 
   const send = (userId: string, n: number) => {
     const record: SentOtp = { sentAt: Date.now(), userId, trace: `${options.tracePrefix}-${n}` };
@@ -60,9 +61,10 @@ export function startOtpLoad(options: { apiUrl: string; token: string; users: st
   const finished = new Promise<void>((resolve) => {
     let issued = 0;
     const timer = setInterval(() => {
+      const total = Math.round(((endAt - started) / 1000) * options.ratePerSecond);
       const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * options.ratePerSecond));
       for (; issued < due; issued += 1) send(options.users[issued % options.users.length] as string, issued);
-      if (issued >= total) {
+      if (issued >= total && Date.now() >= endAt) {
         clearInterval(timer);
         void Promise.all(pending).then(() => {
           agent.destroy();
@@ -71,5 +73,12 @@ export function startOtpLoad(options: { apiUrl: string; token: string; users: st
       }
     }, 5);
   });
-  return { sent, finished };
+  return {
+    sent,
+    finished,
+    /** Keeps sending at the same rate until at least this time (epoch ms). */
+    extendUntil: (at: number) => {
+      endAt = Math.max(endAt, at);
+    },
+  };
 }

@@ -20,6 +20,11 @@ export interface Config {
   readonly signingKeyJwk: string | undefined;
   readonly accessTokenTtlSeconds: number;
   readonly shutdownDeadlineMs: number;
+  /**
+   * An OTP request still short of writing its delivery rows after this long is refused (503)
+   * instead of going on: a caller that gave up must not get a message it has no uuid for.
+   */
+  readonly requestDeadlineMs: number;
   /** How long a worker's job lock lives; a dead worker's job is retried after about this long. */
   readonly workerLockDurationMs: number;
   readonly sweeperIntervalMs: number;
@@ -87,6 +92,7 @@ const DEFAULTS: Record<string, string> = {
   BODY_LIMIT: '7mb',
   ACCESS_TOKEN_TTL_SECONDS: '3600',
   SHUTDOWN_DEADLINE_MS: '25000',
+  REQUEST_DEADLINE_MS: '5000',
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
   NOTIFICATION_CONCURRENCY: '5',
@@ -202,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
     shutdownDeadlineMs: raw.SHUTDOWN_DEADLINE_MS as number,
+    requestDeadlineMs: raw.REQUEST_DEADLINE_MS as number,
     workerLockDurationMs: raw.WORKER_LOCK_DURATION_MS as number,
     sweeperIntervalMs: raw.SWEEPER_INTERVAL_MS as number,
     sweeperGraceMs: raw.SWEEPER_GRACE_MS as number,

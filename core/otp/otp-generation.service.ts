@@ -4,7 +4,7 @@ import type { DeliveriesRepository } from '../deliveries/deliveries.repository.j
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
 import { createUnansweredRows } from '../deliveries/unanswered-rows.js';
 import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
-import { NotFoundError, ValidationError } from '../errors/app-error.js';
+import { NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
@@ -44,7 +44,15 @@ export interface GenerateOtpCommand {
   idempotencyKey?: string;
   /** Abuse limits of this request, already under way; refused before anything is written. */
   admission?: Promise<unknown>;
+  /**
+   * Epoch ms past which the request is refused rather than committed (its delivery rows are the
+   * commit point): a caller that already gave up must not be sent a code it never saw a uuid for.
+   */
+  deadline?: number;
 }
+
+/** Seconds a refused caller is asked to wait before trying again. */
+const RETRY_AFTER_SECONDS = 5;
 
 const CHANNELS: Channel[] = ['SMS', 'EMAIL'];
 
@@ -104,7 +112,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
    * (one MongoDB round trip fewer). With a key, a retry must deliver the first attempt's code,
    * which it finds encrypted on the record until the delivery rows exist.
    */
-  async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest, freshCode: string | undefined): Promise<void> {
+  async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest, freshCode: string | undefined, deadline: number | undefined): Promise<void> {
     // A fresh uuid cannot exist yet: a plain insert; a resumable one may (a retried request).
     const stored = freshCode === undefined ? await deps.otps.insertIfAbsent(record) : await deps.otps.insert(record);
     const code = stored.codeEncrypted ? decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid) : freshCode;
@@ -131,6 +139,9 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
           updatedAt: at,
         };
       });
+      if (deadline !== undefined && Date.now() > deadline) {
+        throw new ServiceUnavailableError('Service unavailable: the request took too long; retry later', { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
+      }
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);
       else {
         await insertFreshRows(rows);
@@ -212,7 +223,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         ...(resumable ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, otpUuid) } : {}),
         createdAt,
       };
-      await persistAndQueue(record, addresses, request, resumable ? undefined : code);
+      await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline);
       return { otpUuid };
     },
   };

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createOtpServices } from '../../api/otp-services.factory.js';
 import { loadConfig } from '../../core/config/config.js';
+import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import { startMongoServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -77,4 +79,13 @@ describe('MongoDB outage: quick 503, nothing sent for refused requests', () => {
       await worker.shutdown();
     }
   }, 90000);
+
+  test('when an OTP request is past its deadline before its rows are written, then it is refused with 503 and nothing is queued or sent', async () => {
+    const { generation } = createOtpServices(service.ctx);
+    const rowsBefore = await service.ctx.mongo.collection('deliveries').countDocuments({});
+    await expect(
+      generation.generate({ clientId: 'deadline-test', request: parseGenerateOtpRequest(otpBody('gina')), rawBody: otpBody('gina'), deadline: Date.now() - 1 }),
+    ).rejects.toMatchObject({ status: 503, headers: { 'Retry-After': '5' }, message: 'Service unavailable: the request took too long; retry later' });
+    expect(await service.ctx.mongo.collection('deliveries').countDocuments({})).toBe(rowsBefore);
+  });
 });
