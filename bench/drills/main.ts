@@ -132,11 +132,13 @@ async function settle(cluster: Cluster, accepted: string[], timeoutMs: number): 
 async function runDrill(cluster: Cluster, drill: Drill, users: string[], token: string, rate: number, seconds: number, settleMs: number) {
   const load = startOtpLoad({ apiUrl: cluster.apiUrl, token, users, ratePerSecond: rate, seconds, tracePrefix: drill.name });
   await sleep((seconds * 1000) / 3);
+  const plannedEnd = Date.now() + (seconds * 2000) / 3;
   const faultAt = Date.now();
+  // Load goes on through the fault and for a while after the part is back, so its return is seen.
+  load.endAt(Infinity);
   const details = await drill.inject(cluster);
   const backAt = Date.now();
-  // Load goes on for a while after the part is back, so the service's return is seen.
-  load.extendUntil(backAt + (seconds * 1000) / 3);
+  load.endAt(Math.max(plannedEnd, backAt + (seconds * 1000) / 3));
   await load.finished;
   const accepted = new Map(load.sent.filter((s) => s.status === 200).map((s) => [s.trace, s]));
   await settle(cluster, [...accepted.keys()], settleMs);

@@ -61,7 +61,7 @@ export function startOtpLoad(options: { apiUrl: string; token: string; users: st
   const finished = new Promise<void>((resolve) => {
     let issued = 0;
     const timer = setInterval(() => {
-      const total = Math.round(((endAt - started) / 1000) * options.ratePerSecond);
+      const total = Number.isFinite(endAt) ? Math.round(((endAt - started) / 1000) * options.ratePerSecond) : Infinity;
       const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * options.ratePerSecond));
       for (; issued < due; issued += 1) send(options.users[issued % options.users.length] as string, issued);
       if (issued >= total && Date.now() >= endAt) {
@@ -76,9 +76,9 @@ export function startOtpLoad(options: { apiUrl: string; token: string; users: st
   return {
     sent,
     finished,
-    /** Keeps sending at the same rate until at least this time (epoch ms). */
-    extendUntil: (at: number) => {
-      endAt = Math.max(endAt, at);
+    /** Moves the end of sending (epoch ms; Infinity keeps sending until moved again). */
+    endAt: (at: number) => {
+      endAt = at;
     },
   };
 }

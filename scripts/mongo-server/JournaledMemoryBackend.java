@@ -49,15 +49,31 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
 
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
-        if (!WRITES.contains(command.toLowerCase(Locale.ROOT))) return super.handleCommand(channel, databaseName, command, query);
+        String name = command.toLowerCase(Locale.ROOT);
+        if (!WRITES.contains(name)) return super.handleCommand(channel, databaseName, command, query);
         synchronized (writeLock) {
+            Document result = null;
             try {
-                return super.handleCommand(channel, databaseName, command, query);
+                result = super.handleCommand(channel, databaseName, command, query);
+                return result;
             } finally {
                 // Also when it failed: an unordered insert may have stored some documents.
-                append(databaseName, command, query);
+                if (!changedNothing(name, result)) append(databaseName, command, query);
             }
         }
+    }
+
+    /**
+     * An update or delete that matched nothing left the data as it was: replaying it would only
+     * cost time (the sweeper's periodic conditional updates are mostly such).
+     */
+    private static boolean changedNothing(String command, Document result) {
+        if (result == null || result.containsKey("writeErrors") || result.containsKey("upserted")) return false;
+        Object n;
+        if (command.equals("update") || command.equals("delete")) n = result.get("n");
+        else if (command.equals("findandmodify") && result.get("lastErrorObject") instanceof Document lastError) n = lastError.get("n");
+        else return false;
+        return n instanceof Number count && count.intValue() == 0;
     }
 
     private void append(String databaseName, String command, Document query) {
