@@ -72,6 +72,8 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex'),
     TWILIO_FROM: '+15005550006',
     TWILIO_API_BASE_URL: sms.url,
+    // Node flags for every role (for example a heap cap), to see their effect on RSS.
+    ...(process.env.DRILL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.DRILL_NODE_OPTIONS } : {}),
     ...overrides,
   };
   const logs: Partial<Record<RoleName, WriteStream>> = {};
