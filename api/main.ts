@@ -5,6 +5,7 @@ import { runProcess } from '../core/lifecycle/run-process.js';
 import { createShutdown } from '../core/lifecycle/shutdown.js';
 import type { Logger } from '../core/logger/logger.js';
 import { buildApp } from './app.js';
+import { trackHttpDrain } from './http-server-drain.js';
 import { createServiceContext } from './service-context.factory.js';
 
 export interface RunningApi {
@@ -21,11 +22,13 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   await once(server, 'listening');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  const http = trackHttpDrain(server);
   const shutdown = createShutdown(
     [
-      // Stop accepting connections and let in-flight requests finish.
-      { name: 'http server', run: () => new Promise<void>((done, fail) => server.close((err) => (err ? fail(err) : done()))) },
-      { name: 'connections', run: () => ctx.close() },
+      // Stop accepting, answer what was read (with Connection: close), then close the stores,
+      // which keep a few seconds of their own even when the drain overran.
+      { name: 'http requests in flight', run: () => http.drain(), abort: () => http.abort() },
+      { name: 'connections', run: () => ctx.close(), minMs: 5000 },
     ],
     logger,
     config.shutdownDeadlineMs,

@@ -8,7 +8,6 @@ import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
 import { createRateLimits } from '../core/otp/otp-rate-limits.js';
 import { createOtpValidationService } from '../core/otp/otp-validation.service.js';
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
-import { createDispatchEnqueuer } from '../core/queues/dispatch.queue.js';
 import { findTemplateCached } from '../core/templates/template-cache.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 import { tokenIdentity } from './auth-server/auth-server.js';
@@ -33,7 +32,7 @@ export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
           return { channel: template.channel, texts: [template.text, template.subject, template.html].filter((t): t is string => t !== undefined) };
         },
       },
-      enqueue: createDispatchEnqueuer(ctx.queues.dispatch),
+      enqueue: ctx.dispatch.enqueue,
       keys,
       logger: ctx.logger,
     }),

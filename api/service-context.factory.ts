@@ -3,6 +3,8 @@ import { connectMongo, syncIndexes } from '../core/db/mongo-connection.js';
 import { migrateToEnterprises } from '../core/enterprises/enterprise-migration.js';
 import type { Logger } from '../core/logger/logger.js';
 import { createMetrics } from '../core/metrics/metrics.js';
+import { createDispatchRetry } from '../core/queues/dispatch-retry.queue.js';
+import { createDispatchEnqueuer, enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
 import { createProducerRedis, waitForRedis } from '../core/queues/redis-connection.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
@@ -15,7 +17,13 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const metrics = createMetrics(queues);
-  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics };
+  const dispatch = createDispatchRetry({
+    enqueue: createDispatchEnqueuer(queues.dispatch),
+    enqueueById: (id) => enqueueDispatch(queues.dispatch, id),
+    redis,
+    logger,
+  });
+  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch };
   await migrateToEnterprises(mongo, logger);
   await syncIndexes(mongo);
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
@@ -23,6 +31,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   return {
     ...ctx,
     close: async () => {
+      await dispatch.close(2000);
       await closeQueueRegistry(queues);
       redis.disconnect();
       await mongo.close();

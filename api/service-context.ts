@@ -3,6 +3,7 @@ import type { Connection } from 'mongoose';
 import type { Config } from '../core/config/config.js';
 import type { Logger } from '../core/logger/logger.js';
 import type { Metrics } from '../core/metrics/metrics.js';
+import type { DispatchRetry } from '../core/queues/dispatch-retry.queue.js';
 import type { QueueRegistry } from '../core/queues/queue-registry.js';
 
 /** Everything the HTTP edge needs, built once per process (or per test file). */
@@ -13,4 +14,6 @@ export interface ServiceContext {
   redis: Redis;
   queues: QueueRegistry;
   metrics: Metrics;
+  /** Dispatch enqueue of the request path, retried in process while Redis is unreachable. */
+  dispatch: DispatchRetry;
 }

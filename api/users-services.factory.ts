@@ -1,6 +1,5 @@
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
-import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { enqueueEnrollment } from '../core/queues/enrollment.queue.js';
 import { createActivationDeliveries } from '../core/users/activation-deliveries.service.js';
 import { createActivityRepository } from '../core/activity/activity.repository.js';
@@ -25,7 +24,7 @@ export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
     activationDeliveries: createActivationDeliveries({
       users,
       deliveries: createDeliveriesRepository(ctx.mongo),
-      enqueueDispatch: (id) => enqueueDispatch(ctx.queues.dispatch, id),
+      enqueueDispatch: (id) => ctx.dispatch.enqueue(id),
       keys,
       logger: ctx.logger,
     }),

@@ -95,15 +95,24 @@ export async function startRedisServer(options: RedisOptions = {}): Promise<Loca
 
 export interface MongoOptions {
   port?: number;
-  /** `memory`, or an H2 file path for data that survives restarts. */
-  backend?: 'memory' | { h2File: string };
+  /**
+   * `memory` (lost when the server stops), `journalFile`: the memory backend with a write-ahead
+   * journal, every write appended before it is acknowledged (survives kill -9), or `h2File`:
+   * mongo-java-server's H2 backend (commits about once a second, no sparse unique indexes).
+   */
+  backend?: 'memory' | { journalFile: string } | { h2File: string };
   detached?: boolean;
 }
 
+function backendArgument(backend: NonNullable<MongoOptions['backend']>): { arg: string; file?: string } {
+  if (backend === 'memory') return { arg: 'memory' };
+  if ('journalFile' in backend) return { arg: `journal:${backend.journalFile}`, file: backend.journalFile };
+  return { arg: `h2:${backend.h2File}`, file: backend.h2File };
+}
+
 export async function startMongoServer(options: MongoOptions = {}): Promise<LocalService> {
-  const backend = options.backend ?? 'memory';
-  const backendArg = backend === 'memory' ? 'memory' : `h2:${backend.h2File}`;
-  if (backend !== 'memory') mkdirSync(dirname(backend.h2File), { recursive: true });
+  const { arg: backendArg, file: dataFile } = backendArgument(options.backend ?? 'memory');
+  if (dataFile) mkdirSync(dirname(dataFile), { recursive: true });
   const portFile = join(mongoServerDir, `.port-${process.pid}-${Date.now()}`);
   const classpath = `${join(mongoServerDir, 'classes')}:${join(mongoServerDir, 'lib', '*')}`;
   const child = spawn(

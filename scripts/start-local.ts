@@ -73,7 +73,9 @@ async function main(): Promise<void> {
     env.REDIS_URL = await ensureLocalService('redis', () => startRedisServer({ dataDir: join(localDir, 'redis'), detached: true }));
   }
   if (!env.MONGODB_URI) {
-    const backend = env.LOCAL_MONGO_BACKEND === 'h2' ? { h2File: join(localDir, 'mongo', 'data.mv') } : 'memory';
+    // On disk by default (every write journaled before it is acknowledged); `memory` for a
+    // throw-away store.
+    const backend = env.LOCAL_MONGO_BACKEND === 'memory' ? 'memory' : { journalFile: join(localDir, 'mongo', 'journal.bson') };
     const base = await ensureLocalService('mongo', () => startMongoServer({ backend, detached: true }));
     env.MONGODB_URI = `${base}/svc-identity`;
   }

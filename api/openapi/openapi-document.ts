@@ -43,12 +43,23 @@ function linksOf(links: Record<string, RouteLink>): Record<string, unknown> {
   );
 }
 
+const STORE_UNAVAILABLE = 'The database is not reachable (Retry-After header)';
+
+/** Routes that read or write MongoDB answer 503 while it is down; the rest never touch it. */
+function withStoreUnavailable(doc: RouteDoc, responses: RouteDoc['responses']): RouteDoc['responses'] {
+  const usesStore = doc.auth.kind !== 'none' || doc.path.startsWith('/webhooks/');
+  if (!usesStore) return responses;
+  const existing = responses['503'];
+  const response = existing ? { ...existing, description: `${existing.description}; or the database is not reachable (Retry-After header)` } : { description: STORE_UNAVAILABLE, schema: 'common.error.json' };
+  return { ...responses, '503': response };
+}
+
 function operation(doc: RouteDoc): Record<string, unknown> {
   const op: Record<string, unknown> = {
     summary: doc.summary,
     tags: [doc.tag],
     responses: Object.fromEntries(
-      Object.entries(responsesOf(doc))
+      Object.entries(withStoreUnavailable(doc, responsesOf(doc)))
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([status, r]) => {
           const schema = r.schema ? (r.array ? { type: 'array', items: schemaRef(r.schema) } : schemaRef(r.schema)) : undefined;

@@ -33,6 +33,7 @@ export const otpRouteDocs: RouteDoc[] = [
       '415': error('Content type is not application/json'),
       '422': error('Any other validation error: formats, ranges, OTP specification, template, macros, channel address, Idempotency-Key reuse'),
       '429': error('Rate limit reached (Retry-After header)'),
+      '503': error('Not committed within REQUEST_DEADLINE_MS of arrival: nothing will be sent (Retry-After header)'),
     },
   },
   {

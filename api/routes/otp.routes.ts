@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { userKey } from '../../core/enterprises/enterprise-id.js';
 import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
@@ -33,9 +33,16 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
   const router = Router();
   const auth = [requireBearer(ctx, 'otp'), requireAllowedIp(ctx)];
 
-  // Up to 100 dynamic macros of 1000 characters each (the schema): more than the small limit.
-  router.post('/v1/svc-otp', ...auth, ...jsonBody(ctx, { limit: '256kb' }), async (req, res) => {
+  // The request's deadline counts from its arrival, before authentication and body parsing.
+  const stampArrival: RequestHandler = (_req, res, next) => {
+    res.locals.receivedAt = Date.now();
+    next();
+  };
+
+    // Up to 100 dynamic macros of 1000 characters each (the schema): more than the small limit.
+  router.post('/v1/svc-otp', stampArrival, ...auth, ...jsonBody(ctx, { limit: '256kb' }), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
+    const receivedAt = res.locals.receivedAt as number;
     const request = parseGenerateOtpRequest(req.body);
     const idempotencyKey = req.get('idempotency-key');
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
@@ -47,7 +54,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
       services.limits.consume('otpPerClient', clientId),
       services.limits.consume('otpPerUser', userKey({ enterpriseId, userId: request.userId })),
     ]);
-    const result = await services.generation.generate({ clientId, enterpriseId, request, rawBody: req.body, idempotencyKey, admission });
+    const result = await services.generation.generate({ clientId, enterpriseId, request, rawBody: req.body, idempotencyKey, admission, deadline: receivedAt + ctx.config.requestDeadlineMs });
     res.status(200).json(result);
   });
 

@@ -83,7 +83,7 @@ export function createGroupCommit<I, R>(flush: (items: I[]) => Promise<ItemOutco
       };
       const timeoutMs = options.flushTimeoutMs ?? DEFAULT_FLUSH_TIMEOUT_MS;
       const timer = setTimeout(() => {
-        const error = new Error(`group commit: the store did not answer within ${timeoutMs} ms`);
+        const error = Object.assign(new Error(`group commit: the store did not answer within ${timeoutMs} ms`), { name: 'StoreTimeoutError' });
         finish(() => batch.forEach((entry) => entry.reject(error)));
       }, timeoutMs);
       // Promise.resolve().then: a flush that throws at once or returns a plain value is handled

@@ -25,6 +25,11 @@ export interface Config {
   readonly signingKeyJwk: string | undefined;
   readonly accessTokenTtlSeconds: number;
   readonly shutdownDeadlineMs: number;
+  /**
+   * An OTP request still short of writing its delivery rows after this long is refused (503)
+   * instead of going on: a caller that gave up must not get a message it has no uuid for.
+   */
+  readonly requestDeadlineMs: number;
   /** How long a worker's job lock lives; a dead worker's job is retried after about this long. */
   readonly workerLockDurationMs: number;
   readonly sweeperIntervalMs: number;
@@ -99,11 +104,12 @@ const DEFAULTS: Record<string, string> = {
   SMALL_BODY_LIMIT: '64kb',
   ACCESS_TOKEN_TTL_SECONDS: '3600',
   SHUTDOWN_DEADLINE_MS: '25000',
+  REQUEST_DEADLINE_MS: '5000',
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
   NOTIFICATION_CONCURRENCY: '5',
   EMAIL_FROM: 'no-reply@example.com',
-  WORKER_LOCK_DURATION_MS: '30000',
+  WORKER_LOCK_DURATION_MS: '8000',
   SWEEPER_INTERVAL_MS: '15000',
   SWEEPER_GRACE_MS: '60000',
   SENT_JOURNAL_MAX_BACKLOG: '100000',
@@ -247,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
     shutdownDeadlineMs: raw.SHUTDOWN_DEADLINE_MS as number,
+    requestDeadlineMs: raw.REQUEST_DEADLINE_MS as number,
     workerLockDurationMs: raw.WORKER_LOCK_DURATION_MS as number,
     sweeperIntervalMs: raw.SWEEPER_INTERVAL_MS as number,
     sweeperGraceMs: raw.SWEEPER_GRACE_MS as number,

@@ -35,6 +35,8 @@ deliverySchema.index({ providerMessageId: 1 }, { sparse: true });
 
 /** Why a row ended without a send: its OTP expired first. */
 export const EXPIRED_BEFORE_SENDING = 'expired before it could be sent';
+/** Rows of a request whose answer was an error (its store failed while writing them). */
+export const REQUEST_NOT_ANSWERED = 'request failed before it was answered';
 
 // A send journaled just as its OTP expired may reach the row after the sweeper ended it as
 // unsent: the send is the truth. The filter and the predicate below say the same.
@@ -146,6 +148,18 @@ export function createDeliveriesRepository(connection: Connection) {
         { $set: { state: 'FAILED', lastError: EXPIRED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
       return result.modifiedCount;
+    },
+
+    /**
+     * Ends rows of a request that failed while inserting them (their insert may or may not have
+     * been applied): nothing must go out for a request answered with an error. Only for ids that
+     * are new to that request; best effort (the store is likely down when this is needed).
+     */
+    async cancelUnanswered(ids: string[], now = new Date()): Promise<void> {
+      await (await model()).updateMany(
+        { _id: { $in: ids }, state: 'QUEUED' },
+        { $set: { state: 'FAILED', lastError: REQUEST_NOT_ANSWERED, updatedAt: now }, $unset: { secretMacros: 1 } },
+      );
     },
 
     async touch(ids: string[], now = new Date()): Promise<void> {

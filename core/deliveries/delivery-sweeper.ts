@@ -8,7 +8,8 @@ export interface SweeperDeps {
   deliveries: DeliveriesRepository;
   /** Sends journaled by dispatch workers (sent-outcomes.ts). */
   journal: SentJournal;
-  enqueue: (deliveryId: string) => Promise<void>;
+  /** Queues a job for the delivery; false when one was already waiting or running. */
+  enqueue: (deliveryId: string) => Promise<boolean>;
   logger: Logger;
   /** How long a row may stay QUEUED without progress before it is enqueued again. */
   graceMs: number;
@@ -69,17 +70,20 @@ export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Prom
   const expired = await deps.deliveries.expireUnsent(now);
   const stale = await deps.deliveries.findStaleQueued(new Date(now.getTime() - deps.graceMs), now, size);
   const { written, unsent } = await unsentAmong(deps, stale, journalUnavailable);
+  // Rows whose job is still waiting or running are touched too (they are in hand) but not counted:
+  // the log says how many jobs this sweep actually queued.
   let requeued = 0;
+  let handled = 0;
   for (const delivery of unsent) {
     try {
-      await deps.enqueue(delivery.id);
-      requeued += 1;
+      if (await deps.enqueue(delivery.id)) requeued += 1;
+      handled += 1;
     } catch (err) {
       deps.logger.warn({ deliveryId: delivery.id, err: (err as Error).message }, 'sweeper could not enqueue; will retry');
       break;
     }
   }
-  if (requeued > 0) await deps.deliveries.touch(unsent.slice(0, requeued).map((d) => d.id), now);
+  if (handled > 0) await deps.deliveries.touch(unsent.slice(0, handled).map((d) => d.id), now);
   const recovered = orphaned + written;
   if (recovered + expired + requeued > 0) deps.logger.info({ recovered, expired, requeued }, 'delivery sweep');
   return { recovered, expired, requeued };

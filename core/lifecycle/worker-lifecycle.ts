@@ -21,6 +21,18 @@ export interface RunningWorker {
 }
 
 /**
+ * How fast a job whose worker died (kill -9, lost host) runs again, and how safe a long job is.
+ * A live worker renews its locks every quarter of the lock duration, so a job keeps its lock
+ * through three missed renewals (a Redis blip or a stalled event loop of up to 3/4 of it). The
+ * stalled check runs every half lock duration: it marks active jobs, and the next check moves
+ * those whose lock has expired back to waiting. A dead worker's job therefore runs again at most
+ * one lock duration plus one check interval after the death (8 s lock: at most 12 s).
+ */
+export function lockTimings(lockDurationMs: number): { lockDuration: number; lockRenewTime: number; stalledInterval: number } {
+  return { lockDuration: lockDurationMs, lockRenewTime: Math.floor(lockDurationMs / 4), stalledInterval: Math.floor(lockDurationMs / 2) };
+}
+
+/**
  * A BullMQ worker created with autorun off and error listeners attached, so the process decides
  * when to start taking work (once its stores are reachable) and errors never go unheard.
  */
@@ -30,9 +42,7 @@ export function createManagedWorker(options: ManagedWorkerOptions): Worker {
     prefix: options.config.queuePrefix,
     concurrency: options.concurrency,
     autorun: false,
-    // A job whose worker died is retried once its lock expires (stalled-job check).
-    lockDuration: options.config.workerLockDurationMs,
-    stalledInterval: options.config.workerLockDurationMs,
+    ...lockTimings(options.config.workerLockDurationMs),
     ...JOB_RETENTION,
     ...(options.backoffStrategy ? { settings: { backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => options.backoffStrategy?.(attemptsMade, err) ?? 0 } } : {}),
   });

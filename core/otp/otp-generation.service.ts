@@ -2,8 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../logger/logger.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
+import { createUnansweredRows } from '../deliveries/unanswered-rows.js';
 import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
-import { NotFoundError, ValidationError } from '../errors/app-error.js';
+import { NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
@@ -45,7 +46,15 @@ export interface GenerateOtpCommand {
   idempotencyKey?: string;
   /** Abuse limits of this request, already under way; refused before anything is written. */
   admission?: Promise<unknown>;
+  /**
+   * Epoch ms past which the request is refused rather than committed (its delivery rows are the
+   * commit point): a caller that already gave up must not be sent a code it never saw a uuid for.
+   */
+  deadline?: number;
 }
+
+/** Seconds a refused caller is asked to wait before trying again. */
+const RETRY_AFTER_SECONDS = 5;
 
 const CHANNELS: Channel[] = ['SMS', 'EMAIL'];
 
@@ -62,6 +71,7 @@ function canonicalJson(value: unknown): string {
 
 export function createOtpGenerationService(deps: OtpGenerationDeps) {
   const now = deps.now ?? (() => new Date());
+  const unanswered = createUnansweredRows(deps.deliveries, deps.logger);
 
   /** Template existence, channel match and macro completeness (all 422). */
   async function checkTemplates(request: GenerateOtpRequest): Promise<void> {
@@ -83,13 +93,28 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
   }
 
   /**
+   * Inserts a fresh OTP's rows. When the insert fails its outcome is unknown (the store may have
+   * applied it and died before answering); the request will be answered with an error, so the
+   * rows are ended, or the sweeper would send a code the caller never got a uuid for. Resumed
+   * requests do not do this: their rows may belong to an earlier attempt that was answered.
+   */
+  async function insertFreshRows(rows: Delivery[]): Promise<void> {
+    try {
+      await deps.deliveries.insertNew(rows);
+    } catch (err) {
+      await unanswered.cancel(rows.map((row) => row.id));
+      throw err;
+    }
+  }
+
+  /**
    * Writes the OTP, its delivery rows and its jobs; every step is idempotent on the uuid.
    * `freshCode` is given when the uuid is new to this request (no Idempotency-Key): nothing can
    * resume it, so the code is not parked on the OTP record and needs no clearing afterwards
    * (one MongoDB round trip fewer). With a key, a retry must deliver the first attempt's code,
    * which it finds encrypted on the record until the delivery rows exist.
    */
-  async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest, freshCode: string | undefined): Promise<void> {
+  async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest, freshCode: string | undefined, deadline: number | undefined): Promise<void> {
     // A fresh uuid cannot exist yet: a plain insert; a resumable one may (a retried request).
     const stored = freshCode === undefined ? await deps.otps.insertIfAbsent(record) : await deps.otps.insert(record);
     const code = stored.codeEncrypted ? decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid) : freshCode;
@@ -117,15 +142,22 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
           updatedAt: at,
         };
       });
+      if (deadline !== undefined && Date.now() > deadline) {
+        throw new ServiceUnavailableError('Service unavailable: the request took too long; retry later', { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
+      }
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);
       else {
-        await deps.deliveries.insertNew(rows);
+        await insertFreshRows(rows);
         for (const row of rows) {
           const envelope = sealDelivery(row, deps.keys.encryptionKey);
           if (envelope !== undefined) sealed.set(row.id, envelope);
         }
       }
-      if (stored.codeEncrypted) await deps.otps.clearCode(stored.otpUuid);
+      // The rows are the commit point: from here on the answer is 200 whatever fails, because the
+      // sweeper will send them. A code left parked on the record only lets a retry resume.
+      if (stored.codeEncrypted) {
+        await deps.otps.clearCode(stored.otpUuid).catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'parked OTP code not cleared; a retry will resume it'));
+      }
     }
     await Promise.all(
       stored.channels.map(async (channel) => {
@@ -195,7 +227,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         ...(resumable ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, otpUuid) } : {}),
         createdAt,
       };
-      await persistAndQueue(record, addresses, request, resumable ? undefined : code);
+      await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline);
       return { otpUuid };
     },
   };

@@ -57,13 +57,15 @@ export function dispatchBackoffMs(attemptsMade: number, err: unknown): number {
 /**
  * For the sweeper: enqueues again a delivery whose job ended without ending the row (for example
  * failed after stalling when its worker died). A job still waiting or running is left alone.
+ * True when a job was queued, false when one was already there.
  */
-export async function requeueDispatch(queue: Queue, deliveryId: string): Promise<void> {
+export async function requeueDispatch(queue: Queue, deliveryId: string): Promise<boolean> {
   const existing = await queue.getJob(deliveryId);
   if (existing) {
     const state = await existing.getState();
-    if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return;
+    if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return false;
     await existing.remove();
   }
   await enqueueDispatch(queue, deliveryId);
+  return true;
 }

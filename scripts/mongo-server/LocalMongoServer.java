@@ -10,7 +10,9 @@ import java.nio.file.Path;
  * Runs mongo-java-server (a real MongoDB wire-protocol server) for local runs and tests,
  * because no mongod can be installed on these machines.
  *
- * Usage: java LocalMongoServer <host> <port|0> <memory|h2:/path/to/file.mv> [portFile]
+ * Usage: java LocalMongoServer <host> <port|0> <memory|journal:/path/file|h2:/path/file.mv> [portFile]
+ * journal: the memory backend with a write-ahead journal (durable, see JournaledMemoryBackend);
+ * h2: mongo-java-server's H2 file backend (kept for comparison; see JournaledMemoryBackend).
  * Prints one line "listening <connection-string>" once bound, and writes the port to portFile.
  */
 public final class LocalMongoServer {
@@ -18,9 +20,10 @@ public final class LocalMongoServer {
         String host = args.length > 0 ? args[0] : "127.0.0.1";
         int port = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         String backendSpec = args.length > 2 ? args[2] : "memory";
-        MongoBackend backend = backendSpec.startsWith("h2:")
-                ? new H2Backend(backendSpec.substring(3))
-                : new IdIndexedMemoryBackend();
+        MongoBackend backend;
+        if (backendSpec.startsWith("journal:")) backend = new JournaledMemoryBackend(Path.of(backendSpec.substring(8)));
+        else if (backendSpec.startsWith("h2:")) backend = new H2Backend(backendSpec.substring(3));
+        else backend = new IdIndexedMemoryBackend();
         MongoServer server = new MongoServer(backend);
         server.enableOplog();
         server.bind(host, port);

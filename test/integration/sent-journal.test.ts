@@ -206,7 +206,7 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     await closedRedis.quit();
     const log = memoryLogger();
     const enqueued: string[] = [];
-    const sweep = await sweepDeliveries({ ...sweepDeps(log.logger), journal: createSentJournal(closedRedis, service.config.queuePrefix), enqueue: async (id) => void enqueued.push(id) }, now);
+    const sweep = await sweepDeliveries({ ...sweepDeps(log.logger), journal: createSentJournal(closedRedis, service.config.queuePrefix), enqueue: async (id) => enqueued.push(id) > 0 }, now);
     expect(sweep).toEqual({ recovered: 0, expired: 1, requeued: 0 });
     expect(enqueued).toEqual([]);
     expect(await row(expiredId)).toMatchObject({ state: 'FAILED', lastError: 'expired before it could be sent' });

@@ -1,0 +1,158 @@
+// The system under drill: local Redis (append-only file, as `npm start` runs it), the local
+// MongoDB-wire server on its journal, and the Procfile roles as separate processes, each of
+// which can be killed, stopped and started again on the same ports and files.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../core/project-root.js';
+import { findFreePort, startMongoServer, startRedisServer, type LocalService } from '../../scripts/local-services.js';
+import { startSmsProviderStub, type SmsProviderStub } from './provider-stub.js';
+
+export type RoleName = 'api' | 'dispatch' | 'enrollment';
+
+const ENTRIES: Record<RoleName, { entry: string; ready: string }> = {
+  api: { entry: 'dist/api/main.js', ready: 'API listening' },
+  dispatch: { entry: 'dist/workers/dispatch/main.js', ready: 'dispatch worker running' },
+  enrollment: { entry: 'dist/workers/enrollment/main.js', ready: 'enrollment worker running' },
+};
+
+export interface RoleProcess {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface Cluster {
+  env: Record<string, string>;
+  apiUrl: string;
+  mongoUrl: string;
+  sms: SmsProviderStub;
+  roles: Record<RoleName, RoleProcess>;
+  startRole: (role: RoleName) => Promise<void>;
+  /** Signals a role and waits for it to exit; resolves to its exit. */
+  signalRole: (role: RoleName, signal: NodeJS.Signals) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  killRedis: () => Promise<void>;
+  startRedis: () => Promise<void>;
+  killMongo: () => Promise<void>;
+  startMongo: () => Promise<void>;
+  rssMb: (role: RoleName) => number | undefined;
+  stop: () => Promise<void>;
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode as NodeJS.Signals | null });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+export async function startCluster(runDir: string, overrides: Record<string, string>): Promise<Cluster> {
+  const redisPort = await findFreePort();
+  const mongoPort = await findFreePort();
+  const apiPort = await findFreePort();
+  const redisDir = join(runDir, 'redis');
+  const journalFile = join(runDir, 'mongo', 'journal.bson');
+  let redis: LocalService = await startRedisServer({ port: redisPort, dataDir: redisDir });
+  let mongo: LocalService = await startMongoServer({ port: mongoPort, backend: { journalFile } });
+  const sms = await startSmsProviderStub();
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    PORT: String(apiPort),
+    PUBLIC_URL: `http://127.0.0.1:${apiPort}`,
+    LOG_LEVEL: 'info',
+    MONGODB_URI: `${mongo.url}/drills`,
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: 'drills',
+    ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+    OTP_HMAC_KEY: randomBytes(32).toString('base64url'),
+    OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    RATE_LIMIT_OTP_PER_USER: '1000000',
+    RATE_LIMIT_OTP_PER_CLIENT: '1000000',
+    TWILIO_ACCOUNT_SID: `AC${randomBytes(16).toString('hex')}`,
+    TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex'),
+    TWILIO_FROM: '+15005550006',
+    TWILIO_API_BASE_URL: sms.url,
+    // Node flags for every role (for example a heap cap), to see their effect on RSS.
+    ...(process.env.DRILL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.DRILL_NODE_OPTIONS } : {}),
+    ...overrides,
+  };
+  const logs: Partial<Record<RoleName, WriteStream>> = {};
+  const roles = {} as Record<RoleName, RoleProcess>;
+
+  const startRole = async (role: RoleName) => {
+    const { entry, ready } = ENTRIES[role];
+    logs[role] ??= createWriteStream(join(runDir, `${role}.log`), { flags: 'a' });
+    const child = spawn(process.execPath, [join(projectRoot, entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let seen = '';
+    const isReady = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${role} not ready in 60 s; see ${join(runDir, `${role}.log`)}`)), 60000);
+      const onData = (chunk: Buffer) => {
+        logs[role]?.write(chunk);
+        if (seen.length < 100_000) seen += chunk.toString();
+        if (seen.includes(ready)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', (chunk: Buffer) => logs[role]?.write(chunk));
+      child.once('exit', () => {
+        clearTimeout(timer);
+        reject(new Error(`${role} exited before it was ready; see ${join(runDir, `${role}.log`)}`));
+      });
+    });
+    roles[role] = { child, exited: exitOf(child) };
+    await isReady;
+  };
+
+  for (const role of ['api', 'dispatch', 'enrollment'] as const) await startRole(role);
+
+  return {
+    env,
+    apiUrl: `http://127.0.0.1:${apiPort}`,
+    mongoUrl: `${mongo.url}/drills`,
+    sms,
+    roles,
+    startRole,
+    signalRole: async (role, signal) => {
+      roles[role].child.kill(signal);
+      return roles[role].exited;
+    },
+    killRedis: async () => {
+      process.kill(redis.pid, 'SIGKILL');
+      await redis.stop();
+    },
+    startRedis: async () => {
+      redis = await startRedisServer({ port: redisPort, dataDir: redisDir });
+    },
+    killMongo: async () => {
+      process.kill(mongo.pid, 'SIGKILL');
+      await mongo.stop();
+    },
+    startMongo: async () => {
+      mongo = await startMongoServer({ port: mongoPort, backend: { journalFile } });
+    },
+    rssMb: (role) => {
+      try {
+        const status = readFileSync(`/proc/${roles[role].child.pid}/status`, 'utf8');
+        const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+        return Number.isFinite(kb) ? kb / 1024 : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    stop: async () => {
+      for (const role of ['api', 'dispatch', 'enrollment'] as const) {
+        const running = roles[role];
+        if (running.child.exitCode === null && running.child.signalCode === null) {
+          running.child.kill('SIGTERM');
+          await running.exited;
+        }
+      }
+      await redis.stop();
+      await mongo.stop();
+      await sms.close();
+      Object.values(logs).forEach((log) => log?.end());
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createOtpServices } from '../../api/otp-services.factory.js';
+import { loadConfig } from '../../core/config/config.js';
+import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
+import { startMongoServer, type LocalService } from '../../scripts/local-services.js';
+import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+
+const stamp = expect.stringMatching(/^[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/);
+
+/** The design answers after 0.7 s of server selection; the rest is room for a loaded machine. */
+const ANSWER_BOUND_MS = 1500;
+
+describe('MongoDB outage: quick 503, nothing sent for refused requests', () => {
+  let mongo: LocalService;
+  let service: TestService;
+  let token: string;
+  const dataDir = mkdtempSync(join(tmpdir(), 'mongo-outage-'));
+  const backend = { journalFile: join(dataDir, 'journal.bson') };
+
+  beforeAll(async () => {
+    // This file stops MongoDB, so it has a MongoDB-wire server of its own (on disk, so clients,
+    // templates and users are still there after the restart).
+    mongo = await startMongoServer({ backend });
+    service = await startTestService('mongooutage', { MONGODB_URI: `${mongo.url}/outage`, SWEEPER_INTERVAL_MS: '200', SWEEPER_GRACE_MS: '300' });
+    token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
+    await insertUser(service.ctx.mongo, { userId: 'gina', mobileNumber: '+15550003333' });
+  });
+  afterAll(async () => {
+    await service.close();
+    await mongo.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('when MongoDB is stopped, then OTP requests get 503 with Retry-After quickly, nothing they asked for is sent, and service resumes once it is back', async () => {
+    // Warm the token cache, so the refusal below comes from the request's own store work.
+    expect((await postJson(`${service.url}/v1/svc-otp`, token, otpBody('gina'))).status).toBe(200);
+    await mongo.stop();
+
+    const refusals: { status: number; ms: number; retryAfter: string | null; body: unknown }[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const started = Date.now();
+      const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('gina'));
+      refusals.push({ status: res.status, ms: Date.now() - started, retryAfter: res.headers.get('retry-after'), body: await res.json() });
+    }
+    for (const refusal of refusals) {
+      expect(refusal).toEqual({
+        status: 503,
+        ms: expect.any(Number),
+        retryAfter: '5',
+        body: { timestamp: stamp, status: 503, error: 'Service Unavailable', message: 'Service unavailable: the database is not reachable; retry later', path: '/v1/svc-otp' },
+      });
+      expect(refusal.ms).toBeLessThanOrEqual(ANSWER_BOUND_MS);
+    }
+    const status = await fetch(`${service.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000`, { headers: { authorization: `Bearer ${token}` } });
+    expect(status.status).toBe(503);
+
+    // Same port, same data file: the connection recovers on its own.
+    mongo = await startMongoServer({ port: mongo.port, backend });
+    const worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
+    try {
+      const res = await eventually(async () => {
+        const r = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('gina'));
+        return r.status === 200 ? r : undefined;
+      }, 10000, 200);
+      const { otpUuid } = (await res.json()) as { otpUuid: string };
+      await eventually(async () => ((await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === 'SENT' ? true : undefined));
+      // Sweeps ran meanwhile (grace 0.3 s): the only message is the one answered 200.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Before the outage one OTP, after it one: two messages, two rows, none for the refusals.
+      expect(await service.ctx.mongo.collection('outbox').countDocuments({})).toBe(2);
+      expect(await service.ctx.mongo.collection('deliveries').countDocuments({})).toBe(2);
+    } finally {
+      await worker.shutdown();
+    }
+  }, 90000);
+
+  test('when an OTP request is past its deadline before its rows are written, then it is refused with 503 and nothing is queued or sent', async () => {
+    const { generation } = createOtpServices(service.ctx);
+    const rowsBefore = await service.ctx.mongo.collection('deliveries').countDocuments({});
+    await expect(
+      generation.generate({ clientId: 'deadline-test', enterpriseId: 'default', request: parseGenerateOtpRequest(otpBody('gina')), rawBody: otpBody('gina'), deadline: Date.now() - 1 }),
+    ).rejects.toMatchObject({ status: 503, headers: { 'Retry-After': '5' }, message: 'Service unavailable: the request took too long; retry later' });
+    expect(await service.ctx.mongo.collection('deliveries').countDocuments({})).toBe(rowsBefore);
+  });
+});
