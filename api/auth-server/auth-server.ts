@@ -30,9 +30,10 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     },
     scopes: ['openid', ...CLIENT_SCOPES],
     responseTypes: ['code'],
-    // HTTP Basic per DECISIONS D4, `none` for public clients (authorization code + PKCE). No
-    // method that uses the secret as an HMAC key: we only hold its hash.
-    clientAuthMethods: ['client_secret_basic', 'none'],
+    // HTTP Basic, and the secret in the form body since common OAuth libraries default to it;
+    // `none` for public clients (authorization code + PKCE). A client registered for either
+    // secret method may use both. No method that uses the secret as an HMAC key: we only hold its hash.
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG], userinfoSigningAlgValues: [SIGNING_ALG] },
     clientDefaults: {
       grant_types: ['client_credentials'],

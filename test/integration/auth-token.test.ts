@@ -37,7 +37,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
       jwks_uri: expect.stringMatching(/\/svc\/authserver\/jwks$/),
       grant_types_supported: expect.arrayContaining(['client_credentials', 'authorization_code']),
       scopes_supported: expect.arrayContaining(['otp', 'users', 'notifications']),
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       response_types_supported: ['code'],
     });
   });

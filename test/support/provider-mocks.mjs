@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // CI clones the repository with shared/ beside it; worktrees here have /work/shared beside them.
-const specsDir = resolve(repoRoot, '..', 'shared', 'provider-specs');
+// PROVIDER_SPECS_DIR points elsewhere when the repository is not checked out beside ../shared.
+const specsDir = process.env.PROVIDER_SPECS_DIR ?? resolve(repoRoot, '..', 'shared', 'provider-specs');
 const prismBin = join(repoRoot, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
 
 function freePort() {
