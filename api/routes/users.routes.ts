@@ -4,7 +4,6 @@ import type { ActivationLimits } from '../../core/users/activation-rate-limits.j
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import type { EnrollmentService } from '../../core/users/enrollment.service.js';
-import { MAX_ACTIVATION_ATTEMPTS, type User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
@@ -12,6 +11,7 @@ import { invalidFieldError, validateBody } from '../middleware/validate-body.mid
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { toUserResponse } from './user-response.js';
 
 export interface UsersRouteServices {
   users: Pick<UsersRepository, 'findByUserId' | 'markDeleted'>;
@@ -33,44 +33,6 @@ const methodNotAllowed =
   (req) => {
     throw new AppError('METHOD_NOT_ALLOWED', 405, `Request method '${req.method}' is not supported`, { headers: { Allow: allow } });
   };
-
-/** The user without secrets: no code, digest, verification key or client of record. */
-function toUserResponse(user: User): Record<string, unknown> {
-  const { activation, device } = user;
-  return {
-    userId: user.userId,
-    loginId: user.loginId,
-    primaryGroup: user.primaryGroup,
-    secondaryGroups: user.secondaryGroups.join(','),
-    firstName: user.firstName,
-    lastName: user.lastName,
-    ...(user.emailId !== undefined ? { emailId: user.emailId } : {}),
-    ...(user.mobileNumber !== undefined ? { mobileNumber: user.mobileNumber } : {}),
-    status: user.status,
-    sourceType: user.sourceType,
-    ...(user.comments !== undefined ? { comments: user.comments } : {}),
-    ...(activation
-      ? {
-          activation: {
-            expiresAt: activation.expiresAt.toISOString(),
-            attemptsLeft: Math.max(MAX_ACTIVATION_ATTEMPTS - activation.failedAttempts, 0),
-            locked: activation.failedAttempts >= MAX_ACTIVATION_ATTEMPTS,
-          },
-        }
-      : {}),
-    ...(device ? { device: { deviceId: device.deviceId, publicKeyJwk: device.publicKeyJwk, registeredAt: device.registeredAt.toISOString() } } : {}),
-    ...(user.server_bio_template_hash !== undefined
-      ? {
-          server_bio_template_hash: user.server_bio_template_hash,
-          server_bio_template_hash_created_ts: user.server_bio_template_hash_created_ts?.toISOString(),
-          server_bio_template_source: user.server_bio_template_source,
-        }
-      : {}),
-    ...(user.activatedAt ? { activatedAt: user.activatedAt.toISOString() } : {}),
-    createdAt: user.createdAt.toISOString(),
-    updatedAt: user.updatedAt.toISOString(),
-  };
-}
 
 /** Add user, read, delete (spec 4.3, D16-D22), public activation, and the admin re-issue. */
 export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): Router {

@@ -12,6 +12,8 @@ export interface Client {
   allowedIps: string[];
   redirectUris: string[];
   isPublic: boolean;
+  /** First-party apps skip the consent page; clients stored before the field existed are first-party. */
+  firstParty: boolean;
   createdAt: Date;
 }
 
@@ -28,6 +30,7 @@ const clientSchema = new Schema<ClientWithSecret>(
     allowedIps: { type: [String], default: [] },
     redirectUris: { type: [String], default: [] },
     isPublic: { type: Boolean, required: true },
+    firstParty: { type: Boolean, default: true },
     secretHash: { type: String, default: null },
     createdAt: { type: Date, required: true },
   },
@@ -36,13 +39,14 @@ const clientSchema = new Schema<ClientWithSecret>(
 
 const model = (connection: Connection) => modelFor(connection, 'Client', clientSchema);
 
-const withoutSecret = ({ clientId, name, scopes, allowedIps, redirectUris, isPublic, createdAt }: ClientWithSecret): Client => ({
+const withoutSecret = ({ clientId, name, scopes, allowedIps, redirectUris, isPublic, firstParty, createdAt }: ClientWithSecret): Client => ({
   clientId,
   name,
   scopes,
   allowedIps,
   redirectUris,
   isPublic,
+  firstParty: firstParty !== false,
   createdAt,
 });
 

@@ -37,6 +37,12 @@ export interface Config {
     readonly perUser: RateLimit;
     readonly perIp: RateLimit;
   };
+  /** Abuse limits of the sign-in pages: every step per address and per user id, codes sent per user id. */
+  readonly login: {
+    readonly perIp: RateLimit;
+    readonly perUser: RateLimit;
+    readonly codesPerUser: RateLimit;
+  };
   /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service (D21). */
   readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
   readonly concurrency: { readonly dispatch: number; readonly enrollment: number; readonly notification: number };
@@ -107,6 +113,12 @@ const DEFAULTS: Record<string, string> = {
   RATE_LIMIT_ACTIVATE_PER_IP: '60',
   RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS: '60',
   FACE_ANALYZER_TIMEOUT_MS: '5000',
+  RATE_LIMIT_LOGIN_PER_IP: '60',
+  RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS: '60',
+  RATE_LIMIT_LOGIN_PER_USER: '30',
+  RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS: '900',
+  RATE_LIMIT_LOGIN_CODES_PER_USER: '5',
+  RATE_LIMIT_LOGIN_CODES_PER_USER_WINDOW_SECONDS: '900',
 };
 
 // Secrets that must be given explicitly in production (no generated or default value).
@@ -215,6 +227,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       codeTtlSeconds: raw.ACTIVATION_CODE_TTL_SECONDS as number,
       perUser: Object.freeze({ points: raw.RATE_LIMIT_ACTIVATE_PER_USER as number, durationSeconds: raw.RATE_LIMIT_ACTIVATE_PER_USER_WINDOW_SECONDS as number }),
       perIp: Object.freeze({ points: raw.RATE_LIMIT_ACTIVATE_PER_IP as number, durationSeconds: raw.RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS as number }),
+    }),
+    login: Object.freeze({
+      perIp: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_PER_IP as number, durationSeconds: raw.RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS as number }),
+      perUser: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_PER_USER as number, durationSeconds: raw.RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS as number }),
+      codesPerUser: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_CODES_PER_USER as number, durationSeconds: raw.RATE_LIMIT_LOGIN_CODES_PER_USER_WINDOW_SECONDS as number }),
     }),
     faceAnalyzer:
       raw.FACE_ANALYZER_URL === undefined ? undefined : Object.freeze({ url: raw.FACE_ANALYZER_URL as string, timeoutMs: raw.FACE_ANALYZER_TIMEOUT_MS as number }),

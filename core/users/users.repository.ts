@@ -32,6 +32,7 @@ const userSchema = new Schema<UserDoc>(
     server_bio_template_hash_created_ts: { type: Date },
     server_bio_template_source: { type: String },
     activatedAt: { type: Date },
+    blocked: { type: Schema.Types.Mixed },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -128,6 +129,13 @@ export function createUsersRepository(connection: Connection) {
     /** Drops the encrypted code once the activation deliveries hold their own copy. */
     async clearActivationCode(userId: string, issue: number): Promise<void> {
       await (await model()).updateOne({ userId, 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });
+    },
+
+    /** Blocks (with an optional reason) or unblocks the user; false when the user is unknown. */
+    async setBlocked(userId: string, blocked: boolean, reason: string | undefined, now: Date): Promise<boolean> {
+      const update = blocked ? { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now } } : { $unset: { blocked: 1 }, $set: { updatedAt: now } };
+      const result = await (await model()).updateOne({ userId }, update);
+      return result.matchedCount === 1;
     },
 
     /** DELETED: frees the mobile number and ends any pending activation. False when unknown. */

@@ -54,6 +54,7 @@ describe('admin API: clients and groups', () => {
         allowedIps: ['10.0.0.0/8'],
         redirectUris: ['https://app.example/cb'],
         public: false,
+        firstParty: true,
         createdAt: expect.stringMatching(ISO),
       });
     });
