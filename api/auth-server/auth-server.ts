@@ -29,6 +29,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   const [signingKey, cookieKeys] = await Promise.all([getSigningKey(mongo, config), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
   const users = createUsersRepository(mongo);
+  const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
   const self: { provider?: Provider } = {};
 
@@ -113,6 +114,13 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
           return { scope: USER_ACCESS_TOKEN_SCOPES.join(' '), audience, accessTokenTTL: config.accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
         },
       },
+    },
+    // Browser calls to the token endpoint: the service's own origin (the docs page's "Authorize"
+    // button) for any client; public clients also from the origins of their redirect URIs (apps
+    // that run in the browser). Confidential clients' secrets do not belong in other pages.
+    clientBasedCORS: (_oidcCtx, origin, client) => {
+      if (origin === serviceOrigin) return true;
+      return client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
     },
     interactions: { url: (_ctx, interaction) => `${AUTH_SERVER_PATH}/interaction/${interaction.uid}` },
     // The account behind user tokens: sign-in, ID tokens and every refresh check it again, so
