@@ -48,6 +48,8 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     // Only the `sub` claim: profile data is served by /v1/me to the user's token.
     claims: { openid: ['sub'] },
     responseTypes: ['code'],
+    // redirect_uri is required and must match a registered one exactly, even for a client with one.
+    allowOmittingSingleRegisteredRedirectUri: false,
     // HTTP Basic, and the secret in the form body since common OAuth libraries default to it;
     // `none` for public clients (authorization code + PKCE). A client registered for either
     // secret method may use both. No method that uses the secret as an HMAC key: we only hold its hash.
