@@ -124,7 +124,7 @@ describe('sign-in: errors, replays and refusals', () => {
       const partner = await registerClient(service.ctx.mongo, { name: 'Partner', scopes: [], redirectUris: [REDIRECT], firstParty: false });
       const walker = new FormWalker(service.url);
       const first = await walker.page(authorizeUrl(validParams({ client_id: partner.client.clientId })));
-      const since = new Date(Date.now() - 1000);
+      const since = new Date();
       const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'hank' } });
       const consent = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: await loginCodeFor(service, '+15550300005', since) } });
       expect(consent.html).toContain('Allow access?');
@@ -163,6 +163,23 @@ describe('sign-in: errors, replays and refusals', () => {
     const record = await service.ctx.mongo.collection('oidc_records').findOne({ kind: 'AuthorizationCode', key: callback.searchParams.get('code') });
     const payload = record?.payload as { iat: number; exp: number };
     expect(payload.exp - payload.iat).toBeLessThanOrEqual(60);
+  });
+
+  test('when response_mode is fragment or form_post, then the code comes back that way', async () => {
+    const fragment = await signInWithForms(service, new FormWalker(service.url), authorizeUrl(validParams({ response_mode: 'fragment' })), 'frank', '+15550300002');
+    const hash = new URLSearchParams(new URL(fragment).hash.slice(1));
+    expect(hash.get('code')).toEqual(expect.any(String));
+    expect(hash.get('state')).toBe('st-123');
+
+    const walker = new FormWalker(service.url);
+    const first = await walker.page(authorizeUrl(validParams({ response_mode: 'form_post' })));
+    const since = new Date();
+    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'frank' } });
+    const posted = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: await loginCodeFor(service, '+15550300002', since) } });
+    expect(posted.status).toBe(200);
+    expect(posted.html).toContain(`action="${REDIRECT}"`);
+    expect(posted.html).toMatch(/name="code" value="[^"]+"/);
+    expect(posted.html).toContain('name="state" value="st-123"');
   });
 
   test('when the code verifier does not match, then invalid_grant', async () => {
@@ -211,7 +228,7 @@ describe('sign-in: errors, replays and refusals', () => {
   test('when five wrong codes are entered, then the code locks and even the right one is refused', async () => {
     const walker = new FormWalker(service.url);
     const first = await walker.page(authorizeUrl(validParams()));
-    const since = new Date(Date.now() - 1000);
+    const since = new Date();
     let page = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'ivy' } });
     const code = await loginCodeFor(service, '+15550300006', since);
     const wrongCode = code === '000000' ? '111111' : '000000';

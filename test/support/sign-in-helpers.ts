@@ -100,7 +100,7 @@ export async function loginCodeFor(service: TestService, to: string, since: Date
 export async function signInWithForms(service: TestService, walker: FormWalker, authorizationUrl: string, userId: string, address: string): Promise<string> {
   const first = await walker.page(authorizationUrl);
   if (first.status !== 200 || !first.html.includes('name="userId"')) throw new Error(`no user id form: ${first.status} ${first.html.slice(0, 400)}`);
-  const since = new Date(Date.now() - 1000);
+  const since = new Date();
   const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
   if (!codePage.html.includes('name="otp"')) throw new Error(`no code form: ${codePage.status} ${codePage.html.slice(0, 400)}`);
   const code = await loginCodeFor(service, address, since);
