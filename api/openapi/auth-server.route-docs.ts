@@ -89,7 +89,7 @@ export const authServerRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/svc/authserver/oauth/revoke',
-    summary: 'Token revocation (RFC 7009), for confidential clients and their own tokens; revoking ends the whole sign-in (grant)',
+    summary: 'Token revocation (RFC 7009), for confidential clients and their own tokens; revoking a refresh token ends the whole sign-in',
     tag: 'authorization server',
     auth: { kind: 'none' },
     requestSchema: 'auth-server.token-hint-form.json',
