@@ -1,6 +1,7 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Connection } from 'mongoose';
-import { findClientWithSecret, type ClientWithSecret } from '../../core/clients/clients.repository.js';
+import { lookupClientWithSecret } from '../../core/clients/client-lookup.cache.js';
+import type { ClientWithSecret } from '../../core/clients/clients.repository.js';
 import {
   consumeOidcRecord,
   deleteOidcRecord,
@@ -67,7 +68,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
 
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.kind === 'Client') {
-        const client = await findClientWithSecret(connection, id);
+        const client = await lookupClientWithSecret(connection, id);
         return client ? toClientMetadata(client) : undefined;
       }
       return (await findOidcRecord(connection, this.kind, { key: id })) as AdapterPayload | undefined;
