@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import { AppError } from '../../core/errors/app-error.js';
@@ -131,7 +131,25 @@ export function interactionRoutes(getProvider: () => Promise<Provider>, services
     }
   }
 
-  router.get(path, async (req, res) => {
+  /**
+   * Unexpected failures (a store down, a login template an admin broke) end on an HTML page
+   * with a reference that is also logged, never on the API's JSON error body.
+   */
+  const htmlErrors =
+    (handler: (req: Request, res: Response) => Promise<unknown>) =>
+    async (req: Request, res: Response): Promise<void> => {
+      try {
+        await handler(req, res);
+      } catch (err) {
+        if (res.headersSent) throw err;
+        const errorId = randomUUID();
+        services.logger.error({ err, errorId }, 'sign-in page failed');
+        const status = err instanceof AppError && err.status >= 500 ? err.status : 500;
+        send(res, status, 'message', { title: 'Sign-in is unavailable', message: `Sign-in could not continue. Please try again in a moment. (reference ${errorId})` });
+      }
+    };
+
+  router.get(path, htmlErrors(async (req, res) => {
     const found = await details(req, res);
     if (!found) return expiredPage(res);
     const { interaction, provider } = found;
@@ -154,9 +172,9 @@ export function interactionRoutes(getProvider: () => Promise<Provider>, services
       );
     }
     return showLogin(res, req, state, client);
-  });
+  }));
 
-  router.post(path, form, async (req, res) => {
+  router.post(path, form, htmlErrors(async (req, res) => {
     const found = await details(req, res);
     if (!found) return expiredPage(res);
     const { interaction, provider } = found;
@@ -241,7 +259,7 @@ export function interactionRoutes(getProvider: () => Promise<Provider>, services
       }
       throw err;
     }
-  });
+  }));
 
   return router;
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
+import { isDuplicateKeyError } from '../db/duplicate-key.js';
 import { modelFor } from '../db/model-registry.js';
 
 /**
@@ -48,12 +49,20 @@ export function createLoginStatesRepository(connection: Connection) {
     /** The state of this interaction, created with a fresh CSRF token on first sight. */
     async open(uid: string, clientId: string, expiresAt: Date): Promise<LoginState> {
       const Model = await model();
-      const doc = await Model.findOneAndUpdate(
-        { uid },
-        { $setOnInsert: { uid, clientId, csrf: randomBytes(32).toString('base64url'), expiresAt } },
-        { upsert: true, new: true, projection: PROJECTION },
-      ).lean<LoginState>();
-      return doc as LoginState;
+      const upsert = () =>
+        Model.findOneAndUpdate(
+          { uid },
+          { $setOnInsert: { uid, clientId, csrf: randomBytes(32).toString('base64url'), expiresAt } },
+          { upsert: true, new: true, projection: PROJECTION },
+        ).lean<LoginState>();
+      try {
+        return (await upsert()) as LoginState;
+      } catch (err) {
+        // Two first loads of one page at once: the loser's insert hits the unique index; the
+        // state now exists, so the retry reads it.
+        if (!isDuplicateKeyError(err)) throw err;
+        return (await upsert()) as LoginState;
+      }
     },
 
     async find(uid: string): Promise<LoginState | undefined> {
