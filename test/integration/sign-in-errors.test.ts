@@ -376,3 +376,26 @@ describe('sign-in: rate limits', () => {
     expect(statuses).toEqual([400, 429, 429]);
   });
 });
+
+describe('sign-in: cookies behind https', () => {
+  let service: TestService;
+  let clientId: string;
+  beforeAll(async () => {
+    // Plain http on loopback behind a TLS-terminating proxy: PUBLIC_URL says https.
+    service = await startTestService('signin-https', { PUBLIC_URL: 'https://id.example.test' });
+    clientId = (await registerClient(service.ctx.mongo, { name: 'Acme', scopes: [], redirectUris: [REDIRECT] })).client.clientId;
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  test('when PUBLIC_URL is https, then the sign-in cookies are also Secure', async () => {
+    const res = await fetch(`${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toMatch(/^\/svc\/authserver\/interaction\//);
+    const lines = res.headers.getSetCookie().filter((l) => l.startsWith('_interaction'));
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line).toMatch(/;\s*secure/i);
+    for (const line of lines) expect(line).toMatch(/httponly/i);
+  });
+});
