@@ -242,6 +242,23 @@ describe('sign-in: errors, replays and refusals', () => {
     expect(page.html).toContain('Too many wrong codes');
   });
 
+  test('when ten wrong codes are posted at once, then at most five are checked and the code is locked', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'lena', mobileNumber: '+15550300012' });
+    const walker = new FormWalker(service.url);
+    const first = await walker.page(authorizeUrl(validParams()));
+    const since = new Date();
+    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'lena' } });
+    const code = await loginCodeFor(service, '+15550300012', since);
+    const wrongCode = code === '000000' ? '111111' : '000000';
+    const pages = await Promise.all(Array.from({ length: 10 }, () => walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: wrongCode } })));
+    const alerts = pages.map((p) => /role="alert">([^<]+)</.exec(p.html)?.[1] ?? '');
+    expect(alerts.filter((a) => a.startsWith('That code is not right')).length).toBeLessThanOrEqual(4);
+    const otp = await service.ctx.mongo.collection('otps').findOne({ userId: 'lena' });
+    expect(otp?.attemptsUsed).toBe(5);
+    const after = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: code } });
+    expect(after.html).toContain('Too many wrong codes');
+  });
+
   describe('blocked users and user tokens', () => {
     const admin = (method: string, path: string, body?: unknown) =>
       fetch(`${service.url}${path}`, { method, headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
