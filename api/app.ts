@@ -16,13 +16,16 @@ import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
 import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
 import { adminQueuesRoutes, QUEUES_DASHBOARD_PATH } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
+import { adminUsersRoutes } from './routes/admin-users.routes.js';
 import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { meRoutes } from './routes/me.routes.js';
 import { otpRoutes } from './routes/otp.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 import { routeDocs } from './openapi/route-docs.js';
 import type { ServiceContext } from './service-context.js';
+import { createSignInServices } from './sign-in-services.factory.js';
 import { createUsersServices } from './users-services.factory.js';
 
 /** Builds the Express app; listening is main.ts's job so tests can run it on port 0. */
@@ -38,7 +41,8 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(methodNotAllowed(ctx, routeDocs));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
-  app.use(authServerRoutes(ctx));
+  const otpServices = createOtpServices(ctx);
+  app.use(authServerRoutes(ctx, createSignInServices(ctx, otpServices)));
   app.use(adminClientsRoutes(ctx));
   app.use(adminGroupsRoutes(ctx));
   app.use(adminTemplatesRoutes(ctx));
@@ -46,8 +50,10 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminQueuesRoutes(ctx));
   app.use(adminActivityRoutes(ctx));
   app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger)));
-  app.use(otpRoutes(ctx, createOtpServices(ctx)));
+  app.use(otpRoutes(ctx, otpServices));
   app.use(usersRoutes(ctx, createUsersServices(ctx)));
+  app.use(adminUsersRoutes(ctx));
+  app.use(meRoutes(ctx));
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));

@@ -12,7 +12,7 @@ import { createGroup, listGroups } from '../core/groups/groups.repository.js';
 import { projectRoot } from '../core/project-root.js';
 
 const USAGE = `usage: npm run admin -- <command>
-  clients create --name <name> --scopes otp,users,notifications [--enterprise <enterpriseId>] [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--public]
+  clients create --name <name> --scopes otp,users,notifications [--enterprise <enterpriseId>] [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--public] [--third-party]
   clients list
   clients get <clientId>
   clients delete <clientId>
@@ -33,7 +33,7 @@ function mongoUri(): string {
 const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
 function clientJson(c: Awaited<ReturnType<typeof listClients>>[number]) {
-  return { client_id: c.clientId, enterpriseId: c.enterpriseId, name: c.name, scopes: c.scopes, allowedIps: c.allowedIps, redirectUris: c.redirectUris, public: c.isPublic, createdAt: c.createdAt.toISOString() };
+  return { client_id: c.clientId, enterpriseId: c.enterpriseId, name: c.name, scopes: c.scopes, allowedIps: c.allowedIps, redirectUris: c.redirectUris, public: c.isPublic, firstParty: c.firstParty, createdAt: c.createdAt.toISOString() };
 }
 
 async function run(mongo: Connection, args: string[]): Promise<unknown> {
@@ -47,6 +47,7 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
       'allowed-ips': { type: 'string' },
       'redirect-uris': { type: 'string' },
       public: { type: 'boolean' },
+      'third-party': { type: 'boolean' },
       description: { type: 'string' },
     },
   });
@@ -65,6 +66,7 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
         allowedIps: list(values['allowed-ips']),
         redirectUris: list(values['redirect-uris']),
         public: values.public === true,
+        firstParty: values['third-party'] !== true,
       });
       return { ...clientJson(client), ...(clientSecret === undefined ? {} : { client_secret: clientSecret }) };
     }

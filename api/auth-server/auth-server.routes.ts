@@ -1,7 +1,8 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../service-context.js';
 import { AUTH_SERVER_PATH, createAuthServer } from './auth-server.js';
+import { interactionRoutes, type InteractionServices } from './interaction.routes.js';
 
 /** Where RFC 8414 clients look for the metadata of an issuer with a path (section 3), and the common variant. */
 export const AUTHORIZATION_SERVER_METADATA_PATHS = [`/.well-known/oauth-authorization-server${AUTH_SERVER_PATH}`, `${AUTH_SERVER_PATH}/.well-known/oauth-authorization-server`];
@@ -12,10 +13,10 @@ export const AUTHORIZATION_SERVER_METADATA_PATHS = [`/.well-known/oauth-authoriz
  * needs the signing key from MongoDB, so it is built in the background when the app is built
  * and requests wait for it; buildApp stays synchronous.
  */
-export function authServerRoutes(ctx: ServiceContext): Router {
-  let built: Promise<ReturnType<Provider['callback']>> | undefined;
+export function authServerRoutes(ctx: ServiceContext, interactions: Omit<InteractionServices, 'logger'>): Router {
+  let built: Promise<{ provider: Provider; callback: ReturnType<Provider['callback']> }> | undefined;
   const handler = () => {
-    built ??= createAuthServer(ctx).then((provider) => provider.callback());
+    built ??= createAuthServer(ctx).then((provider) => ({ provider, callback: provider.callback() }));
     built.catch(() => {
       built = undefined;
     });
@@ -27,12 +28,16 @@ export function authServerRoutes(ctx: ServiceContext): Router {
     if (ctx.mongo.readyState === 1) ctx.logger.error({ err }, 'authorization server failed to start');
   });
   const publicUrl = new URL(ctx.config.publicUrl);
-  const serve: RequestHandler = async (req, res, next) => {
-    // The caller's Host / X-Forwarded-* must not choose the URLs the provider publishes.
+  // The caller's Host / X-Forwarded-* must not choose the URLs the provider publishes, nor
+  // whether its cookies are Secure (they are whenever PUBLIC_URL is https).
+  const setForwardedHeaders = (req: Request) => {
     req.headers['x-forwarded-host'] = publicUrl.host;
     req.headers['x-forwarded-proto'] = publicUrl.protocol.replace(/:$/, '');
+  };
+  const serve: RequestHandler = async (req, res, next) => {
+    setForwardedHeaders(req);
     try {
-      const callback = await handler();
+      const { callback } = await handler();
       await callback(req, res);
     } catch (err) {
       next(err);
@@ -47,6 +52,7 @@ export function authServerRoutes(ctx: ServiceContext): Router {
       return serve(req, res, next);
     });
   }
+  router.use(interactionRoutes(async () => (await handler()).provider, { ...interactions, logger: ctx.logger }, setForwardedHeaders));
   router.use(AUTH_SERVER_PATH, serve);
   return router;
 }

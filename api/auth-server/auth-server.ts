@@ -2,9 +2,13 @@ import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'o
 import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
 import { verifyClientSecret } from '../../core/clients/client-secret.js';
 import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
+import { canSignIn, findUserForSignIn } from '../../core/sign-in/sign-in-users.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { renderMessagePage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
-import { createOidcAdapter } from './oidc-adapter.js';
+import { apiScopesOf, createOidcAdapter, enterpriseOfClient, EXTRA_CLIENT_METADATA, isFirstParty } from './oidc-adapter.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
+import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
 export const AUTH_SERVER_PATH = '/svc/authserver';
 
@@ -13,11 +17,21 @@ export function tokenIdentity(publicUrl: string): { issuer: string; audience: st
   return { issuer: `${publicUrl}${AUTH_SERVER_PATH}`, audience: `${publicUrl}/v1` };
 }
 
-/** Builds the oidc-provider instance: clients and grants in MongoDB, JWT access tokens. */
+/** How long a user's sign-in session (the provider's cookie session) and its interaction live. */
+const SESSION_TTL_SECONDS = 24 * 3600;
+const INTERACTION_TTL_SECONDS = 15 * 60;
+const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+
+
+/** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
 export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   const { config, mongo, logger } = ctx;
   const [signingKey, cookieKeys] = await Promise.all([getSigningKey(mongo, config), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
+  const users = createUsersRepository(mongo);
+  const serviceOrigin = new URL(config.publicUrl).origin;
+  // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
+  const self: { provider?: Provider } = {};
 
   const configuration: Configuration = {
     adapter: createOidcAdapter(mongo),
@@ -27,13 +41,21 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       authorization: '/oauth/authorize',
       token: '/oauth/token',
       jwks: '/jwks',
+      introspection: '/oauth/introspect',
+      revocation: '/oauth/revoke',
     },
-    scopes: ['openid', ...CLIENT_SCOPES],
+    scopes: ['openid', 'offline_access', ...CLIENT_SCOPES],
+    // Only the `sub` claim: profile data is served by /v1/me to the user's token.
+    claims: { openid: ['sub'] },
     responseTypes: ['code'],
-    // HTTP Basic for confidential clients, `none` for public clients (authorization code + PKCE). No
-    // method that uses the secret as an HMAC key: we only hold its hash.
-    clientAuthMethods: ['client_secret_basic', 'none'],
-    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG], userinfoSigningAlgValues: [SIGNING_ALG] },
+    // redirect_uri is required and must match a registered one exactly, even for a client with one.
+    allowOmittingSingleRegisteredRedirectUri: false,
+    // HTTP Basic, and the secret in the form body since common OAuth libraries default to it;
+    // `none` for public clients (authorization code + PKCE). A client registered for either
+    // secret method may use both. No method that uses the secret as an HMAC key: we only hold its hash.
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG] },
+    extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
     clientDefaults: {
       grant_types: ['client_credentials'],
       response_types: [],
@@ -45,38 +67,101 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       AccessToken: config.accessTokenTtlSeconds,
       // Authorization codes are single use and live at most 60 seconds.
       AuthorizationCode: 60,
+      IdToken: config.accessTokenTtlSeconds,
+      RefreshToken: REFRESH_TOKEN_TTL_SECONDS,
+      Grant: REFRESH_TOKEN_TTL_SECONDS,
+      Session: SESSION_TTL_SECONDS,
+      Interaction: INTERACTION_TTL_SECONDS,
     },
+    // S256 only (the provider's default); required for public clients, accepted from confidential ones.
+    pkce: { required: (_oidcCtx, client) => client.clientAuthMethod === 'none' },
+    // Every use of a refresh token returns a new one; reusing a rotated one revokes the grant.
+    rotateRefreshToken: true,
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      // Offered to confidential clients for their own tokens.
+      introspection: {
+        enabled: true,
+        allowedPolicy: async (_oidcCtx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
+      },
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_oidcCtx, client, token) => {
+          if (client.clientAuthMethod === 'none') throw new errors.UnauthorizedClient('token revocation is offered to confidential clients only');
+          if (token.clientId !== client.clientId) throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+          return true;
+        },
+      },
+      // Not offered (discovery advertises only what is built and tested): profile data is at
+      // /v1/me, there is no logout page, requests are not pushed, tokens are bearer tokens.
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => audience,
         useGrantedResource: () => true,
         getResourceServerInfo: (oidcCtx: KoaContextWithOIDC, resource: string, client) => {
-          const scopes = (client.scope ?? '').split(' ').filter(Boolean);
           if (resource !== audience) throw new errors.InvalidTarget();
-          applyClientCredentialsScopePolicy(oidcCtx, scopes);
-          return {
-            scope: scopes.join(' '),
-            audience,
-            accessTokenTTL: config.accessTokenTtlSeconds,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: SIGNING_ALG } },
-          };
+          const params = oidcCtx.oidc.params as { grant_type?: string } | undefined;
+          if (params?.grant_type === 'client_credentials') {
+            const scopes = apiScopesOf(client);
+            applyClientCredentialsScopePolicy(oidcCtx, scopes);
+            return { scope: scopes.join(' '), audience, accessTokenTTL: config.accessTokenTtlSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg: SIGNING_ALG } } };
+          }
+          // A user's token is opaque: every use is checked against the store, so a revoked
+          // grant (revocation, replayed code, reused refresh token) ends it at once.
+          return { scope: USER_ACCESS_TOKEN_SCOPES.join(' '), audience, accessTokenTTL: config.accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
         },
       },
     },
-    // The login interaction (user id + OTP) is a later issue; it will serve this URL.
+    // Browser calls to the token endpoint: the service's own origin (the docs page's "Authorize"
+    // button) for any client; public clients also from the origins of their redirect URIs (apps
+    // that run in the browser). Confidential clients' secrets do not belong in other pages.
+    clientBasedCORS: (_oidcCtx, origin, client) => {
+      if (origin === serviceOrigin) return true;
+      return client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
+    },
     interactions: { url: (_ctx, interaction) => `${AUTH_SERVER_PATH}/interaction/${interaction.uid}` },
-    findAccount: async () => undefined,
+    // The account behind user tokens: sign-in, ID tokens and every refresh check it again, so
+    // a user blocked, deleted or deactivated meanwhile gets no new tokens.
+    findAccount: async (oidcCtx, accountId) => {
+      const client = oidcCtx.oidc.client;
+      if (!client) return undefined;
+      const user = await findUserForSignIn(users, { enterpriseId: enterpriseOfClient(client) }, accountId);
+      if (!user || !canSignIn(user)) return undefined;
+      return { accountId: user.userId, claims: () => ({ sub: user.userId }) };
+    },
+    // First-party apps skip consent: their grant covers what the request asks.
+    loadExistingGrant: async (oidcCtx) => {
+      const { client, session, result } = oidcCtx.oidc;
+      const { provider } = self;
+      if (!client || !session || !provider) return undefined;
+      const grantId = (result?.consent as { grantId?: string } | undefined)?.grantId ?? session.grantIdFor(client.clientId);
+      const existing = grantId ? await provider.Grant.find(grantId) : undefined;
+      if (!isFirstParty(client) || !session.accountId) return existing;
+      const grant = existing ?? new provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      const requested = [...oidcCtx.oidc.requestParamScopes];
+      const oidcScopes = requested.filter((scope) => scope === 'openid' || scope === 'offline_access');
+      const resourceScopes = requested.filter((scope) => (USER_ACCESS_TOKEN_SCOPES as readonly string[]).includes(scope));
+      if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
+      if (resourceScopes.length > 0) grant.addResourceScope(audience, resourceScopes.join(' '));
+      await grant.save();
+      return grant;
+    },
     renderError: (oidcCtx, out) => {
+      const page = renderMessagePage({ title: 'Sign-in error', message: describeOAuthError(String(out.error), String(out.error_description ?? '')) });
       oidcCtx.type = 'html';
-      oidcCtx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Error</title></head><body><h1>${escapeHtml(String(out.error))}</h1><p>${escapeHtml(String(out.error_description ?? ''))}</p></body></html>`;
+      oidcCtx.set('Content-Security-Policy', page.csp);
+      oidcCtx.set('Cache-Control', 'no-store');
+      oidcCtx.body = page.html;
     },
   };
 
   const provider = new Provider(issuer, configuration);
+  self.provider = provider;
   // Endpoint URLs in discovery are built from X-Forwarded-Host/-Proto, which the routes set from
   // PUBLIC_URL on every request (api/auth-server/auth-server.routes.ts), never from the caller.
   provider.proxy = true;
@@ -94,6 +179,10 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   return provider;
 }
 
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** The error page's sentence for the two errors that never redirect, and a plain one for others. */
+function describeOAuthError(error: string, description: string): string {
+  const code = `(${error}${description ? `: ${description}` : ''})`;
+  if (error === 'invalid_client') return `This app is not registered with the sign-in service. Go back to the app and contact its provider. ${code}`;
+  if (error === 'invalid_redirect_uri') return `This app asked to return to an address it has not registered, so sign-in stopped here for your safety. ${code}`;
+  return `Sign-in cannot continue ${code}.`;
 }

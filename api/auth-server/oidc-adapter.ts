@@ -1,6 +1,7 @@
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Connection } from 'mongoose';
-import { findClientWithSecret, type ClientWithSecret } from '../../core/clients/clients.repository.js';
+import { lookupClientWithSecret } from '../../core/clients/client-lookup.cache.js';
+import type { ClientWithSecret } from '../../core/clients/clients.repository.js';
 import {
   consumeOidcRecord,
   deleteOidcRecord,
@@ -8,24 +9,51 @@ import {
   findOidcRecord,
   upsertOidcRecord,
 } from '../../core/auth/oidc-records.repository.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { USER_TOKEN_SCOPES } from './user-token-scopes.js';
+
+/** Our client fields carried in the provider's client metadata (kept under these names on its Client). */
+export const EXTRA_CLIENT_METADATA = ['first_party', 'api_scopes', 'enterprise_id'] as const;
+
+/** The enterprise API scopes registered for the client (client_credentials grants these only). */
+export function apiScopesOf(client: object): string[] {
+  const { api_scopes: apiScopes } = client as { api_scopes?: unknown };
+  return Array.isArray(apiScopes) ? apiScopes.filter((s): s is string => typeof s === 'string') : [];
+}
+
+/** The enterprise whose users sign in to the client. */
+export function enterpriseOfClient(client: object): string {
+  const { enterprise_id: enterpriseId } = client as { enterprise_id?: unknown };
+  return typeof enterpriseId === 'string' ? enterpriseId : DEFAULT_ENTERPRISE_ID;
+}
+
+export function isFirstParty(client: object): boolean {
+  return (client as { first_party?: unknown }).first_party !== false;
+}
 
 /**
  * Client metadata as oidc-provider reads it. `client_secret` carries the stored HMAC form, never
  * the secret: auth-server.ts replaces the provider's secret comparison with verifyClientSecret.
+ * Clients with redirect URIs sign users in (authorization code, refresh tokens, the user
+ * scopes); confidential ones also keep client_credentials for their enterprise scopes.
  */
 export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
-  const hasRedirects = client.redirectUris.length > 0;
-  const grantTypes = client.isPublic ? ['authorization_code'] : hasRedirects ? ['client_credentials', 'authorization_code'] : ['client_credentials'];
+  const signsUsersIn = client.redirectUris.length > 0;
+  const grantTypes = [...(client.isPublic ? [] : ['client_credentials']), ...(signsUsersIn ? ['authorization_code', 'refresh_token'] : [])];
+  const scopes = new Set(['openid', ...(signsUsersIn ? ['offline_access', ...USER_TOKEN_SCOPES] : []), ...client.scopes]);
   return {
     client_id: client.clientId,
     client_name: client.name,
     ...(client.isPublic ? { token_endpoint_auth_method: 'none' } : { token_endpoint_auth_method: 'client_secret_basic', client_secret: client.secretHash ?? '' }),
     grant_types: grantTypes,
-    response_types: hasRedirects ? ['code'] : [],
+    response_types: signsUsersIn ? ['code'] : [],
     redirect_uris: client.redirectUris,
-    // `openid` always: the authorization-code login (a later issue) needs it, and an empty
-    // scope is invalid metadata. client_credentials never grants it (token-scope.policy.ts).
-    scope: ['openid', ...client.scopes].join(' '),
+    // `openid` always, since an empty scope is invalid metadata; client_credentials never grants
+    // it (token-scope.policy.ts only grants api_scopes).
+    scope: [...scopes].join(' '),
+    first_party: client.firstParty !== false,
+    api_scopes: client.scopes,
+    enterprise_id: client.enterpriseId,
   };
 }
 
@@ -48,7 +76,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
 
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.kind === 'Client') {
-        const client = await findClientWithSecret(connection, id);
+        const client = await lookupClientWithSecret(connection, id);
         return client ? toClientMetadata(client) : undefined;
       }
       return (await findOidcRecord(connection, this.kind, { key: id })) as AdapterPayload | undefined;
@@ -62,8 +90,17 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
       return (await findOidcRecord(connection, this.kind, { uid })) as AdapterPayload | undefined;
     }
 
+    /**
+     * Marks a code or refresh token used only if nobody did before. The provider checks
+     * `consumed` after reading, so two concurrent redemptions could both pass that check; the
+     * conditional write lets exactly one through, and the loser is treated as a replay: the
+     * grant and every token issued from it are revoked.
+     */
     async consume(id: string): Promise<void> {
-      await consumeOidcRecord(connection, this.kind, id);
+      const grantId = await consumeOidcRecord(connection, this.kind, id);
+      if (grantId === true) return;
+      if (typeof grantId === 'string') await deleteOidcRecordsOfGrant(connection, grantId);
+      throw new errors.InvalidGrant(`${this.kind === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
     }
 
     async destroy(id: string): Promise<void> {

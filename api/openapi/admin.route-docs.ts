@@ -80,4 +80,20 @@ export const adminRouteDocs: RouteDoc[] = [
       '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
     },
   },
+  {
+    method: 'put',
+    path: '/admin/users/{userId}/blocked',
+    summary: 'Block or unblock a user: a blocked user cannot sign in, their user tokens get 403 user_blocked, enterprise calls for them are 404',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    requestSchema: 'admin-users.blocked.json',
+    responses: {
+      '200': { description: 'The user as it now is', schema: 'users.user.json' },
+      '400': { description: 'Malformed body', schema: 'common.error.json' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'User not found', schema: 'common.error.json' },
+      '415': { description: 'Content type is not JSON', schema: 'common.error.json' },
+      '422': { description: 'Validation failed', schema: 'common.error.json' },
+    },
+  },
 ];

@@ -70,7 +70,9 @@ function operation(doc: RouteDoc): Record<string, unknown> {
         }),
     ),
   };
-  if (doc.auth.kind === 'bearer') op.security = [{ oauth2: [doc.auth.scope] }];
+  // A pasted token (bearerToken) is the alternative to the client-credentials login of the docs page.
+  if (doc.auth.kind === 'bearer') op.security = [{ oauth2: [doc.auth.scope] }, { bearerToken: [] }];
+  else if (doc.auth.kind === 'user') op.security = [{ bearerToken: [] }];
   else if (doc.auth.kind === 'admin') op.security = [{ adminToken: [] }];
   else op.security = [];
   if (doc.requestSchema) {
@@ -100,6 +102,7 @@ export function buildOpenApiDocument(publicUrl: string, docs: RouteDoc[] = route
           type: 'oauth2',
           flows: { clientCredentials: { tokenUrl: `${publicUrl}/svc/authserver/oauth/token`, scopes: { otp: 'Generate and validate OTPs', users: 'Enroll users', notifications: 'Create and query notifications' } } },
         },
+        bearerToken: { type: 'http', scheme: 'bearer', description: 'An access token pasted as is: an enterprise token (client_credentials) for /v1 enterprise routes, a user token (authorization code flow) for /v1/me' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of the deployment' },
       },
     },

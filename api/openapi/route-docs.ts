@@ -1,5 +1,6 @@
 import { adminRouteDocs } from './admin.route-docs.js';
 import { authServerRouteDocs } from './auth-server.route-docs.js';
+import { meRouteDocs } from './me.route-docs.js';
 import { messagingRouteDocs } from './messaging.route-docs.js';
 import { operationsRouteDocs } from './operations.route-docs.js';
 import { otpRouteDocs } from './otp.route-docs.js';
@@ -19,4 +20,5 @@ export const routeDocs: RouteDoc[] = [
   ...messagingRouteDocs,
   ...otpRouteDocs,
   ...usersRouteDocs,
+  ...meRouteDocs,
 ];

@@ -5,8 +5,8 @@ export interface RouteDoc {
   path: string;
   summary: string;
   tag: string;
-  /** bearer: OAuth 2.0 access token with the scope; admin: ADMIN_TOKEN; none: public */
-  auth: { kind: 'bearer'; scope: string } | { kind: 'admin' } | { kind: 'none' };
+  /** bearer: enterprise access token with the scope; user: a user's access token; admin: ADMIN_TOKEN; none: public */
+  auth: { kind: 'bearer'; scope: string } | { kind: 'user'; scope: string } | { kind: 'admin' } | { kind: 'none' };
   /** Query parameters (all optional unless `required`). */
   query?: { name: string; description: string; schema: Record<string, unknown>; required?: boolean }[];
   requestSchema?: string;

@@ -17,6 +17,7 @@ export function toClientResponse(client: Client): Record<string, unknown> {
     allowedIps: client.allowedIps,
     redirectUris: client.redirectUris,
     public: client.isPublic,
+    firstParty: client.firstParty,
     createdAt: client.createdAt.toISOString(),
   };
 }

@@ -1,12 +1,11 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { ActivityRepository } from '../../core/activity/activity.repository.js';
-import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE, type UserRef } from '../../core/enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/enterprises/enterprise-id.js';
 import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
 import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import { removeUser, type EnrollmentService } from '../../core/users/enrollment.service.js';
-import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
@@ -14,6 +13,8 @@ import { invalidFieldError, validateBody } from '../middleware/validate-body.mid
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { enterpriseQuery } from './enterprise-query.js';
+import { toUserResponse } from './user-response.js';
 
 export interface UsersRouteServices {
   users: Pick<UsersRepository, 'findUser' | 'markDeleted'>;
@@ -30,14 +31,6 @@ function userIdParam(value: string): string {
   return value;
 }
 
-/** Admin routes name the enterprise in the query (`?enterpriseId=`); absent is `default`. */
-export function enterpriseQuery(req: Request): string {
-  const value = req.query.enterpriseId;
-  if (value === undefined) return DEFAULT_ENTERPRISE_ID;
-  if (typeof value !== 'string' || !ENTERPRISE_ID_RE.test(value)) throw new ValidationError('[Invalid field enterpriseId]', { error: 'Invalid data.' });
-  return value;
-}
-
 /** Optional `comments` query parameter of a DELETE, kept in the activity record. */
 function commentsQuery(req: Request): string | undefined {
   const value = req.query.comments;
@@ -49,44 +42,6 @@ function commentsQuery(req: Request): string | undefined {
 /** The address the allow-lists see: the socket address, or the hop TRUST_PROXY names. */
 function callerAddress(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? 'unknown';
-}
-
-/** The user without secrets: no code, digest, verification key or client of record. */
-function toUserResponse(user: User, attemptsLeft: number): Record<string, unknown> {
-  const { activation, device } = user;
-  return {
-    userId: user.userId,
-    loginId: user.loginId,
-    primaryGroup: user.primaryGroup,
-    secondaryGroups: user.secondaryGroups.join(','),
-    firstName: user.firstName,
-    lastName: user.lastName,
-    ...(user.emailId !== undefined ? { emailId: user.emailId } : {}),
-    ...(user.mobileNumber !== undefined ? { mobileNumber: user.mobileNumber } : {}),
-    status: user.status,
-    sourceType: user.sourceType,
-    ...(user.comments !== undefined ? { comments: user.comments } : {}),
-    ...(activation
-      ? {
-          activation: {
-            expiresAt: activation.expiresAt.toISOString(),
-            attemptsLeft,
-            locked: attemptsLeft === 0,
-          },
-        }
-      : {}),
-    ...(device ? { device: { deviceId: device.deviceId, publicKeyJwk: device.publicKeyJwk, registeredAt: device.registeredAt.toISOString() } } : {}),
-    ...(user.server_bio_template_hash !== undefined
-      ? {
-          server_bio_template_hash: user.server_bio_template_hash,
-          server_bio_template_hash_created_ts: user.server_bio_template_hash_created_ts?.toISOString(),
-          server_bio_template_source: user.server_bio_template_source,
-        }
-      : {}),
-    ...(user.activatedAt ? { activatedAt: user.activatedAt.toISOString() } : {}),
-    createdAt: user.createdAt.toISOString(),
-    updatedAt: user.updatedAt.toISOString(),
-  };
 }
 
 /**

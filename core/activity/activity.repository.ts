@@ -9,6 +9,8 @@ export type ActivityAction =
   | 'user.deleted'
   | 'user.activated'
   | 'user.activation-reissued'
+  | 'user.blocked'
+  | 'user.unblocked'
   | 'client.created'
   | 'client.deleted'
   | 'template.created'

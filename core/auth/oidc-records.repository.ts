@@ -50,10 +50,17 @@ export async function findOidcRecord(
   return found?.payload;
 }
 
-/** Marks a one-time record (authorization code...) as used, as oidc-provider's adapter contract asks. */
-export async function consumeOidcRecord(connection: Connection, kind: string, key: string): Promise<void> {
+/**
+ * Marks a one-time record (authorization code, refresh token) as used if it was not: true when
+ * this call did; otherwise the record's grant id (or undefined when the record is gone), so the
+ * caller can treat the loser of a race as a replay.
+ */
+export async function consumeOidcRecord(connection: Connection, kind: string, key: string): Promise<true | string | undefined> {
   const Records = await model(connection);
-  await Records.updateOne({ kind, key }, { $set: { 'payload.consumed': Math.floor(Date.now() / 1000) } });
+  const result = await Records.updateOne({ kind, key, 'payload.consumed': { $exists: false } }, { $set: { 'payload.consumed': Math.floor(Date.now() / 1000) } });
+  if (result.modifiedCount === 1) return true;
+  const found = await Records.findOne({ kind, key }, { _id: 0, grantId: 1 }).lean<{ grantId?: string }>();
+  return found?.grantId;
 }
 
 export async function deleteOidcRecord(connection: Connection, kind: string, key: string): Promise<void> {

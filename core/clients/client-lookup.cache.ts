@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { createConnectionTtlCache } from '../db/connection-ttl-cache.js';
-import { findClient, type Client } from './clients.repository.js';
+import { findClient, findClientWithSecret, type Client, type ClientWithSecret } from './clients.repository.js';
 
 /**
  * How long a client read from MongoDB is reused by the per-request checks (bearer token and IP
@@ -10,12 +10,20 @@ import { findClient, type Client } from './clients.repository.js';
 export const CLIENT_CACHE_TTL_MS = 10_000;
 
 const cache = createConnectionTtlCache<Client | null>(CLIENT_CACHE_TTL_MS, findClient);
+// The authorization server reads the client (with its secret hash) on every token request.
+const withSecretCache = createConnectionTtlCache<ClientWithSecret | null>(CLIENT_CACHE_TTL_MS, findClientWithSecret);
 
 /** The client (or null when it does not exist), at most CLIENT_CACHE_TTL_MS old. */
 export function lookupClient(connection: Connection, clientId: string): Promise<Client | null> {
   return cache.get(connection, clientId);
 }
 
+/** The client with its secret hash, for the authorization server; same window as lookupClient. */
+export function lookupClientWithSecret(connection: Connection, clientId: string): Promise<ClientWithSecret | null> {
+  return withSecretCache.get(connection, clientId);
+}
+
 export function invalidateClient(connection: Connection, clientId: string): void {
   cache.forget(connection, clientId);
+  withSecretCache.forget(connection, clientId);
 }

@@ -14,6 +14,8 @@ export interface Client {
   allowedIps: string[];
   redirectUris: string[];
   isPublic: boolean;
+  /** First-party apps skip the consent page; clients stored before the field existed are first-party. */
+  firstParty: boolean;
   createdAt: Date;
 }
 
@@ -31,6 +33,7 @@ const clientSchema = new Schema<ClientWithSecret>(
     allowedIps: { type: [String], default: [] },
     redirectUris: { type: [String], default: [] },
     isPublic: { type: Boolean, required: true },
+    firstParty: { type: Boolean, default: true },
     secretHash: { type: String, default: null },
     createdAt: { type: Date, required: true },
   },
@@ -39,7 +42,7 @@ const clientSchema = new Schema<ClientWithSecret>(
 
 const model = (connection: Connection) => modelFor(connection, 'Client', clientSchema);
 
-const withoutSecret = ({ clientId, enterpriseId, name, scopes, allowedIps, redirectUris, isPublic, createdAt }: ClientWithSecret): Client => ({
+const withoutSecret = ({ clientId, enterpriseId, name, scopes, allowedIps, redirectUris, isPublic, firstParty, createdAt }: ClientWithSecret): Client => ({
   clientId,
   enterpriseId,
   name,
@@ -47,6 +50,7 @@ const withoutSecret = ({ clientId, enterpriseId, name, scopes, allowedIps, redir
   allowedIps,
   redirectUris,
   isPublic,
+  firstParty: firstParty !== false,
   createdAt,
 });
 

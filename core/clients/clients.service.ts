@@ -17,6 +17,8 @@ export interface RegisterClientInput {
   allowedIps?: string[];
   redirectUris?: string[];
   public?: boolean;
+  /** Default true: the consent page is skipped for the operator's own apps. */
+  firstParty?: boolean;
 }
 
 export interface RegisteredClient {
@@ -60,6 +62,7 @@ export async function registerClient(connection: Connection, input: RegisterClie
     allowedIps: [...new Set((input.allowedIps ?? []).map(normalizeCidr))],
     redirectUris,
     isPublic,
+    firstParty: input.firstParty !== false,
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
     createdAt: new Date(),
   });

@@ -53,6 +53,12 @@ export interface Config {
     /** A refused activation answers no sooner than this after arrival (hides timing differences). */
     readonly failureFloorMs: number;
   };
+  /** Abuse limits of the sign-in pages: every step per address and per user id, codes sent per user id. */
+  readonly login: {
+    readonly perIp: RateLimit;
+    readonly perUser: RateLimit;
+    readonly codesPerUser: RateLimit;
+  };
   /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service. */
   readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
   readonly concurrency: { readonly dispatch: number; readonly enrollment: number; readonly notification: number };
@@ -129,6 +135,12 @@ const DEFAULTS: Record<string, string> = {
   ACTIVATION_MAX_DELAY_PER_USER_SECONDS: '3600',
   ACTIVATION_FAILURE_FLOOR_MS: '250',
   FACE_ANALYZER_TIMEOUT_MS: '5000',
+  RATE_LIMIT_LOGIN_PER_IP: '60',
+  RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS: '60',
+  RATE_LIMIT_LOGIN_PER_USER: '30',
+  RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS: '900',
+  RATE_LIMIT_LOGIN_CODES_PER_USER: '5',
+  RATE_LIMIT_LOGIN_CODES_PER_USER_WINDOW_SECONDS: '900',
 };
 
 // Secrets that must be given explicitly in production (no generated or default value).
@@ -272,6 +284,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDelayPerAddressSeconds: raw.ACTIVATION_MAX_DELAY_PER_ADDRESS_SECONDS as number,
       maxDelayPerUserSeconds: raw.ACTIVATION_MAX_DELAY_PER_USER_SECONDS as number,
       failureFloorMs: raw.ACTIVATION_FAILURE_FLOOR_MS as number,
+    }),
+    login: Object.freeze({
+      perIp: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_PER_IP as number, durationSeconds: raw.RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS as number }),
+      perUser: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_PER_USER as number, durationSeconds: raw.RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS as number }),
+      codesPerUser: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_CODES_PER_USER as number, durationSeconds: raw.RATE_LIMIT_LOGIN_CODES_PER_USER_WINDOW_SECONDS as number }),
     }),
     faceAnalyzer:
       raw.FACE_ANALYZER_URL === undefined ? undefined : Object.freeze({ url: raw.FACE_ANALYZER_URL as string, timeoutMs: raw.FACE_ANALYZER_TIMEOUT_MS as number }),

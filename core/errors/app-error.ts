@@ -73,7 +73,8 @@ export class BearerError extends AppError {
     status: 401 | 403,
     readonly oauthError: string,
     readonly description: string,
+    extra: Record<string, unknown> = {},
   ) {
-    super(oauthError.toUpperCase(), status, description, { error: oauthError });
+    super(oauthError.toUpperCase(), status, description, { error: oauthError, extra });
   }
 }

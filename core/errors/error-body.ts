@@ -25,7 +25,7 @@ export function toErrorResponse(err: unknown, path: string, now = new Date()): E
   if (err instanceof BearerError) {
     return {
       status: err.status,
-      body: { error: err.oauthError, error_description: err.description },
+      body: { error: err.oauthError, error_description: err.description, ...err.extra },
       headers: err.status === 401 ? { 'WWW-Authenticate': `Bearer error="${err.oauthError}"` } : {},
     };
   }

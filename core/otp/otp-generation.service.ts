@@ -182,7 +182,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       if (templates.status === 'rejected') throw templates.reason;
       if (found.status === 'rejected') throw found.reason;
       const user = found.value;
-      if (!user || user.status === 'DELETED') throw new NotFoundError('User not found');
+      // A blocked user is not found for enterprise calls either.
+      if (!user || user.status === 'DELETED' || user.blocked) throw new NotFoundError('User not found');
       const addresses: Partial<Record<Channel, string>> = {};
       for (const channel of CHANNELS) {
         if (request.channels[channel] === undefined) continue;

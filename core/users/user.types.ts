@@ -46,6 +46,8 @@ export interface User {
   server_bio_template_hash_created_ts?: Date;
   server_bio_template_source?: string;
   activatedAt?: Date;
+  /** Set by an admin: a blocked user cannot sign in and their user tokens are refused. */
+  blocked?: { reason?: string; at: Date };
   createdAt: Date;
   updatedAt: Date;
 }

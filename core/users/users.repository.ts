@@ -35,6 +35,7 @@ const userSchema = new Schema<UserDoc>(
     server_bio_template_hash_created_ts: { type: Date },
     server_bio_template_source: { type: String },
     activatedAt: { type: Date },
+    blocked: { type: Schema.Types.Mixed },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -142,6 +143,13 @@ export function createUsersRepository(connection: Connection) {
     /** Drops the encrypted code once the activation deliveries hold their own copy. */
     async clearActivationCode(ref: UserRef, issue: number): Promise<void> {
       await (await model()).updateOne({ ...byRef(ref), 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });
+    },
+
+    /** Blocks (with an optional reason) or unblocks the user; false when the user is unknown. */
+    async setBlocked(ref: UserRef, blocked: boolean, reason: string | undefined, now: Date): Promise<boolean> {
+      const update = blocked ? { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now } } : { $unset: { blocked: 1 }, $set: { updatedAt: now } };
+      const result = await (await model()).updateOne(byRef(ref), update);
+      return result.matchedCount === 1;
     },
 
     /**

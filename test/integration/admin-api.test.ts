@@ -55,6 +55,7 @@ describe('admin API: clients and groups', () => {
         allowedIps: ['10.0.0.0/8'],
         redirectUris: ['https://app.example/cb'],
         public: false,
+        firstParty: true,
         createdAt: expect.stringMatching(ISO),
       });
     });
@@ -80,13 +81,19 @@ describe('admin API: clients and groups', () => {
       expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', 'Invalid field redirectUris: a public client needs at least one redirect URI', '/admin/clients'));
     });
 
+    test('when a client is created with firstParty false, then it is stored and shown as third-party', async () => {
+      const created = (await (await admin('POST', '/admin/clients', { name: 'partner', scopes: [], redirectUris: ['https://partner.example/cb'], firstParty: false })).json()) as { client_id: string };
+      const res = await admin('GET', `/admin/clients/${created.client_id}`);
+      expect(((await res.json()) as { firstParty: boolean }).firstParty).toBe(false);
+    });
+
     test('when clients are listed, then every client appears without secrets', async () => {
       const res = await admin('GET', '/admin/clients');
       expect(res.status).toBe(200);
       const body = (await res.json()) as Record<string, unknown>[];
       expect(body.length).toBeGreaterThanOrEqual(4);
       for (const client of body) {
-        expect(Object.keys(client).sort()).toEqual(['allowedIps', 'client_id', 'createdAt', 'enterpriseId', 'name', 'public', 'redirectUris', 'scopes']);
+        expect(Object.keys(client).sort()).toEqual(['allowedIps', 'client_id', 'createdAt', 'enterpriseId', 'firstParty', 'name', 'public', 'redirectUris', 'scopes']);
       }
       expect(body.map((c) => c.name)).toEqual(expect.arrayContaining(['acme', 'hashed', 'readback', 'spa']));
     });

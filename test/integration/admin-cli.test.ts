@@ -33,6 +33,7 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       allowedIps: ['127.0.0.1/32', '::1/128'],
       redirectUris: [],
       public: false,
+      firstParty: true,
       createdAt: expect.stringMatching(ISO),
       client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });

@@ -18,13 +18,15 @@ describe('message templates: seeding and admin API', () => {
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = admin) =>
     fetch(`${service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
 
-  test('when the service starts, then the four default templates are seeded', async () => {
+  test('when the service starts, then the six default templates are seeded', async () => {
     const res = await call('GET', '/admin/templates');
     expect(res.status).toBe(200);
     const list = (await res.json()) as { name: string; channel: string; version: number; source: string }[];
     expect(list.map(({ name, channel, version, source }) => ({ name, channel, version, source }))).toEqual([
       { name: 'activation_email', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'activation_sms', channel: 'SMS', version: 1, source: 'seed' },
+      { name: 'login_email', channel: 'EMAIL', version: 1, source: 'seed' },
+      { name: 'login_sms', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'otp_email', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'otp_sms', channel: 'SMS', version: 1, source: 'seed' },
     ]);
@@ -35,7 +37,7 @@ describe('message templates: seeding and admin API', () => {
     expect(put.status).toBe(200);
     expect(await put.json()).toEqual({ name: 'otp_sms', channel: 'SMS', text: 'Code: __SVC_OTP__', version: 2, source: 'admin', updatedAt: ISO });
     const result = await seedTemplates(service.ctx.mongo, service.ctx.logger);
-    expect(result).toEqual({ inserted: [], kept: ['activation_email', 'activation_sms', 'otp_email', 'otp_sms'] });
+    expect(result).toEqual({ inserted: [], kept: ['activation_email', 'activation_sms', 'login_email', 'login_sms', 'otp_email', 'otp_sms'] });
     const res = await call('GET', '/admin/templates/otp_sms');
     expect(await res.json()).toEqual({ name: 'otp_sms', channel: 'SMS', text: 'Code: __SVC_OTP__', version: 2, source: 'admin', updatedAt: ISO });
   });

@@ -37,8 +37,42 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
       jwks_uri: expect.stringMatching(/\/svc\/authserver\/jwks$/),
       grant_types_supported: expect.arrayContaining(['client_credentials', 'authorization_code']),
       scopes_supported: expect.arrayContaining(['otp', 'users', 'notifications']),
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       response_types_supported: ['code'],
+    });
+  });
+
+  test('when discovery is read, then it advertises exactly the endpoints, grants and modes that are built and tested', async () => {
+    const body = (await (await fetch(`${service.url}/svc/authserver/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual([
+      'authorization_endpoint',
+      'authorization_response_iss_parameter_supported',
+      'claim_types_supported',
+      'claims_parameter_supported',
+      'claims_supported',
+      'code_challenge_methods_supported',
+      'grant_types_supported',
+      'id_token_signing_alg_values_supported',
+      'introspection_endpoint',
+      'issuer',
+      'jwks_uri',
+      'request_uri_parameter_supported',
+      'response_modes_supported',
+      'response_types_supported',
+      'revocation_endpoint',
+      'scopes_supported',
+      'subject_types_supported',
+      'token_endpoint',
+      'token_endpoint_auth_methods_supported',
+    ]);
+    expect(body).toMatchObject({
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+      code_challenge_methods_supported: ['S256'],
+      response_modes_supported: ['form_post', 'fragment', 'query'],
+      claims_parameter_supported: false,
+      request_uri_parameter_supported: false,
+      introspection_endpoint: `${issuer}/oauth/introspect`,
+      revocation_endpoint: `${issuer}/oauth/revoke`,
     });
   });
 

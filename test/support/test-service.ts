@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { buildApp } from '../../api/app.js';
 import type { ServiceContext } from '../../api/service-context.js';
@@ -70,15 +70,29 @@ export function memoryLogger(level = 'info'): { logger: Logger; lines: () => Rec
   return { logger, lines };
 }
 
-/** Starts the whole API in-process on a free port with real Redis and MongoDB. */
-export async function startTestService(label: string, overrides: Record<string, string> = {}): Promise<TestService> {
-  const env = testEnv(label, overrides);
+/** A port that was free a moment ago (for services whose PUBLIC_URL must name their own port). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Starts the whole API in-process on a free port with real Redis and MongoDB. With
+ * `ownPublicUrl`, PUBLIC_URL is the address the service listens on, so the issuer in discovery
+ * is the URL a standard OAuth client reaches (issuer checks of RFC 8414).
+ */
+export async function startTestService(label: string, overrides: Record<string, string> = {}, options: { ownPublicUrl?: boolean } = {}): Promise<TestService> {
+  const port = options.ownPublicUrl ? await freePort() : 0;
+  const env = testEnv(label, { ...(options.ownPublicUrl ? { PUBLIC_URL: `http://127.0.0.1:${port}` } : {}), ...overrides });
   const config = loadConfig(env);
   const { logger, lines } = memoryLogger();
   const ctx = await createServiceContext(config, logger);
   const app = buildApp(ctx);
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(port, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -78,11 +78,13 @@ describe('findTemplateMacros and validateTemplateSyntax', () => {
     expect(findTemplateMacros({ ...email, html: '<p>__SVC_OTP__ __EXTRA_1__</p>' })).toEqual(['__EXTRA_1__', '__FIRST_NAME__', '__SVC_OTP__']);
   });
 
-  test('when the default templates are loaded, then OTP ones use __SVC_OTP__ and activation ones the activation macros', () => {
+  test('when the default templates are loaded, then OTP ones use __SVC_OTP__, login ones also the app name, and activation ones the activation macros', () => {
     const byName = Object.fromEntries(loadTemplateFiles().map((t) => [t.name, findTemplateMacros(t)]));
     expect(byName).toEqual({
       activation_email: ['__ACTIVATION_CODE__', '__FIRST_NAME__', '__VERIFICATION_KEY__'],
       activation_sms: ['__ACTIVATION_CODE__', '__FIRST_NAME__', '__VERIFICATION_KEY__'],
+      login_email: ['__SVC_APP__', '__SVC_OTP__'],
+      login_sms: ['__SVC_APP__', '__SVC_OTP__'],
       otp_email: ['__SVC_OTP__'],
       otp_sms: ['__SVC_OTP__'],
     });

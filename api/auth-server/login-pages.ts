@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import Handlebars from 'handlebars';
+import { projectRoot } from '../../core/project-root.js';
+
+const pagesDir = join(projectRoot, 'templates', 'pages');
+
+// An isolated instance: the message templates' helpers and partials never reach these pages.
+const hbs = Handlebars.create();
+const pages = new Map<string, Handlebars.TemplateDelegate>();
+for (const file of readdirSync(pagesDir).filter((f) => f.endsWith('.hbs'))) {
+  const name = basename(file, '.hbs');
+  const source = readFileSync(join(pagesDir, file), 'utf8');
+  if (name === 'page') hbs.registerPartial('page', source);
+  else pages.set(name, hbs.compile(source, { strict: true }));
+}
+
+export type PageName = 'login-user' | 'login-code' | 'consent' | 'message';
+
+/** Every field a page may show; absent ones render as nothing (strict templates need them all). */
+export interface PageData {
+  title: string;
+  clientName?: string;
+  error?: string;
+  notice?: string;
+  action?: string;
+  csrf?: string;
+  userId?: string;
+  message?: string;
+  restart?: boolean;
+  scopes?: { name: string; label: string }[];
+}
+
+export interface RenderedPage {
+  html: string;
+  /** Content-Security-Policy for this response: nothing loads, one inline style by nonce. */
+  csp: string;
+}
+
+/**
+ * Renders a sign-in page. `formTargets` are the origins a form may end up at: the page itself,
+ * and the app's redirect URI, since browsers apply form-action to the redirects that follow a
+ * form post (the last step answers 303 to the app).
+ */
+export function renderPage(name: PageName, data: PageData, formTargets: string[] = []): RenderedPage {
+  const template = pages.get(name);
+  if (!template) throw new Error(`No sign-in page ${name}`);
+  const nonce = randomBytes(16).toString('base64');
+  const html = template({
+    clientName: '',
+    error: '',
+    notice: '',
+    action: '',
+    csrf: '',
+    userId: '',
+    message: '',
+    restart: false,
+    scopes: [],
+    ...data,
+    nonce,
+  });
+  const formAction = ["'self'", ...new Set(formTargets)].join(' ');
+  const csp = `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'none'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
+  return { html, csp };
+}
+
+export function renderMessagePage(data: { title: string; message: string; clientName?: string }): RenderedPage {
+  return renderPage('message', data);
+}

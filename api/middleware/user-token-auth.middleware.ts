@@ -1,0 +1,60 @@
+import type { RequestHandler, Response } from 'express';
+import { findOidcRecord } from '../../core/auth/oidc-records.repository.js';
+import { lookupClient } from '../../core/clients/client-lookup.cache.js';
+import { BearerError } from '../../core/errors/app-error.js';
+import { canSignIn, findUserForSignIn } from '../../core/sign-in/sign-in-users.js';
+import type { User } from '../../core/users/user.types.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
+import type { ServiceContext } from '../service-context.js';
+
+/** The signed-in user behind a user token: set on `res.locals.user` by requireUserToken. */
+export interface UserAuthInfo {
+  user: User;
+  clientId: string;
+  scopes: string[];
+}
+
+export function userAuthOf(res: Response): UserAuthInfo {
+  const auth = (res.locals as { user?: UserAuthInfo }).user;
+  if (!auth) throw new Error('requireUserToken must run before this handler');
+  return auth;
+}
+
+const BEARER_RE = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/** Code the client library maps a blocked user to (client library code 141). */
+export const USER_BLOCKED_CODE = 141;
+
+/**
+ * Accepts only a user's access token (authorization code flow), on /v1/me routes. User tokens
+ * are opaque and looked up in the authorization server's store on every use, so a revoked
+ * grant ends them at once; enterprise tokens (client_credentials JWTs) are never in that store
+ * and are refused like any unknown token. The user must still be allowed to sign in: a blocked
+ * user gets 403 `user_blocked`.
+ */
+export function requireUserToken(ctx: ServiceContext, users: Pick<UsersRepository, 'findUser'>, scope: string): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.get('authorization');
+    const match = header === undefined ? null : BEARER_RE.exec(header.trim());
+    if (!match) throw new BearerError(401, 'unauthorized', 'Full authentication is required to access this resource');
+    const token = match[1] as string;
+    const invalid = () => new BearerError(401, 'invalid_token', `Invalid access token: ${token}`);
+
+    // Opaque token values are short and never contain dots; a JWT is not looked up at all.
+    if (token.includes('.') || token.length > 128) throw invalid();
+    const record = (await findOidcRecord(ctx.mongo, 'AccessToken', { key: token })) as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
+    if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
+    if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
+    const client = await lookupClient(ctx.mongo, record.clientId);
+    if (!client) throw invalid();
+    const user = await findUserForSignIn(users, client, record.accountId);
+    if (user?.blocked) throw new BearerError(403, 'user_blocked', 'User is blocked', { code: USER_BLOCKED_CODE });
+    if (!user || !canSignIn(user)) throw invalid();
+
+    const scopes = typeof record.scope === 'string' ? record.scope.split(' ').filter(Boolean) : [];
+    if (!scopes.includes(scope)) throw new BearerError(403, 'insufficient_scope', `The access token does not grant the scope '${scope}'`);
+    const auth: UserAuthInfo = { user, clientId: client.clientId, scopes };
+    res.locals.user = auth;
+    next();
+  };
+}

@@ -1,0 +1,32 @@
+import { Router } from 'express';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { NotFoundError } from '../../core/errors/app-error.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
+import { jsonBody } from '../middleware/json-body.middleware.js';
+import { validateBody } from '../middleware/validate-body.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+import { enterpriseQuery } from './enterprise-query.js';
+import { toUserResponse } from './user-response.js';
+
+/**
+ * Blocking users (admin API): a blocked user cannot sign in and their user tokens are refused. The
+ * user is named by `?enterpriseId=` (default `default`) and userId; every change is in the activity record.
+ */
+export function adminUsersRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const users = createUsersRepository(ctx.mongo);
+  const activity = createActivityRepository(ctx.mongo);
+
+  router.put('/admin/users/:userId/blocked', requireAdminToken(ctx), ...jsonBody(ctx), validateBody('admin-users.blocked.json'), async (req, res) => {
+    const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
+    const { blocked, reason } = req.body as { blocked: boolean; reason?: string };
+    if (!(await users.setBlocked(ref, blocked, reason, new Date()))) throw new NotFoundError('User not found');
+    await activity.append({ actor: { type: 'admin' }, action: blocked ? 'user.blocked' : 'user.unblocked', ...ref, comments: reason });
+    const user = await users.findUser(ref);
+    if (!user) throw new NotFoundError('User not found');
+    res.json(toUserResponse(user));
+  });
+
+  return router;
+}

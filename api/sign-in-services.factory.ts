@@ -1,0 +1,24 @@
+import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
+import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
+import { createLoginService } from '../core/sign-in/login.service.js';
+import { createUsersRepository } from '../core/users/users.repository.js';
+import type { InteractionServices } from './auth-server/interaction.routes.js';
+import type { OtpRouteServices } from './routes/otp.routes.js';
+import type { ServiceContext } from './service-context.js';
+
+/** Wires the sign-in pages to the OTP pipeline, the users and this process's stores. */
+export function createSignInServices(ctx: ServiceContext, otp: Pick<OtpRouteServices, 'generation' | 'validation'>): Omit<InteractionServices, 'logger'> {
+  const states = createLoginStatesRepository(ctx.mongo);
+  const limits = createLoginLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.login);
+  const login = createLoginService({
+    users: createUsersRepository(ctx.mongo),
+    states,
+    limits,
+    otp: {
+      generate: (command) => otp.generation.generate(command),
+      validate: (otpUuid, clientId, code) => otp.validation.validate(otpUuid, clientId, code),
+    },
+    logger: ctx.logger,
+  });
+  return { login, states, limits };
+}

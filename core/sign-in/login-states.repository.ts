@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { Schema, type Connection } from 'mongoose';
+import { isDuplicateKeyError } from '../db/duplicate-key.js';
+import { modelFor } from '../db/model-registry.js';
+
+/**
+ * Where one sign-in page session stands, keyed by the authorization server's interaction id.
+ * The code itself lives in the OTP pipeline (otpUuid); a user who gets no code (unknown,
+ * DELETED, blocked) has a `decoy` counter instead, so both answer a wrong code alike.
+ */
+export interface LoginState {
+  uid: string;
+  clientId: string;
+  /** The page's CSRF token (hidden input of every form). */
+  csrf: string;
+  userId?: string;
+  otpUuid?: string;
+  decoyAttemptsUsed?: number;
+  codeSentAt?: Date;
+  expiresAt: Date;
+}
+
+type LoginStateDoc = LoginState;
+
+const loginStateSchema = new Schema<LoginStateDoc>(
+  {
+    uid: { type: String, required: true },
+    clientId: { type: String, required: true },
+    csrf: { type: String, required: true },
+    userId: { type: String },
+    otpUuid: { type: String },
+    decoyAttemptsUsed: { type: Number },
+    codeSentAt: { type: Date },
+    expiresAt: { type: Date, required: true },
+  },
+  { collection: 'login_states', versionKey: false },
+);
+loginStateSchema.index({ uid: 1 }, { unique: true });
+// Real MongoDB drops ended states; the local server never does, so reads check expiry too.
+loginStateSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+
+const PROJECTION = { _id: 0 } as const;
+
+export function createLoginStatesRepository(connection: Connection) {
+  const model = () => modelFor(connection, 'LoginState', loginStateSchema);
+  const live = (uid: string) => ({ uid, expiresAt: { $gt: new Date() } });
+
+  return {
+    /** The state of this interaction, created with a fresh CSRF token on first sight. */
+    async open(uid: string, clientId: string, expiresAt: Date): Promise<LoginState> {
+      const Model = await model();
+      const upsert = () =>
+        Model.findOneAndUpdate(
+          { uid },
+          { $setOnInsert: { uid, clientId, csrf: randomBytes(32).toString('base64url'), expiresAt } },
+          { upsert: true, new: true, projection: PROJECTION },
+        ).lean<LoginState>();
+      try {
+        return (await upsert()) as LoginState;
+      } catch (err) {
+        // Two first loads of one page at once: the loser's insert hits the unique index; the
+        // state now exists, so the retry reads it.
+        if (!isDuplicateKeyError(err)) throw err;
+        return (await upsert()) as LoginState;
+      }
+    },
+
+    async find(uid: string): Promise<LoginState | undefined> {
+      return (await (await model()).findOne(live(uid), PROJECTION).lean<LoginState>()) ?? undefined;
+    },
+
+    /** The user id entered and the code sent for it (no otpUuid: a decoy with its own counter). */
+    async setCode(uid: string, userId: string, otpUuid: string | undefined, now: Date): Promise<void> {
+      const set = otpUuid === undefined ? { userId, decoyAttemptsUsed: 0, codeSentAt: now } : { userId, otpUuid, codeSentAt: now };
+      const unset = otpUuid === undefined ? { otpUuid: 1 } : { decoyAttemptsUsed: 1 };
+      await (await model()).updateOne(live(uid), { $set: set, $unset: unset });
+    },
+
+    /**
+     * Counts one check of a decoy code atomically, as the OTP pipeline counts real ones: the
+     * attempts used after this one, or undefined when none was left.
+     */
+    async takeDecoyAttempt(uid: string, maxAttempts: number): Promise<number | undefined> {
+      const doc = await (await model())
+        .findOneAndUpdate({ ...live(uid), decoyAttemptsUsed: { $lt: maxAttempts } }, { $inc: { decoyAttemptsUsed: 1 } }, { new: true, projection: PROJECTION })
+        .lean<LoginState>();
+      return doc?.decoyAttemptsUsed;
+    },
+
+    /** "Use another account": back to the user id form. */
+    async clearUser(uid: string): Promise<void> {
+      await (await model()).updateOne(live(uid), { $unset: { userId: 1, otpUuid: 1, decoyAttemptsUsed: 1, codeSentAt: 1 } });
+    },
+  };
+}
+
+export type LoginStatesRepository = ReturnType<typeof createLoginStatesRepository>;

@@ -1,0 +1,32 @@
+import { userKey } from '../enterprises/enterprise-id.js';
+import type { User } from '../users/user.types.js';
+import type { UsersRepository } from '../users/users.repository.js';
+
+/** The client a user signs in to, as the sign-in code needs it. */
+export interface SignInClient {
+  clientId: string;
+  name: string;
+  /** The enterprise whose users sign in to this client. */
+  enterpriseId: string;
+}
+
+/**
+ * The one look-up of a user for sign-in and for user tokens (login page, ID and refresh tokens,
+ * /v1/me): a user of the enterprise of the client being signed in to, never of another.
+ */
+export function findUserForSignIn(users: Pick<UsersRepository, 'findUser'>, client: Pick<SignInClient, 'enterpriseId'>, userId: string): Promise<User | undefined> {
+  return users.findUser({ enterpriseId: client.enterpriseId, userId });
+}
+
+/** Key of the per-user sign-in limits: the same userId in two enterprises is two people. */
+export const signInUserKey = (client: Pick<SignInClient, 'enterpriseId'>, userId: string): string => userKey({ enterpriseId: client.enterpriseId, userId });
+
+/** Who may receive a login code: known, not DELETED, not blocked (others get no message). */
+export function canReceiveLoginCode(user: User | undefined): user is User {
+  return user !== undefined && user.status !== 'DELETED' && !user.blocked;
+}
+
+/** Who may finish a sign-in and use user tokens: ACTIVE and not blocked. */
+export function canSignIn(user: User | undefined): boolean {
+  return user !== undefined && user.status === 'ACTIVE' && !user.blocked;
+}

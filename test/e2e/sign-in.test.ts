@@ -1,0 +1,178 @@
+import { mkdirSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { registerClient } from '../../core/clients/clients.service.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { launchBrowser } from '../support/browser.js';
+import { startTestApp, type TestApp } from '../support/oauth-test-app.js';
+import { readOutbox } from '../support/otp-helpers.js';
+import { loginCodeFor } from '../support/sign-in-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+
+/**
+ * Signing in from a real browser: an app on its own port sends the browser to the authorization
+ * endpoint, the person types a user id and the code from the outbox, and the app exchanges the
+ * code for tokens. Screenshots of each page go to test-results/ (not committed).
+ */
+describe('sign-in pages in a real browser', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let browser: Browser | undefined;
+  let app: TestApp;
+  let partnerApp: TestApp;
+  let appClientId = '';
+
+  beforeAll(async () => {
+    mkdirSync('test-results', { recursive: true });
+    service = await startTestService('signin-e2e', {}, { ownPublicUrl: true });
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    app = await startTestApp(service.url);
+    const first = await registerClient(service.ctx.mongo, { name: 'Acme Bank', scopes: [], redirectUris: [app.redirectUri] });
+    appClientId = first.client.clientId;
+    app.useClient({ clientId: appClientId, clientSecret: first.clientSecret as string });
+    partnerApp = await startTestApp(service.url);
+    const partner = await registerClient(service.ctx.mongo, { name: 'Budget Buddy', scopes: [], redirectUris: [partnerApp.redirectUri], firstParty: false });
+    partnerApp.useClient({ clientId: partner.client.clientId, clientSecret: partner.clientSecret as string });
+    await insertUser(service.ctx.mongo, { userId: 'alice', firstName: 'Alice', lastName: 'Liddell', mobileNumber: '+15550200001' });
+    await insertUser(service.ctx.mongo, { userId: 'bob', firstName: 'Bob', lastName: 'Builder', emailId: 'bob@example.com' });
+    await insertUser(service.ctx.mongo, { userId: 'newbie', status: 'CREATED', mobileNumber: '+15550200003' });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app.close();
+    await partnerApp.close();
+    await worker.shutdown();
+    await service.close();
+  });
+
+  async function newPage(): Promise<Page> {
+    if (!browser) throw new Error('no browser');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const external: string[] = [];
+    page.on('request', (request) => {
+      const url = request.url();
+      if (!url.startsWith(service.url) && !url.startsWith(app.url) && !url.startsWith(partnerApp.url)) external.push(url);
+    });
+    page.on('close', () => expect(external).toEqual([]));
+    return page;
+  }
+
+  async function enterUserId(page: Page, userId: string): Promise<void> {
+    await page.getByLabel('User ID').fill(userId);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByLabel('Sign-in code').waitFor();
+  }
+
+  test('when a person signs in with a user id and the code from the outbox, then the app gets a code, exchanges it and knows the user', async () => {
+    const page = await newPage();
+    const cspViolations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    const response = await page.goto(`${app.url}/login?scope=openid%20notifications`);
+    expect(response?.headers()['content-security-policy']).toContain("default-src 'none'");
+    expect(await page.locator('p.app').innerText()).toContain('Acme Bank');
+    await page.screenshot({ path: 'test-results/sign-in-1-user-id.png' });
+
+    const since = new Date();
+    await enterUserId(page, 'alice');
+    const codeInput = page.getByLabel('Sign-in code');
+    expect(await codeInput.getAttribute('name')).toBe('otp');
+    expect(await codeInput.getAttribute('autocomplete')).toBe('one-time-code');
+    expect(await codeInput.getAttribute('inputmode')).toBe('numeric');
+    await page.screenshot({ path: 'test-results/sign-in-2-code.png' });
+
+    const code = await loginCodeFor(service, '+15550200001', since);
+    const wrong = code === '000000' ? '111111' : '000000';
+    await codeInput.fill(wrong);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').innerText()).toBe('That code is not right. 4 attempts left.');
+    await page.screenshot({ path: 'test-results/sign-in-3-wrong-code.png' });
+
+    await page.getByLabel('Sign-in code').fill(code);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who').waitFor();
+    expect(page.url()).toMatch(new RegExp(`^${app.redirectUri}\\?code=`));
+    expect(await page.locator('#who').innerText()).toBe('alice');
+    expect(app.last.query).toEqual({ code: expect.any(String), state: expect.any(String), iss: `${service.url}/svc/authserver` });
+    expect(app.last.tokens).toMatchObject({ token_type: 'Bearer', scope: 'openid notifications', id_token: expect.any(String) });
+    await page.screenshot({ path: 'test-results/sign-in-4-app-signed-in.png' });
+    expect(cspViolations).toEqual([]);
+    await page.close();
+  });
+
+  test('when the user has no mobile number, then the code goes by e-mail and "send a new code" replaces it', async () => {
+    const page = await newPage();
+    await page.goto(`${app.url}/login`);
+    const since = new Date();
+    await enterUserId(page, 'bob');
+    const first = await loginCodeFor(service, 'bob@example.com', since);
+    await page.getByRole('button', { name: 'Send a new code' }).click();
+    await page.getByRole('status').waitFor();
+    expect(await page.getByRole('status').innerText()).toContain('A new code is on its way');
+    await page.screenshot({ path: 'test-results/sign-in-5-new-code.png' });
+    const second = await (async () => {
+      for (;;) {
+        const mails = (await readOutbox(service, 'bob@example.com')).filter((m) => /sign-in code/.test(m.text));
+        if (mails.length >= 2) return /\b(\d{6})\b/.exec(mails.sort((a, b) => a.createdAt.localeCompare(b.createdAt))[mails.length - 1]?.text ?? '')?.[1] as string;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    if (first !== second) {
+      await page.getByLabel('Sign-in code').fill(first);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').waitFor();
+      // The earlier code no longer works: it is checked against the new one.
+      expect(await page.getByRole('alert').innerText()).toBe('That code is not right. 4 attempts left.');
+    }
+    await page.getByLabel('Sign-in code').fill(second);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who').waitFor();
+    expect(await page.locator('#who').innerText()).toBe('bob');
+    await page.close();
+  });
+
+  test('when a third-party app asks, then the consent page lists the scopes and Allow finishes the sign-in', async () => {
+    const page = await newPage();
+    await page.goto(`${partnerApp.url}/login?scope=openid%20notifications`);
+    const since = new Date();
+    await enterUserId(page, 'alice');
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200001', since));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('Budget Buddy');
+    expect(text).toContain('Read and answer your notifications');
+    await page.screenshot({ path: 'test-results/sign-in-6-consent.png' });
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.locator('#who').waitFor();
+    expect(await page.locator('#who').innerText()).toBe('alice');
+    await page.close();
+  });
+
+  test('when the user is not activated yet, then the right code leads to "activate first" and the app gets nothing', async () => {
+    const page = await newPage();
+    await page.goto(`${app.url}/login`);
+    const since = new Date();
+    await enterUserId(page, 'newbie');
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200003', since));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Activate your account first' }).waitFor();
+    expect(page.url()).toMatch(/\/svc\/authserver\/interaction\//);
+    await page.screenshot({ path: 'test-results/sign-in-7-not-active.png' });
+    await page.close();
+  });
+
+  test('when the redirect URI is not registered, then an error page is shown and the browser stays on the service', async () => {
+    const page = await newPage();
+    const response = await page.goto(`${service.url}/svc/authserver/oauth/authorize?client_id=${appClientId}&response_type=code&scope=openid&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`);
+    expect(response?.status()).toBe(400);
+    expect(page.url().startsWith(service.url)).toBe(true);
+    expect(await page.locator('h1').innerText()).toBe('Sign-in error');
+    await page.screenshot({ path: 'test-results/sign-in-8-error-page.png' });
+    await page.close();
+  });
+});

@@ -1,0 +1,112 @@
+import { eventually, readOutbox } from './otp-helpers.js';
+import type { TestService } from './test-service.js';
+
+/** One HTTP answer of the form walker, body read. */
+export interface Page {
+  url: string;
+  status: number;
+  headers: Headers;
+  html: string;
+}
+
+/**
+ * A cookie-keeping HTTP client that walks the sign-in pages as a browser without JavaScript
+ * would: GETs, form posts, and redirects followed by hand until they leave the service (the
+ * app's redirect URI), whose URL is then returned instead of fetched.
+ */
+export class FormWalker {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(private readonly serviceUrl: string) {}
+
+  private remember(headers: Headers): void {
+    for (const line of headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = (pair ?? '').indexOf('=');
+      if (eq <= 0) continue;
+      const name = (pair as string).slice(0, eq).trim();
+      const value = (pair as string).slice(eq + 1).trim();
+      if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  /** Set-Cookie lines of the last answers (for attribute checks). */
+  readonly setCookieLines: string[] = [];
+
+  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Page | { redirectedTo: string }> {
+    let current = url;
+    let method = init.method ?? (init.form ? 'POST' : 'GET');
+    let body: string | undefined = init.form ? new URLSearchParams(init.form).toString() : undefined;
+    for (let hops = 0; hops < 20; hops += 1) {
+      if (!current.startsWith(this.serviceUrl)) return { redirectedTo: current };
+      const res = await fetch(current, {
+        method,
+        redirect: 'manual',
+        headers: { cookie: this.cookieHeader(), ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        ...(body !== undefined ? { body } : {}),
+      });
+      this.setCookieLines.push(...res.headers.getSetCookie());
+      this.remember(res.headers);
+      const location = res.headers.get('location');
+      if (res.status >= 300 && res.status < 400 && location) {
+        current = new URL(location, current).toString();
+        method = 'GET';
+        body = undefined;
+        continue;
+      }
+      return { url: current, status: res.status, headers: res.headers, html: await res.text() };
+    }
+    throw new Error('too many redirects');
+  }
+
+  async page(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Page> {
+    const result = await this.request(url, init);
+    if ('redirectedTo' in result) throw new Error(`expected a page, was redirected to ${result.redirectedTo}`);
+    return result;
+  }
+
+  async leaves(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<string> {
+    const result = await this.request(url, init);
+    if (!('redirectedTo' in result)) throw new Error(`expected to leave the service, got ${result.status}: ${result.html.slice(0, 500)}`);
+    return result.redirectedTo;
+  }
+}
+
+export function csrfOf(html: string): string {
+  const match = /name="csrf" value="([^"]+)"/.exec(html);
+  if (!match) throw new Error(`no CSRF token in page: ${html.slice(0, 300)}`);
+  return match[1] as string;
+}
+
+/** The newest login code sent to this address (SMS or e-mail) after `since`, from the outbox. */
+export async function loginCodeFor(service: TestService, to: string, since: Date): Promise<string> {
+  return eventually(async () => {
+    const messages = (await readOutbox(service, to)).filter((m) => new Date(m.createdAt) >= since && /sign-in code/.test(m.text));
+    messages.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    const last = messages[messages.length - 1];
+    return last ? (/\b(\d{6})\b/.exec(last.text)?.[1] ?? undefined) : undefined;
+  });
+}
+
+/**
+ * Signs `userId` in through the pages, from the authorization URL to the app's redirect URI
+ * (returned). Starting a second time with the same walker reuses the session cookie.
+ */
+export async function signInWithForms(service: TestService, walker: FormWalker, authorizationUrl: string, userId: string, address: string): Promise<string> {
+  const first = await walker.page(authorizationUrl);
+  if (first.status !== 200 || !first.html.includes('name="userId"')) throw new Error(`no user id form: ${first.status} ${first.html.slice(0, 400)}`);
+  const since = new Date();
+  const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
+  if (!codePage.html.includes('name="otp"')) throw new Error(`no code form: ${codePage.status} ${codePage.html.slice(0, 400)}`);
+  const code = await loginCodeFor(service, address, since);
+  const after = await walker.request(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: code } });
+  if ('redirectedTo' in after) return after.redirectedTo;
+  // A consent page (client that is not first-party): allow.
+  if (after.html.includes('name="decision"')) return walker.leaves(after.url, { form: { csrf: csrfOf(after.html), step: 'consent', decision: 'allow' } });
+  throw new Error(`sign-in did not finish: ${after.status} ${after.html.slice(0, 600)}`);
+}
