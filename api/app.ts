@@ -14,6 +14,9 @@ import { adminQueuesRoutes } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { createNotificationsServices } from './notifications-services.factory.js';
+import { meNotificationsRoutes } from './routes/me-notifications.routes.js';
+import { notificationsRoutes } from './routes/notifications.routes.js';
 import { otpRoutes } from './routes/otp.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
@@ -39,7 +42,10 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminQueuesRoutes(ctx));
   app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger)));
   app.use(otpRoutes(ctx, createOtpServices(ctx)));
-  app.use(usersRoutes(ctx, createUsersServices(ctx)));
+  const { notifications, users } = createNotificationsServices(ctx);
+  app.use(usersRoutes(ctx, { ...createUsersServices(ctx), discardPendingNotifications: (enterpriseId, userId) => notifications.discardPendingNotifications(enterpriseId, userId) }));
+  app.use(notificationsRoutes(ctx, notifications));
+  app.use(meNotificationsRoutes(ctx, notifications, users, ctx.logger));
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));

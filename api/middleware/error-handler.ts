@@ -4,7 +4,7 @@ import { toErrorResponse } from '../../core/errors/error-body.js';
 import type { Logger } from '../../core/logger/logger.js';
 
 /** Errors raised by body-parser, translated to the documented statuses and messages. */
-function fromBodyParser(err: { type?: string; status?: number }): AppError | undefined {
+export function fromBodyParser(err: { type?: string; status?: number }): AppError | undefined {
   switch (err.type) {
     case 'entity.parse.failed':
     case 'encoding.unsupported':

@@ -33,6 +33,7 @@ function operation(doc: RouteDoc): Record<string, unknown> {
     ),
   };
   if (doc.auth.kind === 'bearer') op.security = [{ oauth2: [doc.auth.scope] }];
+  else if (doc.auth.kind === 'user') op.security = [{ userToken: [doc.auth.scope] }];
   else if (doc.auth.kind === 'admin') op.security = [{ adminToken: [] }];
   else op.security = [];
   if (doc.requestSchema) {
@@ -60,6 +61,17 @@ export function buildOpenApiDocument(publicUrl: string, docs: RouteDoc[] = route
         oauth2: {
           type: 'oauth2',
           flows: { clientCredentials: { tokenUrl: `${publicUrl}/svc/authserver/oauth/token`, scopes: { otp: 'Generate and validate OTPs', users: 'Enroll users', notifications: 'Create and query notifications' } } },
+        },
+        userToken: {
+          type: 'oauth2',
+          description: "A user's access token (authorization code flow); its subject is the userId. Only /v1/me/... accepts it.",
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${publicUrl}/svc/authserver/oauth/authorize`,
+              tokenUrl: `${publicUrl}/svc/authserver/oauth/token`,
+              scopes: { notifications: "Read and answer the user's notifications" },
+            },
+          },
         },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of the deployment' },
       },

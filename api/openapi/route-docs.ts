@@ -1,6 +1,7 @@
 import { adminRouteDocs } from './admin.route-docs.js';
 import { authServerRouteDocs } from './auth-server.route-docs.js';
 import { messagingRouteDocs } from './messaging.route-docs.js';
+import { notificationsRouteDocs } from './notifications.route-docs.js';
 import { operationsRouteDocs } from './operations.route-docs.js';
 import { otpRouteDocs } from './otp.route-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
@@ -19,4 +20,5 @@ export const routeDocs: RouteDoc[] = [
   ...messagingRouteDocs,
   ...otpRouteDocs,
   ...usersRouteDocs,
+  ...notificationsRouteDocs,
 ];

@@ -5,8 +5,8 @@ export interface RouteDoc {
   path: string;
   summary: string;
   tag: string;
-  /** bearer: OAuth 2.0 access token with the scope; admin: ADMIN_TOKEN; none: public */
-  auth: { kind: 'bearer'; scope: string } | { kind: 'admin' } | { kind: 'none' };
+  /** bearer: OAuth 2.0 access token with the scope; user: a user's access token (authorization code flow); admin: ADMIN_TOKEN; none: public */
+  auth: { kind: 'bearer'; scope: string } | { kind: 'user'; scope: string } | { kind: 'admin' } | { kind: 'none' };
   requestSchema?: string;
   requestContentType?: string;
   responses: Record<string, { description: string; schema?: string; contentType?: string }>;

@@ -63,7 +63,7 @@ export const usersRouteDocs: RouteDoc[] = [
   {
     method: 'delete',
     path: '/v1/users/{userId}',
-    summary: 'Delete a user: status DELETED, no more OTPs, the mobile number is free again (the userId stays taken)',
+    summary: 'Delete a user: status DELETED, no more OTPs, pending notifications end DISCARD, the mobile number is free again (the userId stays taken)',
     tag: 'users',
     auth: bearer,
     responses: { '204': { description: 'Deleted (also when already DELETED)' }, ...guardErrors, '404': error('User not found') },

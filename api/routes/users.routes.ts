@@ -1,5 +1,7 @@
 import { Router, type RequestHandler } from 'express';
+import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { AppError, NotFoundError } from '../../core/errors/app-error.js';
+import { enterpriseOfClient } from '../../core/notifications/enterprise-scope.js';
 import type { ActivationLimits } from '../../core/users/activation-rate-limits.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
@@ -18,6 +20,8 @@ export interface UsersRouteServices {
   limits: Pick<ActivationLimits, 'consumeIp' | 'consumeUser'>;
   enrollment: EnrollmentService;
   activation: ActivationService;
+  /** Ends the user's pending notifications as DISCARD (deleting a user). */
+  discardPendingNotifications: (enterpriseId: string, userId: string) => Promise<number>;
 }
 
 const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -103,7 +107,12 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
   });
 
   router.delete('/v1/users/:userId', ...guard, async (req, res) => {
-    if (!(await services.users.markDeleted(userIdParam(String(req.params.userId)), new Date()))) throw new NotFoundError('User not found');
+    const userId = userIdParam(String(req.params.userId));
+    if (!(await services.users.markDeleted(userId, new Date()))) throw new NotFoundError('User not found');
+    // After the status change, so no notification can be created in between; deleting again
+    // (the user is then already DELETED) finishes a discard a crash interrupted.
+    const client = await lookupClient(ctx.mongo, authOf(res).clientId);
+    await services.discardPendingNotifications(enterpriseOfClient(client ?? { clientId: authOf(res).clientId }), userId);
     res.status(204).end();
   });
   router.all('/v1/users/:userId', ...guard, methodNotAllowed('GET, DELETE'));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { Connection } from 'mongoose';
 import { ValidationError } from '../errors/app-error.js';
+import { generateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
 import { insertClient, type Client, type ClientScope } from './clients.repository.js';
 
@@ -17,6 +18,8 @@ export interface RegisteredClient {
   client: Client;
   /** Shown to the caller once; only its hash is stored. Absent for public clients. */
   clientSecret?: string;
+  /** Signs notification callbacks; shown once, stored encrypted. Absent without an encryption key. */
+  callbackSecret?: string;
 }
 
 /** `10.0.0.0/8` stays as is; a bare address becomes a one-address range (`/32`, `/128`). */
@@ -34,22 +37,25 @@ export function normalizeCidr(value: string): string {
 }
 
 /** Registers a client: random id, random secret stored hashed, CIDRs normalised. */
-export async function registerClient(connection: Connection, input: RegisterClientInput): Promise<RegisteredClient> {
+export async function registerClient(connection: Connection, input: RegisterClientInput, keys: { encryptionKey?: Buffer } = {}): Promise<RegisteredClient> {
   const isPublic = input.public === true;
   const redirectUris = [...new Set(input.redirectUris ?? [])];
   if (isPublic && redirectUris.length === 0) {
     throw new ValidationError('Invalid field redirectUris: a public client needs at least one redirect URI');
   }
   const clientSecret = isPublic ? undefined : generateClientSecret();
+  const clientId = randomUUID();
+  const callbackSecret = isPublic || !keys.encryptionKey ? undefined : generateCallbackSecret();
   const client = await insertClient(connection, {
-    clientId: randomUUID(),
+    clientId,
     name: input.name,
     scopes: [...new Set(input.scopes)],
     allowedIps: [...new Set((input.allowedIps ?? []).map(normalizeCidr))],
     redirectUris,
     isPublic,
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
+    callbackSecretEncrypted: callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
     createdAt: new Date(),
   });
-  return clientSecret === undefined ? { client } : { client, clientSecret };
+  return { client, ...(clientSecret === undefined ? {} : { clientSecret }), ...(callbackSecret === undefined ? {} : { callbackSecret }) };
 }

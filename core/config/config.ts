@@ -40,6 +40,14 @@ export interface Config {
   /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service (D21). */
   readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
   readonly concurrency: { readonly dispatch: number; readonly enrollment: number; readonly notification: number };
+  /** The notification worker: expiry sweep, retention of ended notifications, callbacks. */
+  readonly notifications: {
+    readonly sweepIntervalMs: number;
+    readonly retentionDays: number;
+    readonly callbackConcurrency: number;
+    readonly callbackRetryBaseMs: number;
+    readonly callbackTimeoutMs: number;
+  };
   /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */
   readonly twilio: TwilioConfig | undefined;
   /** Set when a SendGrid API key is given; otherwise e-mail goes to the outbox. */
@@ -90,6 +98,11 @@ const DEFAULTS: Record<string, string> = {
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
   NOTIFICATION_CONCURRENCY: '5',
+  NOTIFICATION_SWEEP_INTERVAL_MS: '1000',
+  NOTIFICATION_RETENTION_DAYS: '90',
+  NOTIFICATION_CALLBACK_CONCURRENCY: '10',
+  NOTIFICATION_CALLBACK_RETRY_BASE_MS: '1000',
+  NOTIFICATION_CALLBACK_TIMEOUT_MS: '10000',
   EMAIL_FROM: 'no-reply@example.com',
   WORKER_LOCK_DURATION_MS: '30000',
   SWEEPER_INTERVAL_MS: '15000',
@@ -222,6 +235,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dispatch: raw.DISPATCH_CONCURRENCY as number,
       enrollment: raw.ENROLLMENT_CONCURRENCY as number,
       notification: raw.NOTIFICATION_CONCURRENCY as number,
+    }),
+    notifications: Object.freeze({
+      sweepIntervalMs: raw.NOTIFICATION_SWEEP_INTERVAL_MS as number,
+      retentionDays: raw.NOTIFICATION_RETENTION_DAYS as number,
+      callbackConcurrency: raw.NOTIFICATION_CALLBACK_CONCURRENCY as number,
+      callbackRetryBaseMs: raw.NOTIFICATION_CALLBACK_RETRY_BASE_MS as number,
+      callbackTimeoutMs: raw.NOTIFICATION_CALLBACK_TIMEOUT_MS as number,
     }),
     twilio: readTwilio(raw),
     sendgrid: readSendgrid(raw),
