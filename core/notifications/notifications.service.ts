@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger/logger.js';
 import { findEnterpriseUser, isUserBlocked, type UserFinder } from './enterprise-scope.js';
-import { invalidArgument, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
+import { AppError } from '../errors/app-error.js';
+import { invalidArgument, notificationEnded, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
 import { verifyDeviceSignature } from './notification-signature.js';
 import { effectiveStatus, refusalOf } from './notification-states.js';
 import { FINAL_STATUSES, type FinalStatus, type Notification, type NotificationAction, type NotificationBody } from './notification.types.js';
@@ -178,8 +179,14 @@ export function createNotificationsService(deps: NotificationsDeps) {
       return { ...n, status: effectiveStatus(n, now()) };
     },
 
-    cancel(enterpriseId: string, uuid: string): Promise<Notification> {
-      return end(uuid, { enterpriseId }, 'CANCELLED');
+    /** CANCELLED; for the enterprise an expired notification is one more state it is in (409, not 410). */
+    async cancel(enterpriseId: string, uuid: string): Promise<Notification> {
+      try {
+        return await end(uuid, { enterpriseId }, 'CANCELLED');
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'NOTIFICATION_EXPIRED') throw notificationEnded('EXPIRED');
+        throw err;
+      }
     },
 
     async listActive(enterpriseId: string, userId: string, options: ListOptions): Promise<Notification[]> {
