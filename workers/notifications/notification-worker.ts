@@ -67,8 +67,9 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
     const purged = await service.purgeEnded(config.notifications.retentionDays);
     if (purged > 0) log.info({ purged }, 'ended notifications past retention deleted');
   };
-  // A sweep at start expires at once what fell due while no worker ran.
+  // At start: expire at once what fell due while no worker ran, and apply retention.
   await sweep().catch((err: unknown) => log.error({ err }, 'first notification sweep failed'));
+  await purge().catch((err: unknown) => log.error({ err }, 'first retention run failed'));
   const sweeper = startPeriodicTask('notification sweep', sweep, config.notifications.sweepIntervalMs, log);
   const retention = startPeriodicTask('notification retention', purge, RETENTION_INTERVAL_MS, log);
   await runManagedWorker(expiries, log);
