@@ -28,7 +28,7 @@ describe('queue dashboard', () => {
     const context = await browser.newContext({ httpCredentials: { username: 'ops', password: service.config.adminToken as string } });
     const page = await context.newPage();
     await page.goto(`${service.url}/admin/queues`);
-    for (const queue of ['dispatch', 'enrollment', 'notification']) {
+    for (const queue of ['dispatch', 'enrollment', 'notification', 'notification-callback']) {
       await page.getByText(queue, { exact: true }).first().waitFor({ timeout: 20000 });
     }
     await page.goto(`${service.url}/admin/queues/queue/dispatch?status=delayed`);
