@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
 import { createLogger } from '../../core/logger/logger.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
-import { createNotificationsRepository, notificationModel } from '../../core/notifications/notifications.repository.js';
+import { createNotificationsRepository, notificationModel, toNotificationDoc } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
 import { enqueueExpiry } from '../../core/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
@@ -57,7 +57,7 @@ async function preload(mongo: Connection, n: number, expiresAt: Date): Promise<{
   for (let from = 0; from < n; from += batch) {
     const docs = Array.from({ length: Math.min(batch, n - from) }, (_, k) => pendingDoc(from + k, expiresAt, createdAt));
     if (sample.length < 5000) sample.push(...docs.slice(0, 50).map((d) => ({ uuid: d.notificationUuid, userId: d.userId })));
-    await Notifications.collection.insertMany(docs, { ordered: false });
+    await Notifications.collection.insertMany(docs.map(toNotificationDoc) as never[], { ordered: false });
   }
   return sample;
 }
@@ -151,7 +151,7 @@ await runBenchmark('expire', async (cleanup) => {
     const batch = await Promise.all(
       Array.from({ length: Math.min(200, count - i) }, async (_, k) => {
         const doc = pendingDoc(i + k, new Date(firstDue + ((i + k) * 1000) / RATE), new Date());
-        await (await notificationModel(mongo)).collection.insertOne({ ...doc });
+        await (await notificationModel(mongo)).collection.insertOne(toNotificationDoc(doc) as never);
         await enqueueExpiry(queue, doc.notificationUuid, doc.expiresAt);
         return doc.notificationUuid;
       }),

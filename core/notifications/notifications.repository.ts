@@ -3,8 +3,12 @@ import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } from './notification-states.js';
 import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
 
-const notificationSchema = new Schema<Notification>(
+const notificationSchema = new Schema<Notification & { _id: string }>(
   {
+    // The uuid is the _id too: every conditional write names it, and servers answer a filter
+    // that names one _id through the _id index whatever the other conditions (the local
+    // MongoDB-wire server only then; with a secondary unique index it scanned the collection).
+    _id: { type: String, required: true },
     notificationUuid: { type: String, required: true },
     enterpriseId: { type: String, required: true },
     clientId: { type: String, required: true },
@@ -27,8 +31,6 @@ const notificationSchema = new Schema<Notification>(
   },
   { versionKey: false, collection: 'notifications' },
 );
-// Every read and write names the uuid (enterprise reads add enterpriseId, user ones userId).
-notificationSchema.index({ notificationUuid: 1 }, { unique: true });
 // The user's lists (active and history): equality on enterprise, user and status, newest first.
 notificationSchema.index({ enterpriseId: 1, userId: 1, status: 1, createdAt: -1 });
 // The expiry sweep: ACTIVE records whose expiresAt has passed, oldest first.
@@ -40,9 +42,12 @@ notificationSchema.index({ callbackState: 1, answeredAt: 1 }, { sparse: true });
 // A TTL index does the same on a real MongoDB; the worker's purge covers servers where TTL never fires.
 // (Not declared here: its lifetime is a setting, and the purge is the one mechanism we test.)
 
-export function notificationModel(connection: Connection): Promise<Model<Notification>> {
+export function notificationModel(connection: Connection): Promise<Model<Notification & { _id: string }>> {
   return modelFor(connection, 'Notification', notificationSchema);
 }
+
+/** The stored document: the record with its uuid as _id. */
+export const toNotificationDoc = (n: Notification): Notification & { _id: string } => withoutUndefined({ _id: n.notificationUuid, ...n });
 
 const PROJECTION = { _id: 0 } as const;
 
@@ -78,11 +83,11 @@ export function createNotificationsRepository(connection: Connection) {
 
   return {
     async insert(n: Notification): Promise<void> {
-      await (await model()).collection.insertOne(withoutUndefined({ ...n }));
+      await (await model()).collection.insertOne(toNotificationDoc(n) as never);
     },
 
     async find(notificationUuid: string): Promise<Notification | null> {
-      return (await model()).findOne({ notificationUuid }, PROJECTION).lean<Notification>();
+      return (await model()).findOne({ _id: notificationUuid }, PROJECTION).lean<Notification>();
     },
 
     /**
@@ -92,7 +97,7 @@ export function createNotificationsRepository(connection: Connection) {
     async end(notificationUuid: string, scope: Record<string, string>, to: FinalStatus, now: Date, fields: FinalFields = {}): Promise<Notification | null> {
       return (await model())
         .findOneAndUpdate(
-          { notificationUuid, ...scope, ...transitionFilter(to, now) },
+          { _id: notificationUuid, ...scope, ...transitionFilter(to, now) },
           { $set: withoutUndefined({ status: to, answeredAt: now, ...fields }) },
           { new: true, projection: PROJECTION },
         )
@@ -102,7 +107,7 @@ export function createNotificationsRepository(connection: Connection) {
     /** Counts a wrong matching number while attempts remain; null when that was not possible. */
     async countWrongNumber(notificationUuid: string, userScope: Record<string, string>, now: Date): Promise<Notification | null> {
       return (await model())
-        .findOneAndUpdate({ notificationUuid, ...userScope, ...countedWrongNumberFilter(now) }, { $inc: { numberAttempts: 1 } }, { new: true, projection: PROJECTION })
+        .findOneAndUpdate({ _id: notificationUuid, ...userScope, ...countedWrongNumberFilter(now) }, { $inc: { numberAttempts: 1 } }, { new: true, projection: PROJECTION })
         .lean<Notification>();
     },
 
@@ -110,7 +115,7 @@ export function createNotificationsRepository(connection: Connection) {
     async endOnLastWrongNumber(notificationUuid: string, userScope: Record<string, string>, now: Date): Promise<Notification | null> {
       return (await model())
         .findOneAndUpdate(
-          { notificationUuid, ...userScope, ...lastWrongNumberFilter(now) },
+          { _id: notificationUuid, ...userScope, ...lastWrongNumberFilter(now) },
           { $set: { status: 'TAMPERED', signingStatus: 'NA', isDsVerified: false, answeredAt: now }, $inc: { numberAttempts: 1 } },
           { new: true, projection: PROJECTION },
         )
@@ -133,7 +138,7 @@ export function createNotificationsRepository(connection: Connection) {
         const regex = { $regex: escapeRegex(query.keyword), $options: 'i' };
         filter.$or = [{ 'body.subject': regex }, { 'body.message': regex }];
       }
-      let cursor = (await model()).find(filter, PROJECTION).sort({ createdAt: -1, notificationUuid: -1 }).skip(query.skip);
+      let cursor = (await model()).find(filter, PROJECTION).sort({ createdAt: -1, _id: -1 }).skip(query.skip);
       if (query.limit > 0) cursor = cursor.limit(query.limit);
       return cursor.lean<Notification[]>();
     },
@@ -148,7 +153,7 @@ export function createNotificationsRepository(connection: Connection) {
     /** Ends these notifications in `to` where the rules still allow it; how many changed. */
     async endMany(notificationUuids: string[], to: FinalStatus, now: Date): Promise<number> {
       if (notificationUuids.length === 0) return 0;
-      const result = await (await model()).updateMany({ notificationUuid: { $in: notificationUuids }, ...transitionFilter(to, now) }, { $set: { status: to, answeredAt: now } });
+      const result = await (await model()).updateMany({ _id: { $in: notificationUuids }, ...transitionFilter(to, now) }, { $set: { status: to, answeredAt: now } });
       return result.modifiedCount;
     },
 
@@ -184,7 +189,7 @@ export function createNotificationsRepository(connection: Connection) {
     },
 
     async setCallbackState(notificationUuid: string, state: 'SENT' | 'FAILED'): Promise<void> {
-      await (await model()).updateOne({ notificationUuid, callbackState: 'WAITING' }, { $set: { callbackState: state } });
+      await (await model()).updateOne({ _id: notificationUuid, callbackState: 'WAITING' }, { $set: { callbackState: state } });
     },
 
     /** Deletes ended notifications whose final state is older than `before`; how many went. */
