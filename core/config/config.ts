@@ -97,7 +97,8 @@ const DEFAULTS: Record<string, string> = {
   SHUTDOWN_DEADLINE_MS: '25000',
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
-  NOTIFICATION_CONCURRENCY: '5',
+  // Expiry jobs are one small conditional write each: many in flight keep a burst of expiries on time.
+  NOTIFICATION_CONCURRENCY: '50',
   NOTIFICATION_SWEEP_INTERVAL_MS: '1000',
   NOTIFICATION_RETENTION_DAYS: '90',
   NOTIFICATION_CALLBACK_CONCURRENCY: '10',
