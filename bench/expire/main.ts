@@ -111,11 +111,11 @@ await runBenchmark('expire', async (cleanup) => {
   let answers = 0;
   let lateAccepted = 0;
   const refusals: Record<string, number> = {};
-  const stream = (async () => {
+  let next = 0;
+  const streamLoop = async () => {
     while (Date.now() < due.getTime()) await sleep(1);
-    let i = 0;
     while (!stop) {
-      const { uuid, userId } = sample[i++ % sample.length];
+      const { uuid, userId } = sample[next++ % sample.length];
       try {
         await service.answer('default', userId, uuid, { response: 'accept' });
         lateAccepted++;
@@ -125,7 +125,8 @@ await runBenchmark('expire', async (cleanup) => {
       }
       answers++;
     }
-  })();
+  };
+  const stream = Promise.all(Array.from({ length: 4 }, streamLoop));
 
   const workerStart = due.getTime();
   // Done when the sweeps' logged counts plus what the answer path expired itself (a refused late
