@@ -150,6 +150,18 @@ export function createNotificationsRepository(connection: Connection) {
         .lean<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]>();
     },
 
+    /**
+     * EXPIRED for those of these notifications that are due (one update), then their states
+     * (one read): the batched path of the expiry jobs.
+     */
+    async expireMany(notificationUuids: string[], now: Date): Promise<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>[]> {
+      const Notifications = await model();
+      await Notifications.collection.updateMany({ _id: { $in: notificationUuids }, ...transitionFilter('EXPIRED', now) } as never, { $set: { status: 'EXPIRED', answeredAt: now } });
+      return Notifications.collection
+        .find<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>>({ _id: { $in: notificationUuids } } as never, { projection: { _id: 0, notificationUuid: 1, status: 1, expiresAt: 1, callbackUrl: 1 } })
+        .toArray();
+    },
+
     /** Ends these notifications in `to` where the rules still allow it; how many changed. */
     async endMany(notificationUuids: string[], to: FinalStatus, now: Date): Promise<number> {
       if (notificationUuids.length === 0) return 0;
