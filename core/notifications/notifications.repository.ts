@@ -37,8 +37,9 @@ notificationSchema.index({ enterpriseId: 1, userId: 1, status: 1, createdAt: -1 
 notificationSchema.index({ status: 1, expiresAt: 1 });
 // Retention: ended records older than the retention window (answeredAt is set only when ended).
 notificationSchema.index({ answeredAt: 1 }, { sparse: true });
-// Callbacks still to deliver (only records with a callbackUrl have the field).
-notificationSchema.index({ callbackState: 1, answeredAt: 1 }, { sparse: true });
+// Callbacks still to deliver (only records with a callbackUrl have the field): the sweep reads
+// every WAITING one by this equality alone, a set bounded by pending notifications with callbacks.
+notificationSchema.index({ callbackState: 1 }, { sparse: true });
 // A TTL index does the same on a real MongoDB; the worker's purge covers servers where TTL never fires.
 // (Not declared here: its lifetime is a setting, and the purge is the one mechanism we test.)
 
@@ -181,23 +182,11 @@ export function createNotificationsRepository(connection: Connection) {
       return result.modifiedCount;
     },
 
-    /** Up to `limit` ACTIVE records past their expiresAt that have a callback URL. */
-    async findDueWithCallback(now: Date, limit: number): Promise<string[]> {
-      const rows = await (await model())
-        .find({ ...transitionFilter('EXPIRED', now), callbackUrl: { $ne: null } }, { _id: 0, notificationUuid: 1 })
-        .sort({ expiresAt: 1 })
-        .limit(limit)
-        .lean<{ notificationUuid: string }[]>();
-      return rows.map((r) => r.notificationUuid);
-    },
-
-    /** Ended notifications whose callback is still WAITING since before `endedBefore`. */
-    async findUnsentCallbacks(endedBefore: Date, limit: number): Promise<string[]> {
-      const rows = await (await model())
-        .find({ callbackState: 'WAITING', answeredAt: { $lte: endedBefore } }, { _id: 0, notificationUuid: 1 })
-        .limit(limit)
-        .lean<{ notificationUuid: string }[]>();
-      return rows.map((r) => r.notificationUuid);
+    /** Notifications whose callback is still WAITING (pending ones with a callback included). */
+    async findWaitingCallbacks(): Promise<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'answeredAt'>[]> {
+      return (await model())
+        .find({ callbackState: 'WAITING' }, { _id: 0, notificationUuid: 1, status: 1, expiresAt: 1, answeredAt: 1 })
+        .lean<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'answeredAt'>[]>();
     },
 
     async setCallbackState(notificationUuid: string, state: 'SENT' | 'FAILED'): Promise<void> {

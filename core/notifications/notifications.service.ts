@@ -288,22 +288,23 @@ export function createNotificationsService(deps: NotificationsDeps) {
 
     /**
      * The sweep: everything past expiresAt still ACTIVE becomes EXPIRED (those with a callback
-     * in batches, so their callbacks are queued; the rest in one update), then callbacks of ended
+     * in batches, so their callbacks are queued; the rest in one update), and callbacks of ended
      * notifications still WAITING after `callbackGraceMs` are queued again.
      */
     async sweep(options: { batchSize: number; callbackGraceMs: number }): Promise<{ expired: number; callbacksRequeued: number }> {
       let expired = 0;
-      for (;;) {
-        const at = now();
-        const due = await repository.findDueWithCallback(at, options.batchSize);
-        if (due.length === 0) break;
-        expired += await repository.endMany(due, 'EXPIRED', at);
-        for (const uuid of due) await queueCallbackOf(uuid);
-        if (due.length < options.batchSize) break;
+      const at = now();
+      const waiting = await repository.findWaitingCallbacks();
+      const due = waiting.filter((w) => w.status === 'ACTIVE' && w.expiresAt.getTime() <= at.getTime()).map((w) => w.notificationUuid);
+      for (let from = 0; from < due.length; from += options.batchSize) {
+        const batch = due.slice(from, from + options.batchSize);
+        expired += await repository.endMany(batch, 'EXPIRED', at);
+        for (const uuid of batch) await queueCallbackOf(uuid);
       }
       expired += await repository.expireDueWithoutCallback(now());
-      const unsent = await repository.findUnsentCallbacks(new Date(now().getTime() - options.callbackGraceMs), options.batchSize);
-      for (const uuid of unsent) await queueCallbackOf(uuid);
+      const graceEnd = at.getTime() - options.callbackGraceMs;
+      const unsent = waiting.filter((w) => w.status !== 'ACTIVE' && w.answeredAt !== undefined && w.answeredAt.getTime() <= graceEnd).slice(0, options.batchSize);
+      for (const w of unsent) await queueCallbackOf(w.notificationUuid);
       return { expired, callbacksRequeued: unsent.length };
     },
 
