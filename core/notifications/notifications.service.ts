@@ -99,8 +99,12 @@ export function createNotificationsService(deps: NotificationsDeps) {
     const current = await repository.find(uuid);
     const mine = current && Object.entries(scope).every(([k, v]) => (current as unknown as Record<string, unknown>)[k] === v) ? current : null;
     const refusal = refusalOf(mine, at);
-    // Past expiresAt and still ACTIVE: the worker is late or down; write what the clock says.
-    if (refusal.kind === 'expired' && mine?.status === 'ACTIVE') await expire(uuid);
+    // Past expiresAt and still ACTIVE: the worker is late or down; write what the clock says
+    // (one record by its id: the request path does not join the worker's batches).
+    if (refusal.kind === 'expired' && mine?.status === 'ACTIVE') {
+      const expired = await repository.end(uuid, {}, 'EXPIRED', now());
+      if (expired) await queueCallback(expired);
+    }
     return refusalError(refusal);
   }
 
