@@ -20,6 +20,9 @@ import { adminUsersRoutes } from './routes/admin-users.routes.js';
 import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { meRoutes } from './routes/me.routes.js';
+import { createNotificationsServices } from './notifications-services.factory.js';
+import { meNotificationsRoutes } from './routes/me-notifications.routes.js';
+import { notificationsRoutes } from './routes/notifications.routes.js';
 import { otpRoutes } from './routes/otp.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
@@ -51,9 +54,12 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminActivityRoutes(ctx));
   app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger)));
   app.use(otpRoutes(ctx, otpServices));
-  app.use(usersRoutes(ctx, createUsersServices(ctx)));
-  app.use(adminUsersRoutes(ctx));
+  const { notifications, users } = createNotificationsServices(ctx);
+  app.use(usersRoutes(ctx, { ...createUsersServices(ctx), discardPendingNotifications: (enterpriseId, userId) => notifications.discardPendingNotifications(enterpriseId, userId) }));
+  app.use(adminUsersRoutes(ctx, { discardPendingNotifications: (enterpriseId, userId) => notifications.discardPendingNotifications(enterpriseId, userId) }));
   app.use(meRoutes(ctx));
+  app.use(notificationsRoutes(ctx, notifications));
+  app.use(meNotificationsRoutes(ctx, notifications, users, ctx.logger));
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));

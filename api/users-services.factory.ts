@@ -12,7 +12,7 @@ import type { UsersRouteServices } from './routes/users.routes.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Wires enrollment and activation to this process's stores, keys, queues and analyzer. */
-export function createUsersServices(ctx: ServiceContext): UsersRouteServices {
+export function createUsersServices(ctx: ServiceContext): Omit<UsersRouteServices, 'discardPendingNotifications'> {
   const keys = otpKeysFromConfig(ctx.config);
   const users = createUsersRepository(ctx.mongo);
   const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isStoreUnavailable } from '../../core/db/store-unavailable.js';
-import { AppError, BadRequestError, ServiceUnavailableError } from '../../core/errors/app-error.js';
+import { AppError, ServiceUnavailableError } from '../../core/errors/app-error.js';
 import { toErrorResponse } from '../../core/errors/error-body.js';
 import type { Logger } from '../../core/logger/logger.js';
 import { fromBodyParser } from './body-parser-errors.js';

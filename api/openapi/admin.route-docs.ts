@@ -6,7 +6,7 @@ export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/admin/clients',
-    summary: 'Register an OAuth client; the secret is shown once',
+    summary: 'Register an OAuth client; the client secret and the notification callback secret are shown once',
     tag: 'admin',
     auth: { kind: 'admin' },
     requestSchema: 'admin-clients.create.json',
@@ -34,6 +34,18 @@ export const adminRouteDocs: RouteDoc[] = [
     tag: 'admin',
     auth: { kind: 'admin' },
     responses: { '200': { description: 'The client', schema: 'admin-clients.client.json' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '404': { description: 'No such client', schema: 'common.error.json' } },
+  },
+  {
+    method: 'post',
+    path: '/admin/clients/{clientId}/callback-secret',
+    summary: 'Rotate the secret that signs notification callbacks; the new one is shown once and signs from now on',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: {
+      '200': { description: 'The new secret', schema: 'admin-clients.callback-secret.json' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such confidential client', schema: 'common.error.json' },
+    },
   },
   {
     method: 'delete',

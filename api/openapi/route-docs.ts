@@ -2,6 +2,7 @@ import { adminRouteDocs } from './admin.route-docs.js';
 import { authServerRouteDocs } from './auth-server.route-docs.js';
 import { meRouteDocs } from './me.route-docs.js';
 import { messagingRouteDocs } from './messaging.route-docs.js';
+import { notificationsRouteDocs } from './notifications.route-docs.js';
 import { operationsRouteDocs } from './operations.route-docs.js';
 import { otpRouteDocs } from './otp.route-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
@@ -21,4 +22,5 @@ export const routeDocs: RouteDoc[] = [
   ...otpRouteDocs,
   ...usersRouteDocs,
   ...meRouteDocs,
+  ...notificationsRouteDocs,
 ];

@@ -67,7 +67,7 @@ export const usersRouteDocs: RouteDoc[] = [
   {
     method: 'delete',
     path: '/v1/users/{userId}',
-    summary: "Delete a user of the client's enterprise: status DELETED, no more OTPs, the mobile number is free again (the userId stays taken)",
+    summary: "Delete a user of the client's enterprise: status DELETED, no more OTPs, pending notifications end DISCARD, the mobile number is free again (the userId stays taken)",
     tag: 'users',
     auth: bearer,
     query: [{ name: 'comments', description: 'Note kept in the activity record', schema: { type: 'string', maxLength: 1000 } }],

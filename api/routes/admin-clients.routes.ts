@@ -1,7 +1,9 @@
 import { Router } from 'express';
+import { rotateCallbackSecret } from '../../core/clients/callback-secret.js';
 import { findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
 import { registerClient, removeClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
+import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
@@ -28,11 +30,25 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
 
   router.post('/admin/clients', admin, ...jsonBody(ctx), validateBody('admin-clients.create.json'), async (req, res) => {
     const { comments, ...input } = req.body as RegisterClientInput & { comments?: string };
-    const { client, clientSecret } = await registerClient(ctx.mongo, input, comments);
+    const { client, clientSecret, callbackSecret } = await registerClient(ctx.mongo, input, { comments, encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey });
     res
       .status(201)
       .location(`/admin/clients/${client.clientId}`)
-      .json(clientSecret === undefined ? { client_id: client.clientId } : { client_id: client.clientId, client_secret: clientSecret });
+      .json({
+        client_id: client.clientId,
+        ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
+        ...(callbackSecret === undefined ? {} : { callback_secret: callbackSecret }),
+      });
+  });
+
+  // The old secret stops signing at once: receivers should accept both during their own switch.
+  router.post('/admin/clients/:clientId/callback-secret', admin, async (req, res) => {
+    const clientId = String(req.params.clientId);
+    const client = await findClient(ctx.mongo, clientId);
+    if (!client || client.isPublic) throw new NotFoundError('Client not found');
+    const secret = await rotateCallbackSecret(ctx.mongo, clientId, otpKeysFromConfig(ctx.config).encryptionKey);
+    if (secret === null) throw new NotFoundError('Client not found');
+    res.status(200).json({ client_id: clientId, callback_secret: secret });
   });
 
   router.get('/admin/clients', admin, async (_req, res) => {

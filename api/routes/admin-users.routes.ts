@@ -10,10 +10,16 @@ import { enterpriseQuery } from './enterprise-query.js';
 import { toUserResponse } from './user-response.js';
 
 /**
- * Blocking users (admin API): a blocked user cannot sign in and their user tokens are refused. The
+ * Blocking users (admin API): a blocked user cannot sign in, their user tokens are refused and their
+ * pending notifications end DISCARD. The
  * user is named by `?enterpriseId=` (default `default`) and userId; every change is in the activity record.
  */
-export function adminUsersRoutes(ctx: ServiceContext): Router {
+export interface AdminUsersRouteServices {
+  /** Ends the user's pending notifications as DISCARD (blocking a user). */
+  discardPendingNotifications: (enterpriseId: string, userId: string) => Promise<number>;
+}
+
+export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteServices): Router {
   const router = Router();
   const users = createUsersRepository(ctx.mongo);
   const activity = createActivityRepository(ctx.mongo);
@@ -23,6 +29,9 @@ export function adminUsersRoutes(ctx: ServiceContext): Router {
     const { blocked, reason } = req.body as { blocked: boolean; reason?: string };
     if (!(await users.setBlocked(ref, blocked, reason, new Date()))) throw new NotFoundError('User not found');
     await activity.append({ actor: { type: 'admin' }, action: blocked ? 'user.blocked' : 'user.unblocked', ...ref, comments: reason });
+    // After the block is stored, so no notification can be created in between; blocking again
+    // finishes a discard a crash interrupted.
+    if (blocked) await services.discardPendingNotifications(ref.enterpriseId, ref.userId);
     const user = await users.findUser(ref);
     if (!user) throw new NotFoundError('User not found');
     res.json(toUserResponse(user));

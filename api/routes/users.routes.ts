@@ -22,6 +22,8 @@ export interface UsersRouteServices {
   enrollment: EnrollmentService;
   activation: ActivationService;
   activity: Pick<ActivityRepository, 'append'>;
+  /** Ends the user's pending notifications as DISCARD (deleting a user). */
+  discardPendingNotifications: (enterpriseId: string, userId: string) => Promise<number>;
 }
 
 const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -89,6 +91,9 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
     const { clientId, enterpriseId } = authOf(res);
     const ref = refOf(enterpriseId, String(req.params.userId));
     await removeUser(services, { clientId }, ref, commentsQuery(req));
+    // After the status change, so no notification can be created in between; deleting again
+    // (the user is then already DELETED) finishes a discard a crash interrupted.
+    await services.discardPendingNotifications(enterpriseId, ref.userId);
     res.status(204).end();
   });
 

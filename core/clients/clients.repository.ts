@@ -22,6 +22,8 @@ export interface Client {
 /** The client plus the stored secret hash: only the authorization server reads this. */
 export interface ClientWithSecret extends Client {
   secretHash: string | null;
+  /** The notification callback secret, AES-GCM encrypted with the server key (it must sign). */
+  callbackSecretEncrypted?: string | null;
 }
 
 const clientSchema = new Schema<ClientWithSecret>(
@@ -35,6 +37,7 @@ const clientSchema = new Schema<ClientWithSecret>(
     isPublic: { type: Boolean, required: true },
     firstParty: { type: Boolean, default: true },
     secretHash: { type: String, default: null },
+    callbackSecretEncrypted: { type: String, default: null },
     createdAt: { type: Date, required: true },
   },
   { collection: 'clients', versionKey: false },
@@ -83,4 +86,18 @@ export async function deleteClient(connection: Connection, clientId: string): Pr
   const Clients = await model(connection);
   const result = await Clients.deleteOne({ clientId });
   return result.deletedCount === 1;
+}
+
+/** The encrypted callback secret, or null when the client has none (or does not exist). */
+export async function findCallbackSecretEncrypted(connection: Connection, clientId: string): Promise<string | null> {
+  const Clients = await model(connection);
+  const row = await Clients.findOne({ clientId }, { _id: 0, callbackSecretEncrypted: 1 }).lean<{ callbackSecretEncrypted?: string | null }>();
+  return row?.callbackSecretEncrypted ?? null;
+}
+
+/** Replaces the client's callback secret; false when the client does not exist. */
+export async function setCallbackSecretEncrypted(connection: Connection, clientId: string, encrypted: string): Promise<boolean> {
+  const Clients = await model(connection);
+  const result = await Clients.updateOne({ clientId }, { $set: { callbackSecretEncrypted: encrypted } });
+  return result.matchedCount === 1;
 }

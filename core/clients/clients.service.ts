@@ -6,6 +6,7 @@ import { ValidationError } from '../errors/app-error.js';
 import { createActivityRepository } from '../activity/activity.repository.js';
 import { NotFoundError } from '../errors/app-error.js';
 import { invalidateClient } from './client-lookup.cache.js';
+import { generateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
 import { deleteClient, findClient, insertClient, type Client, type ClientScope } from './clients.repository.js';
 
@@ -25,6 +26,8 @@ export interface RegisteredClient {
   client: Client;
   /** Shown to the caller once; only its hash is stored. Absent for public clients. */
   clientSecret?: string;
+  /** Signs notification callbacks; shown once, stored encrypted. Absent without an encryption key. */
+  callbackSecret?: string;
 }
 
 /** `10.0.0.0/8` stays as is; a bare address becomes a one-address range (`/32`, `/128`). */
@@ -42,10 +45,13 @@ export function normalizeCidr(value: string): string {
 }
 
 /**
- * Registers a client: random id, random secret stored hashed, CIDRs normalised; recorded in the
- * activity record (done by the operator: the admin API or CLI) with the caller's `comments`.
+ * Registers a client: random id, random secret stored hashed, CIDRs normalised, a callback secret
+ * (sealed with the encryption key) for confidential clients; recorded in the activity record (done
+ * by the operator: the admin API or CLI) with the caller's `comments`.
  */
-export async function registerClient(connection: Connection, input: RegisterClientInput, comments?: string): Promise<RegisteredClient> {
+export async function registerClient(connection: Connection, input: RegisterClientInput, options: { comments?: string; encryptionKey?: Buffer } = {}): Promise<RegisteredClient> {
+  const { comments, encryptionKey } = options;
+  const keys = { encryptionKey };
   const enterpriseId = input.enterpriseId ?? DEFAULT_ENTERPRISE_ID;
   if (!ENTERPRISE_ID_RE.test(enterpriseId)) throw new ValidationError('Invalid field enterpriseId: 1 to 64 of A-Z a-z 0-9 . _ @ -');
   const isPublic = input.public === true;
@@ -54,8 +60,10 @@ export async function registerClient(connection: Connection, input: RegisterClie
     throw new ValidationError('Invalid field redirectUris: a public client needs at least one redirect URI');
   }
   const clientSecret = isPublic ? undefined : generateClientSecret();
+  const clientId = randomUUID();
+  const callbackSecret = isPublic || !keys.encryptionKey ? undefined : generateCallbackSecret();
   const client = await insertClient(connection, {
-    clientId: randomUUID(),
+    clientId,
     enterpriseId,
     name: input.name,
     scopes: [...new Set(input.scopes)],
@@ -64,10 +72,11 @@ export async function registerClient(connection: Connection, input: RegisterClie
     isPublic,
     firstParty: input.firstParty !== false,
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
+    callbackSecretEncrypted: callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
     createdAt: new Date(),
   });
   await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'client.created', enterpriseId: client.enterpriseId, clientId: client.clientId, comments });
-  return clientSecret === undefined ? { client } : { client, clientSecret };
+  return { client, ...(clientSecret === undefined ? {} : { clientSecret }), ...(callbackSecret === undefined ? {} : { callbackSecret }) };
 }
 
 /** Deletes a client (its tokens are refused from then on); NotFoundError when unknown. Recorded. */

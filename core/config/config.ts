@@ -62,6 +62,14 @@ export interface Config {
   /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service. */
   readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
   readonly concurrency: { readonly dispatch: number; readonly enrollment: number; readonly notification: number };
+  /** The notification worker: expiry sweep, retention of ended notifications, callbacks. */
+  readonly notifications: {
+    readonly sweepIntervalMs: number;
+    readonly retentionDays: number;
+    readonly callbackConcurrency: number;
+    readonly callbackRetryBaseMs: number;
+    readonly callbackTimeoutMs: number;
+  };
   /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */
   readonly twilio: TwilioConfig | undefined;
   /** Set when a SendGrid API key is given; otherwise e-mail goes to the outbox. */
@@ -113,7 +121,13 @@ const DEFAULTS: Record<string, string> = {
   REQUEST_DEADLINE_MS: '5000',
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
-  NOTIFICATION_CONCURRENCY: '5',
+  // Expiry jobs are one small conditional write each: many in flight keep a burst of expiries on time.
+  NOTIFICATION_CONCURRENCY: '50',
+  NOTIFICATION_SWEEP_INTERVAL_MS: '1000',
+  NOTIFICATION_RETENTION_DAYS: '90',
+  NOTIFICATION_CALLBACK_CONCURRENCY: '10',
+  NOTIFICATION_CALLBACK_RETRY_BASE_MS: '1000',
+  NOTIFICATION_CALLBACK_TIMEOUT_MS: '10000',
   EMAIL_FROM: 'no-reply@example.com',
   WORKER_LOCK_DURATION_MS: '8000',
   SWEEPER_INTERVAL_MS: '15000',
@@ -296,6 +310,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dispatch: raw.DISPATCH_CONCURRENCY as number,
       enrollment: raw.ENROLLMENT_CONCURRENCY as number,
       notification: raw.NOTIFICATION_CONCURRENCY as number,
+    }),
+    notifications: Object.freeze({
+      sweepIntervalMs: raw.NOTIFICATION_SWEEP_INTERVAL_MS as number,
+      retentionDays: raw.NOTIFICATION_RETENTION_DAYS as number,
+      callbackConcurrency: raw.NOTIFICATION_CALLBACK_CONCURRENCY as number,
+      callbackRetryBaseMs: raw.NOTIFICATION_CALLBACK_RETRY_BASE_MS as number,
+      callbackTimeoutMs: raw.NOTIFICATION_CALLBACK_TIMEOUT_MS as number,
     }),
     twilio: readTwilio(raw),
     sendgrid: readSendgrid(raw),

@@ -33,7 +33,7 @@ describe('queue dashboard', () => {
       if (message.text().includes('Content Security Policy') && !message.text().includes('https://fonts.googleapis.com/')) refused.push(message.text());
     });
     await page.goto(`${service.url}/admin/queues`);
-    for (const queue of ['dispatch', 'enrollment', 'notification']) {
+    for (const queue of ['dispatch', 'enrollment', 'notification', 'notification-callback']) {
       await page.getByText(queue, { exact: true }).first().waitFor({ timeout: 20000 });
     }
     await page.goto(`${service.url}/admin/queues/queue/dispatch?status=delayed`);

@@ -27,7 +27,11 @@ describe('admin API: clients and groups', () => {
       const res = await admin('POST', '/admin/clients', { name: 'acme', scopes: ['otp', 'users'], allowedIps: ['127.0.0.1', '::1/128'] });
       expect(res.status).toBe(201);
       const body = (await res.json()) as { client_id: string; client_secret: string };
-      expect(body).toEqual({ client_id: expect.stringMatching(/^[0-9a-f-]{36}$/), client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+      expect(body).toEqual({
+        client_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        callback_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      });
       expect(res.headers.get('location')).toBe(`/admin/clients/${body.client_id}`);
 
       const token = await requestToken(service, { clientId: body.client_id, clientSecret: body.client_secret });

@@ -29,6 +29,7 @@ describe('process entries', () => {
     for (const [entry, ready] of [
       ['workers/dispatch/main.js', 'dispatch worker running'],
       ['workers/enrollment/main.js', 'enrollment worker running'],
+      ['workers/notifications/main.js', 'notification-callback worker running'],
     ] as const) {
       const worker = spawnProcessEntry(entry, env);
       await waitForOutput(worker, ready);

@@ -6,7 +6,8 @@ describe('configuration', () => {
   test('when only the stores are given, then defaults fill the rest and the result is frozen', () => {
     const config = loadConfig(base);
     expect(config).toMatchObject({ nodeEnv: 'development', port: 8080, publicUrl: 'http://localhost:8080', trustProxy: false, shutdownDeadlineMs: 25000 });
-    expect(config.concurrency).toEqual({ dispatch: 10, enrollment: 5, notification: 5 });
+    expect(config.concurrency).toEqual({ dispatch: 10, enrollment: 5, notification: 50 });
+    expect(config.notifications).toEqual({ sweepIntervalMs: 1000, retentionDays: 90, callbackConcurrency: 10, callbackRetryBaseMs: 1000, callbackTimeoutMs: 10000 });
     expect(Object.isFrozen(config)).toBe(true);
   });
 

@@ -1,0 +1,23 @@
+import type { ErrorRequestHandler } from 'express';
+import { toErrorResponse } from '../../core/errors/error-body.js';
+import type { Logger } from '../../core/logger/logger.js';
+import { clientLibraryCode } from '../../core/notifications/client-library-codes.js';
+import { fromBodyParser } from './body-parser-errors.js';
+
+/**
+ * Errors of the user API (`/v1/me/...`): the usual bodies plus `code`, the client library's
+ * result code the refusal maps to, so the app knows whether to let the user retry.
+ */
+export function clientLibraryErrors(logger: Logger): ErrorRequestHandler {
+  return (rawErr: unknown, req, res, next) => {
+    if (res.headersSent) return next(rawErr);
+    const err = (rawErr && typeof rawErr === 'object' && fromBodyParser(rawErr as { type?: string })) || rawErr;
+    const response = toErrorResponse(err, req.originalUrl.split('?')[0] ?? req.path);
+    if (response.errorId) (req.log ?? logger).error({ err: rawErr, errorId: response.errorId }, 'unexpected error');
+    const error = typeof response.body.error === 'string' ? response.body.error : undefined;
+    res
+      .status(response.status)
+      .set(response.headers)
+      .json({ ...response.body, code: clientLibraryCode(response.status, error) });
+  };
+}

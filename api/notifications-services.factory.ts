@@ -1,0 +1,23 @@
+import { createNotificationsRepository } from '../core/notifications/notifications.repository.js';
+import { createNotificationsService, type NotificationsService } from '../core/notifications/notifications.service.js';
+import { enqueueCallback, enqueueExpiry } from '../core/queues/notification.queue.js';
+import { createUsersRepository, type UsersRepository } from '../core/users/users.repository.js';
+import type { ServiceContext } from './service-context.js';
+
+export interface NotificationsServices {
+  notifications: NotificationsService;
+  users: Pick<UsersRepository, 'findUser'>;
+}
+
+/** Wires the notification service to this process's stores and queues. */
+export function createNotificationsServices(ctx: ServiceContext): NotificationsServices {
+  const users = createUsersRepository(ctx.mongo);
+  const notifications = createNotificationsService({
+    repository: createNotificationsRepository(ctx.mongo),
+    users,
+    enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(ctx.queues.notification, uuid, expiresAt),
+    enqueueCallback: (uuid) => enqueueCallback(ctx.queues['notification-callback'], uuid),
+    logger: ctx.logger,
+  });
+  return { notifications, users };
+}

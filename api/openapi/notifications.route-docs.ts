@@ -1,0 +1,103 @@
+import type { RouteDoc } from './route-docs.types.js';
+
+const error = (description: string) => ({ description, schema: 'common.error.json' });
+const userError = (description: string) => ({ description, schema: 'notifications.user-error.json' });
+const bearer = { kind: 'bearer', scope: 'notifications' } as const;
+const user = { kind: 'user', scope: 'notifications' } as const;
+const guardErrors = {
+  '401': { description: 'Missing, malformed, invalid or expired access token, or `IP not whitelisted` (D1 body)', schema: 'common.bearer-error.json' },
+  '403': { description: 'Token without the notifications scope', schema: 'common.bearer-error.json' },
+};
+const userGuardErrors = {
+  '401': userError('Missing, malformed, invalid or expired token, an enterprise (client_credentials) token, or a user who is not ACTIVE (code 39)'),
+  '403': userError('`user_blocked` (code 141), or a token without the notifications scope (code 39)'),
+};
+const listParams = 'Query: recordCount (0 = all, default), startIndex (from 1), enterpriseID, startDate, endDate (`yyyy-MM-dd\'T\'HH:mm:ss` + zone abbreviation or offset); empty values mean unused.';
+
+export const notificationsRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/v1/notifications',
+    summary: "Create an approval notification for a user of the client's enterprise; with numberMatch the answer carries the number to show",
+    tag: 'notifications',
+    auth: bearer,
+    requestSchema: 'notifications.create.json',
+    responses: {
+      '201': { description: 'Created (`Location: /v1/notifications/<uuid>`)', schema: 'notifications.created.json' },
+      '400': error('`Malformed request body` (not JSON, not an object)'),
+      ...guardErrors,
+      '404': error('`User not found`: unknown in this enterprise, DELETED or blocked'),
+      '415': error("`Content type '<type>' not supported`"),
+      '422': error('`Invalid field <name>: <rule>` (also: action values not distinct, callbackUrl not https, ds_required for a user without a device key)'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/notifications/{uuid}',
+    summary: 'Read a notification: status, action taken, signing status',
+    tag: 'notifications',
+    auth: bearer,
+    responses: { '200': { description: 'The notification', schema: 'notifications.notification.json' }, ...guardErrors, '404': error('`Notification not found` (also another enterprise\'s)') },
+  },
+  {
+    method: 'post',
+    path: '/v1/notifications/{uuid}/cancel',
+    summary: 'Cancel a pending notification (CANCELLED)',
+    tag: 'notifications',
+    auth: bearer,
+    responses: {
+      '200': { description: 'The cancelled notification', schema: 'notifications.notification.json' },
+      ...guardErrors,
+      '404': error('`Notification not found`'),
+      '409': error('`Notification is <STATUS>` with notificationStatus: it already ended (EXPIRED included, also when only the clock says so)'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/me/notifications',
+    summary: `GetNotifications: the signed-in user's pending notifications, newest first. ${listParams}`,
+    tag: 'notifications (user)',
+    auth: user,
+    responses: { '200': { description: 'Pending notifications', schema: 'notifications.active-list.json' }, '400': userError('`Invalid field <name>: <rule>` for a parameter (code 4)'), ...userGuardErrors },
+  },
+  {
+    method: 'get',
+    path: '/v1/me/notifications/history',
+    summary: `GetNotificationHistory: ended notifications, newest first. ${listParams} Also notificationStatus, actionPerformed, keywordSearch (subject and message, case-insensitive), deviceID.`,
+    tag: 'notifications (user)',
+    auth: user,
+    responses: { '200': { description: 'Ended notifications', schema: 'notifications.history.json' }, '400': userError('`Invalid field <name>: <rule>` for a parameter (code 4)'), ...userGuardErrors },
+  },
+  {
+    method: 'post',
+    path: '/v1/me/notifications/{uuid}/action',
+    summary: 'UpdateNotification: answer with one of the actions, signed when ds_required, with the number when numberMatch',
+    tag: 'notifications (user)',
+    auth: user,
+    requestSchema: 'notifications.answer.json',
+    responses: {
+      '200': { description: 'Acknowledged (UPDATED)', schema: 'notifications.answered.json' },
+      '400': userError('`Malformed request body` (code 4)'),
+      ...userGuardErrors,
+      '404': userError("`Notification not found`: unknown or another user's (code 4)"),
+      '409': userError('`Notification is <STATUS>` with notificationStatus (code 4)'),
+      '410': userError('`Notification expired`: past expiresAt, whatever the record still says (code 4)'),
+      '415': userError("`Content type '<type>' not supported` (code 4)"),
+      '422': userError('Unknown action, missing signature or number (nothing changes), wrong number (counted; the third ends it TAMPERED), or a signature that does not verify (TAMPERED, signing_status Failed) (code 4)'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/me/notifications/{uuid}/dismiss',
+    summary: 'Dismiss a pending notification (DISMISSED)',
+    tag: 'notifications (user)',
+    auth: user,
+    responses: {
+      '200': { description: 'Acknowledged', schema: 'notifications.answered.json' },
+      ...userGuardErrors,
+      '404': userError('`Notification not found` (code 4)'),
+      '409': userError('`Notification is <STATUS>` (code 4)'),
+      '410': userError('`Notification expired` (code 4)'),
+    },
+  },
+];

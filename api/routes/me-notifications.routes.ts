@@ -1,0 +1,76 @@
+import { Router } from 'express';
+import type { Logger } from '../../core/logger/logger.js';
+import { parseHistoryOptions, parseListOptions } from '../../core/notifications/list-options.parser.js';
+import type { Notification } from '../../core/notifications/notification.types.js';
+import type { AnswerInput, NotificationsService } from '../../core/notifications/notifications.service.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
+import { clientLibraryErrors } from '../middleware/client-library-errors.middleware.js';
+import { jsonBody } from '../middleware/json-body.middleware.js';
+import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
+import { validateBody } from '../middleware/validate-body.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+import { notificationUuidParam } from './notifications.routes.js';
+
+/** A pending notification as GetNotifications returns it (spec 2.6, plus what the app needs to answer). */
+function toActiveResponse(n: Notification): Record<string, unknown> {
+  return {
+    notification_uuid: n.notificationUuid,
+    ds_required: n.dsRequired,
+    number_match: n.number !== undefined,
+    actions: n.actions,
+    body: n.body,
+    created_at: n.createdAt.toISOString(),
+    expires_at: n.expiresAt.toISOString(),
+  };
+}
+
+/** A history record as GetNotificationHistory returns it (spec 2.6). */
+function toHistoryResponse(n: Notification): Record<string, unknown> {
+  return {
+    notification_uuid: n.notificationUuid,
+    status: n.status,
+    signing_status: n.signingStatus,
+    is_ds_verified: n.isDsVerified,
+    actions: n.actions,
+    body: n.body,
+    ...(n.action !== undefined ? { action: n.action } : {}),
+    ...(n.deviceId !== undefined ? { device_id: n.deviceId } : {}),
+    created_at: n.createdAt.toISOString(),
+    ...(n.answeredAt ? { answered_at: n.answeredAt.toISOString() } : {}),
+  };
+}
+
+const success = (notificationUuid: string, isDsVerified: boolean) => ({ status_code: 100, message: 'Success', notification_uuid: notificationUuid, is_ds_verified: isDsVerified });
+
+/** The client library's operations (spec 4.4) for the signed-in user; every refusal carries `code`. */
+export function meNotificationsRoutes(ctx: ServiceContext, service: NotificationsService, users: Pick<UsersRepository, 'findUser'>, logger: Logger): Router {
+  const router = Router();
+  const user = requireUserToken(ctx, users, 'notifications');
+
+  router.get('/v1/me/notifications', user, async (req, res) => {
+    const { enterpriseId, userId } = userAuthOf(res).user;
+    const list = await service.listActive(enterpriseId, userId, parseListOptions(req.query));
+    res.json({ notifications: list.map(toActiveResponse) });
+  });
+
+  router.get('/v1/me/notifications/history', user, async (req, res) => {
+    const { enterpriseId, userId } = userAuthOf(res).user;
+    const list = await service.history(enterpriseId, userId, parseHistoryOptions(req.query));
+    res.json({ history: list.map(toHistoryResponse) });
+  });
+
+  router.post('/v1/me/notifications/:uuid/action', user, ...jsonBody(ctx), validateBody('notifications.answer.json'), async (req, res) => {
+    const { enterpriseId, userId } = userAuthOf(res).user;
+    const answered = await service.answer(enterpriseId, userId, notificationUuidParam(String(req.params.uuid)), req.body as AnswerInput);
+    res.json(success(answered.notificationUuid, answered.isDsVerified));
+  });
+
+  router.post('/v1/me/notifications/:uuid/dismiss', user, async (req, res) => {
+    const { enterpriseId, userId } = userAuthOf(res).user;
+    const dismissed = await service.dismiss(enterpriseId, userId, notificationUuidParam(String(req.params.uuid)));
+    res.json(success(dismissed.notificationUuid, dismissed.isDsVerified));
+  });
+
+  router.use('/v1/me', clientLibraryErrors(logger));
+  return router;
+}

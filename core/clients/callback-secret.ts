@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import type { Connection } from 'mongoose';
+import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import { findCallbackSecretEncrypted, setCallbackSecretEncrypted } from './clients.repository.js';
+
+// The callback secret keys an HMAC the service computes, so, unlike the client secret, it cannot
+// be stored as a hash: it is kept encrypted with the server key, bound to its client id.
+const context = (clientId: string) => `callback-secret:${clientId}`;
+
+export function generateCallbackSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function sealCallbackSecret(clientId: string, secret: string, encryptionKey: Buffer): string {
+  return encryptSecret(secret, encryptionKey, context(clientId));
+}
+
+/** A new callback secret for the client, stored encrypted; the clear one is returned once. Null: no such client. */
+export async function rotateCallbackSecret(connection: Connection, clientId: string, encryptionKey: Buffer): Promise<string | null> {
+  const secret = generateCallbackSecret();
+  return (await setCallbackSecretEncrypted(connection, clientId, sealCallbackSecret(clientId, secret, encryptionKey))) ? secret : null;
+}
+
+/** The clear callback secret, or null when the client has none. */
+export async function readCallbackSecret(connection: Connection, clientId: string, encryptionKey: Buffer): Promise<string | null> {
+  const sealed = await findCallbackSecretEncrypted(connection, clientId);
+  return sealed === null ? null : decryptSecret(sealed, encryptionKey, context(clientId));
+}

@@ -1,0 +1,21 @@
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import type { Refusal } from './notification-states.js';
+import type { FinalStatus } from './notification.types.js';
+
+export const notificationNotFound = () => new NotFoundError('Notification not found');
+export const userNotFound = () => new NotFoundError('User not found');
+export const notificationEnded = (status: FinalStatus) => new ConflictError(`Notification is ${status}`, { extra: { notificationStatus: status } });
+export const notificationExpired = () => new AppError('NOTIFICATION_EXPIRED', 410, 'Notification expired', { extra: { notificationStatus: 'EXPIRED' } });
+export const invalidArgument = (field: string, rule: string) => new ValidationError(`Invalid field ${field}: ${rule}`);
+
+/** The error a refused write (see notification-states.ts) is answered with. */
+export function refusalError(refusal: Refusal): AppError {
+  switch (refusal.kind) {
+    case 'not-found':
+      return notificationNotFound();
+    case 'expired':
+      return notificationExpired();
+    case 'ended':
+      return notificationEnded(refusal.status);
+  }
+}

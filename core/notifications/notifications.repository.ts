@@ -1,0 +1,204 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { modelFor, withoutUndefined } from '../db/model-registry.js';
+import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } from './notification-states.js';
+import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
+
+const notificationSchema = new Schema<Notification & { _id: string }>(
+  {
+    // The uuid is the _id too: every conditional write names it, and servers answer a filter
+    // that names one _id through the _id index whatever the other conditions (the local
+    // MongoDB-wire server only then; with a secondary unique index it scanned the collection).
+    _id: { type: String, required: true },
+    notificationUuid: { type: String, required: true },
+    enterpriseId: { type: String, required: true },
+    clientId: { type: String, required: true },
+    userId: { type: String, required: true },
+    body: { type: Schema.Types.Mixed, required: true },
+    actions: { type: Schema.Types.Mixed, required: true },
+    dsRequired: { type: Boolean, required: true },
+    number: { type: String },
+    numberAttempts: { type: Number, required: true },
+    callbackUrl: { type: String },
+    callbackState: { type: String },
+    status: { type: String, required: true },
+    action: { type: String },
+    signingStatus: { type: String, required: true },
+    isDsVerified: { type: Boolean, required: true },
+    deviceId: { type: String },
+    createdAt: { type: Date, required: true },
+    expiresAt: { type: Date, required: true },
+    answeredAt: { type: Date },
+  },
+  { versionKey: false, collection: 'notifications' },
+);
+// The user's lists (active and history): equality on enterprise, user and status, newest first.
+notificationSchema.index({ enterpriseId: 1, userId: 1, status: 1, createdAt: -1 });
+// The expiry sweep: ACTIVE records whose expiresAt has passed, oldest first.
+notificationSchema.index({ status: 1, expiresAt: 1 });
+// Retention: ended records older than the retention window (answeredAt is set only when ended).
+notificationSchema.index({ answeredAt: 1 }, { sparse: true });
+// Callbacks still to deliver (only records with a callbackUrl have the field): the sweep reads
+// every WAITING one by this equality alone, a set bounded by pending notifications with callbacks.
+notificationSchema.index({ callbackState: 1 }, { sparse: true });
+// A TTL index does the same on a real MongoDB; the worker's purge covers servers where TTL never fires.
+// (Not declared here: its lifetime is a setting, and the purge is the one mechanism we test.)
+
+export function notificationModel(connection: Connection): Promise<Model<Notification & { _id: string }>> {
+  return modelFor(connection, 'Notification', notificationSchema);
+}
+
+/** The stored document: the record with its uuid as _id. */
+export const toNotificationDoc = (n: Notification): Notification & { _id: string } => withoutUndefined({ _id: n.notificationUuid, ...n });
+
+const PROJECTION = { _id: 0 } as const;
+
+/** What ending a notification writes besides its status. */
+export interface FinalFields {
+  action?: string;
+  signingStatus?: SigningStatus;
+  isDsVerified?: boolean;
+  deviceId?: string;
+}
+
+export interface ListQuery {
+  enterpriseId: string;
+  userId: string;
+  statuses: NotificationStatus[];
+  /** Only records with expiresAt after this (the active list hides what has expired by the clock). */
+  expiresAfter?: Date;
+  createdFrom?: Date;
+  createdTo?: Date;
+  action?: string;
+  deviceId?: string;
+  /** Matched anywhere in any subject or message, case-insensitively. */
+  keyword?: string;
+  skip: number;
+  /** 0 means all. */
+  limit: number;
+}
+
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+export function createNotificationsRepository(connection: Connection) {
+  const model = () => notificationModel(connection);
+
+  return {
+    async insert(n: Notification): Promise<void> {
+      await (await model()).collection.insertOne(toNotificationDoc(n) as never);
+    },
+
+    async find(notificationUuid: string): Promise<Notification | null> {
+      return (await model()).findOne({ _id: notificationUuid }, PROJECTION).lean<Notification>();
+    },
+
+    /**
+     * Ends the notification in `to` when the state rules allow it at `now` (one conditional
+     * update); the updated record, or null when another final state or the clock won.
+     */
+    async end(notificationUuid: string, scope: Record<string, string>, to: FinalStatus, now: Date, fields: FinalFields = {}): Promise<Notification | null> {
+      return (await model())
+        .findOneAndUpdate(
+          { _id: notificationUuid, ...scope, ...transitionFilter(to, now) },
+          { $set: withoutUndefined({ status: to, answeredAt: now, ...fields }) },
+          { new: true, projection: PROJECTION },
+        )
+        .lean<Notification>();
+    },
+
+    /** Counts a wrong matching number while attempts remain; null when that was not possible. */
+    async countWrongNumber(notificationUuid: string, userScope: Record<string, string>, now: Date): Promise<Notification | null> {
+      return (await model())
+        .findOneAndUpdate({ _id: notificationUuid, ...userScope, ...countedWrongNumberFilter(now) }, { $inc: { numberAttempts: 1 } }, { new: true, projection: PROJECTION })
+        .lean<Notification>();
+    },
+
+    /** The last wrong number: TAMPERED. Null when it was not the last one any more (a race). */
+    async endOnLastWrongNumber(notificationUuid: string, userScope: Record<string, string>, now: Date): Promise<Notification | null> {
+      return (await model())
+        .findOneAndUpdate(
+          { _id: notificationUuid, ...userScope, ...lastWrongNumberFilter(now) },
+          { $set: { status: 'TAMPERED', signingStatus: 'NA', isDsVerified: false, answeredAt: now }, $inc: { numberAttempts: 1 } },
+          { new: true, projection: PROJECTION },
+        )
+        .lean<Notification>();
+    },
+
+    async list(query: ListQuery): Promise<Notification[]> {
+      const filter: Record<string, unknown> = {
+        enterpriseId: query.enterpriseId,
+        userId: query.userId,
+        status: query.statuses.length === 1 ? query.statuses[0] : { $in: query.statuses },
+      };
+      if (query.expiresAfter) filter.expiresAt = { $gt: query.expiresAfter };
+      if (query.createdFrom || query.createdTo) {
+        filter.createdAt = { ...(query.createdFrom ? { $gte: query.createdFrom } : {}), ...(query.createdTo ? { $lte: query.createdTo } : {}) };
+      }
+      if (query.action !== undefined) filter.action = query.action;
+      if (query.deviceId !== undefined) filter.deviceId = query.deviceId;
+      if (query.keyword !== undefined) {
+        const regex = { $regex: escapeRegex(query.keyword), $options: 'i' };
+        filter.$or = [{ 'body.subject': regex }, { 'body.message': regex }];
+      }
+      let cursor = (await model()).find(filter, PROJECTION).sort({ createdAt: -1, _id: -1 }).skip(query.skip);
+      if (query.limit > 0) cursor = cursor.limit(query.limit);
+      return cursor.lean<Notification[]>();
+    },
+
+    /** The user's ACTIVE, still-in-time notifications (to discard them). */
+    async findPendingOfUser(enterpriseId: string, userId: string, now: Date): Promise<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]> {
+      return (await model())
+        .find({ enterpriseId, userId, ...transitionFilter('DISCARD', now) }, { _id: 0, notificationUuid: 1, callbackUrl: 1 })
+        .lean<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]>();
+    },
+
+    /**
+     * EXPIRED for those of these notifications that are due (one update), then their states
+     * (one read): the batched path of the expiry jobs.
+     */
+    async expireMany(notificationUuids: string[], now: Date): Promise<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>[]> {
+      const Notifications = await model();
+      await Notifications.collection.updateMany({ _id: { $in: notificationUuids }, ...transitionFilter('EXPIRED', now) } as never, { $set: { status: 'EXPIRED', answeredAt: now } });
+      return Notifications.collection
+        .find<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>>({ _id: { $in: notificationUuids } } as never, { projection: { _id: 0, notificationUuid: 1, status: 1, expiresAt: 1, callbackUrl: 1 } })
+        .toArray();
+    },
+
+    /** Ends these notifications in `to` where the rules still allow it; how many changed. */
+    async endMany(notificationUuids: string[], to: FinalStatus, now: Date): Promise<number> {
+      if (notificationUuids.length === 0) return 0;
+      const result = await (await model()).updateMany({ _id: { $in: notificationUuids }, ...transitionFilter(to, now) }, { $set: { status: to, answeredAt: now } });
+      return result.modifiedCount;
+    },
+
+    /**
+     * Expires in one update every ACTIVE record past its expiresAt that has no callback to send
+     * (nothing else to do for them: the bulk path of the sweep).
+     */
+    async expireDueWithoutCallback(now: Date): Promise<number> {
+      const result = await (await model()).updateMany(
+        { ...transitionFilter('EXPIRED', now), callbackUrl: null },
+        { $set: { status: 'EXPIRED', answeredAt: now } },
+      );
+      return result.modifiedCount;
+    },
+
+    /** Notifications whose callback is still WAITING (pending ones with a callback included). */
+    async findWaitingCallbacks(): Promise<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'answeredAt'>[]> {
+      return (await model())
+        .find({ callbackState: 'WAITING' }, { _id: 0, notificationUuid: 1, status: 1, expiresAt: 1, answeredAt: 1 })
+        .lean<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'answeredAt'>[]>();
+    },
+
+    async setCallbackState(notificationUuid: string, state: 'SENT' | 'FAILED'): Promise<void> {
+      await (await model()).updateOne({ _id: notificationUuid, callbackState: 'WAITING' }, { $set: { callbackState: state } });
+    },
+
+    /** Deletes ended notifications whose final state is older than `before`; how many went. */
+    async purgeEndedBefore(before: Date): Promise<number> {
+      const result = await (await model()).deleteMany({ answeredAt: { $lt: before } });
+      return result.deletedCount;
+    },
+  };
+}
+
+export type NotificationsRepository = ReturnType<typeof createNotificationsRepository>;

@@ -1,0 +1,322 @@
+import { randomUUID } from 'node:crypto';
+import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../batching/group-commit.js';
+import type { Logger } from '../logger/logger.js';
+import { findEnterpriseUser, isUserBlocked, type UserFinder } from './enterprise-scope.js';
+import { AppError } from '../errors/app-error.js';
+import { invalidArgument, notificationEnded, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
+import { verifyDeviceSignature } from './notification-signature.js';
+import { effectiveStatus, refusalOf } from './notification-states.js';
+import { FINAL_STATUSES, type FinalStatus, type Notification, type NotificationAction, type NotificationBody } from './notification.types.js';
+import type { NotificationsRepository } from './notifications.repository.js';
+import { generateMatchingNumber, matchesNumber } from './number-match.js';
+
+export interface CreateNotificationInput {
+  userId: string;
+  body: NotificationBody[];
+  actions: NotificationAction[];
+  ds_required?: boolean;
+  expiresIn?: number;
+  callbackUrl?: string;
+  numberMatch?: boolean;
+}
+
+export interface AnswerInput {
+  response: string;
+  signature?: string;
+  number?: string;
+}
+
+export interface ListOptions {
+  /** 0 means all. */
+  recordCount: number;
+  /** From 1. */
+  startIndex: number;
+  /** The client library's enterpriseID filter: another enterprise than the user's gives nothing. */
+  enterpriseFilter?: string;
+  startDate?: Date;
+  endDate?: Date;
+}
+
+export interface HistoryOptions extends ListOptions {
+  notificationStatus?: FinalStatus;
+  actionPerformed?: string;
+  keywordSearch?: string;
+  deviceId?: string;
+}
+
+export interface NotificationsDeps {
+  repository: NotificationsRepository;
+  users: UserFinder;
+  /** Queues the delayed expiry job; failures are tolerated (the sweep expires it anyway). */
+  enqueueExpiry: (notificationUuid: string, expiresAt: Date) => Promise<void>;
+  /** Queues the callback; failures are tolerated (the sweep re-queues WAITING callbacks). */
+  enqueueCallback: (notificationUuid: string) => Promise<void>;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export const DEFAULT_EXPIRES_IN_SECONDS = 300;
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** https anywhere, plain http only on loopback (local runs). */
+function checkCallbackUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidArgument('callbackUrl', 'must be an absolute URL');
+  }
+  if (url.username || url.password) throw invalidArgument('callbackUrl', 'must not carry credentials');
+  if (url.protocol === 'https:') return;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return;
+  throw invalidArgument('callbackUrl', 'must be https (http only on loopback)');
+}
+
+export function createNotificationsService(deps: NotificationsDeps) {
+  const { repository } = deps;
+  const now = deps.now ?? (() => new Date());
+  const log = deps.logger.child({ component: 'notifications' });
+
+  async function queueCallbackOf(notificationUuid: string): Promise<void> {
+    await deps.enqueueCallback(notificationUuid).catch((err: unknown) => log.warn({ err, notificationUuid }, 'callback not queued; the sweep will queue it'));
+  }
+  async function queueCallback(n: Pick<Notification, 'notificationUuid' | 'callbackUrl'>): Promise<void> {
+    if (n.callbackUrl) await queueCallbackOf(n.notificationUuid);
+  }
+
+  /** Ends it in `to` (one conditional write), or throws why not. */
+  async function end(uuid: string, scope: Record<string, string>, to: FinalStatus, fields: Parameters<NotificationsRepository['end']>[4] = {}): Promise<Notification> {
+    const at = now();
+    const ended = await repository.end(uuid, scope, to, at, fields);
+    if (ended) {
+      await queueCallback(ended);
+      return ended;
+    }
+    throw await refusalFor(uuid, scope, at);
+  }
+
+  async function refusalFor(uuid: string, scope: Record<string, string>, at: Date) {
+    const current = await repository.find(uuid);
+    const mine = current && Object.entries(scope).every(([k, v]) => (current as unknown as Record<string, unknown>)[k] === v) ? current : null;
+    const refusal = refusalOf(mine, at);
+    // Past expiresAt and still ACTIVE: the worker is late or down; write what the clock says
+    // (one record by its id: the request path does not join the worker's batches).
+    if (refusal.kind === 'expired' && mine?.status === 'ACTIVE') {
+      const expired = await repository.end(uuid, {}, 'EXPIRED', now());
+      if (expired) await queueCallback(expired);
+    }
+    return refusalError(refusal);
+  }
+
+  type ExpireOutcome = { outcome: 'expired' | 'ended' | 'missing' } | { outcome: 'not-due'; inMs: number };
+
+  // Expiry jobs running at once share one update and one read (group commit): at a steady
+  // thousand expiries a second that halves the store work per expiry.
+  const expiryBatches = createGroupCommit<string, ExpireOutcome>(async (uuids) => {
+    const at = now();
+    const rows = await repository.expireMany([...new Set(uuids)], at);
+    const byId = new Map(rows.map((r) => [r.notificationUuid, r]));
+    const outcomes: ItemOutcome<ExpireOutcome>[] = [];
+    for (const uuid of uuids) {
+      const row = byId.get(uuid);
+      if (!row) outcomes.push({ ok: true, value: { outcome: 'missing' } });
+      else if (row.status === 'ACTIVE') outcomes.push({ ok: true, value: { outcome: 'not-due', inMs: Math.max(row.expiresAt.getTime() - at.getTime(), 1) } });
+      else if (row.status === 'EXPIRED') {
+        // Also when it was EXPIRED already: the callback job id makes a second enqueue a no-op.
+        await queueCallback(row);
+        outcomes.push({ ok: true, value: { outcome: 'expired' } });
+      } else outcomes.push({ ok: true, value: { outcome: 'ended' } });
+    }
+    return outcomes;
+  }, STORE_BATCHING);
+
+  /** EXPIRED when due; 'not-due' with the milliseconds left, 'ended' when in another final state. */
+  function expire(uuid: string): Promise<ExpireOutcome> {
+    return expiryBatches.submit(uuid);
+  }
+
+  async function userNotification(enterpriseId: string, userId: string, uuid: string): Promise<Notification> {
+    const n = await repository.find(uuid);
+    if (!n || n.enterpriseId !== enterpriseId || n.userId !== userId) throw notificationNotFound();
+    return n;
+  }
+
+  function listWindow(options: ListOptions) {
+    return {
+      ...(options.startDate ? { createdFrom: options.startDate } : {}),
+      ...(options.endDate ? { createdTo: options.endDate } : {}),
+      skip: options.startIndex - 1,
+      limit: options.recordCount,
+    };
+  }
+
+  return {
+    async create(client: { clientId: string; enterpriseId: string }, input: CreateNotificationInput): Promise<{ notificationUuid: string; number?: string }> {
+      const actions = input.actions.map((a) => a.action);
+      if (new Set(actions).size !== actions.length) throw invalidArgument('actions', 'action values must be distinct');
+      if (input.callbackUrl !== undefined) checkCallbackUrl(input.callbackUrl);
+      const user = await findEnterpriseUser(deps.users, client.enterpriseId, input.userId);
+      if (!user || user.status === 'DELETED' || isUserBlocked(user)) throw userNotFound();
+      const dsRequired = input.ds_required === true;
+      if (dsRequired && !user.device) throw invalidArgument('ds_required', 'the user has no device key registered at activation');
+
+      const createdAt = now();
+      const n: Notification = {
+        notificationUuid: randomUUID(),
+        enterpriseId: client.enterpriseId,
+        clientId: client.clientId,
+        userId: input.userId,
+        body: input.body.map(({ lng, subject, message }) => ({ lng, subject, message })),
+        actions: input.actions.map(({ label, action, authlevel }) => ({ label, action, authlevel })),
+        dsRequired,
+        ...(input.numberMatch === true ? { number: generateMatchingNumber() } : {}),
+        numberAttempts: 0,
+        ...(input.callbackUrl !== undefined ? { callbackUrl: input.callbackUrl, callbackState: 'WAITING' as const } : {}),
+        status: 'ACTIVE',
+        signingStatus: 'NA',
+        isDsVerified: false,
+        createdAt,
+        expiresAt: new Date(createdAt.getTime() + (input.expiresIn ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
+      };
+      await repository.insert(n);
+      // Stored first: from here the sweep guarantees expiry even if this enqueue fails.
+      await deps.enqueueExpiry(n.notificationUuid, n.expiresAt).catch((err: unknown) => log.warn({ err, notificationUuid: n.notificationUuid }, 'expiry job not queued; the sweep will expire it'));
+      // A user deleted or blocked while this was being written would miss the discard: check again.
+      const after = await findEnterpriseUser(deps.users, client.enterpriseId, input.userId);
+      if (!after || after.status === 'DELETED' || isUserBlocked(after)) {
+        await repository.end(n.notificationUuid, {}, 'DISCARD', now());
+        throw userNotFound();
+      }
+      return { notificationUuid: n.notificationUuid, ...(n.number !== undefined ? { number: n.number } : {}) };
+    },
+
+    /** The record as the enterprise sees it (an ACTIVE one past expiresAt reads EXPIRED). */
+    async read(enterpriseId: string, uuid: string): Promise<Notification> {
+      const n = await repository.find(uuid);
+      if (!n || n.enterpriseId !== enterpriseId) throw notificationNotFound();
+      return { ...n, status: effectiveStatus(n, now()) };
+    },
+
+    /** CANCELLED; for the enterprise an expired notification is one more state it is in (409, not 410). */
+    async cancel(enterpriseId: string, uuid: string): Promise<Notification> {
+      try {
+        return await end(uuid, { enterpriseId }, 'CANCELLED');
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'NOTIFICATION_EXPIRED') throw notificationEnded('EXPIRED');
+        throw err;
+      }
+    },
+
+    async listActive(enterpriseId: string, userId: string, options: ListOptions): Promise<Notification[]> {
+      if (options.enterpriseFilter !== undefined && options.enterpriseFilter !== enterpriseId) return [];
+      return repository.list({ enterpriseId, userId, statuses: ['ACTIVE'], expiresAfter: now(), ...listWindow(options) });
+    },
+
+    async history(enterpriseId: string, userId: string, options: HistoryOptions): Promise<Notification[]> {
+      if (options.enterpriseFilter !== undefined && options.enterpriseFilter !== enterpriseId) return [];
+      return repository.list({
+        enterpriseId,
+        userId,
+        statuses: options.notificationStatus ? [options.notificationStatus] : [...FINAL_STATUSES],
+        ...(options.actionPerformed !== undefined ? { action: options.actionPerformed } : {}),
+        ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
+        ...(options.keywordSearch !== undefined ? { keyword: options.keywordSearch } : {}),
+        ...listWindow(options),
+      });
+    },
+
+    /**
+     * The user's answer. Refusals that change nothing come first (unknown action, missing
+     * signature or number); a wrong number counts an attempt; a bad signature ends it TAMPERED;
+     * otherwise one conditional write decides between this answer and anything racing it.
+     */
+    async answer(enterpriseId: string, userId: string, uuid: string, input: AnswerInput): Promise<{ notificationUuid: string; isDsVerified: boolean }> {
+      const scope = { enterpriseId, userId };
+      const n = await userNotification(enterpriseId, userId, uuid);
+      const at = now();
+      if (n.status !== 'ACTIVE' || effectiveStatus(n, at) !== 'ACTIVE') throw await refusalFor(uuid, scope, at);
+      if (!n.actions.some((a) => a.action === input.response)) throw invalidArgument('response', 'is not one of the notification\'s actions');
+      if (n.dsRequired && input.signature === undefined) throw invalidArgument('signature', 'is required for this notification');
+      if (n.number !== undefined) {
+        if (input.number === undefined) throw invalidArgument('number', 'the matching number is required for this notification');
+        if (!matchesNumber(n.number, input.number)) {
+          if (await repository.countWrongNumber(uuid, scope, at)) throw invalidArgument('number', 'does not match');
+          const tampered = await repository.endOnLastWrongNumber(uuid, scope, at);
+          if (tampered) {
+            await queueCallback(tampered);
+            throw invalidArgument('number', 'does not match; too many wrong numbers, the notification is TAMPERED');
+          }
+          throw await refusalFor(uuid, scope, at);
+        }
+      }
+      const user = await findEnterpriseUser(deps.users, enterpriseId, userId);
+      if (n.dsRequired) {
+        const verified = user?.device !== undefined && verifyDeviceSignature(user.device, uuid, input.response, input.signature ?? '');
+        if (!verified) {
+          await end(uuid, scope, 'TAMPERED', { signingStatus: 'Failed', isDsVerified: false, ...(user?.device ? { deviceId: user.device.deviceId } : {}) });
+          throw invalidArgument('signature', 'does not verify against the registered device key; the notification is TAMPERED');
+        }
+      }
+      const answered = await end(uuid, scope, 'UPDATED', {
+        action: input.response,
+        signingStatus: n.dsRequired ? 'Verified' : 'NA',
+        isDsVerified: n.dsRequired,
+        ...(user?.device ? { deviceId: user.device.deviceId } : {}),
+      });
+      return { notificationUuid: answered.notificationUuid, isDsVerified: answered.isDsVerified };
+    },
+
+    async dismiss(enterpriseId: string, userId: string, uuid: string): Promise<Notification> {
+      const scope = { enterpriseId, userId };
+      await userNotification(enterpriseId, userId, uuid);
+      return end(uuid, scope, 'DISMISSED');
+    },
+
+    expire,
+
+    /**
+     * DISCARD for every pending notification of the user (deleted or blocked). Safe to repeat:
+     * call it again after a crash and it finishes the job.
+     */
+    async discardPendingNotifications(enterpriseId: string, userId: string): Promise<number> {
+      const at = now();
+      const pending = await repository.findPendingOfUser(enterpriseId, userId, at);
+      const changed = await repository.endMany(
+        pending.map((p) => p.notificationUuid),
+        'DISCARD',
+        at,
+      );
+      for (const p of pending) await queueCallback(p);
+      return changed;
+    },
+
+    /**
+     * The sweep: everything past expiresAt still ACTIVE becomes EXPIRED (those with a callback
+     * in batches, so their callbacks are queued; the rest in one update), and callbacks of ended
+     * notifications still WAITING after `callbackGraceMs` are queued again.
+     */
+    async sweep(options: { batchSize: number; callbackGraceMs: number }): Promise<{ expired: number; callbacksRequeued: number }> {
+      let expired = 0;
+      const at = now();
+      const waiting = await repository.findWaitingCallbacks();
+      const due = waiting.filter((w) => w.status === 'ACTIVE' && w.expiresAt.getTime() <= at.getTime()).map((w) => w.notificationUuid);
+      for (let from = 0; from < due.length; from += options.batchSize) {
+        const batch = due.slice(from, from + options.batchSize);
+        expired += await repository.endMany(batch, 'EXPIRED', at);
+        for (const uuid of batch) await queueCallbackOf(uuid);
+      }
+      expired += await repository.expireDueWithoutCallback(now());
+      const graceEnd = at.getTime() - options.callbackGraceMs;
+      const unsent = waiting.filter((w) => w.status !== 'ACTIVE' && w.answeredAt !== undefined && w.answeredAt.getTime() <= graceEnd).slice(0, options.batchSize);
+      for (const w of unsent) await queueCallbackOf(w.notificationUuid);
+      return { expired, callbacksRequeued: unsent.length };
+    },
+
+    /** Deletes notifications ended more than `retentionDays` ago. */
+    purgeEnded(retentionDays: number): Promise<number> {
+      return repository.purgeEndedBefore(new Date(now().getTime() - retentionDays * 86_400_000));
+    },
+  };
+}
+
+export type NotificationsService = ReturnType<typeof createNotificationsService>;

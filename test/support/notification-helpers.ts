@@ -1,0 +1,87 @@
+import { randomBytes, randomUUID, webcrypto } from 'node:crypto';
+import { upsertOidcRecord } from '../../core/auth/oidc-records.repository.js';
+import { registerClient } from '../../core/clients/clients.service.js';
+import type { TestService } from './test-service.js';
+import { sendJson, userBody } from './users-helpers.js';
+
+/** A public client standing for the approver app users sign in through. */
+export async function registerAppClient(service: Pick<TestService, 'ctx'>): Promise<string> {
+  const { client } = await registerClient(service.ctx.mongo, { name: 'approver app', scopes: ['notifications'], public: true, redirectUris: ['http://127.0.0.1/cb'] });
+  return client.clientId;
+}
+
+/**
+ * A user access token as the authorization server stores the ones it issues for the authorization
+ * code flow: an opaque value whose record (user, app, scope, expiry) the API looks up on every use.
+ * The sign-in that issues such tokens is tested through the pages in e2e/sign-in and by the client
+ * library's tests; these tests are about what the token lets the user do.
+ */
+export async function mintUserToken(
+  service: Pick<TestService, 'ctx'>,
+  options: { userId: string; clientId: string; scope?: string; expiresInSeconds?: number },
+): Promise<string> {
+  const token = randomBytes(32).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const exp = now + (options.expiresInSeconds ?? 600);
+  await upsertOidcRecord(service.ctx.mongo, {
+    kind: 'AccessToken',
+    key: token,
+    grantId: randomUUID(),
+    payload: { kind: 'AccessToken', jti: token, accountId: options.userId, clientId: options.clientId, scope: options.scope ?? 'openid notifications', gty: 'authorization_code', iat: now, exp },
+    // The store drops a record at its expiry; an already expired one is kept a while so the API sees it expired.
+    expiresAt: new Date(Math.max(exp * 1000, Date.now() + 60_000)),
+  });
+  return token;
+}
+
+/** Blocks a user of the default enterprise through the admin API (as an operator would). */
+export async function blockUser(service: Pick<TestService, 'url' | 'env'>, userId: string): Promise<void> {
+  const res = await fetch(`${service.url}/admin/users/${userId}/blocked`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${service.env.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ blocked: true }),
+  });
+  if (res.status !== 200) throw new Error(`block ${userId}: ${res.status} ${await res.text()}`);
+}
+
+export interface DeviceUser {
+  userId: string;
+  deviceId: string;
+  privateKey: webcrypto.CryptoKey;
+}
+
+/**
+ * Enrolls a user through POST /v1/users (with a predefined code) and activates it through
+ * POST /v1/users/activate, registering a WebCrypto ECDSA P-256 device key.
+ */
+export async function enrollAndActivateWithDevice(service: Pick<TestService, 'url'>, usersToken: string, userId: string): Promise<DeviceUser> {
+  const code = `CODE-${userId}`.slice(0, 60);
+  const enrolled = await sendJson(`${service.url}/v1/users`, 'POST', usersToken, userBody(userId, { predefinedCode: code }));
+  if (enrolled.status !== 201) throw new Error(`enroll ${userId}: ${enrolled.status} ${await enrolled.text()}`);
+  const pair = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
+  const jwk = await webcrypto.subtle.exportKey('jwk', pair.publicKey);
+  const deviceId = `device-${userId}`;
+  const activated = await sendJson(`${service.url}/v1/users/activate`, 'POST', undefined, {
+    userId,
+    activationCode: code,
+    device: { deviceId, publicKeyJwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } },
+  });
+  if (activated.status !== 200) throw new Error(`activate ${userId}: ${activated.status} ${await activated.text()}`);
+  return { userId, deviceId, privateKey: pair.privateKey };
+}
+
+/** What the client library sends: base64url of WebCrypto's P1363 signature over `uuid.response`. */
+export async function signAnswer(privateKey: webcrypto.CryptoKey, notificationUuid: string, response: string): Promise<string> {
+  const signature = await webcrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, new TextEncoder().encode(`${notificationUuid}.${response}`));
+  return Buffer.from(signature).toString('base64url');
+}
+
+export const ACTIONS = [
+  { label: 'Approve', action: 'accept', authlevel: 1 },
+  { label: 'Reject', action: 'reject', authlevel: 1 },
+  { label: 'Report fraud', action: 'fraud', authlevel: 2 },
+];
+
+export function notificationBody(userId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { userId, body: [{ lng: 'English', subject: 'Login request', message: 'Approve the login from Chrome on Linux?' }], actions: ACTIONS, ...overrides };
+}

@@ -1,0 +1,90 @@
+import type { Config } from '../../core/config/config.js';
+import { createManagedWorker, drainWorker, runManagedWorker, type RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
+import { openWorkerResources } from '../../core/lifecycle/worker-resources.js';
+import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
+import { createShutdown } from '../../core/lifecycle/shutdown.js';
+import type { Logger } from '../../core/logger/logger.js';
+import { createCallbackDelivery } from '../../core/notifications/callback-delivery.service.js';
+import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
+import { createNotificationsService } from '../../core/notifications/notifications.service.js';
+import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { callbackBackoffMs, enqueueCallback, enqueueExpiry } from '../../core/queues/notification.queue.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { createExpireNotificationProcessor } from './expire-notification.processor.js';
+import { createSendCallbackProcessor } from './send-callback.processor.js';
+
+const SWEEP_BATCH = 1000;
+// A callback still WAITING this long after its notification ended lost its job: queue it again.
+const CALLBACK_REQUEUE_GRACE_MS = 30_000;
+const RETENTION_INTERVAL_MS = 10 * 60_000;
+
+/**
+ * The notification worker: expiry jobs (one delayed job per notification), the sweep that
+ * expires whatever those jobs missed, retention of ended notifications, and signed callbacks on
+ * their own queue so a slow or failing receiver never holds up expiries.
+ */
+export async function startNotificationWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+  const log = logger.child({ worker: 'notification' });
+  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log);
+  const repository = createNotificationsRepository(mongo);
+  const service = createNotificationsService({
+    repository,
+    users: createUsersRepository(mongo),
+    enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(queues.notification, uuid, expiresAt),
+    enqueueCallback: (uuid) => enqueueCallback(queues['notification-callback'], uuid),
+    logger: log,
+  });
+  const delivery = createCallbackDelivery({
+    repository,
+    mongo,
+    encryptionKey: otpKeysFromConfig(config).encryptionKey,
+    timeoutMs: config.notifications.callbackTimeoutMs,
+  });
+
+  const expiries = createManagedWorker({
+    queue: 'notification',
+    processor: createExpireNotificationProcessor(service),
+    connection: workerRedis,
+    config,
+    concurrency: config.concurrency.notification,
+    logger: log,
+  });
+  const callbacks = createManagedWorker({
+    queue: 'notification-callback',
+    processor: createSendCallbackProcessor(delivery),
+    connection: workerRedis,
+    config,
+    concurrency: config.notifications.callbackConcurrency,
+    logger: log,
+    backoffStrategy: (attemptsMade) => callbackBackoffMs(attemptsMade, config.notifications.callbackRetryBaseMs),
+  });
+
+  const sweep = async () => {
+    const { expired, callbacksRequeued } = await service.sweep({ batchSize: SWEEP_BATCH, callbackGraceMs: CALLBACK_REQUEUE_GRACE_MS });
+    if (expired > 0 || callbacksRequeued > 0) log.info({ expired, callbacksRequeued }, 'notification sweep');
+  };
+  const purge = async () => {
+    const purged = await service.purgeEnded(config.notifications.retentionDays);
+    if (purged > 0) log.info({ purged }, 'ended notifications past retention deleted');
+  };
+  // At start: expire at once what fell due while no worker ran, and apply retention.
+  await sweep().catch((err: unknown) => log.error({ err }, 'first notification sweep failed'));
+  await purge().catch((err: unknown) => log.error({ err }, 'first retention run failed'));
+  const sweeper = startPeriodicTask('notification sweep', sweep, config.notifications.sweepIntervalMs, log);
+  const retention = startPeriodicTask('notification retention', purge, RETENTION_INTERVAL_MS, log);
+  await runManagedWorker(expiries, log);
+  await runManagedWorker(callbacks, log);
+  return {
+    shutdown: createShutdown(
+      [
+        { name: 'sweeper', run: () => sweeper.stop() },
+        { name: 'retention', run: () => retention.stop() },
+        { name: 'expiry jobs in flight', run: () => drainWorker(expiries) },
+        { name: 'callbacks in flight', run: () => drainWorker(callbacks) },
+        ...closeSteps,
+      ],
+      log,
+      config.shutdownDeadlineMs,
+    ),
+  };
+}

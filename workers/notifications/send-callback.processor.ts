@@ -1,0 +1,18 @@
+import { UnrecoverableError, type Job } from 'bullmq';
+import type { CallbackDelivery } from '../../core/notifications/callback-delivery.service.js';
+import type { NotificationJobData } from '../../core/queues/notification.queue.js';
+import { getValidator } from '../../core/schemas/schema-registry.js';
+
+/** One signed callback; failures are retried with backoff, the last one marks it FAILED. */
+export function createSendCallbackProcessor(delivery: CallbackDelivery) {
+  const validate = getValidator<NotificationJobData>('notification-callback.callback.json');
+  return async (job: Job<NotificationJobData>): Promise<{ outcome: string }> => {
+    if (!validate(job.data)) throw new UnrecoverableError(`invalid callback payload: ${JSON.stringify(validate.errors?.[0])}`);
+    try {
+      return { outcome: await delivery.deliver(job.data.notificationUuid) };
+    } catch (err) {
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await delivery.giveUp(job.data.notificationUuid);
+      throw err;
+    }
+  };
+}
