@@ -1,5 +1,5 @@
 // Import rules checked by `npm test` (npx depcruise). The layering is explained in docs/design.md.
-const FOUNDATION = '^core/(config|errors|logger|schemas|batching|db|project-root)';
+const FOUNDATION = '^core/(config|errors|logger|schemas|batching|db|enterprises|project-root)';
 const INFRASTRUCTURE = '^core/(queues|metrics|lifecycle)/';
 
 module.exports = {

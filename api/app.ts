@@ -17,6 +17,7 @@ import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
 import { adminQueuesRoutes, QUEUES_DASHBOARD_PATH } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { adminUsersRoutes } from './routes/admin-users.routes.js';
+import { demoApproverRoutes } from './routes/demo-approver.routes.js';
 import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { meRoutes } from './routes/me.routes.js';
@@ -44,6 +45,7 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(methodNotAllowed(ctx, routeDocs));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
+  app.use(demoApproverRoutes(ctx));
   const otpServices = createOtpServices(ctx);
   app.use(authServerRoutes(ctx, createSignInServices(ctx, otpServices)));
   app.use(adminClientsRoutes(ctx));

@@ -1,3 +1,4 @@
+import { ensureDemoClient } from '../core/clients/demo-client.js';
 import type { Config } from '../core/config/config.js';
 import { connectMongo, syncIndexes } from '../core/db/mongo-connection.js';
 import { migrateToEnterprises } from '../core/enterprises/enterprise-migration.js';
@@ -28,6 +29,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   await syncIndexes(mongo);
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   await seedTemplates(mongo, logger);
+  if (config.demoApprover) await ensureDemoClient(mongo, config.publicUrl);
   return {
     ...ctx,
     close: async () => {

@@ -5,7 +5,7 @@ const userError = (description: string) => ({ description, schema: 'notification
 const bearer = { kind: 'bearer', scope: 'notifications' } as const;
 const user = { kind: 'user', scope: 'notifications' } as const;
 const guardErrors = {
-  '401': { description: 'Missing, malformed, invalid or expired access token, or `IP not whitelisted` (D1 body)', schema: 'common.bearer-error.json' },
+  '401': { description: 'Missing, malformed, invalid or expired access token, or `IP not whitelisted` (error body)', schema: 'common.bearer-error.json' },
   '403': { description: 'Token without the notifications scope', schema: 'common.bearer-error.json' },
 };
 const userGuardErrors = {

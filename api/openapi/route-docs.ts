@@ -1,5 +1,6 @@
 import { adminRouteDocs } from './admin.route-docs.js';
 import { authServerRouteDocs } from './auth-server.route-docs.js';
+import { demoRouteDocs } from './demo.route-docs.js';
 import { meRouteDocs } from './me.route-docs.js';
 import { messagingRouteDocs } from './messaging.route-docs.js';
 import { notificationsRouteDocs } from './notifications.route-docs.js';
@@ -23,4 +24,5 @@ export const routeDocs: RouteDoc[] = [
   ...usersRouteDocs,
   ...meRouteDocs,
   ...notificationsRouteDocs,
+  ...demoRouteDocs,
 ];

@@ -11,7 +11,7 @@ import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { notificationUuidParam } from './notifications.routes.js';
 
-/** A pending notification as GetNotifications returns it (spec 2.6, plus what the app needs to answer). */
+/** A pending notification as GetNotifications returns it (plus what the app needs to answer). */
 function toActiveResponse(n: Notification): Record<string, unknown> {
   return {
     notification_uuid: n.notificationUuid,
@@ -24,7 +24,7 @@ function toActiveResponse(n: Notification): Record<string, unknown> {
   };
 }
 
-/** A history record as GetNotificationHistory returns it (spec 2.6). */
+/** A history record as GetNotificationHistory returns it (the fields the client library documents). */
 function toHistoryResponse(n: Notification): Record<string, unknown> {
   return {
     notification_uuid: n.notificationUuid,
@@ -42,7 +42,7 @@ function toHistoryResponse(n: Notification): Record<string, unknown> {
 
 const success = (notificationUuid: string, isDsVerified: boolean) => ({ status_code: 100, message: 'Success', notification_uuid: notificationUuid, is_ds_verified: isDsVerified });
 
-/** The client library's operations (spec 4.4) for the signed-in user; every refusal carries `code`. */
+/** The client library's operations for the signed-in user; every refusal carries `code`. */
 export function meNotificationsRoutes(ctx: ServiceContext, service: NotificationsService, users: Pick<UsersRepository, 'findUser'>, logger: Logger): Router {
   const router = Router();
   const user = requireUserToken(ctx, users, 'notifications');

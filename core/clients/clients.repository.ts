@@ -101,3 +101,10 @@ export async function setCallbackSecretEncrypted(connection: Connection, clientI
   const result = await Clients.updateOne({ clientId }, { $set: { callbackSecretEncrypted: encrypted } });
   return result.matchedCount === 1;
 }
+
+/** Replaces the client's redirect URIs; false when the client does not exist. */
+export async function setRedirectUris(connection: Connection, clientId: string, redirectUris: string[]): Promise<boolean> {
+  const Clients = await model(connection);
+  const result = await Clients.updateOne({ clientId }, { $set: { redirectUris } });
+  return result.matchedCount === 1;
+}

@@ -16,6 +16,7 @@ export const configSchema = {
     ADMIN_TOKEN: { type: 'string', minLength: 24 },
     // Checked in config.ts (hop count or addresses/CIDRs; `true` refused with its own message).
     TRUST_PROXY: { type: 'string', minLength: 1 },
+    DEMO_APPROVER: { enum: ['on', 'off'] },
     BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     SMALL_BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     OTP_HMAC_KEY: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{43,}$' },

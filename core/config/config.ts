@@ -14,6 +14,8 @@ export interface Config {
   readonly queuePrefix: string;
   readonly publicUrl: string;
   readonly adminToken: string | undefined;
+  /** Serve the approver example app at /demo/approver/ with its public client (on by default in development only). */
+  readonly demoApprover: boolean;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs (never `true`). */
   readonly trustProxy: false | number | string;
   /** Request body limit of routes that carry images (enrollment with a selfie). */
@@ -271,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix: raw.QUEUE_PREFIX as string,
     publicUrl: (raw.PUBLIC_URL as string).replace(/\/$/, ''),
     adminToken: raw.ADMIN_TOKEN as string | undefined,
+    demoApprover: (raw.DEMO_APPROVER ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
     trustProxy: parseTrustProxy(raw.TRUST_PROXY as string),
     bodyLimit: raw.BODY_LIMIT as string,
     smallBodyLimit: raw.SMALL_BODY_LIMIT as string,

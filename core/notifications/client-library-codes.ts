@@ -1,5 +1,5 @@
 /**
- * The client library's result codes (spec 7.3) that each refusal of the user API maps to:
+ * The client library's result codes that each refusal of the user API maps to:
  * 141 the user is blocked, 39 an unknown error (server failures, and credentials the app cannot
  * fix by retrying with other arguments), 4 invalid arguments (everything else the user sent).
  */

@@ -1,4 +1,4 @@
-/** Final states (spec 2.6): once one is set it never changes again. */
+/** Final states: once one is set it never changes again. */
 export const FINAL_STATUSES = ['UPDATED', 'EXPIRED', 'TAMPERED', 'DISMISSED', 'DISCARD', 'CANCELLED'] as const;
 export type FinalStatus = (typeof FINAL_STATUSES)[number];
 export type NotificationStatus = 'ACTIVE' | FinalStatus;

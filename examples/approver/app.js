@@ -26,13 +26,10 @@ function saveTokens(tokens) {
   sessionStorage.setItem('tokens', JSON.stringify(tokens));
 }
 
-function decodeSubject(accessToken) {
-  try {
-    const payload = accessToken.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
-    return JSON.parse(atob(payload)).sub;
-  } catch {
-    return undefined;
-  }
+/** Who the token belongs to: the service's /v1/me (user tokens are opaque to the app). */
+async function signedInUser(accessToken) {
+  const res = await fetch(`${config.serviceUrl}/v1/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+  return res.ok ? (await res.json()).userId : undefined;
 }
 
 /** The text in the reader's language when the notification has it, else the first one. */
@@ -95,7 +92,7 @@ function renderPending(notifications) {
     message.textContent = text.message;
     item.append(heading, message);
     let numberInput;
-    if (notification.numberMatch) {
+    if (notification.number_match) {
       const id = `number-${notification.notification_uuid}`;
       const label = document.createElement('label');
       label.htmlFor = id;
@@ -153,7 +150,7 @@ async function main() {
   const tokens = storedTokens();
   if (!tokens) return;
 
-  $('who').textContent = `Signed in as ${decodeSubject(tokens.accessToken) ?? 'unknown user'}`;
+  $('who').textContent = `Signed in as ${(await signedInUser(tokens.accessToken)) ?? 'unknown user'}`;
   $('signin-button').hidden = true;
   $('signout-button').hidden = false;
   $('pending-section').hidden = false;

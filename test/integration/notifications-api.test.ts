@@ -100,7 +100,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', message, '/v1/notifications'));
     });
 
-    test('when the body is not JSON or not JSON typed, then 400 and 415 in the D1 body', async () => {
+    test('when the body is not JSON or not JSON typed, then 400 and 415 in the error body', async () => {
       const malformed = await create('{oops');
       expect(malformed.status).toBe(400);
       expect(await malformed.json()).toEqual(errorBody(400, 'Bad Request', 'Malformed request body', '/v1/notifications'));
@@ -120,7 +120,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       }
     });
 
-    test('when the token lacks the notifications scope or is missing, then 403 and 401 (D2)', async () => {
+    test('when the token lacks the notifications scope or is missing, then 403 and 401 with bearer error bodies', async () => {
       const scopeless = await create(notificationBody('plain1'), otherClientToken);
       expect(scopeless.status).toBe(403);
       expect(await scopeless.json()).toEqual({ error: 'insufficient_scope', error_description: "The access token does not grant the scope 'notifications'" });
@@ -161,7 +161,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
   });
 
   describe('user API', () => {
-    test('when the user lists, then only their pending, in-time notifications come, newest first, with the spec 2.6 fields, paged by recordCount/startIndex', async () => {
+    test('when the user lists, then only their pending, in-time notifications come, newest first, with the documented fields, paged by recordCount/startIndex', async () => {
       await insertUser(service.ctx.mongo, { userId: 'lister' });
       const token = await mintUserToken(service, { userId: 'lister', clientId: appClientId });
       const uuids: string[] = [];

@@ -1,0 +1,43 @@
+import type { Connection } from 'mongoose';
+import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
+import { invalidateClient } from './client-lookup.cache.js';
+import { findClient, insertClient, setRedirectUris } from './clients.repository.js';
+
+/** The approver example app's client: a fixed id, so every API process and every restart agree on it. */
+export const DEMO_CLIENT_ID = 'approver-demo';
+
+const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
+
+/**
+ * Makes sure the approver example app has its public, first-party client, signing in users of the
+ * default enterprise with the app's own page as the only redirect URI. Safe to run from several
+ * processes at once: the fixed client id makes a second insert fail on the unique index, and a
+ * changed PUBLIC_URL moves the redirect URI.
+ */
+export async function ensureDemoClient(connection: Connection, publicUrl: string): Promise<{ clientId: string; redirectUri: string }> {
+  const redirectUri = `${publicUrl}/demo/approver/`;
+  const existing = await findClient(connection, DEMO_CLIENT_ID);
+  if (!existing) {
+    try {
+      await insertClient(connection, {
+        clientId: DEMO_CLIENT_ID,
+        enterpriseId: DEFAULT_ENTERPRISE_ID,
+        name: 'Approver (example app)',
+        scopes: [],
+        allowedIps: [],
+        redirectUris: [redirectUri],
+        isPublic: true,
+        firstParty: true,
+        secretHash: null,
+        callbackSecretEncrypted: null,
+        createdAt: new Date(),
+      });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  } else if (existing.redirectUris.length !== 1 || existing.redirectUris[0] !== redirectUri) {
+    await setRedirectUris(connection, DEMO_CLIENT_ID, [redirectUri]);
+    invalidateClient(connection, DEMO_CLIENT_ID);
+  }
+  return { clientId: DEMO_CLIENT_ID, redirectUri };
+}
