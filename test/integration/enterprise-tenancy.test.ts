@@ -1,7 +1,10 @@
 import { migrateToEnterprises } from '../../core/enterprises/enterprise-migration.js';
 import { connectMongo } from '../../core/db/mongo-connection.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
+import { registerClient } from '../../core/clients/clients.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
+import { mintUserToken, notificationBody } from '../support/notification-helpers.js';
+import { insertUser } from '../support/user-fixtures.js';
 import { otpBody, postJson } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { createGroups, errorBody, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
@@ -187,5 +190,38 @@ describe('migration of data written before enterprises', () => {
       await mongo.dropDatabase();
       await mongo.close();
     }
+  });
+
+  describe('notifications and sign-in', () => {
+    let acmeNotify: string;
+    let globexNotify: string;
+    let globexApp: string;
+    let acmeApp: string;
+    beforeAll(async () => {
+      acmeNotify = (await createClientWithToken(service, { scopes: ['users', 'notifications'], enterpriseId: 'acme' })).accessToken;
+      globexNotify = (await createClientWithToken(service, { scopes: ['notifications'], enterpriseId: 'globex' })).accessToken;
+      const app = (enterpriseId: string) => registerClient(service.ctx.mongo, { name: `${enterpriseId} app`, enterpriseId, scopes: [], public: true, redirectUris: ['http://127.0.0.1/cb'] });
+      globexApp = (await app('globex')).client.clientId;
+      acmeApp = (await app('acme')).client.clientId;
+    });
+
+    test("when a client notifies another enterprise's user, then 404 User not found, and its own enterprise's client may", async () => {
+      await insertUser(service.ctx.mongo, { enterpriseId: 'acme', userId: 'alice-n' });
+      const foreign = await sendJson(`${service.url}/v1/notifications`, 'POST', globexNotify, notificationBody('alice-n'));
+      expect(foreign.status).toBe(404);
+      expect(await foreign.json()).toEqual(errorBody(404, 'Not Found', 'User not found', '/v1/notifications'));
+      expect((await sendJson(`${service.url}/v1/notifications`, 'POST', acmeNotify, notificationBody('alice-n'))).status).toBe(201);
+    });
+
+    test("when a user token names a user through another enterprise's app, then the user API refuses it as invalid; through the user's own enterprise's app it works", async () => {
+      await insertUser(service.ctx.mongo, { enterpriseId: 'acme', userId: 'alice-s' });
+      const me = async (clientId: string) => fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${await mintUserToken(service, { userId: 'alice-s', clientId })}` } });
+      const foreign = await me(globexApp);
+      expect(foreign.status).toBe(401);
+      expect(await foreign.json()).toMatchObject({ error: 'invalid_token' });
+      const own = await me(acmeApp);
+      expect(own.status).toBe(200);
+      expect(await own.json()).toMatchObject({ userId: 'alice-s' });
+    });
   });
 });
