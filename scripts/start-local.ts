@@ -101,6 +101,7 @@ async function main(): Promise<void> {
       '',
       `svc-identity is running at ${base}`,
       `  API docs:    ${base}/docs`,
+      ...(config.demoApprover ? [`  Approver:    ${base}/demo/approver/ (example app)`] : []),
       `  Admin token: ${config.adminToken ?? '(ADMIN_TOKEN not set)'}`,
       `  Redis:       ${env.REDIS_URL.replace(/\/\/[^@]*@/, '//***@')}`,
       `  MongoDB:     ${env.MONGODB_URI.replace(/\/\/[^@]*@/, '//***@')}`,
