@@ -9,12 +9,16 @@ import { projectRoot } from '../../core/project-root.js';
 import { findFreePort, startMongoServer, startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { startSmsProviderStub, type SmsProviderStub } from './provider-stub.js';
 
-export type RoleName = 'api' | 'dispatch' | 'enrollment';
+export type RoleName = 'api' | 'dispatch' | 'enrollment' | 'notifications';
+
+export const ROLES: readonly RoleName[] = ['api', 'dispatch', 'enrollment', 'notifications'];
 
 const ENTRIES: Record<RoleName, { entry: string; ready: string }> = {
   api: { entry: 'dist/api/main.js', ready: 'API listening' },
   dispatch: { entry: 'dist/workers/dispatch/main.js', ready: 'dispatch worker running' },
   enrollment: { entry: 'dist/workers/enrollment/main.js', ready: 'enrollment worker running' },
+  // Its callback worker starts last, so once it is running the expiry worker is too.
+  notifications: { entry: 'dist/workers/notifications/main.js', ready: 'notification-callback worker running' },
 };
 
 export interface RoleProcess {
@@ -105,7 +109,7 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     await isReady;
   };
 
-  for (const role of ['api', 'dispatch', 'enrollment'] as const) await startRole(role);
+  for (const role of ROLES) await startRole(role);
 
   return {
     env,
@@ -142,7 +146,7 @@ export async function startCluster(runDir: string, overrides: Record<string, str
       }
     },
     stop: async () => {
-      for (const role of ['api', 'dispatch', 'enrollment'] as const) {
+      for (const role of ROLES) {
         const running = roles[role];
         if (running.child.exitCode === null && running.child.signalCode === null) {
           running.child.kill('SIGTERM');

@@ -15,7 +15,7 @@ import { registerClient } from '../../core/clients/clients.service.js';
 import { connectMongo } from '../../core/db/mongo-connection.js';
 import { projectRoot } from '../../core/project-root.js';
 import { userModel } from '../../core/users/users.repository.js';
-import { startCluster, type Cluster, type RoleName } from './drill-cluster.js';
+import { ROLES, startCluster, type Cluster, type RoleName } from './drill-cluster.js';
 import { DRILL_TEMPLATE, startOtpLoad, type SentOtp } from './otp-load.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -50,6 +50,8 @@ const DRILLS: Drill[] = [
   stopRole('dispatch'),
   killRole('enrollment'),
   stopRole('enrollment'),
+  killRole('notifications'),
+  stopRole('notifications'),
   killRole('api'),
   stopRole('api'),
   {
@@ -183,15 +185,18 @@ async function runDrill(cluster: Cluster, drill: Drill, users: string[], token: 
   };
 }
 
+/** RSS limits of the soak: the API 200 MB, every worker 150 MB. */
+const RSS_LIMIT_MB: Record<RoleName, number> = { api: 200, dispatch: 150, enrollment: 150, notifications: 150 };
+
 async function soak(cluster: Cluster, users: string[], token: string, rate: number, minutes: number) {
-  const samples: { atS: number; api?: number; dispatch?: number; enrollment?: number }[] = [];
+  const samples: ({ atS: number } & Partial<Record<RoleName, number>>)[] = [];
   const started = Date.now();
-  const sample = () => samples.push({ atS: Math.round((Date.now() - started) / 1000), api: cluster.rssMb('api'), dispatch: cluster.rssMb('dispatch'), enrollment: cluster.rssMb('enrollment') });
+  const sample = () => samples.push({ atS: Math.round((Date.now() - started) / 1000), ...Object.fromEntries(ROLES.map((role) => [role, cluster.rssMb(role)])) });
   sample();
   const timer = setInterval(() => {
     sample();
     const last = samples[samples.length - 1];
-    process.stdout.write(`  t=${last?.atS}s RSS MB api=${last?.api?.toFixed(0)} dispatch=${last?.dispatch?.toFixed(0)} enrollment=${last?.enrollment?.toFixed(0)}\n`);
+    process.stdout.write(`  t=${last?.atS}s RSS MB ${ROLES.map((role) => `${role}=${last?.[role]?.toFixed(0)}`).join(' ')}\n`);
   }, 10_000);
   const load = startOtpLoad({ apiUrl: cluster.apiUrl, token, users, ratePerSecond: rate, seconds: minutes * 60, tracePrefix: 'soak' });
   await load.finished;
@@ -202,11 +207,11 @@ async function soak(cluster: Cluster, users: string[], token: string, rate: numb
   const delivered = cluster.sms.received;
   const lost = accepted.filter((trace) => !delivered.has(trace)).length;
   const duplicated = accepted.reduce((n, trace) => n + Math.max(0, (delivered.get(trace)?.length ?? 0) - 1), 0);
-  const summary = (role: 'api' | 'dispatch' | 'enrollment') => {
+  const summary = (role: RoleName) => {
     const values = samples.map((s) => s[role]).filter((v): v is number => v !== undefined);
     return { first: values[0], max: Math.max(...values), last: values[values.length - 1] };
   };
-  const rss = { api: summary('api'), dispatch: summary('dispatch'), enrollment: summary('enrollment') };
+  const rss = Object.fromEntries(ROLES.map((role) => [role, summary(role)])) as Record<RoleName, ReturnType<typeof summary>>;
   return {
     minutes,
     rate,
@@ -215,7 +220,7 @@ async function soak(cluster: Cluster, users: string[], token: string, rate: numb
     lost,
     duplicated,
     rssMb: rss,
-    withinLimits: rss.api.max <= 200 && rss.dispatch.max <= 150 && rss.enrollment.max <= 150,
+    withinLimits: ROLES.every((role) => rss[role].max <= RSS_LIMIT_MB[role]),
     samples,
   };
 }
