@@ -82,7 +82,7 @@ export const adminRouteDocs: RouteDoc[] = [
     query: [
       { name: 'enterpriseId', description: 'Only this enterprise', schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
       { name: 'userId', description: 'Only this user', schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
-      { name: 'limit', description: 'Entries per page, 1 to 500 (default 50)', schema: { type: 'string', pattern: '^[0-9]{1,4}$' } },
+      { name: 'limit', description: 'Entries per page, 1 to 500 (default 50)', schema: { type: 'integer', minimum: 1, maximum: 500 } },
       { name: 'before', description: "The previous page's `next`: older entries only", schema: { type: 'string', pattern: '^[0-9a-f]{24}$' } },
     ],
     responses: {

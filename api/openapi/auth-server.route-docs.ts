@@ -32,15 +32,6 @@ export const authServerRouteDocs: RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/svc/authserver/oauth/authorize',
-    summary: 'Authorization endpoint with the parameters form-encoded in the body (same answers as GET)',
-    tag: 'authorization server',
-    auth: { kind: 'none' },
-    requestContentType: 'application/x-www-form-urlencoded',
-    responses: { '303': { description: 'As GET' }, '400': { description: 'As GET (HTML page)', contentType: 'text/html' } },
-  },
-  {
     method: 'get',
     path: '/svc/authserver/oauth/authorize/{uid}',
     summary: 'Resumes the authorization request once a sign-in page is done (reached by redirect from the pages)',

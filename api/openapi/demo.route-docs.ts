@@ -1,6 +1,6 @@
 import type { RouteDoc } from './route-docs.types.js';
 
-const notFound = { description: 'No such file', schema: 'common.error.json' };
+const notFound = { description: 'No such file, or the app is not served (DEMO_APPROVER off)', schema: 'common.error.json' };
 
 // The approver example app: served only when DEMO_APPROVER is on (default in development only).
 export const demoRouteDocs: RouteDoc[] = [
@@ -13,6 +13,7 @@ export const demoRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'The page (at /demo/approver/)', contentType: 'text/html' },
       '301': { description: 'To /demo/approver/ (the page links its files relatively)' },
+      '404': notFound,
     },
   },
   {

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
+import { createActivationThrottle } from '../../core/users/activation-throttle.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
@@ -23,6 +24,7 @@ export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteS
   const router = Router();
   const users = createUsersRepository(ctx.mongo);
   const activity = createActivityRepository(ctx.mongo);
+  const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
 
   router.put('/admin/users/:userId/blocked', requireAdminToken(ctx), ...jsonBody(ctx), validateBody('admin-users.blocked.json'), async (req, res) => {
     const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
@@ -34,7 +36,7 @@ export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteS
     if (blocked) await services.discardPendingNotifications(ref.enterpriseId, ref.userId);
     const user = await users.findUser(ref);
     if (!user) throw new NotFoundError('User not found');
-    res.json(toUserResponse(user));
+    res.json(toUserResponse(user, user.activation ? await throttle.attemptsLeft(ref) : undefined));
   });
 
   return router;
