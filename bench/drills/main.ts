@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { connectMongo } from '../../core/db/mongo-connection.js';
 import { projectRoot } from '../../core/project-root.js';
-import { userModel } from '../../core/users/users.repository.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { toUserDoc, userModel } from '../../core/users/users.repository.js';
 import { ROLES, startCluster, type Cluster, type RoleName } from './drill-cluster.js';
 import { DRILL_TEMPLATE, startOtpLoad, type SentOtp } from './otp-load.js';
 
@@ -106,7 +107,7 @@ async function setUp(cluster: Cluster, userCount: number) {
     await Users.insertMany(
       users.map((userId, i) => {
         const mobileNumber = `+1555${String(i).padStart(7, '0')}`;
-        return { userId, loginId: userId, primaryGroup: 'retail', secondaryGroups: [], firstName: 'Drill', lastName: 'User', status: 'ACTIVE', sourceType: 'SVC', clientId: client.clientId, mobileNumber, liveMobileNumber: mobileNumber, createdAt: now, updatedAt: now };
+        return toUserDoc({ enterpriseId: DEFAULT_ENTERPRISE_ID, userId, loginId: userId, primaryGroup: 'retail', secondaryGroups: [], firstName: 'Drill', lastName: 'User', status: 'ACTIVE', sourceType: 'SVC', clientId: client.clientId, mobileNumber, createdAt: now, updatedAt: now });
       }),
     );
     return { token, users };
