@@ -1,5 +1,5 @@
 import type { DeliveryReceipt } from './delivery-receipt.types.js';
-import { SENDGRID_REFERENCE_ARG } from './sendgrid-email.provider.js';
+import { SENDGRID_REFERENCE_ARG } from './sendgrid-reference.js';
 
 /**
  * Twilio status callback → receipt. Intermediate states (queued, sending, sent) are not final

@@ -4,9 +4,8 @@ import { MailService } from '@sendgrid/mail';
 import type { SendgridConfig } from '../config/config.js';
 import { classifyHttpFailure, classifyNetworkFailure, PermanentProviderError } from './provider-errors.js';
 import type { EmailMessage, EmailProvider, SentMessage } from './provider.types.js';
+import { SENDGRID_REFERENCE_ARG } from './sendgrid-reference.js';
 
-/** The custom arg carrying our own message reference, echoed in every SendGrid event. */
-export const SENDGRID_REFERENCE_ARG = 'svc_ref';
 
 interface SendgridFailure {
   code?: unknown;
