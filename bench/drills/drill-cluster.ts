@@ -78,6 +78,8 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     TWILIO_API_BASE_URL: sms.url,
     // Node flags for every role (for example a heap cap), to see their effect on RSS.
     ...(process.env.DRILL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.DRILL_NODE_OPTIONS } : {}),
+    // glibc's malloc arenas per thread are a usual source of RSS beyond the heap.
+    ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
     ...overrides,
   };
   const logs: Partial<Record<RoleName, WriteStream>> = {};
