@@ -100,7 +100,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       const action = checkAction(operation, 'response', response);
       const matchingNumber = checkMatchingNumber(operation, number);
       const notification = await this.findPending(uuid);
-      if (notification?.numberMatch && matchingNumber === undefined) {
+      if (notification?.number_match && matchingNumber === undefined) {
         throw new ClientLibraryError(operation, ResultCode.INVALID_ARGUMENTS, 'this notification asks for the number shown by the app requesting approval');
       }
       const body: Record<string, string> = { response: action };

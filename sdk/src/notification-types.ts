@@ -19,7 +19,7 @@ export interface Notification {
   actions: NotificationAction[];
   body: NotificationText[];
   /** True when the user must type the two-digit number the enterprise shows (number matching). */
-  numberMatch?: boolean;
+  number_match?: boolean;
   [field: string]: unknown;
 }
 

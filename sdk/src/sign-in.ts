@@ -62,7 +62,11 @@ export class SignIn {
     url.searchParams.set('client_id', this.options.clientId);
     url.searchParams.set('redirect_uri', this.options.redirectUri);
     url.searchParams.set('response_type', 'code');
-    url.searchParams.set('scope', this.options.scope ?? DEFAULT_SCOPE);
+    const scope = this.options.scope ?? DEFAULT_SCOPE;
+    url.searchParams.set('scope', scope);
+    // OpenID Connect grants offline_access (a refresh token) only with prompt=consent; the
+    // service still shows no consent page to first-party apps.
+    if (scope.split(' ').includes('offline_access')) url.searchParams.set('prompt', 'consent');
     url.searchParams.set('state', state);
     url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
     url.searchParams.set('code_challenge_method', 'S256');

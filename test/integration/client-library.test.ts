@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ClientLibraryError,
+  MemoryDeviceKeyStore,
+  NotificationClient,
+  SignIn,
+  createDeviceKey,
+  deviceRegistration,
+  type EventPayload,
+  type HistoryRecord,
+  type Notification,
+  type TokenSet,
+  type UpdateAcknowledgement,
+} from '@svc-identity/client';
+import { registerClient } from '../../core/clients/clients.service.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { blockUser, notificationBody } from '../support/notification-helpers.js';
+import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { createGroups, sendJson, userBody } from '../support/users-helpers.js';
+
+const REDIRECT_URI = 'http://127.0.0.1/approver/callback';
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}T/;
+
+/**
+ * The client library (@svc-identity/client, its public API only) against a running service: the
+ * sign-in helper through the real login pages, the device key through activation, and every
+ * notification operation with its promise, its event and every result code.
+ */
+describe('client library against the running service', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let enterprise: string;
+  let appClientId: string;
+  const requests: string[] = [];
+
+  beforeAll(async () => {
+    service = await startTestService('clientlib', {}, { ownPublicUrl: true });
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    await createGroups(service, ['retail']);
+    enterprise = (await createClientWithToken(service, { scopes: ['users', 'notifications'] })).accessToken;
+    appClientId = (await registerClient(service.ctx.mongo, { name: 'Approver', scopes: [], public: true, redirectUris: [REDIRECT_URI] })).client.clientId;
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  /** A person with this device's key: enrolled by the enterprise, activated with the library's key, signed in with the library. */
+  async function signedInPerson(userId: string) {
+    const code = `CODE-${userId}`;
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', enterprise, userBody(userId, { predefinedCode: code }))).status).toBe(201);
+    const deviceKeys = new MemoryDeviceKeyStore();
+    const keys = await createDeviceKey();
+    await deviceKeys.save(keys);
+    const deviceId = `device-${userId}`;
+    const activated = await sendJson(`${service.url}/v1/users/activate`, 'POST', undefined, { userId, activationCode: code, device: await deviceRegistration(keys, deviceId) });
+    expect(activated.status).toBe(200);
+
+    const signIn = new SignIn({ serviceUrl: service.url, clientId: appClientId, redirectUri: REDIRECT_URI, allowInsecureHttp: true });
+    const { url, pending } = await signIn.start();
+    const redirectedTo = await signInWithForms(service, new FormWalker(service.url), url, userId, `${userId}@example.com`);
+    const tokens: TokenSet = await signIn.finish(redirectedTo, pending);
+    // Every request the library makes goes through this fetch, so tests can see that none was made.
+    const countingFetch: typeof fetch = (input, init) => {
+      requests.push(String(input));
+      return fetch(input, init);
+    };
+    const client = new NotificationClient({ serviceUrl: service.url, getAccessToken: signIn.accessTokenProvider(tokens), deviceKeys, fetch: countingFetch });
+    return { client, tokens, signIn, deviceId, userId };
+  }
+
+  /** The next event of that name, and the promise of the call that emits it. */
+  function nextEvent<T>(client: NotificationClient, name: string): Promise<T> {
+    return new Promise((resolve) => client.once(name as 'error', (payload) => resolve(payload as T)));
+  }
+
+  async function notify(userId: string, overrides: Record<string, unknown> = {}): Promise<{ uuid: string; number?: string }> {
+    const res = await sendJson(`${service.url}/v1/notifications`, 'POST', enterprise, notificationBody(userId, overrides));
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { notification_uuid: string; number?: string };
+    return { uuid: body.notification_uuid, ...(body.number ? { number: body.number } : {}) };
+  }
+
+  const enterpriseView = async (uuid: string) => (await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${enterprise}` } })).json();
+
+  let person: Awaited<ReturnType<typeof signedInPerson>>;
+  beforeAll(async () => {
+    person = await signedInPerson('lib-ada');
+  }, 60000);
+
+  test('when the app signs in with the library, then it holds a user token the service accepts', async () => {
+    expect(person.tokens.accessToken).toEqual(expect.any(String));
+    expect(person.tokens.expiresAt).toBeGreaterThan(Date.now());
+    const me = await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${person.tokens.accessToken}` } });
+    expect(await me.json()).toMatchObject({ userId: 'lib-ada', status: 'ACTIVE', device: { deviceId: person.deviceId } });
+  });
+
+  test('when the library refreshes, then it gets a new access token and a rotated refresh token, and the old refresh token is refused', async () => {
+    const extra = await signedInPerson('lib-cy');
+    expect(extra.tokens.refreshToken).toEqual(expect.any(String));
+    const renewed = await extra.signIn.refresh(extra.tokens.refreshToken as string);
+    expect(renewed.accessToken).not.toBe(extra.tokens.accessToken);
+    expect(renewed.refreshToken).not.toBe(extra.tokens.refreshToken);
+    const me = await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${renewed.accessToken}` } });
+    expect(me.status).toBe(200);
+    await expect(extra.signIn.refresh(extra.tokens.refreshToken as string)).rejects.toThrow();
+  }, 60000);
+
+  test('when GetNotifications is called positionally, then the event and the promise carry the same response.ResponseData, newest first, paged', async () => {
+    const first = await notify('lib-ada', { body: [{ lng: 'English', subject: 'First', message: 'one' }] });
+    const second = await notify('lib-ada', { body: [{ lng: 'English', subject: 'Second', message: 'two' }] });
+    const event = nextEvent<EventPayload<{ notifications: Notification[] }>>(person.client, 'onGetNotifications');
+    const result = await person.client.getNotifications(0, '', 1, '', '');
+    expect(await event).toEqual(result);
+    const uuids = result.response.ResponseData.notifications.map((n) => n.notification_uuid);
+    expect(uuids.indexOf(second.uuid)).toBeLessThan(uuids.indexOf(first.uuid));
+    expect(result.response.ResponseData.notifications.find((n) => n.notification_uuid === first.uuid)).toMatchObject({ ds_required: false, actions: expect.any(Array), body: [{ lng: 'English', subject: 'First', message: 'one' }] });
+    const page = await person.client.getNotifications(1, '', 2, '', '');
+    expect(page.response.ResponseData.notifications.map((n) => n.notification_uuid)).toEqual([uuids[1]]);
+    const future = await person.client.getNotifications(0, '', 1, '2099-01-01T00:00:00UTC', '2099-12-31T00:00:00+05:30');
+    expect(future.response.ResponseData.notifications).toEqual([]);
+  });
+
+  test('when UpdateNotification answers an unsigned notification, then the event says Success and the enterprise sees UPDATED with signature NA', async () => {
+    const { uuid } = await notify('lib-ada');
+    const event = nextEvent<EventPayload<UpdateAcknowledgement>>(person.client, 'onUpdateNotification');
+    const result = await person.client.updateNotification(uuid, 'reject');
+    expect(await event).toEqual({ response: { ResponseData: { status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: false } } });
+    expect(result).toEqual(await event);
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'reject', signing_status: 'NA', is_ds_verified: false });
+  });
+
+  test('when a notification requires a signature, then the library signs with the device key and the enterprise sees Verified', async () => {
+    const { uuid } = await notify('lib-ada', { ds_required: true });
+    const result = await person.client.updateNotification(uuid, 'accept');
+    expect(result.response.ResponseData).toEqual({ status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: true });
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'accept', signing_status: 'Verified', is_ds_verified: true });
+  });
+
+  test('when a notification asks for number matching, then no number is code 4 before the answer is sent, a wrong one is refused, the right one is accepted', async () => {
+    const { uuid, number } = await notify('lib-ada', { numberMatch: true });
+    expect(number).toMatch(/^[0-9]{2}$/);
+    await person.client.getNotifications(0, '', 1, '', '');
+    const before = requests.length;
+    const missing = nextEvent<ClientLibraryError>(person.client, 'error');
+    await expect(person.client.updateNotification(uuid, 'accept')).rejects.toMatchObject({ code: 4 });
+    expect((await missing).code).toBe(4);
+    expect(requests.length).toBe(before);
+    await expect(person.client.updateNotification(uuid, 'accept', number === '00' ? '01' : '00')).rejects.toMatchObject({ code: 4, status: 422 });
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'ACTIVE' });
+    const ok = await person.client.updateNotification(uuid, 'accept', number);
+    expect(ok.response.ResponseData).toMatchObject({ status_code: 100, notification_uuid: uuid });
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'accept' });
+  });
+
+  test('when GetNotificationHistory is called with its nine positional filters, then the event carries the matching final records', async () => {
+    const { uuid } = await notify('lib-ada', { body: [{ lng: 'English', subject: 'Wire transfer', message: 'Approve 500 EUR?' }], ds_required: true });
+    await person.client.updateNotification(uuid, 'fraud');
+    const event = nextEvent<EventPayload<{ history: HistoryRecord[] }>>(person.client, 'onGetNotificationsHistory');
+    const result = await person.client.getNotificationHistory(10, '', 1, '', '', 'UPDATED', 'fraud', 'Wire', person.deviceId);
+    expect(await event).toEqual(result);
+    expect(result.response.ResponseData.history).toEqual([expect.objectContaining({ notification_uuid: uuid, status: 'UPDATED', action: 'fraud', signing_status: 'Verified', device_id: person.deviceId, answered_at: expect.stringMatching(ISO_DATE) })]);
+    const none = await person.client.getNotificationHistory(10, '', 1, '', '', 'EXPIRED', '', '', '');
+    expect(none.response.ResponseData.history.map((h) => h.notification_uuid)).not.toContain(uuid);
+  });
+
+  test.each([
+    ['GetNotifications with a negative recordCount', (c: NotificationClient) => c.getNotifications(-1, '', 1, '', '')],
+    ['GetNotifications with startIndex 0', (c: NotificationClient) => c.getNotifications(0, '', 0, '', '')],
+    ['GetNotifications with a date that is not a date', (c: NotificationClient) => c.getNotifications(0, '', 1, '2026-13-45', '')],
+    ['GetNotificationHistory with an unknown status', (c: NotificationClient) => c.getNotificationHistory(0, '', 1, '', '', 'ACTIVE', '', '', '')],
+    ['UpdateNotification with an id that is not a UUID', (c: NotificationClient) => c.updateNotification('not-a-uuid', 'accept')],
+    ['UpdateNotification with an empty response', (c: NotificationClient) => c.updateNotification(randomUUID(), '')],
+  ])('when %s, then an error event with code 4 and no request', async (_label, call) => {
+    const before = requests.length;
+    const error = nextEvent<ClientLibraryError>(person.client, 'error');
+    await expect(call(person.client)).rejects.toBeInstanceOf(ClientLibraryError);
+    expect(await error).toMatchObject({ code: 4 });
+    expect(requests.length).toBe(before);
+  });
+
+  test('when the notification is unknown, then code 4 with the service message; when the token is not a user token, then code 39', async () => {
+    await person.client.getNotifications(0, '', 1, '', '');
+    await expect(person.client.updateNotification(randomUUID(), 'accept')).rejects.toMatchObject({ code: 4, status: 404 });
+    const stranger = new NotificationClient({ serviceUrl: service.url, getAccessToken: () => enterprise });
+    const error = nextEvent<ClientLibraryError>(stranger, 'error');
+    await expect(stranger.getNotifications(0, '', 1, '', '')).rejects.toMatchObject({ code: 39, status: 401 });
+    expect((await error).message).toBe(`Invalid access token: ${enterprise}`);
+  });
+
+  test('when an admin blocks the user, then every operation ends in an error event with code 141 and the service message', async () => {
+    const blocked = await signedInPerson('lib-bob');
+    const { uuid } = await notify('lib-bob');
+    await blockUser(service, 'lib-bob');
+    const error = nextEvent<ClientLibraryError>(blocked.client, 'error');
+    await expect(blocked.client.getNotifications(0, '', 1, '', '')).rejects.toMatchObject({ code: 141, status: 403 });
+    expect(await error).toMatchObject({ code: 141, message: 'User is blocked' });
+    await expect(blocked.client.updateNotification(uuid, 'accept')).rejects.toMatchObject({ code: 141 });
+    await expect(blocked.client.getNotificationHistory(0, '', 1, '', '', '', '', '', '')).rejects.toMatchObject({ code: 141 });
+  }, 60000);
+});
