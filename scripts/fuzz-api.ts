@@ -112,7 +112,6 @@ async function main(): Promise<number> {
     RATE_LIMIT_OTP_PER_USER: '100000',
     RATE_LIMIT_OTP_PER_CLIENT: '100000',
     RATE_LIMIT_VALIDATE_PER_CLIENT: '100000',
-    RATE_LIMIT_ACTIVATE_PER_USER: '100000',
     RATE_LIMIT_ACTIVATE_PER_IP: '100000',
   });
   const logger = createLogger({ level: config.logLevel, name: 'fuzz' });
