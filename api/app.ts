@@ -54,11 +54,25 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminOutboxRoutes(ctx));
   app.use(adminQueuesRoutes(ctx));
   app.use(adminActivityRoutes(ctx));
-  app.use(webhookRoutes(ctx, recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger)));
+  app.use(
+    webhookRoutes(
+      ctx,
+      recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger),
+    ),
+  );
   app.use(otpRoutes(ctx, otpServices));
   const { notifications, users } = createNotificationsServices(ctx);
-  app.use(usersRoutes(ctx, { ...createUsersServices(ctx), discardPendingNotifications: (enterpriseId, userId) => notifications.discardPendingNotifications(enterpriseId, userId) }));
-  app.use(adminUsersRoutes(ctx, { discardPendingNotifications: (enterpriseId, userId) => notifications.discardPendingNotifications(enterpriseId, userId) }));
+  app.use(
+    usersRoutes(ctx, {
+      ...createUsersServices(ctx),
+      discardPendingNotifications: (enterpriseId, userId) => notifications.discardPendingNotifications(enterpriseId, userId),
+    }),
+  );
+  app.use(
+    adminUsersRoutes(ctx, {
+      discardPendingNotifications: (enterpriseId, userId) => notifications.discardPendingNotifications(enterpriseId, userId),
+    }),
+  );
   app.use(meRoutes(ctx));
   app.use(notificationsRoutes(ctx, notifications));
   app.use(meNotificationsRoutes(ctx, notifications, users, ctx.logger));

@@ -29,7 +29,10 @@ export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
         findTemplate: async (name) => {
           const template = await findTemplateCached(ctx.mongo, name);
           if (!template) return undefined;
-          return { channel: template.channel, texts: [template.text, template.subject, template.html].filter((t): t is string => t !== undefined) };
+          return {
+            channel: template.channel,
+            texts: [template.text, template.subject, template.html].filter((t): t is string => t !== undefined),
+          };
         },
       },
       enqueue: ctx.dispatch.enqueue,

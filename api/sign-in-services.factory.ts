@@ -7,7 +7,10 @@ import type { OtpRouteServices } from './routes/otp.routes.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Wires the sign-in pages to the OTP pipeline, the users and this process's stores. */
-export function createSignInServices(ctx: ServiceContext, otp: Pick<OtpRouteServices, 'generation' | 'validation'>): Omit<InteractionServices, 'logger'> {
+export function createSignInServices(
+  ctx: ServiceContext,
+  otp: Pick<OtpRouteServices, 'generation' | 'validation'>,
+): Omit<InteractionServices, 'logger'> {
   const states = createLoginStatesRepository(ctx.mongo);
   const limits = createLoginLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.login);
   const login = createLoginService({

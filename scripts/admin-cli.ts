@@ -30,10 +30,24 @@ function mongoUri(): string {
   return `${(JSON.parse(readFileSync(record, 'utf8')) as { url: string }).url}/svc-identity`;
 }
 
-const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 function clientJson(c: Awaited<ReturnType<typeof listClients>>[number]) {
-  return { client_id: c.clientId, enterpriseId: c.enterpriseId, name: c.name, scopes: c.scopes, allowedIps: c.allowedIps, redirectUris: c.redirectUris, public: c.isPublic, firstParty: c.firstParty, createdAt: c.createdAt.toISOString() };
+  return {
+    client_id: c.clientId,
+    enterpriseId: c.enterpriseId,
+    name: c.name,
+    scopes: c.scopes,
+    allowedIps: c.allowedIps,
+    redirectUris: c.redirectUris,
+    public: c.isPublic,
+    firstParty: c.firstParty,
+    createdAt: c.createdAt.toISOString(),
+  };
 }
 
 async function run(mongo: Connection, args: string[]): Promise<unknown> {

@@ -51,10 +51,21 @@ async function clientToken(baseUrl: string, adminToken: string): Promise<string>
  */
 async function exampleUser(baseUrl: string, adminToken: string, token: string): Promise<void> {
   const post = (path: string, bearer: string, body: unknown) =>
-    fetch(`${baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const group = await post('/admin/groups', adminToken, { name: 'fuzz' });
   if (group.status !== 201) throw new Error(`group: ${group.status}`);
-  const user = await post('/v1/users', token, { userId: 'alice', primaryGroup: 'fuzz', firstName: 'Alice', lastName: 'Example', emailId: 'alice@example.com', mobileNumber: '+15550001111' });
+  const user = await post('/v1/users', token, {
+    userId: 'alice',
+    primaryGroup: 'fuzz',
+    firstName: 'Alice',
+    lastName: 'Example',
+    emailId: 'alice@example.com',
+    mobileNumber: '+15550001111',
+  });
   if (user.status !== 201) throw new Error(`user: ${user.status} ${await user.text()}`);
 }
 
@@ -130,7 +141,9 @@ async function main(): Promise<number> {
     const started = Date.now();
     const first = await runSchemathesis('with-credentials', api.url, withAuth);
     const second = await runSchemathesis('without-credentials', api.url, withoutAuth);
-    process.stdout.write(`\nfuzzing: ${((Date.now() - started) / 1000).toFixed(0)} s, with credentials exit ${first}, without exit ${second}\n`);
+    process.stdout.write(
+      `\nfuzzing: ${((Date.now() - started) / 1000).toFixed(0)} s, with credentials exit ${first}, without exit ${second}\n`,
+    );
     status = first === 0 && second === 0 ? 0 : 1;
   } finally {
     await workers.shutdown();

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite on Node 24: installs what is missing, type-checks, lints, checks import
+# The whole test suite on Node 24: installs what is missing, type-checks, lints, checks formatting and import
 # rules (no cycles, no upward imports), builds (integration tests run the compiled process
 # entries), then runs every Jest project. Integration tests start their own Redis, MongoDB-wire
 # server and provider mocks on free ports.
@@ -12,6 +12,8 @@ npx tsc -p tsconfig.json --noEmit
 # The benchmarks and drills have a build of their own (npm run bench:*, drills): it must keep compiling.
 npx tsc -p tsconfig.bench.json --noEmit --incremental false
 npx eslint . --max-warnings=0
+# One formatting for the whole tree (npx prettier --write . fixes it).
+npx prettier --check . --log-level warn
 npx depcruise api core workers scripts bench test sdk/src --config .dependency-cruiser.cjs
 bash scripts/build-if-stale.sh
 results=$(mktemp)

@@ -10,7 +10,11 @@ import { startNotificationWorker } from './notifications/notification-worker.js'
  * main.ts as a separate Procfile process instead.
  */
 export async function startAllWorkers(config: Config, logger: Logger): Promise<RunningWorker> {
-  const running: RunningWorker[] = [await startDispatchWorker(config, logger), await startEnrollmentWorker(config, logger), await startNotificationWorker(config, logger)];
+  const running: RunningWorker[] = [
+    await startDispatchWorker(config, logger),
+    await startEnrollmentWorker(config, logger),
+    await startNotificationWorker(config, logger),
+  ];
   return {
     shutdown: async () => (await Promise.all(running.map((w) => w.shutdown()))).every(Boolean),
   };

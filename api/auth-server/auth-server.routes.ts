@@ -5,7 +5,10 @@ import { AUTH_SERVER_PATH, createAuthServer } from './auth-server.js';
 import { interactionRoutes, type InteractionServices } from './interaction.routes.js';
 
 /** Where RFC 8414 clients look for the metadata of an issuer with a path (section 3), and the common variant. */
-export const AUTHORIZATION_SERVER_METADATA_PATHS = [`/.well-known/oauth-authorization-server${AUTH_SERVER_PATH}`, `${AUTH_SERVER_PATH}/.well-known/oauth-authorization-server`];
+export const AUTHORIZATION_SERVER_METADATA_PATHS = [
+  `/.well-known/oauth-authorization-server${AUTH_SERVER_PATH}`,
+  `${AUTH_SERVER_PATH}/.well-known/oauth-authorization-server`,
+];
 
 /**
  * The authorization server mounted at /svc/authserver, plus its RFC 8414 metadata paths (the

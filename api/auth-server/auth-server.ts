@@ -22,7 +22,6 @@ const SESSION_TTL_SECONDS = 24 * 3600;
 const INTERACTION_TTL_SECONDS = 15 * 60;
 const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 
-
 /** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
 export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   const { config, mongo, logger } = ctx;
@@ -88,7 +87,8 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       revocation: {
         enabled: true,
         allowedPolicy: async (_oidcCtx, client, token) => {
-          if (client.clientAuthMethod === 'none') throw new errors.UnauthorizedClient('token revocation is offered to confidential clients only');
+          if (client.clientAuthMethod === 'none')
+            throw new errors.UnauthorizedClient('token revocation is offered to confidential clients only');
           if (token.clientId !== client.clientId) throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
           return true;
         },
@@ -109,11 +109,22 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
           if (params?.grant_type === 'client_credentials') {
             const scopes = apiScopesOf(client);
             applyClientCredentialsScopePolicy(oidcCtx, scopes);
-            return { scope: scopes.join(' '), audience, accessTokenTTL: config.accessTokenTtlSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg: SIGNING_ALG } } };
+            return {
+              scope: scopes.join(' '),
+              audience,
+              accessTokenTTL: config.accessTokenTtlSeconds,
+              accessTokenFormat: 'jwt',
+              jwt: { sign: { alg: SIGNING_ALG } },
+            };
           }
           // A user's token is opaque: every use is checked against the store, so a revoked
           // grant (revocation, replayed code, reused refresh token) ends it at once.
-          return { scope: USER_ACCESS_TOKEN_SCOPES.join(' '), audience, accessTokenTTL: config.accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
+          return {
+            scope: USER_ACCESS_TOKEN_SCOPES.join(' '),
+            audience,
+            accessTokenTTL: config.accessTokenTtlSeconds,
+            accessTokenFormat: 'opaque',
+          };
         },
       },
     },
@@ -152,7 +163,10 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       return grant;
     },
     renderError: (oidcCtx, out) => {
-      const page = renderMessagePage({ title: 'Sign-in error', message: describeOAuthError(String(out.error), String(out.error_description ?? '')) });
+      const page = renderMessagePage({
+        title: 'Sign-in error',
+        message: describeOAuthError(String(out.error), String(out.error_description ?? '')),
+      });
       oidcCtx.type = 'html';
       oidcCtx.set('Content-Security-Policy', page.csp);
       oidcCtx.set('Cache-Control', 'no-store');
@@ -172,7 +186,9 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   // The stored `client_secret` is an HMAC (core/clients/client-secret.ts), so the comparison
   // oidc-provider would make against the clear secret is swapped for ours, on this instance's
   // Client class only.
-  const ClientClass = provider.Client as unknown as { prototype: { clientSecret?: string; compareClientSecret: (actual: string) => boolean } };
+  const ClientClass = provider.Client as unknown as {
+    prototype: { clientSecret?: string; compareClientSecret: (actual: string) => boolean };
+  };
   ClientClass.prototype.compareClientSecret = function compareHashedSecret(this: { clientSecret?: string }, actual: string): boolean {
     return typeof this.clientSecret === 'string' && verifyClientSecret(this.clientSecret, actual);
   };
@@ -182,7 +198,9 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
 /** The error page's sentence for the two errors that never redirect, and a plain one for others. */
 function describeOAuthError(error: string, description: string): string {
   const code = `(${error}${description ? `: ${description}` : ''})`;
-  if (error === 'invalid_client') return `This app is not registered with the sign-in service. Go back to the app and contact its provider. ${code}`;
-  if (error === 'invalid_redirect_uri') return `This app asked to return to an address it has not registered, so sign-in stopped here for your safety. ${code}`;
+  if (error === 'invalid_client')
+    return `This app is not registered with the sign-in service. Go back to the app and contact its provider. ${code}`;
+  if (error === 'invalid_redirect_uri')
+    return `This app asked to return to an address it has not registered, so sign-in stopped here for your safety. ${code}`;
   return `Sign-in cannot continue ${code}.`;
 }

@@ -49,7 +49,11 @@ function sameToken(expected: string, given: unknown): boolean {
  * server-rendered forms that post back to their own URL. Every page carries its own CSRF token,
  * no script runs, and nothing loads from elsewhere.
  */
-export function interactionRoutes(getProvider: () => Promise<Provider>, services: InteractionServices, setForwardedHeaders: (req: Request) => void): Router {
+export function interactionRoutes(
+  getProvider: () => Promise<Provider>,
+  services: InteractionServices,
+  setForwardedHeaders: (req: Request) => void,
+): Router {
   const router = Router();
   const path = `${AUTH_SERVER_PATH}/interaction/:uid`;
   const form = express.urlencoded({ extended: false, limit: '10kb', parameterLimit: 20 });
@@ -88,7 +92,10 @@ export function interactionRoutes(getProvider: () => Promise<Provider>, services
     }
   }
 
-  async function clientOf(provider: Provider, interaction: InteractionDetails): Promise<SignInClient & { redirectOrigin: string[]; firstParty: boolean }> {
+  async function clientOf(
+    provider: Provider,
+    interaction: InteractionDetails,
+  ): Promise<SignInClient & { redirectOrigin: string[]; firstParty: boolean }> {
     const clientId = String(interaction.params.client_id);
     const client = await provider.Client.find(clientId);
     const redirectUri = typeof interaction.params.redirect_uri === 'string' ? interaction.params.redirect_uri : undefined;
@@ -124,12 +131,31 @@ export function interactionRoutes(getProvider: () => Promise<Provider>, services
     return [...new Set([...oidc, ...resource])].map((name) => ({ name, label: SCOPE_LABELS[name] ?? name }));
   }
 
-  function showLogin(res: Response, req: Request, state: LoginState, client: { name: string; redirectOrigin: string[] }, extra: Partial<PageData> = {}, status = 200): void {
+  function showLogin(
+    res: Response,
+    req: Request,
+    state: LoginState,
+    client: { name: string; redirectOrigin: string[] },
+    extra: Partial<PageData> = {},
+    status = 200,
+  ): void {
     const action = req.originalUrl.split('?')[0] ?? '';
     if (state.userId === undefined) {
-      send(res, status, 'login-user', { title: 'Sign in', clientName: client.name, action, csrf: state.csrf, ...extra }, client.redirectOrigin);
+      send(
+        res,
+        status,
+        'login-user',
+        { title: 'Sign in', clientName: client.name, action, csrf: state.csrf, ...extra },
+        client.redirectOrigin,
+      );
     } else {
-      send(res, status, 'login-code', { title: 'Enter your code', clientName: client.name, action, csrf: state.csrf, userId: state.userId, ...extra }, client.redirectOrigin);
+      send(
+        res,
+        status,
+        'login-code',
+        { title: 'Enter your code', clientName: client.name, action, csrf: state.csrf, userId: state.userId, ...extra },
+        client.redirectOrigin,
+      );
     }
   }
 
@@ -147,121 +173,169 @@ export function interactionRoutes(getProvider: () => Promise<Provider>, services
         const errorId = randomUUID();
         services.logger.error({ err, errorId }, 'sign-in page failed');
         const status = err instanceof AppError && err.status >= 500 ? err.status : 500;
-        send(res, status, 'message', { title: 'Sign-in is unavailable', message: `Sign-in could not continue. Please try again in a moment. (reference ${errorId})` });
+        send(res, status, 'message', {
+          title: 'Sign-in is unavailable',
+          message: `Sign-in could not continue. Please try again in a moment. (reference ${errorId})`,
+        });
       }
     };
 
-  router.get(path, htmlErrors(async (req, res) => {
-    const found = await details(req, res);
-    if (!found) return expiredPage(res);
-    const { interaction, provider } = found;
-    const client = await clientOf(provider, interaction);
-    const state = await services.states.open(interaction.uid, client.clientId, new Date(interaction.exp * 1000));
-    if (interaction.prompt.name === 'consent') {
-      // First-party apps never show the page, even when the request insists on consent
-      // (prompt=consent, which OpenID Connect asks for with offline_access).
-      if (client.firstParty) {
-        const grantId = await grantConsent(provider, interaction, client.clientId);
-        if (!grantId) return expiredPage(res);
-        return await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
-      }
-      return send(
-        res,
-        200,
-        'consent',
-        { title: 'Allow access?', clientName: client.name, action: req.originalUrl.split('?')[0], csrf: state.csrf, userId: interaction.session?.accountId ?? '', scopes: scopesAsked(interaction) },
-        client.redirectOrigin,
-      );
-    }
-    return showLogin(res, req, state, client);
-  }));
-
-  router.post(path, form, htmlErrors(async (req, res) => {
-    const found = await details(req, res);
-    if (!found) return expiredPage(res);
-    const { interaction, provider } = found;
-    const client = await clientOf(provider, interaction);
-    const state = await services.states.find(interaction.uid);
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    if (!state || !sameToken(state.csrf, body.csrf)) {
-      return send(res, 403, 'message', {
-        title: 'Please try again',
-        clientName: client.name,
-        message: 'This form could not be accepted (its security token is missing or out of date). Go back to the app and sign in again.',
-      });
-    }
-    const selfUrl = req.originalUrl.split('?')[0] ?? '';
-    try {
-      await services.limits.consume('perIp', req.ip ?? 'unknown');
-      switch (body.step) {
-        case 'user': {
-          const userId = typeof body.userId === 'string' ? body.userId.trim() : '';
-          if (!USER_ID_RE.test(userId)) {
-            return showLogin(res, req, state, client, { error: 'Enter your user id: 1 to 64 letters, digits or . _ @ -', userId }, 400);
-          }
-          await services.login.start(state, client, userId);
-          // Post/redirect/get: reloading the code page does not send another code.
-          return res.redirect(303, selfUrl);
-        }
-        case 'code': {
-          if (state.userId === undefined) return res.redirect(303, selfUrl);
-          const code = typeof body.otp === 'string' ? body.otp.trim() : '';
-          if (!CODE_RE.test(code)) return showLogin(res, req, state, client, { error: 'Enter the 6 digits of the code we sent.' }, 400);
-          const outcome = await services.login.verify(state, client, code);
-          switch (outcome.kind) {
-            case 'signed-in':
-              return await provider.interactionFinished(req, res, { login: { accountId: outcome.userId } }, { mergeWithLastSubmission: false });
-            case 'wrong-code':
-              return showLogin(res, req, state, client, { error: `That code is not right. ${outcome.attemptsLeft} ${outcome.attemptsLeft === 1 ? 'attempt' : 'attempts'} left.` }, 400);
-            case 'locked':
-              return showLogin(res, req, state, client, { error: 'Too many wrong codes. Send a new code to try again.' }, 400);
-            case 'expired':
-              return showLogin(res, req, state, client, { error: 'This code has expired. Send a new code to try again.' }, 400);
-            case 'not-active':
-              return send(
-                res,
-                403,
-                'message',
-                {
-                  title: 'Activate your account first',
-                  clientName: client.name,
-                  message: 'Your account is not active yet. Activate it with the activation code you received when you were enrolled, then sign in again.',
-                  action: selfUrl,
-                  csrf: state.csrf,
-                  restart: true,
-                },
-                client.redirectOrigin,
-              );
-            default:
-              return send(res, 403, 'message', { title: 'Sign-in refused', clientName: client.name, message: 'This account cannot sign in. Contact your administrator.', action: selfUrl, csrf: state.csrf, restart: true }, client.redirectOrigin);
-          }
-        }
-        case 'resend':
-          await services.login.resend(state, client);
-          return showLogin(res, req, state, client, { notice: 'A new code is on its way. Codes sent earlier no longer work.' });
-        case 'restart':
-          await services.states.clearUser(interaction.uid);
-          return res.redirect(303, selfUrl);
-        case 'consent': {
-          if (interaction.prompt.name !== 'consent') return res.redirect(303, selfUrl);
-          if (body.decision !== 'allow') {
-            return await provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The user denied access' }, { mergeWithLastSubmission: false });
-          }
+  router.get(
+    path,
+    htmlErrors(async (req, res) => {
+      const found = await details(req, res);
+      if (!found) return expiredPage(res);
+      const { interaction, provider } = found;
+      const client = await clientOf(provider, interaction);
+      const state = await services.states.open(interaction.uid, client.clientId, new Date(interaction.exp * 1000));
+      if (interaction.prompt.name === 'consent') {
+        // First-party apps never show the page, even when the request insists on consent
+        // (prompt=consent, which OpenID Connect asks for with offline_access).
+        if (client.firstParty) {
           const grantId = await grantConsent(provider, interaction, client.clientId);
           if (!grantId) return expiredPage(res);
           return await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
         }
-        default:
-          return showLogin(res, req, state, client, { error: 'Something was missing from that form. Please try again.' }, 400);
+        return send(
+          res,
+          200,
+          'consent',
+          {
+            title: 'Allow access?',
+            clientName: client.name,
+            action: req.originalUrl.split('?')[0],
+            csrf: state.csrf,
+            userId: interaction.session?.accountId ?? '',
+            scopes: scopesAsked(interaction),
+          },
+          client.redirectOrigin,
+        );
       }
-    } catch (err) {
-      if (err instanceof AppError && err.status === 429) {
-        res.set(err.headers);
-        return showLogin(res, req, (await services.states.find(interaction.uid)) ?? state, client, { error: err.message }, 429);
+      return showLogin(res, req, state, client);
+    }),
+  );
+
+  router.post(
+    path,
+    form,
+    htmlErrors(async (req, res) => {
+      const found = await details(req, res);
+      if (!found) return expiredPage(res);
+      const { interaction, provider } = found;
+      const client = await clientOf(provider, interaction);
+      const state = await services.states.find(interaction.uid);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      if (!state || !sameToken(state.csrf, body.csrf)) {
+        return send(res, 403, 'message', {
+          title: 'Please try again',
+          clientName: client.name,
+          message: 'This form could not be accepted (its security token is missing or out of date). Go back to the app and sign in again.',
+        });
       }
-      throw err;
-    }
-  }));
+      const selfUrl = req.originalUrl.split('?')[0] ?? '';
+      try {
+        await services.limits.consume('perIp', req.ip ?? 'unknown');
+        switch (body.step) {
+          case 'user': {
+            const userId = typeof body.userId === 'string' ? body.userId.trim() : '';
+            if (!USER_ID_RE.test(userId)) {
+              return showLogin(res, req, state, client, { error: 'Enter your user id: 1 to 64 letters, digits or . _ @ -', userId }, 400);
+            }
+            await services.login.start(state, client, userId);
+            // Post/redirect/get: reloading the code page does not send another code.
+            return res.redirect(303, selfUrl);
+          }
+          case 'code': {
+            if (state.userId === undefined) return res.redirect(303, selfUrl);
+            const code = typeof body.otp === 'string' ? body.otp.trim() : '';
+            if (!CODE_RE.test(code)) return showLogin(res, req, state, client, { error: 'Enter the 6 digits of the code we sent.' }, 400);
+            const outcome = await services.login.verify(state, client, code);
+            switch (outcome.kind) {
+              case 'signed-in':
+                return await provider.interactionFinished(
+                  req,
+                  res,
+                  { login: { accountId: outcome.userId } },
+                  { mergeWithLastSubmission: false },
+                );
+              case 'wrong-code':
+                return showLogin(
+                  res,
+                  req,
+                  state,
+                  client,
+                  { error: `That code is not right. ${outcome.attemptsLeft} ${outcome.attemptsLeft === 1 ? 'attempt' : 'attempts'} left.` },
+                  400,
+                );
+              case 'locked':
+                return showLogin(res, req, state, client, { error: 'Too many wrong codes. Send a new code to try again.' }, 400);
+              case 'expired':
+                return showLogin(res, req, state, client, { error: 'This code has expired. Send a new code to try again.' }, 400);
+              case 'not-active':
+                return send(
+                  res,
+                  403,
+                  'message',
+                  {
+                    title: 'Activate your account first',
+                    clientName: client.name,
+                    message:
+                      'Your account is not active yet. Activate it with the activation code you received when you were enrolled, then sign in again.',
+                    action: selfUrl,
+                    csrf: state.csrf,
+                    restart: true,
+                  },
+                  client.redirectOrigin,
+                );
+              default:
+                return send(
+                  res,
+                  403,
+                  'message',
+                  {
+                    title: 'Sign-in refused',
+                    clientName: client.name,
+                    message: 'This account cannot sign in. Contact your administrator.',
+                    action: selfUrl,
+                    csrf: state.csrf,
+                    restart: true,
+                  },
+                  client.redirectOrigin,
+                );
+            }
+          }
+          case 'resend':
+            await services.login.resend(state, client);
+            return showLogin(res, req, state, client, { notice: 'A new code is on its way. Codes sent earlier no longer work.' });
+          case 'restart':
+            await services.states.clearUser(interaction.uid);
+            return res.redirect(303, selfUrl);
+          case 'consent': {
+            if (interaction.prompt.name !== 'consent') return res.redirect(303, selfUrl);
+            if (body.decision !== 'allow') {
+              return await provider.interactionFinished(
+                req,
+                res,
+                { error: 'access_denied', error_description: 'The user denied access' },
+                { mergeWithLastSubmission: false },
+              );
+            }
+            const grantId = await grantConsent(provider, interaction, client.clientId);
+            if (!grantId) return expiredPage(res);
+            return await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+          }
+          default:
+            return showLogin(res, req, state, client, { error: 'Something was missing from that form. Please try again.' }, 400);
+        }
+      } catch (err) {
+        if (err instanceof AppError && err.status === 429) {
+          res.set(err.headers);
+          return showLogin(res, req, (await services.states.find(interaction.uid)) ?? state, client, { error: err.message }, 429);
+        }
+        throw err;
+      }
+    }),
+  );
 
   return router;
 }

@@ -44,7 +44,9 @@ export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
   return {
     client_id: client.clientId,
     client_name: client.name,
-    ...(client.isPublic ? { token_endpoint_auth_method: 'none' } : { token_endpoint_auth_method: 'client_secret_basic', client_secret: client.secretHash ?? '' }),
+    ...(client.isPublic
+      ? { token_endpoint_auth_method: 'none' }
+      : { token_endpoint_auth_method: 'client_secret_basic', client_secret: client.secretHash ?? '' }),
     grant_types: grantTypes,
     response_types: signsUsersIn ? ['code'] : [],
     redirect_uris: client.redirectUris,

@@ -28,7 +28,9 @@ export function requireAdminToken(ctx: ServiceContext, options: { allowBasic?: b
     if (!expected) throw new ServiceUnavailableError('Admin API disabled: ADMIN_TOKEN is not set');
     const token = presentedToken(req.get('authorization')?.trim() ?? '', options.allowBasic ?? false);
     if (token === undefined || !timingSafeEqual(digest(token), expected)) {
-      const headers: Record<string, string> = options.allowBasic ? { 'WWW-Authenticate': 'Basic realm="svc-identity admin", charset="UTF-8"' } : {};
+      const headers: Record<string, string> = options.allowBasic
+        ? { 'WWW-Authenticate': 'Basic realm="svc-identity admin", charset="UTF-8"' }
+        : {};
       throw new AppError('ADMIN_UNAUTHORIZED', 401, 'Invalid or missing admin token', { headers });
     }
     next();

@@ -21,7 +21,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     let err = (rawErr && typeof rawErr === 'object' && fromBodyParser(rawErr as { type?: string })) || rawErr;
     if (isStoreUnavailable(rawErr)) {
       (req.log ?? logger).warn({ err: (rawErr as Error).message }, 'database unavailable');
-      err = new ServiceUnavailableError('Service unavailable: the database is not reachable; retry later', { headers: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) } });
+      err = new ServiceUnavailableError('Service unavailable: the database is not reachable; retry later', {
+        headers: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) },
+      });
     }
     const response = toErrorResponse(err, req.originalUrl.split('?')[0] ?? req.path);
     if (response.errorId) {

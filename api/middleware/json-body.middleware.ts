@@ -36,7 +36,12 @@ function refuseDeclaredTooLarge(maxBytes: number): RequestHandler {
  * is refused before a byte of it is read, and a compressed one is measured as inflated.
  */
 export function jsonBody(ctx: ServiceContext, options: { limit?: 'small' | 'large' | `${number}kb` } = {}): RequestHandler[] {
-  const limit = options.limit === 'large' ? ctx.config.bodyLimit : options.limit === undefined || options.limit === 'small' ? ctx.config.smallBodyLimit : options.limit;
+  const limit =
+    options.limit === 'large'
+      ? ctx.config.bodyLimit
+      : options.limit === undefined || options.limit === 'small'
+        ? ctx.config.smallBodyLimit
+        : options.limit;
   const parse = parsedWith(express.json({ limit, strict: true, type: () => true }));
   const requireJsonType: RequestHandler = (req, _res, next) => {
     const contentType = req.get('content-type') ?? '';

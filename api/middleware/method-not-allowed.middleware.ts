@@ -26,7 +26,12 @@ function documentedPaths(docs: readonly RouteDoc[]): DocumentedPath[] {
     const bearer = ops.find((op) => op.auth.kind === 'bearer')?.auth;
     return {
       template,
-      pattern: new RegExp(`^${template.split(/\{[^}]+\}/).map(escapeRegExp).join('[^/]+')}/?$`),
+      pattern: new RegExp(
+        `^${template
+          .split(/\{[^}]+\}/)
+          .map(escapeRegExp)
+          .join('[^/]+')}/?$`,
+      ),
       params: (template.match(/\{/g) ?? []).length,
       methods,
       allow: [...methods].join(', '),
@@ -52,7 +57,9 @@ export function methodNotAllowed(ctx: ServiceContext, docs: readonly RouteDoc[])
   const refusals = new Map(
     paths.map((path) => {
       const refuse: RequestHandler = (req) => {
-        throw new AppError('METHOD_NOT_ALLOWED', 405, `Request method '${req.method}' is not supported`, { headers: { Allow: path.allow } });
+        throw new AppError('METHOD_NOT_ALLOWED', 405, `Request method '${req.method}' is not supported`, {
+          headers: { Allow: path.allow },
+        });
       };
       return [path, path.scope ? Router().use(...guardOf(path.scope), refuse) : refuse] as const;
     }),

@@ -23,7 +23,12 @@ export function requireSameOriginForWrites(publicUrl: string): RequestHandler {
     if (SAFE_METHODS.has(req.method)) return next();
     const fetchSite = req.get('sec-fetch-site');
     const origin = req.get('origin');
-    const sameOrigin = fetchSite !== undefined ? fetchSite === 'same-origin' : origin !== undefined ? isOwnOrigin(origin, req.get('host'), publicOrigin) : /^Bearer /i.test(req.get('authorization') ?? '');
+    const sameOrigin =
+      fetchSite !== undefined
+        ? fetchSite === 'same-origin'
+        : origin !== undefined
+          ? isOwnOrigin(origin, req.get('host'), publicOrigin)
+          : /^Bearer /i.test(req.get('authorization') ?? '');
     if (!sameOrigin) throw new AppError('CROSS_SITE_REQUEST', 403, 'Cross-site request refused');
     next();
   };

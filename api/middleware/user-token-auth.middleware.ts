@@ -42,7 +42,8 @@ export function requireUserToken(ctx: ServiceContext, users: Pick<UsersRepositor
 
     // Opaque token values are short and never contain dots; a JWT is not looked up at all.
     if (token.includes('.') || token.length > 128) throw invalid();
-    const record = (await findOidcRecord(ctx.mongo, 'AccessToken', { key: token })) as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
+    const record = (await findOidcRecord(ctx.mongo, 'AccessToken', { key: token })) as
+      { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
     if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
     if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
     const client = await lookupClient(ctx.mongo, record.clientId);

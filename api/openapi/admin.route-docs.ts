@@ -26,14 +26,25 @@ export const adminRouteDocs: RouteDoc[] = [
       '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
     },
   },
-  { method: 'get', path: '/admin/clients', summary: 'List clients (no secrets)', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Clients' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
+  {
+    method: 'get',
+    path: '/admin/clients',
+    summary: 'List clients (no secrets)',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: { '200': { description: 'Clients' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } },
+  },
   {
     method: 'get',
     path: '/admin/clients/{clientId}',
     summary: 'Read one client (no secret)',
     tag: 'admin',
     auth: { kind: 'admin' },
-    responses: { '200': { description: 'The client', schema: 'admin-clients.client.json' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '404': { description: 'No such client', schema: 'common.error.json' } },
+    responses: {
+      '200': { description: 'The client', schema: 'admin-clients.client.json' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such client', schema: 'common.error.json' },
+    },
   },
   {
     method: 'post',
@@ -53,8 +64,14 @@ export const adminRouteDocs: RouteDoc[] = [
     summary: 'Delete a client: no new tokens, and its existing tokens are refused',
     tag: 'admin',
     auth: { kind: 'admin' },
-    query: [{ name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } }],
-    responses: { '204': { description: 'Deleted' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '404': { description: 'No such client', schema: 'common.error.json' } },
+    query: [
+      { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
+    ],
+    responses: {
+      '204': { description: 'Deleted' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such client', schema: 'common.error.json' },
+    },
   },
   {
     method: 'post',
@@ -72,18 +89,30 @@ export const adminRouteDocs: RouteDoc[] = [
       '422': errorResponses['422'],
     },
   },
-  { method: 'get', path: '/admin/groups', summary: 'List groups, by name', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Groups' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
+  {
+    method: 'get',
+    path: '/admin/groups',
+    summary: 'List groups, by name',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: { '200': { description: 'Groups' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } },
+  },
   {
     method: 'get',
     path: '/admin/activity',
-    summary: 'The activity record (append-only): every change to users, clients and templates, who made it, when, and its comments; newest first',
+    summary:
+      'The activity record (append-only): every change to users, clients and templates, who made it, when, and its comments; newest first',
     tag: 'admin',
     auth: { kind: 'admin' },
     query: [
       { name: 'enterpriseId', description: 'Only this enterprise', schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
       { name: 'userId', description: 'Only this user', schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
       { name: 'limit', description: 'Entries per page, 1 to 500 (default 50)', schema: { type: 'integer', minimum: 1, maximum: 500 } },
-      { name: 'before', description: "The previous page's `next`: older entries only", schema: { type: 'string', pattern: '^[0-9a-f]{24}$' } },
+      {
+        name: 'before',
+        description: "The previous page's `next`: older entries only",
+        schema: { type: 'string', pattern: '^[0-9a-f]{24}$' },
+      },
     ],
     responses: {
       '200': { description: 'One page', schema: 'admin-activity.page.json' },
@@ -95,7 +124,8 @@ export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'put',
     path: '/admin/users/{userId}/blocked',
-    summary: 'Block or unblock a user: a blocked user cannot sign in, their user tokens get 403 user_blocked, enterprise calls for them are 404',
+    summary:
+      'Block or unblock a user: a blocked user cannot sign in, their user tokens get 403 user_blocked, enterprise calls for them are 404',
     tag: 'admin',
     auth: { kind: 'admin' },
     requestSchema: 'admin-users.blocked.json',

@@ -2,33 +2,73 @@ import type { RouteDoc } from './route-docs.types.js';
 
 // Authorization server (oidc-provider), mounted at /svc/authserver.
 export const authServerRouteDocs: RouteDoc[] = [
-  { method: 'get', path: '/.well-known/oauth-authorization-server/svc/authserver', summary: 'Authorization server metadata (RFC 8414, section 3 location)', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'Metadata document' } } },
-  { method: 'get', path: '/svc/authserver/.well-known/oauth-authorization-server', summary: 'Authorization server metadata (RFC 8414, issuer-relative location)', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'Metadata document' } } },
-  { method: 'get', path: '/svc/authserver/.well-known/openid-configuration', summary: 'Authorization server metadata (discovery)', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'Metadata document' } } },
-  { method: 'get', path: '/svc/authserver/jwks', summary: 'Public keys that verify access tokens', tag: 'authorization server', auth: { kind: 'none' }, responses: { '200': { description: 'JSON Web Key Set' } } },
+  {
+    method: 'get',
+    path: '/.well-known/oauth-authorization-server/svc/authserver',
+    summary: 'Authorization server metadata (RFC 8414, section 3 location)',
+    tag: 'authorization server',
+    auth: { kind: 'none' },
+    responses: { '200': { description: 'Metadata document' } },
+  },
+  {
+    method: 'get',
+    path: '/svc/authserver/.well-known/oauth-authorization-server',
+    summary: 'Authorization server metadata (RFC 8414, issuer-relative location)',
+    tag: 'authorization server',
+    auth: { kind: 'none' },
+    responses: { '200': { description: 'Metadata document' } },
+  },
+  {
+    method: 'get',
+    path: '/svc/authserver/.well-known/openid-configuration',
+    summary: 'Authorization server metadata (discovery)',
+    tag: 'authorization server',
+    auth: { kind: 'none' },
+    responses: { '200': { description: 'Metadata document' } },
+  },
+  {
+    method: 'get',
+    path: '/svc/authserver/jwks',
+    summary: 'Public keys that verify access tokens',
+    tag: 'authorization server',
+    auth: { kind: 'none' },
+    responses: { '200': { description: 'JSON Web Key Set' } },
+  },
   {
     method: 'post',
     path: '/svc/authserver/oauth/token',
-    summary: 'Token endpoint: client_credentials, authorization_code (PKCE S256), refresh_token (rotated); client authentication HTTP Basic, client_secret_post, or none for public clients',
+    summary:
+      'Token endpoint: client_credentials, authorization_code (PKCE S256), refresh_token (rotated); client authentication HTTP Basic, client_secret_post, or none for public clients',
     tag: 'authorization server',
     auth: { kind: 'none' },
     requestSchema: 'auth-server.token-form.json',
     requestContentType: 'application/x-www-form-urlencoded',
     responses: {
       '200': { description: 'Tokens', schema: 'auth-server.token.json' },
-      '400': { description: 'invalid_request, invalid_grant (code or refresh token unknown, expired, used, or PKCE mismatch), invalid_scope, invalid_target, unsupported_grant_type (RFC 6749 5.2)', schema: 'auth-server.token-error.json' },
+      '400': {
+        description:
+          'invalid_request, invalid_grant (code or refresh token unknown, expired, used, or PKCE mismatch), invalid_scope, invalid_target, unsupported_grant_type (RFC 6749 5.2)',
+        schema: 'auth-server.token-error.json',
+      },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
     },
   },
   {
     method: 'get',
     path: '/svc/authserver/oauth/authorize',
-    summary: 'Authorization endpoint (authorization code flow): query client_id, response_type=code, scope, redirect_uri, state, code_challenge, code_challenge_method=S256, prompt',
+    summary:
+      'Authorization endpoint (authorization code flow): query client_id, response_type=code, scope, redirect_uri, state, code_challenge, code_challenge_method=S256, prompt',
     tag: 'authorization server',
     auth: { kind: 'none' },
     responses: {
-      '303': { description: 'To the sign-in page, or back to redirect_uri with code, state and iss; errors go back to redirect_uri with error, error_description and state' },
-      '400': { description: 'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect)', contentType: 'text/html' },
+      '303': {
+        description:
+          'To the sign-in page, or back to redirect_uri with code, state and iss; errors go back to redirect_uri with error, error_description and state',
+      },
+      '400': {
+        description: 'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect)',
+        contentType: 'text/html',
+      },
     },
   },
   {
@@ -37,7 +77,10 @@ export const authServerRouteDocs: RouteDoc[] = [
     summary: 'Resumes the authorization request once a sign-in page is done (reached by redirect from the pages)',
     tag: 'authorization server',
     auth: { kind: 'none' },
-    responses: { '303': { description: 'To the next sign-in page, or back to redirect_uri' }, '400': { description: 'Expired or foreign sign-in (HTML page)', contentType: 'text/html' } },
+    responses: {
+      '303': { description: 'To the next sign-in page, or back to redirect_uri' },
+      '400': { description: 'Expired or foreign sign-in (HTML page)', contentType: 'text/html' },
+    },
   },
   {
     method: 'get',
@@ -62,8 +105,14 @@ export const authServerRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'The code page again, saying a new code was sent', contentType: 'text/html' },
       '303': { description: 'To the next page (code form after the user id), or on to the app after the right code or consent' },
-      '400': { description: 'The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired', contentType: 'text/html' },
-      '403': { description: 'CSRF token missing or wrong; account not active yet; account cannot sign in (HTML page)', contentType: 'text/html' },
+      '400': {
+        description: 'The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired',
+        contentType: 'text/html',
+      },
+      '403': {
+        description: 'CSRF token missing or wrong; account not active yet; account cannot sign in (HTML page)',
+        contentType: 'text/html',
+      },
       '429': { description: 'Too many attempts from this address or for this user id (HTML page, Retry-After)', contentType: 'text/html' },
     },
   },
@@ -75,7 +124,11 @@ export const authServerRouteDocs: RouteDoc[] = [
     auth: { kind: 'none' },
     requestSchema: 'auth-server.token-hint-form.json',
     requestContentType: 'application/x-www-form-urlencoded',
-    responses: { '200': { description: 'Token state', schema: 'auth-server.introspection.json' }, '400': { description: 'invalid_request', schema: 'auth-server.token-error.json' }, '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' } },
+    responses: {
+      '200': { description: 'Token state', schema: 'auth-server.introspection.json' },
+      '400': { description: 'invalid_request', schema: 'auth-server.token-error.json' },
+      '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
+    },
   },
   {
     method: 'post',
@@ -87,7 +140,10 @@ export const authServerRouteDocs: RouteDoc[] = [
     requestContentType: 'application/x-www-form-urlencoded',
     responses: {
       '200': { description: 'Revoked (also for an unknown token, RFC 7009 2.2)' },
-      '400': { description: 'invalid_request (another client\'s token), unauthorized_client (public client)', schema: 'auth-server.token-error.json' },
+      '400': {
+        description: "invalid_request (another client's token), unauthorized_client (public client)",
+        schema: 'auth-server.token-error.json',
+      },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
     },
   },

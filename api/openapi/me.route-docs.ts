@@ -10,7 +10,10 @@ export const meRouteDocs: RouteDoc[] = [
     auth: { kind: 'user', scope: 'notifications' },
     responses: {
       '200': { description: 'The user', schema: 'users.user.json' },
-      '401': { description: 'Missing header, or a token that is not a valid user token (enterprise tokens included)', schema: 'common.bearer-error.json' },
+      '401': {
+        description: 'Missing header, or a token that is not a valid user token (enterprise tokens included)',
+        schema: 'common.bearer-error.json',
+      },
       '403': { description: 'insufficient_scope, or user_blocked (with code 141)', schema: 'common.bearer-error.json' },
     },
   },

@@ -3,14 +3,28 @@ import type { RouteDoc } from './route-docs.types.js';
 
 // Templates, the outbox and delivery-receipt webhooks.
 export const messagingRouteDocs: RouteDoc[] = [
-  { method: 'get', path: '/admin/templates', summary: 'List message templates', tag: 'admin', auth: { kind: 'admin' }, responses: { '200': { description: 'Every template, by name', schema: 'admin-templates.template.json', array: true }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } } },
+  {
+    method: 'get',
+    path: '/admin/templates',
+    summary: 'List message templates',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: {
+      '200': { description: 'Every template, by name', schema: 'admin-templates.template.json', array: true },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+    },
+  },
   {
     method: 'get',
     path: '/admin/templates/{name}',
     summary: 'Read one message template',
     tag: 'admin',
     auth: { kind: 'admin' },
-    responses: { '200': { description: 'The template', schema: 'admin-templates.template.json' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '404': { description: 'No such template', schema: 'common.error.json' } },
+    responses: {
+      '200': { description: 'The template', schema: 'admin-templates.template.json' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such template', schema: 'common.error.json' },
+    },
   },
   {
     method: 'post',
@@ -55,7 +69,11 @@ export const messagingRouteDocs: RouteDoc[] = [
     summary: 'Messages kept by the outbox provider (query: to, limit 1-100, default 20), newest first',
     tag: 'admin',
     auth: { kind: 'admin' },
-    responses: { '200': { description: 'Messages, newest first', schema: 'admin-outbox.message.json', array: true }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' }, '422': { description: 'Invalid to or limit', schema: 'common.error.json' } },
+    responses: {
+      '200': { description: 'Messages, newest first', schema: 'admin-outbox.message.json', array: true },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '422': { description: 'Invalid to or limit', schema: 'common.error.json' },
+    },
   },
   {
     method: 'post',

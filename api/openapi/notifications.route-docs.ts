@@ -5,20 +5,27 @@ const userError = (description: string) => ({ description, schema: 'notification
 const bearer = { kind: 'bearer', scope: 'notifications' } as const;
 const user = { kind: 'user', scope: 'notifications' } as const;
 const guardErrors = {
-  '401': { description: 'Missing, malformed, invalid or expired access token, or `IP not whitelisted` (error body)', schema: 'common.bearer-error.json' },
+  '401': {
+    description: 'Missing, malformed, invalid or expired access token, or `IP not whitelisted` (error body)',
+    schema: 'common.bearer-error.json',
+  },
   '403': { description: 'Token without the notifications scope', schema: 'common.bearer-error.json' },
 };
 const userGuardErrors = {
-  '401': userError('Missing, malformed, invalid or expired token, an enterprise (client_credentials) token, or a user who is not ACTIVE (code 39)'),
+  '401': userError(
+    'Missing, malformed, invalid or expired token, an enterprise (client_credentials) token, or a user who is not ACTIVE (code 39)',
+  ),
   '403': userError('`user_blocked` (code 141), or a token without the notifications scope (code 39)'),
 };
-const listParams = 'Query: recordCount (0 = all, default), startIndex (from 1), enterpriseID, startDate, endDate (`yyyy-MM-dd\'T\'HH:mm:ss` + zone abbreviation or offset); empty values mean unused.';
+const listParams =
+  "Query: recordCount (0 = all, default), startIndex (from 1), enterpriseID, startDate, endDate (`yyyy-MM-dd'T'HH:mm:ss` + zone abbreviation or offset); empty values mean unused.";
 
 export const notificationsRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/v1/notifications',
-    summary: "Create an approval notification for a user of the client's enterprise; with numberMatch the answer carries the number to show",
+    summary:
+      "Create an approval notification for a user of the client's enterprise; with numberMatch the answer carries the number to show",
     tag: 'notifications',
     auth: bearer,
     requestSchema: 'notifications.create.json',
@@ -28,7 +35,9 @@ export const notificationsRouteDocs: RouteDoc[] = [
       ...guardErrors,
       '404': error('`User not found`: unknown in this enterprise, DELETED or blocked'),
       '415': error("`Content type '<type>' not supported`"),
-      '422': error('`Invalid field <name>: <rule>` (also: action values not distinct, callbackUrl not https, ds_required for a user without a device key)'),
+      '422': error(
+        '`Invalid field <name>: <rule>` (also: action values not distinct, callbackUrl not https, ds_required for a user without a device key)',
+      ),
     },
   },
   {
@@ -37,7 +46,11 @@ export const notificationsRouteDocs: RouteDoc[] = [
     summary: 'Read a notification: status, action taken, signing status',
     tag: 'notifications',
     auth: bearer,
-    responses: { '200': { description: 'The notification', schema: 'notifications.notification.json' }, ...guardErrors, '404': error('`Notification not found` (also another enterprise\'s)') },
+    responses: {
+      '200': { description: 'The notification', schema: 'notifications.notification.json' },
+      ...guardErrors,
+      '404': error("`Notification not found` (also another enterprise's)"),
+    },
   },
   {
     method: 'post',
@@ -49,7 +62,9 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '200': { description: 'The cancelled notification', schema: 'notifications.notification.json' },
       ...guardErrors,
       '404': error('`Notification not found`'),
-      '409': error('`Notification is <STATUS>` with notificationStatus: it already ended (EXPIRED included, also when only the clock says so)'),
+      '409': error(
+        '`Notification is <STATUS>` with notificationStatus: it already ended (EXPIRED included, also when only the clock says so)',
+      ),
     },
   },
   {
@@ -58,7 +73,11 @@ export const notificationsRouteDocs: RouteDoc[] = [
     summary: `GetNotifications: the signed-in user's pending notifications, newest first. ${listParams}`,
     tag: 'notifications (user)',
     auth: user,
-    responses: { '200': { description: 'Pending notifications', schema: 'notifications.active-list.json' }, '400': userError('`Invalid field <name>: <rule>` for a parameter (code 4)'), ...userGuardErrors },
+    responses: {
+      '200': { description: 'Pending notifications', schema: 'notifications.active-list.json' },
+      '400': userError('`Invalid field <name>: <rule>` for a parameter (code 4)'),
+      ...userGuardErrors,
+    },
   },
   {
     method: 'get',
@@ -66,7 +85,11 @@ export const notificationsRouteDocs: RouteDoc[] = [
     summary: `GetNotificationHistory: ended notifications, newest first. ${listParams} Also notificationStatus, actionPerformed, keywordSearch (subject and message, case-insensitive), deviceID.`,
     tag: 'notifications (user)',
     auth: user,
-    responses: { '200': { description: 'Ended notifications', schema: 'notifications.history.json' }, '400': userError('`Invalid field <name>: <rule>` for a parameter (code 4)'), ...userGuardErrors },
+    responses: {
+      '200': { description: 'Ended notifications', schema: 'notifications.history.json' },
+      '400': userError('`Invalid field <name>: <rule>` for a parameter (code 4)'),
+      ...userGuardErrors,
+    },
   },
   {
     method: 'post',
@@ -83,7 +106,9 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '409': userError('`Notification is <STATUS>` with notificationStatus (code 4)'),
       '410': userError('`Notification expired`: past expiresAt, whatever the record still says (code 4)'),
       '415': userError("`Content type '<type>' not supported` (code 4)"),
-      '422': userError('Unknown action, missing signature or number (nothing changes), wrong number (counted; the third ends it TAMPERED), or a signature that does not verify (TAMPERED, signing_status Failed) (code 4)'),
+      '422': userError(
+        'Unknown action, missing signature or number (nothing changes), wrong number (counted; the third ends it TAMPERED), or a signature that does not verify (TAMPERED, signing_status Failed) (code 4)',
+      ),
     },
   },
   {

@@ -24,7 +24,10 @@ const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${componentName
 
 // Every JSON body is read by the same parser, so every operation taking one can get these.
 const JSON_BODY_ERRORS: RouteDoc['responses'] = {
-  '400': { description: 'Malformed request body: not JSON, not an object, or a gzip/deflate/br encoding that does not decompress', schema: 'common.error.json' },
+  '400': {
+    description: 'Malformed request body: not JSON, not an object, or a gzip/deflate/br encoding that does not decompress',
+    schema: 'common.error.json',
+  },
   '413': { description: 'Request body is too large', schema: 'common.error.json' },
   '415': { description: "Content type '<type>' not supported: the body must be application/json", schema: 'common.error.json' },
 };
@@ -39,7 +42,14 @@ const operationRef = (method: string, path: string) => `#/paths/${path.replace(/
 
 function linksOf(links: Record<string, RouteLink>): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(links).map(([name, link]) => [name, { operationRef: operationRef(link.method, link.path), parameters: link.parameters, ...(link.description ? { description: link.description } : {}) }]),
+    Object.entries(links).map(([name, link]) => [
+      name,
+      {
+        operationRef: operationRef(link.method, link.path),
+        parameters: link.parameters,
+        ...(link.description ? { description: link.description } : {}),
+      },
+    ]),
   );
 }
 
@@ -50,7 +60,9 @@ function withStoreUnavailable(doc: RouteDoc, responses: RouteDoc['responses']): 
   const usesStore = doc.auth.kind !== 'none' || doc.path.startsWith('/webhooks/');
   if (!usesStore) return responses;
   const existing = responses['503'];
-  const response = existing ? { ...existing, description: `${existing.description}; or the database is not reachable (Retry-After header)` } : { description: STORE_UNAVAILABLE, schema: 'common.error.json' };
+  const response = existing
+    ? { ...existing, description: `${existing.description}; or the database is not reachable (Retry-After header)` }
+    : { description: STORE_UNAVAILABLE, schema: 'common.error.json' };
   return { ...responses, '503': response };
 }
 
@@ -65,7 +77,11 @@ function operation(doc: RouteDoc): Record<string, unknown> {
           const schema = r.schema ? (r.array ? { type: 'array', items: schemaRef(r.schema) } : schemaRef(r.schema)) : undefined;
           return [
             status,
-            { description: r.description, ...(schema ? { content: { [r.contentType ?? 'application/json']: { schema } } } : {}), ...(r.links ? { links: linksOf(r.links) } : {}) },
+            {
+              description: r.description,
+              ...(schema ? { content: { [r.contentType ?? 'application/json']: { schema } } } : {}),
+              ...(r.links ? { links: linksOf(r.links) } : {}),
+            },
           ];
         }),
     ),
@@ -76,15 +92,28 @@ function operation(doc: RouteDoc): Record<string, unknown> {
   else if (doc.auth.kind === 'admin') op.security = [{ adminToken: [] }];
   else op.security = [];
   if (doc.requestSchema) {
-    op.requestBody = { required: true, content: { [doc.requestContentType ?? 'application/json']: { schema: schemaRef(doc.requestSchema) } } };
+    op.requestBody = {
+      required: true,
+      content: { [doc.requestContentType ?? 'application/json']: { schema: schemaRef(doc.requestSchema) } },
+    };
   }
-  const params: Record<string, unknown>[] = [...doc.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
-  for (const q of doc.query ?? []) params.push({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: q.schema });
+  const params: Record<string, unknown>[] = [...doc.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+  for (const q of doc.query ?? [])
+    params.push({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: q.schema });
   if (params.length > 0) op.parameters = params;
   return op;
 }
 
-export function buildOpenApiDocument(publicUrl: string, docs: RouteDoc[] = routeDocs, schemas: JsonSchema[] = loadSchemas()): Record<string, unknown> {
+export function buildOpenApiDocument(
+  publicUrl: string,
+  docs: RouteDoc[] = routeDocs,
+  schemas: JsonSchema[] = loadSchemas(),
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const doc of docs) {
     paths[doc.path] ??= {};
@@ -92,7 +121,11 @@ export function buildOpenApiDocument(publicUrl: string, docs: RouteDoc[] = route
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'svc-identity', version: '1.0.0', description: 'OTPs, user enrollment, approval notifications and an OAuth 2.0 authorization server.' },
+    info: {
+      title: 'svc-identity',
+      version: '1.0.0',
+      description: 'OTPs, user enrollment, approval notifications and an OAuth 2.0 authorization server.',
+    },
     servers: [{ url: publicUrl }],
     paths,
     components: {
@@ -100,9 +133,19 @@ export function buildOpenApiDocument(publicUrl: string, docs: RouteDoc[] = route
       securitySchemes: {
         oauth2: {
           type: 'oauth2',
-          flows: { clientCredentials: { tokenUrl: `${publicUrl}/svc/authserver/oauth/token`, scopes: { otp: 'Generate and validate OTPs', users: 'Enroll users', notifications: 'Create and query notifications' } } },
+          flows: {
+            clientCredentials: {
+              tokenUrl: `${publicUrl}/svc/authserver/oauth/token`,
+              scopes: { otp: 'Generate and validate OTPs', users: 'Enroll users', notifications: 'Create and query notifications' },
+            },
+          },
         },
-        bearerToken: { type: 'http', scheme: 'bearer', description: 'An access token pasted as is: an enterprise token (client_credentials) for /v1 enterprise routes, a user token (authorization code flow) for /v1/me' },
+        bearerToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An access token pasted as is: an enterprise token (client_credentials) for /v1 enterprise routes, a user token (authorization code flow) for /v1/me',
+        },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of the deployment' },
       },
     },

@@ -4,7 +4,8 @@ const error = (description: string) => ({ description, schema: 'common.error.jso
 const bearer = { kind: 'bearer', scope: 'otp' } as const;
 const authErrors = {
   '401': {
-    description: "Missing, malformed, invalid or expired access token (`{error, error_description}`), or the caller's address outside the client's allowedIps: error body with message `IP not whitelisted` and `detail` naming the address seen",
+    description:
+      "Missing, malformed, invalid or expired access token (`{error, error_description}`), or the caller's address outside the client's allowedIps: error body with message `IP not whitelisted` and `detail` naming the address seen",
     schema: 'common.unauthorized.json',
   },
   '403': { description: 'Token without the otp scope', schema: 'common.bearer-error.json' },
@@ -31,7 +32,9 @@ export const otpRouteDocs: RouteDoc[] = [
       ...authErrors,
       '404': error("User not found (in the client's enterprise)"),
       '415': error('Content type is not application/json'),
-      '422': error('Any other validation error: formats, ranges, OTP specification, template, macros, channel address, Idempotency-Key reuse'),
+      '422': error(
+        'Any other validation error: formats, ranges, OTP specification, template, macros, channel address, Idempotency-Key reuse',
+      ),
       '429': error('Rate limit reached (Retry-After header)'),
       '503': error('Not committed within REQUEST_DEADLINE_MS of arrival: nothing will be sent (Retry-After header)'),
     },
@@ -50,7 +53,11 @@ export const otpRouteDocs: RouteDoc[] = [
       '404': error('Unknown otpUuid, or issued to another client'),
       '409': { description: 'USED: already consumed', schema: 'otp.validation-refused.json' },
       '410': { description: 'EXPIRED', schema: 'otp.validation-refused.json' },
-      '422': { description: 'FAILED: wrong code, with attemptsLeft and otpUuid; or a body that breaks the schema (`Invalid field otp: ...`, no otpUuid)', schema: 'otp.validate-unprocessable.json' },
+      '422': {
+        description:
+          'FAILED: wrong code, with attemptsLeft and otpUuid; or a body that breaks the schema (`Invalid field otp: ...`, no otpUuid)',
+        schema: 'otp.validate-unprocessable.json',
+      },
       '423': { description: 'LOCKED: no attempts left (the right code is refused too)', schema: 'otp.validation-refused.json' },
       '429': error('Rate limit reached (Retry-After header)'),
     },
@@ -61,6 +68,10 @@ export const otpRouteDocs: RouteDoc[] = [
     summary: 'State of an OTP and of each channel delivery, without the code',
     tag: 'otp',
     auth: bearer,
-    responses: { '200': { description: 'State', schema: 'otp.status.json' }, ...authErrors, '404': error('Unknown otpUuid, or issued to another client') },
+    responses: {
+      '200': { description: 'State', schema: 'otp.status.json' },
+      ...authErrors,
+      '404': error('Unknown otpUuid, or issued to another client'),
+    },
   },
 ];

@@ -12,7 +12,10 @@ export interface RouteDoc {
   requestSchema?: string;
   requestContentType?: string;
   /** `array`: the body is a JSON array of `schema` items. */
-  responses: Record<string, { description: string; schema?: string; contentType?: string; array?: boolean; links?: Record<string, RouteLink> }>;
+  responses: Record<
+    string,
+    { description: string; schema?: string; contentType?: string; array?: boolean; links?: Record<string, RouteLink> }
+  >;
 }
 
 /** An OpenAPI link: where a value of this answer (or request) is used next, e.g. a new resource's id. */

@@ -4,7 +4,8 @@ const error = (description: string) => ({ description, schema: 'common.error.jso
 const bearer = { kind: 'bearer', scope: 'users' } as const;
 const guardErrors = {
   '401': {
-    description: "Missing, malformed, invalid or expired access token (`{error, error_description}`), or the caller's address outside the client's allowedIps: error body with message `IP not whitelisted` and `detail` naming the address seen",
+    description:
+      "Missing, malformed, invalid or expired access token (`{error, error_description}`), or the caller's address outside the client's allowedIps: error body with message `IP not whitelisted` and `detail` naming the address seen",
     schema: 'common.unauthorized.json',
   },
   '403': { description: 'Token without the users scope', schema: 'common.bearer-error.json' },
@@ -29,7 +30,9 @@ export const usersRouteDocs: RouteDoc[] = [
       },
       '400': error('`Malformed request body` (not JSON, not an object), or selfie compliance `Failed.[<CODE>]`'),
       ...guardErrors,
-      '409': error('`User is <STATUS>` (with userStatus), groups the same, a group missing, mobile number registered (checked in that order)'),
+      '409': error(
+        '`User is <STATUS>` (with userStatus), groups the same, a group missing, mobile number registered (checked in that order)',
+      ),
       '415': error("`Content type '<type>' not supported`"),
       '422': error('`[Invalid field <name>]`, the first bad field in the order of the properties of the request schema'),
       '500': error("`Failed to consume aware server's analyze API.` when the face analyzer fails or times out"),
@@ -49,11 +52,17 @@ export const usersRouteDocs: RouteDoc[] = [
       '410': { description: 'The right code, but expired', schema: 'users.activation-refused.json' },
       '415': error('Content type is not application/json'),
       '422': {
-        description: 'Wrong code, or a userId with nothing to activate (same answer), with attemptsLeft (checks left before the code is void); or `[Invalid field <name>]`',
+        description:
+          'Wrong code, or a userId with nothing to activate (same answer), with attemptsLeft (checks left before the code is void); or `[Invalid field <name>]`',
         schema: 'users.activation-refused.json',
       },
-      '423': { description: 'The code is void after 100 consecutive wrong codes (ACTIVATION_MAX_FAILURES) until an admin re-issues', schema: 'users.activation-refused.json' },
-      '429': error('Too many requests from the address, or too many wrong codes for the user (from this address, or from everywhere): wait `Retry-After` seconds'),
+      '423': {
+        description: 'The code is void after 100 consecutive wrong codes (ACTIVATION_MAX_FAILURES) until an admin re-issues',
+        schema: 'users.activation-refused.json',
+      },
+      '429': error(
+        'Too many requests from the address, or too many wrong codes for the user (from this address, or from everywhere): wait `Retry-After` seconds',
+      ),
     },
   },
   {
@@ -67,11 +76,17 @@ export const usersRouteDocs: RouteDoc[] = [
   {
     method: 'delete',
     path: '/v1/users/{userId}',
-    summary: "Delete a user of the client's enterprise: status DELETED, no more OTPs, pending notifications end DISCARD, the mobile number is free again (the userId stays taken)",
+    summary:
+      "Delete a user of the client's enterprise: status DELETED, no more OTPs, pending notifications end DISCARD, the mobile number is free again (the userId stays taken)",
     tag: 'users',
     auth: bearer,
     query: [{ name: 'comments', description: 'Note kept in the activity record', schema: { type: 'string', maxLength: 1000 } }],
-    responses: { '204': { description: 'Deleted (also when already DELETED)' }, ...guardErrors, '404': error('User not found'), '422': error('`[Invalid field comments]`') },
+    responses: {
+      '204': { description: 'Deleted (also when already DELETED)' },
+      ...guardErrors,
+      '404': error('User not found'),
+      '422': error('`[Invalid field comments]`'),
+    },
   },
   {
     method: 'post',
@@ -80,7 +95,11 @@ export const usersRouteDocs: RouteDoc[] = [
     tag: 'admin',
     auth: { kind: 'admin' },
     query: [
-      { name: 'enterpriseId', description: "The user's enterprise (default `default`)", schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
+      {
+        name: 'enterpriseId',
+        description: "The user's enterprise (default `default`)",
+        schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' },
+      },
       { name: 'comments', description: 'Note kept in the activity record', schema: { type: 'string', maxLength: 1000 } },
     ],
     responses: {

@@ -30,7 +30,10 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
 
   router.post('/admin/clients', admin, ...jsonBody(ctx), validateBody('admin-clients.create.json'), async (req, res) => {
     const { comments, ...input } = req.body as RegisterClientInput & { comments?: string };
-    const { client, clientSecret, callbackSecret } = await registerClient(ctx.mongo, input, { comments, encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey });
+    const { client, clientSecret, callbackSecret } = await registerClient(ctx.mongo, input, {
+      comments,
+      encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
+    });
     res
       .status(201)
       .location(`/admin/clients/${client.clientId}`)

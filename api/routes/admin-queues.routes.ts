@@ -22,6 +22,11 @@ export function adminQueuesRoutes(ctx: ServiceContext): Router {
   const dashboard = serverAdapter.getRouter() as Express;
   dashboard.disable('x-powered-by');
   const router = Router();
-  router.use(QUEUES_DASHBOARD_PATH, requireAdminToken(ctx, { allowBasic: true }), requireSameOriginForWrites(ctx.config.publicUrl), dashboard);
+  router.use(
+    QUEUES_DASHBOARD_PATH,
+    requireAdminToken(ctx, { allowBasic: true }),
+    requireSameOriginForWrites(ctx.config.publicUrl),
+    dashboard,
+  );
   return router;
 }

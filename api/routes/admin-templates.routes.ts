@@ -27,7 +27,10 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
   router.post('/admin/templates', admin, ...json, validate('admin-templates.create.json'), async (req, res) => {
     const { comments, ...content } = req.body as TemplateContent & { comments?: string };
     const created = await createTemplate(ctx.mongo, content, comments);
-    res.status(201).location(`/admin/templates/${encodeURIComponent(created.name)}`).json(created);
+    res
+      .status(201)
+      .location(`/admin/templates/${encodeURIComponent(created.name)}`)
+      .json(created);
   });
 
   router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {

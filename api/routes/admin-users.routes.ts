@@ -26,18 +26,24 @@ export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteS
   const activity = createActivityRepository(ctx.mongo);
   const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
 
-  router.put('/admin/users/:userId/blocked', requireAdminToken(ctx), ...jsonBody(ctx), validateBody('admin-users.blocked.json'), async (req, res) => {
-    const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
-    const { blocked, reason } = req.body as { blocked: boolean; reason?: string };
-    if (!(await users.setBlocked(ref, blocked, reason, new Date()))) throw new NotFoundError('User not found');
-    await activity.append({ actor: { type: 'admin' }, action: blocked ? 'user.blocked' : 'user.unblocked', ...ref, comments: reason });
-    // After the block is stored, so no notification can be created in between; blocking again
-    // finishes a discard a crash interrupted.
-    if (blocked) await services.discardPendingNotifications(ref.enterpriseId, ref.userId);
-    const user = await users.findUser(ref);
-    if (!user) throw new NotFoundError('User not found');
-    res.json(toUserResponse(user, user.activation ? await throttle.attemptsLeft(ref) : undefined));
-  });
+  router.put(
+    '/admin/users/:userId/blocked',
+    requireAdminToken(ctx),
+    ...jsonBody(ctx),
+    validateBody('admin-users.blocked.json'),
+    async (req, res) => {
+      const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
+      const { blocked, reason } = req.body as { blocked: boolean; reason?: string };
+      if (!(await users.setBlocked(ref, blocked, reason, new Date()))) throw new NotFoundError('User not found');
+      await activity.append({ actor: { type: 'admin' }, action: blocked ? 'user.blocked' : 'user.unblocked', ...ref, comments: reason });
+      // After the block is stored, so no notification can be created in between; blocking again
+      // finishes a discard a crash interrupted.
+      if (blocked) await services.discardPendingNotifications(ref.enterpriseId, ref.userId);
+      const user = await users.findUser(ref);
+      if (!user) throw new NotFoundError('User not found');
+      res.json(toUserResponse(user, user.activation ? await throttle.attemptsLeft(ref) : undefined));
+    },
+  );
 
   return router;
 }

@@ -35,7 +35,10 @@ function loadAssets(ctx: ServiceContext) {
   const importMap = JSON.stringify({
     imports: { '@svc-identity/client': `${LIB_PATH}/client/index.js`, oauth4webapi: `${LIB_PATH}/oauth4webapi/index.js` },
   });
-  const page = readFileSync(join(appDir, 'index.html'), 'utf8').replace('<!--IMPORT_MAP-->', `<script type="importmap">${importMap}</script>`);
+  const page = readFileSync(join(appDir, 'index.html'), 'utf8').replace(
+    '<!--IMPORT_MAP-->',
+    `<script type="importmap">${importMap}</script>`,
+  );
   const importMapHash = createHash('sha256').update(importMap).digest('base64');
   const policy = [
     "default-src 'none'",
@@ -47,7 +50,11 @@ function loadAssets(ctx: ServiceContext) {
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join('; ');
-  const config = { serviceUrl: ctx.config.publicUrl, clientId: DEMO_CLIENT_ID, redirectUri: `${ctx.config.publicUrl}${DEMO_APPROVER_PATH}/` };
+  const config = {
+    serviceUrl: ctx.config.publicUrl,
+    clientId: DEMO_CLIENT_ID,
+    redirectUri: `${ctx.config.publicUrl}${DEMO_APPROVER_PATH}/`,
+  };
   const appFiles = new Map<string, Asset>([
     ['app.js', { type: 'application/javascript', body: readFileSync(join(appDir, 'app.js')) }],
     ['style.css', { type: 'text/css', body: readFileSync(join(appDir, 'style.css')) }],
@@ -65,7 +72,8 @@ export function demoApproverRoutes(ctx: ServiceContext): Router {
   const router = Router();
   if (!ctx.config.demoApprover) return router;
   const { page, policy, appFiles, libraries } = loadAssets(ctx);
-  if ((libraries.get('client')?.size ?? 0) === 0) ctx.logger.warn('the client library is not built (npm run build): the approver app cannot load it');
+  if ((libraries.get('client')?.size ?? 0) === 0)
+    ctx.logger.warn('the client library is not built (npm run build): the approver app cannot load it');
 
   router.get(DEMO_APPROVER_PATH, (req, res) => {
     // Relative links of the page need the trailing slash.

@@ -6,6 +6,7 @@ import { ValidationError } from '../../core/errors/app-error.js';
 export function enterpriseQuery(req: Request): string {
   const value = req.query.enterpriseId;
   if (value === undefined) return DEFAULT_ENTERPRISE_ID;
-  if (typeof value !== 'string' || !ENTERPRISE_ID_RE.test(value)) throw new ValidationError('[Invalid field enterpriseId]', { error: 'Invalid data.' });
+  if (typeof value !== 'string' || !ENTERPRISE_ID_RE.test(value))
+    throw new ValidationError('[Invalid field enterpriseId]', { error: 'Invalid data.' });
   return value;
 }

@@ -13,7 +13,9 @@ export function healthRoutes(ctx: ServiceContext): Router {
     const checks = await Promise.allSettled([pingMongo(ctx.mongo), pingRedis(ctx.redis)]);
     const [mongodb, redis] = checks.map((c) => (c.status === 'fulfilled' ? 'up' : 'down'));
     const down = [mongodb === 'down' ? 'mongodb' : undefined, redis === 'down' ? 'redis' : undefined].filter(Boolean);
-    res.status(down.length === 0 ? 200 : 503).json({ status: down.length === 0 ? 'ready' : 'unavailable', checks: { mongodb, redis }, down });
+    res
+      .status(down.length === 0 ? 200 : 503)
+      .json({ status: down.length === 0 ? 'ready' : 'unavailable', checks: { mongodb, redis }, down });
   });
   router.get('/metrics', async (_req, res) => {
     res.set('Content-Type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());

@@ -40,10 +40,20 @@ function toHistoryResponse(n: Notification): Record<string, unknown> {
   };
 }
 
-const success = (notificationUuid: string, isDsVerified: boolean) => ({ status_code: 100, message: 'Success', notification_uuid: notificationUuid, is_ds_verified: isDsVerified });
+const success = (notificationUuid: string, isDsVerified: boolean) => ({
+  status_code: 100,
+  message: 'Success',
+  notification_uuid: notificationUuid,
+  is_ds_verified: isDsVerified,
+});
 
 /** The client library's operations for the signed-in user; every refusal carries `code`. */
-export function meNotificationsRoutes(ctx: ServiceContext, service: NotificationsService, users: Pick<UsersRepository, 'findUser'>, logger: Logger): Router {
+export function meNotificationsRoutes(
+  ctx: ServiceContext,
+  service: NotificationsService,
+  users: Pick<UsersRepository, 'findUser'>,
+  logger: Logger,
+): Router {
   const router = Router();
   const user = requireUserToken(ctx, users, 'notifications');
 

@@ -39,7 +39,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
     next();
   };
 
-    // Up to 100 dynamic macros of 1000 characters each (the schema): more than the small limit.
+  // Up to 100 dynamic macros of 1000 characters each (the schema): more than the small limit.
   router.post('/v1/svc-otp', stampArrival, ...auth, ...jsonBody(ctx, { limit: '256kb' }), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
     const receivedAt = res.locals.receivedAt as number;
@@ -54,7 +54,15 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
       services.limits.consume('otpPerClient', clientId),
       services.limits.consume('otpPerUser', userKey({ enterpriseId, userId: request.userId })),
     ]);
-    const result = await services.generation.generate({ clientId, enterpriseId, request, rawBody: req.body, idempotencyKey, admission, deadline: receivedAt + ctx.config.requestDeadlineMs });
+    const result = await services.generation.generate({
+      clientId,
+      enterpriseId,
+      request,
+      rawBody: req.body,
+      idempotencyKey,
+      admission,
+      deadline: receivedAt + ctx.config.requestDeadlineMs,
+    });
     res.status(200).json(result);
   });
 

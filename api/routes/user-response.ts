@@ -26,7 +26,9 @@ export function toUserResponse(user: User, attemptsLeft?: number): Record<string
           },
         }
       : {}),
-    ...(device ? { device: { deviceId: device.deviceId, publicKeyJwk: device.publicKeyJwk, registeredAt: device.registeredAt.toISOString() } } : {}),
+    ...(device
+      ? { device: { deviceId: device.deviceId, publicKeyJwk: device.publicKeyJwk, registeredAt: device.registeredAt.toISOString() } }
+      : {}),
     ...(user.server_bio_template_hash !== undefined
       ? {
           server_bio_template_hash: user.server_bio_template_hash,
@@ -35,7 +37,13 @@ export function toUserResponse(user: User, attemptsLeft?: number): Record<string
         }
       : {}),
     ...(user.activatedAt ? { activatedAt: user.activatedAt.toISOString() } : {}),
-    ...(user.blocked ? { blocked: true, blockedAt: user.blocked.at.toISOString(), ...(user.blocked.reason !== undefined ? { blockedReason: user.blocked.reason } : {}) } : {}),
+    ...(user.blocked
+      ? {
+          blocked: true,
+          blockedAt: user.blocked.at.toISOString(),
+          ...(user.blocked.reason !== undefined ? { blockedReason: user.blocked.reason } : {}),
+        }
+      : {}),
     createdAt: user.createdAt.toISOString(),
     updatedAt: user.updatedAt.toISOString(),
   };

@@ -16,7 +16,8 @@ function parseEvents(raw: Buffer): SendgridEvent[] {
   } catch {
     throw new BadRequestError('Malformed request body');
   }
-  if (!Array.isArray(parsed) || !parsed.every((e) => e !== null && typeof e === 'object' && !Array.isArray(e))) throw new BadRequestError('Malformed request body');
+  if (!Array.isArray(parsed) || !parsed.every((e) => e !== null && typeof e === 'object' && !Array.isArray(e)))
+    throw new BadRequestError('Malformed request body');
   return parsed as SendgridEvent[];
 }
 

@@ -23,7 +23,7 @@ function mannWhitney(a: number[], b: number[]): { u: number; z: number; p: numbe
   const all = [...a.map((v) => ({ v, g: 0 })), ...b.map((v) => ({ v, g: 1 }))].sort((x, y) => x.v - y.v);
   const ranks = new Array<number>(all.length);
   let tieTerm = 0;
-  for (let i = 0; i < all.length; ) {
+  for (let i = 0; i < all.length;) {
     let j = i;
     while (j + 1 < all.length && all[j + 1].v === all[i].v) j++;
     const rank = (i + j) / 2 + 1;
@@ -52,7 +52,12 @@ function signTest(diffs: number[]): { knownSlower: number; unknownSlower: number
 }
 
 const mean = (v: number[]) => v.reduce((s, x) => s + x, 0) / v.length;
-const summary = (v: number[]) => ({ mean: round(mean(v), 3), median: round(median(v), 3), p10: round(percentile(v, 10), 3), p90: round(percentile(v, 90), 3) });
+const summary = (v: number[]) => ({
+  mean: round(mean(v), 3),
+  median: round(median(v), 3),
+  p10: round(percentile(v, 10), 3),
+  p90: round(percentile(v, 90), 3),
+});
 
 await runBenchmark('activation-timing', async (cleanup) => {
   const started = new Date();
@@ -67,11 +72,18 @@ await runBenchmark('activation-timing', async (cleanup) => {
   const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' };
   await fetch(`${api.url}/admin/groups`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'retail' }) });
   const mongo = await connectMongo(`${infra.mongo.url}/bench_activation`);
-  const { client, clientSecret } = await registerClient(mongo, { name: 'bench users', scopes: ['users'], allowedIps: ['127.0.0.1/32', '::1/128'] });
+  const { client, clientSecret } = await registerClient(mongo, {
+    name: 'bench users',
+    scopes: ['users'],
+    allowedIps: ['127.0.0.1/32', '::1/128'],
+  });
   await mongo.close();
   const tokenRes = await fetch(`${api.url}/svc/authserver/oauth/token`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${client.clientId}:${clientSecret ?? ''}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${client.clientId}:${clientSecret ?? ''}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: 'grant_type=client_credentials',
   });
   const token = ((await tokenRes.json()) as { access_token: string }).access_token;
@@ -90,7 +102,11 @@ await runBenchmark('activation-timing', async (cleanup) => {
 
   const activate = async (userId: string): Promise<number> => {
     const t0 = performance.now();
-    const res = await fetch(`${api.url}/v1/users/activate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userId, activationCode: 'WRONG-CODE' }) });
+    const res = await fetch(`${api.url}/v1/users/activate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userId, activationCode: 'WRONG-CODE' }),
+    });
     await res.arrayBuffer();
     const elapsed = performance.now() - t0;
     if (res.status !== 422) throw new Error(`activate ${userId}: ${res.status}`);
@@ -133,10 +149,18 @@ await runBenchmark('activation-timing', async (cleanup) => {
   printTable(
     ['arm', 'mean ms', 'median ms', 'p10 ms', 'p90 ms'],
     [
-      ['pending user, wrong code', result.knownPendingUserMs.mean, result.knownPendingUserMs.median, result.knownPendingUserMs.p10, result.knownPendingUserMs.p90],
+      [
+        'pending user, wrong code',
+        result.knownPendingUserMs.mean,
+        result.knownPendingUserMs.median,
+        result.knownPendingUserMs.p10,
+        result.knownPendingUserMs.p90,
+      ],
       ['unknown user', result.unknownUserMs.mean, result.unknownUserMs.median, result.unknownUserMs.p10, result.unknownUserMs.p90],
     ],
   );
-  console.log(`Mann-Whitney U=${mw.u} z=${result.mannWhitney.z} p=${result.mannWhitney.p}; sign test: known slower in ${sign.knownSlower}, unknown slower in ${sign.unknownSlower} pairs, p=${result.signTest.p}`);
+  console.log(
+    `Mann-Whitney U=${mw.u} z=${result.mannWhitney.z} p=${result.mannWhitney.p}; sign test: known slower in ${sign.knownSlower}, unknown slower in ${sign.unknownSlower} pairs, p=${result.signTest.p}`,
+  );
   console.log(`written to ${writeResult('activation-timing', result)}`);
 });

@@ -15,8 +15,30 @@ import { encryptSecret } from '../../core/otp/secret-box.js';
 import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS } from '../../core/queues/dispatch.queue.js';
 import { seedTemplates } from '../../core/templates/templates.seeder.js';
 import { createLogger } from '../../core/logger/logger.js';
-import { envInt, envString, machineInfo, median, printTable, processCpuMs, round, runBenchmark, sleep, startInfra, waitUntilIdle, wallMs, writeResult } from '../support/bench-kit.js';
-import { benchMobile, connectMongo, projectEnv, startBareWorker, startProjectWorker, startProviderStub, storesOf } from '../support/arms.js';
+import {
+  envInt,
+  envString,
+  machineInfo,
+  median,
+  printTable,
+  processCpuMs,
+  round,
+  runBenchmark,
+  sleep,
+  startInfra,
+  waitUntilIdle,
+  wallMs,
+  writeResult,
+} from '../support/bench-kit.js';
+import {
+  benchMobile,
+  connectMongo,
+  projectEnv,
+  startBareWorker,
+  startProjectWorker,
+  startProviderStub,
+  storesOf,
+} from '../support/arms.js';
 
 const JOBS = envInt('JOBS', 5000);
 const PAIRS = envInt('PAIRS', 5);
@@ -47,7 +69,10 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
   cleanup(() => mongo.close());
   await seedTemplates(mongo, createLogger({ level: 'warn' }));
   const cpuProf = envString('BENCH_CPU_PROF_DIR', '');
-  const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) }, cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []);
+  const worker = await startProjectWorker(
+    { ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) },
+    cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : [],
+  );
   cleanup(worker.stop);
   // BARE_WORK=required: the bare worker also reads each row and records the outcome (see bare-worker.ts).
   const bareWork = envString('BARE_WORK', 'minimal');
@@ -119,13 +144,22 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
       await queue.addBulk(
         ids.slice(from, from + 1000).map((deliveryId) => {
           const envelope = sealed.get(deliveryId);
-          return { name: DISPATCH_JOB, data: envelope === undefined ? { deliveryId } : { deliveryId, sealed: envelope }, opts: { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId } };
+          return {
+            name: DISPATCH_JOB,
+            data: envelope === undefined ? { deliveryId } : { deliveryId, sealed: envelope },
+            opts: { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId },
+          };
         }),
       );
     }
     const failedBefore = await queue.getFailedCount();
     await stub.arrivals(true);
-    const pids = { worker: (arm === 'project' ? worker : bare).child.pid, mongo: infra.mongo.pid, redis: infra.redis.pid, stub: stub.child.pid };
+    const pids = {
+      worker: (arm === 'project' ? worker : bare).child.pid,
+      mongo: infra.mongo.pid,
+      redis: infra.redis.pid,
+      stub: stub.child.pid,
+    };
     // The preload leaves the MongoDB-wire server's JVM collecting garbage for a while; measuring
     // starts once every process is quiet, so that work is not billed to the drain.
     await waitUntilIdle(Object.values(pids));
@@ -140,7 +174,9 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
       await sleep(20);
     }
     const seconds = (wallMs() - t0) / 1000;
-    const cpuMsPerJob = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((processCpuMs(pid) - cpuBefore[k]) / jobs, 3)]));
+    const cpuMsPerJob = Object.fromEntries(
+      Object.entries(pids).map(([k, pid]) => [k, round((processCpuMs(pid) - cpuBefore[k]) / jobs, 3)]),
+    );
     const failed = (await queue.getFailedCount()) - failedBefore;
     const delivered = (await stub.arrivals(true)).arrivals.length;
     if (failed > 0 || delivered !== jobs) throw new Error(`${arm}: ${failed} failed jobs, ${delivered}/${jobs} messages at the stub`);
@@ -168,14 +204,33 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
   console.log('');
   printTable(
     ['pair', 'first', 'project jobs/s', 'baseline jobs/s', 'ratio', 'project s', 'baseline s'],
-    pairs.map((p) => [p.pair, p.order.split(' ')[0], p.project.jobsPerSecond, p.baseline.jobsPerSecond, round(p.ratio, 3), p.project.seconds, p.baseline.seconds]),
+    pairs.map((p) => [
+      p.pair,
+      p.order.split(' ')[0],
+      p.project.jobsPerSecond,
+      p.baseline.jobsPerSecond,
+      round(p.ratio, 3),
+      p.project.seconds,
+      p.baseline.seconds,
+    ]),
   );
   const cpu = (arm: Arm, k: string) => round(median(pairs.map((p) => p[arm].cpuMsPerJob[k])), 3);
-  const cpuSummary = Object.fromEntries((['project', 'baseline'] as const).map((arm) => [arm, { worker: cpu(arm, 'worker'), mongo: cpu(arm, 'mongo'), redis: cpu(arm, 'redis'), stub: cpu(arm, 'stub') }]));
+  const cpuSummary = Object.fromEntries(
+    (['project', 'baseline'] as const).map((arm) => [
+      arm,
+      { worker: cpu(arm, 'worker'), mongo: cpu(arm, 'mongo'), redis: cpu(arm, 'redis'), stub: cpu(arm, 'stub') },
+    ]),
+  );
   console.log('\nCPU ms per job (median over pairs):');
   printTable(
     ['arm', 'worker process', 'MongoDB-wire server', 'Redis', 'provider stub'],
-    (['project', 'baseline'] as const).map((arm) => [arm, cpuSummary[arm].worker, cpuSummary[arm].mongo, cpuSummary[arm].redis, cpuSummary[arm].stub]),
+    (['project', 'baseline'] as const).map((arm) => [
+      arm,
+      cpuSummary[arm].worker,
+      cpuSummary[arm].mongo,
+      cpuSummary[arm].redis,
+      cpuSummary[arm].stub,
+    ]),
   );
   console.log(`\nmedian ratio project/baseline: ${round(medianRatio, 3)} (goal >= ${GOAL}: ${medianRatio >= GOAL ? 'met' : 'MISSED'})`);
   const file = writeResult('dispatch-drain', {

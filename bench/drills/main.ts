@@ -87,7 +87,11 @@ const percentile = (values: number[], p: number) => {
 async function setUp(cluster: Cluster, userCount: number) {
   const mongo = await connectMongo(cluster.mongoUrl);
   try {
-    const { client, clientSecret } = await registerClient(mongo, { name: 'drills', scopes: ['otp'], allowedIps: ['127.0.0.1/32', '::1/128'] });
+    const { client, clientSecret } = await registerClient(mongo, {
+      name: 'drills',
+      scopes: ['otp'],
+      allowedIps: ['127.0.0.1/32', '::1/128'],
+    });
     const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(clientSecret as string)}`).toString('base64');
     const res = await fetch(`${cluster.apiUrl}/svc/authserver/oauth/token`, {
       method: 'POST',
@@ -100,14 +104,29 @@ async function setUp(cluster: Cluster, userCount: number) {
       headers: { authorization: `Bearer ${cluster.env.ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: DRILL_TEMPLATE, channel: 'SMS', text: 'Your code is __SVC_OTP__ (trace __TRACE__)' }),
     });
-    if (template.status !== 201 && template.status !== 200) throw new Error(`template not created: ${template.status} ${await template.text()}`);
+    if (template.status !== 201 && template.status !== 200)
+      throw new Error(`template not created: ${template.status} ${await template.text()}`);
     const Users = await userModel(mongo);
     const now = new Date();
     const users = Array.from({ length: userCount }, (_, i) => `drill-user${i}`);
     await Users.insertMany(
       users.map((userId, i) => {
         const mobileNumber = `+1555${String(i).padStart(7, '0')}`;
-        return toUserDoc({ enterpriseId: DEFAULT_ENTERPRISE_ID, userId, loginId: userId, primaryGroup: 'retail', secondaryGroups: [], firstName: 'Drill', lastName: 'User', status: 'ACTIVE', sourceType: 'SVC', clientId: client.clientId, mobileNumber, createdAt: now, updatedAt: now });
+        return toUserDoc({
+          enterpriseId: DEFAULT_ENTERPRISE_ID,
+          userId,
+          loginId: userId,
+          primaryGroup: 'retail',
+          secondaryGroups: [],
+          firstName: 'Drill',
+          lastName: 'User',
+          status: 'ACTIVE',
+          sourceType: 'SVC',
+          clientId: client.clientId,
+          mobileNumber,
+          createdAt: now,
+          updatedAt: now,
+        });
       }),
     );
     return { token, users };
@@ -192,7 +211,11 @@ const RSS_LIMIT_MB: Record<RoleName, number> = { api: 200, dispatch: 150, enroll
 async function soak(cluster: Cluster, users: string[], token: string, rate: number, minutes: number) {
   const samples: ({ atS: number } & Partial<Record<RoleName, number>>)[] = [];
   const started = Date.now();
-  const sample = () => samples.push({ atS: Math.round((Date.now() - started) / 1000), ...Object.fromEntries(ROLES.map((role) => [role, cluster.rssMb(role)])) });
+  const sample = () =>
+    samples.push({
+      atS: Math.round((Date.now() - started) / 1000),
+      ...Object.fromEntries(ROLES.map((role) => [role, cluster.rssMb(role)])),
+    });
   sample();
   const timer = setInterval(() => {
     sample();
@@ -245,12 +268,17 @@ async function main(): Promise<void> {
       const result = await soak(cluster, users, token, rate, soakMinutes);
       const { samples, ...rest } = result;
       process.stdout.write(`${JSON.stringify(rest, null, 2)}\n`);
-      writeFileSync(join(resultsDir, 'drills-soak.json'), `${JSON.stringify({ at: new Date().toISOString(), ...result, samples }, null, 2)}\n`);
+      writeFileSync(
+        join(resultsDir, 'drills-soak.json'),
+        `${JSON.stringify({ at: new Date().toISOString(), ...result, samples }, null, 2)}\n`,
+      );
       return;
     }
     const results = [];
     for (const drill of drills) {
-      process.stdout.write(`drill ${drill.name}: ${rate} OTPs/s for ${seconds} s (longer when the fault outlasts it), fault at ${Math.round(seconds / 3)} s\n`);
+      process.stdout.write(
+        `drill ${drill.name}: ${rate} OTPs/s for ${seconds} s (longer when the fault outlasts it), fault at ${Math.round(seconds / 3)} s\n`,
+      );
       const result = await runDrill(cluster, drill, users, token, rate, seconds, settleMs);
       const goals = result.lost === 0 && result.duplicateRate <= 0.001;
       process.stdout.write(`${JSON.stringify(result)}\n  goals (0 lost, duplicates <= 0.1 %): ${goals ? 'met' : 'NOT MET'}\n`);
@@ -262,7 +290,10 @@ async function main(): Promise<void> {
         `${r.drill.padEnd(16)} ${String(r.requested).padStart(9)} ${String(r.accepted).padStart(8)} ${String(r.deliveredOnce).padStart(4)} ${String(r.lost).padStart(4)} ${String(r.duplicated).padStart(4)} ${String(r.sentWithoutAcceptance).padStart(11)} ${String(r.serviceBackMs ?? '-').padStart(7)} ${String(r.recoveryMs).padStart(11)} ${JSON.stringify(r.answersDuringFault)}\n`,
       );
     }
-    writeFileSync(join(resultsDir, 'drills.json'), `${JSON.stringify({ at: new Date().toISOString(), rate, seconds, results }, null, 2)}\n`);
+    writeFileSync(
+      join(resultsDir, 'drills.json'),
+      `${JSON.stringify({ at: new Date().toISOString(), rate, seconds, results }, null, 2)}\n`,
+    );
   } finally {
     await cluster.stop();
   }

@@ -18,7 +18,14 @@ const CLIENT_TIMEOUT_MS = 10_000;
 
 export const DRILL_TEMPLATE = 'drill_sms';
 
-export function startOtpLoad(options: { apiUrl: string; token: string; users: string[]; ratePerSecond: number; seconds: number; tracePrefix: string }) {
+export function startOtpLoad(options: {
+  apiUrl: string;
+  token: string;
+  users: string[];
+  ratePerSecond: number;
+  seconds: number;
+  tracePrefix: string;
+}) {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const sent: SentOtp[] = [];
   const pending = new Set<Promise<void>>();
@@ -29,11 +36,26 @@ export function startOtpLoad(options: { apiUrl: string; token: string; users: st
   const send = (userId: string, n: number) => {
     const record: SentOtp = { sentAt: Date.now(), userId, trace: `${options.tracePrefix}-${n}` };
     sent.push(record);
-    const body = JSON.stringify({ userId, dispatchOptions: { SMS: DRILL_TEMPLATE }, dynamicMacros: { __TRACE__: record.trace }, attempts: 3, expiresIn: 600 });
+    const body = JSON.stringify({
+      userId,
+      dispatchOptions: { SMS: DRILL_TEMPLATE },
+      dynamicMacros: { __TRACE__: record.trace },
+      attempts: 3,
+      expiresIn: 600,
+    });
     const done = new Promise<void>((resolve) => {
       const req = request(
         `${options.apiUrl}/v1/svc-otp`,
-        { method: 'POST', agent, timeout: CLIENT_TIMEOUT_MS, headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          method: 'POST',
+          agent,
+          timeout: CLIENT_TIMEOUT_MS,
+          headers: {
+            authorization: `Bearer ${options.token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
         (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => (text += chunk.toString()));

@@ -19,7 +19,20 @@ import { createNotificationsService } from '../../core/notifications/notificatio
 import { enqueueExpiry } from '../../core/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { benchUserId, connectMongo, insertBenchUsers, projectEnv, storesOf } from '../support/arms.js';
-import { distDir, envInt, machineInfo, percentile, printTable, round, runBenchmark, sleep, startInfra, startNode, wallMs, writeResult } from '../support/bench-kit.js';
+import {
+  distDir,
+  envInt,
+  machineInfo,
+  percentile,
+  printTable,
+  round,
+  runBenchmark,
+  sleep,
+  startInfra,
+  startNode,
+  wallMs,
+  writeResult,
+} from '../support/bench-kit.js';
 
 const N = envInt('N', 1_000_000);
 const RATE = envInt('RATE', 1000);
@@ -68,7 +81,11 @@ await runBenchmark('expire', async (cleanup) => {
   const started = new Date();
   const infra = await startInfra();
   cleanup(infra.stop);
-  const env: Record<string, string> = { ...projectEnv(storesOf(infra), 'bench_expire_worker', 'bex'), NOTIFICATION_SWEEP_INTERVAL_MS: String(SWEEP_MS), PUBLIC_URL: 'http://127.0.0.1:9' };
+  const env: Record<string, string> = {
+    ...projectEnv(storesOf(infra), 'bench_expire_worker', 'bex'),
+    NOTIFICATION_SWEEP_INTERVAL_MS: String(SWEEP_MS),
+    PUBLIC_URL: 'http://127.0.0.1:9',
+  };
   const logger = createLogger({ level: 'warn' });
 
   // Bare arm: same documents and indexes in another database of the same server, one updateMany.
@@ -78,7 +95,9 @@ await runBenchmark('expire', async (cleanup) => {
   await preload(bareMongo, N, new Date(Date.now() - 1000));
   const bareLoadS = (wallMs() - t0) / 1000;
   const bareStart = wallMs();
-  const bare = await (await notificationModel(bareMongo)).updateMany({ status: 'ACTIVE', expiresAt: { $lte: new Date() } }, { $set: { status: 'EXPIRED', answeredAt: new Date() } });
+  const bare = await (
+    await notificationModel(bareMongo)
+  ).updateMany({ status: 'ACTIVE', expiresAt: { $lte: new Date() } }, { $set: { status: 'EXPIRED', answeredAt: new Date() } });
   const bareMs = wallMs() - bareStart;
   if (bare.modifiedCount !== N) throw new Error(`bare updateMany changed ${bare.modifiedCount} of ${N}`);
   await bareMongo.dropDatabase();
@@ -90,7 +109,9 @@ await runBenchmark('expire', async (cleanup) => {
   await insertBenchUsers(mongo, USERS);
   const dueAt = new Date(Date.now() + 3_600_000);
   const sample = await preload(mongo, N, dueAt);
-  const worker = await startNode('notification worker', join(distDir, 'workers', 'notifications', 'main.js'), env, { ready: /notification-callback worker running/ });
+  const worker = await startNode('notification worker', join(distDir, 'workers', 'notifications', 'main.js'), env, {
+    ready: /notification-callback worker running/,
+  });
   cleanup(worker.stop);
   // Move the whole set's due time to just ahead (one write, before the clock starts).
   const due = new Date(Date.now() + 2000);
@@ -145,12 +166,19 @@ await runBenchmark('expire', async (cleanup) => {
   await stream;
   const stillActive = await (await notificationModel(mongo)).countDocuments({ status: 'ACTIVE' });
   const ratio = workerMs / bareMs;
-  console.log(`worker: ${round(workerMs)} ms from expiresAt to all EXPIRED (sweep every ${SWEEP_MS} ms); ratio ${round(ratio, 3)}; answers ${answers}, late accepted ${lateAccepted}`);
+  console.log(
+    `worker: ${round(workerMs)} ms from expiresAt to all EXPIRED (sweep every ${SWEEP_MS} ms); ratio ${round(ratio, 3)}; answers ${answers}, late accepted ${lateAccepted}`,
+  );
 
   // Lag at a steady rate: RATE expiries per second for RATE_SECONDS through the delayed jobs.
   await worker.stop();
   await (await notificationModel(mongo)).deleteMany({});
-  const rateWorker = await startNode('notification worker (rate)', join(distDir, 'workers', 'notifications', 'main.js'), { ...env, NOTIFICATION_SWEEP_INTERVAL_MS: String(RATE_SWEEP_MS) }, { ready: /notification-callback worker running/ });
+  const rateWorker = await startNode(
+    'notification worker (rate)',
+    join(distDir, 'workers', 'notifications', 'main.js'),
+    { ...env, NOTIFICATION_SWEEP_INTERVAL_MS: String(RATE_SWEEP_MS) },
+    { ready: /notification-callback worker running/ },
+  );
   cleanup(rateWorker.stop);
   const count = RATE * RATE_SECONDS;
   const firstDue = Date.now() + 5000 + count; // leaves time to create them (about 1 ms each)
@@ -168,12 +196,33 @@ await runBenchmark('expire', async (cleanup) => {
   }
   if (Date.now() > firstDue) throw new Error('creating the rate set took longer than planned');
   await sleep(firstDue + RATE_SECONDS * 1000 + 3000 - Date.now());
-  const rows = await (await notificationModel(mongo)).find({}, { _id: 0, status: 1, expiresAt: 1, answeredAt: 1 }).lean<Pick<Notification, 'status' | 'expiresAt' | 'answeredAt'>[]>();
+  const rows = await (
+    await notificationModel(mongo)
+  )
+    .find({}, { _id: 0, status: 1, expiresAt: 1, answeredAt: 1 })
+    .lean<Pick<Notification, 'status' | 'expiresAt' | 'answeredAt'>[]>();
   const lags = rows.filter((r) => r.status === 'EXPIRED').map((r) => (r.answeredAt as Date).getTime() - r.expiresAt.getTime());
-  const lag = { expired: lags.length, of: count, p50: percentile(lags, 50), p99: percentile(lags, 99), max: Math.max(...lags), min: Math.min(...lags) };
+  const lag = {
+    expired: lags.length,
+    of: count,
+    p50: percentile(lags, 50),
+    p99: percentile(lags, 99),
+    max: Math.max(...lags),
+    min: Math.min(...lags),
+  };
 
   printTable(
-    ['N', 'bare updateMany ms', 'worker ms', 'ratio', 'goal', 'late answers accepted', `lag p50 ms @${RATE}/s (sweep ${RATE_SWEEP_MS} ms)`, 'lag p99 ms', 'lag max ms'],
+    [
+      'N',
+      'bare updateMany ms',
+      'worker ms',
+      'ratio',
+      'goal',
+      'late answers accepted',
+      `lag p50 ms @${RATE}/s (sweep ${RATE_SWEEP_MS} ms)`,
+      'lag p99 ms',
+      'lag max ms',
+    ],
     [[N, round(bareMs), round(workerMs), round(ratio, 3), `<= ${GOAL}`, lateAccepted, lag.p50, lag.p99, lag.max]],
   );
   const file = writeResult('expire', {
@@ -181,7 +230,18 @@ await runBenchmark('expire', async (cleanup) => {
     startedAt: started.toISOString(),
     machine: machineInfo(),
     knobs: { N, RATE, RATE_SECONDS, SWEEP_MS, RATE_SWEEP_MS },
-    bulk: { bareMs: round(bareMs), bareModified: bare.modifiedCount, workerMs: round(workerMs), ratio: round(ratio, 3), goal: GOAL, expiredBySweep: expired, stillActive, answers, lateAccepted, refusals },
+    bulk: {
+      bareMs: round(bareMs),
+      bareModified: bare.modifiedCount,
+      workerMs: round(workerMs),
+      ratio: round(ratio, 3),
+      goal: GOAL,
+      expiredBySweep: expired,
+      stillActive,
+      answers,
+      lateAccepted,
+      refusals,
+    },
     rate: lag,
   });
   console.log(`result: ${file}`);

@@ -50,10 +50,13 @@ async function main(): Promise<void> {
           results[key] = Math.max(results[key] ?? 0, rate);
           process.stdout.write(`${key} round ${round + 1}: ${rate.toFixed(0)} writes/s\n`);
         }
-        if (round === 1) process.stdout.write(`journal size after ${WRITES} writes: ${(statSync(journalFile).size / 1024).toFixed(0)} KiB\n`);
+        if (round === 1)
+          process.stdout.write(`journal size after ${WRITES} writes: ${(statSync(journalFile).size / 1024).toFixed(0)} KiB\n`);
       }
     }
-    process.stdout.write(`${JSON.stringify({ writesPerArm: WRITES, bestOfTwo: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Math.round(v)])) })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ writesPerArm: WRITES, bestOfTwo: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Math.round(v)])) })}\n`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,8 +4,29 @@
 // (jobs wait in Redis). Arms interleave (alternating which goes first) in PAIRS pairs; the
 // figure is the median of the per-pair ratios project/baseline. Goal: at least 0.9.
 import { autocannonPost, type LoadResult } from '../support/load.js';
-import { envInt, machineInfo, median, printTable, round, runBenchmark, startInfra, withCpu, writeResult, envString } from '../support/bench-kit.js';
-import { benchUserId, connectMongo, insertBenchUsers, otpRequestBody, projectAccessToken, projectEnv, startBaselineApp, storesOf, startProjectApi } from '../support/arms.js';
+import {
+  envInt,
+  machineInfo,
+  median,
+  printTable,
+  round,
+  runBenchmark,
+  startInfra,
+  withCpu,
+  writeResult,
+  envString,
+} from '../support/bench-kit.js';
+import {
+  benchUserId,
+  connectMongo,
+  insertBenchUsers,
+  otpRequestBody,
+  projectAccessToken,
+  projectEnv,
+  startBaselineApp,
+  storesOf,
+  startProjectApi,
+} from '../support/arms.js';
 
 const PAIRS = envInt('PAIRS', 5);
 const DURATION_S = envInt('DURATION_S', 10);
@@ -18,7 +39,10 @@ await runBenchmark('otp-accept', async (cleanup) => {
   const infra = await startInfra();
   cleanup(infra.stop);
   const cpuProf = envString('BENCH_CPU_PROF_DIR', '');
-  const api = await startProjectApi(projectEnv(storesOf(infra), 'bench_accept_project', 'bap'), cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []);
+  const api = await startProjectApi(
+    projectEnv(storesOf(infra), 'bench_accept_project', 'bap'),
+    cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : [],
+  );
   cleanup(api.stop);
   const baseline = await startBaselineApp(storesOf(infra), 'bench_accept_baseline', 'bab');
   cleanup(baseline.stop);
@@ -35,10 +59,14 @@ await runBenchmark('otp-accept', async (cleanup) => {
   const measure = async (app: number | undefined, load: () => Promise<LoadResult>): Promise<Measured> => {
     const { value, cpuMs } = await withCpu({ app, mongo: infra.mongo.pid, redis: infra.redis.pid }, load);
     const requests = value.total - value.non2xx;
-    return { ...value, cpuMsPerRequest: Object.fromEntries(Object.entries(cpuMs).map(([k, ms]) => [k, round(ms / Math.max(1, requests), 3)])) };
+    return {
+      ...value,
+      cpuMsPerRequest: Object.fromEntries(Object.entries(cpuMs).map(([k, ms]) => [k, round(ms / Math.max(1, requests), 3)])),
+    };
   };
   const arms = {
-    project: (s: number) => measure(api.child.pid, () => autocannonPost(`${api.url}/v1/svc-otp`, body, { authorization: `Bearer ${token}` }, s, CONNECTIONS)),
+    project: (s: number) =>
+      measure(api.child.pid, () => autocannonPost(`${api.url}/v1/svc-otp`, body, { authorization: `Bearer ${token}` }, s, CONNECTIONS)),
     baseline: (s: number) => measure(baseline.child.pid, () => autocannonPost(`${baseline.url}/v1/svc-otp`, body, {}, s, CONNECTIONS)),
   };
   const check = (arm: string, r: LoadResult) => {
@@ -60,22 +88,46 @@ await runBenchmark('otp-accept', async (cleanup) => {
     }
     const project = got.project as Measured;
     const base = got.baseline as Measured;
-    pairs.push({ pair: i + 1, order: order.join(' then '), project, baseline: base, ratio: project.requestsPerSecond / base.requestsPerSecond });
-    console.log(`  pair ${i + 1}: project ${round(project.requestsPerSecond, 1)} req/s, baseline ${round(base.requestsPerSecond, 1)} req/s`);
+    pairs.push({
+      pair: i + 1,
+      order: order.join(' then '),
+      project,
+      baseline: base,
+      ratio: project.requestsPerSecond / base.requestsPerSecond,
+    });
+    console.log(
+      `  pair ${i + 1}: project ${round(project.requestsPerSecond, 1)} req/s, baseline ${round(base.requestsPerSecond, 1)} req/s`,
+    );
   }
   const medianRatio = median(pairs.map((p) => p.ratio));
 
   console.log('');
   printTable(
     ['pair', 'first', 'project req/s', 'baseline req/s', 'ratio', 'project p50/p99 ms', 'baseline p50/p99 ms'],
-    pairs.map((p) => [p.pair, p.order.split(' ')[0], round(p.project.requestsPerSecond, 1), round(p.baseline.requestsPerSecond, 1), round(p.ratio, 3), `${p.project.latencyP50Ms}/${p.project.latencyP99Ms}`, `${p.baseline.latencyP50Ms}/${p.baseline.latencyP99Ms}`]),
+    pairs.map((p) => [
+      p.pair,
+      p.order.split(' ')[0],
+      round(p.project.requestsPerSecond, 1),
+      round(p.baseline.requestsPerSecond, 1),
+      round(p.ratio, 3),
+      `${p.project.latencyP50Ms}/${p.project.latencyP99Ms}`,
+      `${p.baseline.latencyP50Ms}/${p.baseline.latencyP99Ms}`,
+    ]),
   );
   const cpu = (arm: 'project' | 'baseline', k: string) => round(median(pairs.map((p) => p[arm].cpuMsPerRequest[k])), 3);
-  const cpuSummary = Object.fromEntries((['project', 'baseline'] as const).map((arm) => [arm, { app: cpu(arm, 'app'), mongo: cpu(arm, 'mongo'), redis: cpu(arm, 'redis') }]));
+  const cpuSummary = Object.fromEntries(
+    (['project', 'baseline'] as const).map((arm) => [arm, { app: cpu(arm, 'app'), mongo: cpu(arm, 'mongo'), redis: cpu(arm, 'redis') }]),
+  );
   console.log('\nCPU ms per accepted request (median over pairs):');
   printTable(
     ['arm', 'app process', 'MongoDB-wire server', 'Redis', 'total'],
-    (['project', 'baseline'] as const).map((arm) => [arm, cpuSummary[arm].app, cpuSummary[arm].mongo, cpuSummary[arm].redis, round(cpuSummary[arm].app + cpuSummary[arm].mongo + cpuSummary[arm].redis, 3)]),
+    (['project', 'baseline'] as const).map((arm) => [
+      arm,
+      cpuSummary[arm].app,
+      cpuSummary[arm].mongo,
+      cpuSummary[arm].redis,
+      round(cpuSummary[arm].app + cpuSummary[arm].mongo + cpuSummary[arm].redis, 3),
+    ]),
   );
   console.log(`\nmedian ratio project/baseline: ${round(medianRatio, 3)} (goal >= ${GOAL}: ${medianRatio >= GOAL ? 'met' : 'MISSED'})`);
 
@@ -95,7 +147,15 @@ await runBenchmark('otp-accept', async (cleanup) => {
       projectLogLevel: envString('BENCH_LOG_LEVEL', 'info'),
       rateLimits: 'raised to 1e9 through RATE_LIMIT_* (still consumed in Redis on every request)',
     },
-    pairs: pairs.map((p) => ({ pair: p.pair, order: p.order, projectRps: round(p.project.requestsPerSecond, 1), baselineRps: round(p.baseline.requestsPerSecond, 1), ratio: round(p.ratio, 4), project: p.project, baseline: p.baseline })),
+    pairs: pairs.map((p) => ({
+      pair: p.pair,
+      order: p.order,
+      projectRps: round(p.project.requestsPerSecond, 1),
+      baselineRps: round(p.baseline.requestsPerSecond, 1),
+      ratio: round(p.ratio, 4),
+      project: p.project,
+      baseline: p.baseline,
+    })),
     cpuMsPerRequestMedian: cpuSummary,
     medianRatio: round(medianRatio, 4),
     goal: GOAL,

@@ -6,7 +6,19 @@
 // sends to user i's own mobile number; the bare worker sends To = the delivery id of the otpUuid.
 import { autocannonPost } from '../support/load.js';
 import { openLoopPost, type SentRequest } from '../support/open-loop.js';
-import { envInt, envString, machineInfo, median, percentile, printTable, round, runBenchmark, sleep, startInfra, writeResult } from '../support/bench-kit.js';
+import {
+  envInt,
+  envString,
+  machineInfo,
+  median,
+  percentile,
+  printTable,
+  round,
+  runBenchmark,
+  sleep,
+  startInfra,
+  writeResult,
+} from '../support/bench-kit.js';
 import {
   benchMobile,
   benchUserId,
@@ -121,7 +133,9 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   const projectDb = mongo;
   cleanup(() => projectDb.close());
 
-  console.log(`otp-e2e: baseline max ${baselineMax === undefined ? 'not measured' : `${round(baselineMax, 1)} req/s`}, offered rate ${rate} req/s for ${DURATION_S} s per run, ${PAIRS} pairs, worker concurrency ${CONCURRENCY}`);
+  console.log(
+    `otp-e2e: baseline max ${baselineMax === undefined ? 'not measured' : `${round(baselineMax, 1)} req/s`}, offered rate ${rate} req/s for ${DURATION_S} s per run, ${PAIRS} pairs, worker concurrency ${CONCURRENCY}`,
+  );
   const targets: Record<Arm, { url: string; headers: Record<string, string> }> = {
     project: { url: `${api.url}/v1/svc-otp`, headers: { authorization: `Bearer ${token}` } },
     baseline: { url: `${baseline.url}/v1/svc-otp`, headers: {} },
@@ -148,7 +162,9 @@ await runBenchmark('otp-e2e', async (cleanup) => {
     for (const arm of order) {
       const result = await runArm(arm, pair, DURATION_S);
       runs.push(result);
-      console.log(`  pair ${pair} ${arm}: accepted ${result.accepted}/${result.offered}, delivered ${result.delivered}, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
+      console.log(
+        `  pair ${pair} ${arm}: accepted ${result.accepted}/${result.offered}, delivered ${result.delivered}, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`,
+      );
       await sleep(1000);
     }
   }
@@ -173,7 +189,10 @@ await runBenchmark('otp-e2e', async (cleanup) => {
     method: {
       offeredRatePerSecond: rate,
       baselineMaxRequestsPerSecond: baselineMax === undefined ? null : round(baselineMax, 1),
-      rateRule: FIXED_RATE > 0 ? 'RATE given' : `half the baseline app's autocannon maximum (${MAX_PROBE_S} s, ${CONNECTIONS} connections, bare worker running)`,
+      rateRule:
+        FIXED_RATE > 0
+          ? 'RATE given'
+          : `half the baseline app's autocannon maximum (${MAX_PROBE_S} s, ${CONNECTIONS} connections, bare worker running)`,
       durationSecondsPerRun: DURATION_S,
       warmupSecondsPerArm: WARMUP_S,
       pairs: PAIRS,

@@ -42,12 +42,25 @@ await runBenchmark('roundtrips', async (cleanup) => {
   } satisfies Record<string, { mongo?: CountingProxy; redis: CountingProxy }>;
   const all = Object.values(proxies).flatMap((p) => Object.values(p) as CountingProxy[]);
 
-  const apiEnv = projectEnv({ mongo: proxies['project API'].mongo.url, redis: proxies['project API'].redis.url }, 'bench_rt_project', 'brp', stub.url);
+  const apiEnv = projectEnv(
+    { mongo: proxies['project API'].mongo.url, redis: proxies['project API'].redis.url },
+    'bench_rt_project',
+    'brp',
+    stub.url,
+  );
   const api = await startProjectApi(apiEnv);
   cleanup(api.stop);
-  const worker = await startProjectWorker({ ...apiEnv, MONGODB_URI: `${proxies['project worker'].mongo.url}/bench_rt_project`, REDIS_URL: proxies['project worker'].redis.url });
+  const worker = await startProjectWorker({
+    ...apiEnv,
+    MONGODB_URI: `${proxies['project worker'].mongo.url}/bench_rt_project`,
+    REDIS_URL: proxies['project worker'].redis.url,
+  });
   cleanup(worker.stop);
-  const baseline = await startBaselineApp({ mongo: proxies['baseline app'].mongo.url, redis: proxies['baseline app'].redis.url }, 'bench_rt_baseline', 'brb');
+  const baseline = await startBaselineApp(
+    { mongo: proxies['baseline app'].mongo.url, redis: proxies['baseline app'].redis.url },
+    'bench_rt_baseline',
+    'brb',
+  );
   cleanup(baseline.stop);
   const bare = await startBareWorker(proxies['bare worker'].redis.url, 'brb', stub.url, 10);
   cleanup(bare.stop);
@@ -58,7 +71,11 @@ await runBenchmark('roundtrips', async (cleanup) => {
   await mongo.close();
 
   const post = async (url: string, headers: Record<string, string>) => {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(otpRequestBody(benchUserId(0))) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(otpRequestBody(benchUserId(0))),
+    });
     await res.arrayBuffer();
     if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
   };
@@ -67,13 +84,19 @@ await runBenchmark('roundtrips', async (cleanup) => {
     await stub.arrivals(true);
     const t0 = wallMs();
     for (let i = 0; i < K; i++) await post(url, headers);
-    for (let seen = 0; seen < K; ) {
+    for (let seen = 0; seen < K;) {
       seen += (await stub.arrivals(true)).arrivals.length;
       if (seen < K) await sleep(20);
     }
     return wallMs() - t0;
   };
-  const snapshot = () => Object.fromEntries(Object.entries(proxies).map(([name, p]) => [name, Object.fromEntries(Object.entries(p).map(([kind, proxyOf]) => [kind, (proxyOf as CountingProxy).counts()]))])) as Record<string, Record<string, Counts>>;
+  const snapshot = () =>
+    Object.fromEntries(
+      Object.entries(proxies).map(([name, p]) => [
+        name,
+        Object.fromEntries(Object.entries(p).map(([kind, proxyOf]) => [kind, (proxyOf as CountingProxy).counts()])),
+      ]),
+    ) as Record<string, Record<string, Counts>>;
   const resetAll = () => all.forEach((p) => p.reset());
 
   // Warm both arms (first-use index builds, script loading), then measure each, then idle.
@@ -116,11 +139,26 @@ await runBenchmark('roundtrips', async (cleanup) => {
   for (const [proc, kinds] of Object.entries({ ...project, ...base })) {
     for (const [kind, counts] of Object.entries(kinds)) {
       const { total, ...byName } = counts;
-      rows.push([proc, kind, total, Object.entries(byName).sort((a, b) => b[1] - a[1]).map(([n, v]) => `${n} ${v}`).join(', ')]);
+      rows.push([
+        proc,
+        kind,
+        total,
+        Object.entries(byName)
+          .sort((a, b) => b[1] - a[1])
+          .map(([n, v]) => `${n} ${v}`)
+          .join(', '),
+      ]);
     }
   }
   console.log(`roundtrips: ${K} sequential OTPs per arm, each delivered to the stub; per-OTP counts, background subtracted\n`);
   printTable(['process', 'store', 'per OTP', 'commands per OTP'], rows);
-  const file = writeResult('roundtrips', { benchmark: 'roundtrips', startedAt: started.toISOString(), machine: machineInfo(), requests: K, perOtp: { ...project, ...base }, elapsedMs: { project: round(projectMs, 0), baseline: round(baselineMs, 0), idle: round(idleMs, 0) } });
+  const file = writeResult('roundtrips', {
+    benchmark: 'roundtrips',
+    startedAt: started.toISOString(),
+    machine: machineInfo(),
+    requests: K,
+    perOtp: { ...project, ...base },
+    elapsedMs: { project: round(projectMs, 0), baseline: round(baselineMs, 0), idle: round(idleMs, 0) },
+  });
   console.log(`\nresult written to ${file}`);
 });

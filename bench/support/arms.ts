@@ -5,7 +5,18 @@ import type { Connection } from 'mongoose';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { connectMongo } from '../../core/db/mongo-connection.js';
 import { toUserDoc, userModel } from '../../core/users/users.repository.js';
-import { distDir, envString, findFreePort, httpOk, runSecrets, startNode, TWILIO_TEST_SID, UNLIMITED_RATE_LIMITS, type Infra, type NodeChild } from './bench-kit.js';
+import {
+  distDir,
+  envString,
+  findFreePort,
+  httpOk,
+  runSecrets,
+  startNode,
+  TWILIO_TEST_SID,
+  UNLIMITED_RATE_LIMITS,
+  type Infra,
+  type NodeChild,
+} from './bench-kit.js';
 
 export interface ProviderStub extends NodeChild {
   url: string;
@@ -14,12 +25,18 @@ export interface ProviderStub extends NodeChild {
 }
 
 export async function startProviderStub(delayMs = 0): Promise<ProviderStub> {
-  const child = await startNode('provider stub', join(distDir, 'bench', 'support', 'provider-stub-server.js'), { STUB_DELAY_MS: String(delayMs) }, { ready: /stub listening (\d+)/ });
+  const child = await startNode(
+    'provider stub',
+    join(distDir, 'bench', 'support', 'provider-stub-server.js'),
+    { STUB_DELAY_MS: String(delayMs) },
+    { ready: /stub listening (\d+)/ },
+  );
   const url = `http://127.0.0.1:${child.match?.[1] ?? ''}`;
   return {
     ...child,
     url,
-    arrivals: async (reset = false) => (await (await fetch(`${url}/__arrivals${reset ? '?reset=1' : ''}`)).json()) as { count: number; arrivals: [string, number][] },
+    arrivals: async (reset = false) =>
+      (await (await fetch(`${url}/__arrivals${reset ? '?reset=1' : ''}`)).json()) as { count: number; arrivals: [string, number][] },
   };
 }
 
@@ -44,7 +61,12 @@ export function projectEnv(stores: Stores, db: string, prefix: string, stubUrl?:
     ...runSecrets(),
     ...UNLIMITED_RATE_LIMITS,
     ...(stubUrl
-      ? { TWILIO_ACCOUNT_SID: TWILIO_TEST_SID, TWILIO_AUTH_TOKEN: 'bench-auth-token', TWILIO_FROM: '+15005550006', TWILIO_API_BASE_URL: stubUrl }
+      ? {
+          TWILIO_ACCOUNT_SID: TWILIO_TEST_SID,
+          TWILIO_AUTH_TOKEN: 'bench-auth-token',
+          TWILIO_FROM: '+15005550006',
+          TWILIO_API_BASE_URL: stubUrl,
+        }
       : {}),
   };
 }
@@ -56,12 +78,22 @@ export interface ProjectApi extends NodeChild {
 export async function startProjectApi(env: Record<string, string>, nodeArgs: string[] = []): Promise<ProjectApi> {
   const port = await findFreePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = await startNode('project API', join(distDir, 'api', 'main.js'), { ...env, PORT: String(port), PUBLIC_URL: url }, { readyCheck: () => httpOk(`${url}/readyz`), nodeArgs });
+  const child = await startNode(
+    'project API',
+    join(distDir, 'api', 'main.js'),
+    { ...env, PORT: String(port), PUBLIC_URL: url },
+    { readyCheck: () => httpOk(`${url}/readyz`), nodeArgs },
+  );
   return { ...child, url };
 }
 
 export async function startProjectWorker(env: Record<string, string>, nodeArgs: string[] = []): Promise<NodeChild> {
-  return startNode('project dispatch worker', join(distDir, 'workers', 'dispatch', 'main.js'), { ...env, LOG_LEVEL: 'info', PUBLIC_URL: 'http://127.0.0.1:9' }, { ready: /dispatch worker running/, nodeArgs });
+  return startNode(
+    'project dispatch worker',
+    join(distDir, 'workers', 'dispatch', 'main.js'),
+    { ...env, LOG_LEVEL: 'info', PUBLIC_URL: 'http://127.0.0.1:9' },
+    { ready: /dispatch worker running/, nodeArgs },
+  );
 }
 
 export interface BaselineApp extends NodeChild {
@@ -72,17 +104,38 @@ export async function startBaselineApp(stores: Stores, db: string, prefix: strin
   const child = await startNode(
     'baseline app',
     join(distDir, 'bench', 'support', 'baseline-app.js'),
-    { MONGODB_URI: `${stores.mongo}/${db}`, REDIS_URL: stores.redis, QUEUE_PREFIX: prefix, PORT: '0', BASELINE_WORK: envString('BASELINE_WORK', 'minimal') },
+    {
+      MONGODB_URI: `${stores.mongo}/${db}`,
+      REDIS_URL: stores.redis,
+      QUEUE_PREFIX: prefix,
+      PORT: '0',
+      BASELINE_WORK: envString('BASELINE_WORK', 'minimal'),
+    },
     { ready: /baseline listening (\d+)/ },
   );
   return { ...child, url: `http://127.0.0.1:${child.match?.[1] ?? ''}` };
 }
 
-export async function startBareWorker(redisUrl: string, prefix: string, stubUrl: string, concurrency: number, mongoUri?: string): Promise<NodeChild> {
+export async function startBareWorker(
+  redisUrl: string,
+  prefix: string,
+  stubUrl: string,
+  concurrency: number,
+  mongoUri?: string,
+): Promise<NodeChild> {
   return startNode(
     'bare worker',
     join(distDir, 'bench', 'support', 'bare-worker.js'),
-    { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, STUB_URL: stubUrl, CONCURRENCY: String(concurrency), BARE_CLIENT: envString('BARE_CLIENT', 'fetch'), ...(mongoUri ? { BARE_WORK: 'required', MONGODB_URI: mongoUri } : {}), TWILIO_ACCOUNT_SID: TWILIO_TEST_SID, TWILIO_AUTH_TOKEN: 'bench-auth-token' },
+    {
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      STUB_URL: stubUrl,
+      CONCURRENCY: String(concurrency),
+      BARE_CLIENT: envString('BARE_CLIENT', 'fetch'),
+      ...(mongoUri ? { BARE_WORK: 'required', MONGODB_URI: mongoUri } : {}),
+      TWILIO_ACCOUNT_SID: TWILIO_TEST_SID,
+      TWILIO_AUTH_TOKEN: 'bench-auth-token',
+    },
     { ready: /bare worker ready/ },
   );
 }
@@ -100,7 +153,21 @@ export async function insertBenchUsers(mongo: Connection, n: number): Promise<vo
     for (let i = from; i < Math.min(n, from + batch); i++) {
       const mobileNumber = benchMobile(i);
       docs.push(
-        toUserDoc({ enterpriseId: 'default', userId: benchUserId(i), loginId: benchUserId(i), primaryGroup: 'retail', secondaryGroups: [], firstName: 'Bench', lastName: 'User', status: 'ACTIVE', sourceType: 'SVC', clientId: 'bench', mobileNumber, createdAt: now, updatedAt: now }),
+        toUserDoc({
+          enterpriseId: 'default',
+          userId: benchUserId(i),
+          loginId: benchUserId(i),
+          primaryGroup: 'retail',
+          secondaryGroups: [],
+          firstName: 'Bench',
+          lastName: 'User',
+          status: 'ACTIVE',
+          sourceType: 'SVC',
+          clientId: 'bench',
+          mobileNumber,
+          createdAt: now,
+          updatedAt: now,
+        }),
       );
     }
     await Users.insertMany(docs, { ordered: false });
@@ -109,7 +176,11 @@ export async function insertBenchUsers(mongo: Connection, n: number): Promise<vo
 
 /** A confidential client with scope `otp` and an access token from the real token endpoint. */
 export async function projectAccessToken(apiUrl: string, mongo: Connection): Promise<string> {
-  const { client, clientSecret } = await registerClient(mongo, { name: 'bench client', scopes: ['otp'], allowedIps: ['127.0.0.1/32', '::1/128'] });
+  const { client, clientSecret } = await registerClient(mongo, {
+    name: 'bench client',
+    scopes: ['otp'],
+    allowedIps: ['127.0.0.1/32', '::1/128'],
+  });
   const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(clientSecret ?? '')}`).toString('base64');
   const res = await fetch(`${apiUrl}/svc/authserver/oauth/token`, {
     method: 'POST',
@@ -124,4 +195,10 @@ export async function projectAccessToken(apiUrl: string, mongo: Connection): Pro
 export { connectMongo };
 
 /** The OTP request of every benchmark: SMS only through otp_sms, defaults otherwise. */
-export const otpRequestBody = (userId: string) => ({ userId, dispatchOptions: { SMS: 'otp_sms' }, dynamicMacros: {}, attempts: 3, expiresIn: 300 });
+export const otpRequestBody = (userId: string) => ({
+  userId,
+  dispatchOptions: { SMS: 'otp_sms' },
+  dynamicMacros: {},
+  attempts: 3,
+  expiresIn: 300,
+});

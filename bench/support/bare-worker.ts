@@ -14,8 +14,17 @@ const stubUrl = process.env.STUB_URL ?? '';
 const accountSid = process.env.TWILIO_ACCOUNT_SID ?? 'AC0';
 const auth = `Basic ${Buffer.from(`${accountSid}:${process.env.TWILIO_AUTH_TOKEN ?? 'x'}`).toString('base64')}`;
 const connection = createWorkerRedis(process.env.REDIS_URL ?? '');
-const rows = process.env.BARE_WORK === 'required' ? (await connectMongo(process.env.MONGODB_URI ?? '')).collection<{ _id: string; state: string }>('deliveries') : undefined;
-const sdk = process.env.BARE_CLIENT === 'sdk' ? twilio(accountSid, process.env.TWILIO_AUTH_TOKEN ?? 'x', { autoRetry: false, httpClient: new twilio.RequestClient({ keepAlive: true }) }) : undefined;
+const rows =
+  process.env.BARE_WORK === 'required'
+    ? (await connectMongo(process.env.MONGODB_URI ?? '')).collection<{ _id: string; state: string }>('deliveries')
+    : undefined;
+const sdk =
+  process.env.BARE_CLIENT === 'sdk'
+    ? twilio(accountSid, process.env.TWILIO_AUTH_TOKEN ?? 'x', {
+        autoRetry: false,
+        httpClient: new twilio.RequestClient({ keepAlive: true }),
+      })
+    : undefined;
 if (sdk) sdk.api.baseUrl = stubUrl;
 async function send(deliveryId: string): Promise<{ state: 'SENT'; providerMessageId?: string }> {
   if (sdk) {
@@ -41,7 +50,10 @@ const worker = new Worker<DispatchJobData>(
     const outcome = await send(job.data.deliveryId);
     await rows.updateOne(
       { _id: job.data.deliveryId, state: 'QUEUED' },
-      { $set: { state: 'SENT', providerMessageId: outcome.providerMessageId, attempts: job.attemptsMade + 1, updatedAt: new Date() }, $unset: { secretMacros: 1 } },
+      {
+        $set: { state: 'SENT', providerMessageId: outcome.providerMessageId, attempts: job.attemptsMade + 1, updatedAt: new Date() },
+        $unset: { secretMacros: 1 },
+      },
     );
     return outcome;
   },

@@ -28,7 +28,9 @@ const digestKey = Buffer.alloc(32, 7);
 const requiredWork = process.env.BASELINE_WORK === 'required';
 const users = mongo.collection<Record<string, unknown>>('baseline_users');
 const deliveries = mongo.collection<Record<string, unknown> & { _id: string }>('baseline_deliveries');
-const limits = ['perUser', 'perClient'].map((name) => new RateLimiterRedis({ storeClient: redis, keyPrefix: `baseline:rl:${name}`, points: 1e9, duration: 60 }));
+const limits = ['perUser', 'perClient'].map(
+  (name) => new RateLimiterRedis({ storeClient: redis, keyPrefix: `baseline:rl:${name}`, points: 1e9, duration: 60 }),
+);
 if (requiredWork) {
   await users.createIndex({ userId: 1 }, { unique: true });
   await users.updateOne({ userId: 'bench-user-0' }, { $set: { status: 'ACTIVE', mobileNumber: '+15550000000' } }, { upsert: true });
@@ -68,7 +70,20 @@ app.post('/v1/svc-otp', async (req, res) => {
   });
   const deliveryId = `otp-${otpUuid}-SMS`;
   if (requiredWork) {
-    await deliveries.insertOne({ _id: deliveryId, kind: 'otp', refId: otpUuid, channel: 'SMS', to: mobileNumber, template: 'otp_sms', macros: {}, state: 'QUEUED', attempts: 0, notAfter: new Date(createdAt.getTime() + 300_000), queuedAt: createdAt, updatedAt: createdAt });
+    await deliveries.insertOne({
+      _id: deliveryId,
+      kind: 'otp',
+      refId: otpUuid,
+      channel: 'SMS',
+      to: mobileNumber,
+      template: 'otp_sms',
+      macros: {},
+      state: 'QUEUED',
+      attempts: 0,
+      notAfter: new Date(createdAt.getTime() + 300_000),
+      queuedAt: createdAt,
+      updatedAt: createdAt,
+    });
   }
   await queue.add(DISPATCH_JOB, { deliveryId } satisfies DispatchJobData, { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId });
   res.status(200).json({ otpUuid });

@@ -225,7 +225,10 @@ export function processCpuMs(pid: number | undefined): number {
 }
 
 /** Measures the CPU each named process spends while `body` runs. */
-export async function withCpu<T>(pids: Record<string, number | undefined>, body: () => Promise<T>): Promise<{ value: T; cpuMs: Record<string, number> }> {
+export async function withCpu<T>(
+  pids: Record<string, number | undefined>,
+  body: () => Promise<T>,
+): Promise<{ value: T; cpuMs: Record<string, number> }> {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuMs(pid)]));
   const value = await body();
   const cpuMs = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuMs(pid) - before[k]]));

@@ -10,7 +10,13 @@ export interface LoadResult {
 }
 
 /** Closed-loop load with autocannon: `connections` clients, each sending as soon as answered. */
-export async function autocannonPost(url: string, body: unknown, headers: Record<string, string>, seconds: number, connections: number): Promise<LoadResult> {
+export async function autocannonPost(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  seconds: number,
+  connections: number,
+): Promise<LoadResult> {
   const result = await autocannon({
     url,
     method: 'POST',

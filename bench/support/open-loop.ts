@@ -41,7 +41,14 @@ export async function openLoopPost(
         pending.push(
           new Promise<void>((settle) => {
             const req = request(
-              { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+              {
+                host: target.hostname,
+                port: target.port,
+                path: target.pathname,
+                method: 'POST',
+                agent,
+                headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+              },
               (res) => {
                 const chunks: Buffer[] = [];
                 res.on('data', (c: Buffer) => chunks.push(c));

@@ -28,7 +28,16 @@ const server = createServer((req, res) => {
       const sid = `SM${count.toString(16).padStart(32, '0')}`;
       const reply = () =>
         res.writeHead(201, { 'content-type': 'application/json' }).end(
-          JSON.stringify({ sid, status: 'queued', to, from: form.get('From'), body: form.get('Body'), num_segments: '1', direction: 'outbound-api', api_version: '2010-04-01' }),
+          JSON.stringify({
+            sid,
+            status: 'queued',
+            to,
+            from: form.get('From'),
+            body: form.get('Body'),
+            num_segments: '1',
+            direction: 'outbound-api',
+            api_version: '2010-04-01',
+          }),
         );
       if (delayMs > 0) setTimeout(reply, delayMs);
       else reply();

@@ -13,7 +13,18 @@ import autocannon from 'autocannon';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { otpDeliveryId } from '../../core/deliveries/delivery.types.js';
 import { decryptSecret } from '../../core/otp/secret-box.js';
-import { envInt, envString, machineInfo, printTable, round, runBenchmark, startInfra, waitUntilIdle, withCpu, writeResult } from '../support/bench-kit.js';
+import {
+  envInt,
+  envString,
+  machineInfo,
+  printTable,
+  round,
+  runBenchmark,
+  startInfra,
+  waitUntilIdle,
+  withCpu,
+  writeResult,
+} from '../support/bench-kit.js';
 import { benchUserId, connectMongo, insertBenchUsers, projectEnv, startProjectApi, storesOf } from '../support/arms.js';
 
 const DURATION_S = envInt('DURATION_S', 10);
@@ -44,7 +55,10 @@ class Walker {
       const res = await fetch(current, {
         method: body === undefined ? 'GET' : 'POST',
         redirect: 'manual',
-        headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        headers: {
+          cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
         ...(body !== undefined ? { body } : {}),
       });
       for (const line of res.headers.getSetCookie()) {
@@ -106,7 +120,10 @@ await runBenchmark('tokens', async (cleanup) => {
   const grants = await withCpu(pids, () => grantLoad(DURATION_S));
   const grantCount = grants.value['2xx'];
   const grantCpu = Object.fromEntries(Object.entries(grants.cpuMs).map(([k, ms]) => [k, round(ms / grantCount, 3)]));
-  const grantCpuTotal = round(Object.values(grantCpu).reduce((a, b) => a + b, 0), 3);
+  const grantCpuTotal = round(
+    Object.values(grantCpu).reduce((a, b) => a + b, 0),
+    3,
+  );
 
   // 2. full sign-ins
   const signIn = async (userIndex: number) => {
@@ -129,13 +146,19 @@ await runBenchmark('tokens', async (cleanup) => {
     const state = await mongo.collection('login_states').findOne<{ otpUuid: string }>({ uid });
     const deliveryId = otpDeliveryId(state?.otpUuid ?? '', 'SMS');
     const row = await mongo.collection('deliveries').findOne<{ secretMacros: string }>({ _id: deliveryId as never });
-    const code = (JSON.parse(decryptSecret(row?.secretMacros ?? '', encryptionKey, deliveryId)) as Record<string, string>).__SVC_OTP__ ?? '';
+    const code =
+      (JSON.parse(decryptSecret(row?.secretMacros ?? '', encryptionKey, deliveryId)) as Record<string, string>).__SVC_OTP__ ?? '';
     const back = await walker.go(codePage.url, { csrf: csrfOf(codePage.html), step: 'code', otp: code });
     if (!('left' in back)) throw new Error(`sign-in did not finish: ${back.html.slice(0, 200)}`);
     const tokenRes = await fetch(`${api.url}/svc/authserver/oauth/token`, {
       method: 'POST',
       headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: new URL(back.left).searchParams.get('code') ?? '', redirect_uri: REDIRECT_URI, code_verifier: verifier }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: new URL(back.left).searchParams.get('code') ?? '',
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+      }).toString(),
     });
     if (tokenRes.status !== 200) throw new Error(`exchange: ${tokenRes.status} ${await tokenRes.text()}`);
     await tokenRes.arrayBuffer();
@@ -156,7 +179,12 @@ await runBenchmark('tokens', async (cleanup) => {
     );
     const seconds = (performance.now() - t0) / 1000;
     latencies.sort((a, b) => a - b);
-    return { seconds, perSecond: total / seconds, p50: latencies[Math.floor(latencies.length / 2)] ?? NaN, p99: latencies[Math.floor(latencies.length * 0.99)] ?? NaN };
+    return {
+      seconds,
+      perSecond: total / seconds,
+      p50: latencies[Math.floor(latencies.length / 2)] ?? NaN,
+      p99: latencies[Math.floor(latencies.length * 0.99)] ?? NaN,
+    };
   };
   console.log(`tokens: ${SIGNINS} full sign-ins, ${SIGNIN_CONCURRENCY} at once`);
   await runSignIns(Math.min(50, SIGNINS));
@@ -170,18 +198,53 @@ await runBenchmark('tokens', async (cleanup) => {
   printTable(
     ['measure', 'per second', 'p50 ms', 'p99 ms', 'CPU ms app', 'CPU ms MongoDB-wire', 'CPU ms Redis', 'CPU ms total'],
     [
-      ['client_credentials grant', round(grantCount / DURATION_S, 1), grants.value.latency.p50, grants.value.latency.p99, grantCpu.app ?? NaN, grantCpu.mongo ?? NaN, grantCpu.redis ?? NaN, grantCpuTotal],
-      ['full sign-in (login steps + exchange)', round(signIns.value.perSecond, 1), round(signIns.value.p50, 1), round(signIns.value.p99, 1), signInCpu.app ?? NaN, signInCpu.mongo ?? NaN, signInCpu.redis ?? NaN, round(Object.values(signInCpu).reduce((a, b) => a + b, 0), 3)],
+      [
+        'client_credentials grant',
+        round(grantCount / DURATION_S, 1),
+        grants.value.latency.p50,
+        grants.value.latency.p99,
+        grantCpu.app ?? NaN,
+        grantCpu.mongo ?? NaN,
+        grantCpu.redis ?? NaN,
+        grantCpuTotal,
+      ],
+      [
+        'full sign-in (login steps + exchange)',
+        round(signIns.value.perSecond, 1),
+        round(signIns.value.p50, 1),
+        round(signIns.value.p99, 1),
+        signInCpu.app ?? NaN,
+        signInCpu.mongo ?? NaN,
+        signInCpu.redis ?? NaN,
+        round(
+          Object.values(signInCpu).reduce((a, b) => a + b, 0),
+          3,
+        ),
+      ],
     ],
   );
-  console.log(`\nclient_credentials grants per vCPU (1000 / CPU ms per grant, all processes): ${grantsPerVcpu}; goal >= ${KEYCLOAK_GRANTS_PER_VCPU * GOAL_FACTOR} (CPU per grant <= ${round(goalCpuMs, 3)} ms): ${grantCpuTotal <= goalCpuMs ? 'met' : 'MISSED'}`);
+  console.log(
+    `\nclient_credentials grants per vCPU (1000 / CPU ms per grant, all processes): ${grantsPerVcpu}; goal >= ${KEYCLOAK_GRANTS_PER_VCPU * GOAL_FACTOR} (CPU per grant <= ${round(goalCpuMs, 3)} ms): ${grantCpuTotal <= goalCpuMs ? 'met' : 'MISSED'}`,
+  );
   const file = writeResult('tokens', {
     benchmark: 'tokens',
     startedAt: started.toISOString(),
     machine: machineInfo(),
     settings: { DURATION_S, WARMUP_S, CONNECTIONS, SIGNINS, SIGNIN_CONCURRENCY },
-    clientCredentials: { perSecond: round(grantCount / DURATION_S, 1), latencyP50Ms: grants.value.latency.p50, latencyP99Ms: grants.value.latency.p99, cpuMsPerGrant: grantCpu, cpuMsPerGrantTotal: grantCpuTotal, grantsPerVcpu },
-    signIns: { perSecond: round(signIns.value.perSecond, 2), latencyP50Ms: round(signIns.value.p50, 1), latencyP99Ms: round(signIns.value.p99, 1), cpuMsPerSignIn: signInCpu },
+    clientCredentials: {
+      perSecond: round(grantCount / DURATION_S, 1),
+      latencyP50Ms: grants.value.latency.p50,
+      latencyP99Ms: grants.value.latency.p99,
+      cpuMsPerGrant: grantCpu,
+      cpuMsPerGrantTotal: grantCpuTotal,
+      grantsPerVcpu,
+    },
+    signIns: {
+      perSecond: round(signIns.value.perSecond, 2),
+      latencyP50Ms: round(signIns.value.p50, 1),
+      latencyP99Ms: round(signIns.value.p99, 1),
+      cpuMsPerSignIn: signInCpu,
+    },
     goal: { keycloakGrantsPerVcpu: KEYCLOAK_GRANTS_PER_VCPU, factor: GOAL_FACTOR, met: grantCpuTotal <= goalCpuMs },
   });
   console.log(`result: ${file}`);

@@ -73,7 +73,11 @@ export function createActivityRepository(connection: Connection) {
   const model = () => modelFor(connection, 'Activity', activitySchema);
   return {
     async append(input: ActivityInput, at = new Date()): Promise<ActivityEntry> {
-      const doc = { _id: new Types.ObjectId(), ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)), at } as ActivityDoc;
+      const doc = {
+        _id: new Types.ObjectId(),
+        ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)),
+        at,
+      } as ActivityDoc;
       await (await model()).collection.insertOne(doc);
       return toEntry(doc);
     },
@@ -84,7 +88,13 @@ export function createActivityRepository(connection: Connection) {
       if (query.enterpriseId !== undefined) filter.enterpriseId = query.enterpriseId;
       if (query.userId !== undefined) filter.userId = query.userId;
       if (query.before !== undefined) filter._id = { $lt: new Types.ObjectId(query.before) };
-      const docs = await (await model()).find(filter).sort({ _id: -1 }).limit(query.limit + 1).lean<ActivityDoc[]>();
+      const docs = await (
+        await model()
+      )
+        .find(filter)
+        .sort({ _id: -1 })
+        .limit(query.limit + 1)
+        .lean<ActivityDoc[]>();
       const entries = docs.slice(0, query.limit).map(toEntry);
       const last = entries.at(-1);
       return docs.length > query.limit && last ? { entries, next: last.id } : { entries };

@@ -57,7 +57,10 @@ export async function findOidcRecord(
  */
 export async function consumeOidcRecord(connection: Connection, kind: string, key: string): Promise<true | string | undefined> {
   const Records = await model(connection);
-  const result = await Records.updateOne({ kind, key, 'payload.consumed': { $exists: false } }, { $set: { 'payload.consumed': Math.floor(Date.now() / 1000) } });
+  const result = await Records.updateOne(
+    { kind, key, 'payload.consumed': { $exists: false } },
+    { $set: { 'payload.consumed': Math.floor(Date.now() / 1000) } },
+  );
   if (result.modifiedCount === 1) return true;
   const found = await Records.findOne({ kind, key }, { _id: 0, grantId: 1 }).lean<{ grantId?: string }>();
   return found?.grantId;

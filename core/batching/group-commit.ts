@@ -83,7 +83,9 @@ export function createGroupCommit<I, R>(flush: (items: I[]) => Promise<ItemOutco
       };
       const timeoutMs = options.flushTimeoutMs ?? DEFAULT_FLUSH_TIMEOUT_MS;
       const timer = setTimeout(() => {
-        const error = Object.assign(new Error(`group commit: the store did not answer within ${timeoutMs} ms`), { name: 'StoreTimeoutError' });
+        const error = Object.assign(new Error(`group commit: the store did not answer within ${timeoutMs} ms`), {
+          name: 'StoreTimeoutError',
+        });
         finish(() => batch.forEach((entry) => entry.reject(error)));
       }, timeoutMs);
       // Promise.resolve().then: a flush that throws at once or returns a plain value is handled
@@ -116,19 +118,30 @@ export function outcomesOfBulkWrite(itemOfDocument: number[], itemCount: number,
   if (!error) return Array.from({ length: itemCount }, () => ({ ok: true, value: undefined }));
   const all = (): ItemOutcome<void>[] => Array.from({ length: itemCount }, () => ({ ok: false, error }));
   const { writeErrors, result } = error as { writeErrors?: unknown; result?: { getWriteConcernError?: () => unknown } };
-  const list = (Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : []) as { index?: number; errmsg?: string; code?: number }[];
+  const list = (Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : []) as {
+    index?: number;
+    errmsg?: string;
+    code?: number;
+  }[];
   if (list.length === 0 || result?.getWriteConcernError?.()) return all();
   const failed = new Map<number, unknown>();
   for (const writeError of list) {
     const item = writeError.index === undefined ? undefined : itemOfDocument[writeError.index];
     if (item === undefined) return all();
-    if (!failed.has(item)) failed.set(item, Object.assign(new Error(writeError.errmsg ?? 'write failed', { cause: error }), { code: writeError.code }));
+    if (!failed.has(item))
+      failed.set(item, Object.assign(new Error(writeError.errmsg ?? 'write failed', { cause: error }), { code: writeError.code }));
   }
-  return Array.from({ length: itemCount }, (_, i) => (failed.has(i) ? { ok: false, error: failed.get(i) } : { ok: true, value: undefined }));
+  return Array.from({ length: itemCount }, (_, i) =>
+    failed.has(i) ? { ok: false, error: failed.get(i) } : { ok: true, value: undefined },
+  );
 }
 
 /** Runs one unordered multi-document write and reports each item's outcome (see above). */
-export async function settleBulkWrite(itemOfDocument: number[], itemCount: number, write: () => Promise<unknown>): Promise<ItemOutcome<void>[]> {
+export async function settleBulkWrite(
+  itemOfDocument: number[],
+  itemCount: number,
+  write: () => Promise<unknown>,
+): Promise<ItemOutcome<void>[]> {
   try {
     await write();
     return outcomesOfBulkWrite(itemOfDocument, itemCount, undefined);
@@ -141,7 +154,11 @@ export async function settleBulkWrite(itemOfDocument: number[], itemCount: numbe
  * Look-ups by key of concurrent callers in one query (`load` gets the distinct keys). Each caller
  * gets its own converted copy, even when two asked for the same key; an unknown key is undefined.
  */
-export function createBatchedLookup<K, D, R>(load: (keys: K[]) => Promise<D[]>, keyOf: (doc: D) => K, convert: (doc: D) => R): GroupCommit<K, R | undefined> {
+export function createBatchedLookup<K, D, R>(
+  load: (keys: K[]) => Promise<D[]>,
+  keyOf: (doc: D) => K,
+  convert: (doc: D) => R,
+): GroupCommit<K, R | undefined> {
   return createGroupCommit<K, R | undefined>(async (keys) => {
     const byKey = new Map((await load([...new Set(keys)])).map((doc) => [keyOf(doc), doc]));
     return keys.map((key) => {

@@ -45,7 +45,17 @@ const clientSchema = new Schema<ClientWithSecret>(
 
 const model = (connection: Connection) => modelFor(connection, 'Client', clientSchema);
 
-const withoutSecret = ({ clientId, enterpriseId, name, scopes, allowedIps, redirectUris, isPublic, firstParty, createdAt }: ClientWithSecret): Client => ({
+const withoutSecret = ({
+  clientId,
+  enterpriseId,
+  name,
+  scopes,
+  allowedIps,
+  redirectUris,
+  isPublic,
+  firstParty,
+  createdAt,
+}: ClientWithSecret): Client => ({
   clientId,
   enterpriseId,
   name,
@@ -91,7 +101,9 @@ export async function deleteClient(connection: Connection, clientId: string): Pr
 /** The encrypted callback secret, or null when the client has none (or does not exist). */
 export async function findCallbackSecretEncrypted(connection: Connection, clientId: string): Promise<string | null> {
   const Clients = await model(connection);
-  const row = await Clients.findOne({ clientId }, { _id: 0, callbackSecretEncrypted: 1 }).lean<{ callbackSecretEncrypted?: string | null }>();
+  const row = await Clients.findOne({ clientId }, { _id: 0, callbackSecretEncrypted: 1 }).lean<{
+    callbackSecretEncrypted?: string | null;
+  }>();
   return row?.callbackSecretEncrypted ?? null;
 }
 

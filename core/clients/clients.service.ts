@@ -49,7 +49,11 @@ export function normalizeCidr(value: string): string {
  * (sealed with the encryption key) for confidential clients; recorded in the activity record (done
  * by the operator: the admin API or CLI) with the caller's `comments`.
  */
-export async function registerClient(connection: Connection, input: RegisterClientInput, options: { comments?: string; encryptionKey?: Buffer } = {}): Promise<RegisteredClient> {
+export async function registerClient(
+  connection: Connection,
+  input: RegisterClientInput,
+  options: { comments?: string; encryptionKey?: Buffer } = {},
+): Promise<RegisteredClient> {
   const { comments, encryptionKey } = options;
   const keys = { encryptionKey };
   const enterpriseId = input.enterpriseId ?? DEFAULT_ENTERPRISE_ID;
@@ -72,10 +76,17 @@ export async function registerClient(connection: Connection, input: RegisterClie
     isPublic,
     firstParty: input.firstParty !== false,
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
-    callbackSecretEncrypted: callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
+    callbackSecretEncrypted:
+      callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
     createdAt: new Date(),
   });
-  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'client.created', enterpriseId: client.enterpriseId, clientId: client.clientId, comments });
+  await createActivityRepository(connection).append({
+    actor: { type: 'admin' },
+    action: 'client.created',
+    enterpriseId: client.enterpriseId,
+    clientId: client.clientId,
+    comments,
+  });
   return { client, ...(clientSecret === undefined ? {} : { clientSecret }), ...(callbackSecret === undefined ? {} : { callbackSecret }) };
 }
 
@@ -84,5 +95,11 @@ export async function removeClient(connection: Connection, clientId: string, com
   const client = await findClient(connection, clientId);
   if (!client || !(await deleteClient(connection, clientId))) throw new NotFoundError('Client not found');
   invalidateClient(connection, clientId);
-  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'client.deleted', enterpriseId: client.enterpriseId, clientId, comments });
+  await createActivityRepository(connection).append({
+    actor: { type: 'admin' },
+    action: 'client.deleted',
+    enterpriseId: client.enterpriseId,
+    clientId,
+    comments,
+  });
 }

@@ -175,7 +175,11 @@ function isPrivateRsaJwk(value: string): boolean {
 function parseTrustProxy(value: string): false | number | string {
   if (value === 'false') return false;
   if (/^[0-9]+$/.test(value)) return Number(value);
-  return value.split(',').map((s) => s.trim()).filter(Boolean).join(', ');
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(', ');
 }
 
 /**
@@ -186,11 +190,18 @@ function parseTrustProxy(value: string): false | number | string {
 function trustProxyProblems(value: unknown): string[] {
   if (typeof value !== 'string') return [];
   if (value.trim().toLowerCase() === 'true') {
-    return ["TRUST_PROXY: 'true' would trust any X-Forwarded-For a caller writes (bypassing IP allow-lists and per-address limits); give the number of proxy hops in front of the service (e.g. 1) or the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)"];
+    return [
+      "TRUST_PROXY: 'true' would trust any X-Forwarded-For a caller writes (bypassing IP allow-lists and per-address limits); give the number of proxy hops in front of the service (e.g. 1) or the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)",
+    ];
   }
   if (value === 'false' || /^[0-9]{1,2}$/.test(value)) return [];
-  const bad = value.split(',').map((s) => s.trim()).filter((entry) => !isAddressOrCidr(entry));
-  return bad.length > 0 || value.trim() === '' ? [`TRUST_PROXY: must be false, a hop count (0-99) or a comma-separated list of addresses/CIDRs; not valid: ${bad.join(', ') || value}`] : [];
+  const bad = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((entry) => !isAddressOrCidr(entry));
+  return bad.length > 0 || value.trim() === ''
+    ? [`TRUST_PROXY: must be false, a hop count (0-99) or a comma-separated list of addresses/CIDRs; not valid: ${bad.join(', ') || value}`]
+    : [];
 }
 
 function isAddressOrCidr(value: string): boolean {
@@ -208,7 +219,10 @@ function providerProblems(raw: Record<string, unknown>): string[] {
   const problems: string[] = [];
   const hasSid = raw.TWILIO_ACCOUNT_SID !== undefined;
   const hasToken = raw.TWILIO_AUTH_TOKEN !== undefined;
-  if (hasSid !== hasToken) problems.push(`${hasSid ? 'TWILIO_AUTH_TOKEN' : 'TWILIO_ACCOUNT_SID'}: is required with ${hasSid ? 'TWILIO_ACCOUNT_SID' : 'TWILIO_AUTH_TOKEN'}`);
+  if (hasSid !== hasToken)
+    problems.push(
+      `${hasSid ? 'TWILIO_AUTH_TOKEN' : 'TWILIO_ACCOUNT_SID'}: is required with ${hasSid ? 'TWILIO_ACCOUNT_SID' : 'TWILIO_AUTH_TOKEN'}`,
+    );
   if (hasSid && hasToken && raw.TWILIO_FROM === undefined && raw.TWILIO_MESSAGING_SERVICE_SID === undefined) {
     problems.push('TWILIO_FROM: TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID is required with Twilio credentials');
   }
@@ -229,7 +243,10 @@ function readTwilio(raw: Record<string, unknown>): TwilioConfig | undefined {
 function readSendgrid(raw: Record<string, unknown>): SendgridConfig | undefined {
   if (raw.SENDGRID_API_KEY === undefined) return undefined;
   const base = raw.SENDGRID_API_BASE_URL as string | undefined;
-  return Object.freeze({ apiKey: raw.SENDGRID_API_KEY as string, apiBaseUrl: base === undefined ? undefined : `${base.replace(/\/$/, '')}/` });
+  return Object.freeze({
+    apiKey: raw.SENDGRID_API_KEY as string,
+    apiBaseUrl: base === undefined ? undefined : `${base.replace(/\/$/, '')}/`,
+  });
 }
 
 /** Reads, validates and freezes the configuration; throws one ConfigError naming every bad key. */
@@ -288,13 +305,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweeperGraceMs: raw.SWEEPER_GRACE_MS as number,
     sentJournalMaxBacklog: raw.SENT_JOURNAL_MAX_BACKLOG as number,
     rateLimits: Object.freeze({
-      otpPerUser: Object.freeze({ points: raw.RATE_LIMIT_OTP_PER_USER as number, durationSeconds: raw.RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS as number }),
-      otpPerClient: Object.freeze({ points: raw.RATE_LIMIT_OTP_PER_CLIENT as number, durationSeconds: raw.RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS as number }),
-      validatePerClient: Object.freeze({ points: raw.RATE_LIMIT_VALIDATE_PER_CLIENT as number, durationSeconds: raw.RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS as number }),
+      otpPerUser: Object.freeze({
+        points: raw.RATE_LIMIT_OTP_PER_USER as number,
+        durationSeconds: raw.RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS as number,
+      }),
+      otpPerClient: Object.freeze({
+        points: raw.RATE_LIMIT_OTP_PER_CLIENT as number,
+        durationSeconds: raw.RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS as number,
+      }),
+      validatePerClient: Object.freeze({
+        points: raw.RATE_LIMIT_VALIDATE_PER_CLIENT as number,
+        durationSeconds: raw.RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS as number,
+      }),
     }),
     activation: Object.freeze({
       codeTtlSeconds: raw.ACTIVATION_CODE_TTL_SECONDS as number,
-      perIp: Object.freeze({ points: raw.RATE_LIMIT_ACTIVATE_PER_IP as number, durationSeconds: raw.RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS as number }),
+      perIp: Object.freeze({
+        points: raw.RATE_LIMIT_ACTIVATE_PER_IP as number,
+        durationSeconds: raw.RATE_LIMIT_ACTIVATE_PER_IP_WINDOW_SECONDS as number,
+      }),
       maxFailures: raw.ACTIVATION_MAX_FAILURES as number,
       freeFailuresPerAddress: raw.ACTIVATION_FREE_FAILURES_PER_ADDRESS as number,
       freeFailuresPerUser: raw.ACTIVATION_FREE_FAILURES_PER_USER as number,
@@ -303,12 +332,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       failureFloorMs: raw.ACTIVATION_FAILURE_FLOOR_MS as number,
     }),
     login: Object.freeze({
-      perIp: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_PER_IP as number, durationSeconds: raw.RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS as number }),
-      perUser: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_PER_USER as number, durationSeconds: raw.RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS as number }),
-      codesPerUser: Object.freeze({ points: raw.RATE_LIMIT_LOGIN_CODES_PER_USER as number, durationSeconds: raw.RATE_LIMIT_LOGIN_CODES_PER_USER_WINDOW_SECONDS as number }),
+      perIp: Object.freeze({
+        points: raw.RATE_LIMIT_LOGIN_PER_IP as number,
+        durationSeconds: raw.RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS as number,
+      }),
+      perUser: Object.freeze({
+        points: raw.RATE_LIMIT_LOGIN_PER_USER as number,
+        durationSeconds: raw.RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS as number,
+      }),
+      codesPerUser: Object.freeze({
+        points: raw.RATE_LIMIT_LOGIN_CODES_PER_USER as number,
+        durationSeconds: raw.RATE_LIMIT_LOGIN_CODES_PER_USER_WINDOW_SECONDS as number,
+      }),
     }),
     faceAnalyzer:
-      raw.FACE_ANALYZER_URL === undefined ? undefined : Object.freeze({ url: raw.FACE_ANALYZER_URL as string, timeoutMs: raw.FACE_ANALYZER_TIMEOUT_MS as number }),
+      raw.FACE_ANALYZER_URL === undefined
+        ? undefined
+        : Object.freeze({ url: raw.FACE_ANALYZER_URL as string, timeoutMs: raw.FACE_ANALYZER_TIMEOUT_MS as number }),
     concurrency: Object.freeze({
       dispatch: raw.DISPATCH_CONCURRENCY as number,
       enrollment: raw.ENROLLMENT_CONCURRENCY as number,

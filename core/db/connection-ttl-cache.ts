@@ -10,7 +10,11 @@ export interface ConnectionTtlCache<V> {
  * A small read-through cache per MongoDB connection (so tests with many services stay apart)
  * for data read on every request that changes rarely. Bounded: past `maxEntries` it starts over.
  */
-export function createConnectionTtlCache<V>(ttlMs: number, load: (connection: Connection, key: string) => Promise<V>, maxEntries = 10_000): ConnectionTtlCache<V> {
+export function createConnectionTtlCache<V>(
+  ttlMs: number,
+  load: (connection: Connection, key: string) => Promise<V>,
+  maxEntries = 10_000,
+): ConnectionTtlCache<V> {
   const caches = new WeakMap<Connection, Map<string, { readAt: number; value: Promise<V> }>>();
   const cacheOf = (connection: Connection) => {
     let cache = caches.get(connection);

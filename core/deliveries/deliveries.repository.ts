@@ -60,12 +60,18 @@ export function createDeliveriesRepository(connection: Connection) {
   const newRows = createGroupCommit<Delivery[], void>(async (groups) => {
     const docs = groups.flat().map(({ id, ...rest }) => withoutUndefined({ _id: id, ...rest }));
     const itemOfDocument = groups.flatMap((group, item) => group.map(() => item));
-    return settleBulkWrite(itemOfDocument, groups.length, async () => (await model()).collection.insertMany(docs as never[], { ordered: false }));
+    return settleBulkWrite(itemOfDocument, groups.length, async () =>
+      (await model()).collection.insertMany(docs as never[], { ordered: false }),
+    );
   }, STORE_BATCHING);
   // Outcomes recorded by concurrent jobs go out in one unordered bulk write.
   const rowUpdates = createGroupCommit<{ id: string; update: mongo.UpdateFilter<DeliveryDoc> }, void>(async (updates) => {
     const operations = updates.map(({ id, update }) => ({ updateOne: { filter: { _id: id, state: 'QUEUED' as const }, update } }));
-    return settleBulkWrite(updates.map((_, i) => i), updates.length, async () => (await rows()).bulkWrite(operations, { ordered: false }));
+    return settleBulkWrite(
+      updates.map((_, i) => i),
+      updates.length,
+      async () => (await rows()).bulkWrite(operations, { ordered: false }),
+    );
   }, STORE_BATCHING);
   // Reads of concurrent jobs share one `$in` query on `_id`.
   const lookups = createBatchedLookup(
@@ -77,7 +83,9 @@ export function createDeliveriesRepository(connection: Connection) {
     /** Inserts the rows; rows that already exist (a retried request) are left as they are. */
     async insertMany(deliveries: Delivery[]): Promise<void> {
       if (deliveries.length === 0) return;
-      await (await model()).bulkWrite(
+      await (
+        await model()
+      ).bulkWrite(
         deliveries.map(({ id, ...rest }) => ({ updateOne: { filter: { _id: id }, update: { $setOnInsert: rest }, upsert: true } })),
         { ordered: true },
       );
@@ -104,11 +112,16 @@ export function createDeliveriesRepository(connection: Connection) {
      */
     async markSentMany(outcomes: SentOutcome[]): Promise<void> {
       if (outcomes.length === 0) return;
-      await (await rows()).bulkWrite(
+      await (
+        await rows()
+      ).bulkWrite(
         outcomes.map(({ deliveryId, providerMessageId, attempts, sentAt }) => ({
           updateOne: {
             filter: { _id: deliveryId, ...TAKES_A_SEND },
-            update: { $set: { state: 'SENT' as const, providerMessageId, attempts, updatedAt: sentAt }, $unset: { secretMacros: 1 as const, lastError: 1 as const } },
+            update: {
+              $set: { state: 'SENT' as const, providerMessageId, attempts, updatedAt: sentAt },
+              $unset: { secretMacros: 1 as const, lastError: 1 as const },
+            },
           },
         })),
         { ordered: false },
@@ -116,7 +129,13 @@ export function createDeliveriesRepository(connection: Connection) {
     },
 
     async markFailed(id: string, error: string, attempts?: number, now = new Date()): Promise<void> {
-      await rowUpdates.submit({ id, update: { $set: { state: 'FAILED', lastError: error, updatedAt: now, ...(attempts === undefined ? {} : { attempts }) }, $unset: { secretMacros: 1 } } });
+      await rowUpdates.submit({
+        id,
+        update: {
+          $set: { state: 'FAILED', lastError: error, updatedAt: now, ...(attempts === undefined ? {} : { attempts }) },
+          $unset: { secretMacros: 1 },
+        },
+      });
     },
 
     async recordTransientError(id: string, error: string, attempts: number, now = new Date()): Promise<void> {
@@ -124,17 +143,24 @@ export function createDeliveriesRepository(connection: Connection) {
     },
 
     /** A delivery receipt: SENT → DELIVERED or FAILED (a late FAILED never overrides DELIVERED). */
-    async applyReceipt(providerMessageId: string, state: Extract<DeliveryState, 'DELIVERED' | 'FAILED'>, error: string | undefined, now = new Date()): Promise<number> {
-      const result = await (await model()).updateMany(
-        { providerMessageId, state: 'SENT' },
-        { $set: { state, updatedAt: now, ...(error ? { lastError: error } : {}) } },
-      );
+    async applyReceipt(
+      providerMessageId: string,
+      state: Extract<DeliveryState, 'DELIVERED' | 'FAILED'>,
+      error: string | undefined,
+      now = new Date(),
+    ): Promise<number> {
+      const result = await (
+        await model()
+      ).updateMany({ providerMessageId, state: 'SENT' }, { $set: { state, updatedAt: now, ...(error ? { lastError: error } : {}) } });
       return result.modifiedCount;
     },
 
     /** Rows still QUEUED since before `olderThan` and still sendable: candidates for re-enqueue. */
     async findStaleQueued(olderThan: Date, now: Date, limit: number): Promise<Delivery[]> {
-      const docs = await (await model()).find({ state: 'QUEUED', updatedAt: { $lt: olderThan }, notAfter: { $gt: now } })
+      const docs = await (
+        await model()
+      )
+        .find({ state: 'QUEUED', updatedAt: { $lt: olderThan }, notAfter: { $gt: now } })
         .sort({ updatedAt: 1 })
         .limit(limit)
         .lean<DeliveryDoc[]>();
@@ -143,7 +169,9 @@ export function createDeliveriesRepository(connection: Connection) {
 
     /** Ends rows whose sending window closed while they waited: an expired OTP is never sent. */
     async expireUnsent(now: Date): Promise<number> {
-      const result = await (await model()).updateMany(
+      const result = await (
+        await model()
+      ).updateMany(
         { state: 'QUEUED', notAfter: { $lte: now } },
         { $set: { state: 'FAILED', lastError: EXPIRED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
@@ -156,7 +184,9 @@ export function createDeliveriesRepository(connection: Connection) {
      * are new to that request; best effort (the store is likely down when this is needed).
      */
     async cancelUnanswered(ids: string[], now = new Date()): Promise<void> {
-      await (await model()).updateMany(
+      await (
+        await model()
+      ).updateMany(
         { _id: { $in: ids }, state: 'QUEUED' },
         { $set: { state: 'FAILED', lastError: REQUEST_NOT_ANSWERED, updatedAt: now }, $unset: { secretMacros: 1 } },
       );

@@ -24,7 +24,11 @@ export interface SweeperDeps {
 const ORPHANED_SEND_AFTER_MS = 1000;
 
 /** Writes every send journaled before `olderThan` to its row; the number written. */
-export async function applyOrphanedSends(deps: Pick<SweeperDeps, 'deliveries' | 'journal'>, olderThan: Date, batchSize: number): Promise<number> {
+export async function applyOrphanedSends(
+  deps: Pick<SweeperDeps, 'deliveries' | 'journal'>,
+  olderThan: Date,
+  batchSize: number,
+): Promise<number> {
   let applied = 0;
   for (;;) {
     const orphaned = await deps.journal.olderThan(olderThan, batchSize);
@@ -39,7 +43,11 @@ export async function applyOrphanedSends(deps: Pick<SweeperDeps, 'deliveries' | 
  * instead; the rest are returned. Without the journal none is returned: any could have been sent
  * (and Redis is needed to enqueue anyway).
  */
-async function unsentAmong(deps: SweeperDeps, stale: Delivery[], onJournalError: (err: unknown) => void): Promise<{ written: number; unsent: Delivery[] }> {
+async function unsentAmong(
+  deps: SweeperDeps,
+  stale: Delivery[],
+  onJournalError: (err: unknown) => void,
+): Promise<{ written: number; unsent: Delivery[] }> {
   let sent: SentOutcome[];
   try {
     sent = await deps.journal.find(stale.map((d) => d.id));
@@ -59,7 +67,10 @@ async function unsentAmong(deps: SweeperDeps, stale: Delivery[], onJournalError:
  * deduplicated by job id and the worker skips rows that already ended, so a sweep is always safe
  * to repeat, and several sweepers at once are too (every write is conditional).
  */
-export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Promise<{ recovered: number; expired: number; requeued: number }> {
+export async function sweepDeliveries(
+  deps: SweeperDeps,
+  now = new Date(),
+): Promise<{ recovered: number; expired: number; requeued: number }> {
   const size = deps.batchSize ?? 500;
   const journalUnavailable = (err: unknown) => {
     deps.logger.warn({ err: (err as Error).message }, 'sweeper could not read or apply the sent journal; will retry');
@@ -83,7 +94,11 @@ export async function sweepDeliveries(deps: SweeperDeps, now = new Date()): Prom
       break;
     }
   }
-  if (handled > 0) await deps.deliveries.touch(unsent.slice(0, handled).map((d) => d.id), now);
+  if (handled > 0)
+    await deps.deliveries.touch(
+      unsent.slice(0, handled).map((d) => d.id),
+      now,
+    );
   const recovered = orphaned + written;
   if (recovered + expired + requeued > 0) deps.logger.info({ recovered, expired, requeued }, 'delivery sweep');
   return { recovered, expired, requeued };

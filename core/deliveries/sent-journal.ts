@@ -65,7 +65,13 @@ export function createSentJournal(redis: Redis, prefix: string) {
     /** Journals the send; resolves to the number of sends journaled and not yet on their rows. */
     async write(outcome: SentOutcome): Promise<number> {
       const entry: JournalEntry = { p: outcome.providerMessageId, a: outcome.attempts, t: outcome.sentAt.getTime() };
-      const size = await (redis as JournalRedis).journalSend(key, byProviderId, outcome.deliveryId, JSON.stringify(entry), outcome.providerMessageId);
+      const size = await (redis as JournalRedis).journalSend(
+        key,
+        byProviderId,
+        outcome.deliveryId,
+        JSON.stringify(entry),
+        outcome.providerMessageId,
+      );
       return Number(size);
     },
 

@@ -59,7 +59,12 @@ export function createSentOutcomes(deps: SentOutcomesDeps) {
   );
   // The fallback without a journal entry: the job waits for its row and fails if it cannot be written.
   const directRows = createGroupCommit<SentOutcome, void>(
-    (batch) => settleBulkWrite(batch.map((_, i) => i), batch.length, () => deps.deliveries.markSentMany(batch)),
+    (batch) =>
+      settleBulkWrite(
+        batch.map((_, i) => i),
+        batch.length,
+        () => deps.deliveries.markSentMany(batch),
+      ),
     { ...STORE_BATCHING, flushTimeoutMs },
   );
   const unwritten = new Set<Promise<void>>();
@@ -78,13 +83,21 @@ export function createSentOutcomes(deps: SentOutcomesDeps) {
       try {
         backlog = await deps.journal.write(outcome);
       } catch (err) {
-        deps.logger.warn({ deliveryId: outcome.deliveryId, err: (err as Error).message }, 'sent outcome not journaled; writing the row directly');
+        deps.logger.warn(
+          { deliveryId: outcome.deliveryId, err: (err as Error).message },
+          'sent outcome not journaled; writing the row directly',
+        );
         await directRows.submit(outcome);
         return;
       }
       const written: Promise<void> = journaledRows
         .submit(outcome)
-        .catch((err: unknown) => deps.logger.warn({ deliveryId: outcome.deliveryId, err: (err as Error).message }, 'sent outcome write timed out; left in the journal'))
+        .catch((err: unknown) =>
+          deps.logger.warn(
+            { deliveryId: outcome.deliveryId, err: (err as Error).message },
+            'sent outcome write timed out; left in the journal',
+          ),
+        )
         .finally(() => unwritten.delete(written));
       unwritten.add(written);
     },

@@ -22,4 +22,5 @@ export const userKey = (ref: UserRef): string => `${ref.enterpriseId}:${ref.user
  * userId, so data written before enterprises existed still verifies and decrypts; other
  * enterprises add a NUL (never part of a userId), so the two forms cannot meet.
  */
-export const userSubject = (ref: UserRef): string => (ref.enterpriseId === DEFAULT_ENTERPRISE_ID ? ref.userId : `${ref.enterpriseId}\u0000${ref.userId}`);
+export const userSubject = (ref: UserRef): string =>
+  ref.enterpriseId === DEFAULT_ENTERPRISE_ID ? ref.userId : `${ref.enterpriseId}\u0000${ref.userId}`;

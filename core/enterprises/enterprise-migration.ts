@@ -45,15 +45,23 @@ export async function migrateToEnterprises(connection: Connection, logger: Logge
   }
   let tagged = 0;
   for (const name of TENANT_COLLECTIONS) {
-    const result = await connection.collection(name).updateMany({ enterpriseId: { $exists: false } }, { $set: { enterpriseId: DEFAULT_ENTERPRISE_ID } });
+    const result = await connection
+      .collection(name)
+      .updateMany({ enterpriseId: { $exists: false } }, { $set: { enterpriseId: DEFAULT_ENTERPRISE_ID } });
     tagged += result.modifiedCount;
   }
   // The live-mobile unique key becomes per enterprise: `<enterpriseId>:<number>`.
   const users = connection.collection('users');
   let rekeyed = 0;
-  for await (const doc of users.find({ liveMobileNumber: { $exists: true } }, { projection: { _id: 1, enterpriseId: 1, liveMobileNumber: 1 } })) {
+  for await (const doc of users.find(
+    { liveMobileNumber: { $exists: true } },
+    { projection: { _id: 1, enterpriseId: 1, liveMobileNumber: 1 } },
+  )) {
     const enterpriseId = typeof doc.enterpriseId === 'string' ? doc.enterpriseId : DEFAULT_ENTERPRISE_ID;
-    await users.updateOne({ _id: doc._id, liveMobileNumber: doc.liveMobileNumber }, { $set: { liveMobileKey: `${enterpriseId}:${String(doc.liveMobileNumber)}` }, $unset: { liveMobileNumber: 1 } });
+    await users.updateOne(
+      { _id: doc._id, liveMobileNumber: doc.liveMobileNumber },
+      { $set: { liveMobileKey: `${enterpriseId}:${String(doc.liveMobileNumber)}` }, $unset: { liveMobileNumber: 1 } },
+    );
     rekeyed += 1;
   }
   if (dropped.length > 0 || tagged > 0 || rekeyed > 0) logger.info({ dropped, tagged, rekeyed }, 'migrated data to enterprises');

@@ -44,7 +44,13 @@ export function createManagedWorker(options: ManagedWorkerOptions): Worker {
     autorun: false,
     ...lockTimings(options.config.workerLockDurationMs),
     ...JOB_RETENTION,
-    ...(options.backoffStrategy ? { settings: { backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => options.backoffStrategy?.(attemptsMade, err) ?? 0 } } : {}),
+    ...(options.backoffStrategy
+      ? {
+          settings: {
+            backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => options.backoffStrategy?.(attemptsMade, err) ?? 0,
+          },
+        }
+      : {}),
   });
   const log = options.logger.child({ queue: options.queue });
   worker.on('error', (err) => log.error({ err }, 'worker error'));

@@ -30,7 +30,8 @@ export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
       if (n.callbackState !== 'WAITING') return 'already-done';
       if (!isFinal(n.status)) throw new CallbackNotReadyError('notification not ended yet');
       const secret = await readCallbackSecret(deps.mongo, n.clientId, deps.encryptionKey);
-      if (secret === null) throw new CallbackSecretMissingError('the client has no callback secret (deleted client, or created without one: rotate one)');
+      if (secret === null)
+        throw new CallbackSecretMissingError('the client has no callback secret (deleted client, or created without one: rotate one)');
       await postCallback(n.callbackUrl, JSON.stringify(callbackPayload(n)), secret, deps.timeoutMs);
       await deps.repository.setCallbackState(notificationUuid, 'SENT');
       return 'sent';

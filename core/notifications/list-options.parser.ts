@@ -48,7 +48,8 @@ export function parseListOptions(query: QueryValues): ListOptions {
 /** GetNotificationHistory's parameters: those of the list plus its filters. */
 export function parseHistoryOptions(query: QueryValues): HistoryOptions {
   const status = text(query, 'notificationStatus');
-  if (status !== undefined && !(FINAL_STATUSES as readonly string[]).includes(status)) throw bad('notificationStatus', `must be one of ${FINAL_STATUSES.join(', ')}`);
+  if (status !== undefined && !(FINAL_STATUSES as readonly string[]).includes(status))
+    throw bad('notificationStatus', `must be one of ${FINAL_STATUSES.join(', ')}`);
   const actionPerformed = text(query, 'actionPerformed');
   const keywordSearch = text(query, 'keywordSearch');
   const deviceId = text(query, 'deviceID');

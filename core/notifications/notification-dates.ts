@@ -67,6 +67,7 @@ export function parseClientLibraryDate(text: string): Date | undefined {
   const utc = Date.UTC(fields[0], fields[1] - 1, fields[2], fields[3], fields[4], fields[5]);
   const check = new Date(utc);
   // Date.UTC rolls 31 February over to March; a date that does not round-trip is not real.
-  if (check.getUTCMonth() !== fields[1] - 1 || check.getUTCDate() !== fields[2] || fields[3] > 23 || fields[4] > 59 || fields[5] > 59) return undefined;
+  if (check.getUTCMonth() !== fields[1] - 1 || check.getUTCDate() !== fields[2] || fields[3] > 23 || fields[4] > 59 || fields[5] > 59)
+    return undefined;
   return new Date(utc - offset * 60_000);
 }

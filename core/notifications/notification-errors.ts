@@ -4,8 +4,10 @@ import type { FinalStatus } from './notification.types.js';
 
 export const notificationNotFound = () => new NotFoundError('Notification not found');
 export const userNotFound = () => new NotFoundError('User not found');
-export const notificationEnded = (status: FinalStatus) => new ConflictError(`Notification is ${status}`, { extra: { notificationStatus: status } });
-export const notificationExpired = () => new AppError('NOTIFICATION_EXPIRED', 410, 'Notification expired', { extra: { notificationStatus: 'EXPIRED' } });
+export const notificationEnded = (status: FinalStatus) =>
+  new ConflictError(`Notification is ${status}`, { extra: { notificationStatus: status } });
+export const notificationExpired = () =>
+  new AppError('NOTIFICATION_EXPIRED', 410, 'Notification expired', { extra: { notificationStatus: 'EXPIRED' } });
 export const invalidArgument = (field: string, rule: string) => new ValidationError(`Invalid field ${field}: ${rule}`);
 
 /** The error a refused write (see notification-states.ts) is answered with. */

@@ -12,7 +12,12 @@ const P1363_P256_BYTES = 64;
  * Checks a base64url IEEE P1363 ECDSA P-256 / SHA-256 signature (what WebCrypto's `sign`
  * returns) against the device's registered public key. Anything malformed is simply false.
  */
-export function verifyDeviceSignature(device: Pick<UserDevice, 'publicKeyJwk'>, notificationUuid: string, response: string, signature: string): boolean {
+export function verifyDeviceSignature(
+  device: Pick<UserDevice, 'publicKeyJwk'>,
+  notificationUuid: string,
+  response: string,
+  signature: string,
+): boolean {
   if (!/^[A-Za-z0-9_-]+$/.test(signature)) return false;
   const raw = Buffer.from(signature, 'base64url');
   if (raw.length !== P1363_P256_BYTES) return false;

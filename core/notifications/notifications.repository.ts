@@ -95,7 +95,13 @@ export function createNotificationsRepository(connection: Connection) {
      * Ends the notification in `to` when the state rules allow it at `now` (one conditional
      * update); the updated record, or null when another final state or the clock won.
      */
-    async end(notificationUuid: string, scope: Record<string, string>, to: FinalStatus, now: Date, fields: FinalFields = {}): Promise<Notification | null> {
+    async end(
+      notificationUuid: string,
+      scope: Record<string, string>,
+      to: FinalStatus,
+      now: Date,
+      fields: FinalFields = {},
+    ): Promise<Notification | null> {
       return (await model())
         .findOneAndUpdate(
           { _id: notificationUuid, ...scope, ...transitionFilter(to, now) },
@@ -108,7 +114,11 @@ export function createNotificationsRepository(connection: Connection) {
     /** Counts a wrong matching number while attempts remain; null when that was not possible. */
     async countWrongNumber(notificationUuid: string, userScope: Record<string, string>, now: Date): Promise<Notification | null> {
       return (await model())
-        .findOneAndUpdate({ _id: notificationUuid, ...userScope, ...countedWrongNumberFilter(now) }, { $inc: { numberAttempts: 1 } }, { new: true, projection: PROJECTION })
+        .findOneAndUpdate(
+          { _id: notificationUuid, ...userScope, ...countedWrongNumberFilter(now) },
+          { $inc: { numberAttempts: 1 } },
+          { new: true, projection: PROJECTION },
+        )
         .lean<Notification>();
     },
 
@@ -131,7 +141,10 @@ export function createNotificationsRepository(connection: Connection) {
       };
       if (query.expiresAfter) filter.expiresAt = { $gt: query.expiresAfter };
       if (query.createdFrom || query.createdTo) {
-        filter.createdAt = { ...(query.createdFrom ? { $gte: query.createdFrom } : {}), ...(query.createdTo ? { $lte: query.createdTo } : {}) };
+        filter.createdAt = {
+          ...(query.createdFrom ? { $gte: query.createdFrom } : {}),
+          ...(query.createdTo ? { $lte: query.createdTo } : {}),
+        };
       }
       if (query.action !== undefined) filter.action = query.action;
       if (query.deviceId !== undefined) filter.deviceId = query.deviceId;
@@ -145,7 +158,11 @@ export function createNotificationsRepository(connection: Connection) {
     },
 
     /** The user's ACTIVE, still-in-time notifications (to discard them). */
-    async findPendingOfUser(enterpriseId: string, userId: string, now: Date): Promise<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]> {
+    async findPendingOfUser(
+      enterpriseId: string,
+      userId: string,
+      now: Date,
+    ): Promise<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]> {
       return (await model())
         .find({ enterpriseId, userId, ...transitionFilter('DISCARD', now) }, { _id: 0, notificationUuid: 1, callbackUrl: 1 })
         .lean<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]>();
@@ -155,18 +172,28 @@ export function createNotificationsRepository(connection: Connection) {
      * EXPIRED for those of these notifications that are due (one update), then their states
      * (one read): the batched path of the expiry jobs.
      */
-    async expireMany(notificationUuids: string[], now: Date): Promise<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>[]> {
+    async expireMany(
+      notificationUuids: string[],
+      now: Date,
+    ): Promise<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>[]> {
       const Notifications = await model();
-      await Notifications.collection.updateMany({ _id: { $in: notificationUuids }, ...transitionFilter('EXPIRED', now) } as never, { $set: { status: 'EXPIRED', answeredAt: now } });
+      await Notifications.collection.updateMany({ _id: { $in: notificationUuids }, ...transitionFilter('EXPIRED', now) } as never, {
+        $set: { status: 'EXPIRED', answeredAt: now },
+      });
       return Notifications.collection
-        .find<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>>({ _id: { $in: notificationUuids } } as never, { projection: { _id: 0, notificationUuid: 1, status: 1, expiresAt: 1, callbackUrl: 1 } })
+        .find<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>>(
+          { _id: { $in: notificationUuids } } as never,
+          { projection: { _id: 0, notificationUuid: 1, status: 1, expiresAt: 1, callbackUrl: 1 } },
+        )
         .toArray();
     },
 
     /** Ends these notifications in `to` where the rules still allow it; how many changed. */
     async endMany(notificationUuids: string[], to: FinalStatus, now: Date): Promise<number> {
       if (notificationUuids.length === 0) return 0;
-      const result = await (await model()).updateMany({ _id: { $in: notificationUuids }, ...transitionFilter(to, now) }, { $set: { status: to, answeredAt: now } });
+      const result = await (
+        await model()
+      ).updateMany({ _id: { $in: notificationUuids }, ...transitionFilter(to, now) }, { $set: { status: to, answeredAt: now } });
       return result.modifiedCount;
     },
 
@@ -175,10 +202,9 @@ export function createNotificationsRepository(connection: Connection) {
      * (nothing else to do for them: the bulk path of the sweep).
      */
     async expireDueWithoutCallback(now: Date): Promise<number> {
-      const result = await (await model()).updateMany(
-        { ...transitionFilter('EXPIRED', now), callbackUrl: null },
-        { $set: { status: 'EXPIRED', answeredAt: now } },
-      );
+      const result = await (
+        await model()
+      ).updateMany({ ...transitionFilter('EXPIRED', now), callbackUrl: null }, { $set: { status: 'EXPIRED', answeredAt: now } });
       return result.modifiedCount;
     },
 

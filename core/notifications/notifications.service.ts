@@ -6,7 +6,13 @@ import { AppError } from '../errors/app-error.js';
 import { invalidArgument, notificationEnded, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
 import { verifyDeviceSignature } from './notification-signature.js';
 import { effectiveStatus, refusalOf } from './notification-states.js';
-import { FINAL_STATUSES, type FinalStatus, type Notification, type NotificationAction, type NotificationBody } from './notification.types.js';
+import {
+  FINAL_STATUSES,
+  type FinalStatus,
+  type Notification,
+  type NotificationAction,
+  type NotificationBody,
+} from './notification.types.js';
 import type { NotificationsRepository } from './notifications.repository.js';
 import { generateMatchingNumber, matchesNumber } from './number-match.js';
 
@@ -78,14 +84,21 @@ export function createNotificationsService(deps: NotificationsDeps) {
   const log = deps.logger.child({ component: 'notifications' });
 
   async function queueCallbackOf(notificationUuid: string): Promise<void> {
-    await deps.enqueueCallback(notificationUuid).catch((err: unknown) => log.warn({ err, notificationUuid }, 'callback not queued; the sweep will queue it'));
+    await deps
+      .enqueueCallback(notificationUuid)
+      .catch((err: unknown) => log.warn({ err, notificationUuid }, 'callback not queued; the sweep will queue it'));
   }
   async function queueCallback(n: Pick<Notification, 'notificationUuid' | 'callbackUrl'>): Promise<void> {
     if (n.callbackUrl) await queueCallbackOf(n.notificationUuid);
   }
 
   /** Ends it in `to` (one conditional write), or throws why not. */
-  async function end(uuid: string, scope: Record<string, string>, to: FinalStatus, fields: Parameters<NotificationsRepository['end']>[4] = {}): Promise<Notification> {
+  async function end(
+    uuid: string,
+    scope: Record<string, string>,
+    to: FinalStatus,
+    fields: Parameters<NotificationsRepository['end']>[4] = {},
+  ): Promise<Notification> {
     const at = now();
     const ended = await repository.end(uuid, scope, to, at, fields);
     if (ended) {
@@ -97,7 +110,8 @@ export function createNotificationsService(deps: NotificationsDeps) {
 
   async function refusalFor(uuid: string, scope: Record<string, string>, at: Date) {
     const current = await repository.find(uuid);
-    const mine = current && Object.entries(scope).every(([k, v]) => (current as unknown as Record<string, unknown>)[k] === v) ? current : null;
+    const mine =
+      current && Object.entries(scope).every(([k, v]) => (current as unknown as Record<string, unknown>)[k] === v) ? current : null;
     const refusal = refusalOf(mine, at);
     // Past expiresAt and still ACTIVE: the worker is late or down; write what the clock says
     // (one record by its id: the request path does not join the worker's batches).
@@ -120,7 +134,8 @@ export function createNotificationsService(deps: NotificationsDeps) {
     for (const uuid of uuids) {
       const row = byId.get(uuid);
       if (!row) outcomes.push({ ok: true, value: { outcome: 'missing' } });
-      else if (row.status === 'ACTIVE') outcomes.push({ ok: true, value: { outcome: 'not-due', inMs: Math.max(row.expiresAt.getTime() - at.getTime(), 1) } });
+      else if (row.status === 'ACTIVE')
+        outcomes.push({ ok: true, value: { outcome: 'not-due', inMs: Math.max(row.expiresAt.getTime() - at.getTime(), 1) } });
       else if (row.status === 'EXPIRED') {
         // Also when it was EXPIRED already: the callback job id makes a second enqueue a no-op.
         await queueCallback(row);
@@ -151,7 +166,10 @@ export function createNotificationsService(deps: NotificationsDeps) {
   }
 
   return {
-    async create(client: { clientId: string; enterpriseId: string }, input: CreateNotificationInput): Promise<{ notificationUuid: string; number?: string }> {
+    async create(
+      client: { clientId: string; enterpriseId: string },
+      input: CreateNotificationInput,
+    ): Promise<{ notificationUuid: string; number?: string }> {
       const actions = input.actions.map((a) => a.action);
       if (new Set(actions).size !== actions.length) throw invalidArgument('actions', 'action values must be distinct');
       if (input.callbackUrl !== undefined) checkCallbackUrl(input.callbackUrl);
@@ -180,7 +198,11 @@ export function createNotificationsService(deps: NotificationsDeps) {
       };
       await repository.insert(n);
       // Stored first: from here the sweep guarantees expiry even if this enqueue fails.
-      await deps.enqueueExpiry(n.notificationUuid, n.expiresAt).catch((err: unknown) => log.warn({ err, notificationUuid: n.notificationUuid }, 'expiry job not queued; the sweep will expire it'));
+      await deps
+        .enqueueExpiry(n.notificationUuid, n.expiresAt)
+        .catch((err: unknown) =>
+          log.warn({ err, notificationUuid: n.notificationUuid }, 'expiry job not queued; the sweep will expire it'),
+        );
       // A user deleted or blocked while this was being written would miss the discard: check again.
       const after = await findEnterpriseUser(deps.users, client.enterpriseId, input.userId);
       if (!after || after.status === 'DELETED' || isUserBlocked(after)) {
@@ -230,12 +252,18 @@ export function createNotificationsService(deps: NotificationsDeps) {
      * signature or number); a wrong number counts an attempt; a bad signature ends it TAMPERED;
      * otherwise one conditional write decides between this answer and anything racing it.
      */
-    async answer(enterpriseId: string, userId: string, uuid: string, input: AnswerInput): Promise<{ notificationUuid: string; isDsVerified: boolean }> {
+    async answer(
+      enterpriseId: string,
+      userId: string,
+      uuid: string,
+      input: AnswerInput,
+    ): Promise<{ notificationUuid: string; isDsVerified: boolean }> {
       const scope = { enterpriseId, userId };
       const n = await userNotification(enterpriseId, userId, uuid);
       const at = now();
       if (n.status !== 'ACTIVE' || effectiveStatus(n, at) !== 'ACTIVE') throw await refusalFor(uuid, scope, at);
-      if (!n.actions.some((a) => a.action === input.response)) throw invalidArgument('response', 'is not one of the notification\'s actions');
+      if (!n.actions.some((a) => a.action === input.response))
+        throw invalidArgument('response', "is not one of the notification's actions");
       if (n.dsRequired && input.signature === undefined) throw invalidArgument('signature', 'is required for this notification');
       if (n.number !== undefined) {
         if (input.number === undefined) throw invalidArgument('number', 'the matching number is required for this notification');
@@ -253,7 +281,11 @@ export function createNotificationsService(deps: NotificationsDeps) {
       if (n.dsRequired) {
         const verified = user?.device !== undefined && verifyDeviceSignature(user.device, uuid, input.response, input.signature ?? '');
         if (!verified) {
-          await end(uuid, scope, 'TAMPERED', { signingStatus: 'Failed', isDsVerified: false, ...(user?.device ? { deviceId: user.device.deviceId } : {}) });
+          await end(uuid, scope, 'TAMPERED', {
+            signingStatus: 'Failed',
+            isDsVerified: false,
+            ...(user?.device ? { deviceId: user.device.deviceId } : {}),
+          });
           throw invalidArgument('signature', 'does not verify against the registered device key; the notification is TAMPERED');
         }
       }
@@ -307,7 +339,9 @@ export function createNotificationsService(deps: NotificationsDeps) {
       }
       expired += await repository.expireDueWithoutCallback(now());
       const graceEnd = at.getTime() - options.callbackGraceMs;
-      const unsent = waiting.filter((w) => w.status !== 'ACTIVE' && w.answeredAt !== undefined && w.answeredAt.getTime() <= graceEnd).slice(0, options.batchSize);
+      const unsent = waiting
+        .filter((w) => w.status !== 'ACTIVE' && w.answeredAt !== undefined && w.answeredAt.getTime() <= graceEnd)
+        .slice(0, options.batchSize);
       for (const w of unsent) await queueCallbackOf(w.notificationUuid);
       return { expired, callbacksRequeued: unsent.length };
     },

@@ -41,13 +41,21 @@ export function createIdempotencyRepository(connection: Connection) {
       } catch (err) {
         if ((err as { code?: number }).code !== 11000) throw err;
       }
-      const existing = await (await model()).findOne({ enterpriseId: entry.enterpriseId, clientId: entry.clientId, key: entry.key }).lean<IdempotencyDoc>();
+      const existing = await (
+        await model()
+      )
+        .findOne({ enterpriseId: entry.enterpriseId, clientId: entry.clientId, key: entry.key })
+        .lean<IdempotencyDoc>();
       if (!existing) return this.claim(entry);
       if (entry.createdAt.getTime() - existing.createdAt.getTime() > IDEMPOTENCY_WINDOW_MS) {
-        const replaced = await (await model()).findOneAndUpdate(
-          { enterpriseId: entry.enterpriseId, clientId: entry.clientId, key: entry.key, createdAt: existing.createdAt },
-          { $set: { requestHash: entry.requestHash, otpUuid: entry.otpUuid, createdAt: entry.createdAt } },
-        ).lean<IdempotencyDoc>();
+        const replaced = await (
+          await model()
+        )
+          .findOneAndUpdate(
+            { enterpriseId: entry.enterpriseId, clientId: entry.clientId, key: entry.key, createdAt: existing.createdAt },
+            { $set: { requestHash: entry.requestHash, otpUuid: entry.otpUuid, createdAt: entry.createdAt } },
+          )
+          .lean<IdempotencyDoc>();
         if (replaced) return { claimed: true };
         return this.claim(entry);
       }

@@ -114,7 +114,13 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
    * (one MongoDB round trip fewer). With a key, a retry must deliver the first attempt's code,
    * which it finds encrypted on the record until the delivery rows exist.
    */
-  async function persistAndQueue(record: OtpRecord, addresses: Partial<Record<Channel, string>>, request: GenerateOtpRequest, freshCode: string | undefined, deadline: number | undefined): Promise<void> {
+  async function persistAndQueue(
+    record: OtpRecord,
+    addresses: Partial<Record<Channel, string>>,
+    request: GenerateOtpRequest,
+    freshCode: string | undefined,
+    deadline: number | undefined,
+  ): Promise<void> {
     // A fresh uuid cannot exist yet: a plain insert; a resumable one may (a retried request).
     const stored = freshCode === undefined ? await deps.otps.insertIfAbsent(record) : await deps.otps.insert(record);
     const code = stored.codeEncrypted ? decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid) : freshCode;
@@ -143,7 +149,9 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         };
       });
       if (deadline !== undefined && Date.now() > deadline) {
-        throw new ServiceUnavailableError('Service unavailable: the request took too long; retry later', { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
+        throw new ServiceUnavailableError('Service unavailable: the request took too long; retry later', {
+          headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+        });
       }
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);
       else {
@@ -156,7 +164,11 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       // The rows are the commit point: from here on the answer is 200 whatever fails, because the
       // sweeper will send them. A code left parked on the record only lets a retry resume.
       if (stored.codeEncrypted) {
-        await deps.otps.clearCode(stored.otpUuid).catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'parked OTP code not cleared; a retry will resume it'));
+        await deps.otps
+          .clearCode(stored.otpUuid)
+          .catch((err: unknown) =>
+            deps.logger.warn({ err: (err as Error).message }, 'parked OTP code not cleared; a retry will resume it'),
+          );
       }
     }
     await Promise.all(
@@ -177,7 +189,11 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       const { request, clientId, enterpriseId } = command;
       // Admission (rate limits), template checks and the user read run at once; their verdicts
       // still come in the documented order: 429, then 422, then 404.
-      const [admitted, templates, found] = await Promise.allSettled([command.admission ?? Promise.resolve(), checkTemplates(request), deps.users.findUser({ enterpriseId, userId: request.userId })]);
+      const [admitted, templates, found] = await Promise.allSettled([
+        command.admission ?? Promise.resolve(),
+        checkTemplates(request),
+        deps.users.findUser({ enterpriseId, userId: request.userId }),
+      ]);
       if (admitted.status === 'rejected') throw admitted.reason;
       if (templates.status === 'rejected') throw templates.reason;
       if (found.status === 'rejected') throw found.reason;
@@ -188,7 +204,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       for (const channel of CHANNELS) {
         if (request.channels[channel] === undefined) continue;
         const address = channel === 'SMS' ? user.mobileNumber : user.emailId;
-        if (!address) throw new ValidationError(`dispatchOptions.${channel}: user has no ${channel === 'SMS' ? 'mobileNumber' : 'emailId'} registered`);
+        if (!address)
+          throw new ValidationError(`dispatchOptions.${channel}: user has no ${channel === 'SMS' ? 'mobileNumber' : 'emailId'} registered`);
         addresses[channel] = address;
       }
 
@@ -196,7 +213,14 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       const createdAt = now();
       if (command.idempotencyKey !== undefined) {
         const requestHash = createHash('sha256').update(canonicalJson(command.rawBody)).digest('hex');
-        const claim = await deps.idempotency.claim({ enterpriseId, clientId, key: command.idempotencyKey, requestHash, otpUuid, createdAt });
+        const claim = await deps.idempotency.claim({
+          enterpriseId,
+          clientId,
+          key: command.idempotencyKey,
+          requestHash,
+          otpUuid,
+          createdAt,
+        });
         if (!claim.claimed) {
           if (claim.existing.requestHash !== requestHash) {
             throw new ValidationError('Idempotency-Key was already used with a different request body');

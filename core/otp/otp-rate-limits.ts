@@ -33,7 +33,9 @@ export function createRateLimits(redis: Redis, prefix: string, limits: Record<Li
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) throw err;
         const retryAfter = Math.max(Math.ceil(err.msBeforeNext / 1000), 1);
-        throw new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, { headers: { 'Retry-After': String(retryAfter) } });
+        throw new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
+          headers: { 'Retry-After': String(retryAfter) },
+        });
       }
     },
   };

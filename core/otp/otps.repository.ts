@@ -65,7 +65,11 @@ export function createOtpsRepository(connection: Connection) {
   // Records of concurrent requests go out in one unordered insert (see group-commit.ts).
   const inserts = createGroupCommit<OtpRecord, void>(async (records) => {
     const docs = records.map(({ otpUuid, ...rest }) => withoutUndefined({ _id: otpUuid, ...rest }));
-    return settleBulkWrite(records.map((_, i) => i), records.length, async () => (await model()).collection.insertMany(docs as never[], { ordered: false }));
+    return settleBulkWrite(
+      records.map((_, i) => i),
+      records.length,
+      async () => (await model()).collection.insertMany(docs as never[], { ordered: false }),
+    );
   }, STORE_BATCHING);
   return {
     /** Inserts a record with a new uuid. */
@@ -77,7 +81,11 @@ export function createOtpsRepository(connection: Connection) {
     /** Inserts the record unless one with this uuid exists; returns the stored one either way. */
     async insertIfAbsent(record: OtpRecord): Promise<OtpRecord> {
       const { otpUuid, ...rest } = record;
-      const doc = await (await model()).findOneAndUpdate({ _id: otpUuid }, { $setOnInsert: rest }, { upsert: true, new: true }).lean<OtpDoc>();
+      const doc = await (
+        await model()
+      )
+        .findOneAndUpdate({ _id: otpUuid }, { $setOnInsert: rest }, { upsert: true, new: true })
+        .lean<OtpDoc>();
       if (!doc) throw new Error('upsert returned no document');
       return toRecord(doc);
     },
@@ -96,11 +104,15 @@ export function createOtpsRepository(connection: Connection) {
      * attempts left, so N parallel guesses never get more than `attempts` checks.
      */
     async takeAttempt(otpUuid: string, clientId: string, now: Date): Promise<OtpRecord | undefined> {
-      const doc = await (await model()).findOneAndUpdate(
-        { _id: otpUuid, clientId, status: 'ACTIVE', expiresAt: { $gt: now }, $expr: { $lt: ['$attemptsUsed', '$attempts'] } },
-        { $inc: { attemptsUsed: 1 } },
-        { new: true },
-      ).lean<OtpDoc>();
+      const doc = await (
+        await model()
+      )
+        .findOneAndUpdate(
+          { _id: otpUuid, clientId, status: 'ACTIVE', expiresAt: { $gt: now }, $expr: { $lt: ['$attemptsUsed', '$attempts'] } },
+          { $inc: { attemptsUsed: 1 } },
+          { new: true },
+        )
+        .lean<OtpDoc>();
       return doc ? toRecord(doc) : undefined;
     },
 
@@ -111,7 +123,9 @@ export function createOtpsRepository(connection: Connection) {
     },
 
     async lockIfExhausted(otpUuid: string): Promise<void> {
-      await (await model()).updateOne({ _id: otpUuid, status: 'ACTIVE', $expr: { $gte: ['$attemptsUsed', '$attempts'] } }, { $set: { status: 'LOCKED' } });
+      await (
+        await model()
+      ).updateOne({ _id: otpUuid, status: 'ACTIVE', $expr: { $gte: ['$attemptsUsed', '$attempts'] } }, { $set: { status: 'LOCKED' } });
     },
   };
 }

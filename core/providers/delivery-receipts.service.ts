@@ -17,7 +17,11 @@ export async function handleTwilioStatus(params: Record<string, unknown>, onRece
  * Each event once: skipped when its sg_event_id was seen, recorded only after the receipt was
  * handled, so a failure lets SendGrid's retry deliver it again (at least once, de-duplicated).
  */
-export async function handleSendgridEvents(mongo: Connection, events: SendgridEvent[], onReceipt: RecordDeliveryReceipt): Promise<{ processed: number; duplicates: number }> {
+export async function handleSendgridEvents(
+  mongo: Connection,
+  events: SendgridEvent[],
+  onReceipt: RecordDeliveryReceipt,
+): Promise<{ processed: number; duplicates: number }> {
   let processed = 0;
   let duplicates = 0;
   for (const event of events) {

@@ -35,7 +35,10 @@ outboxSchema.index({ createdAt: -1 });
 
 const outboxModel = (connection: Connection) => modelFor(connection, 'OutboxMessage', outboxSchema);
 
-export async function insertOutboxMessage(connection: Connection, message: Omit<OutboxMessage, 'id' | 'createdAt'>): Promise<OutboxMessage> {
+export async function insertOutboxMessage(
+  connection: Connection,
+  message: Omit<OutboxMessage, 'id' | 'createdAt'>,
+): Promise<OutboxMessage> {
   const model = await outboxModel(connection);
   const created = await model.create({ ...message, createdAt: new Date() });
   const { _id, ...rest } = created.toObject();

@@ -6,7 +6,6 @@ import { classifyHttpFailure, classifyNetworkFailure, PermanentProviderError } f
 import type { EmailMessage, EmailProvider, SentMessage } from './provider.types.js';
 import { SENDGRID_REFERENCE_ARG } from './sendgrid-reference.js';
 
-
 interface SendgridFailure {
   code?: unknown;
   isAxiosError?: boolean;
@@ -40,7 +39,11 @@ export class SendgridEmailProvider implements EmailProvider {
 
   async send(message: EmailMessage): Promise<SentMessage> {
     const reference = randomUUID();
-    const customArgs = { ...message.customArgs, ...(message.otpUuid ? { otpUuid: message.otpUuid } : {}), [SENDGRID_REFERENCE_ARG]: reference };
+    const customArgs = {
+      ...message.customArgs,
+      ...(message.otpUuid ? { otpUuid: message.otpUuid } : {}),
+      [SENDGRID_REFERENCE_ARG]: reference,
+    };
     try {
       const [response] = await this.mail.send({
         from: this.from,
@@ -56,7 +59,10 @@ export class SendgridEmailProvider implements EmailProvider {
     } catch (err) {
       const failure = err as SendgridFailure;
       if (typeof failure.code === 'number' && failure.response) {
-        throw classifyHttpFailure({ status: failure.code, headers: failure.response.headers ?? {}, reason: describeSendgridBody(failure.response.body) }, 'SendGrid');
+        throw classifyHttpFailure(
+          { status: failure.code, headers: failure.response.headers ?? {}, reason: describeSendgridBody(failure.response.body) },
+          'SendGrid',
+        );
       }
       if (failure.isAxiosError === true || typeof failure.code === 'string') throw classifyNetworkFailure(err, 'SendGrid');
       // The SDK's own validation of the message, before any request: retrying repeats it.

@@ -36,7 +36,10 @@ class ClassifyingRequestClient extends twilio.RequestClient {
       throw classifyNetworkFailure(err, 'Twilio');
     }
     if (response.statusCode >= 400) {
-      throw classifyHttpFailure({ status: response.statusCode, headers: (response.headers ?? {}) as Record<string, unknown>, ...describeTwilioBody(response.body) }, 'Twilio');
+      throw classifyHttpFailure(
+        { status: response.statusCode, headers: (response.headers ?? {}) as Record<string, unknown>, ...describeTwilioBody(response.body) },
+        'Twilio',
+      );
     }
     return response as TwilioResponse & { body: TData };
   }

@@ -4,7 +4,12 @@ import { EventWebhook } from '@sendgrid/eventwebhook';
 import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
 
 /** Twilio signs the full public URL it called (with query string) plus the sorted form fields. */
-export function verifyTwilioSignature(authToken: string, signature: string | undefined, url: string, params: Record<string, unknown>): boolean {
+export function verifyTwilioSignature(
+  authToken: string,
+  signature: string | undefined,
+  url: string,
+  params: Record<string, unknown>,
+): boolean {
   if (!signature) return false;
   return validateRequest(authToken, signature, url, params);
 }
@@ -22,7 +27,12 @@ export interface SendgridSignedRequest {
  * ECDSA over `timestamp + raw body` with the account's public key. The timestamp is signed, so
  * refusing old ones stops a captured request from being replayed later.
  */
-export function verifySendgridSignature(publicKeyBase64: string, request: SendgridSignedRequest, now = Date.now(), windowMs = SENDGRID_SIGNATURE_WINDOW_MS): boolean {
+export function verifySendgridSignature(
+  publicKeyBase64: string,
+  request: SendgridSignedRequest,
+  now = Date.now(),
+  windowMs = SENDGRID_SIGNATURE_WINDOW_MS,
+): boolean {
   const { signature, timestamp, rawBody } = request;
   if (!signature || !timestamp || !/^[0-9]{1,12}$/.test(timestamp)) return false;
   if (Math.abs(now - Number(timestamp) * 1000) > windowMs) return false;

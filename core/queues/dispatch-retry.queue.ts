@@ -103,7 +103,8 @@ export function createDispatchRetry(options: DispatchRetryOptions): DispatchRetr
         await options.enqueue(deliveryId, sealed);
       } catch (err) {
         if (closed || held.size >= maxPending) throw err;
-        if (held.size === 0) options.logger.warn({ err: (err as Error).message }, 'dispatch enqueue failed; holding deliveries to retry when Redis answers');
+        if (held.size === 0)
+          options.logger.warn({ err: (err as Error).message }, 'dispatch enqueue failed; holding deliveries to retry when Redis answers');
         held.add(deliveryId);
         schedule(delayMs);
       }

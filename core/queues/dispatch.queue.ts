@@ -37,13 +37,10 @@ const dispatchJob = (deliveryId: string, sealed?: string) => ({
  * (one `addBulk`, a MULTI of the same per-job scripts), each caller awaiting its own job.
  */
 export function createDispatchEnqueuer(queue: Queue): (deliveryId: string, sealed?: string) => Promise<void> {
-  const batches = createGroupCommit<{ deliveryId: string; sealed?: string }, void>(
-    async (jobs) => {
-      await queue.addBulk(jobs.map(({ deliveryId, sealed }) => dispatchJob(deliveryId, sealed)));
-      return jobs.map(() => ({ ok: true, value: undefined }));
-    },
-    STORE_BATCHING,
-  );
+  const batches = createGroupCommit<{ deliveryId: string; sealed?: string }, void>(async (jobs) => {
+    await queue.addBulk(jobs.map(({ deliveryId, sealed }) => dispatchJob(deliveryId, sealed)));
+    return jobs.map(() => ({ ok: true, value: undefined }));
+  }, STORE_BATCHING);
   return (deliveryId, sealed) => batches.submit({ deliveryId, sealed });
 }
 

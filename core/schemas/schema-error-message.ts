@@ -4,7 +4,13 @@ type SchemaNode = Record<string, unknown>;
 
 /** `/otpSpecs/0/length` -> `otpSpecs[0].length`: the way callers write the field they sent. */
 export function formatFieldPath(instancePath: string, child?: string): string {
-  const parts = instancePath === '' ? [] : instancePath.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts =
+    instancePath === ''
+      ? []
+      : instancePath
+          .slice(1)
+          .split('/')
+          .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   return parts.reduce((path, part) => {
     if (/^[0-9]+$/.test(part)) return `${path}[${part}]`;
@@ -28,7 +34,13 @@ function derefSchema(node: unknown): SchemaNode | undefined {
  */
 function subschemaAt(rootId: string, instancePath: string): SchemaNode | undefined {
   let node = derefSchema(getAjv().getSchema(rootId)?.schema);
-  const parts = instancePath === '' ? [] : instancePath.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts =
+    instancePath === ''
+      ? []
+      : instancePath
+          .slice(1)
+          .split('/')
+          .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   for (const part of parts) {
     if (!node) return undefined;
     const properties = node.properties as Record<string, unknown> | undefined;
@@ -90,7 +102,8 @@ export function describeSchemaError(rootId: string, error: ErrorObject): string 
     case 'maxProperties':
       return describeRange(field, schema.minProperties, schema.maxProperties, plural('entry', 'entries'), 'must have');
     case 'pattern':
-      if (error.propertyName !== undefined) return `${field} key ${JSON.stringify(error.propertyName)} must match ${String(params.pattern)}`;
+      if (error.propertyName !== undefined)
+        return `${field} key ${JSON.stringify(error.propertyName)} must match ${String(params.pattern)}`;
       return `${field} must match ${String(params.pattern)}`;
     case 'enum':
       return `${field} must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;

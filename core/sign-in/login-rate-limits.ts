@@ -41,7 +41,9 @@ export function createLoginLimits(redis: Redis, prefix: string, config: LoginLim
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) throw err;
         const retryAfter = Math.max(Math.ceil(err.msBeforeNext / 1000), 1);
-        throw new AppError('RATE_LIMITED', 429, `Too many attempts. Try again in ${retryAfter} seconds.`, { headers: { 'Retry-After': String(retryAfter) } });
+        throw new AppError('RATE_LIMITED', 429, `Too many attempts. Try again in ${retryAfter} seconds.`, {
+          headers: { 'Retry-After': String(retryAfter) },
+        });
       }
     },
   };

@@ -81,8 +81,14 @@ export function createLoginStatesRepository(connection: Connection) {
      * attempts used after this one, or undefined when none was left.
      */
     async takeDecoyAttempt(uid: string, maxAttempts: number): Promise<number | undefined> {
-      const doc = await (await model())
-        .findOneAndUpdate({ ...live(uid), decoyAttemptsUsed: { $lt: maxAttempts } }, { $inc: { decoyAttemptsUsed: 1 } }, { new: true, projection: PROJECTION })
+      const doc = await (
+        await model()
+      )
+        .findOneAndUpdate(
+          { ...live(uid), decoyAttemptsUsed: { $lt: maxAttempts } },
+          { $inc: { decoyAttemptsUsed: 1 } },
+          { new: true, projection: PROJECTION },
+        )
         .lean<LoginState>();
       return doc?.decoyAttemptsUsed;
     },

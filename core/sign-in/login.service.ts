@@ -8,7 +8,13 @@ import type { LoginState, LoginStatesRepository } from './login-states.repositor
 import { canReceiveLoginCode, canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-users.js';
 
 /** The login code: 6 digits, 5 minutes, 5 attempts, through the OTP pipeline. */
-export const LOGIN_CODE = Object.freeze({ spec: 'N-6', expiresInSeconds: 300, attempts: 5, smsTemplate: 'login_sms', emailTemplate: 'login_email' });
+export const LOGIN_CODE = Object.freeze({
+  spec: 'N-6',
+  expiresInSeconds: 300,
+  attempts: 5,
+  smsTemplate: 'login_sms',
+  emailTemplate: 'login_email',
+});
 
 /** Macro of the login templates naming the app being signed in to. */
 export const APP_NAME_MACRO = '__SVC_APP__';

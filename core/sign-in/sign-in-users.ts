@@ -14,12 +14,17 @@ export interface SignInClient {
  * The one look-up of a user for sign-in and for user tokens (login page, ID and refresh tokens,
  * /v1/me): a user of the enterprise of the client being signed in to, never of another.
  */
-export function findUserForSignIn(users: Pick<UsersRepository, 'findUser'>, client: Pick<SignInClient, 'enterpriseId'>, userId: string): Promise<User | undefined> {
+export function findUserForSignIn(
+  users: Pick<UsersRepository, 'findUser'>,
+  client: Pick<SignInClient, 'enterpriseId'>,
+  userId: string,
+): Promise<User | undefined> {
   return users.findUser({ enterpriseId: client.enterpriseId, userId });
 }
 
 /** Key of the per-user sign-in limits: the same userId in two enterprises is two people. */
-export const signInUserKey = (client: Pick<SignInClient, 'enterpriseId'>, userId: string): string => userKey({ enterpriseId: client.enterpriseId, userId });
+export const signInUserKey = (client: Pick<SignInClient, 'enterpriseId'>, userId: string): string =>
+  userKey({ enterpriseId: client.enterpriseId, userId });
 
 /** Who may receive a login code: known, not DELETED, not blocked (others get no message). */
 export function canReceiveLoginCode(user: User | undefined): user is User {

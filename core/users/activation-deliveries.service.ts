@@ -64,7 +64,11 @@ export function createActivationDeliveries(deps: ActivationDeliveriesDeps) {
               to,
               template: ACTIVATION_TEMPLATES[channel],
               macros: { __FIRST_NAME__: user.firstName },
-              secretMacros: encryptSecret(JSON.stringify({ __ACTIVATION_CODE__: code, __VERIFICATION_KEY__: verificationKey }), deps.keys.encryptionKey, id),
+              secretMacros: encryptSecret(
+                JSON.stringify({ __ACTIVATION_CODE__: code, __VERIFICATION_KEY__: verificationKey }),
+                deps.keys.encryptionKey,
+                id,
+              ),
               state: 'QUEUED',
               attempts: 0,
               notAfter: activation.expiresAt,

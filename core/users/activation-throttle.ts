@@ -33,10 +33,13 @@ const limiter = (redis: Redis, keyPrefix: string, points: number, duration: numb
 
 export const rateLimited = (msBeforeNext: number) => {
   const retryAfter = Math.max(Math.ceil(msBeforeNext / 1000), 1);
-  return new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, { headers: { 'Retry-After': String(retryAfter) } });
+  return new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
+    headers: { 'Retry-After': String(retryAfter) },
+  });
 };
 
-export const activationLocked = () => new AppError('ACTIVATION_LOCKED', 423, 'Too many wrong activation codes; ask for a new activation code');
+export const activationLocked = () =>
+  new AppError('ACTIVATION_LOCKED', 423, 'Too many wrong activation codes; ask for a new activation code');
 
 /**
  * One scope of the throttle (a user, or a user seen from one address): a counter of
@@ -87,8 +90,20 @@ function createScope(redis: Redis, prefix: string, free: number, maxDelaySeconds
  */
 export function createActivationThrottle(redis: Redis, prefix: string, config: ActivationThrottleConfig) {
   const perIp = limiter(redis, `${prefix}:rl:activatePerIp`, config.perIp.points, config.perIp.durationSeconds);
-  const byAddress = createScope(redis, `${prefix}:rl:activateUserAddress`, config.freeFailuresPerAddress, config.maxDelayPerAddressSeconds, ADDRESS_MEMORY_SECONDS);
-  const byUser = createScope(redis, `${prefix}:rl:activateUser`, config.freeFailuresPerUser, config.maxDelayPerUserSeconds, config.codeTtlSeconds);
+  const byAddress = createScope(
+    redis,
+    `${prefix}:rl:activateUserAddress`,
+    config.freeFailuresPerAddress,
+    config.maxDelayPerAddressSeconds,
+    ADDRESS_MEMORY_SECONDS,
+  );
+  const byUser = createScope(
+    redis,
+    `${prefix}:rl:activateUser`,
+    config.freeFailuresPerUser,
+    config.maxDelayPerUserSeconds,
+    config.codeTtlSeconds,
+  );
   const addressKey = (ref: UserRef, ip: string) => `${userKey(ref)}|${ip}`;
 
   return {

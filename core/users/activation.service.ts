@@ -104,7 +104,8 @@ export function createActivationService(deps: ActivationDeps) {
       const user = await deps.users.findUser(ref);
       if (!user) throw new NotFoundError('User not found');
       if (!user.activation || !PENDING_STATUSES.includes(user.status)) throw userExists(user);
-      if (!user.emailId && !user.mobileNumber) throw new ConflictError('User has no emailId or mobileNumber to send a code to', { error: 'Invalid data.' });
+      if (!user.emailId && !user.mobileNumber)
+        throw new ConflictError('User has no emailId or mobileNumber to send a code to', { error: 'Invalid data.' });
       const at = now();
       const issue = user.activation.issue + 1;
       const code = generateActivationCode();

@@ -53,7 +53,14 @@ function validatorOf(field: string): (value: unknown) => boolean {
 /** Comma-separated, blanks trimmed, empty items dropped (duplicates kept once). */
 export function splitGroups(value: string | undefined): string[] {
   if (value === undefined) return [];
-  return [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item.length > 0))];
+  return [
+    ...new Set(
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0),
+    ),
+  ];
 }
 
 /** Validates a parsed JSON object field by field in table order; 422 `[Invalid field <name>]`. */

@@ -34,7 +34,9 @@ export interface EnrollmentDeps {
 const conflict = (message: string, extra?: Record<string, unknown>) => new ConflictError(message, { error: 'Invalid data.', extra });
 export const userExists = (user: Pick<User, 'status'>) => conflict(`User is ${user.status}`, { userStatus: user.status });
 
-export const groupsFromConnection = (connection: Connection) => ({ findMissingGroupNames: (names: string[]) => findMissingGroupNames(connection, names) });
+export const groupsFromConnection = (connection: Connection) => ({
+  findMissingGroupNames: (names: string[]) => findMissingGroupNames(connection, names),
+});
 
 export function createEnrollmentService(deps: EnrollmentDeps) {
   const now = deps.now ?? (() => new Date());
@@ -46,7 +48,8 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
     const [missing] = await deps.groups.findMissingGroupNames([request.primaryGroup, ...request.secondaryGroups]);
     if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
-    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile(enterpriseId, request.mobileNumber))) throw conflict('Mobile number already registered');
+    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile(enterpriseId, request.mobileNumber)))
+      throw conflict('Mobile number already registered');
   }
 
   /** The checks above ran before the insert; the unique indexes settle races between requests. */
@@ -110,7 +113,11 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
           expiresAt: new Date(createdAt.getTime() + deps.codeTtlSeconds * 1000),
         },
         ...(selfie
-          ? { server_bio_template_hash: selfie.sha256, server_bio_template_hash_created_ts: createdAt, server_bio_template_source: 'SELFIE' }
+          ? {
+              server_bio_template_hash: selfie.sha256,
+              server_bio_template_hash_created_ts: createdAt,
+              server_bio_template_source: 'SELFIE',
+            }
           : {}),
         createdAt,
         updatedAt: createdAt,
@@ -121,7 +128,13 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         if (isDuplicateKeyError(err)) throw await conflictOfDuplicate(enterpriseId, request);
         throw err;
       }
-      await deps.activity.append({ actor: { type: 'client', clientId }, action: 'user.enrolled', enterpriseId, userId: user.userId, comments: request.comments });
+      await deps.activity.append({
+        actor: { type: 'client', clientId },
+        action: 'user.enrolled',
+        enterpriseId,
+        userId: user.userId,
+        comments: request.comments,
+      });
       if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
       return { location: `/v1/users/${user.userId}` };
     },
@@ -142,5 +155,6 @@ export async function removeUser(
 ): Promise<void> {
   const outcome = await deps.users.markDeleted(ref, new Date());
   if (!outcome) throw new NotFoundError('User not found');
-  if (outcome === 'deleted') await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
+  if (outcome === 'deleted')
+    await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
 }

@@ -11,7 +11,11 @@ const REASON_RE = /^[A-Z0-9_]{1,64}$/;
 
 /** The contract's 500 message, word for word; exposed because the message is part of the contract. */
 export const analyzerFailure = (cause?: unknown) =>
-  new AppError('FACE_ANALYZER_FAILED', 500, "Failed to consume aware server's analyze API.", { error: 'Internal Server Error', expose: true, cause });
+  new AppError('FACE_ANALYZER_FAILED', 500, "Failed to consume aware server's analyze API.", {
+    error: 'Internal Server Error',
+    expose: true,
+    cause,
+  });
 
 /**
  * Calls the external face analyzer (contract in docs/enrollment.md):

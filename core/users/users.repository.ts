@@ -53,7 +53,10 @@ export const liveMobileKey = (enterpriseId: string, mobileNumber: string) => `${
 
 /** The stored document of a user (the derived unique key included). */
 export function toUserDoc(user: User): UserDoc {
-  return { ...user, ...(user.status !== 'DELETED' && user.mobileNumber ? { liveMobileKey: liveMobileKey(user.enterpriseId, user.mobileNumber) } : {}) };
+  return {
+    ...user,
+    ...(user.status !== 'DELETED' && user.mobileNumber ? { liveMobileKey: liveMobileKey(user.enterpriseId, user.mobileNumber) } : {}),
+  };
 }
 
 function toUser(doc: UserDoc & { _id?: unknown; liveMobileNumber?: unknown }): User {
@@ -97,7 +100,9 @@ export function createUsersRepository(connection: Connection) {
      * one does (the public activation route must not tell them apart by timing).
      */
     async findActivationState(ref: UserRef): Promise<Pick<User, 'status' | 'activation'> | undefined> {
-      const doc = await (await model()).collection.findOne<Pick<UserDoc, 'status' | 'activation'>>(byRef(ref), { projection: { _id: 0, status: 1, activation: 1 } });
+      const doc = await (
+        await model()
+      ).collection.findOne<Pick<UserDoc, 'status' | 'activation'>>(byRef(ref), { projection: { _id: 0, status: 1, activation: 1 } });
       return doc ?? undefined;
     },
 
@@ -114,7 +119,9 @@ export function createUsersRepository(connection: Connection) {
 
     /** ACTIVE once, for this code issue only; false when the user changed meanwhile. */
     async completeActivation(ref: UserRef, issue: number, device: UserDevice | undefined, now: Date): Promise<boolean> {
-      const result = await (await model()).updateOne(
+      const result = await (
+        await model()
+      ).updateOne(
         { ...byRef(ref), status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
         { $set: { status: 'ACTIVE', activatedAt: now, updatedAt: now, ...(device ? { device } : {}) }, $unset: { activation: 1 } },
       );
@@ -123,7 +130,9 @@ export function createUsersRepository(connection: Connection) {
 
     /** Replaces the activation of a pending user whose current issue is `previousIssue`. */
     async replaceActivation(ref: UserRef, previousIssue: number, activation: UserActivation, now: Date): Promise<boolean> {
-      const result = await (await model()).updateOne({ ...byRef(ref), status: pending, 'activation.issue': previousIssue }, { $set: { activation, updatedAt: now } });
+      const result = await (
+        await model()
+      ).updateOne({ ...byRef(ref), status: pending, 'activation.issue': previousIssue }, { $set: { activation, updatedAt: now } });
       return result.modifiedCount === 1;
     },
 
@@ -132,8 +141,13 @@ export function createUsersRepository(connection: Connection) {
      * the encrypted code is still on the user long after it was issued.
      */
     async findUnpreparedActivations(olderThan: Date, limit: number): Promise<(UserRef & { issue: number })[]> {
-      const docs = await (await model())
-        .find({ status: pending, 'activation.codeEncrypted': { $exists: true }, updatedAt: { $lt: olderThan } }, { enterpriseId: 1, userId: 1, 'activation.issue': 1 })
+      const docs = await (
+        await model()
+      )
+        .find(
+          { status: pending, 'activation.codeEncrypted': { $exists: true }, updatedAt: { $lt: olderThan } },
+          { enterpriseId: 1, userId: 1, 'activation.issue': 1 },
+        )
         .sort({ updatedAt: 1 })
         .limit(limit)
         .lean<{ enterpriseId: string; userId: string; activation: { issue: number } }[]>();
@@ -147,7 +161,9 @@ export function createUsersRepository(connection: Connection) {
 
     /** Blocks (with an optional reason) or unblocks the user; false when the user is unknown. */
     async setBlocked(ref: UserRef, blocked: boolean, reason: string | undefined, now: Date): Promise<boolean> {
-      const update = blocked ? { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now } } : { $unset: { blocked: 1 }, $set: { updatedAt: now } };
+      const update = blocked
+        ? { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now } }
+        : { $unset: { blocked: 1 }, $set: { updatedAt: now } };
       const result = await (await model()).updateOne(byRef(ref), update);
       return result.matchedCount === 1;
     },

@@ -48,7 +48,11 @@ async function activate(event) {
     const res = await fetch(`${config.serviceUrl}/v1/users/activate`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ userId: form.get('userId'), activationCode: form.get('activationCode'), device: await deviceRegistration(keys, deviceId) }),
+      body: JSON.stringify({
+        userId: form.get('userId'),
+        activationCode: form.get('activationCode'),
+        device: await deviceRegistration(keys, deviceId),
+      }),
     });
     const body = await res.json();
     if (!res.ok) return say(`Activation refused: ${body.message ?? res.status}`, true);
@@ -155,7 +159,11 @@ async function main() {
   $('signout-button').hidden = false;
   $('pending-section').hidden = false;
   $('history-section').hidden = false;
-  client = new NotificationClient({ serviceUrl: config.serviceUrl, getAccessToken: signIn.accessTokenProvider(tokens, saveTokens), deviceKeys });
+  client = new NotificationClient({
+    serviceUrl: config.serviceUrl,
+    getAccessToken: signIn.accessTokenProvider(tokens, saveTokens),
+    deviceKeys,
+  });
   client.on('onGetNotifications', ({ response }) => renderPending(response.ResponseData.notifications));
   client.on('onGetNotificationsHistory', ({ response }) => renderHistory(response.ResponseData.history));
   client.on('onUpdateNotification', ({ response }) => {

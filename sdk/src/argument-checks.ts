@@ -14,7 +14,8 @@ function refuse(operation: OperationName, message: string): never {
 }
 
 export function checkRecordCount(operation: OperationName, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) refuse(operation, 'recordCount must be an integer of 0 or more (0 means all)');
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    refuse(operation, 'recordCount must be an integer of 0 or more (0 means all)');
   return value;
 }
 
@@ -43,14 +44,19 @@ export function checkDate(operation: OperationName, name: string, value: unknown
   const bad = () => refuse(operation, `${name} must look like 2026-11-22T09:30:00UTC or 2026-11-22T15:00:00+05:30`);
   if (!match) bad();
   const [, year, month, day, hour, minute, second, offsetHours, offsetMinutes] = match!.map(Number);
-  const inRange = hour < 24 && minute < 60 && second < 60 && (offsetHours === undefined || Number.isNaN(offsetHours) || (offsetHours <= 14 && offsetMinutes < 60));
+  const inRange =
+    hour < 24 &&
+    minute < 60 &&
+    second < 60 &&
+    (offsetHours === undefined || Number.isNaN(offsetHours) || (offsetHours <= 14 && offsetMinutes < 60));
   if (!inRange || !isCalendarDate(year, month, day)) bad();
   return text;
 }
 
 export function checkStatus(operation: OperationName, value: unknown): string {
   const text = checkOptionalString(operation, 'notificationStatus', value);
-  if (text !== '' && !(HISTORY_STATUSES as readonly string[]).includes(text)) refuse(operation, `notificationStatus must be one of ${HISTORY_STATUSES.join(', ')}`);
+  if (text !== '' && !(HISTORY_STATUSES as readonly string[]).includes(text))
+    refuse(operation, `notificationStatus must be one of ${HISTORY_STATUSES.join(', ')}`);
   return text;
 }
 
@@ -60,7 +66,8 @@ export function checkNotificationId(operation: OperationName, value: unknown): s
 }
 
 export function checkAction(operation: OperationName, name: string, value: unknown): string {
-  if (typeof value !== 'string' || !ACTION_PATTERN.test(value)) refuse(operation, `${name} must be an action value such as accept or reject`);
+  if (typeof value !== 'string' || !ACTION_PATTERN.test(value))
+    refuse(operation, `${name} must be an action value such as accept or reject`);
   return value;
 }
 
@@ -72,6 +79,7 @@ export function checkActionFilter(operation: OperationName, value: unknown): str
 export function checkMatchingNumber(operation: OperationName, value: unknown): string | undefined {
   if (value === undefined || value === '') return undefined;
   const text = typeof value === 'number' ? String(value).padStart(2, '0') : value;
-  if (typeof text !== 'string' || !/^\d{2}$/.test(text)) refuse(operation, 'number must be the two digits shown by the app asking for approval');
+  if (typeof text !== 'string' || !/^\d{2}$/.test(text))
+    refuse(operation, 'number must be the two digits shown by the app asking for approval');
   return text;
 }

@@ -1,7 +1,22 @@
 export { ClientLibraryError, ResultCode, type OperationName, type ResultCodeValue } from './result-codes.js';
 export { NotificationClient, type NotificationClientOptions, type NotificationEvents } from './notification-client.js';
-export type { EventPayload, HistoryRecord, Notification, NotificationAction, NotificationText, UpdateAcknowledgement } from './notification-types.js';
-export { createDeviceKey, deviceRegistration, ensureDeviceKey, exportPublicJwk, signAnswer, type DeviceRegistration, type PublicDeviceJwk } from './device-key.js';
+export type {
+  EventPayload,
+  HistoryRecord,
+  Notification,
+  NotificationAction,
+  NotificationText,
+  UpdateAcknowledgement,
+} from './notification-types.js';
+export {
+  createDeviceKey,
+  deviceRegistration,
+  ensureDeviceKey,
+  exportPublicJwk,
+  signAnswer,
+  type DeviceRegistration,
+  type PublicDeviceJwk,
+} from './device-key.js';
 export { IndexedDbDeviceKeyStore, MemoryDeviceKeyStore, type DeviceKeyStore } from './device-key-store.js';
 export { SignIn, type PendingSignIn, type SignInOptions, type TokenSet } from './sign-in.js';
 export { HISTORY_STATUSES } from './argument-checks.js';

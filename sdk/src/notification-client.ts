@@ -101,7 +101,11 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       const matchingNumber = checkMatchingNumber(operation, number);
       const notification = await this.findPending(uuid);
       if (notification?.number_match && matchingNumber === undefined) {
-        throw new ClientLibraryError(operation, ResultCode.INVALID_ARGUMENTS, 'this notification asks for the number shown by the app requesting approval');
+        throw new ClientLibraryError(
+          operation,
+          ResultCode.INVALID_ARGUMENTS,
+          'this notification asks for the number shown by the app requesting approval',
+        );
       }
       const body: Record<string, string> = { response: action };
       if (matchingNumber !== undefined) body.number = matchingNumber;
@@ -160,7 +164,10 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
         this.emit(event, payload);
         return payload;
       } catch (err) {
-        const error = err instanceof ClientLibraryError ? err : new ClientLibraryError(operation, ResultCode.UNKNOWN_ERROR, err instanceof Error ? err.message : String(err));
+        const error =
+          err instanceof ClientLibraryError
+            ? err
+            : new ClientLibraryError(operation, ResultCode.UNKNOWN_ERROR, err instanceof Error ? err.message : String(err));
         this.emit('error', error);
         throw error;
       }
@@ -171,7 +178,10 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
 
   private async findPending(uuid: string): Promise<Notification | undefined> {
     if (!this.seen.has(uuid)) {
-      const data = await this.request<{ notifications: Notification[] }>('UpdateNotification', 'GET', '/v1/me/notifications', { recordCount: '0', startIndex: '1' });
+      const data = await this.request<{ notifications: Notification[] }>('UpdateNotification', 'GET', '/v1/me/notifications', {
+        recordCount: '0',
+        startIndex: '1',
+      });
       for (const notification of data.notifications) this.seen.set(notification.notification_uuid, notification);
     }
     return this.seen.get(uuid);
@@ -179,11 +189,22 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
 
   private async sign(operation: OperationName, uuid: string, action: string): Promise<string> {
     const keys = await this.options.deviceKeys?.load();
-    if (!keys) throw new ClientLibraryError(operation, ResultCode.INVALID_ARGUMENTS, 'this notification requires a signature, and no device key is stored on this device');
+    if (!keys)
+      throw new ClientLibraryError(
+        operation,
+        ResultCode.INVALID_ARGUMENTS,
+        'this notification requires a signature, and no device key is stored on this device',
+      );
     return signAnswer(keys.privateKey, uuid, action);
   }
 
-  private async request<Data>(operation: OperationName, method: 'GET' | 'POST', path: string, query?: Record<string, string>, body?: unknown): Promise<Data> {
+  private async request<Data>(
+    operation: OperationName,
+    method: 'GET' | 'POST',
+    path: string,
+    query?: Record<string, string>,
+    body?: unknown,
+  ): Promise<Data> {
     const url = new URL(`${this.baseUrl}${path}`);
     for (const [name, value] of Object.entries(query ?? {})) if (value !== '') url.searchParams.set(name, value);
     const headers: Record<string, string> = { authorization: `Bearer ${await this.options.getAccessToken()}`, accept: 'application/json' };
@@ -192,18 +213,32 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
     try {
       res = await this.fetchImpl(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     } catch (err) {
-      throw new ClientLibraryError(operation, ResultCode.UNKNOWN_ERROR, `the service could not be reached: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ClientLibraryError(
+        operation,
+        ResultCode.UNKNOWN_ERROR,
+        `the service could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     const text = await res.text();
     let parsed: unknown;
     try {
       parsed = text === '' ? {} : JSON.parse(text);
     } catch {
-      throw new ClientLibraryError(operation, ResultCode.UNKNOWN_ERROR, `the service answered ${res.status} with a body that is not JSON`, res.status);
+      throw new ClientLibraryError(
+        operation,
+        ResultCode.UNKNOWN_ERROR,
+        `the service answered ${res.status} with a body that is not JSON`,
+        res.status,
+      );
     }
     if (!res.ok) {
       const error = parsed as ErrorBody;
-      const message = typeof error.message === 'string' ? error.message : typeof error.error_description === 'string' ? error.error_description : `the service answered ${res.status}`;
+      const message =
+        typeof error.message === 'string'
+          ? error.message
+          : typeof error.error_description === 'string'
+            ? error.error_description
+            : `the service answered ${res.status}`;
       throw new ClientLibraryError(operation, codeOf(res.status, error), message, res.status);
     }
     return parsed as Data;

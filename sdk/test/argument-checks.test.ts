@@ -34,13 +34,16 @@ describe('client library argument checks (code 4 before any request)', () => {
     ['a date with a space', 10, 1, '2026-11-22 09:30:00UTC', ''],
     ['a day that does not exist', 10, 1, '2026-02-30T09:30:00UTC', ''],
     ['an hour out of range', 10, 1, '', '2026-11-22T24:00:00GMT'],
-  ])('when GetNotifications gets %s, then it fails with code 4 and sends nothing', async (_case, recordCount, startIndex, startDate, endDate) => {
-    const { client, requests, errors } = clientRecordingRequests();
-    const error = await refusal(client.getNotifications(recordCount, '', startIndex, startDate, endDate));
-    expect(error).toMatchObject({ code: ResultCode.INVALID_ARGUMENTS, operation: 'GetNotifications', status: undefined });
-    expect(errors).toEqual([error]);
-    expect(requests).toEqual([]);
-  });
+  ])(
+    'when GetNotifications gets %s, then it fails with code 4 and sends nothing',
+    async (_case, recordCount, startIndex, startDate, endDate) => {
+      const { client, requests, errors } = clientRecordingRequests();
+      const error = await refusal(client.getNotifications(recordCount, '', startIndex, startDate, endDate));
+      expect(error).toMatchObject({ code: ResultCode.INVALID_ARGUMENTS, operation: 'GetNotifications', status: undefined });
+      expect(errors).toEqual([error]);
+      expect(requests).toEqual([]);
+    },
+  );
 
   test.each([
     ['a notification id that is not a uuid', 'abc', 'accept', undefined],
@@ -67,7 +70,9 @@ describe('client library argument checks (code 4 before any request)', () => {
 
   test('when every argument is valid, then the request carries exactly the filters that were given', async () => {
     const { client, requests } = clientRecordingRequests();
-    const error = await refusal(client.getNotificationHistory(25, 'acme', 3, '2026-11-22T09:30:00IST', '2026-11-23T09:30:00+05:30', 'UPDATED', 'accept', 'wire', ''));
+    const error = await refusal(
+      client.getNotificationHistory(25, 'acme', 3, '2026-11-22T09:30:00IST', '2026-11-23T09:30:00+05:30', 'UPDATED', 'accept', 'wire', ''),
+    );
     // The recorded fetch throws, which the library reports as an unreachable service (code 39).
     expect(error).toMatchObject({ code: ResultCode.UNKNOWN_ERROR });
     const url = new URL(requests[0]);

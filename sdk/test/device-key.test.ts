@@ -5,7 +5,10 @@ describe('device key', () => {
   test('when an answer is signed, then the signature verifies as P1363 ECDSA P-256/SHA-256 over "uuid.response" with the registered public JWK', async () => {
     const keys = await createDeviceKey();
     const registration = await deviceRegistration(keys, 'phone-1');
-    expect(registration).toEqual({ deviceId: 'phone-1', publicKeyJwk: { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String) } });
+    expect(registration).toEqual({
+      deviceId: 'phone-1',
+      publicKeyJwk: { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String) },
+    });
     const uuid = '0b9d6a0e-1c2f-4c3a-8d2e-6f1f2b3c4d5e';
     const signature = await signAnswer(keys.privateKey, uuid, 'accept');
     expect(signature).toMatch(/^[A-Za-z0-9_-]{86}$/);

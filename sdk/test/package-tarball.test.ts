@@ -37,7 +37,15 @@ describe('the client library as a published package', () => {
       console.log(JSON.stringify({ exports: Object.keys(lib).sort(), kty: registration.publicKeyJwk.kty, refused }));`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app });
     expect(JSON.parse(stdout)).toEqual({
-      exports: expect.arrayContaining(['ClientLibraryError', 'NotificationClient', 'ResultCode', 'SignIn', 'createDeviceKey', 'IndexedDbDeviceKeyStore', 'MemoryDeviceKeyStore']),
+      exports: expect.arrayContaining([
+        'ClientLibraryError',
+        'NotificationClient',
+        'ResultCode',
+        'SignIn',
+        'createDeviceKey',
+        'IndexedDbDeviceKeyStore',
+        'MemoryDeviceKeyStore',
+      ]),
       kty: 'EC',
       refused: 4,
     });

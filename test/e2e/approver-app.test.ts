@@ -41,7 +41,8 @@ describe('approver app in a real browser', () => {
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
     page.on('console', (message) => {
-      if (message.type() === 'error' || message.text().includes('Content Security Policy')) errors.push(`${message.text()} ${message.location().url}`);
+      if (message.type() === 'error' || message.text().includes('Content Security Policy'))
+        errors.push(`${message.text()} ${message.location().url}`);
     });
     return errors;
   }
@@ -59,7 +60,10 @@ describe('approver app in a real browser', () => {
     await page.getByLabel('User id').fill(USER_ID);
     await page.getByLabel('Activation code').fill(ACTIVATION_CODE);
     await page.getByRole('button', { name: 'Activate' }).click();
-    await page.getByRole('status').filter({ hasText: `Device activated for ${USER_ID}` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Device activated for ${USER_ID}` })
+      .waitFor();
     await page.screenshot({ path: 'test-results/approver-activated.png' });
 
     // The login pages of the authorization server, then back to the app with the code.
@@ -99,7 +103,15 @@ describe('approver app in a real browser', () => {
   test('when a notification asks for number matching, then the app asks for the number, refuses a wrong one and accepts the right one', async () => {
     if (!signedIn) throw new Error('the sign-in test did not leave a signed-in page');
     const page = signedIn;
-    const create = await sendJson(`${service.url}/v1/notifications`, 'POST', enterprise, notificationBody(USER_ID, { numberMatch: true, body: [{ lng: 'English', subject: 'Payment approval', message: 'Approve the transfer of 120 EUR?' }] }));
+    const create = await sendJson(
+      `${service.url}/v1/notifications`,
+      'POST',
+      enterprise,
+      notificationBody(USER_ID, {
+        numberMatch: true,
+        body: [{ lng: 'English', subject: 'Payment approval', message: 'Approve the transfer of 120 EUR?' }],
+      }),
+    );
     expect(create.status).toBe(201);
     const { notification_uuid: uuid, number } = (await create.json()) as { notification_uuid: string; number: string };
     await page.getByRole('button', { name: 'Refresh' }).click();
@@ -110,13 +122,20 @@ describe('approver app in a real browser', () => {
     await card.getByRole('button', { name: 'Approve' }).click();
     await page.locator('#status.error').waitFor();
     await page.screenshot({ path: 'test-results/approver-number-wrong.png' });
-    expect(await (await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${enterprise}` } })).json()).toMatchObject({ status: 'ACTIVE' });
+    expect(
+      await (await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${enterprise}` } })).json(),
+    ).toMatchObject({ status: 'ACTIVE' });
 
-    await page.locator('#pending-list li', { hasText: 'Payment approval' }).getByLabel('Number shown by the app asking for approval').fill(number);
+    await page
+      .locator('#pending-list li', { hasText: 'Payment approval' })
+      .getByLabel('Number shown by the app asking for approval')
+      .fill(number);
     await page.locator('#pending-list li', { hasText: 'Payment approval' }).getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('status').filter({ hasText: 'Answer sent' }).waitFor();
     await page.screenshot({ path: 'test-results/approver-number-right.png', fullPage: true });
-    expect(await (await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${enterprise}` } })).json()).toMatchObject({ status: 'UPDATED', action: 'accept' });
+    expect(
+      await (await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${enterprise}` } })).json(),
+    ).toMatchObject({ status: 'UPDATED', action: 'accept' });
     await page.close();
   }, 60000);
 });

@@ -19,7 +19,9 @@ describe('queue dashboard', () => {
     const res = await fetch(`${service.url}/admin/queues`);
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Basic realm="svc-identity admin", charset="UTF-8"');
-    const wrong = await fetch(`${service.url}/admin/queues`, { headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` } });
+    const wrong = await fetch(`${service.url}/admin/queues`, {
+      headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` },
+    });
     expect(wrong.status).toBe(401);
   });
 
@@ -30,7 +32,8 @@ describe('queue dashboard', () => {
     // The page's own Content-Security-Policy must fit it; only the third-party web font is refused.
     const refused: string[] = [];
     page.on('console', (message) => {
-      if (message.text().includes('Content Security Policy') && !message.text().includes('https://fonts.googleapis.com/')) refused.push(message.text());
+      if (message.text().includes('Content Security Policy') && !message.text().includes('https://fonts.googleapis.com/'))
+        refused.push(message.text());
     });
     await page.goto(`${service.url}/admin/queues`);
     for (const queue of ['dispatch', 'enrollment', 'notification', 'notification-callback']) {

@@ -31,7 +31,12 @@ describe('sign-in pages in a real browser', () => {
     appClientId = first.client.clientId;
     app.useClient({ clientId: appClientId, clientSecret: first.clientSecret as string });
     partnerApp = await startTestApp(service.url);
-    const partner = await registerClient(service.ctx.mongo, { name: 'Budget Buddy', scopes: [], redirectUris: [partnerApp.redirectUri], firstParty: false });
+    const partner = await registerClient(service.ctx.mongo, {
+      name: 'Budget Buddy',
+      scopes: [],
+      redirectUris: [partnerApp.redirectUri],
+      firstParty: false,
+    });
     partnerApp.useClient({ clientId: partner.client.clientId, clientSecret: partner.clientSecret as string });
     await insertUser(service.ctx.mongo, { userId: 'alice', firstName: 'Alice', lastName: 'Liddell', mobileNumber: '+15550200001' });
     await insertUser(service.ctx.mongo, { userId: 'bob', firstName: 'Bob', lastName: 'Builder', emailId: 'bob@example.com' });
@@ -117,7 +122,10 @@ describe('sign-in pages in a real browser', () => {
     const second = await (async () => {
       for (;;) {
         const mails = (await readOutbox(service, 'bob@example.com')).filter((m) => /sign-in code/.test(m.text));
-        if (mails.length >= 2) return /\b(\d{6})\b/.exec(mails.sort((a, b) => a.createdAt.localeCompare(b.createdAt))[mails.length - 1]?.text ?? '')?.[1] as string;
+        if (mails.length >= 2)
+          return /\b(\d{6})\b/.exec(
+            mails.sort((a, b) => a.createdAt.localeCompare(b.createdAt))[mails.length - 1]?.text ?? '',
+          )?.[1] as string;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
@@ -168,7 +176,9 @@ describe('sign-in pages in a real browser', () => {
 
   test('when the redirect URI is not registered, then an error page is shown and the browser stays on the service', async () => {
     const page = await newPage();
-    const response = await page.goto(`${service.url}/svc/authserver/oauth/authorize?client_id=${appClientId}&response_type=code&scope=openid&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`);
+    const response = await page.goto(
+      `${service.url}/svc/authserver/oauth/authorize?client_id=${appClientId}&response_type=code&scope=openid&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`,
+    );
     expect(response?.status()).toBe(400);
     expect(page.url().startsWith(service.url)).toBe(true);
     expect(await page.locator('h1').innerText()).toBe('Sign-in error');

@@ -34,39 +34,114 @@ describe('activity record (GET /admin/activity)', () => {
   };
 
   test('when users are enrolled, activated, deleted and re-issued, then each change is recorded with who, when, what and the comments, newest first', async () => {
-    expect((await sendJson(`${service.url}/v1/users`, 'POST', acme.accessToken, userBody('rec-1', { predefinedCode: 'REC-CODE', comments: 'maker: ann' }))).status).toBe(201);
-    expect((await sendJson(`${service.url}/v1/users/activate`, 'POST', undefined, { enterpriseId: 'acme', userId: 'rec-1', activationCode: 'REC-CODE' })).status).toBe(200);
+    expect(
+      (
+        await sendJson(
+          `${service.url}/v1/users`,
+          'POST',
+          acme.accessToken,
+          userBody('rec-1', { predefinedCode: 'REC-CODE', comments: 'maker: ann' }),
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await sendJson(`${service.url}/v1/users/activate`, 'POST', undefined, {
+          enterpriseId: 'acme',
+          userId: 'rec-1',
+          activationCode: 'REC-CODE',
+        })
+      ).status,
+    ).toBe(200);
     expect((await sendJson(`${service.url}/v1/users`, 'POST', acme.accessToken, userBody('rec-2'))).status).toBe(201);
     expect((await admin('POST', '/admin/users/rec-2/activation?enterpriseId=acme&comments=lost%20phone')).status).toBe(202);
-    const del = await fetch(`${service.url}/v1/users/rec-2?comments=checker%3A%20bob`, { method: 'DELETE', headers: { authorization: `Bearer ${acme.accessToken}` } });
+    const del = await fetch(`${service.url}/v1/users/rec-2?comments=checker%3A%20bob`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${acme.accessToken}` },
+    });
     expect(del.status).toBe(204);
     // Deleting again changes nothing, so it records nothing.
     await fetch(`${service.url}/v1/users/rec-2`, { method: 'DELETE', headers: { authorization: `Bearer ${acme.accessToken}` } });
     // A refused change (another enterprise's user) records nothing either.
-    expect((await fetch(`${service.url}/v1/users/rec-1`, { method: 'DELETE', headers: { authorization: `Bearer ${globex.accessToken}` } })).status).toBe(404);
+    expect(
+      (await fetch(`${service.url}/v1/users/rec-1`, { method: 'DELETE', headers: { authorization: `Bearer ${globex.accessToken}` } }))
+        .status,
+    ).toBe(404);
 
     const page = await activity('?enterpriseId=acme');
     const users = page.activity.filter((e) => e.userId !== undefined);
     expect(users).toEqual([
-      { id: ID, at: AT, actor: { type: 'client', clientId: acme.clientId }, action: 'user.deleted', enterpriseId: 'acme', userId: 'rec-2', comments: 'checker: bob' },
-      { id: ID, at: AT, actor: { type: 'admin' }, action: 'user.activation-reissued', enterpriseId: 'acme', userId: 'rec-2', comments: 'lost phone' },
-      { id: ID, at: AT, actor: { type: 'client', clientId: acme.clientId }, action: 'user.enrolled', enterpriseId: 'acme', userId: 'rec-2' },
+      {
+        id: ID,
+        at: AT,
+        actor: { type: 'client', clientId: acme.clientId },
+        action: 'user.deleted',
+        enterpriseId: 'acme',
+        userId: 'rec-2',
+        comments: 'checker: bob',
+      },
+      {
+        id: ID,
+        at: AT,
+        actor: { type: 'admin' },
+        action: 'user.activation-reissued',
+        enterpriseId: 'acme',
+        userId: 'rec-2',
+        comments: 'lost phone',
+      },
+      {
+        id: ID,
+        at: AT,
+        actor: { type: 'client', clientId: acme.clientId },
+        action: 'user.enrolled',
+        enterpriseId: 'acme',
+        userId: 'rec-2',
+      },
       { id: ID, at: AT, actor: { type: 'user' }, action: 'user.activated', enterpriseId: 'acme', userId: 'rec-1' },
-      { id: ID, at: AT, actor: { type: 'client', clientId: acme.clientId }, action: 'user.enrolled', enterpriseId: 'acme', userId: 'rec-1', comments: 'maker: ann' },
+      {
+        id: ID,
+        at: AT,
+        actor: { type: 'client', clientId: acme.clientId },
+        action: 'user.enrolled',
+        enterpriseId: 'acme',
+        userId: 'rec-1',
+        comments: 'maker: ann',
+      },
     ]);
     expect((await activity('?enterpriseId=acme&userId=rec-1')).activity.map((e) => e.action)).toEqual(['user.activated', 'user.enrolled']);
     expect((await activity('?enterpriseId=globex&userId=rec-1')).activity).toEqual([]);
   });
 
   test('when clients and templates are created, changed or deleted by the admin, then the record says so', async () => {
-    const created = (await (await admin('POST', '/admin/clients', { name: 'audited', scopes: ['otp'], enterpriseId: 'initech', comments: 'ticket 42' })).json()) as { client_id: string };
+    const created = (await (
+      await admin('POST', '/admin/clients', { name: 'audited', scopes: ['otp'], enterpriseId: 'initech', comments: 'ticket 42' })
+    ).json()) as { client_id: string };
     expect((await admin('DELETE', `/admin/clients/${created.client_id}?comments=offboarded`)).status).toBe(204);
-    expect((await admin('POST', '/admin/templates', { name: 'audited_sms', channel: 'SMS', text: 'Code __SVC_OTP__', comments: 'new brand' })).status).toBe(201);
+    expect(
+      (await admin('POST', '/admin/templates', { name: 'audited_sms', channel: 'SMS', text: 'Code __SVC_OTP__', comments: 'new brand' }))
+        .status,
+    ).toBe(201);
     expect((await admin('PUT', '/admin/templates/audited_sms', { channel: 'SMS', text: 'Your code __SVC_OTP__' })).status).toBe(200);
 
     expect((await activity('?enterpriseId=initech')).activity).toEqual([
-      { id: ID, at: AT, actor: { type: 'admin' }, action: 'client.deleted', enterpriseId: 'initech', clientId: created.client_id, comments: 'offboarded' },
-      { id: ID, at: AT, actor: { type: 'admin' }, action: 'client.created', enterpriseId: 'initech', clientId: created.client_id, comments: 'ticket 42' },
+      {
+        id: ID,
+        at: AT,
+        actor: { type: 'admin' },
+        action: 'client.deleted',
+        enterpriseId: 'initech',
+        clientId: created.client_id,
+        comments: 'offboarded',
+      },
+      {
+        id: ID,
+        at: AT,
+        actor: { type: 'admin' },
+        action: 'client.created',
+        enterpriseId: 'initech',
+        clientId: created.client_id,
+        comments: 'ticket 42',
+      },
     ]);
     const latest = (await activity('?limit=2')).activity;
     expect(latest).toEqual([

@@ -3,7 +3,13 @@ import { startTestService, type TestService } from '../support/test-service.js';
 
 const D1_TIMESTAMP = /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const errorBody = (status: number, error: string, message: string, path: string) => ({ timestamp: expect.stringMatching(D1_TIMESTAMP), status, error, message, path });
+const errorBody = (status: number, error: string, message: string, path: string) => ({
+  timestamp: expect.stringMatching(D1_TIMESTAMP),
+  status,
+  error,
+  message,
+  path,
+});
 
 describe('admin API: clients and groups', () => {
   let service: TestService;
@@ -17,7 +23,11 @@ describe('admin API: clients and groups', () => {
   function admin(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
     return fetch(`${service.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${service.config.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        authorization: `Bearer ${service.config.adminToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
   }
@@ -48,7 +58,14 @@ describe('admin API: clients and groups', () => {
     });
 
     test('when a client is read back, then it is shown without any secret', async () => {
-      const created = (await (await admin('POST', '/admin/clients', { name: 'readback', scopes: ['notifications'], allowedIps: ['10.0.0.0/8'], redirectUris: ['https://app.example/cb'] })).json()) as { client_id: string };
+      const created = (await (
+        await admin('POST', '/admin/clients', {
+          name: 'readback',
+          scopes: ['notifications'],
+          allowedIps: ['10.0.0.0/8'],
+          redirectUris: ['https://app.example/cb'],
+        })
+      ).json()) as { client_id: string };
       const res = await admin('GET', `/admin/clients/${created.client_id}`);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
@@ -65,7 +82,12 @@ describe('admin API: clients and groups', () => {
     });
 
     test('when a public client is created, then it gets no secret and cannot use client_credentials', async () => {
-      const res = await admin('POST', '/admin/clients', { name: 'spa', scopes: [], redirectUris: ['https://spa.example/cb'], public: true });
+      const res = await admin('POST', '/admin/clients', {
+        name: 'spa',
+        scopes: [],
+        redirectUris: ['https://spa.example/cb'],
+        public: true,
+      });
       expect(res.status).toBe(201);
       const body = (await res.json()) as { client_id: string };
       expect(body).toEqual({ client_id: expect.any(String) });
@@ -76,17 +98,34 @@ describe('admin API: clients and groups', () => {
       });
       expect(token.status).toBe(400);
       // oidc-provider answers invalid_request here where RFC 6749 5.2 suggests unauthorized_client.
-      expect(await token.json()).toEqual({ error: 'invalid_request', error_description: 'requested grant type is not allowed for this client' });
+      expect(await token.json()).toEqual({
+        error: 'invalid_request',
+        error_description: 'requested grant type is not allowed for this client',
+      });
     });
 
     test('when a public client has no redirect URI, then 422 naming redirectUris', async () => {
       const res = await admin('POST', '/admin/clients', { name: 'spa', scopes: [], public: true });
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', 'Invalid field redirectUris: a public client needs at least one redirect URI', '/admin/clients'));
+      expect(await res.json()).toEqual(
+        errorBody(
+          422,
+          'Unprocessable Entity',
+          'Invalid field redirectUris: a public client needs at least one redirect URI',
+          '/admin/clients',
+        ),
+      );
     });
 
     test('when a client is created with firstParty false, then it is stored and shown as third-party', async () => {
-      const created = (await (await admin('POST', '/admin/clients', { name: 'partner', scopes: [], redirectUris: ['https://partner.example/cb'], firstParty: false })).json()) as { client_id: string };
+      const created = (await (
+        await admin('POST', '/admin/clients', {
+          name: 'partner',
+          scopes: [],
+          redirectUris: ['https://partner.example/cb'],
+          firstParty: false,
+        })
+      ).json()) as { client_id: string };
       const res = await admin('GET', `/admin/clients/${created.client_id}`);
       expect(((await res.json()) as { firstParty: boolean }).firstParty).toBe(false);
     });
@@ -97,13 +136,26 @@ describe('admin API: clients and groups', () => {
       const body = (await res.json()) as Record<string, unknown>[];
       expect(body.length).toBeGreaterThanOrEqual(4);
       for (const client of body) {
-        expect(Object.keys(client).sort()).toEqual(['allowedIps', 'client_id', 'createdAt', 'enterpriseId', 'firstParty', 'name', 'public', 'redirectUris', 'scopes']);
+        expect(Object.keys(client).sort()).toEqual([
+          'allowedIps',
+          'client_id',
+          'createdAt',
+          'enterpriseId',
+          'firstParty',
+          'name',
+          'public',
+          'redirectUris',
+          'scopes',
+        ]);
       }
       expect(body.map((c) => c.name)).toEqual(expect.arrayContaining(['acme', 'hashed', 'readback', 'spa']));
     });
 
     test('when a client is deleted, then 204, it is gone, and it can no longer get tokens', async () => {
-      const created = (await (await admin('POST', '/admin/clients', { name: 'doomed', scopes: ['otp'] })).json()) as { client_id: string; client_secret: string };
+      const created = (await (await admin('POST', '/admin/clients', { name: 'doomed', scopes: ['otp'] })).json()) as {
+        client_id: string;
+        client_secret: string;
+      };
       const del = await admin('DELETE', `/admin/clients/${created.client_id}`);
       expect(del.status).toBe(204);
       expect(await del.text()).toBe('');
@@ -123,11 +175,17 @@ describe('admin API: clients and groups', () => {
 
     test('when a field breaks the schema, then 422 naming the field', async () => {
       const cases: [unknown, string][] = [
-        [{ scopes: ['otp'] }, 'Invalid field name: must have required property \'name\''],
+        [{ scopes: ['otp'] }, "Invalid field name: must have required property 'name'"],
         [{ name: 'x', scopes: ['admin'] }, 'Invalid field scopes[0]: must be equal to one of the allowed values'],
         [{ name: 'x', scopes: ['otp'], extra: 1 }, 'Invalid field extra: is not allowed'],
-        [{ name: 'x', scopes: ['otp'], redirectUris: ['javascript:alert(1)'] }, 'Invalid field redirectUris[0]: must match pattern "^https?://[^#]+$"'],
-        [{ name: 'x', scopes: ['otp'], allowedIps: ['300.1.1.1/8'] }, "Invalid field allowedIps: '300.1.1.1/8' is not an IP address or CIDR range"],
+        [
+          { name: 'x', scopes: ['otp'], redirectUris: ['javascript:alert(1)'] },
+          'Invalid field redirectUris[0]: must match pattern "^https?://[^#]+$"',
+        ],
+        [
+          { name: 'x', scopes: ['otp'], allowedIps: ['300.1.1.1/8'] },
+          "Invalid field allowedIps: '300.1.1.1/8' is not an IP address or CIDR range",
+        ],
       ];
       for (const [body, message] of cases) {
         const res = await admin('POST', '/admin/clients', body);
@@ -147,7 +205,9 @@ describe('admin API: clients and groups', () => {
     test('when the content type is not JSON, then 415 naming it', async () => {
       const res = await admin('POST', '/admin/clients', 'name=x', { 'content-type': 'text/plain;charset=UTF-8' });
       expect(res.status).toBe(415);
-      expect(await res.json()).toEqual(errorBody(415, 'Unsupported Media Type', "Content type 'text/plain;charset=UTF-8' not supported", '/admin/clients'));
+      expect(await res.json()).toEqual(
+        errorBody(415, 'Unsupported Media Type', "Content type 'text/plain;charset=UTF-8' not supported", '/admin/clients'),
+      );
     });
   });
 
@@ -183,14 +243,20 @@ describe('admin API: clients and groups', () => {
     test('when a group name holds a comma, then 422 naming the field', async () => {
       const res = await admin('POST', '/admin/groups', { name: 'a,b' });
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', 'Invalid field name: must match pattern "^[^,\\s]([^,]*[^,\\s])?$"', '/admin/groups'));
+      expect(await res.json()).toEqual(
+        errorBody(422, 'Unprocessable Entity', 'Invalid field name: must match pattern "^[^,\\s]([^,]*[^,\\s])?$"', '/admin/groups'),
+      );
     });
   });
 
   describe('admin authentication', () => {
     test('when the admin token is missing or wrong, then 401 before anything else', async () => {
       for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${service.config.adminToken}`]) {
-        const res = await fetch(`${service.url}/admin/clients`, { method: 'POST', headers: authorization ? { authorization, 'content-type': 'text/plain' } : {}, body: 'x' });
+        const res = await fetch(`${service.url}/admin/clients`, {
+          method: 'POST',
+          headers: authorization ? { authorization, 'content-type': 'text/plain' } : {},
+          body: 'x',
+        });
         expect(res.status).toBe(401);
         expect(await res.json()).toEqual(errorBody(401, 'Unauthorized', 'Invalid or missing admin token', '/admin/clients'));
       }
@@ -204,7 +270,9 @@ describe('admin API: clients and groups', () => {
       try {
         const res = await fetch(`${bare.url}/admin/clients`, { headers: { authorization: 'Bearer anything-at-all' } });
         expect(res.status).toBe(503);
-        expect(await res.json()).toEqual(errorBody(503, 'Service Unavailable', 'Admin API disabled: ADMIN_TOKEN is not set', '/admin/clients'));
+        expect(await res.json()).toEqual(
+          errorBody(503, 'Service Unavailable', 'Admin API disabled: ADMIN_TOKEN is not set', '/admin/clients'),
+        );
       } finally {
         await bare.close();
       }

@@ -24,7 +24,18 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
   }
 
   test('when a client is created from the CLI, then it prints the client with its secret, and the API issues it tokens', async () => {
-    const created = (await cli('clients', 'create', '--name', 'acme', '--scopes', 'otp,users', '--enterprise', 'acme-bank', '--allowed-ips', '127.0.0.1/32,::1/128')) as Record<string, unknown>;
+    const created = (await cli(
+      'clients',
+      'create',
+      '--name',
+      'acme',
+      '--scopes',
+      'otp,users',
+      '--enterprise',
+      'acme-bank',
+      '--allowed-ips',
+      '127.0.0.1/32,::1/128',
+    )) as Record<string, unknown>;
     expect(created).toEqual({
       client_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       enterpriseId: 'acme-bank',
@@ -42,9 +53,18 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(((await res.json()) as { scope: string }).scope).toBe('otp users');
 
     // The operator's change is in the activity record like one made through the admin API.
-    const activity = await fetch(`${service.url}/admin/activity?enterpriseId=acme-bank`, { headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    const activity = await fetch(`${service.url}/admin/activity?enterpriseId=acme-bank`, {
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
     expect(((await activity.json()) as { activity: unknown[] }).activity).toEqual([
-      { id: expect.any(String), at: expect.any(String), actor: { type: 'admin' }, action: 'client.created', enterpriseId: 'acme-bank', clientId: created.client_id },
+      {
+        id: expect.any(String),
+        at: expect.any(String),
+        actor: { type: 'admin' },
+        action: 'client.created',
+        enterpriseId: 'acme-bank',
+        clientId: created.client_id,
+      },
     ]);
 
     const listed = (await cli('clients', 'list')) as Record<string, unknown>[];
@@ -54,7 +74,11 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
 
   test('when groups are created and listed from the CLI, then it prints them as JSON', async () => {
     expect(await cli('groups', 'create', 'retail')).toEqual({ name: 'retail', description: null, createdAt: expect.stringMatching(ISO) });
-    expect(await cli('groups', 'create', 'corporate', '--description', 'Corporate banking')).toEqual({ name: 'corporate', description: 'Corporate banking', createdAt: expect.stringMatching(ISO) });
+    expect(await cli('groups', 'create', 'corporate', '--description', 'Corporate banking')).toEqual({
+      name: 'corporate',
+      description: 'Corporate banking',
+      createdAt: expect.stringMatching(ISO),
+    });
     expect(await cli('groups', 'list')).toEqual([
       { name: 'corporate', description: 'Corporate banking', createdAt: expect.stringMatching(ISO) },
       { name: 'retail', description: null, createdAt: expect.stringMatching(ISO) },
@@ -63,7 +87,9 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
 
   test('when a group already exists, then the CLI exits 2 with the conflict on stderr', async () => {
     await cli('groups', 'create', 'dupe');
-    await expect(run(process.execPath, [CLI, 'groups', 'create', 'dupe'], { env: { ...process.env, MONGODB_URI: service.config.mongodbUri } })).rejects.toMatchObject({
+    await expect(
+      run(process.execPath, [CLI, 'groups', 'create', 'dupe'], { env: { ...process.env, MONGODB_URI: service.config.mongodbUri } }),
+    ).rejects.toMatchObject({
       code: 2,
       stdout: '',
       stderr: 'Group dupe already exists\n',
@@ -72,7 +98,10 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
 
   test('when the command is unknown or a scope is wrong, then the CLI exits 2 with usage help', async () => {
     const env = { ...process.env, MONGODB_URI: `${process.env.TEST_MONGODB_URI}/${uniqueName('cliusage')}` };
-    await expect(run(process.execPath, [CLI, 'nope'], { env })).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run admin --') });
+    await expect(run(process.execPath, [CLI, 'nope'], { env })).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('usage: npm run admin --'),
+    });
     await expect(run(process.execPath, [CLI, 'clients', 'create', '--name', 'x', '--scopes', 'root'], { env })).rejects.toMatchObject({
       code: 2,
       stderr: 'unknown scope(s): root (known: otp, users, notifications)\n',

@@ -6,7 +6,8 @@ const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/);
 
 describe('GET /admin/outbox', () => {
   let service: TestService;
-  const get = (query: string) => fetch(`${service.url}/admin/outbox${query}`, { headers: { authorization: `Bearer ${service.config.adminToken ?? ''}` } });
+  const get = (query: string) =>
+    fetch(`${service.url}/admin/outbox${query}`, { headers: { authorization: `Bearer ${service.config.adminToken ?? ''}` } });
 
   beforeAll(async () => {
     service = await startTestService('outbox');
@@ -47,7 +48,13 @@ describe('GET /admin/outbox', () => {
     for (const limit of ['0', '101', 'abc', '-1', '2.5']) {
       const res = await get(`?limit=${limit}`);
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 422, error: 'Unprocessable Entity', message: '[Invalid field limit]', path: '/admin/outbox' });
+      expect(await res.json()).toEqual({
+        timestamp: D1_TIMESTAMP,
+        status: 422,
+        error: 'Unprocessable Entity',
+        message: '[Invalid field limit]',
+        path: '/admin/outbox',
+      });
     }
   });
 });

@@ -16,7 +16,11 @@ describe('message templates: seeding and admin API', () => {
   });
 
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = admin) =>
-    fetch(`${service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+    fetch(`${service.url}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
 
   test('when the service starts, then the six default templates are seeded', async () => {
     const res = await call('GET', '/admin/templates');
@@ -35,15 +39,38 @@ describe('message templates: seeding and admin API', () => {
   test('when an admin edited a default template, then seeding again keeps the edit', async () => {
     const put = await call('PUT', '/admin/templates/otp_sms', { channel: 'SMS', text: 'Code: __SVC_OTP__' });
     expect(put.status).toBe(200);
-    expect(await put.json()).toEqual({ name: 'otp_sms', channel: 'SMS', text: 'Code: __SVC_OTP__', version: 2, source: 'admin', updatedAt: ISO });
+    expect(await put.json()).toEqual({
+      name: 'otp_sms',
+      channel: 'SMS',
+      text: 'Code: __SVC_OTP__',
+      version: 2,
+      source: 'admin',
+      updatedAt: ISO,
+    });
     const result = await seedTemplates(service.ctx.mongo, service.ctx.logger);
-    expect(result).toEqual({ inserted: [], kept: ['activation_email', 'activation_sms', 'login_email', 'login_sms', 'otp_email', 'otp_sms'] });
+    expect(result).toEqual({
+      inserted: [],
+      kept: ['activation_email', 'activation_sms', 'login_email', 'login_sms', 'otp_email', 'otp_sms'],
+    });
     const res = await call('GET', '/admin/templates/otp_sms');
-    expect(await res.json()).toEqual({ name: 'otp_sms', channel: 'SMS', text: 'Code: __SVC_OTP__', version: 2, source: 'admin', updatedAt: ISO });
+    expect(await res.json()).toEqual({
+      name: 'otp_sms',
+      channel: 'SMS',
+      text: 'Code: __SVC_OTP__',
+      version: 2,
+      source: 'admin',
+      updatedAt: ISO,
+    });
   });
 
   test('when a new e-mail template is posted, then 201 with the stored template and a Location', async () => {
-    const body = { name: 'welcome_email', channel: 'EMAIL', subject: 'Hi __FIRST_NAME__', text: 'Hello __FIRST_NAME__', html: '{{#> layouts/email title="Hi"}}<p>__FIRST_NAME__</p>{{/layouts/email}}' };
+    const body = {
+      name: 'welcome_email',
+      channel: 'EMAIL',
+      subject: 'Hi __FIRST_NAME__',
+      text: 'Hello __FIRST_NAME__',
+      html: '{{#> layouts/email title="Hi"}}<p>__FIRST_NAME__</p>{{/layouts/email}}',
+    };
     const res = await call('POST', '/admin/templates', body);
     expect(res.status).toBe(201);
     expect(res.headers.get('location')).toBe('/admin/templates/welcome_email');
@@ -53,37 +80,90 @@ describe('message templates: seeding and admin API', () => {
   test('when the name exists, then 409 in the error body', async () => {
     const res = await call('POST', '/admin/templates', { name: 'otp_email', channel: 'SMS', text: 'x' });
     expect(res.status).toBe(409);
-    expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 409, error: 'Conflict', message: 'Template otp_email already exists', path: '/admin/templates' });
+    expect(await res.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 409,
+      error: 'Conflict',
+      message: 'Template otp_email already exists',
+      path: '/admin/templates',
+    });
   });
 
   test('when the HTML does not compile, then 422 naming the Handlebars problem', async () => {
-    const res = await call('POST', '/admin/templates', { name: 'broken', channel: 'EMAIL', subject: 's', text: 't', html: '<p>{{#if}}</p>' });
+    const res = await call('POST', '/admin/templates', {
+      name: 'broken',
+      channel: 'EMAIL',
+      subject: 's',
+      text: 't',
+      html: '<p>{{#if}}</p>',
+    });
     expect(res.status).toBe(422);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toEqual({ timestamp: D1_TIMESTAMP, status: 422, error: 'Unprocessable Entity', message: expect.stringMatching(/^Invalid template html: /), path: '/admin/templates' });
+    expect(body).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 422,
+      error: 'Unprocessable Entity',
+      message: expect.stringMatching(/^Invalid template html: /),
+      path: '/admin/templates',
+    });
   });
 
   test('when the HTML names an unknown partial on update, then 422 and the template is unchanged', async () => {
-    const res = await call('PUT', '/admin/templates/otp_email', { channel: 'EMAIL', subject: 's', text: 't', html: '{{> missing_partial}}' });
+    const res = await call('PUT', '/admin/templates/otp_email', {
+      channel: 'EMAIL',
+      subject: 's',
+      text: 't',
+      html: '{{> missing_partial}}',
+    });
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 422, error: 'Unprocessable Entity', message: 'Invalid template html: The partial missing_partial could not be found', path: '/admin/templates/otp_email' });
+    expect(await res.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 422,
+      error: 'Unprocessable Entity',
+      message: 'Invalid template html: The partial missing_partial could not be found',
+      path: '/admin/templates/otp_email',
+    });
     expect(((await (await call('GET', '/admin/templates/otp_email')).json()) as { version: number }).version).toBe(1);
   });
 
   test('when a field is missing or unknown, then 422 naming it; when the body is not JSON, then 400', async () => {
     const missing = await call('POST', '/admin/templates', { name: 'x', channel: 'SMS' });
-    expect(await missing.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 422, error: 'Unprocessable Entity', message: '[Invalid field text]', path: '/admin/templates' });
+    expect(await missing.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 422,
+      error: 'Unprocessable Entity',
+      message: '[Invalid field text]',
+      path: '/admin/templates',
+    });
     const email = await call('POST', '/admin/templates', { name: 'x', channel: 'EMAIL', text: 't' });
-    expect(await email.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 422, error: 'Unprocessable Entity', message: '[Invalid field subject]', path: '/admin/templates' });
+    expect(await email.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 422,
+      error: 'Unprocessable Entity',
+      message: '[Invalid field subject]',
+      path: '/admin/templates',
+    });
     const malformed = await call('POST', '/admin/templates', '{"name":');
     expect(malformed.status).toBe(400);
-    expect(await malformed.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 400, error: 'Bad Request', message: 'Malformed request body', path: '/admin/templates' });
+    expect(await malformed.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 400,
+      error: 'Bad Request',
+      message: 'Malformed request body',
+      path: '/admin/templates',
+    });
   });
 
   test('when the template to update does not exist, then 404', async () => {
     const res = await call('PUT', '/admin/templates/nope', { channel: 'SMS', text: 'x' });
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 404, error: 'Not Found', message: 'Template nope not found', path: '/admin/templates/nope' });
+    expect(await res.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 404,
+      error: 'Not Found',
+      message: 'Template nope not found',
+      path: '/admin/templates/nope',
+    });
   });
 
   test('when the admin token is missing or wrong, then 401 Unauthorized on every admin route', async () => {
@@ -95,7 +175,13 @@ describe('message templates: seeding and admin API', () => {
     ] as const) {
       const res = await call(method, path, method === 'GET' ? undefined : { channel: 'SMS', text: 'x' }, headers);
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 401, error: 'Unauthorized', message: 'Invalid or missing admin token', path });
+      expect(await res.json()).toEqual({
+        timestamp: D1_TIMESTAMP,
+        status: 401,
+        error: 'Unauthorized',
+        message: 'Invalid or missing admin token',
+        path,
+      });
     }
   });
 });

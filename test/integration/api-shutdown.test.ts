@@ -23,7 +23,12 @@ describe('API process: graceful shutdown under keep-alive load', () => {
     const port = await findFreePort();
     const api = spawnProcessEntry('api/main.js', { ...service.env, PORT: String(port) });
     await waitForOutput(api, 'API listening');
-    const load = startKeepAliveLoad({ url: `http://127.0.0.1:${port}/v1/svc-otp`, lanes: 16, headers: { authorization: `Bearer ${token}` }, body: () => otpBody('drain') });
+    const load = startKeepAliveLoad({
+      url: `http://127.0.0.1:${port}/v1/svc-otp`,
+      lanes: 16,
+      headers: { authorization: `Bearer ${token}` },
+      body: () => otpBody('drain'),
+    });
     await eventually(async () => (load.outcomes.filter((o) => o.status === 200).length >= 50 ? true : undefined), 30000, 5);
     const signalledAt = Date.now();
     api.child.kill('SIGTERM');

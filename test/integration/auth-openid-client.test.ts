@@ -70,7 +70,11 @@ describe('authorization server through a standard OAuth client library (openid-c
   }
 
   test('when a confidential app signs a user in with code + PKCE, then it gets access, refresh and ID tokens for that user', async () => {
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'Acme Bank', scopes: ['otp'], redirectUris: [redirectUri] });
+    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+      name: 'Acme Bank',
+      scopes: ['otp'],
+      redirectUris: [redirectUri],
+    });
     await insertUser(service.ctx.mongo, { userId: 'oc-alice', mobileNumber: '+15550100001' });
     const config = await discover(client.clientId, clientSecret);
     const { callback, codeVerifier, state } = await signIn(config, 'oc-alice', '+15550100001');
@@ -113,7 +117,12 @@ describe('authorization server through a standard OAuth client library (openid-c
   });
 
   test('when a public app signs in, then PKCE is required and the code exchange needs no secret', async () => {
-    const { client } = await registerClient(service.ctx.mongo, { name: 'Phone app', scopes: [], redirectUris: [redirectUri], public: true });
+    const { client } = await registerClient(service.ctx.mongo, {
+      name: 'Phone app',
+      scopes: [],
+      redirectUris: [redirectUri],
+      public: true,
+    });
     await insertUser(service.ctx.mongo, { userId: 'oc-carol', mobileNumber: '+15550100003' });
     const config = await discover(client.clientId, undefined, oidc.None());
     const { callback, codeVerifier, state } = await signIn(config, 'oc-carol', '+15550100003', 'openid notifications');

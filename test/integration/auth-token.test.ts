@@ -77,7 +77,9 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
   });
 
   test('when a caller forges Host or X-Forwarded-Host, then discovery still publishes PUBLIC_URL endpoints', async () => {
-    const res = await fetch(`${service.url}/svc/authserver/.well-known/openid-configuration`, { headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } });
+    const res = await fetch(`${service.url}/svc/authserver/.well-known/openid-configuration`, {
+      headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
+    });
     const body = (await res.json()) as Record<string, string>;
     const publicBase = new URL(service.config.publicUrl);
     for (const endpoint of ['authorization_endpoint', 'token_endpoint', 'jwks_uri']) {
@@ -88,7 +90,10 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
 
   test('when RFC 8414 metadata is read at either well-known location, then it is the discovery document', async () => {
     const discovery = await (await fetch(`${service.url}/svc/authserver/.well-known/openid-configuration`)).json();
-    for (const path of ['/.well-known/oauth-authorization-server/svc/authserver', '/svc/authserver/.well-known/oauth-authorization-server']) {
+    for (const path of [
+      '/.well-known/oauth-authorization-server/svc/authserver',
+      '/svc/authserver/.well-known/oauth-authorization-server',
+    ]) {
       const res = await fetch(`${service.url}${path}`);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual(discovery);
@@ -210,7 +215,9 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
 
   test('when the OpenAPI document is read, then it lists the authorization server and admin routes', async () => {
     const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(operations).toEqual(
       expect.arrayContaining([
         'GET /svc/authserver/.well-known/openid-configuration',
@@ -228,7 +235,10 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
   });
 
   test('when the authorization endpoint gets an unknown client_id, then a 400 HTML page and no redirect', async () => {
-    const res = await fetch(`${service.url}/svc/authserver/oauth/authorize?client_id=nobody&response_type=code&scope=openid&redirect_uri=https://evil.example/cb`, { redirect: 'manual' });
+    const res = await fetch(
+      `${service.url}/svc/authserver/oauth/authorize?client_id=nobody&response_type=code&scope=openid&redirect_uri=https://evil.example/cb`,
+      { redirect: 'manual' },
+    );
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);

@@ -26,9 +26,14 @@ describe('bearer middleware', () => {
   const invalid = (token: string) => ({ error: 'invalid_token', error_description: `Invalid access token: ${token}` });
 
   /** A token shaped like ours, signed by the real key unless another one is given. */
-  async function forge(claims: Record<string, unknown>, options: { expiresAt?: number; otherKey?: boolean; audience?: string } = {}): Promise<string> {
+  async function forge(
+    claims: Record<string, unknown>,
+    options: { expiresAt?: number; otherKey?: boolean; audience?: string } = {},
+  ): Promise<string> {
     const signing = await getSigningKey(service.ctx.mongo, service.config);
-    const key = options.otherKey ? (await generateKeyPair('RS256', { extractable: true })).privateKey : await importJWK(signing.privateJwk, 'RS256');
+    const key = options.otherKey
+      ? (await generateKeyPair('RS256', { extractable: true })).privateKey
+      : await importJWK(signing.privateJwk, 'RS256');
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ client_id: 'c', scope: 'otp', ...claims })
       .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: signing.kid })
@@ -130,7 +135,10 @@ describe('bearer middleware', () => {
   test('when the client is deleted through the admin API, then its existing tokens are refused', async () => {
     const { clientId, accessToken } = await createClientWithToken(service, { scopes: ['otp'] });
     expect((await call(`Bearer ${accessToken}`)).status).toBe(200);
-    const del = await fetch(`${service.url}/admin/clients/${clientId}`, { method: 'DELETE', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    const del = await fetch(`${service.url}/admin/clients/${clientId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
     expect(del.status).toBe(204);
     const res = await call(`Bearer ${accessToken}`);
     expect(res.status).toBe(401);

@@ -40,7 +40,8 @@ describe('client library against the running service', () => {
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     await createGroups(service, ['retail']);
     enterprise = (await createClientWithToken(service, { scopes: ['users', 'notifications'] })).accessToken;
-    appClientId = (await registerClient(service.ctx.mongo, { name: 'Approver', scopes: [], public: true, redirectUris: [REDIRECT_URI] })).client.clientId;
+    appClientId = (await registerClient(service.ctx.mongo, { name: 'Approver', scopes: [], public: true, redirectUris: [REDIRECT_URI] }))
+      .client.clientId;
   });
   afterAll(async () => {
     await worker.shutdown();
@@ -55,7 +56,11 @@ describe('client library against the running service', () => {
     const keys = await createDeviceKey();
     await deviceKeys.save(keys);
     const deviceId = `device-${userId}`;
-    const activated = await sendJson(`${service.url}/v1/users/activate`, 'POST', undefined, { userId, activationCode: code, device: await deviceRegistration(keys, deviceId) });
+    const activated = await sendJson(`${service.url}/v1/users/activate`, 'POST', undefined, {
+      userId,
+      activationCode: code,
+      device: await deviceRegistration(keys, deviceId),
+    });
     expect(activated.status).toBe(200);
 
     const signIn = new SignIn({ serviceUrl: service.url, clientId: appClientId, redirectUri: REDIRECT_URI, allowInsecureHttp: true });
@@ -67,7 +72,12 @@ describe('client library against the running service', () => {
       requests.push(String(input));
       return fetch(input, init);
     };
-    const client = new NotificationClient({ serviceUrl: service.url, getAccessToken: signIn.accessTokenProvider(tokens), deviceKeys, fetch: countingFetch });
+    const client = new NotificationClient({
+      serviceUrl: service.url,
+      getAccessToken: signIn.accessTokenProvider(tokens),
+      deviceKeys,
+      fetch: countingFetch,
+    });
     return { client, tokens, signIn, deviceId, userId };
   }
 
@@ -83,7 +93,8 @@ describe('client library against the running service', () => {
     return { uuid: body.notification_uuid, ...(body.number ? { number: body.number } : {}) };
   }
 
-  const enterpriseView = async (uuid: string) => (await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${enterprise}` } })).json();
+  const enterpriseView = async (uuid: string) =>
+    (await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${enterprise}` } })).json();
 
   let person: Awaited<ReturnType<typeof signedInPerson>>;
   beforeAll(async () => {
@@ -116,7 +127,11 @@ describe('client library against the running service', () => {
     expect(await event).toEqual(result);
     const uuids = result.response.ResponseData.notifications.map((n) => n.notification_uuid);
     expect(uuids.indexOf(second.uuid)).toBeLessThan(uuids.indexOf(first.uuid));
-    expect(result.response.ResponseData.notifications.find((n) => n.notification_uuid === first.uuid)).toMatchObject({ ds_required: false, actions: expect.any(Array), body: [{ lng: 'English', subject: 'First', message: 'one' }] });
+    expect(result.response.ResponseData.notifications.find((n) => n.notification_uuid === first.uuid)).toMatchObject({
+      ds_required: false,
+      actions: expect.any(Array),
+      body: [{ lng: 'English', subject: 'First', message: 'one' }],
+    });
     const page = await person.client.getNotifications(1, '', 2, '', '');
     expect(page.response.ResponseData.notifications.map((n) => n.notification_uuid)).toEqual([uuids[1]]);
     const future = await person.client.getNotifications(0, '', 1, '2099-01-01T00:00:00UTC', '2099-12-31T00:00:00+05:30');
@@ -127,7 +142,9 @@ describe('client library against the running service', () => {
     const { uuid } = await notify('lib-ada');
     const event = nextEvent<EventPayload<UpdateAcknowledgement>>(person.client, 'onUpdateNotification');
     const result = await person.client.updateNotification(uuid, 'reject');
-    expect(await event).toEqual({ response: { ResponseData: { status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: false } } });
+    expect(await event).toEqual({
+      response: { ResponseData: { status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: false } },
+    });
     expect(result).toEqual(await event);
     expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'reject', signing_status: 'NA', is_ds_verified: false });
   });
@@ -136,7 +153,12 @@ describe('client library against the running service', () => {
     const { uuid } = await notify('lib-ada', { ds_required: true });
     const result = await person.client.updateNotification(uuid, 'accept');
     expect(result.response.ResponseData).toEqual({ status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: true });
-    expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'accept', signing_status: 'Verified', is_ds_verified: true });
+    expect(await enterpriseView(uuid)).toMatchObject({
+      status: 'UPDATED',
+      action: 'accept',
+      signing_status: 'Verified',
+      is_ds_verified: true,
+    });
   });
 
   test('when a notification asks for number matching, then no number is code 4 before the answer is sent, a wrong one is refused, the right one is accepted', async () => {
@@ -148,7 +170,10 @@ describe('client library against the running service', () => {
     await expect(person.client.updateNotification(uuid, 'accept')).rejects.toMatchObject({ code: 4 });
     expect((await missing).code).toBe(4);
     expect(requests.length).toBe(before);
-    await expect(person.client.updateNotification(uuid, 'accept', number === '00' ? '01' : '00')).rejects.toMatchObject({ code: 4, status: 422 });
+    await expect(person.client.updateNotification(uuid, 'accept', number === '00' ? '01' : '00')).rejects.toMatchObject({
+      code: 4,
+      status: 422,
+    });
     expect(await enterpriseView(uuid)).toMatchObject({ status: 'ACTIVE' });
     const ok = await person.client.updateNotification(uuid, 'accept', number);
     expect(ok.response.ResponseData).toMatchObject({ status_code: 100, notification_uuid: uuid });
@@ -156,12 +181,24 @@ describe('client library against the running service', () => {
   });
 
   test('when GetNotificationHistory is called with its nine positional filters, then the event carries the matching final records', async () => {
-    const { uuid } = await notify('lib-ada', { body: [{ lng: 'English', subject: 'Wire transfer', message: 'Approve 500 EUR?' }], ds_required: true });
+    const { uuid } = await notify('lib-ada', {
+      body: [{ lng: 'English', subject: 'Wire transfer', message: 'Approve 500 EUR?' }],
+      ds_required: true,
+    });
     await person.client.updateNotification(uuid, 'fraud');
     const event = nextEvent<EventPayload<{ history: HistoryRecord[] }>>(person.client, 'onGetNotificationsHistory');
     const result = await person.client.getNotificationHistory(10, '', 1, '', '', 'UPDATED', 'fraud', 'Wire', person.deviceId);
     expect(await event).toEqual(result);
-    expect(result.response.ResponseData.history).toEqual([expect.objectContaining({ notification_uuid: uuid, status: 'UPDATED', action: 'fraud', signing_status: 'Verified', device_id: person.deviceId, answered_at: expect.stringMatching(ISO_DATE) })]);
+    expect(result.response.ResponseData.history).toEqual([
+      expect.objectContaining({
+        notification_uuid: uuid,
+        status: 'UPDATED',
+        action: 'fraud',
+        signing_status: 'Verified',
+        device_id: person.deviceId,
+        answered_at: expect.stringMatching(ISO_DATE),
+      }),
+    ]);
     const none = await person.client.getNotificationHistory(10, '', 1, '', '', 'EXPIRED', '', '', '');
     expect(none.response.ResponseData.history.map((h) => h.notification_uuid)).not.toContain(uuid);
   });
@@ -170,7 +207,10 @@ describe('client library against the running service', () => {
     ['GetNotifications with a negative recordCount', (c: NotificationClient) => c.getNotifications(-1, '', 1, '', '')],
     ['GetNotifications with startIndex 0', (c: NotificationClient) => c.getNotifications(0, '', 0, '', '')],
     ['GetNotifications with a date that is not a date', (c: NotificationClient) => c.getNotifications(0, '', 1, '2026-13-45', '')],
-    ['GetNotificationHistory with an unknown status', (c: NotificationClient) => c.getNotificationHistory(0, '', 1, '', '', 'ACTIVE', '', '', '')],
+    [
+      'GetNotificationHistory with an unknown status',
+      (c: NotificationClient) => c.getNotificationHistory(0, '', 1, '', '', 'ACTIVE', '', '', ''),
+    ],
     ['UpdateNotification with an id that is not a UUID', (c: NotificationClient) => c.updateNotification('not-a-uuid', 'accept')],
     ['UpdateNotification with an empty response', (c: NotificationClient) => c.updateNotification(randomUUID(), '')],
   ])('when %s, then an error event with code 4 and no request', async (_label, call) => {

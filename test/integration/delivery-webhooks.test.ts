@@ -51,7 +51,13 @@ describe('delivery receipt webhooks', () => {
     receipts.length = 0;
   });
 
-  const forbiddenBody = (path: string) => ({ timestamp: D1_TIMESTAMP, status: 403, error: 'Forbidden', message: 'Invalid webhook signature', path });
+  const forbiddenBody = (path: string) => ({
+    timestamp: D1_TIMESTAMP,
+    status: 403,
+    error: 'Forbidden',
+    message: 'Invalid webhook signature',
+    path,
+  });
 
   function postTwilio(params: Record<string, string>, signature: string, query = '') {
     return fetch(`${url}/webhooks/twilio/status${query}`, {
@@ -60,7 +66,8 @@ describe('delivery receipt webhooks', () => {
       body: new URLSearchParams(params).toString(),
     });
   }
-  const twilioSignature = (params: Record<string, string>, query = '') => twilio.getExpectedTwilioSignature(TWILIO_TOKEN, `${PUBLIC_URL}/webhooks/twilio/status${query}`, params);
+  const twilioSignature = (params: Record<string, string>, query = '') =>
+    twilio.getExpectedTwilioSignature(TWILIO_TOKEN, `${PUBLIC_URL}/webhooks/twilio/status${query}`, params);
 
   test('when Twilio reports delivered with a valid signature, then a DELIVERED receipt is recorded', async () => {
     const params = { MessageSid: 'SM00000000000000000000000000000001', MessageStatus: 'delivered', AccountSid: `AC${'ab'.repeat(16)}` };
@@ -95,16 +102,41 @@ describe('delivery receipt webhooks', () => {
   function postSendgrid(payload: string, signature: string, timestamp: string) {
     return fetch(`${url}/webhooks/sendgrid/events`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-twilio-email-event-webhook-signature': signature, 'x-twilio-email-event-webhook-timestamp': timestamp },
+      headers: {
+        'content-type': 'application/json',
+        'x-twilio-email-event-webhook-signature': signature,
+        'x-twilio-email-event-webhook-timestamp': timestamp,
+      },
       body: payload,
     });
   }
   const now = () => String(Math.floor(Date.now() / 1000));
   const events = (id: string) =>
     JSON.stringify([
-      { email: 'ada@example.com', event: 'processed', sg_event_id: `${id}-p`, sg_message_id: 'msgA.filter0001.1.2', svc_ref: 'ref-a', timestamp: 1 },
-      { email: 'ada@example.com', event: 'delivered', sg_event_id: `${id}-d`, sg_message_id: 'msgA.filter0001.1.2', svc_ref: 'ref-a', timestamp: 2 },
-      { email: 'bob@example.com', event: 'bounce', reason: '550 5.1.1 unknown user', sg_event_id: `${id}-b`, sg_message_id: 'msgB.filter0001.3.4', timestamp: 3 },
+      {
+        email: 'ada@example.com',
+        event: 'processed',
+        sg_event_id: `${id}-p`,
+        sg_message_id: 'msgA.filter0001.1.2',
+        svc_ref: 'ref-a',
+        timestamp: 1,
+      },
+      {
+        email: 'ada@example.com',
+        event: 'delivered',
+        sg_event_id: `${id}-d`,
+        sg_message_id: 'msgA.filter0001.1.2',
+        svc_ref: 'ref-a',
+        timestamp: 2,
+      },
+      {
+        email: 'bob@example.com',
+        event: 'bounce',
+        reason: '550 5.1.1 unknown user',
+        sg_event_id: `${id}-b`,
+        sg_message_id: 'msgB.filter0001.3.4',
+        timestamp: 3,
+      },
     ]);
 
   test('when SendGrid posts signed events, then delivered and bounce become receipts', async () => {
@@ -162,6 +194,12 @@ describe('delivery receipt webhooks', () => {
     const ts = now();
     const res = await postSendgrid(payload, signSendgrid(payload, ts), ts);
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ timestamp: D1_TIMESTAMP, status: 400, error: 'Bad Request', message: 'Malformed request body', path: '/webhooks/sendgrid/events' });
+    expect(await res.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 400,
+      error: 'Bad Request',
+      message: 'Malformed request body',
+      path: '/webhooks/sendgrid/events',
+    });
   });
 });

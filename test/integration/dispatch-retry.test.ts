@@ -33,7 +33,13 @@ describe('dispatch enqueue retried in the API process when Redis comes back', ()
     expect(res.status).toBe(200);
     return ((await res.json()) as { otpUuid: string }).otpUuid;
   };
-  const states = async (otpUuids: string[]) => (await service.ctx.mongo.collection('deliveries').find({ refId: { $in: otpUuids } }).toArray()).map((r) => r.state as string);
+  const states = async (otpUuids: string[]) =>
+    (
+      await service.ctx.mongo
+        .collection('deliveries')
+        .find({ refId: { $in: otpUuids } })
+        .toArray()
+    ).map((r) => r.state as string);
 
   test('when OTPs are accepted while Redis is down, then they are sent within 5 s of Redis answering again, each once', async () => {
     const worker: RunningWorker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
@@ -61,7 +67,9 @@ describe('dispatch enqueue retried in the API process when Redis comes back', ()
   test('when a stale row still has its job waiting, then the sweeper touches it but reports nothing requeued', async () => {
     const otpUuid = await generate();
     const id = `otp-${otpUuid}-SMS`;
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: id as never }, { $set: { updatedAt: new Date(Date.now() - 120_000) } });
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: id as never }, { $set: { updatedAt: new Date(Date.now() - 120_000) } });
     const log = memoryLogger();
     const deps = {
       deliveries: createDeliveriesRepository(service.ctx.mongo),
@@ -76,8 +84,15 @@ describe('dispatch enqueue retried in the API process when Redis comes back', ()
 
     // Once the job is gone, the next stale pass queues it and says so.
     await (await service.ctx.queues.dispatch.getJob(id))?.remove();
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: id as never }, { $set: { updatedAt: new Date(Date.now() - 120_000) } });
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: id as never }, { $set: { updatedAt: new Date(Date.now() - 120_000) } });
     expect(await sweepDeliveries(deps)).toEqual({ recovered: 0, expired: 0, requeued: 1 });
-    expect(log.lines().filter((l) => l.msg === 'delivery sweep').map((l) => l.requeued)).toEqual([1]);
+    expect(
+      log
+        .lines()
+        .filter((l) => l.msg === 'delivery sweep')
+        .map((l) => l.requeued),
+    ).toEqual([1]);
   });
 });

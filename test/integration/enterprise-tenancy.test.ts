@@ -28,10 +28,14 @@ describe('enterprises as tenants (cross-enterprise suite)', () => {
     await service.close();
   });
 
-  const enroll = (token: string, userId: string, overrides: Record<string, unknown> = {}) => sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, overrides));
-  const read = (token: string, userId: string) => fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } });
-  const remove = (token: string, userId: string) => fetch(`${service.url}/v1/users/${userId}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
-  const otp = (token: string, userId: string) => postJson(`${service.url}/v1/svc-otp`, token, otpBody(userId, { dispatchOptions: { EMAIL: 'otp_email' } }));
+  const enroll = (token: string, userId: string, overrides: Record<string, unknown> = {}) =>
+    sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, overrides));
+  const read = (token: string, userId: string) =>
+    fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } });
+  const remove = (token: string, userId: string) =>
+    fetch(`${service.url}/v1/users/${userId}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+  const otp = (token: string, userId: string) =>
+    postJson(`${service.url}/v1/svc-otp`, token, otpBody(userId, { dispatchOptions: { EMAIL: 'otp_email' } }));
 
   test("when a client reads or deletes another enterprise's user, then 404 User not found and the user is untouched", async () => {
     expect((await enroll(acme, 'alice-r', { mobileNumber: uniqueMobile() })).status).toBe(201);
@@ -103,7 +107,11 @@ describe('enterprises as tenants (cross-enterprise suite)', () => {
 
   test('when an admin re-issues an activation, then the enterprise comes from the query', async () => {
     expect((await enroll(globex, 'reissue-e')).status).toBe(201);
-    const admin = (query: string) => fetch(`${service.url}/admin/users/reissue-e/activation${query}`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    const admin = (query: string) =>
+      fetch(`${service.url}/admin/users/reissue-e/activation${query}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.config.adminToken}` },
+      });
     const wrong = await admin('');
     expect(wrong.status).toBe(404);
     expect(await wrong.json()).toEqual(errorBody(404, 'Not Found', 'User not found', '/admin/users/reissue-e/activation'));
@@ -130,10 +138,15 @@ describe('clients carry an enterprise (admin API)', () => {
     });
 
   test('when a client is created with or without enterpriseId, then it is stored and shown, default `default`', async () => {
-    const named = (await (await admin('POST', '/admin/clients', { name: 'n', scopes: ['otp'], enterpriseId: 'acme' })).json()) as { client_id: string };
+    const named = (await (await admin('POST', '/admin/clients', { name: 'n', scopes: ['otp'], enterpriseId: 'acme' })).json()) as {
+      client_id: string;
+    };
     const plain = (await (await admin('POST', '/admin/clients', { name: 'p', scopes: ['otp'] })).json()) as { client_id: string };
     expect(await (await admin('GET', `/admin/clients/${named.client_id}`)).json()).toMatchObject({ enterpriseId: 'acme', allowedIps: [] });
-    expect(await (await admin('GET', `/admin/clients/${plain.client_id}`)).json()).toMatchObject({ enterpriseId: 'default', allowedIps: [] });
+    expect(await (await admin('GET', `/admin/clients/${plain.client_id}`)).json()).toMatchObject({
+      enterpriseId: 'default',
+      allowedIps: [],
+    });
   });
 
   test('when enterpriseId is not 1 to 64 of the userId alphabet, then 422', async () => {
@@ -160,9 +173,29 @@ describe('migration of data written before enterprises', () => {
       await users.createIndex({ userId: 1 }, { unique: true, name: 'userId_1' });
       await users.createIndex({ liveMobileNumber: 1 }, { unique: true, sparse: true, name: 'liveMobileNumber_1' });
       const now = new Date();
-      const legacy = { loginId: 'old', primaryGroup: 'retail', secondaryGroups: [], firstName: 'O', lastName: 'L', status: 'ACTIVE', sourceType: 'SVC', clientId: 'c', createdAt: now, updatedAt: now };
+      const legacy = {
+        loginId: 'old',
+        primaryGroup: 'retail',
+        secondaryGroups: [],
+        firstName: 'O',
+        lastName: 'L',
+        status: 'ACTIVE',
+        sourceType: 'SVC',
+        clientId: 'c',
+        createdAt: now,
+        updatedAt: now,
+      };
       await users.insertOne({ ...legacy, userId: 'old-user', mobileNumber: '+15550009999', liveMobileNumber: '+15550009999' });
-      await mongo.collection('clients').insertOne({ clientId: 'old-client', name: 'old', scopes: ['otp'], allowedIps: [], redirectUris: [], isPublic: false, secretHash: null, createdAt: now });
+      await mongo.collection('clients').insertOne({
+        clientId: 'old-client',
+        name: 'old',
+        scopes: ['otp'],
+        allowedIps: [],
+        redirectUris: [],
+        isPublic: false,
+        secretHash: null,
+        createdAt: now,
+      });
       await mongo.collection('otps').insertOne({ _id: 'old-otp' as never, clientId: 'old-client', userId: 'old-user', createdAt: now });
       await mongo.collection('otp_idempotency_keys').createIndex({ clientId: 1, key: 1 }, { unique: true, name: 'clientId_1_key_1' });
 
@@ -170,9 +203,15 @@ describe('migration of data written before enterprises', () => {
       await migrateToEnterprises(mongo, logger);
       await migrateToEnterprises(mongo, logger);
 
-      expect(await users.findOne({ userId: 'old-user' }, { projection: { _id: 0, enterpriseId: 1, liveMobileKey: 1, liveMobileNumber: 1 } })).toEqual({ enterpriseId: 'default', liveMobileKey: 'default:+15550009999' });
-      expect(await mongo.collection('clients').findOne({ clientId: 'old-client' }, { projection: { _id: 0, enterpriseId: 1 } })).toEqual({ enterpriseId: 'default' });
-      expect(await mongo.collection('otps').findOne({ _id: 'old-otp' as never }, { projection: { _id: 0, enterpriseId: 1 } })).toEqual({ enterpriseId: 'default' });
+      expect(
+        await users.findOne({ userId: 'old-user' }, { projection: { _id: 0, enterpriseId: 1, liveMobileKey: 1, liveMobileNumber: 1 } }),
+      ).toEqual({ enterpriseId: 'default', liveMobileKey: 'default:+15550009999' });
+      expect(await mongo.collection('clients').findOne({ clientId: 'old-client' }, { projection: { _id: 0, enterpriseId: 1 } })).toEqual({
+        enterpriseId: 'default',
+      });
+      expect(await mongo.collection('otps').findOne({ _id: 'old-otp' as never }, { projection: { _id: 0, enterpriseId: 1 } })).toEqual({
+        enterpriseId: 'default',
+      });
       const names = (await users.indexes()).map((i) => i.name);
       expect(names).not.toContain('userId_1');
       expect(names).not.toContain('liveMobileNumber_1');
@@ -180,12 +219,24 @@ describe('migration of data written before enterprises', () => {
 
       // The migrated user is found through the enterprise look-up; another enterprise may reuse the id and number.
       const repo = createUsersRepository(mongo);
-      expect(await repo.findUser({ enterpriseId: 'default', userId: 'old-user' })).toMatchObject({ userId: 'old-user', mobileNumber: '+15550009999' });
-      await repo.insert({ ...legacy, enterpriseId: 'acme', userId: 'old-user', mobileNumber: '+15550009999', status: 'ACTIVE', sourceType: 'SVC' });
+      expect(await repo.findUser({ enterpriseId: 'default', userId: 'old-user' })).toMatchObject({
+        userId: 'old-user',
+        mobileNumber: '+15550009999',
+      });
+      await repo.insert({
+        ...legacy,
+        enterpriseId: 'acme',
+        userId: 'old-user',
+        mobileNumber: '+15550009999',
+        status: 'ACTIVE',
+        sourceType: 'SVC',
+      });
       expect(await repo.findLiveByMobile('default', '+15550009999')).toMatchObject({ enterpriseId: 'default' });
       expect(await repo.findLiveByMobile('acme', '+15550009999')).toMatchObject({ enterpriseId: 'acme' });
       // The new unique index holds within an enterprise.
-      await expect(repo.insert({ ...legacy, enterpriseId: 'acme', userId: 'old-user', status: 'ACTIVE', sourceType: 'SVC' })).rejects.toMatchObject({ code: 11000 });
+      await expect(
+        repo.insert({ ...legacy, enterpriseId: 'acme', userId: 'old-user', status: 'ACTIVE', sourceType: 'SVC' }),
+      ).rejects.toMatchObject({ code: 11000 });
     } finally {
       await mongo.dropDatabase();
       await mongo.close();
@@ -200,7 +251,14 @@ describe('migration of data written before enterprises', () => {
     beforeAll(async () => {
       acmeNotify = (await createClientWithToken(service, { scopes: ['users', 'notifications'], enterpriseId: 'acme' })).accessToken;
       globexNotify = (await createClientWithToken(service, { scopes: ['notifications'], enterpriseId: 'globex' })).accessToken;
-      const app = (enterpriseId: string) => registerClient(service.ctx.mongo, { name: `${enterpriseId} app`, enterpriseId, scopes: [], public: true, redirectUris: ['http://127.0.0.1/cb'] });
+      const app = (enterpriseId: string) =>
+        registerClient(service.ctx.mongo, {
+          name: `${enterpriseId} app`,
+          enterpriseId,
+          scopes: [],
+          public: true,
+          redirectUris: ['http://127.0.0.1/cb'],
+        });
       globexApp = (await app('globex')).client.clientId;
       acmeApp = (await app('acme')).client.clientId;
     });
@@ -215,7 +273,10 @@ describe('migration of data written before enterprises', () => {
 
     test("when a user token names a user through another enterprise's app, then the user API refuses it as invalid; through the user's own enterprise's app it works", async () => {
       await insertUser(service.ctx.mongo, { enterpriseId: 'acme', userId: 'alice-s' });
-      const me = async (clientId: string) => fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${await mintUserToken(service, { userId: 'alice-s', clientId })}` } });
+      const me = async (clientId: string) =>
+        fetch(`${service.url}/v1/me`, {
+          headers: { authorization: `Bearer ${await mintUserToken(service, { userId: 'alice-s', clientId })}` },
+        });
       const foreign = await me(globexApp);
       expect(foreign.status).toBe(401);
       expect(await foreign.json()).toMatchObject({ error: 'invalid_token' });

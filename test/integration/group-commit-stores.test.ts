@@ -36,7 +36,11 @@ describe('group commit on the stores', () => {
   test('when inserts in one batch include a duplicate id, then only that insert fails (E11000) and the others are stored', async () => {
     const otps = createOtpsRepository(service.ctx.mongo);
     await otps.insert(record('dup-1'));
-    const results = await Promise.allSettled([otps.insert(record('fresh-1')), otps.insert(record('dup-1')), otps.insert(record('fresh-2'))]);
+    const results = await Promise.allSettled([
+      otps.insert(record('fresh-1')),
+      otps.insert(record('dup-1')),
+      otps.insert(record('fresh-2')),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: 11000 });
     const stored = await service.ctx.mongo.collection('otps').countDocuments({ _id: { $in: ['fresh-1', 'fresh-2', 'dup-1'] } as never });
@@ -45,11 +49,35 @@ describe('group commit on the stores', () => {
 
   test('when delivery rows of several OTPs are inserted at once and one collides, then the other OTPs rows are all stored', async () => {
     const deliveries = createDeliveriesRepository(service.ctx.mongo);
-    const row = (id: string): Delivery => ({ id, kind: 'otp', refId: id, channel: 'SMS', to: '+15550001234', template: 'otp_sms', macros: {}, state: 'QUEUED', attempts: 0, notAfter: new Date(Date.now() + 60_000), queuedAt: new Date(), updatedAt: new Date() });
+    const row = (id: string): Delivery => ({
+      id,
+      kind: 'otp',
+      refId: id,
+      channel: 'SMS',
+      to: '+15550001234',
+      template: 'otp_sms',
+      macros: {},
+      state: 'QUEUED',
+      attempts: 0,
+      notAfter: new Date(Date.now() + 60_000),
+      queuedAt: new Date(),
+      updatedAt: new Date(),
+    });
     await deliveries.insertNew([row('row-taken')]);
-    const results = await Promise.allSettled([deliveries.insertNew([row('row-a1'), row('row-a2')]), deliveries.insertNew([row('row-b1'), row('row-taken')]), deliveries.insertNew([row('row-c1')])]);
+    const results = await Promise.allSettled([
+      deliveries.insertNew([row('row-a1'), row('row-a2')]),
+      deliveries.insertNew([row('row-b1'), row('row-taken')]),
+      deliveries.insertNew([row('row-c1')]),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    const ids = (await service.ctx.mongo.collection('deliveries').find({}, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)).sort();
+    const ids = (
+      await service.ctx.mongo
+        .collection('deliveries')
+        .find({}, { projection: { _id: 1 } })
+        .toArray()
+    )
+      .map((d) => String(d._id))
+      .sort();
     expect(ids).toEqual(expect.arrayContaining(['row-a1', 'row-a2', 'row-c1']));
   });
 
@@ -65,7 +93,9 @@ describe('group commit on the stores', () => {
   test('when 30 OTP requests arrive at once, then each gets its own OTP, delivery row and sealed job', async () => {
     const { accessToken } = await createClientWithToken(service, { scopes: ['otp'] });
     await insertUser(service.ctx.mongo, { userId: 'burst', mobileNumber: '+15550008888' });
-    const answers = await Promise.all(Array.from({ length: 30 }, () => postJson(`${service.url}/v1/svc-otp`, accessToken, otpBody('burst'))));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => postJson(`${service.url}/v1/svc-otp`, accessToken, otpBody('burst'))),
+    );
     expect(answers.map((r) => r.status)).toEqual(Array(30).fill(200));
     const uuids = await Promise.all(answers.map(async (r) => ((await r.json()) as { otpUuid: string }).otpUuid));
     expect(new Set(uuids).size).toBe(30);

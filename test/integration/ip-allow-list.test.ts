@@ -33,7 +33,8 @@ describe('IP allow-list middleware', () => {
     return started;
   }
 
-  const call = (url: string, token: string, headers: Record<string, string> = {}) => fetch(`${url}/probe`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+  const call = (url: string, token: string, headers: Record<string, string> = {}) =>
+    fetch(`${url}/probe`, { headers: { authorization: `Bearer ${token}`, ...headers } });
 
   test('when the IPv4 socket address is in the list, then the call goes through', async () => {
     const { url } = await app();

@@ -48,7 +48,10 @@ describe('local MongoDB-wire server on its journal: acknowledged writes survive 
       expect(acknowledged.filter((id) => !present.has(id))).toEqual([]);
       await expect(restored.insertOne({ _id: 'other', n: 1, key: 'k1' })).rejects.toMatchObject({ code: 11000 });
       // Documents without the key are not in the sparse index: any number of them is fine.
-      await restored.insertMany([{ _id: 'nokey-1', n: 1 }, { _id: 'nokey-2', n: 2 }]);
+      await restored.insertMany([
+        { _id: 'nokey-1', n: 1 },
+        { _id: 'nokey-2', n: 2 },
+      ]);
     } finally {
       await after.close();
     }

@@ -44,12 +44,21 @@ describe('log lines never carry a full phone number or e-mail address', () => {
   }
 
   const deliveryState = (otpUuid: string, state: string) =>
-    eventually(async () => ((await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === state ? true : undefined));
+    eventually(async () =>
+      (await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === state ? true : undefined,
+    );
 
   test('when the provider refuses the number with an error text that quotes it (Twilio 21211), then the worker log masks it', async () => {
     // Twilio's own wording: the refused number, in full, inside the error message.
     stub = await startProviderStub([
-      { status: 400, body: { code: 21211, message: `The 'To' number ${mobile} is not a valid phone number. Contact dora.explorer@example.com.`, status: 400 } },
+      {
+        status: 400,
+        body: {
+          code: 21211,
+          message: `The 'To' number ${mobile} is not a valid phone number. Contact dora.explorer@example.com.`,
+          status: 400,
+        },
+      },
     ]);
     worker = spawnProcessEntry('workers/dispatch/main.js', { ...service.env, ...twilioEnv(stub.url) });
     await waitForOutput(worker, 'dispatch worker running');

@@ -41,24 +41,36 @@ describe('Twilio SMS provider (real SDK)', () => {
 
   test('when the Prism mock of the Twilio API accepts the message, then the message SID is returned', async () => {
     const provider = new TwilioSmsProvider(twilioConfig(mockUrl('TEST_TWILIO_MOCK_URL')));
-    const sent = await provider.send({ to: '+14155550100', text: 'Your code is 123456', statusCallbackUrl: 'https://id.example.com/webhooks/twilio/status' });
+    const sent = await provider.send({
+      to: '+14155550100',
+      text: 'Your code is 123456',
+      statusCallbackUrl: 'https://id.example.com/webhooks/twilio/status',
+    });
     expect(sent).toEqual({ providerMessageId: expect.any(String) });
     expect(sent.providerMessageId.length).toBeGreaterThan(0);
   });
 
   test('when Twilio answers 500 with Retry-After, then TransientProviderError carries retryAfterMs', async () => {
-    stub = await startProviderStub([{ status: 500, headers: { 'Retry-After': '7' }, body: { code: 20500, message: 'Internal Server Error', status: 500 } }]);
+    stub = await startProviderStub([
+      { status: 500, headers: { 'Retry-After': '7' }, body: { code: 20500, message: 'Internal Server Error', status: 500 } },
+    ]);
     const err = await caught(new TwilioSmsProvider(twilioConfig(stub.url)).send({ to: '+14155550100', text: 'x' }));
     expect(err).toBeInstanceOf(TransientProviderError);
     expect(err).toMatchObject({ status: 500, retryAfterMs: 7000, message: 'Twilio answered 500: Internal Server Error (Twilio 20500)' });
     expect(stub.requests).toHaveLength(1);
     expect(stub.requests[0]).toMatchObject({ method: 'POST', path: `/2010-04-01/Accounts/${twilioConfig('').accountSid}/Messages.json` });
-    expect(Object.fromEntries(new URLSearchParams(stub.requests[0]?.body))).toEqual({ To: '+14155550100', Body: 'x', From: '+15005550006' });
+    expect(Object.fromEntries(new URLSearchParams(stub.requests[0]?.body))).toEqual({
+      To: '+14155550100',
+      Body: 'x',
+      From: '+15005550006',
+    });
   });
 
   test('when Twilio answers 429 with an HTTP-date Retry-After, then the wait is parsed from the date', async () => {
     const when = new Date(Date.now() + 60000).toUTCString();
-    stub = await startProviderStub([{ status: 429, headers: { 'Retry-After': when }, body: { code: 20429, message: 'Too Many Requests', status: 429 } }]);
+    stub = await startProviderStub([
+      { status: 429, headers: { 'Retry-After': when }, body: { code: 20429, message: 'Too Many Requests', status: 429 } },
+    ]);
     const err = await caught(new TwilioSmsProvider(twilioConfig(stub.url)).send({ to: '+14155550100', text: 'x' }));
     expect(err).toBeInstanceOf(TransientProviderError);
     expect((err as TransientProviderError).status).toBe(429);
@@ -67,10 +79,24 @@ describe('Twilio SMS provider (real SDK)', () => {
   });
 
   test('when Twilio answers 400 with code 21211, then PermanentProviderError with the reason and code', async () => {
-    stub = await startProviderStub([{ status: 400, body: { code: 21211, message: "The 'To' number +1415 is not a valid phone number.", more_info: 'https://www.twilio.com/docs/errors/21211', status: 400 } }]);
+    stub = await startProviderStub([
+      {
+        status: 400,
+        body: {
+          code: 21211,
+          message: "The 'To' number +1415 is not a valid phone number.",
+          more_info: 'https://www.twilio.com/docs/errors/21211',
+          status: 400,
+        },
+      },
+    ]);
     const err = await caught(new TwilioSmsProvider(twilioConfig(stub.url)).send({ to: '+1415', text: 'x' }));
     expect(err).toBeInstanceOf(PermanentProviderError);
-    expect(err).toMatchObject({ status: 400, providerCode: '21211', reason: "The 'To' number +1415 is not a valid phone number. (Twilio 21211)" });
+    expect(err).toMatchObject({
+      status: 400,
+      providerCode: '21211',
+      reason: "The 'To' number +1415 is not a valid phone number. (Twilio 21211)",
+    });
   });
 
   test('when Twilio answers 500 then 201, then the first send is transient and the retry succeeds', async () => {
@@ -82,7 +108,9 @@ describe('Twilio SMS provider (real SDK)', () => {
     const first = await caught(provider.send({ to: '+14155550100', text: 'x' }));
     expect(first).toBeInstanceOf(TransientProviderError);
     expect((first as TransientProviderError).retryAfterMs).toBeUndefined();
-    await expect(provider.send({ to: '+14155550100', text: 'x' })).resolves.toEqual({ providerMessageId: 'SM0123456789abcdef0123456789abcdef' });
+    await expect(provider.send({ to: '+14155550100', text: 'x' })).resolves.toEqual({
+      providerMessageId: 'SM0123456789abcdef0123456789abcdef',
+    });
   });
 
   test('when Twilio does not answer in time, then TransientProviderError (timeout)', async () => {
@@ -102,20 +130,35 @@ describe('SendGrid e-mail provider (real SDK)', () => {
 
   test('when the Prism mock of the Mail API accepts the e-mail, then a generated reference stands in for X-Message-Id', async () => {
     const provider = new SendgridEmailProvider(sendgridConfig(mockUrl('TEST_SENDGRID_MOCK_URL')), 'no-reply@example.com');
-    const sent = await provider.send({ to: 'ada@example.com', subject: 'Code', text: 'Your code is 1', html: '<p>1</p>', customArgs: { deliveryId: 'd-1' }, otpUuid: 'u-1' });
+    const sent = await provider.send({
+      to: 'ada@example.com',
+      subject: 'Code',
+      text: 'Your code is 1',
+      html: '<p>1</p>',
+      customArgs: { deliveryId: 'd-1' },
+      otpUuid: 'u-1',
+    });
     expect(sent).toEqual({ providerMessageId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
   });
 
   test('when SendGrid answers 202 with X-Message-Id, then that id is returned and the request carries personalization custom args', async () => {
     stub = await startProviderStub([{ status: 202, headers: { 'X-Message-Id': 'abcDEF123' } }]);
     const provider = new SendgridEmailProvider(sendgridConfig(stub.url), 'no-reply@example.com');
-    await expect(provider.send({ to: 'ada@example.com', subject: 'S', text: 'T', otpUuid: 'u-1' })).resolves.toEqual({ providerMessageId: 'abcDEF123' });
+    await expect(provider.send({ to: 'ada@example.com', subject: 'S', text: 'T', otpUuid: 'u-1' })).resolves.toEqual({
+      providerMessageId: 'abcDEF123',
+    });
     const body = JSON.parse(stub.requests[0]?.body ?? '{}') as Record<string, unknown>;
-    expect(stub.requests[0]).toMatchObject({ method: 'POST', path: '/v3/mail/send', headers: expect.objectContaining({ authorization: 'Bearer SG.test-key.0123456789' }) });
+    expect(stub.requests[0]).toMatchObject({
+      method: 'POST',
+      path: '/v3/mail/send',
+      headers: expect.objectContaining({ authorization: 'Bearer SG.test-key.0123456789' }),
+    });
     expect(body).toEqual({
       from: { email: 'no-reply@example.com' },
       subject: 'S',
-      personalizations: [{ to: [{ email: 'ada@example.com' }], custom_args: { otpUuid: 'u-1', svc_ref: expect.stringMatching(/^[0-9a-f-]{36}$/) } }],
+      personalizations: [
+        { to: [{ email: 'ada@example.com' }], custom_args: { otpUuid: 'u-1', svc_ref: expect.stringMatching(/^[0-9a-f-]{36}$/) } },
+      ],
       content: [{ type: 'text/plain', value: 'T' }],
     });
   });
@@ -135,8 +178,12 @@ describe('SendGrid e-mail provider (real SDK)', () => {
   });
 
   test('when SendGrid answers 400, then PermanentProviderError with the field and reason', async () => {
-    stub = await startProviderStub([{ status: 400, body: { errors: [{ message: 'Does not contain a valid address.', field: 'personalizations.0.to.0.email' }] } }]);
-    const err = await caught(new SendgridEmailProvider(sendgridConfig(stub.url), 'no-reply@example.com').send({ to: 'bad', subject: 'S', text: 'T' }));
+    stub = await startProviderStub([
+      { status: 400, body: { errors: [{ message: 'Does not contain a valid address.', field: 'personalizations.0.to.0.email' }] } },
+    ]);
+    const err = await caught(
+      new SendgridEmailProvider(sendgridConfig(stub.url), 'no-reply@example.com').send({ to: 'bad', subject: 'S', text: 'T' }),
+    );
     expect(err).toBeInstanceOf(PermanentProviderError);
     expect(err).toMatchObject({ status: 400, reason: 'personalizations.0.to.0.email: Does not contain a valid address.' });
   });
@@ -146,7 +193,9 @@ describe('SendGrid e-mail provider (real SDK)', () => {
     const url = stub.url;
     await stub.close();
     stub = undefined;
-    const err = await caught(new SendgridEmailProvider(sendgridConfig(url), 'no-reply@example.com').send({ to: 'ada@example.com', subject: 'S', text: 'T' }));
+    const err = await caught(
+      new SendgridEmailProvider(sendgridConfig(url), 'no-reply@example.com').send({ to: 'ada@example.com', subject: 'S', text: 'T' }),
+    );
     expect(err).toBeInstanceOf(TransientProviderError);
     expect((err as Error).message).toBe('SendGrid unreachable: ECONNREFUSED');
   });
@@ -182,9 +231,17 @@ describe('createProviders and the outbox', () => {
 
   test('when credentials are configured per channel, then each channel picks its own provider', () => {
     const { logger } = memoryLogger();
-    const both = createProviders({ twilio: twilioConfig('http://127.0.0.1:1'), sendgrid: sendgridConfig('http://127.0.0.1:1'), emailFrom: 'a@example.com' }, mongo, logger);
+    const both = createProviders(
+      { twilio: twilioConfig('http://127.0.0.1:1'), sendgrid: sendgridConfig('http://127.0.0.1:1'), emailFrom: 'a@example.com' },
+      mongo,
+      logger,
+    );
     expect([both.sms.name, both.email.name]).toEqual(['twilio', 'sendgrid']);
-    const emailOnly = createProviders({ twilio: undefined, sendgrid: sendgridConfig('http://127.0.0.1:1'), emailFrom: 'a@example.com' }, mongo, logger);
+    const emailOnly = createProviders(
+      { twilio: undefined, sendgrid: sendgridConfig('http://127.0.0.1:1'), emailFrom: 'a@example.com' },
+      mongo,
+      logger,
+    );
     expect([emailOnly.sms.name, emailOnly.email.name]).toEqual(['outbox', 'sendgrid']);
   });
 });

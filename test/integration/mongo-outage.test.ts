@@ -27,7 +27,11 @@ describe('MongoDB outage: quick 503, nothing sent for refused requests', () => {
     // This file stops MongoDB, so it has a MongoDB-wire server of its own (on disk, so clients,
     // templates and users are still there after the restart).
     mongo = await startMongoServer({ backend });
-    service = await startTestService('mongooutage', { MONGODB_URI: `${mongo.url}/outage`, SWEEPER_INTERVAL_MS: '200', SWEEPER_GRACE_MS: '300' });
+    service = await startTestService('mongooutage', {
+      MONGODB_URI: `${mongo.url}/outage`,
+      SWEEPER_INTERVAL_MS: '200',
+      SWEEPER_GRACE_MS: '300',
+    });
     token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
     await insertUser(service.ctx.mongo, { userId: 'gina', mobileNumber: '+15550003333' });
   });
@@ -53,23 +57,37 @@ describe('MongoDB outage: quick 503, nothing sent for refused requests', () => {
         status: 503,
         ms: expect.any(Number),
         retryAfter: '5',
-        body: { timestamp: stamp, status: 503, error: 'Service Unavailable', message: 'Service unavailable: the database is not reachable; retry later', path: '/v1/svc-otp' },
+        body: {
+          timestamp: stamp,
+          status: 503,
+          error: 'Service Unavailable',
+          message: 'Service unavailable: the database is not reachable; retry later',
+          path: '/v1/svc-otp',
+        },
       });
       expect(refusal.ms).toBeLessThanOrEqual(ANSWER_BOUND_MS);
     }
-    const status = await fetch(`${service.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000`, { headers: { authorization: `Bearer ${token}` } });
+    const status = await fetch(`${service.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(status.status).toBe(503);
 
     // Same port, same data file: the connection recovers on its own.
     mongo = await startMongoServer({ port: mongo.port, backend });
     const worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
     try {
-      const res = await eventually(async () => {
-        const r = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('gina'));
-        return r.status === 200 ? r : undefined;
-      }, 10000, 200);
+      const res = await eventually(
+        async () => {
+          const r = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('gina'));
+          return r.status === 200 ? r : undefined;
+        },
+        10000,
+        200,
+      );
       const { otpUuid } = (await res.json()) as { otpUuid: string };
-      await eventually(async () => ((await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === 'SENT' ? true : undefined));
+      await eventually(async () =>
+        (await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === 'SENT' ? true : undefined,
+      );
       // Sweeps ran meanwhile (grace 0.3 s): the only message is the one answered 200.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       // Before the outage one OTP, after it one: two messages, two rows, none for the refusals.
@@ -84,8 +102,18 @@ describe('MongoDB outage: quick 503, nothing sent for refused requests', () => {
     const { generation } = createOtpServices(service.ctx);
     const rowsBefore = await service.ctx.mongo.collection('deliveries').countDocuments({});
     await expect(
-      generation.generate({ clientId: 'deadline-test', enterpriseId: 'default', request: parseGenerateOtpRequest(otpBody('gina')), rawBody: otpBody('gina'), deadline: Date.now() - 1 }),
-    ).rejects.toMatchObject({ status: 503, headers: { 'Retry-After': '5' }, message: 'Service unavailable: the request took too long; retry later' });
+      generation.generate({
+        clientId: 'deadline-test',
+        enterpriseId: 'default',
+        request: parseGenerateOtpRequest(otpBody('gina')),
+        rawBody: otpBody('gina'),
+        deadline: Date.now() - 1,
+      }),
+    ).rejects.toMatchObject({
+      status: 503,
+      headers: { 'Retry-After': '5' },
+      message: 'Service unavailable: the request took too long; retry later',
+    });
     expect(await service.ctx.mongo.collection('deliveries').countDocuments({})).toBe(rowsBefore);
   });
 });

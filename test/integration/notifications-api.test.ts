@@ -3,14 +3,28 @@ import { createNotificationsService, type CreateNotificationInput } from '../../
 import { enqueueCallback, enqueueExpiry } from '../../core/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { ACTIONS, blockUser, enrollAndActivateWithDevice, mintUserToken, notificationBody, registerAppClient, signAnswer, type DeviceUser } from '../support/notification-helpers.js';
+import {
+  ACTIONS,
+  blockUser,
+  enrollAndActivateWithDevice,
+  mintUserToken,
+  notificationBody,
+  registerAppClient,
+  signAnswer,
+  type DeviceUser,
+} from '../support/notification-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { createGroups, errorBody, sendJson } from '../support/users-helpers.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const SUCCESS = (uuid: string, verified: boolean) => ({ status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: verified });
+const SUCCESS = (uuid: string, verified: boolean) => ({
+  status_code: 100,
+  message: 'Success',
+  notification_uuid: uuid,
+  is_ds_verified: verified,
+});
 
 describe('Notifications: enterprise API and user API (no worker running)', () => {
   let service: TestService;
@@ -42,12 +56,19 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
     expect(res.status).toBe(201);
     return (await res.json()) as { notification_uuid: string; number?: string };
   }
-  const read = (uuid: string, token = enterprise) => fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${token}` } });
-  const cancel = (uuid: string, token = enterprise) => fetch(`${service.url}/v1/notifications/${uuid}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
-  const answer = (uuid: string, body: unknown, token = plainToken) => sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', token, body);
-  const dismiss = (uuid: string, token = plainToken) => fetch(`${service.url}/v1/me/notifications/${uuid}/dismiss`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  const read = (uuid: string, token = enterprise) =>
+    fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${token}` } });
+  const cancel = (uuid: string, token = enterprise) =>
+    fetch(`${service.url}/v1/notifications/${uuid}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  const answer = (uuid: string, body: unknown, token = plainToken) =>
+    sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', token, body);
+  const dismiss = (uuid: string, token = plainToken) =>
+    fetch(`${service.url}/v1/me/notifications/${uuid}/dismiss`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
   const meGet = (path: string, token = plainToken) => fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
-  const userError = (status: number, error: string, message: string, path: string, code: number, extra: Record<string, unknown> = {}) => ({ ...errorBody(status, error, message, path, extra), code });
+  const userError = (status: number, error: string, message: string, path: string, code: number, extra: Record<string, unknown> = {}) => ({
+    ...errorBody(status, error, message, path, extra),
+    code,
+  });
 
   describe('enterprise API', () => {
     test('when a notification is created, then 201 gives its uuid, Location, and GET reports it ACTIVE with signing status NA', async () => {
@@ -88,7 +109,10 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       [{ body: [] }, 'Invalid field body: must NOT have fewer than 1 items'],
       [{ actions: [] }, 'Invalid field actions: must NOT have fewer than 1 items'],
       [{ actions: [...ACTIONS, ...ACTIONS] }, 'Invalid field actions: must NOT have more than 5 items'],
-      [{ actions: [{ label: 'x', action: 'Accept', authlevel: 1 }] }, 'Invalid field actions[0].action: must match pattern "^[a-z][a-z0-9_]{0,31}$"'],
+      [
+        { actions: [{ label: 'x', action: 'Accept', authlevel: 1 }] },
+        'Invalid field actions[0].action: must match pattern "^[a-z][a-z0-9_]{0,31}$"',
+      ],
       [{ actions: [ACTIONS[0], ACTIONS[0]] }, 'Invalid field actions: action values must be distinct'],
       [{ callbackUrl: 'http://example.com/cb' }, 'Invalid field callbackUrl: must be https (http only on loopback)'],
       [{ callbackUrl: 'not a url' }, 'Invalid field callbackUrl: must be an absolute URL'],
@@ -104,9 +128,15 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const malformed = await create('{oops');
       expect(malformed.status).toBe(400);
       expect(await malformed.json()).toEqual(errorBody(400, 'Bad Request', 'Malformed request body', '/v1/notifications'));
-      const typed = await fetch(`${service.url}/v1/notifications`, { method: 'POST', headers: { authorization: `Bearer ${enterprise}`, 'content-type': 'text/plain' }, body: '{}' });
+      const typed = await fetch(`${service.url}/v1/notifications`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${enterprise}`, 'content-type': 'text/plain' },
+        body: '{}',
+      });
       expect(typed.status).toBe(415);
-      expect(await typed.json()).toEqual(errorBody(415, 'Unsupported Media Type', "Content type 'text/plain' not supported", '/v1/notifications'));
+      expect(await typed.json()).toEqual(
+        errorBody(415, 'Unsupported Media Type', "Content type 'text/plain' not supported", '/v1/notifications'),
+      );
     });
 
     test('when the user is unknown, DELETED or blocked, then 404 User not found', async () => {
@@ -123,10 +153,16 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
     test('when the token lacks the notifications scope or is missing, then 403 and 401 with bearer error bodies', async () => {
       const scopeless = await create(notificationBody('plain1'), otherClientToken);
       expect(scopeless.status).toBe(403);
-      expect(await scopeless.json()).toEqual({ error: 'insufficient_scope', error_description: "The access token does not grant the scope 'notifications'" });
+      expect(await scopeless.json()).toEqual({
+        error: 'insufficient_scope',
+        error_description: "The access token does not grant the scope 'notifications'",
+      });
       const anonymous = await fetch(`${service.url}/v1/notifications/${crypto.randomUUID()}`);
       expect(anonymous.status).toBe(401);
-      expect(await anonymous.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource' });
+      expect(await anonymous.json()).toEqual({
+        error: 'unauthorized',
+        error_description: 'Full authentication is required to access this resource',
+      });
     });
 
     test('when a user token calls the enterprise API, then it is refused as an invalid token', async () => {
@@ -150,13 +186,24 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const { notification_uuid: uuid } = await created(notificationBody('plain1'));
       const res = await cancel(uuid);
       expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ notification_uuid: uuid, status: 'CANCELLED', signing_status: 'NA', answeredAt: expect.stringMatching(ISO_RE) });
+      expect(await res.json()).toMatchObject({
+        notification_uuid: uuid,
+        status: 'CANCELLED',
+        signing_status: 'NA',
+        answeredAt: expect.stringMatching(ISO_RE),
+      });
       const again = await cancel(uuid);
       expect(again.status).toBe(409);
-      expect(await again.json()).toEqual(errorBody(409, 'Conflict', 'Notification is CANCELLED', `/v1/notifications/${uuid}/cancel`, { notificationStatus: 'CANCELLED' }));
+      expect(await again.json()).toEqual(
+        errorBody(409, 'Conflict', 'Notification is CANCELLED', `/v1/notifications/${uuid}/cancel`, { notificationStatus: 'CANCELLED' }),
+      );
       const late = await answer(uuid, { response: 'accept' });
       expect(late.status).toBe(409);
-      expect(await late.json()).toEqual(userError(409, 'Conflict', 'Notification is CANCELLED', `/v1/me/notifications/${uuid}/action`, 4, { notificationStatus: 'CANCELLED' }));
+      expect(await late.json()).toEqual(
+        userError(409, 'Conflict', 'Notification is CANCELLED', `/v1/me/notifications/${uuid}/action`, 4, {
+          notificationStatus: 'CANCELLED',
+        }),
+      );
     });
   });
 
@@ -165,7 +212,14 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       await insertUser(service.ctx.mongo, { userId: 'lister' });
       const token = await mintUserToken(service, { userId: 'lister', clientId: appClientId });
       const uuids: string[] = [];
-      for (let i = 0; i < 4; i++) uuids.push((await created(notificationBody('lister', { body: [{ lng: 'English', subject: `s${i}`, message: `m${i}` }], numberMatch: i === 0 }))).notification_uuid);
+      for (let i = 0; i < 4; i++)
+        uuids.push(
+          (
+            await created(
+              notificationBody('lister', { body: [{ lng: 'English', subject: `s${i}`, message: `m${i}` }], numberMatch: i === 0 }),
+            )
+          ).notification_uuid,
+        );
       await cancel(uuids[3]);
       const all = await meGet('/v1/me/notifications', token);
       expect(all.status).toBe(200);
@@ -181,7 +235,9 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         expires_at: expect.stringMatching(ISO_RE),
       });
       const page = await meGet('/v1/me/notifications?recordCount=1&startIndex=2&enterpriseID=&startDate=&endDate=', token);
-      expect(((await page.json()) as { notifications: { notification_uuid: string }[] }).notifications.map((n) => n.notification_uuid)).toEqual([uuids[1]]);
+      expect(
+        ((await page.json()) as { notifications: { notification_uuid: string }[] }).notifications.map((n) => n.notification_uuid),
+      ).toEqual([uuids[1]]);
       const otherEnterprise = await meGet('/v1/me/notifications?enterpriseID=acme', token);
       expect(await otherEnterprise.json()).toEqual({ notifications: [] });
       const ownEnterprise = await meGet('/v1/me/notifications?enterpriseID=default&recordCount=0', token);
@@ -195,8 +251,13 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const fmt = (d: Date) => d.toISOString().slice(0, 19);
       const before = new Date(Date.now() - 3_600_000);
       const after = new Date(Date.now() + 3_600_000);
-      const inWindow = await meGet(`/v1/me/notifications?startDate=${fmt(before)}UTC&endDate=${encodeURIComponent(`${fmt(new Date(after.getTime() + 5.5 * 3_600_000))}+05:30`)}`, token);
-      expect(((await inWindow.json()) as { notifications: { notification_uuid: string }[] }).notifications.map((n) => n.notification_uuid)).toEqual([uuid]);
+      const inWindow = await meGet(
+        `/v1/me/notifications?startDate=${fmt(before)}UTC&endDate=${encodeURIComponent(`${fmt(new Date(after.getTime() + 5.5 * 3_600_000))}+05:30`)}`,
+        token,
+      );
+      expect(
+        ((await inWindow.json()) as { notifications: { notification_uuid: string }[] }).notifications.map((n) => n.notification_uuid),
+      ).toEqual([uuid]);
       const outside = await meGet(`/v1/me/notifications?startDate=${fmt(after)}GMT`, token);
       expect(await outside.json()).toEqual({ notifications: [] });
       const ist = await meGet(`/v1/me/notifications?endDate=${fmt(new Date(before.getTime() + 5.5 * 3_600_000))}%20IST`, token);
@@ -221,10 +282,18 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const res = await answer(uuid, { response: 'reject' });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual(SUCCESS(uuid, false));
-      expect(await (await read(uuid)).json()).toMatchObject({ status: 'UPDATED', action: 'reject', signing_status: 'NA', is_ds_verified: false, answeredAt: expect.stringMatching(ISO_RE) });
+      expect(await (await read(uuid)).json()).toMatchObject({
+        status: 'UPDATED',
+        action: 'reject',
+        signing_status: 'NA',
+        is_ds_verified: false,
+        answeredAt: expect.stringMatching(ISO_RE),
+      });
       const again = await answer(uuid, { response: 'accept' });
       expect(again.status).toBe(409);
-      expect(await again.json()).toEqual(userError(409, 'Conflict', 'Notification is UPDATED', `/v1/me/notifications/${uuid}/action`, 4, { notificationStatus: 'UPDATED' }));
+      expect(await again.json()).toEqual(
+        userError(409, 'Conflict', 'Notification is UPDATED', `/v1/me/notifications/${uuid}/action`, 4, { notificationStatus: 'UPDATED' }),
+      );
     });
 
     test('when the answer is not one of the actions, malformed or unknown fields, then 422/400 code 4 and nothing changes', async () => {
@@ -232,7 +301,9 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const path = `/v1/me/notifications/${uuid}/action`;
       const unknown = await answer(uuid, { response: 'maybe' });
       expect(unknown.status).toBe(422);
-      expect(await unknown.json()).toEqual(userError(422, 'Unprocessable Entity', "Invalid field response: is not one of the notification's actions", path, 4));
+      expect(await unknown.json()).toEqual(
+        userError(422, 'Unprocessable Entity', "Invalid field response: is not one of the notification's actions", path, 4),
+      );
       const extra = await answer(uuid, { response: 'accept', note: 1 });
       expect(await extra.json()).toEqual(userError(422, 'Unprocessable Entity', 'Invalid field note: is not allowed', path, 4));
       const malformed = await answer(uuid, '{');
@@ -241,7 +312,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'ACTIVE' });
     });
 
-    test("when another user answers, dismisses or the id is unknown, then 404 code 4", async () => {
+    test('when another user answers, dismisses or the id is unknown, then 404 code 4', async () => {
       const { notification_uuid: uuid } = await created(notificationBody('plain1'));
       const res = await answer(uuid, { response: 'accept' }, deviceToken);
       expect(res.status).toBe(404);
@@ -249,7 +320,9 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const dismissed = await dismiss(uuid, deviceToken);
       expect(dismissed.status).toBe(404);
       const unknown = crypto.randomUUID();
-      expect(await (await answer(unknown, { response: 'accept' })).json()).toEqual(userError(404, 'Not Found', 'Notification not found', `/v1/me/notifications/${unknown}/action`, 4));
+      expect(await (await answer(unknown, { response: 'accept' })).json()).toEqual(
+        userError(404, 'Not Found', 'Notification not found', `/v1/me/notifications/${unknown}/action`, 4),
+      );
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'ACTIVE' });
     });
 
@@ -263,7 +336,16 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await (await meGet('/v1/me/notifications', token)).json()).toEqual({ notifications: [] });
       const history = (await (await meGet('/v1/me/notifications/history', token)).json()) as { history: Record<string, unknown>[] };
       expect(history.history).toEqual([
-        { notification_uuid: uuid, status: 'DISMISSED', signing_status: 'NA', is_ds_verified: false, actions: ACTIONS, body: notificationBody('x').body, created_at: expect.stringMatching(ISO_RE), answered_at: expect.stringMatching(ISO_RE) },
+        {
+          notification_uuid: uuid,
+          status: 'DISMISSED',
+          signing_status: 'NA',
+          is_ds_verified: false,
+          actions: ACTIONS,
+          body: notificationBody('x').body,
+          created_at: expect.stringMatching(ISO_RE),
+          answered_at: expect.stringMatching(ISO_RE),
+        },
       ]);
       const again = await dismiss(uuid, token);
       expect(again.status).toBe(409);
@@ -273,7 +355,16 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const user = await enrollAndActivateWithDevice(service, enterprise, 'historian');
       const token = await mintUserToken(service, { userId: user.userId, clientId: appClientId });
       const make = async (subject: string, message: string) =>
-        (await created(notificationBody(user.userId, { body: [{ lng: 'English', subject, message }, { lng: 'Deutsch', subject: 'Anmeldung', message: 'Bitte bestätigen' }] }))).notification_uuid;
+        (
+          await created(
+            notificationBody(user.userId, {
+              body: [
+                { lng: 'English', subject, message },
+                { lng: 'Deutsch', subject: 'Anmeldung', message: 'Bitte bestätigen' },
+              ],
+            }),
+          )
+        ).notification_uuid;
       const paid = await make('Payment of 100 EUR', 'to ACME Corp');
       const login = await make('Login request', 'from Firefox');
       const cancelled = await make('Wire transfer', 'to Initech');
@@ -282,7 +373,9 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect((await answer(login, { response: 'fraud' }, token)).status).toBe(200);
       expect((await cancel(cancelled)).status).toBe(200);
       const history = async (query: string) =>
-        ((await (await meGet(`/v1/me/notifications/history?${query}`, token)).json()) as { history: { notification_uuid: string }[] }).history.map((h) => h.notification_uuid);
+        (
+          (await (await meGet(`/v1/me/notifications/history?${query}`, token)).json()) as { history: { notification_uuid: string }[] }
+        ).history.map((h) => h.notification_uuid);
       expect(await history('')).toEqual([cancelled, login, paid]);
       expect(await history('recordCount=2&startIndex=2')).toEqual([login, paid]);
       expect(await history('notificationStatus=UPDATED')).toEqual([login, paid]);
@@ -294,30 +387,60 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await history(`keywordSearch=${encodeURIComponent('.*')}`)).toEqual([]);
       expect(await history(`deviceID=${user.deviceId}`)).toEqual([login, paid]);
       expect(await history('deviceID=other-device')).toEqual([]);
-      expect(await history('enterpriseID=default&actionPerformed=&keywordSearch=&deviceID=&notificationStatus=')).toEqual([cancelled, login, paid]);
+      expect(await history('enterpriseID=default&actionPerformed=&keywordSearch=&deviceID=&notificationStatus=')).toEqual([
+        cancelled,
+        login,
+        paid,
+      ]);
       expect(await history(`startDate=${new Date(Date.now() + 60_000).toISOString().slice(0, 19)}UTC`)).toEqual([]);
-      const full = (await (await meGet(`/v1/me/notifications/history?actionPerformed=fraud`, token)).json()) as { history: Record<string, unknown>[] };
+      const full = (await (await meGet(`/v1/me/notifications/history?actionPerformed=fraud`, token)).json()) as {
+        history: Record<string, unknown>[];
+      };
       expect(full.history[0]).toMatchObject({ status: 'UPDATED', action: 'fraud', device_id: user.deviceId });
       expect(await history('')).not.toContain(pending);
       const bad = await meGet('/v1/me/notifications/history?notificationStatus=ACTIVE', token);
       expect(bad.status).toBe(400);
-      expect(await bad.json()).toEqual(userError(400, 'Bad Request', 'Invalid field notificationStatus: must be one of UPDATED, EXPIRED, TAMPERED, DISMISSED, DISCARD, CANCELLED', '/v1/me/notifications/history', 4));
+      expect(await bad.json()).toEqual(
+        userError(
+          400,
+          'Bad Request',
+          'Invalid field notificationStatus: must be one of UPDATED, EXPIRED, TAMPERED, DISMISSED, DISCARD, CANCELLED',
+          '/v1/me/notifications/history',
+          4,
+        ),
+      );
     });
 
     test('when the token is an enterprise token, missing, expired, scope-less, of a deleted or blocked user, then 401/403 with codes 39 and 141', async () => {
       const path = '/v1/me/notifications';
       const enterpriseUse = await meGet(path, enterprise);
       expect(enterpriseUse.status).toBe(401);
-      expect(await enterpriseUse.json()).toEqual({ error: 'invalid_token', error_description: `Invalid access token: ${enterprise}`, code: 39 });
+      expect(await enterpriseUse.json()).toEqual({
+        error: 'invalid_token',
+        error_description: `Invalid access token: ${enterprise}`,
+        code: 39,
+      });
       const missing = await fetch(`${service.url}${path}`);
       expect(missing.status).toBe(401);
-      expect(await missing.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource', code: 39 });
+      expect(await missing.json()).toEqual({
+        error: 'unauthorized',
+        error_description: 'Full authentication is required to access this resource',
+        code: 39,
+      });
       const expired = await mintUserToken(service, { userId: 'plain1', clientId: appClientId, expiresInSeconds: -10 });
-      expect(await (await meGet(path, expired)).json()).toEqual({ error: 'invalid_token', error_description: `Invalid access token: ${expired}`, code: 39 });
+      expect(await (await meGet(path, expired)).json()).toEqual({
+        error: 'invalid_token',
+        error_description: `Invalid access token: ${expired}`,
+        code: 39,
+      });
       const scopeless = await mintUserToken(service, { userId: 'plain1', clientId: appClientId, scope: 'openid' });
       const scopeRes = await meGet(path, scopeless);
       expect(scopeRes.status).toBe(403);
-      expect(await scopeRes.json()).toEqual({ error: 'insufficient_scope', error_description: "The access token does not grant the scope 'notifications'", code: 39 });
+      expect(await scopeRes.json()).toEqual({
+        error: 'insufficient_scope',
+        error_description: "The access token does not grant the scope 'notifications'",
+        code: 39,
+      });
       await insertUser(service.ctx.mongo, { userId: 'deleted2', status: 'DELETED' });
       const deleted = await mintUserToken(service, { userId: 'deleted2', clientId: appClientId });
       expect((await meGet(path, deleted)).status).toBe(401);
@@ -333,37 +456,61 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
 
     test('when a signed answer verifies against the device key from activation, then UPDATED, Verified, is_ds_verified true', async () => {
       const { notification_uuid: uuid } = await created(notificationBody(device.userId, { ds_required: true }));
-      const listed = ((await (await meGet('/v1/me/notifications', deviceToken)).json()) as { notifications: Record<string, unknown>[] }).notifications.find((n) => n.notification_uuid === uuid);
+      const listed = (
+        (await (await meGet('/v1/me/notifications', deviceToken)).json()) as { notifications: Record<string, unknown>[] }
+      ).notifications.find((n) => n.notification_uuid === uuid);
       expect(listed).toMatchObject({ ds_required: true });
       const res = await answer(uuid, { response: 'accept', signature: await signAnswer(device.privateKey, uuid, 'accept') }, deviceToken);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual(SUCCESS(uuid, true));
-      expect(await (await read(uuid)).json()).toMatchObject({ status: 'UPDATED', action: 'accept', signing_status: 'Verified', is_ds_verified: true });
+      expect(await (await read(uuid)).json()).toMatchObject({
+        status: 'UPDATED',
+        action: 'accept',
+        signing_status: 'Verified',
+        is_ds_verified: true,
+      });
     });
 
     test('when a ds_required answer has no signature, then 422 code 4 and it stays ACTIVE', async () => {
       const { notification_uuid: uuid } = await created(notificationBody(device.userId, { ds_required: true }));
       const res = await answer(uuid, { response: 'accept' }, deviceToken);
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual(userError(422, 'Unprocessable Entity', 'Invalid field signature: is required for this notification', `/v1/me/notifications/${uuid}/action`, 4));
+      expect(await res.json()).toEqual(
+        userError(
+          422,
+          'Unprocessable Entity',
+          'Invalid field signature: is required for this notification',
+          `/v1/me/notifications/${uuid}/action`,
+          4,
+        ),
+      );
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'ACTIVE' });
     });
 
     test.each([
       ['signed for another response', async (uuid: string) => signAnswer(device.privateKey, uuid, 'reject')],
       ['signed over another notification', async () => signAnswer(device.privateKey, crypto.randomUUID(), 'accept')],
-      ['one byte flipped', async (uuid: string) => {
-        const raw = Buffer.from(await signAnswer(device.privateKey, uuid, 'accept'), 'base64url');
-        raw[10] ^= 1;
-        return raw.toString('base64url');
-      }],
+      [
+        'one byte flipped',
+        async (uuid: string) => {
+          const raw = Buffer.from(await signAnswer(device.privateKey, uuid, 'accept'), 'base64url');
+          raw[10] ^= 1;
+          return raw.toString('base64url');
+        },
+      ],
       ['not base64url of 64 bytes', async () => 'abc'],
     ])('when the signature is %s, then TAMPERED, Failed, 422 code 4, and no later answer is accepted', async (_label, makeSignature) => {
       const { notification_uuid: uuid } = await created(notificationBody(device.userId, { ds_required: true }));
       const res = await answer(uuid, { response: 'accept', signature: await makeSignature(uuid) }, deviceToken);
       expect(res.status).toBe(422);
       expect(await res.json()).toEqual(
-        userError(422, 'Unprocessable Entity', 'Invalid field signature: does not verify against the registered device key; the notification is TAMPERED', `/v1/me/notifications/${uuid}/action`, 4),
+        userError(
+          422,
+          'Unprocessable Entity',
+          'Invalid field signature: does not verify against the registered device key; the notification is TAMPERED',
+          `/v1/me/notifications/${uuid}/action`,
+          4,
+        ),
       );
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'TAMPERED', signing_status: 'Failed', is_ds_verified: false });
       const retry = await answer(uuid, { response: 'accept', signature: await signAnswer(device.privateKey, uuid, 'accept') }, deviceToken);
@@ -374,7 +521,15 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const { notification_uuid: uuid, number } = await created(notificationBody('plain1', { numberMatch: true }));
       const missing = await answer(uuid, { response: 'accept' });
       expect(missing.status).toBe(422);
-      expect(await missing.json()).toEqual(userError(422, 'Unprocessable Entity', 'Invalid field number: the matching number is required for this notification', `/v1/me/notifications/${uuid}/action`, 4));
+      expect(await missing.json()).toEqual(
+        userError(
+          422,
+          'Unprocessable Entity',
+          'Invalid field number: the matching number is required for this notification',
+          `/v1/me/notifications/${uuid}/action`,
+          4,
+        ),
+      );
       const right = await answer(uuid, { response: 'accept', number });
       expect(right.status).toBe(200);
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'UPDATED', action: 'accept' });
@@ -390,20 +545,32 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         expect(await res.json()).toEqual(userError(422, 'Unprocessable Entity', 'Invalid field number: does not match', path, 4));
       }
       const third = await answer(uuid, { response: 'accept', number: wrong });
-      expect(await third.json()).toEqual(userError(422, 'Unprocessable Entity', 'Invalid field number: does not match; too many wrong numbers, the notification is TAMPERED', path, 4));
+      expect(await third.json()).toEqual(
+        userError(
+          422,
+          'Unprocessable Entity',
+          'Invalid field number: does not match; too many wrong numbers, the notification is TAMPERED',
+          path,
+          4,
+        ),
+      );
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'TAMPERED', signing_status: 'NA' });
       const right = await answer(uuid, { response: 'accept', number });
       expect(right.status).toBe(409);
-      expect(await right.json()).toEqual(userError(409, 'Conflict', 'Notification is TAMPERED', path, 4, { notificationStatus: 'TAMPERED' }));
+      expect(await right.json()).toEqual(
+        userError(409, 'Conflict', 'Notification is TAMPERED', path, 4, { notificationStatus: 'TAMPERED' }),
+      );
     });
 
     test('when ten wrong numbers race, then exactly three are counted and it ends TAMPERED once', async () => {
       const { notification_uuid: uuid, number } = await created(notificationBody('plain1', { numberMatch: true }));
       const wrong = String((Number(number) + 7) % 100).padStart(2, '0');
-      const results = await Promise.all(Array.from({ length: 10 }, async () => {
-        const res = await answer(uuid, { response: 'accept', number: wrong });
-        return { status: res.status, message: ((await res.json()) as { message: string }).message };
-      }));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          const res = await answer(uuid, { response: 'accept', number: wrong });
+          return { status: res.status, message: ((await res.json()) as { message: string }).message };
+        }),
+      );
       expect(results.filter((r) => r.message === 'Invalid field number: does not match')).toHaveLength(2);
       expect(results.filter((r) => r.message.endsWith('the notification is TAMPERED'))).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(7);
@@ -416,7 +583,14 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
     test('when 20 answers arrive at once, then exactly one is UPDATED and 19 get 409', async () => {
       const { notification_uuid: uuid } = await created(notificationBody('plain1'));
       const responses = ['accept', 'reject', 'fraud'];
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => answer(uuid, { response: responses[i % 3] }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }))));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          answer(uuid, { response: responses[i % 3] }).then(async (r) => ({
+            status: r.status,
+            body: (await r.json()) as Record<string, unknown>,
+          })),
+        ),
+      );
       const winners = results.filter((r) => r.status === 200);
       expect(winners).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(19);
@@ -456,16 +630,27 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       });
 
     test('when a user answers after expiresAt while the record still says ACTIVE, then 410 and the record becomes EXPIRED', async () => {
-      const { notificationUuid: uuid } = await nearlyDue().create({ clientId: 'fixture', enterpriseId: 'default' }, { ...(notificationBody('plain1') as unknown as CreateNotificationInput), expiresIn: 15 });
+      const { notificationUuid: uuid } = await nearlyDue().create(
+        { clientId: 'fixture', enterpriseId: 'default' },
+        { ...(notificationBody('plain1') as unknown as CreateNotificationInput), expiresIn: 15 },
+      );
       await new Promise((resolve) => setTimeout(resolve, 1200));
       const stored = await (await notificationModel(service.ctx.mongo)).findOne({ notificationUuid: uuid }).lean();
       expect(stored?.status).toBe('ACTIVE');
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'EXPIRED' });
-      expect(((await (await meGet('/v1/me/notifications')).json()) as { notifications: { notification_uuid: string }[] }).notifications.map((n) => n.notification_uuid)).not.toContain(uuid);
+      expect(
+        ((await (await meGet('/v1/me/notifications')).json()) as { notifications: { notification_uuid: string }[] }).notifications.map(
+          (n) => n.notification_uuid,
+        ),
+      ).not.toContain(uuid);
       const res = await answer(uuid, { response: 'accept' });
       expect(res.status).toBe(410);
-      expect(await res.json()).toEqual(userError(410, 'Gone', 'Notification expired', `/v1/me/notifications/${uuid}/action`, 4, { notificationStatus: 'EXPIRED' }));
-      expect(await (await notificationModel(service.ctx.mongo)).findOne({ notificationUuid: uuid }).lean()).toMatchObject({ status: 'EXPIRED' });
+      expect(await res.json()).toEqual(
+        userError(410, 'Gone', 'Notification expired', `/v1/me/notifications/${uuid}/action`, 4, { notificationStatus: 'EXPIRED' }),
+      );
+      expect(await (await notificationModel(service.ctx.mongo)).findOne({ notificationUuid: uuid }).lean()).toMatchObject({
+        status: 'EXPIRED',
+      });
       const cancelled = await cancel(uuid);
       expect(cancelled.status).toBe(409);
       expect(await cancelled.json()).toMatchObject({ message: 'Notification is EXPIRED', notificationStatus: 'EXPIRED' });
@@ -479,11 +664,15 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const token = await mintUserToken(service, { userId: 'leaver', clientId: appClientId });
       const answered = (await created(notificationBody('leaver'))).notification_uuid;
       expect((await answer(answered, { response: 'accept' }, token)).status).toBe(200);
-      const pending = [(await created(notificationBody('leaver'))).notification_uuid, (await created(notificationBody('leaver'))).notification_uuid];
+      const pending = [
+        (await created(notificationBody('leaver'))).notification_uuid,
+        (await created(notificationBody('leaver'))).notification_uuid,
+      ];
       const other = (await created(notificationBody('plain1'))).notification_uuid;
       const res = await fetch(`${service.url}/v1/users/leaver`, { method: 'DELETE', headers: { authorization: `Bearer ${enterprise}` } });
       expect(res.status).toBe(204);
-      for (const uuid of pending) expect(await (await read(uuid)).json()).toMatchObject({ status: 'DISCARD', answeredAt: expect.stringMatching(ISO_RE) });
+      for (const uuid of pending)
+        expect(await (await read(uuid)).json()).toMatchObject({ status: 'DISCARD', answeredAt: expect.stringMatching(ISO_RE) });
       expect(await (await read(answered)).json()).toMatchObject({ status: 'UPDATED' });
       expect(await (await read(other)).json()).toMatchObject({ status: 'ACTIVE' });
       expect((await create(notificationBody('leaver'))).status).toBe(404);
@@ -500,7 +689,9 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const refused = await meGet('/v1/me/notifications', token);
       expect(refused.status).toBe(403);
       expect(await refused.json()).toEqual({ error: 'user_blocked', error_description: 'User is blocked', code: 141 });
-      const activity = await fetch(`${service.url}/admin/activity?userId=suspect`, { headers: { authorization: `Bearer ${service.env.ADMIN_TOKEN}` } });
+      const activity = await fetch(`${service.url}/admin/activity?userId=suspect`, {
+        headers: { authorization: `Bearer ${service.env.ADMIN_TOKEN}` },
+      });
       const { activity: entries } = (await activity.json()) as { activity: { action: string; actor: unknown; enterpriseId: string }[] };
       expect(entries[0]).toMatchObject({ action: 'user.blocked', actor: { type: 'admin' }, enterpriseId: 'default' });
     });

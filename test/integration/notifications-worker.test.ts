@@ -67,12 +67,17 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
   beforeAll(async () => {
     service = await startTestService('notifworker', { NOTIFICATION_SWEEP_INTERVAL_MS: '500', NOTIFICATION_CALLBACK_RETRY_BASE_MS: '200' });
     receiver = await startReceiver();
-    const res = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, { name: 'bank', scopes: ['notifications'], allowedIps: ['127.0.0.1', '::1'] });
+    const res = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, {
+      name: 'bank',
+      scopes: ['notifications'],
+      allowedIps: ['127.0.0.1', '::1'],
+    });
     expect(res.status).toBe(201);
     const created = (await res.json()) as { client_id: string; client_secret: string; callback_secret: string };
     expect(created.callback_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     ({ client_id: clientId, callback_secret: callbackSecret } = created);
-    token = ((await (await requestToken(service, { clientId, clientSecret: created.client_secret })).json()) as { access_token: string }).access_token;
+    token = ((await (await requestToken(service, { clientId, clientSecret: created.client_secret })).json()) as { access_token: string })
+      .access_token;
     await insertUser(service.ctx.mongo, { userId: 'alice' });
     userToken = await mintUserToken(service, { userId: 'alice', clientId: await registerAppClient(service) });
     await startWorker();
@@ -90,7 +95,8 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     expect(res.status).toBe(201);
     return ((await res.json()) as { notification_uuid: string }).notification_uuid;
   };
-  const answer = (uuid: string, response = 'accept') => sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', userToken, { response });
+  const answer = (uuid: string, response = 'accept') =>
+    sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', userToken, { response });
   /** Creates through the real service with its clock `aheadMs` short of expiresIn: due that soon on the real clock. */
   const createDueIn = async (dueInMs: number, overrides: Partial<CreateNotificationInput> = {}) => {
     const service_ = createNotificationsService({
@@ -109,10 +115,14 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
   test('when notifications fall due while the worker runs, then each is EXPIRED within 1 s of its expiresAt', async () => {
     const uuids = await Promise.all([800, 1200, 1600, 2000, 2400].map((ms) => createDueIn(ms)));
     for (const uuid of uuids) {
-      const record = await eventually(async () => {
-        const r = await stored(uuid);
-        return r?.status === 'EXPIRED' ? r : undefined;
-      }, 10_000, 20);
+      const record = await eventually(
+        async () => {
+          const r = await stored(uuid);
+          return r?.status === 'EXPIRED' ? r : undefined;
+        },
+        10_000,
+        20,
+      );
       const lag = (record.answeredAt as Date).getTime() - record.expiresAt.getTime();
       expect(lag).toBeGreaterThanOrEqual(0);
       expect(lag).toBeLessThan(1000);
@@ -124,7 +134,13 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     const [call] = await eventually(async () => (callbacksFor(uuid).length > 0 ? callbacksFor(uuid) : undefined), 10_000);
     expect(signatureValid(callbackSecret, call.signature, call.raw)).toBe(true);
     const record = await stored(uuid);
-    expect(JSON.parse(call.raw)).toEqual({ notification_uuid: uuid, status: 'EXPIRED', signing_status: 'NA', is_ds_verified: false, answeredAt: (record?.answeredAt as Date).toISOString() });
+    expect(JSON.parse(call.raw)).toEqual({
+      notification_uuid: uuid,
+      status: 'EXPIRED',
+      signing_status: 'NA',
+      is_ds_verified: false,
+      answeredAt: (record?.answeredAt as Date).toISOString(),
+    });
     await eventually(async () => ((await stored(uuid))?.callbackState === 'SENT' ? true : undefined));
   });
 
@@ -134,7 +150,14 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     expect((await answer(uuid, 'reject')).status).toBe(200);
     const calls = await eventually(async () => (callbacksFor(uuid).length >= 3 ? callbacksFor(uuid) : undefined), 15_000);
     expect(calls.map((c) => JSON.parse(c.raw) as Record<string, unknown>)).toEqual(
-      Array.from({ length: 3 }, () => ({ notification_uuid: uuid, status: 'UPDATED', action: 'reject', signing_status: 'NA', is_ds_verified: false, answeredAt: expect.any(String) })),
+      Array.from({ length: 3 }, () => ({
+        notification_uuid: uuid,
+        status: 'UPDATED',
+        action: 'reject',
+        signing_status: 'NA',
+        is_ds_verified: false,
+        answeredAt: expect.any(String),
+      })),
     );
     expect(calls.every((c) => signatureValid(callbackSecret, c.signature, c.raw))).toBe(true);
     // Backoff: 200 ms then 400 ms (NOTIFICATION_CALLBACK_RETRY_BASE_MS doubling).
@@ -152,27 +175,40 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     await eventually(async () => (callbacksFor(stuck).length >= 2 ? true : undefined));
     receiver.script.length = 0;
     const due = await createDueIn(400);
-    const record = await eventually(async () => {
-      const r = await stored(due);
-      return r?.status === 'EXPIRED' ? r : undefined;
-    }, 10_000, 20);
+    const record = await eventually(
+      async () => {
+        const r = await stored(due);
+        return r?.status === 'EXPIRED' ? r : undefined;
+      },
+      10_000,
+      20,
+    );
     expect((record.answeredAt as Date).getTime() - record.expiresAt.getTime()).toBeLessThan(1000);
   });
 
   test('when the callback secret is rotated, then later callbacks are signed with the new one only', async () => {
-    const res = await fetch(`${service.url}/admin/clients/${clientId}/callback-secret`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    const res = await fetch(`${service.url}/admin/clients/${clientId}/callback-secret`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { client_id: string; callback_secret: string };
     expect(body).toEqual({ client_id: clientId, callback_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
     const uuid = await create({ callbackUrl: receiver.url });
-    const cancelled = await fetch(`${service.url}/v1/notifications/${uuid}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const cancelled = await fetch(`${service.url}/v1/notifications/${uuid}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(cancelled.status).toBe(200);
     const [call] = await eventually(async () => (callbacksFor(uuid).length > 0 ? callbacksFor(uuid) : undefined), 10_000);
     expect(JSON.parse(call.raw)).toMatchObject({ status: 'CANCELLED' });
     expect(signatureValid(body.callback_secret, call.signature, call.raw)).toBe(true);
     expect(signatureValid(callbackSecret, call.signature, call.raw)).toBe(false);
     callbackSecret = body.callback_secret;
-    const unknown = await fetch(`${service.url}/admin/clients/nope/callback-secret`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    const unknown = await fetch(`${service.url}/admin/clients/nope/callback-secret`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
     expect(unknown.status).toBe(404);
   });
 
@@ -226,10 +262,14 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     expect((await stored(lostJob))?.status).toBe('ACTIVE');
 
     await startWorker();
-    const swept = await eventually(async () => {
-      const r = await stored(lostJob);
-      return r?.status === 'EXPIRED' ? r : undefined;
-    }, 5_000, 20);
+    const swept = await eventually(
+      async () => {
+        const r = await stored(lostJob);
+        return r?.status === 'EXPIRED' ? r : undefined;
+      },
+      5_000,
+      20,
+    );
     expect(swept.status).toBe('EXPIRED');
     const [call] = await eventually(async () => (callbacksFor(lostJob).length > 0 ? callbacksFor(lostJob) : undefined), 10_000);
     expect(JSON.parse(call.raw)).toMatchObject({ status: 'EXPIRED' });
@@ -238,13 +278,21 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
   });
 
   test('when a user is deleted, then the pending notification is DISCARD and its callback says so', async () => {
-    const usersRes = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, { name: 'hr', scopes: ['users'], allowedIps: ['127.0.0.1', '::1'] });
+    const usersRes = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, {
+      name: 'hr',
+      scopes: ['users'],
+      allowedIps: ['127.0.0.1', '::1'],
+    });
     const hr = (await usersRes.json()) as { client_id: string; client_secret: string };
-    const hrToken = ((await (await requestToken(service, { clientId: hr.client_id, clientSecret: hr.client_secret })).json()) as { access_token: string }).access_token;
+    const hrToken = (
+      (await (await requestToken(service, { clientId: hr.client_id, clientSecret: hr.client_secret })).json()) as { access_token: string }
+    ).access_token;
     await insertUser(service.ctx.mongo, { userId: 'bob' });
     const res = await sendJson(`${service.url}/v1/notifications`, 'POST', token, notificationBody('bob', { callbackUrl: receiver.url }));
     const uuid = ((await res.json()) as { notification_uuid: string }).notification_uuid;
-    expect((await fetch(`${service.url}/v1/users/bob`, { method: 'DELETE', headers: { authorization: `Bearer ${hrToken}` } })).status).toBe(204);
+    expect((await fetch(`${service.url}/v1/users/bob`, { method: 'DELETE', headers: { authorization: `Bearer ${hrToken}` } })).status).toBe(
+      204,
+    );
     const [call] = await eventually(async () => (callbacksFor(uuid).length > 0 ? callbacksFor(uuid) : undefined), 10_000);
     expect(JSON.parse(call.raw)).toMatchObject({ notification_uuid: uuid, status: 'DISCARD', signing_status: 'NA' });
   });

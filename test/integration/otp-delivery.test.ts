@@ -109,7 +109,12 @@ describe('OTP delivery through providers, retries and receipts', () => {
   test('when Twilio and SendGrid are configured, then the real SDKs send to the Prism mocks and the deliveries are SENT', async () => {
     const twilioMock = process.env.TEST_TWILIO_MOCK_URL as string;
     const sendgridMock = process.env.TEST_SENDGRID_MOCK_URL as string;
-    worker = await startWorker({ ...twilioEnv(twilioMock), SENDGRID_API_KEY: 'SG.test-key.0123456789', SENDGRID_API_BASE_URL: `${sendgridMock}/`, EMAIL_FROM: 'otp@example.com' });
+    worker = await startWorker({
+      ...twilioEnv(twilioMock),
+      SENDGRID_API_KEY: 'SG.test-key.0123456789',
+      SENDGRID_API_BASE_URL: `${sendgridMock}/`,
+      EMAIL_FROM: 'otp@example.com',
+    });
     const otpUuid = await generate({ dispatchOptions: { SMS: 'otp_sms', EMAIL: 'otp_email' } });
     const rows = await settled(otpUuid, 'SENT');
     expect(rows).toEqual([
@@ -123,7 +128,9 @@ describe('OTP delivery through providers, retries and receipts', () => {
     worker = await startWorker(twilioEnv(stub.url));
     const otpUuid = await generate();
     const rows = await settled(otpUuid, 'SENT');
-    expect(rows).toEqual([{ channel: 'SMS', state: 'SENT', providerMessageId: 'SM11111111111111111111111111111111', updatedAt: expect.any(String) }]);
+    expect(rows).toEqual([
+      { channel: 'SMS', state: 'SENT', providerMessageId: 'SM11111111111111111111111111111111', updatedAt: expect.any(String) },
+    ]);
     expect(stub.requests).toHaveLength(2);
     const form = new URLSearchParams(stub.requests[1]?.body);
     expect(form.get('To')).toBe(mobile);
@@ -131,11 +138,15 @@ describe('OTP delivery through providers, retries and receipts', () => {
   });
 
   test('when the provider refuses the number (Twilio 21211), then the delivery fails at once with the reason', async () => {
-    stub = await startProviderStub([{ status: 400, body: { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 } }]);
+    stub = await startProviderStub([
+      { status: 400, body: { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 } },
+    ]);
     worker = await startWorker(twilioEnv(stub.url));
     const otpUuid = await generate();
     const rows = await settled(otpUuid, 'FAILED');
-    expect(rows).toEqual([{ channel: 'SMS', state: 'FAILED', lastError: expect.stringContaining('not a valid phone number'), updatedAt: expect.any(String) }]);
+    expect(rows).toEqual([
+      { channel: 'SMS', state: 'FAILED', lastError: expect.stringContaining('not a valid phone number'), updatedAt: expect.any(String) },
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(stub.requests).toHaveLength(1);
   });
@@ -160,7 +171,9 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const opened = openDelivery(data.sealed as string, data.deliveryId, otpKeysFromConfig(service.config).encryptionKey, new Date());
     expect(opened).toMatchObject({ id: `otp-${otpUuid}-SMS`, to: mobile, template: 'otp_sms', state: 'QUEUED' });
     // Bound to its delivery: the same envelope does not open for another id.
-    expect(() => openDelivery(data.sealed as string, 'otp-other-SMS', otpKeysFromConfig(service.config).encryptionKey, new Date())).toThrow();
+    expect(() =>
+      openDelivery(data.sealed as string, 'otp-other-SMS', otpKeysFromConfig(service.config).encryptionKey, new Date()),
+    ).toThrow();
 
     const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('bob'), { 'Idempotency-Key': `sealed-${otpUuid}` });
     const resumed = ((await res.json()) as { otpUuid: string }).otpUuid;
@@ -173,7 +186,9 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const { deliveryId, job } = await queuedSmsJob();
     expect(typeof (job.data as DispatchJobData).sealed).toBe('string');
     // The first run sent and recorded it, then died before BullMQ marked the job completed.
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { state: 'SENT', providerMessageId: 'SMfirst' } });
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: deliveryId as never }, { $set: { state: 'SENT', providerMessageId: 'SMfirst' } });
     const { processor, sends } = countingProcessor();
     job.stalledCounter = 1;
     await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
@@ -194,7 +209,10 @@ describe('OTP delivery through providers, retries and receipts', () => {
     job.stalledCounter = 1;
     await expect(processor(job as Job<DispatchJobData>)).resolves.toEqual({ state: 'SKIPPED', reason: 'already SENT' });
     expect(sends).toHaveLength(0);
-    expect(await service.ctx.mongo.collection('deliveries').findOne({ _id: deliveryId as never })).toMatchObject({ state: 'SENT', providerMessageId: 'SMjournaled' });
+    expect(await service.ctx.mongo.collection('deliveries').findOne({ _id: deliveryId as never })).toMatchObject({
+      state: 'SENT',
+      providerMessageId: 'SMjournaled',
+    });
     expect(await journal.find([deliveryId])).toEqual([]);
     await service.ctx.queues.dispatch.drain();
   });
@@ -218,7 +236,10 @@ describe('OTP delivery through providers, retries and receipts', () => {
     for (const otpUuid of [sealedUuid, readUuid]) {
       await service.ctx.mongo.collection('deliveries').updateMany({ refId: otpUuid }, { $set: { notAfter: past } });
     }
-    await replaceJob(sealedUuid, (d) => ({ ...d, sealed: sealDelivery({ ...openDelivery(d.sealed as string, d.deliveryId, encryptionKey, new Date()), notAfter: past }, encryptionKey) }));
+    await replaceJob(sealedUuid, (d) => ({
+      ...d,
+      sealed: sealDelivery({ ...openDelivery(d.sealed as string, d.deliveryId, encryptionKey, new Date()), notAfter: past }, encryptionKey),
+    }));
     await replaceJob(readUuid, (d) => ({ deliveryId: d.deliveryId }));
     worker = await startWorker(twilioEnv(stub.url));
     for (const otpUuid of [sealedUuid, readUuid]) {
@@ -257,7 +278,12 @@ describe('OTP delivery through providers, retries and receipts', () => {
     expect((await deliveries(otpUuid))[0]?.state).toBe('SENT');
     const genuine = await post(twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback as string, params));
     expect(genuine.status).toBe(204);
-    expect((await deliveries(otpUuid))[0]).toEqual({ channel: 'SMS', state: 'DELIVERED', providerMessageId: 'SM22222222222222222222222222222222', updatedAt: expect.any(String) });
+    expect((await deliveries(otpUuid))[0]).toEqual({
+      channel: 'SMS',
+      state: 'DELIVERED',
+      providerMessageId: 'SM22222222222222222222222222222222',
+      updatedAt: expect.any(String),
+    });
   });
 
   test('when a receipt arrives before its row says SENT (the send is only journaled yet), then the send is written and the receipt applied', async () => {
@@ -270,7 +296,10 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const params = { MessageSid: providerMessageId, MessageStatus: 'delivered' };
     const res = await fetch(`${service.url}/webhooks/twilio/status`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback, params) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback, params),
+      },
       body: new URLSearchParams(params).toString(),
     });
     expect(res.status).toBe(204);

@@ -22,7 +22,13 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     const template = await fetch(`${service.url}/admin/templates`, {
       method: 'POST',
       headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'branded_email', channel: 'EMAIL', subject: 'Your __APP_NAME__ code', text: 'Hello __NAME__, your code is __SVC_OTP__.', html: '<p>Hello __NAME__,</p><p>your code is <b>__SVC_OTP__</b>.</p>' }),
+      body: JSON.stringify({
+        name: 'branded_email',
+        channel: 'EMAIL',
+        subject: 'Your __APP_NAME__ code',
+        text: 'Hello __NAME__, your code is __SVC_OTP__.',
+        html: '<p>Hello __NAME__,</p><p>your code is <b>__SVC_OTP__</b>.</p>',
+      }),
     });
     expect(template.status).toBe(201);
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
@@ -37,8 +43,10 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     await service.close();
   });
 
-  const generate = (body: unknown, headers: Record<string, string> = {}, bearer = token) => postJson(`${service.url}/v1/svc-otp`, bearer, body, headers);
-  const validate = (otpUuid: string, otp: string, bearer = token) => postJson(`${service.url}/v1/svc-otp/${otpUuid}/validate`, bearer, { otp });
+  const generate = (body: unknown, headers: Record<string, string> = {}, bearer = token) =>
+    postJson(`${service.url}/v1/svc-otp`, bearer, body, headers);
+  const validate = (otpUuid: string, otp: string, bearer = token) =>
+    postJson(`${service.url}/v1/svc-otp/${otpUuid}/validate`, bearer, { otp });
   const codeIn = (text: string) => /code is ([^ .]+)\./.exec(text)?.[1] ?? '';
 
   async function newOtp(overrides: Record<string, unknown> = {}): Promise<{ otpUuid: string; code: string }> {
@@ -50,7 +58,13 @@ describe('OTP generation, delivery to the outbox and validation', () => {
   }
 
   test('when an OTP is generated for SMS and e-mail, then both messages reach the outbox with the code and macros rendered', async () => {
-    const res = await generate(otpBody('alice', { dispatchOptions: { SMS: 'otp_sms', EMAIL: 'branded_email' }, dynamicMacros: { __APP_NAME__: 'Acme', __NAME__: 'Alice <b>{{x}}</b>' }, msgId: 'm-1' }));
+    const res = await generate(
+      otpBody('alice', {
+        dispatchOptions: { SMS: 'otp_sms', EMAIL: 'branded_email' },
+        dynamicMacros: { __APP_NAME__: 'Acme', __NAME__: 'Alice <b>{{x}}</b>' },
+        msgId: 'm-1',
+      }),
+    );
     expect(res.status).toBe(200);
     const body = (await res.json()) as { otpUuid: string };
     expect(Object.keys(body)).toEqual(['otpUuid']);
@@ -71,13 +85,21 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect(state).toMatchObject({ otpUuid: body.otpUuid, status: 'ACTIVE', attemptsLeft: 3, msgId: 'm-1' });
     expect(JSON.stringify(state)).not.toContain(code);
     await eventually(async () => {
-      const s = (await (await fetch(`${service.url}/v1/svc-otp/${body.otpUuid}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { deliveries: { state: string }[] };
+      const s = (await (
+        await fetch(`${service.url}/v1/svc-otp/${body.otpUuid}`, { headers: { authorization: `Bearer ${token}` } })
+      ).json()) as { deliveries: { state: string }[] };
       return s.deliveries.length === 2 && s.deliveries.every((d) => d.state === 'SENT') ? s : undefined;
     });
   });
 
   test('when the right code is validated with generateJwt, then 200 SUCCESS with a JWT verifiable at the JWKS', async () => {
-    const { otpUuid, code } = await newOtp({ generateJwt: true, otpSpecs: [{ length: 4, charSets: 'U' }, { length: 4, charSets: 'N' }] });
+    const { otpUuid, code } = await newOtp({
+      generateJwt: true,
+      otpSpecs: [
+        { length: 4, charSets: 'U' },
+        { length: 4, charSets: 'N' },
+      ],
+    });
     expect(code).toMatch(/^[A-Z]{4}[0-9]{4}$/);
     const res = await validate(otpUuid, code);
     expect(res.status).toBe(200);
@@ -95,7 +117,14 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect(await first.json()).toEqual({ otpUuid, status: 'SUCCESS' });
     const again = await validate(otpUuid, code);
     expect(again.status).toBe(409);
-    expect(await again.json()).toEqual({ timestamp: stamp, status: 'USED', error: 'Conflict', message: 'OTP already used', path: `/v1/svc-otp/${otpUuid}/validate`, otpUuid });
+    expect(await again.json()).toEqual({
+      timestamp: stamp,
+      status: 'USED',
+      error: 'Conflict',
+      message: 'OTP already used',
+      path: `/v1/svc-otp/${otpUuid}/validate`,
+      otpUuid,
+    });
   });
 
   test('when a wrong code is sent, then 422 FAILED with attempts left, and after the last one 423 LOCKED even for the right code', async () => {
@@ -103,20 +132,44 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     const wrong = code === '000000' ? '111111' : '000000';
     const first = await validate(otpUuid, wrong);
     expect(first.status).toBe(422);
-    expect(await first.json()).toEqual({ timestamp: stamp, status: 'FAILED', error: 'Unprocessable Entity', message: 'Invalid OTP', path: `/v1/svc-otp/${otpUuid}/validate`, otpUuid, attemptsLeft: 1 });
+    expect(await first.json()).toEqual({
+      timestamp: stamp,
+      status: 'FAILED',
+      error: 'Unprocessable Entity',
+      message: 'Invalid OTP',
+      path: `/v1/svc-otp/${otpUuid}/validate`,
+      otpUuid,
+      attemptsLeft: 1,
+    });
     const second = await validate(otpUuid, wrong);
     expect(((await second.json()) as { attemptsLeft: number }).attemptsLeft).toBe(0);
     const right = await validate(otpUuid, code);
     expect(right.status).toBe(423);
-    expect(await right.json()).toEqual({ timestamp: stamp, status: 'LOCKED', error: 'Locked', message: 'OTP locked: no attempts left', path: `/v1/svc-otp/${otpUuid}/validate`, otpUuid });
+    expect(await right.json()).toEqual({
+      timestamp: stamp,
+      status: 'LOCKED',
+      error: 'Locked',
+      message: 'OTP locked: no attempts left',
+      path: `/v1/svc-otp/${otpUuid}/validate`,
+      otpUuid,
+    });
   });
 
   test('when the OTP has expired, then 410 EXPIRED even for the right code', async () => {
     const { otpUuid, code } = await newOtp();
-    await service.ctx.mongo.collection('otps').updateOne({ _id: otpUuid as unknown as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    await service.ctx.mongo
+      .collection('otps')
+      .updateOne({ _id: otpUuid as unknown as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
     const res = await validate(otpUuid, code);
     expect(res.status).toBe(410);
-    expect(await res.json()).toEqual({ timestamp: stamp, status: 'EXPIRED', error: 'Gone', message: 'OTP expired', path: `/v1/svc-otp/${otpUuid}/validate`, otpUuid });
+    expect(await res.json()).toEqual({
+      timestamp: stamp,
+      status: 'EXPIRED',
+      error: 'Gone',
+      message: 'OTP expired',
+      path: `/v1/svc-otp/${otpUuid}/validate`,
+      otpUuid,
+    });
   });
 
   test('when 50 wrong guesses race against attempts 3, then exactly 3 are checked and the rest are locked out', async () => {
@@ -141,7 +194,13 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     const { otpUuid, code } = await newOtp();
     const foreign = await validate(otpUuid, code, otherToken);
     expect(foreign.status).toBe(404);
-    expect(await foreign.json()).toEqual({ timestamp: stamp, status: 404, error: 'Not Found', message: 'OTP not found', path: `/v1/svc-otp/${otpUuid}/validate` });
+    expect(await foreign.json()).toEqual({
+      timestamp: stamp,
+      status: 404,
+      error: 'Not Found',
+      message: 'OTP not found',
+      path: `/v1/svc-otp/${otpUuid}/validate`,
+    });
     expect((await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${otherToken}` } })).status).toBe(404);
     expect((await validate('00000000-0000-4000-8000-000000000000', code)).status).toBe(404);
     expect((await validate('not-a-uuid', code)).status).toBe(404);
@@ -158,7 +217,13 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect((await readOutbox(service, mobile)).filter((m) => m.otpUuid === first.otpUuid)).toHaveLength(1);
     const changed = await generate({ ...body, attempts: 5 }, { 'Idempotency-Key': 'k-123' });
     expect(changed.status).toBe(422);
-    expect(await changed.json()).toEqual({ timestamp: stamp, status: 422, error: 'Unprocessable Entity', message: 'Idempotency-Key was already used with a different request body', path: '/v1/svc-otp' });
+    expect(await changed.json()).toEqual({
+      timestamp: stamp,
+      status: 422,
+      error: 'Unprocessable Entity',
+      message: 'Idempotency-Key was already used with a different request body',
+      path: '/v1/svc-otp',
+    });
   });
 
   describe('refused requests', () => {
@@ -177,7 +242,11 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     });
 
     test('when the content type is not JSON, then 415', async () => {
-      const res = await fetch(`${service.url}/v1/svc-otp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }, body: 'x' });
+      const res = await fetch(`${service.url}/v1/svc-otp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+        body: 'x',
+      });
       expect(res.status).toBe(415);
       expect(await res.json()).toEqual(refused(415, 'Unsupported Media Type', "Content type 'text/plain' not supported"));
     });
@@ -185,16 +254,22 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     test('when the template does not exist, then 422 naming it', async () => {
       const res = await generate(otpBody('alice', { dispatchOptions: { SMS: 'nope' } }));
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', "dispatchOptions.SMS: template 'nope' does not exist for channel SMS"));
+      expect(await res.json()).toEqual(
+        refused(422, 'Unprocessable Entity', "dispatchOptions.SMS: template 'nope' does not exist for channel SMS"),
+      );
     });
 
     test('when an e-mail template is named for SMS, then 422', async () => {
       const res = await generate(otpBody('alice', { dispatchOptions: { SMS: 'otp_email' } }));
-      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', "dispatchOptions.SMS: template 'otp_email' does not exist for channel SMS"));
+      expect(await res.json()).toEqual(
+        refused(422, 'Unprocessable Entity', "dispatchOptions.SMS: template 'otp_email' does not exist for channel SMS"),
+      );
     });
 
     test('when a macro the template uses has no value, then 422 naming it', async () => {
-      const res = await generate(otpBody('alice', { dispatchOptions: { EMAIL: 'branded_email' }, dynamicMacros: { __APP_NAME__: 'Acme' } }));
+      const res = await generate(
+        otpBody('alice', { dispatchOptions: { EMAIL: 'branded_email' }, dynamicMacros: { __APP_NAME__: 'Acme' } }),
+      );
       expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'dynamicMacros: missing values for __NAME__'));
     });
 
@@ -223,9 +298,16 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     });
 
     test('when there is no token, then 401 unauthorized', async () => {
-      const res = await fetch(`${service.url}/v1/svc-otp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otpBody('alice')) });
+      const res = await fetch(`${service.url}/v1/svc-otp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(otpBody('alice')),
+      });
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource' });
+      expect(await res.json()).toEqual({
+        error: 'unauthorized',
+        error_description: 'Full authentication is required to access this resource',
+      });
     });
 
     test('when the token lacks the otp scope, then 403 insufficient_scope', async () => {

@@ -43,7 +43,13 @@ describe('OTP abuse limits and Redis outages', () => {
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(590);
     expect(retryAfter).toBeLessThanOrEqual(600);
-    expect(await refused.json()).toEqual({ timestamp: stamp, status: 429, error: 'Too Many Requests', message: `Too many requests: retry after ${retryAfter} seconds`, path: '/v1/svc-otp' });
+    expect(await refused.json()).toEqual({
+      timestamp: stamp,
+      status: 429,
+      error: 'Too Many Requests',
+      message: `Too many requests: retry after ${retryAfter} seconds`,
+      path: '/v1/svc-otp',
+    });
     // Another user of the same client is not affected.
     expect((await generate('erin')).status).toBe(200);
   });
@@ -51,7 +57,9 @@ describe('OTP abuse limits and Redis outages', () => {
   test('when a client validates too often, then 429', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) {
-      statuses.push((await postJson(`${service.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000/validate`, token, { otp: '123456' })).status);
+      statuses.push(
+        (await postJson(`${service.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000/validate`, token, { otp: '123456' })).status,
+      );
     }
     expect(statuses).toEqual([404, 404, 404, 429]);
   });
@@ -70,7 +78,9 @@ describe('OTP abuse limits and Redis outages', () => {
     try {
       const message = await outboxMessageFor(service, '+15550005555', otpUuid);
       expect(message.text).toMatch(/^Your verification code is [0-9]{6}\./);
-      await eventually(async () => ((await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === 'SENT' ? true : undefined));
+      await eventually(async () =>
+        (await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === 'SENT' ? true : undefined,
+      );
     } finally {
       await worker.shutdown();
     }

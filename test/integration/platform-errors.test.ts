@@ -34,13 +34,29 @@ describe('error handling at the edge', () => {
   test('when the JSON is malformed, then 400 Malformed request body', async () => {
     const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ timestamp: stamp, status: 400, error: 'Bad Request', message: 'Malformed request body', path: '/echo' });
+    expect(await res.json()).toEqual({
+      timestamp: stamp,
+      status: 400,
+      error: 'Bad Request',
+      message: 'Malformed request body',
+      path: '/echo',
+    });
   });
 
   test('when the body is over the limit, then 413 in the same shape', async () => {
-    const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(5000) }) });
+    const res = await fetch(`${url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 'x'.repeat(5000) }),
+    });
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ timestamp: stamp, status: 413, error: 'Payload Too Large', message: 'Request body is too large', path: '/echo' });
+    expect(await res.json()).toEqual({
+      timestamp: stamp,
+      status: 413,
+      error: 'Payload Too Large',
+      message: 'Request body is too large',
+      path: '/echo',
+    });
   });
 
   test('when a handler throws, then 500 with an error id that is also logged, and no stack', async () => {
@@ -48,7 +64,14 @@ describe('error handling at the edge', () => {
     expect(res.status).toBe(500);
     expect(res.headers.get('x-request-id')).toBe('req-123');
     const body = (await res.json()) as Record<string, string>;
-    expect(body).toEqual({ timestamp: stamp, status: 500, error: 'Internal Server Error', message: `Unexpected error; reference ${body.errorId}`, path: '/boom', errorId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(body).toEqual({
+      timestamp: stamp,
+      status: 500,
+      error: 'Internal Server Error',
+      message: `Unexpected error; reference ${body.errorId}`,
+      path: '/boom',
+      errorId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect(JSON.stringify(body)).not.toContain('leaked');
     const logged = lines().find((line) => line.errorId === body.errorId);
     expect(logged).toMatchObject({ msg: 'unexpected error', req: { id: 'req-123' } });

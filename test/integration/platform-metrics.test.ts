@@ -21,7 +21,8 @@ describe('Prometheus metrics', () => {
     expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/readyz",status="200"\} 1/);
     expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="unmatched",status="404"\} 1/);
     expect(text).toMatch(/queue_jobs\{queue="dispatch",state="delayed"\} 1/);
-    for (const state of ['waiting', 'active', 'failed', 'completed']) expect(text).toContain(`queue_jobs{queue="dispatch",state="${state}"} 0`);
+    for (const state of ['waiting', 'active', 'failed', 'completed'])
+      expect(text).toContain(`queue_jobs{queue="dispatch",state="${state}"} 0`);
     expect(text).toContain('queue_jobs{queue="enrollment",state="waiting"} 0');
   });
 });

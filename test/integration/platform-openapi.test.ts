@@ -43,7 +43,13 @@ describe('OpenAPI document and docs page', () => {
   });
 
   describe('methods the document does not list', () => {
-    const errorBody = (method: string, path: string) => ({ timestamp: expect.any(String), status: 405, error: 'Method Not Allowed', message: `Request method '${method}' is not supported`, path });
+    const errorBody = (method: string, path: string) => ({
+      timestamp: expect.any(String),
+      status: 405,
+      error: 'Method Not Allowed',
+      message: `Request method '${method}' is not supported`,
+      path,
+    });
 
     test.each([
       ['PUT', '/healthz', 'GET, HEAD'],
@@ -94,10 +100,19 @@ describe('OpenAPI document and docs page', () => {
   });
 
   test('when the document is read, then no operation exists only to answer 405, lists are arrays, and every JSON body may get 413 and 415', async () => {
-    type Operation = { requestBody?: { content: Record<string, unknown> }; responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> };
+    type Operation = {
+      requestBody?: { content: Record<string, unknown> };
+      responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>;
+    };
     const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
-    const operations = Object.entries(document.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ id: `${method} ${path}`, op })));
-    expect(operations.filter(({ op }) => Object.keys(op.responses).every((status) => ['401', '403', '405'].includes(status))).map(({ id }) => id)).toEqual([]);
+    const operations = Object.entries(document.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ id: `${method} ${path}`, op })),
+    );
+    expect(
+      operations
+        .filter(({ op }) => Object.keys(op.responses).every((status) => ['401', '403', '405'].includes(status)))
+        .map(({ id }) => id),
+    ).toEqual([]);
     for (const id of ['get /admin/outbox', 'get /admin/templates']) {
       const [method, path] = id.split(' ') as [string, string];
       expect(document.paths[path]?.[method]?.responses['200']?.content?.['application/json']?.schema).toMatchObject({ type: 'array' });

@@ -19,10 +19,15 @@ function quickstartBlock(): string {
 
 function runBash(script: string, env: Record<string, string>, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-c', script], { env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, cwd, timeout: 90000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      'bash',
+      ['-c', script],
+      { env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, cwd, timeout: 90000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -70,7 +75,11 @@ describe('README quickstart', () => {
     const lines = stdout.split('\n').filter((line) => line.startsWith('{'));
     const validated = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((body) => body.status === 'SUCCESS');
     expect(validated).toEqual({ otpUuid, status: 'SUCCESS' });
-    const status = JSON.parse(lines[lines.length - 1] ?? '{}') as { otpUuid: string; status: string; deliveries: { channel: string; state: string }[] };
+    const status = JSON.parse(lines[lines.length - 1] ?? '{}') as {
+      otpUuid: string;
+      status: string;
+      deliveries: { channel: string; state: string }[];
+    };
     expect(status).toMatchObject({ otpUuid, status: 'USED', attemptsLeft: 2 });
     expect(status.deliveries).toEqual([expect.objectContaining({ channel: 'SMS', state: 'SENT' })]);
   }, 120000);

@@ -3,7 +3,13 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
-const errorBody = (status: number, error: string, message: string, path: string) => ({ timestamp: expect.any(String), status, error, message, path });
+const errorBody = (status: number, error: string, message: string, path: string) => ({
+  timestamp: expect.any(String),
+  status,
+  error,
+  message,
+  path,
+});
 
 /** Sends only the request head (and `firstBytes` of the body) and returns what the server answers meanwhile. */
 function answerToHead(url: string, path: string, headers: Record<string, string>, firstBytes = ''): Promise<string> {
@@ -24,7 +30,9 @@ function answerToHead(url: string, path: string, headers: Record<string, string>
       }
     });
     socket.on('error', reject);
-    const head = Object.entries({ host: `${hostname}:${port}`, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const head = Object.entries({ host: `${hostname}:${port}`, ...headers })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     socket.write(`POST ${path} HTTP/1.1\r\n${head}\r\n${firstBytes}`);
   });
 }
@@ -42,19 +50,22 @@ describe('request bodies: corrupt encodings, per-route limits, cheap refusals on
 
   const errorLines = () => service.logLines().filter((line) => Number(line.level) >= 50);
 
-  test.each([['gzip'], ['deflate'], ['br']])('when a %s body does not decompress, then the answer is 400 Malformed request body and nothing is logged as an error', async (encoding) => {
-    const before = errorLines().length;
-    for (const path of ['/v1/users/activate', '/admin/clients']) {
-      const res = await fetch(`${service.url}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json', 'content-encoding': encoding },
-        body: Buffer.from('this is not compressed data at all, just bytes'),
-      });
-      expect(res.status).toBe(400);
-      expect(await res.json()).toEqual(errorBody(400, 'Bad Request', 'Malformed request body', path));
-    }
-    expect(errorLines().length).toBe(before);
-  });
+  test.each([['gzip'], ['deflate'], ['br']])(
+    'when a %s body does not decompress, then the answer is 400 Malformed request body and nothing is logged as an error',
+    async (encoding) => {
+      const before = errorLines().length;
+      for (const path of ['/v1/users/activate', '/admin/clients']) {
+        const res = await fetch(`${service.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json', 'content-encoding': encoding },
+          body: Buffer.from('this is not compressed data at all, just bytes'),
+        });
+        expect(res.status).toBe(400);
+        expect(await res.json()).toEqual(errorBody(400, 'Bad Request', 'Malformed request body', path));
+      }
+      expect(errorLines().length).toBe(before);
+    },
+  );
 
   test.each([
     ['gzip', gzipSync],
@@ -71,7 +82,10 @@ describe('request bodies: corrupt encodings, per-route limits, cheap refusals on
 
   test('when a JSON body above 64 kB reaches a route without images, then it is 413 (and a compressed one is measured inflated)', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(70 * 1024), scopes: ['otp'] });
-    for (const [encoding, body] of [['identity', Buffer.from(big)], ['gzip', gzipSync(Buffer.from(big))]] as const) {
+    for (const [encoding, body] of [
+      ['identity', Buffer.from(big)],
+      ['gzip', gzipSync(Buffer.from(big))],
+    ] as const) {
       const res = await fetch(`${service.url}/admin/clients`, {
         method: 'POST',
         headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json', 'content-encoding': encoding },
@@ -94,7 +108,12 @@ describe('request bodies: corrupt encodings, per-route limits, cheap refusals on
   });
 
   test('when activation declares a multi-megabyte body, then 413 comes back before the body is sent', async () => {
-    const answer = await answerToHead(service.url, '/v1/users/activate', { 'content-type': 'application/json', 'content-length': String(7 * 1024 * 1024) }, '{"userId":"');
+    const answer = await answerToHead(
+      service.url,
+      '/v1/users/activate',
+      { 'content-type': 'application/json', 'content-length': String(7 * 1024 * 1024) },
+      '{"userId":"',
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
   });
 
@@ -119,7 +138,8 @@ describe('the activation rate limit per address runs before the body is read', (
   });
 
   test('when one address keeps sending bodies that are not even JSON, then after the limit it gets 429 without its bodies being parsed', async () => {
-    const send = () => fetch(`${service.url}/v1/users/activate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
+    const send = () =>
+      fetch(`${service.url}/v1/users/activate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) statuses.push((await send()).status);
     expect(statuses).toEqual([400, 400, 400, 429]);

@@ -31,12 +31,15 @@ describe('security headers on every answer, and a queue dashboard that refuses c
     ['POST', '/admin/clients', 401],
     ['GET', '/nowhere', 404],
     ['GET', '/svc/authserver/jwks', 200],
-  ])('when %s %s is answered (%i), then it carries nosniff, DENY framing, no-referrer, a CSP that allows nothing, and no X-Powered-By', async (method, path, status) => {
-    const res = await fetch(`${service.url}${path}`, { method });
-    expect(res.status).toBe(status);
-    expectHelmetHeaders(res, path.startsWith('/svc/') ? ["default-src 'self'"] : ["default-src 'none'"]);
-    expect(res.headers.get('cache-control')).toBe('no-store');
-  });
+  ])(
+    'when %s %s is answered (%i), then it carries nosniff, DENY framing, no-referrer, a CSP that allows nothing, and no X-Powered-By',
+    async (method, path, status) => {
+      const res = await fetch(`${service.url}${path}`, { method });
+      expect(res.status).toBe(status);
+      expectHelmetHeaders(res, path.startsWith('/svc/') ? ["default-src 'self'"] : ["default-src 'none'"]);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    },
+  );
 
   test('when the docs page and its assets are served, then the CSP lets Swagger UI run from this origin only and assets may be cached', async () => {
     const page = await fetch(`${service.url}/docs`);
@@ -73,31 +76,58 @@ describe('security headers on every answer, and a queue dashboard that refuses c
   });
 
   describe('queue dashboard actions', () => {
-    const addProbe = (name: string, headers: Record<string, string>, body = JSON.stringify({ name, data: {}, options: { delay: 600000 } })) =>
-      fetch(`${service.url}/admin/queues/api/queues/dispatch/add`, { method: 'POST', headers, body });
-    const probesNamed = async (name: string) => (await service.ctx.queues.dispatch.getJobs(['delayed', 'waiting'])).filter((job) => job.name === name).length;
+    const addProbe = (
+      name: string,
+      headers: Record<string, string>,
+      body = JSON.stringify({ name, data: {}, options: { delay: 600000 } }),
+    ) => fetch(`${service.url}/admin/queues/api/queues/dispatch/add`, { method: 'POST', headers, body });
+    const probesNamed = async (name: string) =>
+      (await service.ctx.queues.dispatch.getJobs(['delayed', 'waiting'])).filter((job) => job.name === name).length;
 
     test.each([
-      ['a cross-site text/plain form POST (Fetch Metadata)', { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }],
-      ['a same-site but other-origin POST', { 'content-type': 'application/json', origin: 'http://sub.example', 'sec-fetch-site': 'same-site' }],
+      [
+        'a cross-site text/plain form POST (Fetch Metadata)',
+        { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+      ],
+      [
+        'a same-site but other-origin POST',
+        { 'content-type': 'application/json', origin: 'http://sub.example', 'sec-fetch-site': 'same-site' },
+      ],
       ['a POST from a foreign Origin without Fetch Metadata', { 'content-type': 'text/plain', origin: 'http://evil.example' }],
       ['a POST with Basic credentials and no origin information', { 'content-type': 'text/plain' }],
     ])('when %s arrives with the browser-held Basic credentials, then it is refused 403 and no job is added', async (_label, headers) => {
       const name = `csrf-${Math.random().toString(36).slice(2)}`;
       const res = await addProbe(name, { authorization: basic(admin), ...headers });
       expect(res.status).toBe(403);
-      expect(await res.json()).toEqual({ timestamp: expect.any(String), status: 403, error: 'Forbidden', message: 'Cross-site request refused', path: '/admin/queues/api/queues/dispatch/add' });
+      expect(await res.json()).toEqual({
+        timestamp: expect.any(String),
+        status: 403,
+        error: 'Forbidden',
+        message: 'Cross-site request refused',
+        path: '/admin/queues/api/queues/dispatch/add',
+      });
       expect(await probesNamed(name)).toBe(0);
     });
 
     test('when the dashboard page itself adds a job (same origin), or a program does with the Bearer token, then the job is added', async () => {
-      const fromPage = await addProbe('csrf-same-origin', { authorization: basic(admin), 'content-type': 'application/json', origin: service.url, 'sec-fetch-site': 'same-origin' });
+      const fromPage = await addProbe('csrf-same-origin', {
+        authorization: basic(admin),
+        'content-type': 'application/json',
+        origin: service.url,
+        'sec-fetch-site': 'same-origin',
+      });
       expect(fromPage.status).toBe(200);
-      const fromOldBrowser = await addProbe('csrf-origin-only', { authorization: basic(admin), 'content-type': 'application/json', origin: service.url });
+      const fromOldBrowser = await addProbe('csrf-origin-only', {
+        authorization: basic(admin),
+        'content-type': 'application/json',
+        origin: service.url,
+      });
       expect(fromOldBrowser.status).toBe(200);
       const fromProgram = await addProbe('csrf-bearer', { authorization: `Bearer ${admin}`, 'content-type': 'application/json' });
       expect(fromProgram.status).toBe(200);
-      expect([await probesNamed('csrf-same-origin'), await probesNamed('csrf-origin-only'), await probesNamed('csrf-bearer')]).toEqual([1, 1, 1]);
+      expect([await probesNamed('csrf-same-origin'), await probesNamed('csrf-origin-only'), await probesNamed('csrf-bearer')]).toEqual([
+        1, 1, 1,
+      ]);
     });
   });
 

@@ -46,7 +46,8 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
   const journalKey = () => `${service.config.queuePrefix}:dispatch:sent`;
   const journal = () => createSentJournal(service.ctx.redis, service.config.queuePrefix);
   const deliveries = () => createDeliveriesRepository(service.ctx.mongo);
-  const row = async (deliveryId: string) => (await service.ctx.mongo.collection('deliveries').findOne({ _id: deliveryId as never })) as Row | null;
+  const row = async (deliveryId: string) =>
+    (await service.ctx.mongo.collection('deliveries').findOne({ _id: deliveryId as never })) as Row | null;
   const sweepDeps = (logger = memoryLogger().logger): SweeperDeps => ({
     deliveries: deliveries(),
     journal: journal(),
@@ -67,7 +68,12 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     return deliveryId;
   }
 
-  const outcome = (deliveryId: string, sentAt = new Date()): SentOutcome => ({ deliveryId, providerMessageId: `SM-${deliveryId.slice(4, 12)}`, attempts: 1, sentAt });
+  const outcome = (deliveryId: string, sentAt = new Date()): SentOutcome => ({
+    deliveryId,
+    providerMessageId: `SM-${deliveryId.slice(4, 12)}`,
+    attempts: 1,
+    sentAt,
+  });
 
   test('when a worker sends, then it journals the send, the row says SENT and the journal is empty again', async () => {
     const journaled: string[] = [];
@@ -105,34 +111,55 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     expect(await journal().findByProviderMessageId(recorded.providerMessageId)).toEqual(recorded);
     expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
     await sent.close();
-    expect(await row(deliveryId)).toMatchObject({ state: 'SENT', providerMessageId: recorded.providerMessageId, attempts: 1, updatedAt: recorded.sentAt });
+    expect(await row(deliveryId)).toMatchObject({
+      state: 'SENT',
+      providerMessageId: recorded.providerMessageId,
+      attempts: 1,
+      updatedAt: recorded.sentAt,
+    });
     expect(await journal().find([deliveryId])).toEqual([]);
     expect(await journal().findByProviderMessageId(recorded.providerMessageId)).toBeUndefined();
   });
 
-  test('when a send is journaled but its row not written yet, then the status endpoint already reports it SENT, without an earlier attempt\'s error', async () => {
+  test("when a send is journaled but its row not written yet, then the status endpoint already reports it SENT, without an earlier attempt's error", async () => {
     const deliveryId = await queuedDelivery();
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { lastError: 'Twilio answered 500', attempts: 1 } });
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: deliveryId as never }, { $set: { lastError: 'Twilio answered 500', attempts: 1 } });
     const recorded = { ...outcome(deliveryId), attempts: 2 };
     await journal().write(recorded);
     const otpUuid = deliveryId.slice(4, -4);
     const res = await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { deliveries: unknown[] };
-    expect(body.deliveries).toEqual([{ channel: 'SMS', state: 'SENT', providerMessageId: recorded.providerMessageId, updatedAt: recorded.sentAt.toISOString() }]);
+    expect(body.deliveries).toEqual([
+      { channel: 'SMS', state: 'SENT', providerMessageId: recorded.providerMessageId, updatedAt: recorded.sentAt.toISOString() },
+    ]);
     expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
     // Also over the sweeper's "expired before it could be sent", which the send will override.
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { state: 'FAILED', lastError: 'expired before it could be sent' } });
-    const again = (await (await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { deliveries: unknown[] };
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: deliveryId as never }, { $set: { state: 'FAILED', lastError: 'expired before it could be sent' } });
+    const again = (await (
+      await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as { deliveries: unknown[] };
     expect(again.deliveries).toEqual(body.deliveries);
   });
 
   test('when MongoDB cannot take the write, then the send stays journaled and the next sweep writes it without sending again', async () => {
     const deliveryId = await queuedDelivery();
-    const unreachable = mongoose.createConnection('mongodb://127.0.0.1:1/nowhere', { serverSelectionTimeoutMS: 300, bufferCommands: false });
+    const unreachable = mongoose.createConnection('mongodb://127.0.0.1:1/nowhere', {
+      serverSelectionTimeoutMS: 300,
+      bufferCommands: false,
+    });
     unreachable.on('error', () => undefined);
     const log = memoryLogger();
-    const sent = createSentOutcomes({ journal: journal(), deliveries: createDeliveriesRepository(unreachable), logger: log.logger, lingerMs: 1 });
+    const sent = createSentOutcomes({
+      journal: journal(),
+      deliveries: createDeliveriesRepository(unreachable),
+      logger: log.logger,
+      lingerMs: 1,
+    });
     try {
       await sent.record(outcome(deliveryId));
       await sent.close();
@@ -177,7 +204,9 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     const now = new Date();
     // Journaled just now (not yet an orphan by age) for a row left QUEUED past the grace period.
     await journal().write(outcome(deliveryId, new Date(now.getTime() - 100)));
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { updatedAt: new Date(now.getTime() - 120_000) } });
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: deliveryId as never }, { $set: { updatedAt: new Date(now.getTime() - 120_000) } });
     const sweep = await sweepDeliveries(sweepDeps(), now);
     expect(sweep).toEqual({ recovered: 1, expired: 0, requeued: 0 });
     expect(await service.ctx.queues.dispatch.getJob(deliveryId)).toBeUndefined();
@@ -187,7 +216,9 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
   test('when a send is journaled just as its OTP expires and the sweeper ends the row as unsent first, then the send still wins', async () => {
     const deliveryId = await queuedDelivery();
     const now = new Date();
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: deliveryId as never }, { $set: { notAfter: new Date(now.getTime() - 50) } });
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: deliveryId as never }, { $set: { notAfter: new Date(now.getTime() - 50) } });
     await journal().write(outcome(deliveryId, new Date(now.getTime() - 100)));
     expect(await sweepDeliveries(sweepDeps(), now)).toEqual({ recovered: 0, expired: 1, requeued: 0 });
     expect(await row(deliveryId)).toMatchObject({ state: 'FAILED', lastError: 'expired before it could be sent' });
@@ -199,14 +230,25 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     const expiredId = await queuedDelivery();
     const staleId = await queuedDelivery();
     const now = new Date();
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: expiredId as never }, { $set: { notAfter: new Date(now.getTime() - 1000) } });
-    await service.ctx.mongo.collection('deliveries').updateOne({ _id: staleId as never }, { $set: { updatedAt: new Date(now.getTime() - 120_000) } });
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: expiredId as never }, { $set: { notAfter: new Date(now.getTime() - 1000) } });
+    await service.ctx.mongo
+      .collection('deliveries')
+      .updateOne({ _id: staleId as never }, { $set: { updatedAt: new Date(now.getTime() - 120_000) } });
     const closedRedis = createProducerRedis(service.env.REDIS_URL as string);
     expect(await waitForRedis(closedRedis)).toBe(true);
     await closedRedis.quit();
     const log = memoryLogger();
     const enqueued: string[] = [];
-    const sweep = await sweepDeliveries({ ...sweepDeps(log.logger), journal: createSentJournal(closedRedis, service.config.queuePrefix), enqueue: async (id) => enqueued.push(id) > 0 }, now);
+    const sweep = await sweepDeliveries(
+      {
+        ...sweepDeps(log.logger),
+        journal: createSentJournal(closedRedis, service.config.queuePrefix),
+        enqueue: async (id) => enqueued.push(id) > 0,
+      },
+      now,
+    );
     expect(sweep).toEqual({ recovered: 0, expired: 1, requeued: 0 });
     expect(enqueued).toEqual([]);
     expect(await row(expiredId)).toMatchObject({ state: 'FAILED', lastError: 'expired before it could be sent' });
@@ -224,7 +266,13 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
   test('when too many sends wait for their rows, then sending pauses until the rows catch up', async () => {
     const first = await queuedDelivery();
     const second = await queuedDelivery();
-    const sent = createSentOutcomes({ journal: journal(), deliveries: deliveries(), logger: memoryLogger().logger, lingerMs: 2000, maxBacklog: 1 });
+    const sent = createSentOutcomes({
+      journal: journal(),
+      deliveries: deliveries(),
+      logger: memoryLogger().logger,
+      lingerMs: 2000,
+      maxBacklog: 1,
+    });
     await sent.admitSend();
     await sent.record(outcome(first));
     await sent.record(outcome(second));
@@ -279,7 +327,12 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     expect(await waitForRedis(closedRedis)).toBe(true);
     await closedRedis.quit();
     const log = memoryLogger();
-    const sent = createSentOutcomes({ journal: createSentJournal(closedRedis, service.config.queuePrefix), deliveries: deliveries(), logger: log.logger, lingerMs: 60_000 });
+    const sent = createSentOutcomes({
+      journal: createSentJournal(closedRedis, service.config.queuePrefix),
+      deliveries: deliveries(),
+      logger: log.logger,
+      lingerMs: 60_000,
+    });
     await sent.record(outcome(deliveryId));
     expect(await row(deliveryId)).toMatchObject({ state: 'SENT', providerMessageId: outcome(deliveryId).providerMessageId });
     expect(log.lines().some((line) => line.msg === 'sent outcome not journaled; writing the row directly')).toBe(true);

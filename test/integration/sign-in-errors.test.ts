@@ -21,7 +21,8 @@ describe('sign-in: errors, replays and refusals', () => {
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     const created = await registerClient(service.ctx.mongo, { name: 'Acme Bank', scopes: ['otp'], redirectUris: [REDIRECT] });
     confidential = { clientId: created.client.clientId, clientSecret: created.clientSecret as string };
-    publicClientId = (await registerClient(service.ctx.mongo, { name: 'Phone app', scopes: [], redirectUris: [REDIRECT], public: true })).client.clientId;
+    publicClientId = (await registerClient(service.ctx.mongo, { name: 'Phone app', scopes: [], redirectUris: [REDIRECT], public: true }))
+      .client.clientId;
     await insertUser(service.ctx.mongo, { userId: 'erin', mobileNumber: '+15550300001' });
     await insertUser(service.ctx.mongo, { userId: 'frank', mobileNumber: '+15550300002' });
     await insertUser(service.ctx.mongo, { userId: 'gina', mobileNumber: '+15550300003' });
@@ -45,7 +46,16 @@ describe('sign-in: errors, replays and refusals', () => {
 
   const validParams = (overrides: Record<string, string> = {}) => {
     const { challenge } = pkce();
-    return { client_id: confidential.clientId, response_type: 'code', scope: 'openid notifications', redirect_uri: REDIRECT, state: 'st-123', code_challenge: challenge, code_challenge_method: 'S256', ...overrides };
+    return {
+      client_id: confidential.clientId,
+      response_type: 'code',
+      scope: 'openid notifications',
+      redirect_uri: REDIRECT,
+      state: 'st-123',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...overrides,
+    };
   };
 
   /** Where the authorization endpoint sends the browser, without following. */
@@ -55,7 +65,11 @@ describe('sign-in: errors, replays and refusals', () => {
 
   async function tokenForm(form: Record<string, string>, auth: 'basic' | 'none' = 'basic'): Promise<Response> {
     if (auth === 'basic') return requestToken(service, confidential, form);
-    return fetch(`${service.url}/svc/authserver/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    return fetch(`${service.url}/svc/authserver/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
   }
 
   async function signInFor(userId: string, mobile: string, params: Record<string, string>) {
@@ -112,7 +126,13 @@ describe('sign-in: errors, replays and refusals', () => {
     });
 
     test('when a public client sends no code_challenge, then invalid_request (PKCE is required) with the state', async () => {
-      const res = await firstHop({ client_id: publicClientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 'pub-1' });
+      const res = await firstHop({
+        client_id: publicClientId,
+        response_type: 'code',
+        scope: 'openid',
+        redirect_uri: REDIRECT,
+        state: 'pub-1',
+      });
       expect(res.status).toBe(303);
       const location = new URL(res.headers.get('location') as string);
       expect(location.searchParams.get('error')).toBe('invalid_request');
@@ -126,7 +146,9 @@ describe('sign-in: errors, replays and refusals', () => {
       const first = await walker.page(authorizeUrl(validParams({ client_id: partner.client.clientId })));
       const since = new Date();
       const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'hank' } });
-      const consent = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: await loginCodeFor(service, '+15550300005', since) } });
+      const consent = await walker.page(codePage.url, {
+        form: { csrf: csrfOf(codePage.html), step: 'code', otp: await loginCodeFor(service, '+15550300005', since) },
+      });
       expect(consent.html).toContain('Allow access?');
       const back = new URL(await walker.leaves(consent.url, { form: { csrf: csrfOf(consent.html), step: 'consent', decision: 'deny' } }));
       expect(back.searchParams.get('error')).toBe('access_denied');
@@ -152,7 +174,12 @@ describe('sign-in: errors, replays and refusals', () => {
   test('when the same code is redeemed twice at once, then exactly one exchange succeeds', async () => {
     const { verifier, challenge } = pkce();
     const callback = await signInFor('erin', '+15550300001', validParams({ code_challenge: challenge }));
-    const form = { grant_type: 'authorization_code', code: callback.searchParams.get('code') as string, redirect_uri: REDIRECT, code_verifier: verifier };
+    const form = {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code') as string,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+    };
     const answers = await Promise.all([tokenForm(form), tokenForm(form), tokenForm(form)]);
     expect(answers.map((r) => r.status).filter((s) => s === 200)).toHaveLength(1);
   });
@@ -160,13 +187,21 @@ describe('sign-in: errors, replays and refusals', () => {
   test('when a code is issued, then it lives at most 60 seconds and is single use', async () => {
     const { challenge } = pkce();
     const callback = await signInFor('frank', '+15550300002', validParams({ code_challenge: challenge }));
-    const record = await service.ctx.mongo.collection('oidc_records').findOne({ kind: 'AuthorizationCode', key: callback.searchParams.get('code') });
+    const record = await service.ctx.mongo
+      .collection('oidc_records')
+      .findOne({ kind: 'AuthorizationCode', key: callback.searchParams.get('code') });
     const payload = record?.payload as { iat: number; exp: number };
     expect(payload.exp - payload.iat).toBeLessThanOrEqual(60);
   });
 
   test('when response_mode is fragment or form_post, then the code comes back that way', async () => {
-    const fragment = await signInWithForms(service, new FormWalker(service.url), authorizeUrl(validParams({ response_mode: 'fragment' })), 'frank', '+15550300002');
+    const fragment = await signInWithForms(
+      service,
+      new FormWalker(service.url),
+      authorizeUrl(validParams({ response_mode: 'fragment' })),
+      'frank',
+      '+15550300002',
+    );
     const hash = new URLSearchParams(new URL(fragment).hash.slice(1));
     expect(hash.get('code')).toEqual(expect.any(String));
     expect(hash.get('state')).toBe('st-123');
@@ -175,7 +210,9 @@ describe('sign-in: errors, replays and refusals', () => {
     const first = await walker.page(authorizeUrl(validParams({ response_mode: 'form_post' })));
     const since = new Date();
     const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'frank' } });
-    const posted = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: await loginCodeFor(service, '+15550300002', since) } });
+    const posted = await walker.page(codePage.url, {
+      form: { csrf: csrfOf(codePage.html), step: 'code', otp: await loginCodeFor(service, '+15550300002', since) },
+    });
     expect(posted.status).toBe(200);
     expect(posted.html).toContain(`action="${REDIRECT}"`);
     expect(posted.html).toMatch(/name="code" value="[^"]+"/);
@@ -185,7 +222,12 @@ describe('sign-in: errors, replays and refusals', () => {
   test('when the code verifier does not match, then invalid_grant', async () => {
     const { challenge } = pkce();
     const callback = await signInFor('frank', '+15550300002', validParams({ code_challenge: challenge }));
-    const res = await tokenForm({ grant_type: 'authorization_code', code: callback.searchParams.get('code') as string, redirect_uri: REDIRECT, code_verifier: pkce().verifier });
+    const res = await tokenForm({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code') as string,
+      redirect_uri: REDIRECT,
+      code_verifier: pkce().verifier,
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
   });
@@ -237,7 +279,13 @@ describe('sign-in: errors, replays and refusals', () => {
       page = await walker.page(page.url, { form: { csrf: csrfOf(page.html), step: 'code', otp: wrongCode } });
       messages.push(/role="alert">([^<]+)</.exec(page.html)?.[1] ?? '');
     }
-    expect(messages).toEqual(['That code is not right. 4 attempts left.', 'That code is not right. 3 attempts left.', 'That code is not right. 2 attempts left.', 'That code is not right. 1 attempt left.', 'Too many wrong codes. Send a new code to try again.']);
+    expect(messages).toEqual([
+      'That code is not right. 4 attempts left.',
+      'That code is not right. 3 attempts left.',
+      'That code is not right. 2 attempts left.',
+      'That code is not right. 1 attempt left.',
+      'Too many wrong codes. Send a new code to try again.',
+    ]);
     page = await walker.page(page.url, { form: { csrf: csrfOf(page.html), step: 'code', otp: code } });
     expect(page.html).toContain('Too many wrong codes');
   });
@@ -250,7 +298,9 @@ describe('sign-in: errors, replays and refusals', () => {
     const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'lena' } });
     const code = await loginCodeFor(service, '+15550300012', since);
     const wrongCode = code === '000000' ? '111111' : '000000';
-    const pages = await Promise.all(Array.from({ length: 10 }, () => walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: wrongCode } })));
+    const pages = await Promise.all(
+      Array.from({ length: 10 }, () => walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: wrongCode } })),
+    );
     const alerts = pages.map((p) => /role="alert">([^<]+)</.exec(p.html)?.[1] ?? '');
     expect(alerts.filter((a) => a.startsWith('That code is not right')).length).toBeLessThanOrEqual(4);
     const otp = await service.ctx.mongo.collection('otps').findOne({ userId: 'lena' });
@@ -261,13 +311,28 @@ describe('sign-in: errors, replays and refusals', () => {
 
   describe('blocked users and user tokens', () => {
     const admin = (method: string, path: string, body?: unknown) =>
-      fetch(`${service.url}${path}`, { method, headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      fetch(`${service.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
 
     test('when a signed-in user is blocked, then /v1/me answers 403 user_blocked, refresh fails, and no new sign-in sends a code', async () => {
       await insertUser(service.ctx.mongo, { userId: 'jack', mobileNumber: '+15550300010' });
       const { verifier, challenge } = pkce();
-      const callback = await signInFor('jack', '+15550300010', validParams({ code_challenge: challenge, scope: 'openid offline_access notifications', prompt: 'consent' }));
-      const tokens = (await (await tokenForm({ grant_type: 'authorization_code', code: callback.searchParams.get('code') as string, redirect_uri: REDIRECT, code_verifier: verifier })).json()) as { access_token: string; refresh_token: string };
+      const callback = await signInFor(
+        'jack',
+        '+15550300010',
+        validParams({ code_challenge: challenge, scope: 'openid offline_access notifications', prompt: 'consent' }),
+      );
+      const tokens = (await (
+        await tokenForm({
+          grant_type: 'authorization_code',
+          code: callback.searchParams.get('code') as string,
+          redirect_uri: REDIRECT,
+          code_verifier: verifier,
+        })
+      ).json()) as { access_token: string; refresh_token: string };
       expect(typeof tokens.refresh_token).toBe('string');
 
       const block = await admin('PUT', '/admin/users/jack/blocked', { blocked: true, reason: 'lost phone' });
@@ -324,7 +389,14 @@ describe('sign-in: errors, replays and refusals', () => {
     test('when a user token is used on an enterprise route (/v1/svc-otp), then 401 invalid_token', async () => {
       const { verifier, challenge } = pkce();
       const callback = await signInFor('frank', '+15550300002', validParams({ code_challenge: challenge }));
-      const tokens = (await (await tokenForm({ grant_type: 'authorization_code', code: callback.searchParams.get('code') as string, redirect_uri: REDIRECT, code_verifier: verifier })).json()) as { access_token: string };
+      const tokens = (await (
+        await tokenForm({
+          grant_type: 'authorization_code',
+          code: callback.searchParams.get('code') as string,
+          redirect_uri: REDIRECT,
+          code_verifier: verifier,
+        })
+      ).json()) as { access_token: string };
       const res = await fetch(`${service.url}/v1/svc-otp`, {
         method: 'POST',
         headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' },
@@ -337,7 +409,10 @@ describe('sign-in: errors, replays and refusals', () => {
     test('when /v1/me is called without a token, then 401 unauthorized', async () => {
       const res = await fetch(`${service.url}/v1/me`);
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource' });
+      expect(await res.json()).toEqual({
+        error: 'unauthorized',
+        error_description: 'Full authentication is required to access this resource',
+      });
     });
   });
 
@@ -358,7 +433,11 @@ describe('sign-in: rate limits', () => {
   let service: TestService;
   let clientId: string;
   beforeAll(async () => {
-    service = await startTestService('signin-limits', { RATE_LIMIT_LOGIN_PER_IP: '4', RATE_LIMIT_LOGIN_CODES_PER_USER: '2' }, { ownPublicUrl: true });
+    service = await startTestService(
+      'signin-limits',
+      { RATE_LIMIT_LOGIN_PER_IP: '4', RATE_LIMIT_LOGIN_CODES_PER_USER: '2' },
+      { ownPublicUrl: true },
+    );
     clientId = (await registerClient(service.ctx.mongo, { name: 'Acme', scopes: [], redirectUris: [REDIRECT] })).client.clientId;
   });
   afterAll(async () => {
@@ -366,7 +445,9 @@ describe('sign-in: rate limits', () => {
   });
 
   const start = async (walker: FormWalker) =>
-    walker.page(`${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`);
+    walker.page(
+      `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`,
+    );
 
   test('when codes for one user id are asked too often, then 429 with Retry-After on the page, whatever the user', async () => {
     const walker = new FormWalker(service.url);
@@ -407,7 +488,10 @@ describe('sign-in: cookies behind https', () => {
   });
 
   test('when PUBLIC_URL is https, then the sign-in cookies are also Secure', async () => {
-    const res = await fetch(`${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`, { redirect: 'manual' });
+    const res = await fetch(
+      `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`,
+      { redirect: 'manual' },
+    );
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toMatch(/^\/svc\/authserver\/interaction\//);
     const lines = res.headers.getSetCookie().filter((l) => l.startsWith('_interaction'));

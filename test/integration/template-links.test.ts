@@ -30,7 +30,11 @@ describe('a macro inside a link of an e-mail template', () => {
   });
 
   async function send(link: string): Promise<string> {
-    const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('reader', { dispatchOptions: { EMAIL: 'otp_email_link' }, dynamicMacros: { __LINK__: link } }));
+    const res = await postJson(
+      `${service.url}/v1/svc-otp`,
+      token,
+      otpBody('reader', { dispatchOptions: { EMAIL: 'otp_email_link' }, dynamicMacros: { __LINK__: link } }),
+    );
     expect(res.status).toBe(200);
     return ((await res.json()) as { otpUuid: string }).otpUuid;
   }
@@ -44,7 +48,10 @@ describe('a macro inside a link of an e-mail template', () => {
   test('when the value is a javascript: URL, then the delivery fails at once with a reason naming the macro, and nothing is sent', async () => {
     const otpUuid = await send('javascript:alert(document.cookie)');
     const row = await settledDelivery(otpUuid);
-    expect(row).toMatchObject({ state: 'FAILED', lastError: 'render failed: Macro __LINK__ in a href attribute must give an http, https, mailto, tel URL' });
+    expect(row).toMatchObject({
+      state: 'FAILED',
+      lastError: 'render failed: Macro __LINK__ in a href attribute must give an http, https, mailto, tel URL',
+    });
     expect((await readOutbox(service, email)).filter((m) => m.otpUuid === otpUuid)).toEqual([]);
   });
 

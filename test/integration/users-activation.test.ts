@@ -44,7 +44,8 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
   });
 
   const activate = (body: unknown) => sendJson(`${service.url}${PATH}`, 'POST', undefined, body);
-  const admin = (path: string) => fetch(`${service.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+  const admin = (path: string) =>
+    fetch(`${service.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
 
   async function messages(to: string, count: number): Promise<OutboxEntry[]> {
     return eventually(async () => {
@@ -55,7 +56,10 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
   const codeIn = (text: string) => /activation code is ([A-Z0-9]+)/.exec(text)?.[1] ?? '';
   const keyIn = (text: string) => /verification key (?:is )?([A-Z0-9-]+)/.exec(text)?.[1] ?? '';
 
-  async function enrollWithCode(overrides: Record<string, unknown> = {}, userId = nextId()): Promise<{ userId: string; code: string; email: string }> {
+  async function enrollWithCode(
+    overrides: Record<string, unknown> = {},
+    userId = nextId(),
+  ): Promise<{ userId: string; code: string; email: string }> {
     const email = `${userId.replace('@', '.')}@example.com`;
     const res = await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { emailId: email, ...overrides }));
     expect(res.status).toBe(201);
@@ -96,8 +100,14 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     const res = await activate({ userId, activationCode: code, device: { deviceId: 'phone-1', publicKeyJwk } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ userId, status: 'ACTIVE', deviceId: 'phone-1' });
-    const got = (await (await fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<string, unknown>;
-    expect(got).toMatchObject({ status: 'ACTIVE', device: { deviceId: 'phone-1', publicKeyJwk, registeredAt: expect.any(String) }, activatedAt: expect.any(String) });
+    const got = (await (
+      await fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as Record<string, unknown>;
+    expect(got).toMatchObject({
+      status: 'ACTIVE',
+      device: { deviceId: 'phone-1', publicKeyJwk, registeredAt: expect.any(String) },
+      activatedAt: expect.any(String),
+    });
     expect(got.activation).toBeUndefined();
     const again = await activate({ userId, activationCode: code });
     expect(again.status).toBe(422);
@@ -177,13 +187,17 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     await insertUser(service.ctx.mongo, { userId: 'already-active', status: 'ACTIVE', emailId: 'aa@example.com' });
     const active = await admin('/admin/users/already-active/activation');
     expect(active.status).toBe(409);
-    expect(await active.json()).toEqual(errorBody(409, 'Invalid data.', 'User is ACTIVE', '/admin/users/already-active/activation', { userStatus: 'ACTIVE' }));
+    expect(await active.json()).toEqual(
+      errorBody(409, 'Invalid data.', 'User is ACTIVE', '/admin/users/already-active/activation', { userStatus: 'ACTIVE' }),
+    );
     const unknown = await admin('/admin/users/nobody/activation');
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual(errorBody(404, 'Not Found', 'User not found', '/admin/users/nobody/activation'));
     const noToken = await fetch(`${service.url}/admin/users/nobody/activation`, { method: 'POST' });
     expect(noToken.status).toBe(401);
-    expect(await noToken.json()).toEqual(errorBody(401, 'Unauthorized', 'Invalid or missing admin token', '/admin/users/nobody/activation'));
+    expect(await noToken.json()).toEqual(
+      errorBody(401, 'Unauthorized', 'Invalid or missing admin token', '/admin/users/nobody/activation'),
+    );
   });
 
   test('when the code has expired, then the right code gets 410 and a wrong one still 422', async () => {
@@ -251,7 +265,11 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
       const res = await activate({ userId, activationCode: 'DEV-CODE', device: { deviceId: 'p', publicKeyJwk: offCurve } });
       expect(res.status).toBe(422);
       expect(await res.json()).toEqual(errorBody(422, 'Invalid data.', '[Invalid field device.publicKeyJwk]', PATH));
-      const withPrivate = await activate({ userId, activationCode: 'DEV-CODE', device: { deviceId: 'p', publicKeyJwk: { ...key, d: key.x } } });
+      const withPrivate = await activate({
+        userId,
+        activationCode: 'DEV-CODE',
+        device: { deviceId: 'p', publicKeyJwk: { ...key, d: key.x } },
+      });
       expect(await withPrivate.json()).toEqual(errorBody(422, 'Invalid data.', '[Invalid field device.publicKeyJwk]', PATH));
       const rsa = await activate({ userId, activationCode: 'DEV-CODE', device: { deviceId: 'p', publicKeyJwk: { ...key, kty: 'RSA' } } });
       expect(await rsa.json()).toEqual(errorBody(422, 'Invalid data.', '[Invalid field device.publicKeyJwk.kty]', PATH));
@@ -279,13 +297,24 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
 describe('Activation limits: per address, X-Forwarded-For, and the 100-failure cap', () => {
   let service: TestService;
   beforeAll(async () => {
-    service = await startTestService('usersactlimits', { RATE_LIMIT_ACTIVATE_PER_IP: '8', ACTIVATION_MAX_FAILURES: '4', ACTIVATION_FREE_FAILURES_PER_USER: '3', ACTIVATION_FREE_FAILURES_PER_ADDRESS: '50' });
+    service = await startTestService('usersactlimits', {
+      RATE_LIMIT_ACTIVATE_PER_IP: '8',
+      ACTIVATION_MAX_FAILURES: '4',
+      ACTIVATION_FREE_FAILURES_PER_USER: '3',
+      ACTIVATION_FREE_FAILURES_PER_ADDRESS: '50',
+    });
   });
   afterAll(async () => {
     await service.close();
   });
-  const activate = (userId: string, headers: Record<string, string> = {}) => sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId, activationCode: 'GUESS' }, headers);
-  const limited = errorBody(429, 'Too Many Requests', expect.stringMatching(/^Too many requests: retry after \d+ seconds$/) as unknown as string, PATH);
+  const activate = (userId: string, headers: Record<string, string> = {}) =>
+    sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId, activationCode: 'GUESS' }, headers);
+  const limited = errorBody(
+    429,
+    'Too Many Requests',
+    expect.stringMatching(/^Too many requests: retry after \d+ seconds$/) as unknown as string,
+    PATH,
+  );
 
   test('when one address tries more than its budget across userIds, even with made-up X-Forwarded-For headers, then 429', async () => {
     // TRUST_PROXY is off: the header is ignored and the socket address is counted.
@@ -300,7 +329,8 @@ describe('Activation limits: per address, X-Forwarded-For, and the 100-failure c
     const token = (await createClientWithToken(service, { scopes: ['users'] })).accessToken;
     await createGroups(service, ['retail']);
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('capped', { predefinedCode: 'CAP-CODE' }))).status).toBe(201);
-    const from = (address: string, activationCode: string) => postJsonFrom(address, `${service.url}${PATH}`, { userId: 'capped', activationCode });
+    const from = (address: string, activationCode: string) =>
+      postJsonFrom(address, `${service.url}${PATH}`, { userId: 'capped', activationCode });
     // Spread over addresses (each has its own per-address budget of 8 requests).
     expect((await from('127.0.0.5', 'WRONG')).body).toEqual(wrong(3));
     expect((await from('127.0.0.5', 'WRONG')).body).toEqual(wrong(2));
@@ -309,7 +339,10 @@ describe('Activation limits: per address, X-Forwarded-For, and the 100-failure c
     const right = await from('127.0.0.7', 'CAP-CODE');
     expect(right.status).toBe(423);
     expect(right.body).toEqual(locked);
-    const reissued = await fetch(`${service.url}/admin/users/capped/activation`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    const reissued = await fetch(`${service.url}/admin/users/capped/activation`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
     expect(reissued.status).toBe(202);
     expect((await from('127.0.0.7', 'CAP-CODE')).body).toEqual(wrong(3));
   });
@@ -325,11 +358,24 @@ describe('Activation behind one trusted proxy (TRUST_PROXY=1)', () => {
   });
 
   test('when a caller varies the hops it writes before the proxy-added one, then the per-address limit still counts the proxy-added address', async () => {
-    const activate = (spoofed: string) => sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId: 'p', activationCode: 'GUESS' }, { 'x-forwarded-for': `${spoofed}, 203.0.113.9` });
+    const activate = (spoofed: string) =>
+      sendJson(
+        `${service.url}${PATH}`,
+        'POST',
+        undefined,
+        { userId: 'p', activationCode: 'GUESS' },
+        { 'x-forwarded-for': `${spoofed}, 203.0.113.9` },
+      );
     for (let i = 0; i < 3; i += 1) expect((await activate(`198.51.100.${i}`)).status).toBe(422);
     expect((await activate('198.51.100.77')).status).toBe(429);
     // Another real client address (as the proxy reports it) has its own budget.
-    const other = await sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId: 'p', activationCode: 'GUESS' }, { 'x-forwarded-for': '203.0.113.10' });
+    const other = await sendJson(
+      `${service.url}${PATH}`,
+      'POST',
+      undefined,
+      { userId: 'p', activationCode: 'GUESS' },
+      { 'x-forwarded-for': '203.0.113.10' },
+    );
     expect(other.status).toBe(422);
   });
 });

@@ -25,7 +25,8 @@ describe('POST /v1/users', () => {
     await service.close();
   });
 
-  const enroll = (body: unknown, headers: Record<string, string> = {}, bearer: string | null = token) => sendJson(`${service.url}/v1/users`, 'POST', bearer ?? undefined, body, headers);
+  const enroll = (body: unknown, headers: Record<string, string> = {}, bearer: string | null = token) =>
+    sendJson(`${service.url}/v1/users`, 'POST', bearer ?? undefined, body, headers);
   const getUser = (userId: string) => fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } });
 
   async function expectCreated(body: Record<string, unknown>): Promise<void> {
@@ -37,7 +38,13 @@ describe('POST /v1/users', () => {
 
   describe('success', () => {
     test('when a valid user is enrolled, then 201 with an empty body and Location /v1/users/<userId>', async () => {
-      await expectCreated(userBody('alice.smith@corp-1_x', { emailId: 'alice@example.com', secondaryGroups: ' branch-a , ,vip,', mobileNumber: uniqueMobile() }));
+      await expectCreated(
+        userBody('alice.smith@corp-1_x', {
+          emailId: 'alice@example.com',
+          secondaryGroups: ' branch-a , ,vip,',
+          mobileNumber: uniqueMobile(),
+        }),
+      );
     });
 
     test('when no preferredStatus is given, then the user is stored CREATED with defaults for loginId and sourceType', async () => {
@@ -156,7 +163,11 @@ describe('POST /v1/users', () => {
     });
 
     test('when the content type is not JSON, then 415 Content type <type> not supported', async () => {
-      const res = await fetch(`${service.url}/v1/users`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }, body: 'x' });
+      const res = await fetch(`${service.url}/v1/users`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+        body: 'x',
+      });
       expect(res.status).toBe(415);
       expect(await res.json()).toEqual(errorBody(415, 'Unsupported Media Type', "Content type 'text/plain' not supported", '/v1/users'));
     });
@@ -188,14 +199,20 @@ describe('POST /v1/users', () => {
     test('when there is no token, then 401 Full authentication is required', async () => {
       const res = await enroll(userBody(nextId()), {}, null);
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource' });
+      expect(await res.json()).toEqual({
+        error: 'unauthorized',
+        error_description: 'Full authentication is required to access this resource',
+      });
     });
 
     test('when the token lacks the users scope, then 403 insufficient_scope', async () => {
       const otp = await createClientWithToken(service, { scopes: ['otp'] });
       const res = await enroll(userBody(nextId()), {}, otp.accessToken);
       expect(res.status).toBe(403);
-      expect(await res.json()).toEqual({ error: 'insufficient_scope', error_description: "The access token does not grant the scope 'users'" });
+      expect(await res.json()).toEqual({
+        error: 'insufficient_scope',
+        error_description: "The access token does not grant the scope 'users'",
+      });
     });
   });
 
@@ -203,26 +220,42 @@ describe('POST /v1/users', () => {
     test('when there is no token and the method is wrong, then authentication answers first', async () => {
       const res = await fetch(`${service.url}/v1/users`, { method: 'PUT' });
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ error: 'unauthorized', error_description: 'Full authentication is required to access this resource' });
+      expect(await res.json()).toEqual({
+        error: 'unauthorized',
+        error_description: 'Full authentication is required to access this resource',
+      });
     });
 
     test('when the address is refused and the method is wrong, then the allow-list answers first', async () => {
       const other = await createClientWithToken(service, { scopes: ['users'], allowedIps: ['10.0.0.0/8'] });
-      const res = await fetch(`${service.url}/v1/users`, { method: 'PUT', headers: { authorization: `Bearer ${other.accessToken}`, 'content-type': 'text/plain' } });
+      const res = await fetch(`${service.url}/v1/users`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${other.accessToken}`, 'content-type': 'text/plain' },
+      });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual(ipRefused('/v1/users'));
     });
 
     test('when the method is wrong and the content type too, then 405 comes before 415', async () => {
-      const res = await fetch(`${service.url}/v1/users`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }, body: 'x' });
+      const res = await fetch(`${service.url}/v1/users`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+        body: 'x',
+      });
       expect(res.status).toBe(405);
       expect(await res.json()).toEqual(errorBody(405, 'Method Not Allowed', "Request method 'PUT' is not supported", '/v1/users'));
     });
 
     test('when the content type is wrong and the body malformed, then 415 comes before 400', async () => {
-      const res = await fetch(`${service.url}/v1/users`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/xml' }, body: '{' });
+      const res = await fetch(`${service.url}/v1/users`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/xml' },
+        body: '{',
+      });
       expect(res.status).toBe(415);
-      expect(await res.json()).toEqual(errorBody(415, 'Unsupported Media Type', "Content type 'application/xml' not supported", '/v1/users'));
+      expect(await res.json()).toEqual(
+        errorBody(415, 'Unsupported Media Type', "Content type 'application/xml' not supported", '/v1/users'),
+      );
     });
 
     test('when a field is invalid and the user exists, then 422 comes before 409', async () => {
@@ -312,7 +345,14 @@ describe('POST /v1/users', () => {
     });
 
     test('when the values sit on the limits, then they are accepted', async () => {
-      await expectCreated(userBody('A.b_c@d-9'.padEnd(64, 'z'), { emailId: 'limits@example.com', firstName: 'x'.repeat(100), lastName: 'y', mobileNumber: '+' + '9'.repeat(15) }));
+      await expectCreated(
+        userBody('A.b_c@d-9'.padEnd(64, 'z'), {
+          emailId: 'limits@example.com',
+          firstName: 'x'.repeat(100),
+          lastName: 'y',
+          mobileNumber: '+' + '9'.repeat(15),
+        }),
+      );
       await expectCreated(userBody(nextId(), { mobileNumber: '5'.repeat(10).replace(/^5{4}/, '4444') }));
     });
   });
@@ -359,7 +399,8 @@ describe('POST /v1/users', () => {
       const mobileNumber = uniqueMobile();
       const results = await Promise.all(Array.from({ length: 20 }, () => enroll(userBody(nextId(), { mobileNumber }))));
       expect(results.map((r) => r.status).sort()).toEqual([201, ...Array<number>(19).fill(409)]);
-      for (const res of results.filter((r) => r.status === 409)) expect(await res.json()).toEqual(conflict('Mobile number already registered'));
+      for (const res of results.filter((r) => r.status === 409))
+        expect(await res.json()).toEqual(conflict('Mobile number already registered'));
     });
   });
 
@@ -396,7 +437,13 @@ describe('POST /v1/users', () => {
       await expectCreated(userBody(userId, { mobileNumber }));
       await fetch(`${service.url}/v1/users/${userId}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
       const otp = await createClientWithToken(service, { scopes: ['otp'] });
-      const res = await sendJson(`${service.url}/v1/svc-otp`, 'POST', otp.accessToken, { userId, dispatchOptions: { SMS: 'otp_sms' }, dynamicMacros: {}, attempts: 3, expiresIn: 300 });
+      const res = await sendJson(`${service.url}/v1/svc-otp`, 'POST', otp.accessToken, {
+        userId,
+        dispatchOptions: { SMS: 'otp_sms' },
+        dynamicMacros: {},
+        attempts: 3,
+        expiresIn: 300,
+      });
       expect(res.status).toBe(404);
       expect(await res.json()).toEqual(errorBody(404, 'Not Found', 'User not found', '/v1/svc-otp'));
     });
@@ -445,9 +492,13 @@ describe('POST /v1/users', () => {
       try {
         await createGroups(proxied, ['retail']);
         const c = await createClientWithToken(proxied, { scopes: ['users'], allowedIps: ['203.0.113.0/24'] });
-        const ok = await sendJson(`${proxied.url}/v1/users`, 'POST', c.accessToken, userBody('proxied1'), { 'x-forwarded-for': '198.51.100.1, 203.0.113.5' });
+        const ok = await sendJson(`${proxied.url}/v1/users`, 'POST', c.accessToken, userBody('proxied1'), {
+          'x-forwarded-for': '198.51.100.1, 203.0.113.5',
+        });
         expect(ok.status).toBe(201);
-        const spoofed = await sendJson(`${proxied.url}/v1/users`, 'POST', c.accessToken, userBody('proxied2'), { 'x-forwarded-for': '203.0.113.5, 198.51.100.1' });
+        const spoofed = await sendJson(`${proxied.url}/v1/users`, 'POST', c.accessToken, userBody('proxied2'), {
+          'x-forwarded-for': '203.0.113.5, 198.51.100.1',
+        });
         expect(spoofed.status).toBe(401);
         expect(await spoofed.json()).toEqual(ipRefused('/v1/users', '198.51.100.1'));
       } finally {

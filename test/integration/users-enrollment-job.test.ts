@@ -44,13 +44,23 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
 
   test('when the job runs twice, then there is one delivery per address and one dispatch job each', async () => {
     const mobileNumber = uniqueMobile();
-    expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('twice@x', { emailId: 'twice@example.com', mobileNumber }))).status).toBe(201);
+    expect(
+      (await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('twice@x', { emailId: 'twice@example.com', mobileNumber })))
+        .status,
+    ).toBe(201);
     const processor = createSendActivationProcessor(activationDeliveries());
     expect(await processor(job({ userId: 'twice@x', issue: 1 }))).toEqual({ queued: 2 });
     expect(await processor(job({ userId: 'twice@x', issue: 1 }))).toEqual({ queued: 2 });
     const rows = await deliveries().findByRef('twice@x');
     expect(rows.map((r) => [r.id, r.channel, r.to, r.template, r.state, r.macros])).toEqual([
-      [activationDeliveryId(D('twice@x'), 1, 'EMAIL'), 'EMAIL', 'twice@example.com', 'activation_email', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
+      [
+        activationDeliveryId(D('twice@x'), 1, 'EMAIL'),
+        'EMAIL',
+        'twice@example.com',
+        'activation_email',
+        'QUEUED',
+        { __FIRST_NAME__: 'Ada' },
+      ],
       [activationDeliveryId(D('twice@x'), 1, 'SMS'), 'SMS', mobileNumber, 'activation_sms', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
     ]);
     expect(rows.every((r) => typeof r.secretMacros === 'string' && r.secretMacros.startsWith('v1.'))).toBe(true);
@@ -61,7 +71,10 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
 
   test('when the job of an older issue runs after a re-issue, then nothing is sent for it', async () => {
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('old-issue'))).status).toBe(201);
-    const reissue = await fetch(`${service.url}/admin/users/old-issue/activation`, { method: 'POST', headers: { authorization: `Bearer ${service.config.adminToken}` } });
+    const reissue = await fetch(`${service.url}/admin/users/old-issue/activation`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
     expect(reissue.status).toBe(202);
     const processor = createSendActivationProcessor(activationDeliveries());
     expect(await processor(job({ userId: 'old-issue', issue: 1 }))).toEqual({ queued: 0 });
@@ -96,16 +109,25 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
   });
 
   test('when an enrollment job is lost inside Redis, then the activation sweep prepares and queues the messages', async () => {
-    expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('lost-job', { emailId: 'lost@example.com' }))).status).toBe(201);
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('lost-job', { emailId: 'lost@example.com' }))).status).toBe(
+      201,
+    );
     const queued = await service.ctx.queues.enrollment.getJob(enrollmentJobId('default', 'lost-job', 1));
     expect(queued).toBeDefined();
     await queued?.remove();
-    const deps = { users: createUsersRepository(service.ctx.mongo), activationDeliveries: activationDeliveries(), logger: logs.logger, graceMs: 60000 };
+    const deps = {
+      users: createUsersRepository(service.ctx.mongo),
+      activationDeliveries: activationDeliveries(),
+      logger: logs.logger,
+      graceMs: 60000,
+    };
     // Within the grace period the job may still be on its way: nothing is done.
     expect(await sweepActivations(deps)).toBe(0);
     expect(await sweepActivations(deps, new Date(Date.now() + 61000))).toBe(1);
     const rows = await deliveries().findByRef('lost-job');
-    expect(rows.map((r) => [r.id, r.to, r.state])).toEqual([[activationDeliveryId(D('lost-job'), 1, 'EMAIL'), 'lost@example.com', 'QUEUED']]);
+    expect(rows.map((r) => [r.id, r.to, r.state])).toEqual([
+      [activationDeliveryId(D('lost-job'), 1, 'EMAIL'), 'lost@example.com', 'QUEUED'],
+    ]);
     expect(await service.ctx.queues.dispatch.getJob(activationDeliveryId(D('lost-job'), 1, 'EMAIL'))).toBeDefined();
     // Prepared once: the next sweep finds nothing left to do.
     expect(await sweepActivations(deps, new Date(Date.now() + 61000))).toBe(0);

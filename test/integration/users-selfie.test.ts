@@ -41,7 +41,11 @@ describe('selfieImage', () => {
   });
 
   const enroll = (body: unknown) => sendJson(`${service.url}/v1/users`, 'POST', token, body);
-  const getUser = async (userId: string) => (await (await fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<string, unknown>;
+  const getUser = async (userId: string) =>
+    (await (await fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<
+      string,
+      unknown
+    >;
 
   test('when a compliant JPEG is sent, then 201 and the biometric fields hold the SHA-256 of the decoded image', async () => {
     const userId = nextId();
@@ -154,7 +158,12 @@ describe('selfieImage', () => {
       const t = (await createClientWithToken(plain, { scopes: ['users'] })).accessToken;
       const ok = await sendJson(`${plain.url}/v1/users`, 'POST', t, userBody('plain1', { selfieImage: jpeg.toString('base64') }));
       expect(ok.status).toBe(201);
-      const low = await sendJson(`${plain.url}/v1/users`, 'POST', t, userBody('plain2', { selfieImage: (await image(100, 100, 'jpeg')).toString('base64') }));
+      const low = await sendJson(
+        `${plain.url}/v1/users`,
+        'POST',
+        t,
+        userBody('plain2', { selfieImage: (await image(100, 100, 'jpeg')).toString('base64') }),
+      );
       expect(await low.json()).toEqual(failed('RESOLUTION_TOO_LOW'));
       expect(analyzer.requests).toEqual([]);
     } finally {

@@ -14,7 +14,9 @@ export async function requestToken(
   credentials: { clientId: string; clientSecret: string },
   form: Record<string, string> = { grant_type: 'client_credentials' },
 ): Promise<Response> {
-  const basic = Buffer.from(`${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(credentials.clientSecret)}`).toString('base64');
+  const basic = Buffer.from(`${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(credentials.clientSecret)}`).toString(
+    'base64',
+  );
   return fetch(`${service.url}/svc/authserver/oauth/token`, {
     method: 'POST',
     headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },

@@ -18,7 +18,8 @@ export async function startFaceAnalyzerStub(): Promise<{
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       requests.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as { image: string; format: string });
-      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const json = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (mode === 'compliant') json(200, { compliant: true });
       else if (mode === 'face-too-far') json(200, { compliant: false, reasons: ['FACE_TOO_FAR', 'EYES_CLOSED'] });
       else if (mode === 'error-500') json(500, { error: 'boom' });

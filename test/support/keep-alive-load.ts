@@ -22,16 +22,24 @@ export function startKeepAliveLoad(options: { url: string; lanes: number; header
       const outcome: LoadOutcome = {};
       outcomes.push(outcome);
       const payload = JSON.stringify(options.body());
-      const req = request(options.url, { method: 'POST', agent, headers: { ...options.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => {
-          outcome.status = res.statusCode;
-          outcome.connectionClose = res.headers.connection === 'close';
-          outcome.body = body;
-          resolve(outcome);
-        });
-      });
+      const req = request(
+        options.url,
+        {
+          method: 'POST',
+          agent,
+          headers: { ...options.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => {
+            outcome.status = res.statusCode;
+            outcome.connectionClose = res.headers.connection === 'close';
+            outcome.body = body;
+            resolve(outcome);
+          });
+        },
+      );
       req.on('finish', () => (outcome.writtenAt = Date.now()));
       req.on('error', (err: NodeJS.ErrnoException) => {
         outcome.error = err.code ?? err.message;

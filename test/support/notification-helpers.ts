@@ -6,7 +6,12 @@ import { sendJson, userBody } from './users-helpers.js';
 
 /** A public client standing for the approver app users sign in through. */
 export async function registerAppClient(service: Pick<TestService, 'ctx'>): Promise<string> {
-  const { client } = await registerClient(service.ctx.mongo, { name: 'approver app', scopes: ['notifications'], public: true, redirectUris: ['http://127.0.0.1/cb'] });
+  const { client } = await registerClient(service.ctx.mongo, {
+    name: 'approver app',
+    scopes: ['notifications'],
+    public: true,
+    redirectUris: ['http://127.0.0.1/cb'],
+  });
   return client.clientId;
 }
 
@@ -27,7 +32,16 @@ export async function mintUserToken(
     kind: 'AccessToken',
     key: token,
     grantId: randomUUID(),
-    payload: { kind: 'AccessToken', jti: token, accountId: options.userId, clientId: options.clientId, scope: options.scope ?? 'openid notifications', gty: 'authorization_code', iat: now, exp },
+    payload: {
+      kind: 'AccessToken',
+      jti: token,
+      accountId: options.userId,
+      clientId: options.clientId,
+      scope: options.scope ?? 'openid notifications',
+      gty: 'authorization_code',
+      iat: now,
+      exp,
+    },
     // The store drops a record at its expiry; an already expired one is kept a while so the API sees it expired.
     expiresAt: new Date(Math.max(exp * 1000, Date.now() + 60_000)),
   });
@@ -54,7 +68,11 @@ export interface DeviceUser {
  * Enrolls a user through POST /v1/users (with a predefined code) and activates it through
  * POST /v1/users/activate, registering a WebCrypto ECDSA P-256 device key.
  */
-export async function enrollAndActivateWithDevice(service: Pick<TestService, 'url'>, usersToken: string, userId: string): Promise<DeviceUser> {
+export async function enrollAndActivateWithDevice(
+  service: Pick<TestService, 'url'>,
+  usersToken: string,
+  userId: string,
+): Promise<DeviceUser> {
   const code = `CODE-${userId}`.slice(0, 60);
   const enrolled = await sendJson(`${service.url}/v1/users`, 'POST', usersToken, userBody(userId, { predefinedCode: code }));
   if (enrolled.status !== 201) throw new Error(`enroll ${userId}: ${enrolled.status} ${await enrolled.text()}`);
@@ -72,7 +90,11 @@ export async function enrollAndActivateWithDevice(service: Pick<TestService, 'ur
 
 /** What the client library sends: base64url of WebCrypto's P1363 signature over `uuid.response`. */
 export async function signAnswer(privateKey: webcrypto.CryptoKey, notificationUuid: string, response: string): Promise<string> {
-  const signature = await webcrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, new TextEncoder().encode(`${notificationUuid}.${response}`));
+  const signature = await webcrypto.subtle.sign(
+    { name: 'ECDSA', hash: 'SHA-256' },
+    privateKey,
+    new TextEncoder().encode(`${notificationUuid}.${response}`),
+  );
   return Buffer.from(signature).toString('base64url');
 }
 
@@ -83,5 +105,10 @@ export const ACTIONS = [
 ];
 
 export function notificationBody(userId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { userId, body: [{ lng: 'English', subject: 'Login request', message: 'Approve the login from Chrome on Linux?' }], actions: ACTIONS, ...overrides };
+  return {
+    userId,
+    body: [{ lng: 'English', subject: 'Login request', message: 'Approve the login from Chrome on Linux?' }],
+    actions: ACTIONS,
+    ...overrides,
+  };
 }

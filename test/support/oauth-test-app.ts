@@ -29,7 +29,9 @@ export async function startTestApp(serviceUrl: string): Promise<TestApp> {
       const url = new URL(req.url ?? '/', 'http://app.local');
       const page = (status: number, title: string, body: string) => {
         res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
-        res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><h1>${escape(title)}</h1>${body}</body></html>`);
+        res.end(
+          `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><h1>${escape(title)}</h1>${body}</body></html>`,
+        );
       };
       if (url.pathname === '/login') {
         const state = randomBytes(16).toString('base64url');
@@ -54,20 +56,35 @@ export async function startTestApp(serviceUrl: string): Promise<TestApp> {
         last.tokens = undefined;
         last.me = undefined;
         const error = url.searchParams.get('error');
-        if (error) return page(200, 'Sign-in failed', `<p id="error">${escape(error)}</p><p>${escape(url.searchParams.get('error_description') ?? '')}</p>`);
+        if (error)
+          return page(
+            200,
+            'Sign-in failed',
+            `<p id="error">${escape(error)}</p><p>${escape(url.searchParams.get('error_description') ?? '')}</p>`,
+          );
         const verifier = pending.get(url.searchParams.get('state') ?? '');
         if (!verifier) return page(400, 'Unknown state', '');
         pending.delete(url.searchParams.get('state') ?? '');
-        const form = new URLSearchParams({ grant_type: 'authorization_code', code: url.searchParams.get('code') ?? '', redirect_uri: redirectUri, code_verifier: verifier });
+        const form = new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: url.searchParams.get('code') ?? '',
+          redirect_uri: redirectUri,
+          code_verifier: verifier,
+        });
         const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-        if (client.clientSecret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`;
+        if (client.clientSecret)
+          headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`;
         else form.set('client_id', client.clientId);
         const tokenRes = await fetch(`${serviceUrl}/svc/authserver/oauth/token`, { method: 'POST', headers, body: form.toString() });
         last.tokens = (await tokenRes.json()) as Record<string, unknown>;
         if (tokenRes.status !== 200) return page(502, 'Token exchange failed', `<pre>${escape(JSON.stringify(last.tokens))}</pre>`);
         const meRes = await fetch(`${serviceUrl}/v1/me`, { headers: { authorization: `Bearer ${String(last.tokens.access_token)}` } });
         last.me = (await meRes.json()) as Record<string, unknown>;
-        return page(200, 'Signed in', `<p>Signed in as <strong id="who">${escape(String(last.me.userId))}</strong> (${escape(String(last.me.firstName))} ${escape(String(last.me.lastName))}).</p><p>Scopes: <span id="scope">${escape(String(last.tokens.scope))}</span></p>`);
+        return page(
+          200,
+          'Signed in',
+          `<p>Signed in as <strong id="who">${escape(String(last.me.userId))}</strong> (${escape(String(last.me.firstName))} ${escape(String(last.me.lastName))}).</p><p>Scopes: <span id="scope">${escape(String(last.tokens.scope))}</span></p>`,
+        );
       }
       page(404, 'Not found', '');
     })().catch((err: unknown) => {

@@ -46,8 +46,7 @@ export async function startProviderStub(script: ScriptedAnswer[]): Promise<Provi
           reply();
         }, answer.delayMs);
         timers.add(timer);
-      }
-      else reply();
+      } else reply();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

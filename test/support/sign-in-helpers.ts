@@ -97,9 +97,16 @@ export async function loginCodeFor(service: TestService, to: string, since: Date
  * Signs `userId` in through the pages, from the authorization URL to the app's redirect URI
  * (returned). Starting a second time with the same walker reuses the session cookie.
  */
-export async function signInWithForms(service: TestService, walker: FormWalker, authorizationUrl: string, userId: string, address: string): Promise<string> {
+export async function signInWithForms(
+  service: TestService,
+  walker: FormWalker,
+  authorizationUrl: string,
+  userId: string,
+  address: string,
+): Promise<string> {
   const first = await walker.page(authorizationUrl);
-  if (first.status !== 200 || !first.html.includes('name="userId"')) throw new Error(`no user id form: ${first.status} ${first.html.slice(0, 400)}`);
+  if (first.status !== 200 || !first.html.includes('name="userId"'))
+    throw new Error(`no user id form: ${first.status} ${first.html.slice(0, 400)}`);
   const since = new Date();
   const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
   if (!codePage.html.includes('name="otp"')) throw new Error(`no code form: ${codePage.status} ${codePage.html.slice(0, 400)}`);
@@ -107,6 +114,7 @@ export async function signInWithForms(service: TestService, walker: FormWalker, 
   const after = await walker.request(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: code } });
   if ('redirectedTo' in after) return after.redirectedTo;
   // A consent page (client that is not first-party): allow.
-  if (after.html.includes('name="decision"')) return walker.leaves(after.url, { form: { csrf: csrfOf(after.html), step: 'consent', decision: 'allow' } });
+  if (after.html.includes('name="decision"'))
+    return walker.leaves(after.url, { form: { csrf: csrfOf(after.html), step: 'consent', decision: 'allow' } });
   throw new Error(`sign-in did not finish: ${after.status} ${after.html.slice(0, 600)}`);
 }

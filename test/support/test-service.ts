@@ -84,7 +84,11 @@ export async function freePort(): Promise<number> {
  * `ownPublicUrl`, PUBLIC_URL is the address the service listens on, so the issuer in discovery
  * is the URL a standard OAuth client reaches (issuer checks of RFC 8414).
  */
-export async function startTestService(label: string, overrides: Record<string, string> = {}, options: { ownPublicUrl?: boolean } = {}): Promise<TestService> {
+export async function startTestService(
+  label: string,
+  overrides: Record<string, string> = {},
+  options: { ownPublicUrl?: boolean } = {},
+): Promise<TestService> {
   const port = options.ownPublicUrl ? await freePort() : 0;
   const env = testEnv(label, { ...(options.ownPublicUrl ? { PUBLIC_URL: `http://127.0.0.1:${port}` } : {}), ...overrides });
   const config = loadConfig(env);

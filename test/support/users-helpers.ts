@@ -3,13 +3,22 @@ import type { TestService } from './test-service.js';
 export const D1_TIMESTAMP = /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/;
 
 /** The error body `{timestamp, status, error, message, path}` every enterprise error has; `extra` adds fields such as userStatus. */
-export function errorBody(status: number, error: string, message: string, path: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function errorBody(
+  status: number,
+  error: string,
+  message: string,
+  path: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { timestamp: expect.stringMatching(D1_TIMESTAMP) as unknown, status, error, message, path, ...extra };
 }
 
 /** The 401 of a caller outside the allow-list: the specified message, and the address the server saw. */
 export function ipRefused(path: string, address?: string): Record<string, unknown> {
-  const detail = address === undefined ? expect.stringMatching(/^The server saw the address \S+; the client's allowedIps must include it\.$/) : `The server saw the address ${address}; the client's allowedIps must include it.`;
+  const detail =
+    address === undefined
+      ? expect.stringMatching(/^The server saw the address \S+; the client's allowedIps must include it\.$/)
+      : `The server saw the address ${address}; the client's allowedIps must include it.`;
   return errorBody(401, 'Unauthorized', 'IP not whitelisted', path, { detail });
 }
 
@@ -29,7 +38,13 @@ export function userBody(userId: string, overrides: Record<string, unknown> = {}
   return { userId, primaryGroup: 'retail', firstName: 'Ada', lastName: 'Lovelace', emailId: `${userId}@example.com`, ...overrides };
 }
 
-export function sendJson(url: string, method: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function sendJson(
+  url: string,
+  method: string,
+  token: string | undefined,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(url, {
     method,
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json', ...headers },

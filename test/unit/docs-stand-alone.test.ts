@@ -45,10 +45,27 @@ function trackedTextFiles(): { path: string; text: string }[] {
 
 describe('documents stand alone', () => {
   test('when a line cites a decision, a spec section or a file outside the repository, then it is found', () => {
-    for (const line of ['per D14, the body', '(DECISIONS D2)', 'D16-D18', 'see spec 2.3', "Spec 7.2's 500 row", 'DESIGN.md error model', '../shared/provider-specs', 'SERVICE-SPEC.md']) {
+    for (const line of [
+      'per D14, the body',
+      '(DECISIONS D2)',
+      'D16-D18',
+      'see spec 2.3',
+      "Spec 7.2's 500 row",
+      'DESIGN.md error model',
+      '../shared/provider-specs',
+      'SERVICE-SPEC.md',
+    ]) {
       expect(findCitations('x', line)).not.toEqual([]);
     }
-    for (const line of ['hashSpec SHA_512', 'const D1_TIMESTAMP = 1', 'otpSpecs[0].length', 'ADD1 x', 'base64 ab+D12/cd', 'the design notes', 'docs/design.md']) {
+    for (const line of [
+      'hashSpec SHA_512',
+      'const D1_TIMESTAMP = 1',
+      'otpSpecs[0].length',
+      'ADD1 x',
+      'base64 ab+D12/cd',
+      'the design notes',
+      'docs/design.md',
+    ]) {
       expect(findCitations('x', line)).toEqual([]);
     }
   });

@@ -15,14 +15,31 @@ describe('provider configuration', () => {
   });
 
   test('when Twilio and SendGrid are configured, then typed sections carry them (base URLs normalised)', () => {
-    const config = loadConfig({ ...base, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'secret-token', TWILIO_FROM: '+15005550006', TWILIO_API_BASE_URL: 'http://127.0.0.1:4010', SENDGRID_API_KEY: 'SG.key.value', SENDGRID_API_BASE_URL: 'http://127.0.0.1:4011', EMAIL_FROM: 'id@example.com' });
-    expect(config.twilio).toEqual({ accountSid: SID, authToken: 'secret-token', from: '+15005550006', messagingServiceSid: undefined, apiBaseUrl: 'http://127.0.0.1:4010' });
+    const config = loadConfig({
+      ...base,
+      TWILIO_ACCOUNT_SID: SID,
+      TWILIO_AUTH_TOKEN: 'secret-token',
+      TWILIO_FROM: '+15005550006',
+      TWILIO_API_BASE_URL: 'http://127.0.0.1:4010',
+      SENDGRID_API_KEY: 'SG.key.value',
+      SENDGRID_API_BASE_URL: 'http://127.0.0.1:4011',
+      EMAIL_FROM: 'id@example.com',
+    });
+    expect(config.twilio).toEqual({
+      accountSid: SID,
+      authToken: 'secret-token',
+      from: '+15005550006',
+      messagingServiceSid: undefined,
+      apiBaseUrl: 'http://127.0.0.1:4010',
+    });
     expect(config.sendgrid).toEqual({ apiKey: 'SG.key.value', apiBaseUrl: 'http://127.0.0.1:4011/' });
     expect(config.emailFrom).toBe('id@example.com');
   });
 
   test('when Twilio is half configured, then the boot fails naming what is missing', () => {
-    expect(() => loadConfig({ ...base, TWILIO_ACCOUNT_SID: SID })).toThrow(new ConfigError(['TWILIO_AUTH_TOKEN: is required with TWILIO_ACCOUNT_SID']));
+    expect(() => loadConfig({ ...base, TWILIO_ACCOUNT_SID: SID })).toThrow(
+      new ConfigError(['TWILIO_AUTH_TOKEN: is required with TWILIO_ACCOUNT_SID']),
+    );
     expect(() => loadConfig({ ...base, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'secret-token' })).toThrow(
       new ConfigError(['TWILIO_FROM: TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID is required with Twilio credentials']),
     );

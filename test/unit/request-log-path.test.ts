@@ -9,7 +9,9 @@ describe('request log paths', () => {
 
   test('when the path holds no address, then it is logged as it is, without its query', () => {
     expect(loggablePath('/v1/users/bob-42')).toBe('/v1/users/bob-42');
-    expect(loggablePath('/v1/svc-otp/12345678-1234-4234-8234-123456789012/validate?x=jane@example.com')).toBe('/v1/svc-otp/12345678-1234-4234-8234-123456789012/validate');
+    expect(loggablePath('/v1/svc-otp/12345678-1234-4234-8234-123456789012/validate?x=jane@example.com')).toBe(
+      '/v1/svc-otp/12345678-1234-4234-8234-123456789012/validate',
+    );
   });
 
   test('when an address appears elsewhere in the path, then it is masked too', () => {

@@ -75,7 +75,11 @@ describe('renderTemplate', () => {
 
 describe('findTemplateMacros and validateTemplateSyntax', () => {
   test('when a template uses macros in subject, text and HTML, then all are listed once, sorted', () => {
-    expect(findTemplateMacros({ ...email, html: '<p>__SVC_OTP__ __EXTRA_1__</p>' })).toEqual(['__EXTRA_1__', '__FIRST_NAME__', '__SVC_OTP__']);
+    expect(findTemplateMacros({ ...email, html: '<p>__SVC_OTP__ __EXTRA_1__</p>' })).toEqual([
+      '__EXTRA_1__',
+      '__FIRST_NAME__',
+      '__SVC_OTP__',
+    ]);
   });
 
   test('when the default templates are loaded, then OTP ones use __SVC_OTP__, login ones also the app name, and activation ones the activation macros', () => {

@@ -1,7 +1,12 @@
 import type { ErrorObject } from 'ajv';
 import { fieldOfAjvError } from '../../api/middleware/validate-body.middleware.js';
 
-const error = (instancePath: string, params: Record<string, unknown> = {}): ErrorObject => ({ keyword: 'x', instancePath, schemaPath: '#', params });
+const error = (instancePath: string, params: Record<string, unknown> = {}): ErrorObject => ({
+  keyword: 'x',
+  instancePath,
+  schemaPath: '#',
+  params,
+});
 
 describe('field names of schema violations', () => {
   test('when the violation is inside arrays and objects, then the field is written as a path', () => {

@@ -43,12 +43,23 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
     logger: log,
     backoffStrategy: (attemptsMade, err) => dispatchBackoffMs(attemptsMade, err),
   });
-  const sweepDeps = { deliveries, journal, enqueue: (id: string) => requeueDispatch(queues.dispatch, id), logger: log, graceMs: config.sweeperGraceMs };
+  const sweepDeps = {
+    deliveries,
+    journal,
+    enqueue: (id: string) => requeueDispatch(queues.dispatch, id),
+    logger: log,
+    graceMs: config.sweeperGraceMs,
+  };
   const sweeper = startPeriodicTask('delivery sweep', () => sweepDeliveries(sweepDeps), config.sweeperIntervalMs, log);
   await runManagedWorker(worker, log);
   return {
     shutdown: createShutdown(
-      [{ name: 'sweeper', run: () => sweeper.stop() }, { name: 'dispatch jobs in flight', run: () => drainWorker(worker) }, { name: 'sent outcomes', run: () => sent.close() }, ...closeSteps],
+      [
+        { name: 'sweeper', run: () => sweeper.stop() },
+        { name: 'dispatch jobs in flight', run: () => drainWorker(worker) },
+        { name: 'sent outcomes', run: () => sent.close() },
+        ...closeSteps,
+      ],
       log,
       config.shutdownDeadlineMs,
     ),

@@ -38,7 +38,11 @@ export async function startEnrollmentWorker(config: Config, logger: Logger): Pro
   await runManagedWorker(worker, log);
   return {
     shutdown: createShutdown(
-      [{ name: 'sweeper', run: () => sweeper.stop() }, { name: 'enrollment jobs in flight', run: () => drainWorker(worker) }, ...closeSteps],
+      [
+        { name: 'sweeper', run: () => sweeper.stop() },
+        { name: 'enrollment jobs in flight', run: () => drainWorker(worker) },
+        ...closeSteps,
+      ],
       log,
       config.shutdownDeadlineMs,
     ),

@@ -16,7 +16,13 @@ const base: ClientWithSecret = {
 
 describe('client metadata for the authorization server', () => {
   test('when a confidential client has no redirect URI, then it only gets client_credentials and its enterprise scopes', () => {
-    expect(toClientMetadata(base)).toMatchObject({ grant_types: ['client_credentials'], response_types: [], scope: 'openid otp', token_endpoint_auth_method: 'client_secret_basic', api_scopes: ['otp'] });
+    expect(toClientMetadata(base)).toMatchObject({
+      grant_types: ['client_credentials'],
+      response_types: [],
+      scope: 'openid otp',
+      token_endpoint_auth_method: 'client_secret_basic',
+      api_scopes: ['otp'],
+    });
   });
 
   test('when a confidential client has redirect URIs, then it also signs users in with refresh tokens and the user scopes', () => {

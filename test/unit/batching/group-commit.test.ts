@@ -83,7 +83,10 @@ describe('group commit', () => {
     const commit = createGroupCommit(store.flush, { maxBatch: 2, maxInFlight: 2 });
     const results = [1, 2, 3, 4, 5].map((n) => commit.submit(n));
     await tick();
-    expect(store.flushes.map((f) => f.items)).toEqual([[1, 2], [3, 4]]);
+    expect(store.flushes.map((f) => f.items)).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     store.flushes[0]?.release();
     await tick();
     await tick();
@@ -98,7 +101,10 @@ describe('group commit', () => {
     const commit = createGroupCommit(store.flush, { maxBatch: 10, maxInFlight: 1 });
     const [a, b] = [commit.submit(1), commit.submit(2)];
     await tick();
-    store.flushes[0]?.release([{ ok: true, value: 10 }, { ok: false, error: new Error('duplicate') }]);
+    store.flushes[0]?.release([
+      { ok: true, value: 10 },
+      { ok: false, error: new Error('duplicate') },
+    ]);
     await expect(a).resolves.toBe(10);
     await expect(b).rejects.toThrow('duplicate');
 
@@ -110,9 +116,12 @@ describe('group commit', () => {
   });
 
   test('when a flush throws synchronously or reports too few outcomes, then the callers are rejected, never left waiting', async () => {
-    const throwing = createGroupCommit<number, number>(() => {
-      throw new Error('bad flush');
-    }, { maxBatch: 10, maxInFlight: 1 });
+    const throwing = createGroupCommit<number, number>(
+      () => {
+        throw new Error('bad flush');
+      },
+      { maxBatch: 10, maxInFlight: 1 },
+    );
     await expect(throwing.submit(1)).rejects.toThrow('bad flush');
     const short = createGroupCommit<number, number>(async () => [{ ok: true, value: 1 }], { maxBatch: 10, maxInFlight: 1 });
     const [x, y] = [short.submit(1), short.submit(2)];
@@ -144,9 +153,15 @@ describe('group commit', () => {
 describe('outcomes of an unordered bulk write', () => {
   test('when a write-concern error comes with the write errors, or an error names a document the batch lacks, then every item fails with the original error', () => {
     const withConcern = { writeErrors: [{ index: 0, errmsg: 'dup', code: 11000 }], result: { getWriteConcernError: () => ({ code: 64 }) } };
-    expect(outcomesOfBulkWrite([0, 1], 2, withConcern)).toEqual([{ ok: false, error: withConcern }, { ok: false, error: withConcern }]);
+    expect(outcomesOfBulkWrite([0, 1], 2, withConcern)).toEqual([
+      { ok: false, error: withConcern },
+      { ok: false, error: withConcern },
+    ]);
     const unknownIndex = { writeErrors: [{ index: 7, errmsg: 'dup', code: 11000 }] };
-    expect(outcomesOfBulkWrite([0, 1], 2, unknownIndex)).toEqual([{ ok: false, error: unknownIndex }, { ok: false, error: unknownIndex }]);
+    expect(outcomesOfBulkWrite([0, 1], 2, unknownIndex)).toEqual([
+      { ok: false, error: unknownIndex },
+      { ok: false, error: unknownIndex },
+    ]);
   });
 
   test('when documents of some items failed, then exactly those items fail with the server message and code', () => {
@@ -159,10 +174,16 @@ describe('outcomes of an unordered bulk write', () => {
 
   test('when the error is not about single documents (a network failure), then every item fails with it', () => {
     const error = new Error('connection reset');
-    expect(outcomesOfBulkWrite([0, 1], 2, error)).toEqual([{ ok: false, error }, { ok: false, error }]);
+    expect(outcomesOfBulkWrite([0, 1], 2, error)).toEqual([
+      { ok: false, error },
+      { ok: false, error },
+    ]);
   });
 
   test('when nothing failed, then every item is ok', () => {
-    expect(outcomesOfBulkWrite([0, 1, 1], 2, undefined)).toEqual([{ ok: true, value: undefined }, { ok: true, value: undefined }]);
+    expect(outcomesOfBulkWrite([0, 1, 1], 2, undefined)).toEqual([
+      { ok: true, value: undefined },
+      { ok: true, value: undefined },
+    ]);
   });
 });

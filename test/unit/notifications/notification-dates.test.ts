@@ -15,10 +15,17 @@ describe('client library dates', () => {
     expect(parseClientLibraryDate(text)?.toISOString()).toBe(iso);
   });
 
-  test.each(['2026-11-21', '2026-11-21T10:00:00', '2026-11-21T10:00UTC', '2026-02-30T10:00:00UTC', '2026-11-21T24:00:00UTC', '2026-11-21T10:00:00XYZ', '2026-11-21T10:00:00+25:00', '21/11/2026 10:00:00 UTC', ''])(
-    'when the date is %j, then it is refused',
-    (text) => {
-      expect(parseClientLibraryDate(text)).toBeUndefined();
-    },
-  );
+  test.each([
+    '2026-11-21',
+    '2026-11-21T10:00:00',
+    '2026-11-21T10:00UTC',
+    '2026-02-30T10:00:00UTC',
+    '2026-11-21T24:00:00UTC',
+    '2026-11-21T10:00:00XYZ',
+    '2026-11-21T10:00:00+25:00',
+    '21/11/2026 10:00:00 UTC',
+    '',
+  ])('when the date is %j, then it is refused', (text) => {
+    expect(parseClientLibraryDate(text)).toBeUndefined();
+  });
 });

@@ -6,7 +6,10 @@ import { signCallback } from '../../../core/notifications/notification-callback.
 async function device() {
   const pair = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
   const jwk = await webcrypto.subtle.exportKey('jwk', pair.publicKey);
-  return { privateKey: pair.privateKey, publicKeyJwk: { kty: 'EC' as const, crv: 'P-256' as const, x: jwk.x as string, y: jwk.y as string } };
+  return {
+    privateKey: pair.privateKey,
+    publicKeyJwk: { kty: 'EC' as const, crv: 'P-256' as const, x: jwk.x as string, y: jwk.y as string },
+  };
 }
 const sign = async (key: webcrypto.CryptoKey, text: string) =>
   Buffer.from(await webcrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key, new TextEncoder().encode(text))).toString('base64url');

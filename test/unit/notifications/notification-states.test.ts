@@ -1,4 +1,10 @@
-import { countedWrongNumberFilter, effectiveStatus, lastWrongNumberFilter, refusalOf, transitionFilter } from '../../../core/notifications/notification-states.js';
+import {
+  countedWrongNumberFilter,
+  effectiveStatus,
+  lastWrongNumberFilter,
+  refusalOf,
+  transitionFilter,
+} from '../../../core/notifications/notification-states.js';
 import { FINAL_STATUSES } from '../../../core/notifications/notification.types.js';
 
 const now = new Date('2026-11-21T10:00:00Z');
@@ -7,7 +13,8 @@ const after = new Date(now.getTime() + 1);
 
 describe('which final state wins', () => {
   test('when a final state other than EXPIRED is written, then it needs ACTIVE and expiresAt still ahead', () => {
-    for (const to of FINAL_STATUSES.filter((s) => s !== 'EXPIRED')) expect(transitionFilter(to, now)).toEqual({ status: 'ACTIVE', expiresAt: { $gt: now } });
+    for (const to of FINAL_STATUSES.filter((s) => s !== 'EXPIRED'))
+      expect(transitionFilter(to, now)).toEqual({ status: 'ACTIVE', expiresAt: { $gt: now } });
   });
 
   test('when EXPIRED is written, then it needs ACTIVE and expiresAt reached: the two sets never overlap', () => {

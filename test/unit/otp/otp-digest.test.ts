@@ -40,13 +40,23 @@ describe('digestOtp / verifyOtp', () => {
     expect(digestOtp(CODE, hashSpec, keys)).not.toBe(createHmac(algorithm, Buffer.alloc(0)).update(CODE).digest(encoding));
   });
 
-  test.each(['SHA_256', 'SHA_HEX_512'] as HashSpec[])('when a %s stored value is truncated or altered, then verification fails', (hashSpec) => {
-    const stored = digestOtp(CODE, hashSpec, keys);
-    expect(verifyOtp(CODE, stored.slice(0, -2), hashSpec, keys)).toBe(false);
-    expect(verifyOtp(CODE, `${stored}00`, hashSpec, keys)).toBe(false);
-    expect(verifyOtp(CODE, stored.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')), hashSpec, keys)).toBe(false);
-    expect(verifyOtp(CODE, '', hashSpec, keys)).toBe(false);
-  });
+  test.each(['SHA_256', 'SHA_HEX_512'] as HashSpec[])(
+    'when a %s stored value is truncated or altered, then verification fails',
+    (hashSpec) => {
+      const stored = digestOtp(CODE, hashSpec, keys);
+      expect(verifyOtp(CODE, stored.slice(0, -2), hashSpec, keys)).toBe(false);
+      expect(verifyOtp(CODE, `${stored}00`, hashSpec, keys)).toBe(false);
+      expect(
+        verifyOtp(
+          CODE,
+          stored.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')),
+          hashSpec,
+          keys,
+        ),
+      ).toBe(false);
+      expect(verifyOtp(CODE, '', hashSpec, keys)).toBe(false);
+    },
+  );
 
   test('when a code is checked against a digest of another hashSpec, then verification fails', () => {
     expect(verifyOtp(CODE, digestOtp(CODE, 'SHA_256', keys), 'SHA_HEX_256', keys)).toBe(false);

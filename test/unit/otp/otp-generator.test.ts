@@ -67,10 +67,20 @@ describe('generateOtp: shape', () => {
   });
 
   test('when segments are invalid for the generator, then it throws instead of producing a weak code', () => {
-    const base: NormalizedSegment = { length: 4, charSets: ['N'], minLowercase: 0, minUppercase: 0, minNumeric: 0, minSpecial: 0, exclude: [] };
+    const base: NormalizedSegment = {
+      length: 4,
+      charSets: ['N'],
+      minLowercase: 0,
+      minUppercase: 0,
+      minNumeric: 0,
+      minSpecial: 0,
+      exclude: [],
+    };
     expect(() => generateOtp([])).toThrow('An OTP needs at least one segment');
     expect(() => generateOtp([{ ...base, exclude: [...DIGITS] }])).toThrow('OTP segment pool is empty');
-    expect(() => generateOtp([{ ...base, charSets: ['N', 'S'], minSpecial: 1, exclude: [...SPECIAL] }])).toThrow('minimum whose pool is empty');
+    expect(() => generateOtp([{ ...base, charSets: ['N', 'S'], minSpecial: 1, exclude: [...SPECIAL] }])).toThrow(
+      'minimum whose pool is empty',
+    );
     expect(() => generateOtp([{ ...base, minNumeric: 5 }])).toThrow('minimums exceed its length');
   });
 
@@ -139,7 +149,12 @@ describe('generateOtp: properties over random valid specs', () => {
               throw new Error(`${JSON.stringify(char)} in ${JSON.stringify(part)} is outside the pool of ${JSON.stringify(segment)}`);
             }
           }
-          const counts = { minLowercase: countIn(part, LOWER), minUppercase: countIn(part, UPPER), minNumeric: countIn(part, DIGITS), minSpecial: countIn(part, SPECIAL) };
+          const counts = {
+            minLowercase: countIn(part, LOWER),
+            minUppercase: countIn(part, UPPER),
+            minNumeric: countIn(part, DIGITS),
+            minSpecial: countIn(part, SPECIAL),
+          };
           for (const [field, actual] of Object.entries(counts)) {
             if (actual < segment[field as keyof typeof counts]) throw new Error(`${part} misses ${field} of ${JSON.stringify(segment)}`);
           }
@@ -195,7 +210,8 @@ describe('generateOtp: positions of guaranteed characters', () => {
     const segments = segmentsOf([{ length: 8, charSets: 'NS', minSpecial: 1 }]);
     const runs = 40000;
     const specials = Array<number>(8).fill(0);
-    for (let i = 0; i < runs; i += 1) [...generateOtp(segments)].forEach((c, position) => (specials[position] += SPECIAL.includes(c) ? 1 : 0));
+    for (let i = 0; i < runs; i += 1)
+      [...generateOtp(segments)].forEach((c, position) => (specials[position] += SPECIAL.includes(c) ? 1 : 0));
     // Guaranteed slot with probability 1/8, else a draw from 20 characters of which 10 are special.
     const p = 1 / 8 + (7 / 8) * (10 / 20);
     const sigma = Math.sqrt(runs * p * (1 - p));

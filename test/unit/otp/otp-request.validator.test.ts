@@ -43,7 +43,11 @@ describe('parseGenerateOtpRequest: 422 from the schema', () => {
     ['dispatchOptions is a string', { dispatchOptions: 'SMS' }, 'dispatchOptions must be an object'],
     ['dispatchOptions is an array', { dispatchOptions: ['SMS'] }, 'dispatchOptions must be an object'],
     ['dispatchOptions is empty', { dispatchOptions: {} }, 'dispatchOptions must have at least 1 entry'],
-    ['dispatchOptions has another channel', { dispatchOptions: { SMS: 't', FAX: 't' } }, 'dispatchOptions.FAX is not allowed (allowed: SMS, EMAIL)'],
+    [
+      'dispatchOptions has another channel',
+      { dispatchOptions: { SMS: 't', FAX: 't' } },
+      'dispatchOptions.FAX is not allowed (allowed: SMS, EMAIL)',
+    ],
     ['a template name is not a string', { dispatchOptions: { EMAIL: 5 } }, 'dispatchOptions.EMAIL must be a string'],
     ['a template name is empty', { dispatchOptions: { SMS: '' } }, 'dispatchOptions.SMS must be between 1 and 128 characters long'],
     ['dynamicMacros is an array', { dynamicMacros: [] }, 'dynamicMacros must be an object'],
@@ -76,13 +80,34 @@ describe('parseGenerateOtpRequest: 422 from the schema', () => {
     ['a segment has no charSets', { otpSpecs: [{ length: 6 }] }, 'otpSpecs[0].charSets is required'],
     ['a segment is 3 long', { otpSpecs: [{ length: 3, charSets: 'N' }] }, 'otpSpecs[0].length must be between 4 and 12'],
     ['a single segment is 15 long', { otpSpecs: [{ length: 15, charSets: 'N' }] }, 'otpSpecs[0].length must be between 4 and 12'],
-    ['a second segment is 13 long', { otpSpecs: [{ length: 4, charSets: 'N' }, { length: 13, charSets: 'N' }] }, 'otpSpecs[1].length must be between 4 and 12'],
+    [
+      'a second segment is 13 long',
+      {
+        otpSpecs: [
+          { length: 4, charSets: 'N' },
+          { length: 13, charSets: 'N' },
+        ],
+      },
+      'otpSpecs[1].length must be between 4 and 12',
+    ],
     ['charSets is an array', { otpSpecs: [{ length: 6, charSets: ['N'] }] }, 'otpSpecs[0].charSets must be a string'],
-    ['a minimum is negative', { otpSpecs: [{ length: 6, charSets: 'N', minNumeric: -1 }] }, 'otpSpecs[0].minNumeric must be between 0 and 12'],
+    [
+      'a minimum is negative',
+      { otpSpecs: [{ length: 6, charSets: 'N', minNumeric: -1 }] },
+      'otpSpecs[0].minNumeric must be between 0 and 12',
+    ],
     ['a minimum is fractional', { otpSpecs: [{ length: 6, charSets: 'S', minSpecial: 0.5 }] }, 'otpSpecs[0].minSpecial must be an integer'],
     ['exclude is a string', { otpSpecs: [{ length: 6, charSets: 'N', exclude: '0' }] }, 'otpSpecs[0].exclude must be an array'],
-    ['an excluded entry has two characters', { otpSpecs: [{ length: 6, charSets: 'N', exclude: ['0', '12'] }] }, 'otpSpecs[0].exclude[1] must be exactly 1 character long'],
-    ['an excluded entry is empty', { otpSpecs: [{ length: 6, charSets: 'N', exclude: [''] }] }, 'otpSpecs[0].exclude[0] must be exactly 1 character long'],
+    [
+      'an excluded entry has two characters',
+      { otpSpecs: [{ length: 6, charSets: 'N', exclude: ['0', '12'] }] },
+      'otpSpecs[0].exclude[1] must be exactly 1 character long',
+    ],
+    [
+      'an excluded entry is empty',
+      { otpSpecs: [{ length: 6, charSets: 'N', exclude: [''] }] },
+      'otpSpecs[0].exclude[0] must be exactly 1 character long',
+    ],
     [
       'a segment has an unknown field',
       { otpSpecs: [{ length: 6, charSets: 'N', minDigits: 2 }] },
@@ -134,17 +159,33 @@ describe('parseGenerateOtpRequest: 422 from the segment rules', () => {
   );
 
   test('when the second segment combines M with U, then 422 names that segment', () => {
-    const body = validBody({ otpSpecs: [{ length: 4, charSets: 'N' }, { length: 4, charSets: 'MU' }] });
+    const body = validBody({
+      otpSpecs: [
+        { length: 4, charSets: 'N' },
+        { length: 4, charSets: 'MU' },
+      ],
+    });
     expect(rejectionOf(body)).toEqual({ status: 422, message: 'otpSpecs[1].charSets: M cannot be combined with L or U' });
   });
 
   test('when segments of 4 and 10 are sent, then 422 on the total length', () => {
-    const body = validBody({ otpSpecs: [{ length: 4, charSets: 'N' }, { length: 10, charSets: 'N' }] });
+    const body = validBody({
+      otpSpecs: [
+        { length: 4, charSets: 'N' },
+        { length: 10, charSets: 'N' },
+      ],
+    });
     expect(rejectionOf(body)).toEqual({ status: 422, message: 'otpSpecs total length must be between 4 and 12, got 14' });
   });
 
   test('when three segments of 5, 4 and 4 are sent, then 422 on the total length', () => {
-    const body = validBody({ otpSpecs: [{ length: 5, charSets: 'N' }, { length: 4, charSets: 'U' }, { length: 4, charSets: 'L' }] });
+    const body = validBody({
+      otpSpecs: [
+        { length: 5, charSets: 'N' },
+        { length: 4, charSets: 'U' },
+        { length: 4, charSets: 'L' },
+      ],
+    });
     expect(rejectionOf(body)).toEqual({ status: 422, message: 'otpSpecs total length must be between 4 and 12, got 13' });
   });
 
@@ -249,7 +290,15 @@ describe('parseGenerateOtpRequest: normalized result and defaults', () => {
   });
 
   test('when both otpSpecs and otpSpec are sent, then otpSpecs wins', () => {
-    const request = parseGenerateOtpRequest(validBody({ otpSpec: 'LN-9', otpSpecs: [{ length: 4, charSets: 'U' }, { length: 4, charSets: 'N' }] }));
+    const request = parseGenerateOtpRequest(
+      validBody({
+        otpSpec: 'LN-9',
+        otpSpecs: [
+          { length: 4, charSets: 'U' },
+          { length: 4, charSets: 'N' },
+        ],
+      }),
+    );
     expect(request.segments.map((s) => [s.length, s.charSets])).toEqual([
       [4, ['U']],
       [4, ['N']],

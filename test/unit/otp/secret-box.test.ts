@@ -4,11 +4,14 @@ import { decryptSecret, encryptSecret } from '../../../core/otp/secret-box.js';
 const key = randomBytes(32);
 
 describe('encryptSecret / decryptSecret', () => {
-  test.each(['483920', 'Xk7#p9Q2', '', 'é ✓ unicode'])('when %j is encrypted, then it decrypts back and is not visible in the blob', (plain) => {
-    const blob = encryptSecret(plain, key);
-    expect(decryptSecret(blob, key)).toBe(plain);
-    if (plain !== '') expect(blob).not.toContain(plain);
-  });
+  test.each(['483920', 'Xk7#p9Q2', '', 'é ✓ unicode'])(
+    'when %j is encrypted, then it decrypts back and is not visible in the blob',
+    (plain) => {
+      const blob = encryptSecret(plain, key);
+      expect(decryptSecret(blob, key)).toBe(plain);
+      if (plain !== '') expect(blob).not.toContain(plain);
+    },
+  );
 
   test('when the context differs from the one used to encrypt, then decryption fails', () => {
     const blob = encryptSecret('483920', key, 'otp-1');

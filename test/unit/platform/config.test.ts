@@ -5,9 +5,21 @@ const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://1
 describe('configuration', () => {
   test('when only the stores are given, then defaults fill the rest and the result is frozen', () => {
     const config = loadConfig(base);
-    expect(config).toMatchObject({ nodeEnv: 'development', port: 8080, publicUrl: 'http://localhost:8080', trustProxy: false, shutdownDeadlineMs: 25000 });
+    expect(config).toMatchObject({
+      nodeEnv: 'development',
+      port: 8080,
+      publicUrl: 'http://localhost:8080',
+      trustProxy: false,
+      shutdownDeadlineMs: 25000,
+    });
     expect(config.concurrency).toEqual({ dispatch: 10, enrollment: 5, notification: 50 });
-    expect(config.notifications).toEqual({ sweepIntervalMs: 1000, retentionDays: 90, callbackConcurrency: 10, callbackRetryBaseMs: 1000, callbackTimeoutMs: 10000 });
+    expect(config.notifications).toEqual({
+      sweepIntervalMs: 1000,
+      retentionDays: 90,
+      callbackConcurrency: 10,
+      callbackRetryBaseMs: 1000,
+      callbackTimeoutMs: 10000,
+    });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -44,7 +56,9 @@ describe('configuration', () => {
   });
 
   test('when TRUST_PROXY is neither a hop count nor addresses, then the bad entries are named', () => {
-    expect(() => loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, proxy.local' })).toThrow('TRUST_PROXY: must be false, a hop count (0-99) or a comma-separated list of addresses/CIDRs; not valid: proxy.local');
+    expect(() => loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, proxy.local' })).toThrow(
+      'TRUST_PROXY: must be false, a hop count (0-99) or a comma-separated list of addresses/CIDRs; not valid: proxy.local',
+    );
     expect(() => loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/33' })).toThrow('not valid: 10.0.0.0/33');
   });
 

@@ -14,7 +14,14 @@ describe('error bodies', () => {
     expect(toErrorResponse(err, '/v1/users', at)).toEqual({
       status: 409,
       headers: {},
-      body: { timestamp: 'Sat Nov 21 23:45:37 UTC 2026', status: 409, error: 'Invalid data.', message: 'User is ACTIVE', path: '/v1/users', userStatus: 'ACTIVE' },
+      body: {
+        timestamp: 'Sat Nov 21 23:45:37 UTC 2026',
+        status: 409,
+        error: 'Invalid data.',
+        message: 'User is ACTIVE',
+        path: '/v1/users',
+        userStatus: 'ACTIVE',
+      },
     });
   });
 

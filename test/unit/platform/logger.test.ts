@@ -15,7 +15,13 @@ function capture() {
 describe('logging', () => {
   test('when secrets are logged, then they are redacted', () => {
     const { logger, text } = capture();
-    logger.info({ req: { headers: { authorization: 'Bearer abc.def.ghi' } }, body: { otp: '123456', client_secret: 's3cr3t', predefinedCode: 'ZXCV' } }, 'x');
+    logger.info(
+      {
+        req: { headers: { authorization: 'Bearer abc.def.ghi' } },
+        body: { otp: '123456', client_secret: 's3cr3t', predefinedCode: 'ZXCV' },
+      },
+      'x',
+    );
     const out = text();
     expect(out).not.toContain('abc.def.ghi');
     expect(out).not.toContain('123456');
@@ -49,7 +55,10 @@ describe('logging', () => {
         return 201;
       }
     }
-    const logger = createLogger({ level: 'info', destination }).child({}, { serializers: { res: (res: Response) => ({ statusCode: res.statusCode }) } });
+    const logger = createLogger({ level: 'info', destination }).child(
+      {},
+      { serializers: { res: (res: Response) => ({ statusCode: res.statusCode }) } },
+    );
     const fields = { res: new Response(), nested: [{ mobileNumber: '+919876543210' }] };
     logger.info(fields, 'x');
     const line = JSON.parse(chunks.join('')) as { res: { statusCode: number }; nested: { mobileNumber: string }[] };
@@ -67,7 +76,9 @@ describe('logging', () => {
   test('when an error carrying addresses is logged (message, cause, own fields, stack), then every string of it is masked', () => {
     const { logger, text } = capture();
     const cause = new Error('upstream refused jane.doe@example.com');
-    const err = Object.assign(new Error("The 'To' number +15551234567 is not a valid phone number.", { cause }), { moreInfo: 'call 415-555-0100 (555) 123 4567' });
+    const err = Object.assign(new Error("The 'To' number +15551234567 is not a valid phone number.", { cause }), {
+      moreInfo: 'call 415-555-0100 (555) 123 4567',
+    });
     logger.error({ err }, 'send failed');
     logger.warn({ err: 'plain text +15551234567', detail: { reason: 'to jane.doe@example.com' } }, 'job failed');
     const out = text();
@@ -84,7 +95,13 @@ describe('logging', () => {
     const id = '550e8400-e29b-41d4-a716-446655440000';
     logger.info({ errorId: id, at: '2026-11-23T01:00:06.168Z', hash: 'a1234567890123456789b', count: 12345678901 }, `reference ${id}`);
     const line = JSON.parse(text()) as Record<string, unknown>;
-    expect(line).toMatchObject({ errorId: id, at: '2026-11-23T01:00:06.168Z', hash: 'a1234567890123456789b', count: 12345678901, msg: `reference ${id}` });
+    expect(line).toMatchObject({
+      errorId: id,
+      at: '2026-11-23T01:00:06.168Z',
+      hash: 'a1234567890123456789b',
+      count: 12345678901,
+      msg: `reference ${id}`,
+    });
     expect(typeof line.time).toBe('number');
   });
 });

@@ -19,7 +19,11 @@ describe('createShutdown', () => {
     expect(await shutdown()).toBe(false);
     expect(aborted).toBe(true);
     expect(done).toEqual(['stores']);
-    expect(lines().filter((l) => l.msg === 'shutdown step failed').map((l) => l.step)).toEqual(['drain']);
+    expect(
+      lines()
+        .filter((l) => l.msg === 'shutdown step failed')
+        .map((l) => l.step),
+    ).toEqual(['drain']);
   });
 
   test('when every step finishes in time, then it resolves true, and a second call returns the same run', async () => {

@@ -16,17 +16,53 @@ function fieldNamed(body: Record<string, unknown>): string {
 
 describe('enrollment request validation', () => {
   test('when every field is broken, then the fields are named one by one in the documented field order', () => {
-    const order = ['userId', 'primaryGroup', 'firstName', 'lastName', 'secondaryGroups', 'emailId', 'mobileNumber', 'preferredStatus', 'predefinedCode', 'predefinedVerKey', 'sourceType', 'loginId', 'comments', 'selfieImage'];
+    const order = [
+      'userId',
+      'primaryGroup',
+      'firstName',
+      'lastName',
+      'secondaryGroups',
+      'emailId',
+      'mobileNumber',
+      'preferredStatus',
+      'predefinedCode',
+      'predefinedVerKey',
+      'sourceType',
+      'loginId',
+      'comments',
+      'selfieImage',
+    ];
     const body: Record<string, unknown> = Object.fromEntries([...order].reverse().map((f) => [f, 12]));
     for (const field of order) {
       expect(fieldNamed(body)).toBe(`[Invalid field ${field}]`);
-      body[field] = { userId: 'u', primaryGroup: 'g', firstName: 'f', lastName: 'l', secondaryGroups: 'a', emailId: 'a@b.co', mobileNumber: '1234567890', preferredStatus: 'CREATED', predefinedCode: 'ABCD', predefinedVerKey: 'K', sourceType: 'SVC', loginId: 'l', comments: 'c', selfieImage: 'x' }[field];
+      body[field] = {
+        userId: 'u',
+        primaryGroup: 'g',
+        firstName: 'f',
+        lastName: 'l',
+        secondaryGroups: 'a',
+        emailId: 'a@b.co',
+        mobileNumber: '1234567890',
+        preferredStatus: 'CREATED',
+        predefinedCode: 'ABCD',
+        predefinedVerKey: 'K',
+        sourceType: 'SVC',
+        loginId: 'l',
+        comments: 'c',
+        selfieImage: 'x',
+      }[field];
     }
     expect(fieldNamed(body)).toBe('valid');
   });
 
   test('when the body is valid, then defaults are applied: CREATED, SVC, loginId = userId, no groups', () => {
-    expect(parseEnrollmentRequest({ ...valid })).toEqual({ ...valid, secondaryGroups: [], preferredStatus: 'CREATED', sourceType: 'SVC', loginId: 'u1' });
+    expect(parseEnrollmentRequest({ ...valid })).toEqual({
+      ...valid,
+      secondaryGroups: [],
+      preferredStatus: 'CREATED',
+      sourceType: 'SVC',
+      loginId: 'u1',
+    });
   });
 
   test('when there is no address, then emailId is named unless a code is predefined', () => {
