@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 source scripts/use-node.sh
 SVC_TEST=1 bash scripts/ensure-deps.sh
 echo "[test] node $(node --version)" >&2
+# The client library first: tests import it as a package, through its built type declarations.
+npx tsc -p sdk/tsconfig.json
 npx tsc -p tsconfig.json --noEmit
 # The benchmarks and drills have a build of their own (npm run bench:*, drills): it must keep compiling.
 npx tsc -p tsconfig.bench.json --noEmit --incremental false
