@@ -1,7 +1,5 @@
 import { Router } from 'express';
-import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
-import { enterpriseOfClient } from '../../core/notifications/enterprise-scope.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import type { CreateNotificationInput, NotificationsService } from '../../core/notifications/notifications.service.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
@@ -37,15 +35,9 @@ export function notificationsRoutes(ctx: ServiceContext, service: NotificationsS
   const router = Router();
   const guard = [requireBearer(ctx, 'notifications'), requireAllowedIp(ctx)];
 
-  /** The calling client and its enterprise (the client exists: the bearer check just read it). */
-  async function caller(clientId: string): Promise<{ clientId: string; enterpriseId: string }> {
-    const client = await lookupClient(ctx.mongo, clientId);
-    if (!client) throw new Error('client vanished after authentication');
-    return { clientId, enterpriseId: enterpriseOfClient(client) };
-  }
-
   router.post('/v1/notifications', ...guard, ...jsonBody(ctx), validateBody('notifications.create.json'), async (req, res) => {
-    const created = await service.create(await caller(authOf(res).clientId), req.body as CreateNotificationInput);
+    const { clientId, enterpriseId } = authOf(res);
+    const created = await service.create({ clientId, enterpriseId }, req.body as CreateNotificationInput);
     res
       .status(201)
       .location(`/v1/notifications/${created.notificationUuid}`)
@@ -53,12 +45,12 @@ export function notificationsRoutes(ctx: ServiceContext, service: NotificationsS
   });
 
   router.get('/v1/notifications/:uuid', ...guard, async (req, res) => {
-    const { enterpriseId } = await caller(authOf(res).clientId);
+    const { enterpriseId } = authOf(res);
     res.json(toNotificationResponse(await service.read(enterpriseId, notificationUuidParam(String(req.params.uuid)))));
   });
 
   router.post('/v1/notifications/:uuid/cancel', ...guard, async (req, res) => {
-    const { enterpriseId } = await caller(authOf(res).clientId);
+    const { enterpriseId } = authOf(res);
     res.json(toNotificationResponse(await service.cancel(enterpriseId, notificationUuidParam(String(req.params.uuid)))));
   });
 

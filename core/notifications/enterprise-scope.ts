@@ -6,11 +6,6 @@ import type { User } from '../users/user.types.js';
  * enterpriseId, and users are looked up by (enterpriseId, userId) only.
  */
 
-/** The enterprise a client acts for. */
-export function enterpriseOfClient(client: { enterpriseId: string }): string {
-  return client.enterpriseId;
-}
-
 /** Whether an admin has blocked the user (no sign-in, no new notifications). */
 export function isUserBlocked(user: Pick<User, 'blocked'>): boolean {
   return user.blocked !== undefined;
@@ -18,9 +13,4 @@ export function isUserBlocked(user: Pick<User, 'blocked'>): boolean {
 
 export interface UserFinder {
   findUser(ref: UserRef): Promise<User | undefined>;
-}
-
-/** The user `userId` of this enterprise, whatever its status; undefined when it has none. */
-export function findEnterpriseUser(users: UserFinder, enterpriseId: string, userId: string): Promise<User | undefined> {
-  return users.findUser({ enterpriseId, userId });
 }

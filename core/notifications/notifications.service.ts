@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../batching/group-commit.js';
 import type { Logger } from '../logger/logger.js';
-import { findEnterpriseUser, isUserBlocked, type UserFinder } from './enterprise-scope.js';
+import { isUserBlocked, type UserFinder } from './enterprise-scope.js';
 import { AppError } from '../errors/app-error.js';
 import { invalidArgument, notificationEnded, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
 import { verifyDeviceSignature } from './notification-signature.js';
@@ -173,7 +173,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
       const actions = input.actions.map((a) => a.action);
       if (new Set(actions).size !== actions.length) throw invalidArgument('actions', 'action values must be distinct');
       if (input.callbackUrl !== undefined) checkCallbackUrl(input.callbackUrl);
-      const user = await findEnterpriseUser(deps.users, client.enterpriseId, input.userId);
+      const user = await deps.users.findUser({ enterpriseId: client.enterpriseId, userId: input.userId });
       if (!user || user.status === 'DELETED' || isUserBlocked(user)) throw userNotFound();
       const dsRequired = input.ds_required === true;
       if (dsRequired && !user.device) throw invalidArgument('ds_required', 'the user has no device key registered at activation');
@@ -204,7 +204,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
           log.warn({ err, notificationUuid: n.notificationUuid }, 'expiry job not queued; the sweep will expire it'),
         );
       // A user deleted or blocked while this was being written would miss the discard: check again.
-      const after = await findEnterpriseUser(deps.users, client.enterpriseId, input.userId);
+      const after = await deps.users.findUser({ enterpriseId: client.enterpriseId, userId: input.userId });
       if (!after || after.status === 'DELETED' || isUserBlocked(after)) {
         await repository.end(n.notificationUuid, {}, 'DISCARD', now());
         throw userNotFound();
@@ -277,7 +277,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
           throw await refusalFor(uuid, scope, at);
         }
       }
-      const user = await findEnterpriseUser(deps.users, enterpriseId, userId);
+      const user = await deps.users.findUser({ enterpriseId: enterpriseId, userId: userId });
       if (n.dsRequired) {
         const verified = user?.device !== undefined && verifyDeviceSignature(user.device, uuid, input.response, input.signature ?? '');
         if (!verified) {
