@@ -102,6 +102,8 @@ export interface MongoOptions {
    */
   backend?: 'memory' | { journalFile: string } | { h2File: string };
   detached?: boolean;
+  /** Extra JVM options, e.g. a heap ceiling (`-Xmx16g`; the JVM's default is a quarter of the machine's memory). */
+  jvmOptions?: string[];
 }
 
 function backendArgument(backend: NonNullable<MongoOptions['backend']>): { arg: string; file?: string } {
@@ -117,7 +119,7 @@ export async function startMongoServer(options: MongoOptions = {}): Promise<Loca
   const classpath = `${join(mongoServerDir, 'classes')}:${join(mongoServerDir, 'lib', '*')}`;
   const child = spawn(
     'java',
-    ['-Xss1m', '-XX:+UseSerialGC', '-cp', classpath, 'LocalMongoServer', '127.0.0.1', String(options.port ?? 0), backendArg, portFile],
+    ['-Xss1m', '-XX:+UseSerialGC', ...(options.jvmOptions ?? []), '-cp', classpath, 'LocalMongoServer', '127.0.0.1', String(options.port ?? 0), backendArg, portFile],
     { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false },
   );
   await waitForLine(child, /listening mongodb:\/\/[0-9.]+:([0-9]+)/, 'mongo-java-server');

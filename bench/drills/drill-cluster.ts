@@ -13,6 +13,13 @@ export type RoleName = 'api' | 'dispatch' | 'enrollment' | 'notifications';
 
 export const ROLES: readonly RoleName[] = ['api', 'dispatch', 'enrollment', 'notifications'];
 
+const PROCFILE_NAMES: Record<RoleName, string> = {
+  api: 'web',
+  dispatch: 'dispatch',
+  enrollment: 'enrollment',
+  notifications: 'notifications',
+};
+
 const ENTRIES: Record<RoleName, { entry: string; ready: string }> = {
   api: { entry: 'dist/api/main.js', ready: 'API listening' },
   dispatch: { entry: 'dist/workers/dispatch/main.js', ready: 'dispatch worker running' },
@@ -40,13 +47,49 @@ export interface Cluster {
   killMongo: () => Promise<void>;
   startMongo: () => Promise<void>;
   rssMb: (role: RoleName) => number | undefined;
+  /** CPU time (user + system) the role's current process has used, in ms. */
+  cpuMs: (role: RoleName) => number | undefined;
   stop: () => Promise<void>;
 }
+
+// USER_HZ: 100 on Linux for every architecture this runs on.
+const CLOCK_TICKS_PER_S = 100;
 
 function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null)
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode as NodeJS.Signals | null });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+function nodeOptions(runDir: string): Record<string, string> {
+  const flags = [process.env.DRILL_NODE_OPTIONS ?? ''];
+  if (process.env.DRILL_MEMORY_PROBE === '1') flags.push(`--import=${join(projectRoot, 'dist', 'bench', 'drills', 'memory-probe.js')}`);
+  const options = flags.join(' ').trim();
+  return options ? { NODE_OPTIONS: options, DRILL_MEMORY_DIR: join(runDir, 'memory') } : {};
+}
+
+/**
+ * Each role's command from the Procfile (`role: [NAME=value ...] node [flags] entry`), so that the
+ * drills run the roles the way operators do: environment settings, Node flags, entry.
+ */
+function procfileCommand(role: RoleName): { env: Record<string, string>; args: string[] } {
+  const line = readFileSync(join(projectRoot, 'Procfile'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${PROCFILE_NAMES[role]}:`));
+  const words =
+    line
+      ?.slice(line.indexOf(':') + 1)
+      .trim()
+      .split(/\s+/) ?? [];
+  const env: Record<string, string> = {};
+  while (words.length > 0 && /^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
+    const [name, ...value] = (words.shift() ?? '').split('=');
+    env[name as string] = value.join('=');
+  }
+  if (words[0] !== 'node' || words[words.length - 1] !== ENTRIES[role].entry) {
+    throw new Error(`Procfile line for ${role} must be '[NAME=value ...] node [flags] ${ENTRIES[role].entry}'`);
+  }
+  return { env, args: words.slice(1) };
 }
 
 export async function startCluster(runDir: string, overrides: Record<string, string>): Promise<Cluster> {
@@ -77,8 +120,9 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex'),
     TWILIO_FROM: '+15005550006',
     TWILIO_API_BASE_URL: sms.url,
-    // Node flags for every role (for example a heap cap), to see their effect on RSS.
-    ...(process.env.DRILL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.DRILL_NODE_OPTIONS } : {}),
+    // Node flags for every role (for example a heap cap), to see their effect on RSS; the memory
+    // probe splits each role's memory into heap spaces and the rest.
+    ...nodeOptions(runDir),
     // glibc's malloc arenas per thread are a usual source of RSS beyond the heap.
     ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
     ...overrides,
@@ -89,7 +133,10 @@ export async function startCluster(runDir: string, overrides: Record<string, str
   const startRole = async (role: RoleName) => {
     const { entry, ready } = ENTRIES[role];
     logs[role] ??= createWriteStream(join(runDir, `${role}.log`), { flags: 'a' });
-    const child = spawn(process.execPath, [join(projectRoot, entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const command = procfileCommand(role);
+    const args = [...command.args.slice(0, -1), join(projectRoot, entry)];
+    // This run's settings (MALLOC_ARENA_MAX among them) win over the Procfile's.
+    const child = spawn(process.execPath, args, { env: { ...command.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let seen = '';
     const isReady = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${role} not ready in 60 s; see ${join(runDir, `${role}.log`)}`)), 60000);
@@ -144,6 +191,16 @@ export async function startCluster(runDir: string, overrides: Record<string, str
         const status = readFileSync(`/proc/${roles[role].child.pid}/status`, 'utf8');
         const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
         return Number.isFinite(kb) ? kb / 1024 : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    cpuMs: (role) => {
+      try {
+        // Fields 14 and 15 of /proc/<pid>/stat (after the parenthesised name): utime, stime in ticks.
+        const stat = readFileSync(`/proc/${roles[role].child.pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
       } catch {
         return undefined;
       }

@@ -8,7 +8,7 @@
 //   npm run drills -- --soak=30                      30 minutes of load, RSS of each role every 10 s
 //
 // Results are printed and written to bench/results/drills.json (drills-soak.json for a soak).
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { registerClient } from '../../core/clients/clients.service.js';
@@ -217,6 +217,7 @@ async function soak(cluster: Cluster, users: string[], token: string, rate: numb
       ...Object.fromEntries(ROLES.map((role) => [role, cluster.rssMb(role)])),
     });
   sample();
+  const cpuAtStart = Object.fromEntries(ROLES.map((role) => [role, cluster.cpuMs(role) ?? 0])) as Record<RoleName, number>;
   const timer = setInterval(() => {
     sample();
     const last = samples[samples.length - 1];
@@ -226,6 +227,12 @@ async function soak(cluster: Cluster, users: string[], token: string, rate: numb
   await load.finished;
   clearInterval(timer);
   sample();
+  const cpuMsPerOtp = Object.fromEntries(
+    ROLES.map((role) => [
+      role,
+      Math.round((((cluster.cpuMs(role) ?? 0) - cpuAtStart[role]) / Math.max(1, load.sent.length)) * 1000) / 1000,
+    ]),
+  );
   const accepted = load.sent.filter((s) => s.status === 200).map((s) => s.trace);
   await settle(cluster, accepted, 120_000);
   const delivered = cluster.sms.received;
@@ -244,8 +251,18 @@ async function soak(cluster: Cluster, users: string[], token: string, rate: numb
     lost,
     duplicated,
     rssMb: rss,
+    cpuMsPerOtp,
     withinLimits: ROLES.every((role) => rss[role].max <= RSS_LIMIT_MB[role]),
     samples,
+  };
+}
+
+/** What shaped the roles' memory: their Procfile lines and the extra flags of this run. */
+function soakSettings() {
+  return {
+    procfile: readFileSync(join(projectRoot, 'Procfile'), 'utf8').trim().split('\n'),
+    DRILL_NODE_OPTIONS: process.env.DRILL_NODE_OPTIONS ?? '',
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '',
   };
 }
 
@@ -270,7 +287,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${JSON.stringify(rest, null, 2)}\n`);
       writeFileSync(
         join(resultsDir, 'drills-soak.json'),
-        `${JSON.stringify({ at: new Date().toISOString(), ...result, samples }, null, 2)}\n`,
+        `${JSON.stringify({ at: new Date().toISOString(), ...result, settings: soakSettings(), samples }, null, 2)}\n`,
       );
       return;
     }

@@ -6,7 +6,7 @@ import { cpus, freemem, loadavg, totalmem, platform, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { findFreePort, startMongoServer, startRedisServer, type LocalService } from '../../scripts/local-services.js';
+import { findFreePort, startMongoServer, startRedisServer, type LocalService, type MongoOptions } from '../../scripts/local-services.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository root, from bench/support (sources) or dist/bench/support (build). */
@@ -40,8 +40,8 @@ export interface Infra {
   stop: () => Promise<void>;
 }
 
-export async function startInfra(): Promise<Infra> {
-  const [redis, mongo] = await Promise.all([startRedisServer(), startMongoServer()]);
+export async function startInfra(mongoOptions: MongoOptions = {}): Promise<Infra> {
+  const [redis, mongo] = await Promise.all([startRedisServer(), startMongoServer(mongoOptions)]);
   return { redis, mongo, stop: async () => void (await Promise.allSettled([redis.stop(), mongo.stop()])) };
 }
 

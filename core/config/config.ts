@@ -125,7 +125,7 @@ const DEFAULTS: Record<string, string> = {
   ENROLLMENT_CONCURRENCY: '5',
   // Expiry jobs are one small conditional write each: many in flight keep a burst of expiries on time.
   NOTIFICATION_CONCURRENCY: '50',
-  NOTIFICATION_SWEEP_INTERVAL_MS: '1000',
+  NOTIFICATION_SWEEP_INTERVAL_MS: '500',
   NOTIFICATION_RETENTION_DAYS: '90',
   NOTIFICATION_CALLBACK_CONCURRENCY: '10',
   NOTIFICATION_CALLBACK_RETRY_BASE_MS: '1000',

@@ -11,7 +11,8 @@ export const SERVER_SELECTION_TIMEOUT_MS = 700;
 /**
  * A command unanswered this long on an open connection fails (a frozen server, a half-open
  * connection). Far above any command this service sends; the request path's batched writes give
- * up earlier (group commit's own timeout).
+ * up earlier (group commit's own timeout). A `socketTimeoutMS` in MONGODB_URI replaces it (a slow
+ * server with very large collections may need more for a bulk expiry).
  */
 export const SOCKET_TIMEOUT_MS = 30_000;
 
@@ -35,7 +36,7 @@ export async function connectMongo(uri: string, options: { dbName?: string; boot
       bufferCommands: false,
       serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS,
       // A server that holds a connection open without answering frees it after this long.
-      socketTimeoutMS: SOCKET_TIMEOUT_MS,
+      ...(/[?&]socketTimeoutMS=/i.test(uri) ? {} : { socketTimeoutMS: SOCKET_TIMEOUT_MS }),
       maxPoolSize: 50,
     });
     try {

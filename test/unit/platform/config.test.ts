@@ -14,7 +14,7 @@ describe('configuration', () => {
     });
     expect(config.concurrency).toEqual({ dispatch: 10, enrollment: 5, notification: 50 });
     expect(config.notifications).toEqual({
-      sweepIntervalMs: 1000,
+      sweepIntervalMs: 500,
       retentionDays: 90,
       callbackConcurrency: 10,
       callbackRetryBaseMs: 1000,
