@@ -119,7 +119,18 @@ export async function startMongoServer(options: MongoOptions = {}): Promise<Loca
   const classpath = `${join(mongoServerDir, 'classes')}:${join(mongoServerDir, 'lib', '*')}`;
   const child = spawn(
     'java',
-    ['-Xss1m', '-XX:+UseSerialGC', ...(options.jvmOptions ?? []), '-cp', classpath, 'LocalMongoServer', '127.0.0.1', String(options.port ?? 0), backendArg, portFile],
+    [
+      '-Xss1m',
+      '-XX:+UseSerialGC',
+      ...(options.jvmOptions ?? []),
+      '-cp',
+      classpath,
+      'LocalMongoServer',
+      '127.0.0.1',
+      String(options.port ?? 0),
+      backendArg,
+      portFile,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false },
   );
   await waitForLine(child, /listening mongodb:\/\/[0-9.]+:([0-9]+)/, 'mongo-java-server');
