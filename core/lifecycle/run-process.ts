@@ -16,10 +16,13 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
 export function runProcess(name: string, start: (config: Config, logger: Logger) => Promise<{ shutdown: () => Promise<boolean> }>): void {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, name });
-  start(config, logger)
-    .then((running) => exitOnSignals(running.shutdown, logger))
-    .catch((err: unknown) => {
-      logger.fatal({ err }, `${name} failed to start`);
-      process.exit(1);
-    });
+  const running = start(config, logger);
+  // Listening from the first moment: a SIGTERM while the process is still starting (a deploy, a
+  // scale-down) waits for the start to finish and then shuts down cleanly, instead of the signal's
+  // default action killing a half-started process.
+  exitOnSignals(() => running.then((r) => r.shutdown()), logger);
+  running.catch((err: unknown) => {
+    logger.fatal({ err }, `${name} failed to start`);
+    process.exit(1);
+  });
 }

@@ -65,12 +65,14 @@ export function exitOnSignals(shutdown: () => Promise<boolean>, logger: Logger):
     }
     started = true;
     logger.info({ signal }, 'shutting down');
-    void shutdown().then((ok) => {
-      logger.flush?.();
-      process.exitCode = ok ? 0 : 1;
-      // Give pino's destination a moment, then exit even if a handle is still open.
-      setTimeout(() => process.exit(ok ? 0 : 1), 50).unref();
-    });
+    void shutdown()
+      .catch(() => false)
+      .then((ok) => {
+        logger.flush?.();
+        process.exitCode = ok ? 0 : 1;
+        // Give pino's destination a moment, then exit even if a handle is still open.
+        setTimeout(() => process.exit(ok ? 0 : 1), 50).unref();
+      });
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
