@@ -7,6 +7,7 @@ import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../core/project-root.js';
 import { findFreePort, startMongoServer, startRedisServer, type LocalService } from '../../scripts/local-services.js';
+import { readProcfile, type ProcfileLine } from '../../scripts/procfile.js';
 import { startSmsProviderStub, type SmsProviderStub } from './provider-stub.js';
 
 export type RoleName = 'api' | 'dispatch' | 'enrollment' | 'notifications';
@@ -69,27 +70,15 @@ function nodeOptions(runDir: string): Record<string, string> {
 }
 
 /**
- * Each role's command from the Procfile (`role: [NAME=value ...] node [flags] entry`), so that the
- * drills run the roles the way operators do: environment settings, Node flags, entry.
+ * Each role's command from the Procfile, so that the drills run the roles the way operators do:
+ * environment settings, Node flags, entry.
  */
-function procfileCommand(role: RoleName): { env: Record<string, string>; args: string[] } {
-  const line = readFileSync(join(projectRoot, 'Procfile'), 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(`${PROCFILE_NAMES[role]}:`));
-  const words =
-    line
-      ?.slice(line.indexOf(':') + 1)
-      .trim()
-      .split(/\s+/) ?? [];
-  const env: Record<string, string> = {};
-  while (words.length > 0 && /^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
-    const [name, ...value] = (words.shift() ?? '').split('=');
-    env[name as string] = value.join('=');
-  }
-  if (words[0] !== 'node' || words[words.length - 1] !== ENTRIES[role].entry) {
+function procfileCommand(procfile: ProcfileLine[], role: RoleName): ProcfileLine {
+  const line = procfile.find((l) => l.type === PROCFILE_NAMES[role]);
+  if (line?.program !== 'node' || line.entry !== ENTRIES[role].entry) {
     throw new Error(`Procfile line for ${role} must be '[NAME=value ...] node [flags] ${ENTRIES[role].entry}'`);
   }
-  return { env, args: words.slice(1) };
+  return line;
 }
 
 export async function startCluster(runDir: string, overrides: Record<string, string>): Promise<Cluster> {
@@ -127,14 +116,15 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
     ...overrides,
   };
+  const procfile = readProcfile();
   const logs: Partial<Record<RoleName, WriteStream>> = {};
   const roles = {} as Record<RoleName, RoleProcess>;
 
   const startRole = async (role: RoleName) => {
     const { entry, ready } = ENTRIES[role];
     logs[role] ??= createWriteStream(join(runDir, `${role}.log`), { flags: 'a' });
-    const command = procfileCommand(role);
-    const args = [...command.args.slice(0, -1), join(projectRoot, entry)];
+    const command = procfileCommand(procfile, role);
+    const args = [...command.flags, join(projectRoot, entry)];
     // This run's settings (MALLOC_ARENA_MAX among them) win over the Procfile's.
     const child = spawn(process.execPath, args, { env: { ...command.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let seen = '';
