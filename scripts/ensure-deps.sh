@@ -11,9 +11,9 @@ stamp=node_modules/.svc-lock-stamp
 lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ]; then
   log "installing npm packages"
-  # `npm install` honours the lock file; `npm ci` rejects locks written without optional
-  # platform entries, which this machine's npm (omit-lockfile-registry-resolved) produces.
-  npm install --no-audit --no-fund --loglevel=error
+  # `npm ci` installs exactly the lock file and never rewrites it, so a fresh clone stays clean.
+  # The lock lists every platform's optional packages (as `npm install` writes it on any machine).
+  npm ci --no-audit --no-fund --loglevel=error
   sha256sum package-lock.json | cut -d' ' -f1 > "$stamp"
 fi
 
