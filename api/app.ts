@@ -20,6 +20,7 @@ import { adminUsersRoutes } from './routes/admin-users.routes.js';
 import { demoApproverRoutes } from './routes/demo-approver.routes.js';
 import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { homeRoutes } from './routes/home.routes.js';
 import { meRoutes } from './routes/me.routes.js';
 import { createNotificationsServices } from './notifications-services.factory.js';
 import { meNotificationsRoutes } from './routes/me-notifications.routes.js';
@@ -43,6 +44,7 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(requestLogging(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
   app.use(methodNotAllowed(ctx, routeDocs));
+  app.use(homeRoutes(ctx));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
   app.use(demoApproverRoutes(ctx));

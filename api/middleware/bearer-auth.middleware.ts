@@ -3,7 +3,7 @@ import { importJWK, jwtVerify, type CryptoKey, type JWTPayload, type KeyObject }
 import { getSigningKey } from '../../core/auth/signing-key.service.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
-import { BearerError } from '../../core/errors/app-error.js';
+import { BearerError, insufficientScope } from '../../core/errors/app-error.js';
 import { tokenIdentity } from '../auth-server/auth-server.js';
 import type { ServiceContext } from '../service-context.js';
 
@@ -68,7 +68,7 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
 
     const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
     if (!scopes.includes(scope)) {
-      throw new BearerError(403, 'insufficient_scope', `The access token does not grant the scope '${scope}'`);
+      throw insufficientScope(scope);
     }
     const auth: AuthInfo = { clientId: claims.client_id, enterpriseId: client.enterpriseId, scopes };
     res.locals.auth = auth;

@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { findOidcRecord } from '../../core/auth/oidc-records.repository.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
-import { BearerError } from '../../core/errors/app-error.js';
+import { BearerError, insufficientScope } from '../../core/errors/app-error.js';
 import { canSignIn, findUserForSignIn } from '../../core/sign-in/sign-in-users.js';
 import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
@@ -53,7 +53,7 @@ export function requireUserToken(ctx: ServiceContext, users: Pick<UsersRepositor
     if (!user || !canSignIn(user)) throw invalid();
 
     const scopes = typeof record.scope === 'string' ? record.scope.split(' ').filter(Boolean) : [];
-    if (!scopes.includes(scope)) throw new BearerError(403, 'insufficient_scope', `The access token does not grant the scope '${scope}'`);
+    if (!scopes.includes(scope)) throw insufficientScope(scope);
     const auth: UserAuthInfo = { user, clientId: client.clientId, scopes };
     res.locals.user = auth;
     next();

@@ -4,6 +4,14 @@ import type { RouteDoc } from './route-docs.types.js';
 export const operationsRouteDocs: RouteDoc[] = [
   {
     method: 'get',
+    path: '/',
+    summary: 'What this service is and where to go next: an HTML page for browsers, JSON (name, version, links) otherwise',
+    tag: 'operations',
+    auth: { kind: 'none' },
+    responses: { '200': { description: 'Name, version and links', schema: 'common.home.json' } },
+  },
+  {
+    method: 'get',
     path: '/healthz',
     summary: 'Liveness: the process answers',
     tag: 'operations',

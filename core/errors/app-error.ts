@@ -74,7 +74,14 @@ export class BearerError extends AppError {
     readonly oauthError: string,
     readonly description: string,
     extra: Record<string, unknown> = {},
+    /** The scope the request needed (insufficient_scope), named in the challenge so the caller knows what to ask for. */
+    readonly requiredScope?: string,
   ) {
     super(oauthError.toUpperCase(), status, description, { error: oauthError, extra });
   }
+}
+
+/** RFC 6750 3.1: the token is valid but does not carry the scope the route needs. */
+export function insufficientScope(scope: string): BearerError {
+  return new BearerError(403, 'insufficient_scope', `The access token does not grant the scope '${scope}'`, {}, scope);
 }

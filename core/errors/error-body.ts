@@ -20,13 +20,19 @@ export interface ErrorResponse {
   errorId?: string;
 }
 
+/** RFC 6750 3: every 401 carries a challenge, and a 403 for a missing scope names that scope. */
+function bearerChallenge(err: BearerError): Record<string, string> {
+  if (err.requiredScope !== undefined) return { 'WWW-Authenticate': `Bearer error="${err.oauthError}", scope="${err.requiredScope}"` };
+  return err.status === 401 ? { 'WWW-Authenticate': `Bearer error="${err.oauthError}"` } : {};
+}
+
 /** Maps any thrown value to the response the enterprise API sends: the error body, or an RFC 6750 body for token errors. */
 export function toErrorResponse(err: unknown, path: string, now = new Date()): ErrorResponse {
   if (err instanceof BearerError) {
     return {
       status: err.status,
       body: { error: err.oauthError, error_description: err.description, ...err.extra },
-      headers: err.status === 401 ? { 'WWW-Authenticate': `Bearer error="${err.oauthError}"` } : {},
+      headers: bearerChallenge(err),
     };
   }
   if (err instanceof AppError && err.expose) {

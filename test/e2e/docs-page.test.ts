@@ -36,6 +36,22 @@ describe('API docs page in a real browser', () => {
     await page.screenshot({ path: 'test-results/docs-page.png' });
   });
 
+  test('when the service root is opened in a browser, then a page names the service and its docs link opens the docs', async () => {
+    if (!browser) throw new Error('no browser');
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    await page.goto(`${service.url}/`);
+    expect(await page.locator('h1').innerText()).toMatch(/^svc-identity \d+\.\d+\.\d+$/);
+    await page.screenshot({ path: 'test-results/home-page.png' });
+    await page.getByRole('link', { name: /API documentation/ }).click();
+    await page.locator('.swagger-ui .info .title').waitFor({ timeout: 20000 });
+    expect(new URL(page.url()).pathname).toBe('/docs');
+    expect(errors).toEqual([]);
+  });
+
   test('when the Authorize button is used with a client id and secret, then Swagger UI gets a client-credentials token from the token endpoint', async () => {
     if (!browser) throw new Error('no browser');
     const { client, clientSecret } = await registerClient(service.ctx.mongo, {

@@ -111,10 +111,11 @@ describe('bearer middleware', () => {
     expect(await res.json()).toEqual(invalid(token));
   });
 
-  test('when the token lacks the route scope, then 403 insufficient_scope', async () => {
+  test('when the token lacks the route scope, then 403 insufficient_scope with a challenge naming the scope', async () => {
     const { accessToken } = await createClientWithToken(service, { scopes: ['users'] });
     const res = await call(`Bearer ${accessToken}`);
     expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="otp"');
     expect(await res.json()).toEqual({ error: 'insufficient_scope', error_description: "The access token does not grant the scope 'otp'" });
   });
 

@@ -21,6 +21,42 @@ describe('health, readiness and unknown routes', () => {
     expect(await res.json()).toEqual({ status: 'ready', checks: { mongodb: 'up', redis: 'up' }, down: [] });
   });
 
+  test('when an API client asks for the root, then JSON names the service, its version and where to go', async () => {
+    const res = await fetch(`${service.url}/`, { headers: { accept: 'application/json' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('vary')).toContain('Accept');
+    const body = (await res.json()) as { name: string; version: string; links: Record<string, string> };
+    expect(body).toEqual({
+      name: 'svc-identity',
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      links: {
+        docs: '/docs',
+        openapi: '/openapi.json',
+        discovery: '/svc/authserver/.well-known/openid-configuration',
+        health: '/healthz',
+        readiness: '/readyz',
+        metrics: '/metrics',
+        queues: '/admin/queues',
+      },
+    });
+    // Every link leads somewhere (the dashboard asks for the admin token).
+    for (const href of Object.values(body.links)) {
+      const linked = await fetch(`${service.url}${href}`);
+      await linked.body?.cancel();
+      expect([href, [200, 401].includes(linked.status)]).toEqual([href, true]);
+    }
+  });
+
+  test('when a browser asks for the root, then an HTML page that runs nothing', async () => {
+    const res = await fetch(`${service.url}/`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await res.text();
+    expect(html).toContain('<a href="/docs">');
+    expect(html).not.toContain('<script');
+  });
+
   test('when a route does not exist, then 404 in the error body shape', async () => {
     const res = await fetch(`${service.url}/nope?x=1`);
     expect(res.status).toBe(404);

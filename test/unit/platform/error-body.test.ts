@@ -1,4 +1,4 @@
-import { AppError, BearerError, ConflictError } from '../../../core/errors/app-error.js';
+import { AppError, BearerError, ConflictError, insufficientScope } from '../../../core/errors/app-error.js';
 import { formatErrorTimestamp, toErrorResponse } from '../../../core/errors/error-body.js';
 
 const at = new Date(Date.UTC(2026, 10, 21, 23, 45, 37));
@@ -29,6 +29,21 @@ describe('error bodies', () => {
     const response = toErrorResponse(new BearerError(401, 'invalid_token', 'Invalid access token: x'), '/v1/x', at);
     expect(response.body).toEqual({ error: 'invalid_token', error_description: 'Invalid access token: x' });
     expect(response.headers).toEqual({ 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+  });
+
+  test('when a missing scope is mapped, then 403 with a challenge naming the scope (RFC 6750)', () => {
+    const response = toErrorResponse(insufficientScope('notifications'), '/v1/x', at);
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({
+      error: 'insufficient_scope',
+      error_description: "The access token does not grant the scope 'notifications'",
+    });
+    expect(response.headers).toEqual({ 'WWW-Authenticate': 'Bearer error="insufficient_scope", scope="notifications"' });
+  });
+
+  test('when a 403 other than a missing scope is mapped, then no challenge', () => {
+    const response = toErrorResponse(new BearerError(403, 'user_blocked', 'User is blocked', { code: 141 }), '/v1/me', at);
+    expect(response.headers).toEqual({});
   });
 
   test('when an unexpected error is mapped, then a 500 with an error id and no internals', () => {
