@@ -81,7 +81,14 @@ export const adminRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     requestSchema: 'admin-groups.create.json',
     responses: {
-      '201': { description: 'Created', schema: 'admin-groups.group.json' },
+      '201': {
+        description: 'Created',
+        schema: 'admin-groups.group.json',
+        links: {
+          read: { method: 'get', path: '/admin/groups/{name}', parameters: { name: '$response.body#/name' } },
+          delete: { method: 'delete', path: '/admin/groups/{name}', parameters: { name: '$response.body#/name' } },
+        },
+      },
       '400': errorResponses['400'],
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '409': { description: 'The group exists', schema: 'common.error.json' },
@@ -96,6 +103,31 @@ export const adminRouteDocs: RouteDoc[] = [
     tag: 'admin',
     auth: { kind: 'admin' },
     responses: { '200': { description: 'Groups' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } },
+  },
+  {
+    method: 'get',
+    path: '/admin/groups/{name}',
+    summary: 'Read one group',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: {
+      '200': { description: 'The group', schema: 'admin-groups.group.json' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such group', schema: 'common.error.json' },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/admin/groups/{name}',
+    summary: 'Delete a group that no user (other than DELETED ones) names as primary or secondary group',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: {
+      '204': { description: 'Deleted' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such group', schema: 'common.error.json' },
+      '409': { description: 'Users are in the group', schema: 'common.error.json' },
+    },
   },
   {
     method: 'get',

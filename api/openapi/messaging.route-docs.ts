@@ -40,6 +40,7 @@ export const messagingRouteDocs: RouteDoc[] = [
         links: {
           read: { method: 'get', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
           update: { method: 'put', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
+          delete: { method: 'delete', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
         },
       },
       '400': errorResponses['400'],
@@ -61,6 +62,19 @@ export const messagingRouteDocs: RouteDoc[] = [
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '404': { description: 'No such template', schema: 'common.error.json' },
       '422': { description: 'Invalid field, or HTML that does not compile', schema: 'common.error.json' },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/admin/templates/{name}',
+    summary: 'Delete a message template an admin created (the shipped defaults cannot be deleted: update them instead)',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    responses: {
+      '204': { description: 'Deleted' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such template', schema: 'common.error.json' },
+      '409': { description: 'A default template the service needs', schema: 'common.error.json' },
     },
   },
   {

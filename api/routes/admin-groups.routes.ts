@@ -1,5 +1,7 @@
 import { Router } from 'express';
-import { createGroup, listGroups, type Group } from '../../core/groups/groups.repository.js';
+import { NotFoundError } from '../../core/errors/app-error.js';
+import { createGroup, findGroup, listGroups, type Group } from '../../core/groups/groups.repository.js';
+import { deleteGroup } from '../../core/users/group-deletion.service.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
@@ -18,6 +20,18 @@ export function adminGroupsRoutes(ctx: ServiceContext): Router {
 
   router.get('/admin/groups', admin, async (_req, res) => {
     res.json((await listGroups(ctx.mongo)).map(toGroupResponse));
+  });
+
+  router.get('/admin/groups/:name', admin, async (req, res) => {
+    const name = req.params.name as string;
+    const group = await findGroup(ctx.mongo, name);
+    if (!group) throw new NotFoundError(`Group ${name} not found`);
+    res.json(toGroupResponse(group));
+  });
+
+  router.delete('/admin/groups/:name', admin, async (req, res) => {
+    await deleteGroup(ctx.mongo, req.params.name as string);
+    res.status(204).end();
   });
 
   return router;

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { createTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
+import { createTemplate, deleteTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
 import type { TemplateContent } from '../../core/templates/template.types.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
@@ -36,6 +36,11 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
   router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {
     const { comments, ...content } = req.body as Omit<TemplateContent, 'name'> & { comments?: string };
     res.json(await updateTemplate(ctx.mongo, req.params.name as string, content, comments));
+  });
+
+  router.delete('/admin/templates/:name', admin, async (req, res) => {
+    await deleteTemplate(ctx.mongo, req.params.name as string);
+    res.status(204).end();
   });
 
   return router;

@@ -14,7 +14,8 @@ export type ActivityAction =
   | 'client.created'
   | 'client.deleted'
   | 'template.created'
-  | 'template.updated';
+  | 'template.updated'
+  | 'template.deleted';
 
 /** One change, as written by the service. */
 export interface ActivityInput {

@@ -34,6 +34,17 @@ export async function createGroup(connection: Connection, input: { name: string;
   return group;
 }
 
+export async function findGroup(connection: Connection, name: string): Promise<Group | undefined> {
+  const Groups = await model(connection);
+  return (await Groups.findOne({ name }, { _id: 0 }).lean<Group>()) ?? undefined;
+}
+
+/** Removes the group; false when there was none. */
+export async function removeGroup(connection: Connection, name: string): Promise<boolean> {
+  const Groups = await model(connection);
+  return (await Groups.deleteOne({ name })).deletedCount === 1;
+}
+
 export async function listGroups(connection: Connection): Promise<Group[]> {
   const Groups = await model(connection);
   return Groups.find({}, { _id: 0 }).sort({ name: 1 }).lean<Group[]>();

@@ -36,6 +36,11 @@ export async function listTemplates(connection: Connection): Promise<MessageTemp
   return docs.map(toTemplate);
 }
 
+/** Removes the template; false when there was none. */
+export async function removeTemplate(connection: Connection, name: string): Promise<boolean> {
+  return (await (await readyModel(connection)).deleteOne({ name })).deletedCount === 1;
+}
+
 /** Inserts a new template; `undefined` when the name is taken (unique index, race-safe). */
 export async function insertTemplate(connection: Connection, content: TemplateContent, source: MessageTemplate['source']): Promise<MessageTemplate | undefined> {
   const model = await readyModel(connection);

@@ -3,7 +3,8 @@ import { createActivityRepository } from '../activity/activity.repository.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
 import { forgetCachedTemplate } from './template-cache.js';
 import { validateTemplateSyntax } from './template-renderer.js';
-import { findTemplate, insertTemplate, listTemplates, replaceTemplateContent } from './templates.repository.js';
+import { loadTemplateFiles } from './template-files.loader.js';
+import { findTemplate, insertTemplate, listTemplates, removeTemplate, replaceTemplateContent } from './templates.repository.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
 
 export { findTemplate, listTemplates };
@@ -33,4 +34,23 @@ export async function updateTemplate(connection: Connection, name: string, conte
   forgetCachedTemplate(connection, name);
   await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.updated', templateName: updated.name, comments });
   return updated;
+}
+
+let seededNames: Set<string> | undefined;
+
+/** The defaults shipped in templates/: the service sends them itself (login, activation, OTP). */
+function isSeededDefault(name: string): boolean {
+  seededNames ??= new Set(loadTemplateFiles().map((template) => template.name));
+  return seededNames.has(name);
+}
+
+/**
+ * Deletes a template an admin created. The shipped defaults stay (409): the service's own messages
+ * need them, and the next start would seed them again anyway; edit them with an update instead.
+ */
+export async function deleteTemplate(connection: Connection, name: string): Promise<void> {
+  if (isSeededDefault(name)) throw new ConflictError(`Template ${name} is a default template the service needs; update it instead of deleting it`);
+  if (!(await removeTemplate(connection, name))) throw new NotFoundError(`Template ${name} not found`);
+  forgetCachedTemplate(connection, name);
+  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.deleted', templateName: name });
 }

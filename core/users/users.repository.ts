@@ -112,6 +112,14 @@ export function createUsersRepository(connection: Connection) {
       return doc ? toUser(doc) : undefined;
     },
 
+    /** How many users that are not DELETED name the group as primary or secondary group, in any enterprise. */
+    async countLiveInGroup(groupName: string): Promise<number> {
+      return (await model()).countDocuments({
+        status: { $ne: 'DELETED' },
+        $or: [{ primaryGroup: groupName }, { secondaryGroups: groupName }],
+      });
+    },
+
     /** Inserts the user; a duplicate (enterpriseId, userId) or live mobile number throws MongoDB's error 11000. */
     async insert(user: User): Promise<void> {
       await (await model()).create(toUserDoc(user));

@@ -1,4 +1,5 @@
 import { requestToken } from '../support/auth-helpers.js';
+import { insertUser } from '../support/user-fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const D1_TIMESTAMP = /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/;
@@ -238,6 +239,40 @@ describe('admin API: clients and groups', () => {
         { name: 'retail', description: 'Retail banking', createdAt: expect.stringMatching(ISO) },
         { name: 'wholesale', description: null, createdAt: expect.stringMatching(ISO) },
       ]);
+    });
+
+    test('when one group is read, then 200 with it; an unknown one is 404', async () => {
+      await admin('POST', '/admin/groups', { name: 'private', description: 'Private banking' });
+      const res = await admin('GET', '/admin/groups/private');
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ name: 'private', description: 'Private banking', createdAt: expect.stringMatching(ISO) });
+      const missing = await admin('GET', '/admin/groups/nope');
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toEqual(errorBody(404, 'Not Found', 'Group nope not found', '/admin/groups/nope'));
+    });
+
+    test('when a group no live user names is deleted, then 204 and it is gone; deleting again is 404', async () => {
+      await admin('POST', '/admin/groups', { name: 'closing' });
+      await insertUser(service.ctx.mongo, { userId: 'gone-user', primaryGroup: 'closing', status: 'DELETED' });
+      const res = await admin('DELETE', '/admin/groups/closing');
+      expect(res.status).toBe(204);
+      expect((await admin('GET', '/admin/groups/closing')).status).toBe(404);
+      const again = await admin('DELETE', '/admin/groups/closing');
+      expect(again.status).toBe(404);
+      expect(await again.json()).toEqual(errorBody(404, 'Not Found', 'Group closing not found', '/admin/groups/closing'));
+    });
+
+    test('when users name a group as primary or secondary group, then deleting it is 409 and it stays', async () => {
+      await admin('POST', '/admin/groups', { name: 'busy' });
+      await admin('POST', '/admin/groups', { name: 'side' });
+      await insertUser(service.ctx.mongo, { userId: 'busy-1', primaryGroup: 'busy' });
+      await insertUser(service.ctx.mongo, { userId: 'busy-2', primaryGroup: 'retail', secondaryGroups: ['busy', 'side'] });
+      const res = await admin('DELETE', '/admin/groups/busy');
+      expect(res.status).toBe(409);
+      expect(await res.json()).toEqual(errorBody(409, 'Conflict', 'Group busy is in use by 2 users', '/admin/groups/busy'));
+      const side = await admin('DELETE', '/admin/groups/side');
+      expect(await side.json()).toEqual(errorBody(409, 'Conflict', 'Group side is in use by 1 user', '/admin/groups/side'));
+      expect((await admin('GET', '/admin/groups/busy')).status).toBe(200);
     });
 
     test('when a group name holds a comma, then 422 naming the field', async () => {

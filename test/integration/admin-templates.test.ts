@@ -166,11 +166,45 @@ describe('message templates: seeding and admin API', () => {
     });
   });
 
+  test('when a template an admin created is deleted, then 204, it is gone and the activity record says so', async () => {
+    await call('POST', '/admin/templates', { name: 'short_lived', channel: 'SMS', text: 'Code: __SVC_OTP__' });
+    const res = await call('DELETE', '/admin/templates/short_lived');
+    expect(res.status).toBe(204);
+    expect((await call('GET', '/admin/templates/short_lived')).status).toBe(404);
+    const entries = await service.ctx.mongo.collection('activity').find({ templateName: 'short_lived' }).sort({ _id: 1 }).toArray();
+    expect(entries.map((entry) => entry.action)).toEqual(['template.created', 'template.deleted']);
+    const again = await call('DELETE', '/admin/templates/short_lived');
+    expect(again.status).toBe(404);
+    expect(await again.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 404,
+      error: 'Not Found',
+      message: 'Template short_lived not found',
+      path: '/admin/templates/short_lived',
+    });
+  });
+
+  test('when a default template is deleted, then 409 and it stays', async () => {
+    for (const name of ['otp_sms', 'login_email', 'activation_sms']) {
+      const res = await call('DELETE', `/admin/templates/${name}`);
+      expect(res.status).toBe(409);
+      expect(await res.json()).toEqual({
+        timestamp: D1_TIMESTAMP,
+        status: 409,
+        error: 'Conflict',
+        message: `Template ${name} is a default template the service needs; update it instead of deleting it`,
+        path: `/admin/templates/${name}`,
+      });
+      expect((await call('GET', `/admin/templates/${name}`)).status).toBe(200);
+    }
+  });
+
   test('when the admin token is missing or wrong, then 401 Unauthorized on every admin route', async () => {
     for (const [method, path, headers] of [
       ['GET', '/admin/templates', {}],
       ['POST', '/admin/templates', { authorization: 'Bearer wrong-token', 'content-type': 'application/json' }],
       ['PUT', '/admin/templates/otp_sms', { authorization: 'Basic abc' }],
+      ['DELETE', '/admin/templates/otp_sms', {}],
       ['GET', '/admin/outbox', { authorization: `Bearer ${service.config.adminToken ?? ''}x` }],
     ] as const) {
       const res = await call(method, path, method === 'GET' ? undefined : { channel: 'SMS', text: 'x' }, headers);
