@@ -80,9 +80,17 @@ export const messagingRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/admin/outbox',
-    summary: 'Messages kept by the outbox provider (query: to, limit 1-100, default 20), newest first',
+    summary: 'Messages kept by the outbox provider, newest first',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [
+      {
+        name: 'to',
+        description: 'Only messages to this address: a phone number in E.164 or an e-mail address',
+        schema: { type: 'string', minLength: 1 },
+      },
+      { name: 'limit', description: 'How many messages, 1 to 100 (default 20)', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+    ],
     responses: {
       '200': { description: 'Messages, newest first', schema: 'admin-outbox.message.json', array: true },
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },

@@ -105,6 +105,8 @@ function operation(doc: RouteDoc): Record<string, unknown> {
   }));
   for (const q of doc.query ?? [])
     params.push({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: q.schema });
+  for (const h of doc.headers ?? [])
+    params.push({ name: h.name, in: 'header', required: h.required ?? false, description: h.description, schema: h.schema });
   if (params.length > 0) op.parameters = params;
   return op;
 }

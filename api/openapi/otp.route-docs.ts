@@ -18,6 +18,14 @@ export const otpRouteDocs: RouteDoc[] = [
     summary: 'Generate an OTP and deliver it by SMS and/or e-mail (optional Idempotency-Key header)',
     tag: 'otp',
     auth: bearer,
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description:
+          'Makes a retry safe: the same key with the same body answers the first result again and sends nothing more; the same key with another body is 422',
+        schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+      },
+    ],
     requestSchema: 'otp.generate.json',
     responses: {
       '200': {

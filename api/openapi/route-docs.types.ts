@@ -9,6 +9,8 @@ export interface RouteDoc {
   auth: { kind: 'bearer'; scope: string } | { kind: 'user'; scope: string } | { kind: 'admin' } | { kind: 'none' };
   /** Query parameters (all optional unless `required`). */
   query?: { name: string; description: string; schema: Record<string, unknown>; required?: boolean }[];
+  /** Request headers the operation reads (all optional unless `required`). */
+  headers?: { name: string; description: string; schema: Record<string, unknown>; required?: boolean }[];
   requestSchema?: string;
   requestContentType?: string;
   /** `array`: the body is a JSON array of `schema` items. */
