@@ -42,7 +42,7 @@ export function buildApp(ctx: ServiceContext): Express {
 
   app.use(securityHeaders(ctx, { docs: DOCS_PATH, dashboard: QUEUES_DASHBOARD_PATH, authServer: AUTH_SERVER_PATH }));
   app.use(requestLogging(ctx.logger));
-  app.use(httpMetrics(ctx.metrics));
+  app.use(httpMetrics(ctx.metrics, routeDocs));
   app.use(methodNotAllowed(ctx, routeDocs));
   app.use(homeRoutes(ctx));
   app.use(healthRoutes(ctx));

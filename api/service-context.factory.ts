@@ -1,13 +1,13 @@
 import { ensureDemoClient } from '../core/clients/demo-client.js';
 import type { Config } from '../core/config/config.js';
-import { connectMongo, syncIndexes } from '../core/db/mongo-connection.js';
+import { connectMongo, pingMongo, syncIndexes } from '../core/db/mongo-connection.js';
 import { migrateToEnterprises } from '../core/enterprises/enterprise-migration.js';
 import type { Logger } from '../core/logger/logger.js';
 import { createMetrics } from '../core/metrics/metrics.js';
 import { createDispatchRetry } from '../core/queues/dispatch-retry.queue.js';
 import { createDispatchEnqueuer, enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
-import { createProducerRedis, waitForRedis } from '../core/queues/redis-connection.js';
+import { createProducerRedis, pingRedis, waitForRedis } from '../core/queues/redis-connection.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
 import type { ServiceContext } from './service-context.js';
 
@@ -17,7 +17,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   const redis = createProducerRedis(config.redisUrl);
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
-  const metrics = createMetrics(queues);
+  const metrics = createMetrics(queues, { mongodb: () => pingMongo(mongo), redis: () => pingRedis(redis) });
   const dispatch = createDispatchRetry({
     enqueue: createDispatchEnqueuer(queues.dispatch),
     enqueueById: (id) => enqueueDispatch(queues.dispatch, id),

@@ -1,3 +1,4 @@
+import { signIns } from '../core/metrics/business-metrics.js';
 import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
 import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
 import { createLoginService } from '../core/sign-in/login.service.js';
@@ -23,5 +24,14 @@ export function createSignInServices(
     },
     logger: ctx.logger,
   });
-  return { login, states, limits };
+  // Every login-code check is counted by outcome (signed_in, wrong_code, locked, ...) for dashboards.
+  const countedLogin: typeof login = {
+    ...login,
+    verify: async (...args) => {
+      const outcome = await login.verify(...args);
+      signIns.inc({ outcome: outcome.kind.replace(/-/g, '_') });
+      return outcome;
+    },
+  };
+  return { login: countedLogin, states, limits };
 }

@@ -1,13 +1,20 @@
 import type { RequestHandler } from 'express';
 import type { Metrics } from '../../core/metrics/metrics.js';
+import type { RouteDoc } from '../openapi/route-docs.types.js';
+import { createTemplateMatcher } from '../openapi/route-templates.js';
 
-/** Observes every response by route template (never the raw URL, to bound label cardinality). */
-export function httpMetrics(metrics: Metrics): RequestHandler {
+/**
+ * Observes every response by route template, never the raw URL, to bound label cardinality.
+ * Express routes name their own template; requests the authorization server (a mounted Koa app)
+ * answers get the documented template of their path, and anything else `unmatched`.
+ */
+export function httpMetrics(metrics: Metrics, docs: readonly RouteDoc[]): RequestHandler {
+  const templateOf = createTemplateMatcher(docs);
   return (req, res, next) => {
     const stop = metrics.httpRequestDuration.startTimer();
     res.once('finish', () => {
       const routePath = (req.route as { path?: string } | undefined)?.path;
-      const route = routePath ? `${req.baseUrl}${routePath}` : req.baseUrl || 'unmatched';
+      const route = routePath ? `${req.baseUrl}${routePath}` : (templateOf(req.originalUrl.split('?')[0] ?? '') ?? 'unmatched');
       stop({ method: req.method, route, status: String(res.statusCode) });
     });
     next();

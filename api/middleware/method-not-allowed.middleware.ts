@@ -1,6 +1,7 @@
 import { Router, type RequestHandler } from 'express';
 import { AppError } from '../../core/errors/app-error.js';
 import type { RouteDoc } from '../openapi/route-docs.types.js';
+import { pathPattern } from '../openapi/route-templates.js';
 import type { ServiceContext } from '../service-context.js';
 import { requireBearer } from './bearer-auth.middleware.js';
 import { requireAllowedIp } from './ip-allow-list.middleware.js';
@@ -15,8 +16,6 @@ interface DocumentedPath {
   scope?: string;
 }
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 function documentedPaths(docs: readonly RouteDoc[]): DocumentedPath[] {
   const byPath = new Map<string, RouteDoc[]>();
   for (const doc of docs) byPath.set(doc.path, [...(byPath.get(doc.path) ?? []), doc]);
@@ -26,12 +25,7 @@ function documentedPaths(docs: readonly RouteDoc[]): DocumentedPath[] {
     const bearer = ops.find((op) => op.auth.kind === 'bearer')?.auth;
     return {
       template,
-      pattern: new RegExp(
-        `^${template
-          .split(/\{[^}]+\}/)
-          .map(escapeRegExp)
-          .join('[^/]+')}/?$`,
-      ),
+      pattern: pathPattern(template),
       params: (template.match(/\{/g) ?? []).length,
       methods,
       allow: [...methods].join(', '),

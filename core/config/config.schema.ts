@@ -46,6 +46,7 @@ export const configSchema = {
     SWEEPER_INTERVAL_MS: { type: 'integer', minimum: 100, maximum: 3600000 },
     SWEEPER_GRACE_MS: { type: 'integer', minimum: 100, maximum: 86400000 },
     SENT_JOURNAL_MAX_BACKLOG: { type: 'integer', minimum: 1, maximum: 100000000 },
+    METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
     RATE_LIMIT_OTP_PER_USER: { type: 'integer', minimum: 1 },
     RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS: { type: 'integer', minimum: 1 },
     RATE_LIMIT_OTP_PER_CLIENT: { type: 'integer', minimum: 1 },

@@ -38,6 +38,8 @@ export interface Config {
   readonly sweeperGraceMs: number;
   /** Sends journaled but not yet on their rows past which dispatch workers pause sending. */
   readonly sentJournalMaxBacklog: number;
+  /** Worker processes serve /metrics on this port; 0 = not served (the API serves /metrics on PORT). */
+  readonly metricsPort: number;
   readonly rateLimits: {
     readonly otpPerUser: RateLimit;
     readonly otpPerClient: RateLimit;
@@ -135,6 +137,7 @@ const DEFAULTS: Record<string, string> = {
   SWEEPER_INTERVAL_MS: '15000',
   SWEEPER_GRACE_MS: '60000',
   SENT_JOURNAL_MAX_BACKLOG: '100000',
+  METRICS_PORT: '0',
   RATE_LIMIT_OTP_PER_USER: '5',
   RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS: '600',
   RATE_LIMIT_OTP_PER_CLIENT: '1000',
@@ -304,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweeperIntervalMs: raw.SWEEPER_INTERVAL_MS as number,
     sweeperGraceMs: raw.SWEEPER_GRACE_MS as number,
     sentJournalMaxBacklog: raw.SENT_JOURNAL_MAX_BACKLOG as number,
+    metricsPort: raw.METRICS_PORT as number,
     rateLimits: Object.freeze({
       otpPerUser: Object.freeze({
         points: raw.RATE_LIMIT_OTP_PER_USER as number,

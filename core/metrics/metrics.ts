@@ -1,5 +1,9 @@
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { QueueRegistry } from '../queues/queue-registry.js';
+import { businessRegistry } from './business-metrics.js';
+
+/** Checks that a dependency answers (throws when it does not), run at scrape time. */
+export type DependencyProbes = Record<'mongodb' | 'redis', () => Promise<void>>;
 
 export interface Metrics {
   registry: Registry;
@@ -8,22 +12,25 @@ export interface Metrics {
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
 
-/** A registry per app instance (not prom-client's global one), so tests can build many apps. */
-export function createMetrics(queues: QueueRegistry): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+/**
+ * A registry per app instance (not prom-client's global one), so tests can build many apps; the
+ * process's business counters (business-metrics.ts) are exported with it.
+ */
+export function createMetrics(queues: QueueRegistry, probes?: DependencyProbes): Metrics {
+  const own = new Registry();
+  collectDefaultMetrics({ register: own });
   const httpRequestDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by route template and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
+    registers: [own],
   });
   new Gauge({
     name: 'queue_jobs',
     help: 'BullMQ jobs per queue and state, read at scrape time',
     labelNames: ['queue', 'state'] as const,
-    registers: [registry],
+    registers: [own],
     async collect() {
       this.reset();
       await Promise.all(
@@ -38,5 +45,50 @@ export function createMetrics(queues: QueueRegistry): Metrics {
       );
     },
   });
+  new Gauge({
+    name: 'queue_oldest_waiting_age_seconds',
+    help: 'Age of the oldest job waiting to be taken, per queue (0 when none waits), read at scrape time',
+    labelNames: ['queue'] as const,
+    registers: [own],
+    async collect() {
+      this.reset();
+      const now = Date.now();
+      await Promise.all(
+        Object.entries(queues).map(async ([name, queue]) => {
+          try {
+            const [oldest] = await queue.getJobs(['wait'], 0, 0, true);
+            // A job waits from the end of its delay (a retry's backoff is not waiting).
+            const since = oldest ? oldest.timestamp + (oldest.delay ?? 0) : now;
+            this.set({ queue: name }, Math.max(now - since, 0) / 1000);
+          } catch {
+            // Redis down: left out, as for queue_jobs.
+          }
+        }),
+      );
+    },
+  });
+  if (probes) {
+    new Gauge({
+      name: 'svc_dependency_up',
+      help: 'Whether MongoDB and Redis answer this process (1) or not (0), checked at scrape time as /readyz does',
+      labelNames: ['dependency'] as const,
+      registers: [own],
+      async collect() {
+        await Promise.all(
+          Object.entries(probes).map(async ([dependency, probe]) => {
+            this.set(
+              { dependency },
+              await probe().then(
+                () => 1,
+                () => 0,
+              ),
+            );
+          }),
+        );
+      },
+    });
+  }
+  // Merged last: a merged registry holds the metrics its parts had at that moment.
+  const registry = Registry.merge([own, businessRegistry]);
   return { registry, httpRequestDuration };
 }

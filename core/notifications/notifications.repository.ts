@@ -2,6 +2,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } from './notification-states.js';
 import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
+import { notificationExpiryLag, notificationsEnded } from '../metrics/business-metrics.js';
 
 const notificationSchema = new Schema<Notification & { _id: string }>(
   {
@@ -79,6 +80,11 @@ export interface ListQuery {
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** Every final state is counted where it is written, whichever path wrote it. */
+function countEnded(status: FinalStatus, count: number): void {
+  if (count > 0) notificationsEnded.inc({ status }, count);
+}
+
 export function createNotificationsRepository(connection: Connection) {
   const model = () => notificationModel(connection);
 
@@ -102,13 +108,17 @@ export function createNotificationsRepository(connection: Connection) {
       now: Date,
       fields: FinalFields = {},
     ): Promise<Notification | null> {
-      return (await model())
+      const ended = await (
+        await model()
+      )
         .findOneAndUpdate(
           { _id: notificationUuid, ...scope, ...transitionFilter(to, now) },
           { $set: withoutUndefined({ status: to, answeredAt: now, ...fields }) },
           { new: true, projection: PROJECTION },
         )
         .lean<Notification>();
+      if (ended) countEnded(to, 1);
+      return ended;
     },
 
     /** Counts a wrong matching number while attempts remain; null when that was not possible. */
@@ -124,13 +134,17 @@ export function createNotificationsRepository(connection: Connection) {
 
     /** The last wrong number: TAMPERED. Null when it was not the last one any more (a race). */
     async endOnLastWrongNumber(notificationUuid: string, userScope: Record<string, string>, now: Date): Promise<Notification | null> {
-      return (await model())
+      const ended = await (
+        await model()
+      )
         .findOneAndUpdate(
           { _id: notificationUuid, ...userScope, ...lastWrongNumberFilter(now) },
           { $set: { status: 'TAMPERED', signingStatus: 'NA', isDsVerified: false, answeredAt: now }, $inc: { numberAttempts: 1 } },
           { new: true, projection: PROJECTION },
         )
         .lean<Notification>();
+      if (ended) countEnded('TAMPERED', 1);
+      return ended;
     },
 
     async list(query: ListQuery): Promise<Notification[]> {
@@ -177,15 +191,22 @@ export function createNotificationsRepository(connection: Connection) {
       now: Date,
     ): Promise<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>[]> {
       const Notifications = await model();
-      await Notifications.collection.updateMany({ _id: { $in: notificationUuids }, ...transitionFilter('EXPIRED', now) } as never, {
-        $set: { status: 'EXPIRED', answeredAt: now },
-      });
-      return Notifications.collection
-        .find<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl'>>(
+      const result = await Notifications.collection.updateMany(
+        { _id: { $in: notificationUuids }, ...transitionFilter('EXPIRED', now) } as never,
+        { $set: { status: 'EXPIRED', answeredAt: now } },
+      );
+      countEnded('EXPIRED', result.modifiedCount);
+      const rows = await Notifications.collection
+        .find<Pick<Notification, 'notificationUuid' | 'status' | 'expiresAt' | 'callbackUrl' | 'answeredAt'>>(
           { _id: { $in: notificationUuids } } as never,
-          { projection: { _id: 0, notificationUuid: 1, status: 1, expiresAt: 1, callbackUrl: 1 } },
+          { projection: { _id: 0, notificationUuid: 1, status: 1, expiresAt: 1, callbackUrl: 1, answeredAt: 1 } },
         )
         .toArray();
+      // The lag of those this update expired (answeredAt is this call's instant).
+      for (const row of rows)
+        if (row.status === 'EXPIRED' && row.answeredAt?.getTime() === now.getTime())
+          notificationExpiryLag.observe(Math.max(now.getTime() - row.expiresAt.getTime(), 0) / 1000);
+      return rows;
     },
 
     /** Ends these notifications in `to` where the rules still allow it; how many changed. */
@@ -194,6 +215,7 @@ export function createNotificationsRepository(connection: Connection) {
       const result = await (
         await model()
       ).updateMany({ _id: { $in: notificationUuids }, ...transitionFilter(to, now) }, { $set: { status: to, answeredAt: now } });
+      countEnded(to, result.modifiedCount);
       return result.modifiedCount;
     },
 
@@ -205,6 +227,7 @@ export function createNotificationsRepository(connection: Connection) {
       const result = await (
         await model()
       ).updateMany({ ...transitionFilter('EXPIRED', now), callbackUrl: null }, { $set: { status: 'EXPIRED', answeredAt: now } });
+      countEnded('EXPIRED', result.modifiedCount);
       return result.modifiedCount;
     },
 

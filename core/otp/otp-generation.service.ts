@@ -14,6 +14,7 @@ import type { OtpKeys } from './otp-keys.js';
 import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { decryptSecret, encryptSecret } from './secret-box.js';
+import { otpRequests } from '../metrics/business-metrics.js';
 
 /** What the generation needs to know about a template: its channel and its macro-bearing texts. */
 export interface TemplateLookup {
@@ -228,7 +229,10 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
           otpUuid = claim.existing.otpUuid;
           const existing = await deps.otps.findForClient(otpUuid, clientId);
           // Finished earlier: answer the same uuid, send nothing again.
-          if (existing && !existing.codeEncrypted) return { otpUuid };
+          if (existing && !existing.codeEncrypted) {
+            otpRequests.inc({ outcome: 'replayed' });
+            return { otpUuid };
+          }
         }
       }
 
@@ -253,6 +257,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         createdAt,
       };
       await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline);
+      otpRequests.inc({ outcome: 'accepted' });
       return { otpUuid };
     },
   };

@@ -6,6 +6,7 @@ import { verifyOtp } from './otp-digest.js';
 import type { OtpKeys } from './otp-keys.js';
 import type { HashSpec } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
+import { otpValidations } from '../metrics/business-metrics.js';
 
 export interface OtpValidationDeps {
   otps: OtpsRepository;
@@ -63,19 +64,32 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     });
   }
 
+  async function checkCode(otpUuid: string, clientId: string, code: string): Promise<{ otpUuid: string; status: 'SUCCESS'; jwt?: string }> {
+    const at = now();
+    const record = await deps.otps.takeAttempt(otpUuid, clientId, at);
+    if (!record) return explainRefusal(otpUuid, clientId, at);
+    if (!verifyOtp(code, record.digest, record.hashSpec as HashSpec, deps.keys)) {
+      const attemptsLeft = Math.max(record.attempts - record.attemptsUsed, 0);
+      if (attemptsLeft === 0) await deps.otps.lockIfExhausted(otpUuid);
+      throw outcomeError(422, otpUuid, 'FAILED', 'Invalid OTP', { attemptsLeft });
+    }
+    if (!(await deps.otps.markUsed(otpUuid, at))) return explainRefusal(otpUuid, clientId, at);
+    if (!record.generateJwt) return { otpUuid, status: 'SUCCESS' };
+    return { otpUuid, status: 'SUCCESS', jwt: await deps.signOtpJwt({ sub: record.userId, jti: otpUuid, clientId }) };
+  }
+
   return {
     async validate(otpUuid: string, clientId: string, code: string): Promise<{ otpUuid: string; status: 'SUCCESS'; jwt?: string }> {
-      const at = now();
-      const record = await deps.otps.takeAttempt(otpUuid, clientId, at);
-      if (!record) return explainRefusal(otpUuid, clientId, at);
-      if (!verifyOtp(code, record.digest, record.hashSpec as HashSpec, deps.keys)) {
-        const attemptsLeft = Math.max(record.attempts - record.attemptsUsed, 0);
-        if (attemptsLeft === 0) await deps.otps.lockIfExhausted(otpUuid);
-        throw outcomeError(422, otpUuid, 'FAILED', 'Invalid OTP', { attemptsLeft });
+      try {
+        const result = await checkCode(otpUuid, clientId, code);
+        otpValidations.inc({ outcome: result.status });
+        return result;
+      } catch (err) {
+        // Refusals carry the OTP's state (FAILED, LOCKED, EXPIRED, USED); an unknown uuid carries none.
+        const status = err instanceof AppError ? err.extra.status : undefined;
+        if (typeof status === 'string') otpValidations.inc({ outcome: status });
+        throw err;
       }
-      if (!(await deps.otps.markUsed(otpUuid, at))) return explainRefusal(otpUuid, clientId, at);
-      if (!record.generateJwt) return { otpUuid, status: 'SUCCESS' };
-      return { otpUuid, status: 'SUCCESS', jwt: await deps.signOtpJwt({ sub: record.userId, jti: otpUuid, clientId }) };
     },
 
     async status(otpUuid: string, clientId: string) {

@@ -6,6 +6,7 @@ import { applySentOutcomes } from '../deliveries/sent-outcomes.js';
 import type { DeliveryReceipt, RecordDeliveryReceipt } from './delivery-receipt.types.js';
 import { receiptFromSendgridEvent, receiptFromTwilioStatus, type SendgridEvent } from './delivery-receipts.mapper.js';
 import { isWebhookEventSeen, markWebhookEventSeen } from './webhook-events.repository.js';
+import { deliveryOutcomes } from '../metrics/business-metrics.js';
 
 export async function handleTwilioStatus(params: Record<string, unknown>, onReceipt: RecordDeliveryReceipt): Promise<void> {
   const receipt = receiptFromTwilioStatus(params);
@@ -66,6 +67,10 @@ export function recordDeliveryReceipt(
     const ids = [receipt.providerMessageId, receipt.reference].filter((id): id is string => typeof id === 'string' && id.length > 0);
     let updated = 0;
     for (const id of new Set(ids)) updated += await apply(receipt, id);
+    if (updated > 0) {
+      const channel = receipt.provider === 'twilio' ? 'SMS' : 'EMAIL';
+      deliveryOutcomes.inc({ channel, provider: receipt.provider, state: receipt.state });
+    }
     logger.info({ provider: receipt.provider, state: receipt.state, updated }, 'delivery receipt');
   };
 }

@@ -1,4 +1,23 @@
+import { createServer } from 'node:net';
+import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
+import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
+
+/** The value of one sample line (`name{labels} value`), or 0 when the series is absent. */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 
 describe('Prometheus metrics', () => {
   let service: TestService;
@@ -8,6 +27,7 @@ describe('Prometheus metrics', () => {
   afterAll(async () => {
     await service.close();
   });
+  const scrape = async () => (await fetch(`${service.url}/metrics`)).text();
 
   test('when requests were served, then /metrics has the request histogram by route and status and queue counts', async () => {
     // Bodies are read so each response has finished (and been observed) before the scrape.
@@ -24,5 +44,76 @@ describe('Prometheus metrics', () => {
     for (const state of ['waiting', 'active', 'failed', 'completed'])
       expect(text).toContain(`queue_jobs{queue="dispatch",state="${state}"} 0`);
     expect(text).toContain('queue_jobs{queue="enrollment",state="waiting"} 0');
+    expect(text).toContain('svc_dependency_up{dependency="mongodb"} 1');
+    expect(text).toContain('svc_dependency_up{dependency="redis"} 1');
+  });
+
+  test('when the authorization server answers, then each of its endpoints has its own route label', async () => {
+    const { clientId, clientSecret } = await createClientWithToken(service, { scopes: ['otp'] });
+    await (await requestToken(service, { clientId, clientSecret })).text();
+    await (await fetch(`${service.url}/svc/authserver/jwks`)).text();
+    const text = await scrape();
+    expect(text).toMatch(/http_request_duration_seconds_count\{method="POST",route="\/svc\/authserver\/oauth\/token",status="200"\} [1-9]/);
+    expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/svc\/authserver\/jwks",status="200"\} 1/);
+    expect(text).not.toContain('route="/svc/authserver"');
+  });
+
+  test('when a job waits untaken, then the age of the oldest waiting job grows', async () => {
+    await service.ctx.queues.enrollment.add('probe', { n: 1 });
+    const age = await eventually(async () => {
+      const value = sample(await scrape(), 'queue_oldest_waiting_age_seconds{queue="enrollment"}');
+      return value > 0.2 ? value : undefined;
+    });
+    expect(age).toBeLessThan(60);
+    expect(sample(await scrape(), 'queue_oldest_waiting_age_seconds{queue="notification"}')).toBe(0);
+  });
+
+  describe('business counters and a worker process of its own', () => {
+    let worker: WorkerProcess | undefined;
+    afterAll(async () => {
+      worker?.child.kill('SIGTERM');
+      await worker?.exited;
+    });
+
+    test('when an OTP is generated, sent by a dispatch process and validated, then the API and the worker count it on their own /metrics', async () => {
+      const metricsPort = await freePort();
+      worker = spawnProcessEntry('workers/dispatch/main.js', { ...service.env, METRICS_PORT: String(metricsPort) });
+      await waitForOutput(worker, 'metrics served on /metrics');
+      await waitForOutput(worker, 'dispatch worker running');
+      const workerScrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const sentBefore = sample(await workerScrape(), 'svc_deliveries_total{channel="SMS",provider="outbox",state="SENT"}');
+
+      const { accessToken } = await createClientWithToken(service, { scopes: ['otp'] });
+      await insertUser(service.ctx.mongo, { userId: 'metered', mobileNumber: '+15550004242' });
+      const before = await scrape();
+      const res = await postJson(`${service.url}/v1/svc-otp`, accessToken, otpBody('metered'));
+      expect(res.status).toBe(200);
+      const { otpUuid } = (await res.json()) as { otpUuid: string };
+      const message = await outboxMessageFor(service, '+15550004242', otpUuid);
+      const code = /\b(\d{6})\b/.exec(message.text)?.[1] ?? '';
+      const wrong = await postJson(`${service.url}/v1/svc-otp/${otpUuid}/validate`, accessToken, {
+        otp: code === '000000' ? '111111' : '000000',
+      });
+      expect(wrong.status).toBe(422);
+      const right = await postJson(`${service.url}/v1/svc-otp/${otpUuid}/validate`, accessToken, { otp: code });
+      expect(right.status).toBe(200);
+
+      const after = await scrape();
+      const delta = (series: string) => sample(after, series) - sample(before, series);
+      expect(delta('svc_otp_requests_total{outcome="accepted"}')).toBe(1);
+      expect(delta('svc_otp_validations_total{outcome="FAILED"}')).toBe(1);
+      expect(delta('svc_otp_validations_total{outcome="SUCCESS"}')).toBe(1);
+
+      const workerText = await eventually(async () => {
+        const text = await workerScrape();
+        return sample(text, 'svc_deliveries_total{channel="SMS",provider="outbox",state="SENT"}') > sentBefore ? text : undefined;
+      });
+      expect(sample(workerText, 'svc_provider_send_duration_seconds_count{channel="SMS",provider="outbox",outcome="ok"}')).toBeGreaterThan(
+        0,
+      );
+      // A worker's own process metrics, and nothing but /metrics.
+      expect(workerText).toContain('process_resident_memory_bytes');
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status).toBe(404);
+    });
   });
 });

@@ -5,6 +5,7 @@ import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import type { Logger } from '../../core/logger/logger.js';
+import { deliveryOutcomes, providerSendDuration } from '../../core/metrics/business-metrics.js';
 import { decryptSecret } from '../../core/otp/secret-box.js';
 import { PermanentProviderError } from '../../core/providers/provider-errors.js';
 import type { Providers, SentMessage } from '../../core/providers/provider.types.js';
@@ -36,7 +37,23 @@ function secretMacros(delivery: Delivery, key: Buffer): Record<string, string> {
   return JSON.parse(decryptSecret(delivery.secretMacros, key, delivery.id)) as Record<string, string>;
 }
 
+const providerOf = (deps: DispatchProcessorDeps, delivery: Delivery): string =>
+  delivery.channel === 'SMS' ? deps.providers.sms.name : deps.providers.email.name;
+
+/** The provider call, timed by outcome: its latency and error rate are what operators alert on. */
 async function send(deps: DispatchProcessorDeps, delivery: Delivery, message: RenderedMessage): Promise<SentMessage> {
+  const stopTimer = providerSendDuration.startTimer({ channel: delivery.channel, provider: providerOf(deps, delivery) });
+  try {
+    const sent = await callProvider(deps, delivery, message);
+    stopTimer({ outcome: 'ok' });
+    return sent;
+  } catch (err) {
+    stopTimer({ outcome: err instanceof PermanentProviderError ? 'permanent' : 'transient' });
+    throw err;
+  }
+}
+
+async function callProvider(deps: DispatchProcessorDeps, delivery: Delivery, message: RenderedMessage): Promise<SentMessage> {
   const otpUuid = delivery.kind === 'otp' ? delivery.refId : undefined;
   if (delivery.channel === 'SMS') {
     return deps.providers.sms.send({ to: delivery.to, text: message.text, statusCallbackUrl: deps.twilioStatusCallbackUrl, otpUuid });
@@ -84,6 +101,11 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     }
   };
 
+  const markFailed = async (delivery: Delivery, reason: string, attempt?: number) => {
+    await deps.deliveries.markFailed(delivery.id, reason, attempt);
+    deliveryOutcomes.inc({ channel: delivery.channel, provider: providerOf(deps, delivery), state: 'FAILED' });
+  };
+
   return async (job: Job<DispatchJobData>, token?: string): Promise<DispatchResult> => {
     if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
     const { deliveryId, sealed } = job.data;
@@ -105,7 +127,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     if (!delivery) throw new UnrecoverableError(`unknown delivery ${deliveryId}`);
     if (delivery.state !== 'QUEUED') return { state: 'SKIPPED', reason: `already ${delivery.state}` };
     if (delivery.notAfter.getTime() <= now().getTime()) {
-      await deps.deliveries.markFailed(deliveryId, EXPIRED_BEFORE_SENDING);
+      await markFailed(delivery, EXPIRED_BEFORE_SENDING);
       return { state: 'SKIPPED', reason: 'expired' };
     }
     // Sends tried so far, counting runs cut short by a dead worker (BullMQ counts those apart).
@@ -113,14 +135,14 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
 
     const template = await deps.findTemplate(delivery.template);
     if (!template) {
-      await deps.deliveries.markFailed(deliveryId, `template ${delivery.template} not found`, attempt);
+      await markFailed(delivery, `template ${delivery.template} not found`, attempt);
       throw new UnrecoverableError(`template ${delivery.template} not found`);
     }
     let message: RenderedMessage;
     try {
       message = renderTemplate(template, { ...delivery.macros, ...secretMacros(delivery, deps.encryptionKey) });
     } catch (err) {
-      await deps.deliveries.markFailed(deliveryId, `render failed: ${(err as Error).message}`, attempt);
+      await markFailed(delivery, `render failed: ${(err as Error).message}`, attempt);
       throw new UnrecoverableError(`render failed: ${(err as Error).message}`);
     }
 
@@ -130,12 +152,12 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       sent = await send(deps, delivery, message);
     } catch (err) {
       if (err instanceof PermanentProviderError) {
-        await deps.deliveries.markFailed(deliveryId, err.reason, attempt);
+        await markFailed(delivery, err.reason, attempt);
         throw new UnrecoverableError(err.reason);
       }
       const reason = (err as Error).message;
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (lastAttempt) await deps.deliveries.markFailed(deliveryId, `gave up after ${attempt} attempts: ${reason}`, attempt);
+      if (lastAttempt) await markFailed(delivery, `gave up after ${attempt} attempts: ${reason}`, attempt);
       else await deps.deliveries.recordTransientError(deliveryId, reason, attempt);
       deps.logger.warn({ deliveryId, attempt, err: reason }, 'transient delivery failure');
       throw err;
@@ -143,6 +165,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     // Durable before the job ends; the row follows within milliseconds (sent-outcomes.ts). Should
     // this fail, the job's retry finds no record and sends again: at least once, never lost.
     await deps.sent.record({ deliveryId, providerMessageId: sent.providerMessageId, attempts: attempt, sentAt: now() });
+    deliveryOutcomes.inc({ channel: delivery.channel, provider: providerOf(deps, delivery), state: 'SENT' });
     return { state: 'SENT', providerMessageId: sent.providerMessageId };
   };
 }

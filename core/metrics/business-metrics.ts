@@ -1,0 +1,59 @@
+import { Counter, Histogram, Registry } from 'prom-client';
+
+/**
+ * What the service does, counted where it happens (API and workers alike). One registry per
+ * process: the code that counts imports these directly, and each process exports them with its
+ * own metrics (the API's /metrics, a worker's METRICS_PORT). Names follow Prometheus conventions:
+ * `svc_` prefix, `_total` for counters, base units (seconds).
+ */
+export const businessRegistry = new Registry();
+
+export const otpRequests = new Counter({
+  name: 'svc_otp_requests_total',
+  help: 'OTP generation requests by outcome: accepted (new OTP), replayed (same Idempotency-Key and body)',
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});
+
+export const otpValidations = new Counter({
+  name: 'svc_otp_validations_total',
+  help: 'OTP validations by outcome: SUCCESS, FAILED (wrong code), LOCKED, EXPIRED, USED',
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});
+
+export const deliveryOutcomes = new Counter({
+  name: 'svc_deliveries_total',
+  help: 'Messages by channel, provider and state reached: SENT (provider accepted), FAILED, and from receipts DELIVERED / FAILED',
+  labelNames: ['channel', 'provider', 'state'] as const,
+  registers: [businessRegistry],
+});
+
+export const providerSendDuration = new Histogram({
+  name: 'svc_provider_send_duration_seconds',
+  help: 'Time of one send call to a provider, by channel, provider and outcome (ok, transient, permanent)',
+  labelNames: ['channel', 'provider', 'outcome'] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [businessRegistry],
+});
+
+export const signIns = new Counter({
+  name: 'svc_sign_ins_total',
+  help: 'Login-code checks on the sign-in pages by outcome: signed_in, wrong_code, locked, expired, not_active, refused',
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});
+
+export const notificationsEnded = new Counter({
+  name: 'svc_notifications_final_total',
+  help: 'Notifications that reached a final state, by state (UPDATED, EXPIRED, CANCELLED, DISMISSED, TAMPERED, DISCARD)',
+  labelNames: ['status'] as const,
+  registers: [businessRegistry],
+});
+
+export const notificationExpiryLag = new Histogram({
+  name: 'svc_notification_expiry_lag_seconds',
+  help: 'How long after its expiresAt the notification worker marked a notification EXPIRED',
+  buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+  registers: [businessRegistry],
+});

@@ -1,0 +1,50 @@
+import { createServer, type Server } from 'node:http';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../logger/logger.js';
+import { businessRegistry } from './business-metrics.js';
+
+type Start<R> = (config: Config, logger: Logger) => Promise<R & { shutdown: () => Promise<boolean> }>;
+
+/**
+ * A worker process's Prometheus endpoint (`GET /metrics` on METRICS_PORT): its process metrics and
+ * the business counters it updates (deliveries, provider latency, expiries). Workers have no HTTP
+ * server of their own; this one answers nothing else and is closed before the worker drains.
+ */
+export function withMetricsEndpoint<R>(start: Start<R>): Start<R> {
+  return async (config, logger) => {
+    const running = await start(config, logger);
+    if (config.metricsPort === 0) return running;
+    const own = new Registry();
+    collectDefaultMetrics({ register: own });
+    const registry = Registry.merge([own, businessRegistry]);
+    const server = await listen(registry, config.metricsPort);
+    logger.info({ port: config.metricsPort }, 'metrics served on /metrics');
+    return {
+      ...running,
+      shutdown: async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await closed;
+        return running.shutdown();
+      },
+    };
+  };
+}
+
+function listen(registry: Registry, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: metrics are at /metrics\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(err as Error).message}\n`),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve(server));
+  });
+}
