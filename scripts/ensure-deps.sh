@@ -35,6 +35,16 @@ if [ "${SVC_TEST:-}" = "1" ] && ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
+# The alert rules are checked and unit-tested with promtool: Debian's prometheus package ships it.
+if [ "${SVC_TEST:-}" = "1" ] && ! command -v promtool >/dev/null 2>&1; then
+  log "installing promtool (apt: prometheus)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq prometheus >/dev/null
+  # Only its promtool is wanted: no Prometheus server runs here.
+  ($SUDO systemctl disable --now prometheus >/dev/null 2>&1 || $SUDO service prometheus stop >/dev/null 2>&1) || true
+fi
+
 # MongoDB wire server: mongo-java-server jars from Maven Central and our tiny launcher.
 if [ -z "${MONGODB_URI:-}" ] || [ "${CI:-}" = "true" ] || [ "${SVC_TEST:-}" = "1" ]; then
   mdir=scripts/mongo-server
