@@ -132,6 +132,8 @@ describe('Deployment files', () => {
           expect(ignored.filter((pattern) => source === pattern || source.startsWith(`${pattern}/`))).toEqual([]);
         }
       }
+      // Local secrets (.env, .local/secrets.json) and the repository never reach an image.
+      for (const secretPlace of ['.env', '.local', '.git']) expect(ignored).toContain(secretPlace);
       const finalSources = final.filter((i) => i.keyword === 'COPY').map((i) => i.args.split(/\s+/).slice(-2)[0]);
       for (const runtimeDir of ['schemas', 'templates', '/app/dist']) expect(finalSources).toContain(runtimeDir);
     });
