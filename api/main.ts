@@ -5,6 +5,7 @@ import { runProcess } from '../core/lifecycle/run-process.js';
 import { createShutdown } from '../core/lifecycle/shutdown.js';
 import type { Logger } from '../core/logger/logger.js';
 import { buildApp } from './app.js';
+import { setDrainingCheck } from './draining-state.js';
 import { trackHttpDrain } from './http-server-drain.js';
 import { createServiceContext } from './service-context.factory.js';
 
@@ -22,12 +23,14 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   await once(server, 'listening');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const http = trackHttpDrain(server);
+  const http = trackHttpDrain(server, { windowMs: config.shutdownDrainWindowMs });
+  setDrainingCheck(app, http.isDraining);
   const shutdown = createShutdown(
     [
-      // Stop accepting, answer what was read (with Connection: close), then close the stores,
-      // which keep a few seconds of their own even when the drain overran.
-      { name: 'http requests in flight', run: () => http.drain(), abort: () => http.abort() },
+      // Readiness 503 and Connection: close on every answer for the drain window, then stop
+      // listening and wait for the last answer; then close the stores, which keep a few seconds
+      // of their own even when the drain overran.
+      { name: 'http requests in flight', run: () => http.drain(), abort: () => http.abort(), minMs: config.shutdownDrainWindowMs + 2000 },
       { name: 'connections', run: () => ctx.close(), minMs: 5000 },
     ],
     logger,

@@ -86,10 +86,20 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, name: 'svc-identity' });
   const api = await startApi(config, logger);
   const workers = await startAllWorkers(config, logger);
+  // The API's drain starts at the signal, as in the `web` role (readiness 503, keep-alive clients
+  // told to go over the drain window), while the workers finish their jobs: waiting for the
+  // workers first would leave the API taking new requests on a process that is stopping.
   const shutdown = createShutdown(
     [
-      { name: 'workers', run: () => workers.shutdown() },
-      { name: 'api', run: () => api.shutdown() },
+      {
+        name: 'api and workers',
+        run: async () => {
+          const done = await Promise.all([api.shutdown(), workers.shutdown()]);
+          if (!done.every(Boolean)) throw new Error('a shutdown step of the API or of a worker failed (logged above)');
+        },
+        // Each side bounds its own steps by the same deadline; this only catches a hang.
+        minMs: config.shutdownDeadlineMs + 10000,
+      },
     ],
     logger,
     config.shutdownDeadlineMs,

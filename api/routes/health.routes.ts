@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { pingMongo } from '../../core/db/mongo-connection.js';
 import { pingRedis } from '../../core/queues/redis-connection.js';
+import { isDraining } from '../draining-state.js';
 import type { ServiceContext } from '../service-context.js';
 
 export function healthRoutes(ctx: ServiceContext): Router {
@@ -9,7 +10,12 @@ export function healthRoutes(ctx: ServiceContext): Router {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  router.get('/readyz', async (_req, res) => {
+  router.get('/readyz', async (req, res) => {
+    // A draining process must leave the load balancer's rotation at once, whatever its stores say.
+    if (isDraining(req.app)) {
+      res.status(503).json({ status: 'draining', checks: {}, down: [] });
+      return;
+    }
     const checks = await Promise.allSettled([pingMongo(ctx.mongo), pingRedis(ctx.redis)]);
     const [mongodb, redis] = checks.map((c) => (c.status === 'fulfilled' ? 'up' : 'down'));
     const down = [mongodb === 'down' ? 'mongodb' : undefined, redis === 'down' ? 'redis' : undefined].filter(Boolean);

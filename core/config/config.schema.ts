@@ -24,6 +24,7 @@ export const configSchema = {
     SIGNING_KEY_JWK: { type: 'string', minLength: 2 },
     ACCESS_TOKEN_TTL_SECONDS: { type: 'integer', minimum: 60, maximum: 86400 },
     SHUTDOWN_DEADLINE_MS: { type: 'integer', minimum: 1000, maximum: 600000 },
+    SHUTDOWN_DRAIN_WINDOW_MS: { type: 'integer', minimum: 0, maximum: 300000 },
     REQUEST_DEADLINE_MS: { type: 'integer', minimum: 1000, maximum: 600000 },
     DISPATCH_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000 },
     ENROLLMENT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000 },

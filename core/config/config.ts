@@ -28,6 +28,11 @@ export interface Config {
   readonly accessTokenTtlSeconds: number;
   readonly shutdownDeadlineMs: number;
   /**
+   * After SIGTERM the API serves on this long (readiness 503, every answer `Connection: close`)
+   * before it stops listening, so keep-alive clients leave without a request being reset.
+   */
+  readonly shutdownDrainWindowMs: number;
+  /**
    * An OTP request still short of writing its delivery rows after this long is refused (503)
    * instead of going on: a caller that gave up must not get a message it has no uuid for.
    */
@@ -122,6 +127,7 @@ const DEFAULTS: Record<string, string> = {
   SMALL_BODY_LIMIT: '64kb',
   ACCESS_TOKEN_TTL_SECONDS: '3600',
   SHUTDOWN_DEADLINE_MS: '25000',
+  SHUTDOWN_DRAIN_WINDOW_MS: '5000',
   REQUEST_DEADLINE_MS: '5000',
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
@@ -302,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
     shutdownDeadlineMs: raw.SHUTDOWN_DEADLINE_MS as number,
+    shutdownDrainWindowMs: raw.SHUTDOWN_DRAIN_WINDOW_MS as number,
     requestDeadlineMs: raw.REQUEST_DEADLINE_MS as number,
     workerLockDurationMs: raw.WORKER_LOCK_DURATION_MS as number,
     sweeperIntervalMs: raw.SWEEPER_INTERVAL_MS as number,

@@ -54,6 +54,8 @@ export function createManagedWorker(options: ManagedWorkerOptions): Worker {
   });
   const log = options.logger.child({ queue: options.queue });
   worker.on('error', (err) => log.error({ err }, 'worker error'));
+  // At debug level only: which process ran which job, to follow work across scaled-out workers.
+  worker.on('completed', (job) => log.debug({ jobId: job.id }, 'job completed'));
   worker.on('failed', (job, err) => log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'job failed'));
   worker.on('stalled', (jobId) => log.warn({ jobId }, 'job stalled; it will be retried'));
   return worker;
