@@ -11,17 +11,23 @@ import java.nio.file.Path;
  * because no mongod can be installed on these machines.
  *
  * Usage: java LocalMongoServer <host> <port|0> <memory|journal:/path/file|h2:/path/file.mv> [portFile]
- * journal: the memory backend with a write-ahead journal (durable, see JournaledMemoryBackend);
+ * journal: the memory backend with a write-ahead journal (durable, see JournaledMemoryBackend),
+ *   tuned by -DlocalMongo.fsync=always|everysec|off (default everysec, see JournalSync) and
+ *   -DlocalMongo.compactAfterBytes=<n> (default 16 MiB);
  * h2: mongo-java-server's H2 file backend (kept for comparison; see JournaledMemoryBackend).
  * Prints one line "listening <connection-string>" once bound, and writes the port to portFile.
+ * Exits with status 2 and the reason on stderr when its files are damaged (JournalRefusal).
  */
 public final class LocalMongoServer {
+    /** About a second of replay here, whatever the snapshot holds (see docs/reliability.md). */
+    private static final long DEFAULT_COMPACT_AFTER_BYTES = 16L * 1024 * 1024;
+
     public static void main(String[] args) throws Exception {
         String host = args.length > 0 ? args[0] : "127.0.0.1";
         int port = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         String backendSpec = args.length > 2 ? args[2] : "memory";
         MongoBackend backend;
-        if (backendSpec.startsWith("journal:")) backend = new JournaledMemoryBackend(Path.of(backendSpec.substring(8)));
+        if (backendSpec.startsWith("journal:")) backend = openJournal(Path.of(backendSpec.substring(8)));
         else if (backendSpec.startsWith("h2:")) backend = new H2Backend(backendSpec.substring(3));
         else backend = new IdIndexedMemoryBackend();
         MongoServer server = new MongoServer(backend);
@@ -39,5 +45,27 @@ public final class LocalMongoServer {
         System.out.println("listening mongodb://" + host + ":" + address.getPort());
         System.out.flush();
         Thread.currentThread().join();
+    }
+
+    private static MongoBackend openJournal(Path file) throws Exception {
+        JournalSync.Mode fsync;
+        try {
+            fsync = JournalSync.Mode.parse(System.getProperty("localMongo.fsync", "everysec"));
+        } catch (IllegalArgumentException e) {
+            return refuse(e.getMessage());
+        }
+        long compactAfterBytes = Long.parseLong(System.getProperty("localMongo.compactAfterBytes", String.valueOf(DEFAULT_COMPACT_AFTER_BYTES)));
+        try {
+            return new JournaledMemoryBackend(file, fsync, compactAfterBytes);
+        } catch (JournalRefusal refusal) {
+            return refuse(refusal.getMessage());
+        }
+    }
+
+    private static MongoBackend refuse(String reason) {
+        System.err.println("local MongoDB-wire server refuses to start: " + reason);
+        System.err.flush();
+        System.exit(2);
+        return null;
     }
 }
