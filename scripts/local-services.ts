@@ -120,9 +120,12 @@ export interface JournalBackend {
   journalFile: string;
   /** When journal appends reach the disk (LOCAL_MONGO_FSYNC); the server's default is `everysec`. */
   fsync?: FsyncMode;
-  /** Journal size past which it is compacted into a snapshot (the server's default: 16 MiB). */
+  /** Journal size past which it is compacted into a snapshot (default: DEFAULT_COMPACT_AFTER_BYTES). */
   compactAfterBytes?: number;
 }
+
+/** The server's own default (LocalMongoServer.java), repeated for the benchmark. */
+export const DEFAULT_COMPACT_AFTER_BYTES = 1024 * 1024;
 
 /** LOCAL_MONGO_FSYNC, checked before anything starts; unset means the server's default. */
 export function parseFsyncMode(value: string | undefined): FsyncMode | undefined {

@@ -11,10 +11,26 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 
 /** Names of the files beside a journal, entry encoding, and the fsync + atomic rename steps. */
 final class JournalFiles {
     private JournalFiles() {}
+
+    /** The files hold every user's data (phone numbers, code hashes): readable by their owner only. */
+    private static final FileAttribute<?> OWNER_ONLY = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+
+    /** Creates (or empties) a temporary file, owner-only where the file system has POSIX permissions. */
+    static FileChannel createTemporary(Path temporary) throws IOException {
+        Set<StandardOpenOption> options = Set.of(StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        try {
+            return FileChannel.open(temporary, options, OWNER_ONLY);
+        } catch (UnsupportedOperationException e) {
+            return FileChannel.open(temporary, options);
+        }
+    }
 
     static Path snapshotOf(Path journal) {
         return journal.resolveSibling(journal.getFileName() + ".snapshot");
@@ -48,7 +64,7 @@ final class JournalFiles {
     /** Writes a fresh journal holding only its header, on disk before it replaces `journal`. */
     static void createJournal(Path journal, long generation) throws IOException {
         Path temporary = temporaryOf(journal);
-        try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+        try (FileChannel channel = createTemporary(temporary)) {
             writeFully(channel, RecordFormat.fileHeader(RecordFormat.JOURNAL_MAGIC, generation));
             channel.force(true);
         }

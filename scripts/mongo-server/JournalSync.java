@@ -27,6 +27,7 @@ final class JournalSync {
     /** Bytes appended since start, over every journal file (so a compaction does not reset them). */
     private volatile long appended;
     private long synced;
+    private boolean closed;
 
     JournalSync(Mode mode) {
         this.mode = mode;
@@ -74,10 +75,22 @@ final class JournalSync {
         }
     }
 
+    /** At shutdown: a last fsync (unless `off`), then no more (the background thread stops). */
+    void close() throws IOException {
+        synchronized (lock) {
+            if (channel != null && mode != Mode.OFF) channel.force(false);
+            channel = null;
+            closed = true;
+        }
+    }
+
     private void syncEverySecond() {
         while (true) {
             try {
                 Thread.sleep(1000);
+                synchronized (lock) {
+                    if (closed) return;
+                }
                 syncAll();
             } catch (InterruptedException e) {
                 return;

@@ -129,7 +129,8 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
                 + ", generation " + generation + ", " + journalPath);
         if (convert) {
             log("converting the old-format journal (no checksums) to a snapshot and a fresh journal");
-            compact();
+            // Never append checksummed records to an old-format file: without the conversion, no start.
+            if (!compact()) throw new IOException("could not convert the old-format journal " + journalPath + " (it is unchanged; see the warning above)");
         } else if (shouldCompact()) {
             compact();
         }
@@ -226,12 +227,12 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
         String name = command.toLowerCase(Locale.ROOT);
         if (!WRITES.contains(name)) return super.handleCommand(channel, databaseName, command, query);
         Document result = null;
-        RuntimeException failure = null;
+        Throwable failure = null;
         long durableAt = -1;
         synchronized (writeLock) {
             try {
                 result = super.handleCommand(channel, databaseName, command, query);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 failure = e;
             }
             // Also when it failed: an unordered insert may have stored some documents.
@@ -245,7 +246,8 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
                 halt("journal fsync failed: " + e);
             }
         }
-        if (failure != null) throw failure;
+        if (failure instanceof RuntimeException runtime) throw runtime;
+        if (failure instanceof Error error) throw error;
         return result;
     }
 
@@ -283,8 +285,11 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
         return journalBytes > Math.max(compactAfterBytes, snapshotBytes) && journalBytes > retryCompactionAt;
     }
 
-    /** Under the write lock: snapshot, then a fresh journal (see the class comment for crash safety). */
-    private void compact() {
+    /**
+     * Under the write lock: snapshot, then a fresh journal (see the class comment for crash
+     * safety). Returns false when the snapshot could not be written (nothing was replaced).
+     */
+    private boolean compact() {
         long started = System.nanoTime();
         long next = generation + 1;
         long written;
@@ -299,7 +304,7 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
             } catch (IOException ignored) {
                 // Start-up removes it.
             }
-            return;
+            return false;
         }
         try {
             // From here the snapshot holds every write: the fresh journal must replace the old one.
@@ -318,6 +323,7 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
         snapshotBytes = written;
         retryCompactionAt = 0;
         log("compacted into a snapshot of " + written + " bytes (generation " + next + ") in " + (System.nanoTime() - started) / 1_000_000 + " ms");
+        return true;
     }
 
     /** The whole data set as create, createIndexes and batched insert commands. */
@@ -394,7 +400,7 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
         super.close();
         synchronized (writeLock) {
             try {
-                if (sync.mode() != JournalSync.Mode.OFF) sync.syncAll();
+                sync.close();
                 journal.close();
             } catch (IOException e) {
                 // Closing at exit: nothing left to do with it.

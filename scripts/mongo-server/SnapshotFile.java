@@ -37,7 +37,7 @@ final class SnapshotFile {
     static long write(Path snapshot, long generation, EntrySource source) throws IOException {
         Path temporary = JournalFiles.temporaryOf(snapshot);
         long[] records = {0};
-        try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+        try (FileChannel channel = JournalFiles.createTemporary(temporary)) {
             OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 20);
             writeBuffer(out, RecordFormat.fileHeader(RecordFormat.SNAPSHOT_MAGIC, generation));
             source.writeTo(entry -> {

@@ -84,6 +84,8 @@ async function startAndDump(directory: string, options: Partial<JournalBackend> 
 async function seedItems(items: mongo.Collection<Item>): Promise<void> {
   await items.createIndex({ key: 1 }, { unique: true, sparse: true });
   await items.createIndex({ at: 1 }, { expireAfterSeconds: 3600 });
+  // Compound with a descending key, with the option mongoose adds: as the service's models declare.
+  await items.createIndex({ key: 1, n: -1 }, { background: true });
   for (let i = 0; i < 20; i += 1) await items.insertOne({ _id: `item-${i}`, n: 0, key: `k${i}`, at: new Date(Date.UTC(2026, 0, 1, 0, i)) });
 }
 
@@ -201,6 +203,8 @@ describe('local MongoDB-wire server journal: compaction into a snapshot', () => 
     // Several compactions happened, and the pair on disk belongs together.
     expect(generationOf(journal)).toBeGreaterThanOrEqual(3);
     expect(generationOf(snapshot)).toBe(generationOf(journal));
+    // Every user's data is in there: readable by the owner only.
+    expect([statSync(journal).mode & 0o777, statSync(snapshot).mode & 0o777]).toEqual([0o600, 0o600]);
     const records = recordPositions(journal);
     expect(records.length).toBe(5);
     const largestRecord = Math.max(...records.map((r) => 12 + r.payloadBytes));
