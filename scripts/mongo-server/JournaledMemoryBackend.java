@@ -41,7 +41,7 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
     private static final Set<String> WRITES = Set.of(
             "insert", "update", "delete", "findandmodify", "create", "createindexes", "drop",
             "dropdatabase", "dropindexes", "renamecollection");
-    /** The oplog lives there; it is not journaled either (the replay runs before it is enabled). */
+    /** Where an oplog would live (LocalMongoServer enables none): never part of a snapshot. */
     private static final String OPLOG_DATABASE = "local";
     private static final int SNAPSHOT_BATCH_DOCUMENTS = 1000;
     private static final int SNAPSHOT_BATCH_BYTES = 4 * 1024 * 1024;

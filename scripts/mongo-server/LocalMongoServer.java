@@ -20,8 +20,8 @@ import java.nio.file.Path;
  */
 public final class LocalMongoServer {
     /**
-     * About 12 000 single-field updates, a quarter of a second of replay's CPU here on top of the
-     * JVM's warm-up, so that a restart stays bounded whatever the history (docs/reliability.md).
+     * About 12 000 single-field updates, about 0.4 s of replay's CPU here on top of about 0.7 s of
+     * warm-up, so that a restart stays bounded whatever the history (docs/reliability.md).
      * scripts/local-services.ts repeats it for the benchmark.
      */
     private static final long DEFAULT_COMPACT_AFTER_BYTES = 1024L * 1024;
@@ -34,8 +34,10 @@ public final class LocalMongoServer {
         if (backendSpec.startsWith("journal:")) backend = openJournal(Path.of(backendSpec.substring(8)));
         else if (backendSpec.startsWith("h2:")) backend = new H2Backend(backendSpec.substring(3));
         else backend = new IdIndexedMemoryBackend();
+        // No oplog: the service uses no change streams, and mongo-java-server keeps every oplog
+        // entry in memory for good (a million writes held about a gigabyte and stalled the
+        // server in garbage collection for longer than a client's socket timeout).
         MongoServer server = new MongoServer(backend);
-        server.enableOplog();
         server.bind(host, port);
         InetSocketAddress address = server.getLocalAddress();
         // The H2 store is only consistent once closed, so close it on SIGTERM/SIGINT.
