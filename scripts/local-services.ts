@@ -16,6 +16,8 @@ export interface LocalService {
   port: number;
   pid: number;
   stop: () => Promise<void>;
+  /** What the server printed before it was ready (the journal's recovery report, for one). */
+  startupOutput?: string;
 }
 
 export function findFreePort(): Promise<number> {
@@ -42,7 +44,12 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 60000): Promise<RegExpMatchArray> {
+function waitForLine(
+  child: ChildProcess,
+  pattern: RegExp,
+  what: string,
+  timeoutMs = 60000,
+): Promise<{ match: RegExpMatchArray; output: string }> {
   return new Promise((resolveLine, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`${what} did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);
@@ -52,7 +59,7 @@ function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeout
       if (match) {
         clearTimeout(timer);
         child.stdout?.off('data', onData);
-        resolveLine(match);
+        resolveLine({ match, output });
       }
     };
     child.stdout?.on('data', onData);
@@ -100,20 +107,47 @@ export interface MongoOptions {
    * journal, every write appended before it is acknowledged (survives kill -9), or `h2File`:
    * mongo-java-server's H2 backend (commits about once a second, no sparse unique indexes).
    */
-  backend?: 'memory' | { journalFile: string } | { h2File: string };
+  backend?: 'memory' | JournalBackend | { h2File: string };
   detached?: boolean;
   /** Extra JVM options, e.g. a heap ceiling (`-Xmx16g`; the JVM's default is a quarter of the machine's memory). */
   jvmOptions?: string[];
 }
 
-function backendArgument(backend: NonNullable<MongoOptions['backend']>): { arg: string; file?: string } {
-  if (backend === 'memory') return { arg: 'memory' };
-  if ('journalFile' in backend) return { arg: `journal:${backend.journalFile}`, file: backend.journalFile };
-  return { arg: `h2:${backend.h2File}`, file: backend.h2File };
+export const FSYNC_MODES = ['always', 'everysec', 'off'] as const;
+export type FsyncMode = (typeof FSYNC_MODES)[number];
+
+export interface JournalBackend {
+  journalFile: string;
+  /** When journal appends reach the disk (LOCAL_MONGO_FSYNC); the server's default is `everysec`. */
+  fsync?: FsyncMode;
+  /** Journal size past which it is compacted into a snapshot (default: DEFAULT_COMPACT_AFTER_BYTES). */
+  compactAfterBytes?: number;
+}
+
+/** The server's own default (LocalMongoServer.java), repeated for the benchmark. */
+export const DEFAULT_COMPACT_AFTER_BYTES = 1024 * 1024;
+
+/** LOCAL_MONGO_FSYNC, checked before anything starts; unset means the server's default. */
+export function parseFsyncMode(value: string | undefined): FsyncMode | undefined {
+  if (value === undefined || value === '') return undefined;
+  if ((FSYNC_MODES as readonly string[]).includes(value)) return value as FsyncMode;
+  throw new Error(`LOCAL_MONGO_FSYNC must be one of ${FSYNC_MODES.join(', ')} (got '${value}')`);
+}
+
+function backendArguments(backend: NonNullable<MongoOptions['backend']>): { args: string[]; jvm: string[]; file?: string } {
+  if (backend === 'memory') return { args: ['memory'], jvm: [] };
+  if ('journalFile' in backend) {
+    const jvm = [
+      ...(backend.fsync ? [`-DlocalMongo.fsync=${backend.fsync}`] : []),
+      ...(backend.compactAfterBytes ? [`-DlocalMongo.compactAfterBytes=${backend.compactAfterBytes}`] : []),
+    ];
+    return { args: [`journal:${backend.journalFile}`], jvm, file: backend.journalFile };
+  }
+  return { args: [`h2:${backend.h2File}`], jvm: [], file: backend.h2File };
 }
 
 export async function startMongoServer(options: MongoOptions = {}): Promise<LocalService> {
-  const { arg: backendArg, file: dataFile } = backendArgument(options.backend ?? 'memory');
+  const { args: backendArgs, jvm: backendJvmOptions, file: dataFile } = backendArguments(options.backend ?? 'memory');
   if (dataFile) mkdirSync(dirname(dataFile), { recursive: true });
   const portFile = join(mongoServerDir, `.port-${process.pid}-${Date.now()}`);
   const classpath = `${join(mongoServerDir, 'classes')}:${join(mongoServerDir, 'lib', '*')}`;
@@ -123,21 +157,22 @@ export async function startMongoServer(options: MongoOptions = {}): Promise<Loca
       '-Xss1m',
       '-XX:+UseSerialGC',
       ...(options.jvmOptions ?? []),
+      ...backendJvmOptions,
       '-cp',
       classpath,
       'LocalMongoServer',
       '127.0.0.1',
       String(options.port ?? 0),
-      backendArg,
+      ...backendArgs,
       portFile,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false },
   );
-  await waitForLine(child, /listening mongodb:\/\/[0-9.]+:([0-9]+)/, 'mongo-java-server');
+  const { output } = await waitForLine(child, /listening mongodb:\/\/[0-9.]+:([0-9]+)/, 'mongo-java-server');
   const port = Number(readFileSync(portFile, 'utf8'));
   rmSync(portFile, { force: true });
   child.stdout?.resume();
   child.stderr?.resume();
   if (options.detached) child.unref();
-  return { url: `mongodb://127.0.0.1:${port}`, port, pid: child.pid ?? 0, stop: () => stopChild(child) };
+  return { url: `mongodb://127.0.0.1:${port}`, port, pid: child.pid ?? 0, stop: () => stopChild(child), startupOutput: output };
 }

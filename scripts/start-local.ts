@@ -11,7 +11,7 @@ import { createShutdown, exitOnSignals } from '../core/lifecycle/shutdown.js';
 import { createLogger } from '../core/logger/logger.js';
 import { projectRoot } from '../core/project-root.js';
 import { startAllWorkers } from '../workers/all.js';
-import { startMongoServer, startRedisServer } from './local-services.js';
+import { parseFsyncMode, startMongoServer, startRedisServer } from './local-services.js';
 
 const localDir = join(projectRoot, '.local');
 
@@ -75,8 +75,18 @@ async function main(): Promise<void> {
   if (!env.MONGODB_URI) {
     // On disk by default (every write journaled before it is acknowledged); `memory` for a
     // throw-away store.
-    const backend = env.LOCAL_MONGO_BACKEND === 'memory' ? 'memory' : { journalFile: join(localDir, 'mongo', 'journal.bson') };
-    const base = await ensureLocalService('mongo', () => startMongoServer({ backend, detached: true }));
+    const fsync = parseFsyncMode(env.LOCAL_MONGO_FSYNC);
+    const backend =
+      env.LOCAL_MONGO_BACKEND === 'memory'
+        ? 'memory'
+        : { journalFile: join(localDir, 'mongo', 'journal.bson'), ...(fsync ? { fsync } : {}) };
+    const base = await ensureLocalService('mongo', async () => {
+      const server = await startMongoServer({ backend, detached: true });
+      // The journal's recovery report (a dropped torn record, for one) belongs on this console.
+      for (const line of (server.startupOutput ?? '').split('\n'))
+        if (line.startsWith('journal: ')) process.stdout.write(`MongoDB-wire server ${line}\n`);
+      return { url: server.url, port: server.port, pid: server.pid };
+    });
     env.MONGODB_URI = `${base}/svc-identity`;
   }
   const secrets = ensureLocalSecrets();

@@ -1,65 +1,56 @@
-// What the local MongoDB-wire server's write-ahead journal costs: writes per second on the plain
-// memory backend against the journaled one, one writer at a time and ten at once.
-// Run: npm run bench:local-mongo-journal   (WRITES=<per arm, default 4000>)
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connectMongo } from '../../core/db/mongo-connection.js';
-import { startMongoServer, type MongoOptions } from '../../scripts/local-services.js';
+// What the local MongoDB-wire server's write-ahead journal costs, and how long it takes to start
+// again after many writes (with compaction, and without it for comparison).
+// Run: npm run bench:local-mongo-journal
+//   PART=all|throughput|restart (default all)
+//   WRITES=<per throughput arm, default 4000>
+//   RESTART_WRITES=<default 1000000, then the journal filled to just under its compaction threshold>, RESTART_DOCUMENTS=<default 1000>, RESTART_BATCH=<updates per command, default 100>
+//   UNCOMPACTED_WRITES=<the same without compaction, default 100000; 0 skips it>
+import { DEFAULT_COMPACT_AFTER_BYTES } from '../../scripts/local-services.js';
+import { envInt, envString, machineInfo, printTable, runBenchmark, writeResult } from '../support/bench-kit.js';
+import { measureRestart, type RestartResult } from './restart.js';
+import { measureThroughput } from './throughput.js';
 
-const WRITES = Number(process.env.WRITES ?? 4000);
+/** Far beyond any journal here: compaction never happens. */
+const NEVER = 2 ** 50;
 
-async function measure(backend: NonNullable<MongoOptions['backend']>, concurrency: number): Promise<number> {
-  const server = await startMongoServer({ backend });
-  const mongo = await connectMongo(`${server.url}/bench`);
-  try {
-    const rows = mongo.getClient().db().collection<{ _id: string; n: number; state: string }>('rows');
-    await rows.insertOne({ _id: 'warm', n: 0, state: 'QUEUED' });
-    let next = 0;
-    const started = process.hrtime.bigint();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        for (let i = next++; i < WRITES; i = next++) {
-          // Half inserts, half conditional updates: the service's two kinds of writes.
-          if (i % 2 === 0) await rows.insertOne({ _id: `r${i}`, n: i, state: 'QUEUED' });
-          else await rows.updateOne({ _id: `r${i - 1}`, state: 'QUEUED' }, { $set: { state: 'SENT' } });
-        }
-      }),
-    );
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    return WRITES / seconds;
-  } finally {
-    await mongo.close();
-    await server.stop();
+void runBenchmark('local-mongo-journal', async () => {
+  const part = envString('PART', 'all');
+  if (part === 'all' || part === 'throughput') {
+    const machine = machineInfo();
+    const writes = envInt('WRITES', 4000);
+    const throughput = { writesPerArm: writes, bestOfTwo: await measureThroughput(writes) };
+    console.log(JSON.stringify(throughput));
+    console.log(`written to ${writeResult('local-mongo-journal-throughput', { machine, throughput })}`);
   }
-}
-
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'journal-bench-'));
-  try {
-    const results: Record<string, number> = {};
-    for (const concurrency of [1, 10]) {
-      for (let round = 0; round < 2; round += 1) {
-        const journalFile = join(dir, `journal-${concurrency}-${round}.bson`);
-        for (const [name, backend] of [
-          ['memory', 'memory'],
-          ['journal', { journalFile }],
-        ] as const) {
-          const rate = await measure(backend, concurrency);
-          const key = `${name} c${concurrency}`;
-          results[key] = Math.max(results[key] ?? 0, rate);
-          process.stdout.write(`${key} round ${round + 1}: ${rate.toFixed(0)} writes/s\n`);
-        }
-        if (round === 1)
-          process.stdout.write(`journal size after ${WRITES} writes: ${(statSync(journalFile).size / 1024).toFixed(0)} KiB\n`);
-      }
-    }
-    process.stdout.write(
-      `${JSON.stringify({ writesPerArm: WRITES, bestOfTwo: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Math.round(v)])) })}\n`,
+  if (part === 'all' || part === 'restart') {
+    const documents = envInt('RESTART_DOCUMENTS', 1000);
+    const batch = Math.max(1, envInt('RESTART_BATCH', 100));
+    const uncompacted = envInt('UNCOMPACTED_WRITES', 100000);
+    const arms = [
+      {
+        name: 'compaction (default threshold)',
+        writes: envInt('RESTART_WRITES', 1_000_000),
+        documents,
+        batch,
+        fillJournalTo: DEFAULT_COMPACT_AFTER_BYTES,
+      },
+      ...(uncompacted > 0 ? [{ name: 'no compaction', writes: uncompacted, documents, batch, compactAfterBytes: NEVER }] : []),
+    ];
+    const machine = machineInfo();
+    const restarts: RestartResult[] = [];
+    for (const arm of arms) restarts.push(await measureRestart(arm));
+    printTable(
+      ['arm', 'writes', 'journal KiB', 'snapshot KiB', 'restart ms (JVM CPU)', 'empty JVM start ms (CPU)', 'recovery ms (CPU)'],
+      restarts.map((r) => [
+        r.arm,
+        r.writes,
+        Math.round(r.journalBytes / 1024),
+        Math.round(r.snapshotBytes / 1024),
+        `${r.restartWallMs} (${r.restartProcessCpuMs})`,
+        `${r.emptyStartWallMs} (${r.emptyStartProcessCpuMs})`,
+        `${r.recoveryMs} (${r.recoveryCpuMs})`,
+      ]),
     );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    console.log(`written to ${writeResult('local-mongo-journal-restart', { machine, restart: restarts })}`);
   }
-}
-
-void main();
+});

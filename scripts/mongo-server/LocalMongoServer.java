@@ -11,21 +11,33 @@ import java.nio.file.Path;
  * because no mongod can be installed on these machines.
  *
  * Usage: java LocalMongoServer <host> <port|0> <memory|journal:/path/file|h2:/path/file.mv> [portFile]
- * journal: the memory backend with a write-ahead journal (durable, see JournaledMemoryBackend);
+ * journal: the memory backend with a write-ahead journal (durable, see JournaledMemoryBackend),
+ *   tuned by -DlocalMongo.fsync=always|everysec|off (default everysec, see JournalSync) and
+ *   -DlocalMongo.compactAfterBytes=<n> (default 1 MiB);
  * h2: mongo-java-server's H2 file backend (kept for comparison; see JournaledMemoryBackend).
  * Prints one line "listening <connection-string>" once bound, and writes the port to portFile.
+ * Exits with status 2 and the reason on stderr when its files are damaged (JournalRefusal).
  */
 public final class LocalMongoServer {
+    /**
+     * About 12 000 single-field updates, about 0.4 s of replay's CPU here on top of about 0.7 s of
+     * warm-up, so that a restart stays bounded whatever the history (docs/reliability.md).
+     * scripts/local-services.ts repeats it for the benchmark.
+     */
+    private static final long DEFAULT_COMPACT_AFTER_BYTES = 1024L * 1024;
+
     public static void main(String[] args) throws Exception {
         String host = args.length > 0 ? args[0] : "127.0.0.1";
         int port = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         String backendSpec = args.length > 2 ? args[2] : "memory";
         MongoBackend backend;
-        if (backendSpec.startsWith("journal:")) backend = new JournaledMemoryBackend(Path.of(backendSpec.substring(8)));
+        if (backendSpec.startsWith("journal:")) backend = openJournal(Path.of(backendSpec.substring(8)));
         else if (backendSpec.startsWith("h2:")) backend = new H2Backend(backendSpec.substring(3));
         else backend = new IdIndexedMemoryBackend();
+        // No oplog: the service uses no change streams, and mongo-java-server keeps every oplog
+        // entry in memory for good (a million writes held about a gigabyte and stalled the
+        // server in garbage collection for longer than a client's socket timeout).
         MongoServer server = new MongoServer(backend);
-        server.enableOplog();
         server.bind(host, port);
         InetSocketAddress address = server.getLocalAddress();
         // The H2 store is only consistent once closed, so close it on SIGTERM/SIGINT.
@@ -39,5 +51,27 @@ public final class LocalMongoServer {
         System.out.println("listening mongodb://" + host + ":" + address.getPort());
         System.out.flush();
         Thread.currentThread().join();
+    }
+
+    private static MongoBackend openJournal(Path file) throws Exception {
+        JournalSync.Mode fsync;
+        try {
+            fsync = JournalSync.Mode.parse(System.getProperty("localMongo.fsync", "everysec"));
+        } catch (IllegalArgumentException e) {
+            return refuse(e.getMessage());
+        }
+        long compactAfterBytes = Long.parseLong(System.getProperty("localMongo.compactAfterBytes", String.valueOf(DEFAULT_COMPACT_AFTER_BYTES)));
+        try {
+            return new JournaledMemoryBackend(file, fsync, compactAfterBytes);
+        } catch (JournalRefusal refusal) {
+            return refuse(refusal.getMessage());
+        }
+    }
+
+    private static MongoBackend refuse(String reason) {
+        System.err.println("local MongoDB-wire server refuses to start: " + reason);
+        System.err.flush();
+        System.exit(2);
+        return null;
     }
 }

@@ -1,12 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectMongo } from '../../core/db/mongo-connection.js';
-import { startMongoServer, type LocalService } from '../../scripts/local-services.js';
+import { startMongoServer, type FsyncMode, type JournalBackend, type LocalService } from '../../scripts/local-services.js';
 
-describe('local MongoDB-wire server on its journal: acknowledged writes survive kill -9', () => {
+// The default set-up, and the strictest one with compactions (snapshot + fresh journal) happening
+// while the writes stream in and when the server is killed.
+describe.each([
+  { label: 'default settings', settings: {} },
+  { label: 'fsync always, compaction every 8 KiB', settings: { fsync: 'always' as FsyncMode, compactAfterBytes: 8192 } },
+])('local MongoDB-wire server on its journal ($label): acknowledged writes survive kill -9', ({ settings }) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mongo-journal-'));
-  const backend = { journalFile: join(dataDir, 'journal.bson') };
+  const backend: JournalBackend = { journalFile: join(dataDir, 'journal.bson'), ...settings };
   let server: LocalService | undefined;
 
   afterAll(async () => {
@@ -39,6 +44,8 @@ describe('local MongoDB-wire server on its journal: acknowledged writes survive 
     await Promise.all(inFlight);
     await before.close(true).catch(() => undefined);
 
+    // With a small threshold the kill came after compactions: the data is in a snapshot plus journal.
+    expect(existsSync(`${backend.journalFile}.snapshot`)).toBe(backend.compactAfterBytes !== undefined);
     server = await startMongoServer({ backend, port: server.port });
     const after = await connect(server.url);
     try {
