@@ -30,7 +30,7 @@ export function findFreePort(): Promise<number> {
   });
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+export function stopChild(child: ChildProcess): Promise<void> {
   return new Promise((done) => {
     if (child.exitCode !== null || child.signalCode !== null) return done();
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -42,7 +42,7 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 60000): Promise<RegExpMatchArray> {
+export function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 60000): Promise<RegExpMatchArray> {
   return new Promise((resolveLine, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`${what} did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);
@@ -71,6 +71,8 @@ export interface RedisOptions {
   /** Directory for the append-only file; without it nothing is written to disk. */
   dataDir?: string;
   detached?: boolean;
+  /** More `redis-server` arguments (e.g. `['--maxmemory-policy', 'allkeys-lru']`). */
+  args?: string[];
 }
 
 export async function startRedisServer(options: RedisOptions = {}): Promise<LocalService> {
@@ -82,6 +84,7 @@ export async function startRedisServer(options: RedisOptions = {}): Promise<Loca
   } else {
     args.push('--appendonly', 'no');
   }
+  args.push(...(options.args ?? []));
   const child = spawn('redis-server', args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,
