@@ -27,11 +27,11 @@ NODE_OPTIONS=--experimental-vm-modules npx jest --ci --json --outputFile="$resul
 # local Redis Cluster of 3 masters that the global setup starts.
 cluster_results=$(mktemp)
 if [ $# -eq 0 ]; then
-  TEST_REDIS_CLUSTER=1 NODE_OPTIONS=--experimental-vm-modules npx jest --ci --selectProjects integration --json --outputFile="$cluster_results" \
+  TEST_REDIS_CLUSTER=1 NODE_OPTIONS=--experimental-vm-modules npx jest --ci --json --outputFile="$cluster_results" \
     test/integration/otp-flow.test.ts test/integration/otp-delivery.test.ts test/integration/sent-journal.test.ts \
     test/integration/users-activation.test.ts test/integration/sign-in-errors.test.ts test/integration/notifications-worker.test.ts \
     test/integration/worker-recovery.test.ts test/integration/platform-health.test.ts test/integration/redis-cluster.test.ts \
-    test/e2e/queues-dashboard.test.ts || status=1
+    test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
   FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1
 fi
 # One plain closing line, whatever reads the log.
