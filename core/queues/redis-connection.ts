@@ -23,6 +23,8 @@ function createRedis(target: RedisTarget, nodeOptions: RedisOptions, clusterOpti
       retryDelayOnClusterDown: 200,
       retryDelayOnTryAgain: 200,
       slotsRefreshTimeout: 2000,
+      // The slot map is read again every 5 s, so an idle connection also learns of a failover.
+      slotsRefreshInterval: 5000,
       ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
       ...clusterOptions,
     },
@@ -54,12 +56,31 @@ export function dataNodes(redis: RedisClient): Redis[] {
   return redis instanceof Cluster ? redis.nodes('master') : [redis];
 }
 
+/**
+ * Whether every slot has a master this client can reach. ioredis drops a lost node's
+ * connection at once but keeps its slots until it reads the slot map again, so a master that
+ * died leaves its slots (and so the queues, limits and journal under the hash tag) unserved
+ * until its replica is promoted and the map is read again.
+ */
+function everySlotServed(cluster: Cluster): boolean {
+  const masters = new Set(cluster.nodes('master').map((node) => `${node.options.host}:${node.options.port}`));
+  for (let slot = 0; slot < 16384; slot++) {
+    const owner = cluster.slots[slot]?.[0];
+    if (owner === undefined || !masters.has(owner)) return false;
+  }
+  return true;
+}
+
 export async function pingRedis(redis: RedisClient, timeoutMs = 1000): Promise<void> {
   if (redis.status !== 'ready') throw new Error(`Redis is ${redis.status}`);
+  if (redis instanceof Cluster && !everySlotServed(redis)) {
+    // Read the map now: once the replica has taken over, the next check passes.
+    redis.refreshSlotsCache();
+    throw new Error('a Redis Cluster slot has no reachable master');
+  }
   let timer: NodeJS.Timeout | undefined;
   try {
-    // On a cluster every master must answer: a master that is down leaves its slots (and so
-    // some queues, limits or journal entries) unreachable until its replica takes over.
+    // On a cluster every master must answer.
     await Promise.race([
       Promise.all(dataNodes(redis).map((node) => node.ping())),
       new Promise((_, reject) => {
