@@ -1,15 +1,21 @@
 import type { Logger } from '../logger/logger.js';
-import { dataNodes, type RedisClient } from './redis-connection.js';
+import { Cluster } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 
 interface NodePolicy {
   node: string;
   policy: string;
 }
 
-/** Each data node's `maxmemory-policy`, read from INFO (managed services often refuse CONFIG GET). */
+/**
+ * Each node's `maxmemory-policy`, read from INFO (managed services often refuse CONFIG GET). On a
+ * cluster, replicas too: a replica with another policy becomes an evicting master on failover.
+ */
 async function readEvictionPolicies(redis: RedisClient): Promise<NodePolicy[]> {
+  // A cluster client knows its nodes only once ready (one Redis would queue the command instead).
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   return Promise.all(
-    dataNodes(redis).map(async (node) => {
+    (redis instanceof Cluster ? redis.nodes('all') : [redis]).map(async (node) => {
       const info = await node.info('memory');
       const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? 'unknown';
       return { node: `${node.options.host ?? '?'}:${node.options.port ?? '?'}`, policy };

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { loadConfig } from '../../core/config/config.js';
 import { startRedisCluster, type LocalRedisCluster } from '../../scripts/local-redis-cluster.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
@@ -36,6 +37,31 @@ describe('a Redis Cluster master dies and its replica takes over', () => {
     const validation = await postJson(`${service.url}/v1/svc-otp/${otpUuid}/validate`, token, { otp: code });
     expect(await validation.json()).toEqual({ otpUuid, status: 'SUCCESS' });
   }
+
+  test('when one replica of the cluster may evict keys, then a worker refuses to start naming that node', async () => {
+    const roles = await Promise.all(
+      cluster.nodes.map(async (node) => {
+        const client = new Redis(node.url);
+        try {
+          return { node, role: ((await client.call('ROLE')) as string[])[0] };
+        } finally {
+          client.disconnect();
+        }
+      }),
+    );
+    const replica = roles.find(({ role }) => role === 'slave')?.node;
+    if (!replica) throw new Error('the cluster has no replica');
+    const admin = new Redis(replica.url);
+    await admin.config('SET', 'maxmemory-policy', 'volatile-lru');
+    try {
+      await expect(startDispatchWorker(loadConfig(service.env), memoryLogger().logger)).rejects.toThrow(
+        `Redis maxmemory-policy must be noeviction (127.0.0.1:${replica.port} has volatile-lru)`,
+      );
+    } finally {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      admin.disconnect();
+    }
+  });
 
   test('when the master of the queues is killed, then readiness names redis until the replica serves, and OTPs go through again', async () => {
     await otpSentAndValidated();
