@@ -30,7 +30,7 @@ export function findFreePort(): Promise<number> {
   });
 }
 
-export function stopChild(child: ChildProcess): Promise<void> {
+function stopChild(child: ChildProcess): Promise<void> {
   return new Promise((done) => {
     if (child.exitCode !== null || child.signalCode !== null) return done();
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -42,7 +42,7 @@ export function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-export function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 60000): Promise<RegExpMatchArray> {
+function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 60000): Promise<RegExpMatchArray> {
   return new Promise((resolveLine, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`${what} did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);

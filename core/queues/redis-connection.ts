@@ -23,8 +23,9 @@ function createRedis(target: RedisTarget, nodeOptions: RedisOptions, clusterOpti
       retryDelayOnClusterDown: 200,
       retryDelayOnTryAgain: 200,
       slotsRefreshTimeout: 2000,
-      // The slot map is read again every 5 s, so an idle connection also learns of a failover.
-      slotsRefreshInterval: 5000,
+      // No periodic `slotsRefreshInterval`: a refresh in flight when the client is closed
+      // schedules the next one anyway, and that timer keeps a stopped process alive. The map is
+      // read again on MOVED, on errors, and by a readiness check that finds a slot unserved.
       ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
       ...clusterOptions,
     },
