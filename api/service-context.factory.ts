@@ -8,13 +8,14 @@ import { createDispatchRetry } from '../core/queues/dispatch-retry.queue.js';
 import { createDispatchEnqueuer, enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
 import { createProducerRedis, pingRedis, waitForRedis } from '../core/queues/redis-connection.js';
+import { warnUnlessNoEviction } from '../core/queues/redis-eviction-policy.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Connects MongoDB and Redis and builds the context; `close` releases all of it. */
 export async function createServiceContext(config: Config, logger: Logger): Promise<ServiceContext & { close: () => Promise<void> }> {
   const mongo = await connectMongo(config.mongodbUri);
-  const redis = createProducerRedis(config.redisUrl);
+  const redis = createProducerRedis(config.redis);
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const metrics = createMetrics(queues, { mongodb: () => pingMongo(mongo), redis: () => pingRedis(redis) });
@@ -28,6 +29,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   await migrateToEnterprises(mongo, logger);
   await syncIndexes(mongo);
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
+  else await warnUnlessNoEviction(redis, logger);
   await seedTemplates(mongo, logger);
   if (config.demoApprover) await ensureDemoClient(mongo, config.publicUrl);
   return {

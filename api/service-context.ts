@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../core/queues/redis-connection.js';
 import type { Connection } from 'mongoose';
 import type { Config } from '../core/config/config.js';
 import type { Logger } from '../core/logger/logger.js';
@@ -11,7 +11,7 @@ export interface ServiceContext {
   config: Config;
   logger: Logger;
   mongo: Connection;
-  redis: Redis;
+  redis: RedisClient;
   queues: QueueRegistry;
   metrics: Metrics;
   /** Dispatch enqueue of the request path, retried in process while Redis is unreachable. */

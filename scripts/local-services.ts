@@ -78,6 +78,8 @@ export interface RedisOptions {
   /** Directory for the append-only file; without it nothing is written to disk. */
   dataDir?: string;
   detached?: boolean;
+  /** More `redis-server` arguments (e.g. `['--maxmemory-policy', 'allkeys-lru']`). */
+  args?: string[];
 }
 
 export async function startRedisServer(options: RedisOptions = {}): Promise<LocalService> {
@@ -89,6 +91,7 @@ export async function startRedisServer(options: RedisOptions = {}): Promise<Loca
   } else {
     args.push('--appendonly', 'no');
   }
+  args.push(...(options.args ?? []));
   const child = spawn('redis-server', args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,

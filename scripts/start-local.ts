@@ -1,5 +1,5 @@
 // `npm start`: the API and every worker in one process, on local Redis and MongoDB-wire servers
-// when REDIS_URL / MONGODB_URI are not set. Local servers keep running between restarts of the
+// when REDIS_URL (or REDIS_CLUSTER_NODES) / MONGODB_URI are not set. Local servers keep running between restarts of the
 // service (so data survives) and are stopped with `npm run services:stop`.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -69,7 +69,8 @@ function ensureLocalSecrets(): Record<string, string> {
 async function main(): Promise<void> {
   mkdirSync(localDir, { recursive: true });
   const env = { ...process.env };
-  if (!env.REDIS_URL) {
+  // A Redis Cluster given by its seed nodes is used as it is: no local Redis then.
+  if (!env.REDIS_URL && !env.REDIS_CLUSTER_NODES) {
     env.REDIS_URL = await ensureLocalService('redis', () => startRedisServer({ dataDir: join(localDir, 'redis'), detached: true }));
   }
   if (!env.MONGODB_URI) {
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
       `  API docs:    ${base}/docs`,
       ...(config.demoApprover ? [`  Approver:    ${base}/demo/approver/ (example app)`] : []),
       `  Admin token: ${config.adminToken ?? '(ADMIN_TOKEN not set)'}`,
-      `  Redis:       ${env.REDIS_URL.replace(/\/\/[^@]*@/, '//***@')}`,
+      `  Redis:       ${env.REDIS_CLUSTER_NODES ? `cluster ${env.REDIS_CLUSTER_NODES}` : (env.REDIS_URL ?? '').replace(/\/\/[^@]*@/, '//***@')}`,
       `  MongoDB:     ${env.MONGODB_URI.replace(/\/\/[^@]*@/, '//***@')}`,
       '',
     ].join('\n') + '\n',

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite on Node 24: installs what is missing, type-checks, lints, checks formatting and import
 # rules (no cycles, no upward imports), builds (integration tests run the compiled process
-# entries), then runs every Jest project. Integration tests start their own Redis, MongoDB-wire
-# server and provider mocks on free ports.
+# entries), then runs every Jest project, and the Redis-heavy integration files a second time on
+# a Redis Cluster. Integration tests start their own Redis, MongoDB-wire server and provider
+# mocks on free ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/use-node.sh
@@ -21,8 +22,26 @@ bash scripts/build-if-stale.sh
 results=$(mktemp)
 status=0
 NODE_OPTIONS=--experimental-vm-modules npx jest --ci --json --outputFile="$results" "$@" || status=$?
-if [ $# -eq 0 ]; then FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1; fi
+# The cluster pass: the files that exercise Redis (the OTP pipeline from accept to validation,
+# the sent journal, limits, sign-in, the workers, the queue dashboard, readiness) again, on a
+# local Redis Cluster of 3 masters that the global setup starts.
+cluster_results=$(mktemp)
+if [ $# -eq 0 ]; then
+  TEST_REDIS_CLUSTER=1 NODE_OPTIONS=--experimental-vm-modules npx jest --ci --json --outputFile="$cluster_results" \
+    test/integration/otp-flow.test.ts test/integration/otp-delivery.test.ts test/integration/sent-journal.test.ts \
+    test/integration/users-activation.test.ts test/integration/sign-in-errors.test.ts test/integration/notifications-worker.test.ts \
+    test/integration/worker-recovery.test.ts test/integration/platform-health.test.ts test/integration/redis-cluster.test.ts \
+    test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
+  FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1
+fi
 # One plain closing line, whatever reads the log.
-node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8'));console.log('tests: '+r.numPassedTests+' passed, '+r.numFailedTests+' failed')" "$results" || true
-rm -f "$results"
+node -e "
+const fs = require('fs');
+const read = (f) => { try { return JSON.parse(fs.readFileSync(f, 'utf8')); } catch { return undefined; } };
+const [all, cluster] = [read(process.argv[1]), read(process.argv[2])];
+const passed = (all?.numPassedTests ?? 0) + (cluster?.numPassedTests ?? 0);
+const failed = (all?.numFailedTests ?? 0) + (cluster?.numFailedTests ?? 0);
+console.log('tests: ' + passed + ' passed, ' + failed + ' failed' + (cluster ? ' (' + cluster.numTotalTests + ' of them on a Redis Cluster)' : ''));
+" "$results" "$cluster_results" || true
+rm -f "$results" "$cluster_results"
 exit $status

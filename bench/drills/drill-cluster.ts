@@ -1,11 +1,13 @@
-// The system under drill: local Redis (append-only file, as `npm start` runs it), the local
-// MongoDB-wire server on its journal, and the Procfile roles as separate processes, each of
-// which can be killed, stopped and started again on the same ports and files.
+// The system under drill: local Redis (append-only file, as `npm start` runs it) or a local
+// Redis Cluster of 3 masters with a replica each, the local MongoDB-wire server on its journal,
+// and the Procfile roles as separate processes, each of which can be killed, stopped and
+// started again on the same ports and files.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../core/project-root.js';
+import { startRedisCluster, type LocalRedisCluster } from '../../scripts/local-redis-cluster.js';
 import { findFreePort, startMongoServer, startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { readProcfile, type ProcfileLine } from '../../scripts/procfile.js';
 import { startSmsProviderStub, type SmsProviderStub } from './provider-stub.js';
@@ -45,6 +47,8 @@ export interface Cluster {
   signalRole: (role: RoleName, signal: NodeJS.Signals) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   killRedis: () => Promise<void>;
   startRedis: () => Promise<void>;
+  /** Set when the drills run on a Redis Cluster (then killRedis/startRedis are not available). */
+  redisCluster: LocalRedisCluster | undefined;
   killMongo: () => Promise<void>;
   startMongo: () => Promise<void>;
   rssMb: (role: RoleName) => number | undefined;
@@ -81,13 +85,24 @@ function procfileCommand(procfile: ProcfileLine[], role: RoleName): ProcfileLine
   return line;
 }
 
-export async function startCluster(runDir: string, overrides: Record<string, string>): Promise<Cluster> {
+export interface ClusterOptions {
+  /**
+   * Run on a Redis Cluster of 3 masters with one replica each (append-only files, a master
+   * unreachable for 2 s is replaced by its replica) instead of one Redis.
+   */
+  redisCluster?: boolean;
+}
+
+export async function startCluster(runDir: string, overrides: Record<string, string>, options: ClusterOptions = {}): Promise<Cluster> {
   const redisPort = await findFreePort();
   const mongoPort = await findFreePort();
   const apiPort = await findFreePort();
   const redisDir = join(runDir, 'redis');
   const journalFile = join(runDir, 'mongo', 'journal.bson');
-  let redis: LocalService = await startRedisServer({ port: redisPort, dataDir: redisDir });
+  const redisCluster = options.redisCluster
+    ? await startRedisCluster({ replicasPerMaster: 1, nodeTimeoutMs: 2000, dataDir: join(runDir, 'redis-cluster') })
+    : undefined;
+  let redis: LocalService | undefined = redisCluster ? undefined : await startRedisServer({ port: redisPort, dataDir: redisDir });
   let mongo: LocalService = await startMongoServer({ port: mongoPort, backend: { journalFile } });
   const sms = await startSmsProviderStub();
   const env: Record<string, string> = {
@@ -98,7 +113,7 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     PUBLIC_URL: `http://127.0.0.1:${apiPort}`,
     LOG_LEVEL: 'info',
     MONGODB_URI: `${mongo.url}/drills`,
-    REDIS_URL: redis.url,
+    ...(redisCluster ? { REDIS_CLUSTER_NODES: redisCluster.seeds } : { REDIS_URL: (redis as LocalService).url }),
     QUEUE_PREFIX: 'drills',
     ADMIN_TOKEN: randomBytes(24).toString('base64url'),
     OTP_HMAC_KEY: randomBytes(32).toString('base64url'),
@@ -163,12 +178,15 @@ export async function startCluster(runDir: string, overrides: Record<string, str
       return roles[role].exited;
     },
     killRedis: async () => {
+      if (!redis) throw new Error('the drills run on a Redis Cluster: kill one of its nodes instead');
       process.kill(redis.pid, 'SIGKILL');
       await redis.stop();
     },
     startRedis: async () => {
+      if (redisCluster) throw new Error('the drills run on a Redis Cluster');
       redis = await startRedisServer({ port: redisPort, dataDir: redisDir });
     },
+    redisCluster,
     killMongo: async () => {
       process.kill(mongo.pid, 'SIGKILL');
       await mongo.stop();
@@ -203,7 +221,8 @@ export async function startCluster(runDir: string, overrides: Record<string, str
           await running.exited;
         }
       }
-      await redis.stop();
+      await redis?.stop();
+      await redisCluster?.stop();
       await mongo.stop();
       await sms.close();
       Object.values(logs).forEach((log) => log?.end());

@@ -6,8 +6,11 @@
 //   npm run drills                                   every drill (2,000 OTPs each at 100/s)
 //   npm run drills -- --only=dispatch-kill9,api-sigterm --rate=200 --seconds=10
 //   npm run drills -- --soak=30                      30 minutes of load, RSS of each role every 10 s
+//   npm run drills -- --redis-cluster                on a 3-master + 3-replica Redis Cluster: kill -9
+//                                                    the master of the queues' slot, its replica takes over
 //
-// Results are printed and written to bench/results/drills.json (drills-soak.json for a soak).
+// Results are printed and written to bench/results/drills.json (drills-soak.json for a soak,
+// drills-redis-cluster.json on a Redis Cluster).
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +77,24 @@ const DRILLS: Drill[] = [
     },
   },
 ];
+
+/**
+ * kill -9 of the master that serves the queues' hash tag (and so every queue, the sent journal
+ * and the limits); back once its replica has taken over and every node agrees the cluster is ok.
+ */
+const REDIS_FAILOVER: Drill = {
+  name: 'redis-master-kill9',
+  inject: async (cluster) => {
+    const redis = cluster.redisCluster;
+    if (!redis) throw new Error('redis-master-kill9 needs --redis-cluster');
+    const master = await redis.masterFor(`{${cluster.env.QUEUE_PREFIX}}`);
+    const killedAt = Date.now();
+    await master.kill();
+    await redis.waitUntilHealthy(60_000);
+    const promoted = await redis.masterFor(`{${cluster.env.QUEUE_PREFIX}}`);
+    return { killedMasterPort: master.port, promotedPort: promoted.port, clusterOkAfterMs: Date.now() - killedAt };
+  },
+};
 
 function argument(name: string): string | undefined {
   return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -272,10 +293,13 @@ async function main(): Promise<void> {
   const settleMs = Number(argument('settle-seconds') ?? 180) * 1000;
   const soakMinutes = argument('soak') === undefined ? undefined : Number(argument('soak'));
   const only = argument('only')?.split(',');
-  const drills = only ? DRILLS.filter((d) => only.includes(d.name)) : DRILLS;
+  const onRedisCluster = process.argv.includes('--redis-cluster');
+  // On a Redis Cluster the Redis drill is a failover; the other drills are the same as on one Redis.
+  const available = onRedisCluster ? [REDIS_FAILOVER, ...DRILLS.filter((d) => d.name !== 'redis-kill9')] : DRILLS;
+  const drills = only ? available.filter((d) => only.includes(d.name)) : onRedisCluster ? [REDIS_FAILOVER] : DRILLS;
   const runDir = mkdtempSync(join(tmpdir(), 'svc-drills-'));
   process.stdout.write(`role logs and data in ${runDir}\n`);
-  const cluster = await startCluster(runDir, {});
+  const cluster = await startCluster(runDir, {}, { redisCluster: onRedisCluster });
   const resultsDir = join(projectRoot, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   try {
@@ -308,8 +332,8 @@ async function main(): Promise<void> {
       );
     }
     writeFileSync(
-      join(resultsDir, 'drills.json'),
-      `${JSON.stringify({ at: new Date().toISOString(), rate, seconds, results }, null, 2)}\n`,
+      join(resultsDir, onRedisCluster ? 'drills-redis-cluster.json' : 'drills.json'),
+      `${JSON.stringify({ at: new Date().toISOString(), rate, seconds, redis: onRedisCluster ? '3 masters + 3 replicas' : 'one', results }, null, 2)}\n`,
     );
   } finally {
     await cluster.stop();

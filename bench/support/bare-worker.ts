@@ -13,7 +13,7 @@ import { createWorkerRedis } from '../../core/queues/redis-connection.js';
 const stubUrl = process.env.STUB_URL ?? '';
 const accountSid = process.env.TWILIO_ACCOUNT_SID ?? 'AC0';
 const auth = `Basic ${Buffer.from(`${accountSid}:${process.env.TWILIO_AUTH_TOKEN ?? 'x'}`).toString('base64')}`;
-const connection = createWorkerRedis(process.env.REDIS_URL ?? '');
+const connection = createWorkerRedis({ kind: 'single', url: process.env.REDIS_URL ?? '' });
 const rows =
   process.env.BARE_WORK === 'required'
     ? (await connectMongo(process.env.MONGODB_URI ?? '')).collection<{ _id: string; state: string }>('deliveries')

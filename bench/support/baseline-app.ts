@@ -17,7 +17,7 @@ import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS, type DispatchJobData } from '../../
 import { createProducerRedis, waitForRedis } from '../../core/queues/redis-connection.js';
 
 const mongo = await connectMongo(process.env.MONGODB_URI ?? '');
-const redis = createProducerRedis(process.env.REDIS_URL ?? '');
+const redis = createProducerRedis({ kind: 'single', url: process.env.REDIS_URL ?? '' });
 await waitForRedis(redis);
 const queue = new Queue('dispatch', { connection: redis, prefix: process.env.QUEUE_PREFIX ?? 'baseline' });
 const otps = mongo.collection<Record<string, unknown> & { _id: string }>('baseline_otps');

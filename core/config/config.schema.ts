@@ -3,7 +3,8 @@
 export const configSchema = {
   type: 'object',
   additionalProperties: true,
-  required: ['NODE_ENV', 'PORT', 'LOG_LEVEL', 'MONGODB_URI', 'REDIS_URL', 'PUBLIC_URL'],
+  // REDIS_URL or REDIS_CLUSTER_NODES (exactly one) is checked in redis-target.ts.
+  required: ['NODE_ENV', 'PORT', 'LOG_LEVEL', 'MONGODB_URI', 'PUBLIC_URL'],
   properties: {
     NODE_ENV: { enum: ['development', 'test', 'production'] },
     PORT: { type: 'integer', minimum: 0, maximum: 65535 },
@@ -11,6 +12,8 @@ export const configSchema = {
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     MONGODB_URI: { type: 'string', pattern: '^mongodb(\\+srv)?://' },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    // Seed nodes of a Redis Cluster, `host:port` separated by commas (checked in redis-target.ts).
+    REDIS_CLUSTER_NODES: { type: 'string', minLength: 1 },
     QUEUE_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_:-]{1,64}$' },
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/]+(/.*)?$' },
     ADMIN_TOKEN: { type: 'string', minLength: 24 },

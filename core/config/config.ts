@@ -1,6 +1,7 @@
 import AjvModule from 'ajv';
 import ipaddr from 'ipaddr.js';
 import { configSchema } from './config.schema.js';
+import { queuePrefixFor, readRedisTarget, type RedisTarget } from './redis-target.js';
 
 const Ajv = AjvModule.default;
 
@@ -10,7 +11,9 @@ export interface Config {
   readonly host: string;
   readonly logLevel: string;
   readonly mongodbUri: string;
-  readonly redisUrl: string;
+  /** One Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
+  readonly redis: RedisTarget;
+  /** Prefix of every Redis key (QUEUE_PREFIX; on a cluster wrapped in a hash tag, e.g. `{svc}`). */
   readonly queuePrefix: string;
   readonly publicUrl: string;
   readonly adminToken: string | undefined;
@@ -87,6 +90,8 @@ export interface Config {
   readonly sendgridWebhookPublicKey: string | undefined;
   readonly emailFrom: string;
 }
+
+export type { RedisTarget } from './redis-target.js';
 
 export interface TwilioConfig {
   readonly accountSid: string;
@@ -284,10 +289,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   problems.push(...providerProblems(raw));
   problems.push(...trustProxyProblems(raw.TRUST_PROXY));
+  const redis = readRedisTarget(raw);
+  problems.push(...redis.problems);
   if ((raw.ACTIVATION_MAX_FAILURES as number) <= (raw.ACTIVATION_FREE_FAILURES_PER_USER as number)) {
     problems.push('ACTIVATION_FREE_FAILURES_PER_USER: must be below ACTIVATION_MAX_FAILURES');
   }
-  if (problems.length > 0) throw new ConfigError([...new Set(problems)].sort());
+  if (problems.length > 0 || !redis.target) throw new ConfigError([...new Set(problems)].sort());
 
   return Object.freeze({
     nodeEnv: raw.NODE_ENV as Config['nodeEnv'],
@@ -295,8 +302,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: raw.HOST as string,
     logLevel: raw.LOG_LEVEL as string,
     mongodbUri: raw.MONGODB_URI as string,
-    redisUrl: raw.REDIS_URL as string,
-    queuePrefix: raw.QUEUE_PREFIX as string,
+    redis: redis.target,
+    queuePrefix: queuePrefixFor(raw.QUEUE_PREFIX as string, redis.target),
     publicUrl: (raw.PUBLIC_URL as string).replace(/\/$/, ''),
     adminToken: raw.ADMIN_TOKEN as string | undefined,
     demoApprover: (raw.DEMO_APPROVER ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queues/redis-connection.js';
 
 /** A message the provider accepted, as the delivery row will record it. */
 export interface SentOutcome {
@@ -21,7 +21,7 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
 return redis.call('HLEN', KEYS[1])`;
 
-type JournalRedis = Redis & {
+type JournalRedis = RedisClient & {
   journalSend(key: string, byProviderId: string, deliveryId: string, entry: string, providerMessageId: string): Promise<number>;
 };
 
@@ -43,7 +43,7 @@ function parse(deliveryId: string, raw: string): SentOutcome | undefined {
  * The entry is as durable as the job's completion next to it: a Redis that loses its latest
  * writes (failover, `appendfsync everysec`) can make such a message go twice, never get lost.
  */
-export function createSentJournal(redis: Redis, prefix: string) {
+export function createSentJournal(redis: RedisClient, prefix: string) {
   // One script, one round trip per send: both entries and the journal's size. (A MULTI of the
   // same three commands cost the worker several times more CPU in ioredis.)
   if (!('journalSend' in redis)) redis.defineCommand('journalSend', { numberOfKeys: 2, lua: JOURNAL_SEND });

@@ -1,5 +1,5 @@
 import { Worker, type Processor } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queues/redis-connection.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logger/logger.js';
 import { JOB_RETENTION } from '../queues/job-retention.js';
@@ -8,7 +8,7 @@ import type { QueueName } from '../queues/queue-names.js';
 export interface ManagedWorkerOptions {
   queue: QueueName;
   processor: Processor;
-  connection: Redis;
+  connection: RedisClient;
   config: Pick<Config, 'queuePrefix' | 'workerLockDurationMs'>;
   concurrency: number;
   logger: Logger;

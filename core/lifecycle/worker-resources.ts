@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queues/redis-connection.js';
 import type { Connection } from 'mongoose';
 import type { Config } from '../config/config.js';
 import { connectMongo, syncIndexes } from '../db/mongo-connection.js';
@@ -6,14 +6,15 @@ import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
 import type { Logger } from '../logger/logger.js';
 import { closeQueueRegistry, createQueueRegistry, type QueueRegistry } from '../queues/queue-registry.js';
 import { createProducerRedis, createWorkerRedis } from '../queues/redis-connection.js';
+import { requireNoEviction } from '../queues/redis-eviction-policy.js';
 import type { ShutdownStep } from './shutdown.js';
 
 /** What every worker process holds: MongoDB, a blocking Redis connection, producer queues. */
 export interface WorkerResources {
   mongo: Connection;
-  workerRedis: Redis;
+  workerRedis: RedisClient;
   /** Fail-fast connection for plain commands (the producer queues share it). */
-  redis: Redis;
+  redis: RedisClient;
   queues: QueueRegistry;
   /** Closing steps, in order, after the worker itself has drained. */
   closeSteps: ShutdownStep[];
@@ -23,8 +24,16 @@ export async function openWorkerResources(config: Config, log: Logger): Promise<
   const mongo = await connectMongo(config.mongodbUri);
   await migrateToEnterprises(mongo, log);
   await syncIndexes(mongo);
-  const workerRedis = createWorkerRedis(config.redisUrl);
-  const producerRedis = createProducerRedis(config.redisUrl);
+  const workerRedis = createWorkerRedis(config.redis);
+  // Before any job is taken (waits for Redis like the worker itself would).
+  try {
+    await requireNoEviction(workerRedis);
+  } catch (err) {
+    workerRedis.disconnect();
+    await mongo.close();
+    throw err;
+  }
+  const producerRedis = createProducerRedis(config.redis);
   producerRedis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(producerRedis, config.queuePrefix, log);
   return {

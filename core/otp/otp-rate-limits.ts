@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queues/redis-connection.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
@@ -9,7 +9,7 @@ export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient';
  * Abuse limits in Redis, shared by every API instance. While Redis is unreachable an in-process
  * limiter with the same budget stands in (insurance), so limits still hold per instance.
  */
-export function createRateLimits(redis: Redis, prefix: string, limits: Record<LimitName, RateLimit>) {
+export function createRateLimits(redis: RedisClient, prefix: string, limits: Record<LimitName, RateLimit>) {
   const limiters = Object.fromEntries(
     (Object.keys(limits) as LimitName[]).map((name) => {
       const { points, durationSeconds } = limits[name];

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { Logger } from '../logger/logger.js';
 
 export interface DispatchRetryOptions {
@@ -7,7 +7,7 @@ export interface DispatchRetryOptions {
   /** The retry's enqueue: by delivery id only (see below). */
   enqueueById: (deliveryId: string) => Promise<void>;
   /** The producer connection: its `ready` event starts a retry at once. */
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   /** Deliveries held for retry at most; beyond that they are left to the sweeper. */
   maxPending?: number;

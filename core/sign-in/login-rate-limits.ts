@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queues/redis-connection.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
@@ -17,7 +17,7 @@ export type LoginLimitName = keyof LoginLimitsConfig;
  * otherwise spam a user's phone). While Redis is unreachable an in-process limiter with the
  * same budget stands in.
  */
-export function createLoginLimits(redis: Redis, prefix: string, config: LoginLimitsConfig) {
+export function createLoginLimits(redis: RedisClient, prefix: string, config: LoginLimitsConfig) {
   const limiters = Object.fromEntries(
     (Object.keys(config) as LoginLimitName[]).map((name) => {
       const { points, durationSeconds } = config[name];

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queues/redis-connection.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config/config.js';
 import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
@@ -20,7 +20,7 @@ export interface ActivationThrottleConfig {
 
 const ADDRESS_MEMORY_SECONDS = 24 * 3600;
 
-const limiter = (redis: Redis, keyPrefix: string, points: number, duration: number) =>
+const limiter = (redis: RedisClient, keyPrefix: string, points: number, duration: number) =>
   new RateLimiterRedis({
     storeClient: redis,
     keyPrefix,
@@ -48,7 +48,7 @@ export const activationLocked = () =>
  * counter is taken before the check (atomic in Redis, so a burst of parallel guesses gets no
  * more checks than a sequence would) and given back when the gate refuses.
  */
-function createScope(redis: Redis, prefix: string, free: number, maxDelaySeconds: number, memorySeconds: number) {
+function createScope(redis: RedisClient, prefix: string, free: number, maxDelaySeconds: number, memorySeconds: number) {
   const failures = limiter(redis, `${prefix}:fails`, Number.MAX_SAFE_INTEGER, memorySeconds);
   const gate = limiter(redis, `${prefix}:gate`, 1, maxDelaySeconds);
   const delaySeconds = (attempt: number) => Math.min(2 ** Math.min(attempt - free - 1, 30), maxDelaySeconds);
@@ -88,7 +88,7 @@ function createScope(redis: Redis, prefix: string, free: number, maxDelaySeconds
  * the code is void until an admin re-issues one. Unknown users are throttled exactly like known
  * ones, so the answers say nothing about whether a user exists.
  */
-export function createActivationThrottle(redis: Redis, prefix: string, config: ActivationThrottleConfig) {
+export function createActivationThrottle(redis: RedisClient, prefix: string, config: ActivationThrottleConfig) {
   const perIp = limiter(redis, `${prefix}:rl:activatePerIp`, config.perIp.points, config.perIp.durationSeconds);
   const byAddress = createScope(
     redis,

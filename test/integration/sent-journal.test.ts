@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { connectMongo } from '../../core/db/mongo-connection.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
@@ -14,6 +13,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { startFreezableProxy } from '../support/freezable-proxy.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { connectToNodeOf } from '../support/redis-node.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 interface Row {
@@ -77,7 +77,7 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
 
   test('when a worker sends, then it journals the send, the row says SENT and the journal is empty again', async () => {
     const journaled: string[] = [];
-    const observer = new Redis(service.env.REDIS_URL as string);
+    const observer = await connectToNodeOf(service.ctx.redis, journalKey());
     const monitor = await observer.monitor();
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'hset' && args[1] === journalKey()) journaled.push(args[2] as string);
@@ -236,7 +236,7 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     await service.ctx.mongo
       .collection('deliveries')
       .updateOne({ _id: staleId as never }, { $set: { updatedAt: new Date(now.getTime() - 120_000) } });
-    const closedRedis = createProducerRedis(service.env.REDIS_URL as string);
+    const closedRedis = createProducerRedis(service.config.redis);
     expect(await waitForRedis(closedRedis)).toBe(true);
     await closedRedis.quit();
     const log = memoryLogger();
@@ -310,7 +310,7 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
   });
 
   test('when Redis is down as a receipt for an unknown message arrives, then the receipt is handled (nothing updated) instead of failing', async () => {
-    const closedRedis = createProducerRedis(service.env.REDIS_URL as string);
+    const closedRedis = createProducerRedis(service.config.redis);
     expect(await waitForRedis(closedRedis)).toBe(true);
     await closedRedis.quit();
     const log = memoryLogger();
@@ -323,7 +323,7 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
   test('when Redis refuses the journal entry, then the row itself is written before the job ends', async () => {
     const deliveryId = await queuedDelivery();
     // A connection that has gone away refuses commands at once, as the fail-fast one does while Redis is down.
-    const closedRedis = createProducerRedis(service.env.REDIS_URL as string);
+    const closedRedis = createProducerRedis(service.config.redis);
     expect(await waitForRedis(closedRedis)).toBe(true);
     await closedRedis.quit();
     const log = memoryLogger();

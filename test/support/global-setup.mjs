@@ -1,18 +1,38 @@
 // Runs outside Jest's transform, so it uses the compiled helpers (test.sh builds first).
 import { writeFileSync } from 'node:fs';
 import { startMongoServer, startRedisServer } from '../../dist/scripts/local-services.js';
+import { startRedisCluster } from '../../dist/scripts/local-redis-cluster.js';
 import { startProviderMocks } from './provider-mocks.mjs';
 import { servicesStateFile } from './services-state.mjs';
+
+/**
+ * The run's Redis: one server, or with TEST_REDIS_CLUSTER=1 a 3-master Redis Cluster (the
+ * cluster pass of scripts/test.sh). TEST_REDIS_CLUSTER_NODES given from outside points the run
+ * at an existing cluster instead.
+ */
+async function startRedis() {
+  if (process.env.TEST_REDIS_CLUSTER_NODES) return { env: {}, pids: [], dirs: [] };
+  if (process.env.TEST_REDIS_CLUSTER === '1') {
+    const cluster = await startRedisCluster();
+    return { env: { TEST_REDIS_CLUSTER_NODES: cluster.seeds }, pids: cluster.nodes.map((node) => node.pid), dirs: [cluster.dir] };
+  }
+  const redis = await startRedisServer();
+  return { env: { TEST_REDIS_URL: redis.url }, pids: [redis.pid], dirs: [] };
+}
 
 // One Redis and one MongoDB-wire server per test run; each test file uses its own database and
 // queue prefix. Test workers inherit these variables because they start after this runs.
 export default async function globalSetup() {
   // Several Jest projects share this set-up; the servers are started once per run.
-  if (process.env.TEST_REDIS_URL) return;
-  const [redis, mongo, mocks] = await Promise.all([startRedisServer(), startMongoServer(), startProviderMocks()]);
-  process.env.TEST_REDIS_URL = redis.url;
+  if (process.env.SVC_TEST_SERVICES) return;
+  const [redis, mongo, mocks] = await Promise.all([startRedis(), startMongoServer(), startProviderMocks()]);
+  Object.assign(process.env, redis.env);
   process.env.TEST_MONGODB_URI = mongo.url;
   process.env.TEST_TWILIO_MOCK_URL = mocks.twilio.url;
   process.env.TEST_SENDGRID_MOCK_URL = mocks.sendgrid.url;
-  writeFileSync(servicesStateFile, JSON.stringify({ pids: [redis.pid, mongo.pid, mocks.twilio.pid, mocks.sendgrid.pid] }));
+  process.env.SVC_TEST_SERVICES = 'started';
+  writeFileSync(
+    servicesStateFile,
+    JSON.stringify({ pids: [...redis.pids, mongo.pid, mocks.twilio.pid, mocks.sendgrid.pid], dirs: redis.dirs }),
+  );
 }

@@ -3,7 +3,7 @@ import { servicesStateFile } from './services-state.mjs';
 
 export default async function globalTeardown() {
   if (!existsSync(servicesStateFile)) return;
-  const { pids } = JSON.parse(readFileSync(servicesStateFile, 'utf8'));
+  const { pids, dirs = [] } = JSON.parse(readFileSync(servicesStateFile, 'utf8'));
   for (const pid of pids) {
     try {
       process.kill(pid, 'SIGTERM');
@@ -11,5 +11,7 @@ export default async function globalTeardown() {
       // already gone
     }
   }
+  // Files of servers that were started without a directory of their own (the cluster's nodes.conf).
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   rmSync(servicesStateFile, { force: true });
 }

@@ -34,14 +34,19 @@ export function testEnv(label: string, overrides: Record<string, string> = {}): 
   const name = uniqueName(label);
   const mongoBase = process.env.TEST_MONGODB_URI;
   const redisUrl = process.env.TEST_REDIS_URL;
-  if (!mongoBase || !redisUrl) throw new Error('TEST_MONGODB_URI/TEST_REDIS_URL missing: run through `npm test`');
+  const clusterNodes = process.env.TEST_REDIS_CLUSTER_NODES;
+  if (!mongoBase || !(redisUrl || clusterNodes)) throw new Error('TEST_MONGODB_URI/TEST_REDIS_URL missing: run through `npm test`');
+  // The cluster pass (TEST_REDIS_CLUSTER_NODES) puts every file on the cluster, except a file
+  // that brings a Redis of its own.
+  const redis: Record<string, string> =
+    clusterNodes && !('REDIS_URL' in overrides) ? { REDIS_CLUSTER_NODES: clusterNodes } : { REDIS_URL: redisUrl as string };
   return {
     NODE_ENV: 'test',
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     MONGODB_URI: `${mongoBase}/${name}`,
-    REDIS_URL: redisUrl,
+    ...redis,
     QUEUE_PREFIX: name,
     PUBLIC_URL: 'http://127.0.0.1:0',
     ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',

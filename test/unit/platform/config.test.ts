@@ -69,3 +69,45 @@ describe('configuration', () => {
     expect(loadConfig({ ...base, SIGNING_KEY_JWK: '{"kty":"RSA","n":"a","e":"AQAB","d":"b"}' }).signingKeyJwk).toContain('RSA');
   });
 });
+
+describe('Redis target', () => {
+  const mongo = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x' };
+
+  test('when REDIS_URL is given, then one Redis is used and the queue prefix is as given', () => {
+    const config = loadConfig({ ...mongo, REDIS_URL: 'redis://127.0.0.1:6379', QUEUE_PREFIX: 'idp' });
+    expect(config.redis).toEqual({ kind: 'single', url: 'redis://127.0.0.1:6379' });
+    expect(config.queuePrefix).toBe('idp');
+  });
+
+  test('when REDIS_CLUSTER_NODES is given, then the seeds are parsed and every key prefix is one hash tag', () => {
+    const config = loadConfig({ ...mongo, REDIS_CLUSTER_NODES: ' 10.0.0.1:7000, redis-b.internal:7001,[::1]:7002 ', QUEUE_PREFIX: 'idp' });
+    expect(config.redis).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: 'redis-b.internal', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+    });
+    expect(config.queuePrefix).toBe('{idp}');
+  });
+
+  test('when neither is given, then the process refuses to start naming both', () => {
+    expect(() => loadConfig(mongo)).toThrow('REDIS_URL: is required (or REDIS_CLUSTER_NODES for a Redis Cluster)');
+  });
+
+  test('when both are given, then the process refuses to start instead of picking one', () => {
+    expect(() => loadConfig({ ...mongo, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000' })).toThrow(
+      'REDIS_CLUSTER_NODES: give either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
+    );
+  });
+
+  test('when a seed is not host:port, then the bad seeds are named', () => {
+    expect(() => loadConfig({ ...mongo, REDIS_CLUSTER_NODES: '127.0.0.1:7000,redis://x:1,127.0.0.1:99999,nohost' })).toThrow(
+      'REDIS_CLUSTER_NODES: must be comma-separated host:port seed nodes (e.g. 10.0.0.1:6379,10.0.0.2:6379); not valid: redis://x:1, 127.0.0.1:99999, nohost',
+    );
+    expect(() => loadConfig({ ...mongo, REDIS_CLUSTER_NODES: ' , ' })).toThrow(
+      'REDIS_CLUSTER_NODES: must be comma-separated host:port seed nodes',
+    );
+  });
+});
