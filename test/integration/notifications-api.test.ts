@@ -29,6 +29,7 @@ const SUCCESS = (uuid: string, verified: boolean) => ({
 describe('Notifications: enterprise API and user API (no worker running)', () => {
   let service: TestService;
   let enterprise: string;
+  let enterpriseClientId: string;
   let otherClientToken: string;
   let appClientId: string;
   let device: DeviceUser;
@@ -38,7 +39,9 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
   beforeAll(async () => {
     service = await startTestService('notifapi');
     await createGroups(service, ['retail']);
-    enterprise = (await createClientWithToken(service, { scopes: ['users', 'notifications'] })).accessToken;
+    ({ accessToken: enterprise, clientId: enterpriseClientId } = await createClientWithToken(service, {
+      scopes: ['users', 'notifications'],
+    }));
     otherClientToken = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
     appClientId = await registerAppClient(service);
     device = await enrollAndActivateWithDevice(service, enterprise, 'signer1');
@@ -114,7 +117,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         'Invalid field actions[0].action: must match pattern "^[a-z][a-z0-9_]{0,31}$"',
       ],
       [{ actions: [ACTIONS[0], ACTIONS[0]] }, 'Invalid field actions: action values must be distinct'],
-      [{ callbackUrl: 'http://example.com/cb' }, 'Invalid field callbackUrl: must be https (http only on loopback)'],
+      [{ callbackUrl: 'http://example.com/cb' }, 'Invalid field callbackUrl: must be https (http only on loopback, where allowed)'],
       [{ callbackUrl: 'not a url' }, 'Invalid field callbackUrl: must be an absolute URL'],
       [{ ds_required: true }, 'Invalid field ds_required: the user has no device key registered at activation'],
       [{ colour: 'red' }, 'Invalid field colour: is not allowed'],
@@ -190,9 +193,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await foreignRead.json()).toEqual(errorBody(404, 'Not Found', 'Notification not found', `/v1/notifications/${uuid}`));
       const foreignCancel = await cancel(uuid, sibling);
       expect(foreignCancel.status).toBe(404);
-      expect(await foreignCancel.json()).toEqual(
-        errorBody(404, 'Not Found', 'Notification not found', `/v1/notifications/${uuid}/cancel`),
-      );
+      expect(await foreignCancel.json()).toEqual(errorBody(404, 'Not Found', 'Notification not found', `/v1/notifications/${uuid}/cancel`));
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'ACTIVE' });
       expect((await cancel(uuid)).status).toBe(200);
     });
@@ -244,7 +245,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         notification_uuid: uuids[0],
         ds_required: false,
         number_match: true,
-        actions: ACTIONS,
+        actions: ACTIONS.map((a, index) => ({ ...a, requiresNumber: index === 0 })),
         body: [{ lng: 'English', subject: 's0', message: 'm0' }],
         created_at: expect.stringMatching(ISO_RE),
         expires_at: expect.stringMatching(ISO_RE),
@@ -689,12 +690,13 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         enqueueExpiry: (uuid, at) => enqueueExpiry(service.ctx.queues.notification, uuid, at),
         enqueueCallback: (uuid) => enqueueCallback(service.ctx.queues['notification-callback'], uuid),
         logger: memoryLogger().logger,
+        callbackPolicy: service.config.notifications.callbackAddresses,
         now: () => new Date(Date.now() - 14_000),
       });
 
     test('when a user answers after expiresAt while the record still says ACTIVE, then 410 and the record becomes EXPIRED', async () => {
       const { notificationUuid: uuid } = await nearlyDue().create(
-        { clientId: 'fixture', enterpriseId: 'default' },
+        { clientId: enterpriseClientId, enterpriseId: 'default' },
         { ...(notificationBody('plain1') as unknown as CreateNotificationInput), expiresIn: 15 },
       );
       await new Promise((resolve) => setTimeout(resolve, 1200));
