@@ -46,6 +46,12 @@ interface ErrorBody {
 const KNOWN_CODES = new Set<number>([ResultCode.INVALID_ARGUMENTS, ResultCode.UNKNOWN_ERROR, ResultCode.USER_BLOCKED]);
 
 /** The library code for a refusal: the server's own `code` when it gives one, else by status. */
+/** Whether answering with `action` needs the matching number (the service's rule; first action by default). */
+function actionNeedsNumber(notification: Notification, action: string): boolean {
+  const index = notification.actions.findIndex((a) => a.action === action);
+  return notification.actions[index]?.requiresNumber ?? index === 0;
+}
+
 function codeOf(status: number, body: ErrorBody): 4 | 39 | 141 {
   if (typeof body.code === 'number' && KNOWN_CODES.has(body.code)) return body.code as 4 | 39 | 141;
   if (body.error === 'user_blocked') return ResultCode.USER_BLOCKED;
@@ -91,7 +97,8 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
   /**
    * UpdateNotification(notificationID, response): answers a pending notification. The answer is
    * signed with the device key when the notification requires it; `number` is the two-digit
-   * number the enterprise showed, for notifications with number matching.
+   * number the enterprise showed, for an action that needs it (number matching: approving, i.e.
+   * the first action unless the actions say otherwise with `requiresNumber`).
    */
   updateNotification(notificationID: string, response: string, number?: string): Promise<EventPayload<UpdateAcknowledgement>> {
     const operation: OperationName = 'UpdateNotification';
@@ -100,7 +107,8 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       const action = checkAction(operation, 'response', response);
       const matchingNumber = checkMatchingNumber(operation, number);
       const notification = await this.findPending(uuid);
-      if (notification?.number_match && matchingNumber === undefined) {
+      // Only actions that need the number are refused without it: saying no never needs it.
+      if (notification?.number_match && matchingNumber === undefined && actionNeedsNumber(notification, action)) {
         throw new ClientLibraryError(
           operation,
           ResultCode.INVALID_ARGUMENTS,

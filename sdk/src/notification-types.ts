@@ -4,6 +4,11 @@ export interface NotificationAction {
   label: string;
   action: string;
   authlevel: number;
+  /**
+   * With number matching: whether answering with this action needs the number (approving does;
+   * rejecting and reporting fraud never do). Listed by the service for every action.
+   */
+  requiresNumber?: boolean;
 }
 
 export interface NotificationText {
