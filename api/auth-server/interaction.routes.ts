@@ -263,8 +263,10 @@ export function interactionRoutes(
             if (!USER_ID_RE.test(userId)) {
               return showLogin(res, req, state, client, { error: 'Enter your user id: 1 to 64 letters, digits or . _ @ -', userId }, 400);
             }
-            if ((await services.login.start(state, client, userId, address)) === 'sign-in-locked')
-              return signInLockedPage(res, client, selfUrl, state);
+            const step = await services.login.start(state, client, userId, address);
+            if (step.kind === 'sign-in-locked') return signInLockedPage(res, client, selfUrl, state);
+            // The code is generated once the answer has left, so its cost never shows in the answer.
+            res.once('finish', () => void step.afterAnswer());
             // Post/redirect/get: reloading the code page does not send another code.
             return res.redirect(303, selfUrl);
           }
@@ -329,10 +331,12 @@ export function interactionRoutes(
                 );
             }
           }
-          case 'resend':
-            if ((await services.login.resend(state, client, address)) === 'sign-in-locked')
-              return signInLockedPage(res, client, selfUrl, state);
+          case 'resend': {
+            const step = await services.login.resend(state, client, address);
+            if (step.kind === 'sign-in-locked') return signInLockedPage(res, client, selfUrl, state);
+            res.once('finish', () => void step.afterAnswer());
             return showLogin(res, req, state, client, { notice: 'A new code is on its way. Codes sent earlier no longer work.' });
+          }
           case 'restart':
             await services.states.clearUser(interaction.uid);
             return res.redirect(303, selfUrl);

@@ -49,6 +49,12 @@ export type VerifyOutcome =
   | { kind: 'refused' }
   | { kind: 'sign-in-locked' };
 
+/**
+ * The answer of the user-id and new-code steps: the code page (then `afterAnswer` sends the code,
+ * once the page is on its way), or the lock.
+ */
+export type CodeStep = { kind: 'code-page'; afterAnswer: () => Promise<void> } | { kind: 'sign-in-locked' };
+
 /** What a check of a code found, and whether a check was made at all (a used-up code is not checked). */
 type Checked = { outcome: VerifyOutcome; checked: boolean };
 
@@ -67,45 +73,45 @@ export const loginOtpOwner = (clientId: string) => `login:${clientId}`;
 export function createLoginService(deps: LoginServiceDeps) {
   const now = deps.now ?? (() => new Date());
 
-  /** Sends a code, or nothing (decoy): the only work that differs between kinds of user id. */
-  async function sendCode(state: LoginState, client: SignInClient, userId: string, user: User | undefined): Promise<void> {
-    if (!canReceiveLoginCode(user) || (!user.mobileNumber && !user.emailId)) {
-      await deps.states.setCode(state.uid, userId, undefined, now());
-      return;
+  /**
+   * Generates and sends the login code of a user who may receive one, after the page has
+   * answered, and attaches it to the page's state. Nothing for any other id. Failures are logged
+   * (the person can ask for a new code); they never show on the page, where they would tell a
+   * known user id from an unknown one.
+   */
+  async function deliver(stateUid: string, client: SignInClient, user: User, requestedAt: Date): Promise<void> {
+    try {
+      // SMS to the registered mobile number, else e-mail.
+      const channels = user.mobileNumber ? { SMS: LOGIN_CODE.smsTemplate } : { EMAIL: LOGIN_CODE.emailTemplate };
+      const { otpUuid } = await deps.otp.generate({
+        clientId: loginOtpOwner(client.clientId),
+        enterpriseId: client.enterpriseId,
+        rawBody: {},
+        request: {
+          userId: user.userId,
+          segments: [legacySpecToSegment(LOGIN_CODE.spec)],
+          channels,
+          dynamicMacros: { [APP_NAME_MACRO]: client.name },
+          attempts: LOGIN_CODE.attempts,
+          expiresIn: LOGIN_CODE.expiresInSeconds,
+          hashSpec: 'SHA_256',
+          generateJwt: false,
+        },
+      });
+      await deps.states.attachCode(stateUid, user.userId, requestedAt, otpUuid);
+    } catch (err) {
+      deps.logger.error({ err, clientId: client.clientId }, 'login code could not be sent');
     }
-    // SMS to the registered mobile number, else e-mail.
-    const channels = user.mobileNumber ? { SMS: LOGIN_CODE.smsTemplate } : { EMAIL: LOGIN_CODE.emailTemplate };
-    const { otpUuid } = await deps.otp.generate({
-      clientId: loginOtpOwner(client.clientId),
-      enterpriseId: client.enterpriseId,
-      rawBody: {},
-      request: {
-        userId: user.userId,
-        segments: [legacySpecToSegment(LOGIN_CODE.spec)],
-        channels,
-        dynamicMacros: { [APP_NAME_MACRO]: client.name },
-        attempts: LOGIN_CODE.attempts,
-        expiresIn: LOGIN_CODE.expiresInSeconds,
-        hashSpec: 'SHA_256',
-        generateJwt: false,
-      },
-    });
-    await deps.states.setCode(state.uid, userId, otpUuid, now());
   }
 
   /**
    * A code for this user id, whoever it is: the same budgets, the same two reads (user and
-   * lock, at once) and one state write for every kind of id; a known user's code generation is
-   * the only extra work. That work, and the few bytes more a found user costs the store, would
-   * tell known ids by timing, so the step answers at a fixed floor after arrival, which hides
-   * it whenever the work fits under the floor (measured in bench/login-timing).
+   * lock, at once) and the same state write for every kind of id; the code itself is generated
+   * and sent only after the page has answered (`afterAnswer`), so a known id costs the answer
+   * no more work than an unknown one. What remains (the few bytes more a found user costs the
+   * store) is hidden by answering at a fixed floor after arrival (measured in bench/login-timing).
    */
-  async function requestCode(
-    state: LoginState,
-    client: SignInClient,
-    userId: string,
-    address: string,
-  ): Promise<'code-sent' | 'sign-in-locked'> {
+  async function requestCode(state: LoginState, client: SignInClient, userId: string, address: string): Promise<CodeStep> {
     const started = performance.now();
     try {
       await deps.limits.consumeStep(signInUserKey(client, userId), address, true);
@@ -114,9 +120,11 @@ export function createLoginService(deps: LoginServiceDeps) {
         findUserForSignIn(deps.users, client, userId),
         deps.failures.isLocked(ref, deps.maxFailures),
       ]);
-      if (locked) return 'sign-in-locked';
-      await sendCode(state, client, userId, user);
-      return 'code-sent';
+      if (locked) return { kind: 'sign-in-locked' };
+      const requestedAt = now();
+      await deps.states.setUser(state.uid, userId, requestedAt);
+      const reachable = canReceiveLoginCode(user) && Boolean(user.mobileNumber || user.emailId);
+      return { kind: 'code-page', afterAnswer: reachable ? () => deliver(state.uid, client, user, requestedAt) : async () => {} };
     } finally {
       const left = deps.userStepFloorMs - (performance.now() - started);
       if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
@@ -174,13 +182,13 @@ export function createLoginService(deps: LoginServiceDeps) {
 
   return {
     /** Step one: the user id form. Counts against the budgets of this user id whatever the user is. */
-    start(state: LoginState, client: SignInClient, userId: string, address: string): Promise<'code-sent' | 'sign-in-locked'> {
+    start(state: LoginState, client: SignInClient, userId: string, address: string): Promise<CodeStep> {
       return requestCode(state, client, userId, address);
     },
 
     /** "Send a new code": a fresh code replaces the previous one. */
-    async resend(state: LoginState, client: SignInClient, address: string): Promise<'code-sent' | 'sign-in-locked'> {
-      if (state.userId === undefined) return 'code-sent';
+    async resend(state: LoginState, client: SignInClient, address: string): Promise<CodeStep> {
+      if (state.userId === undefined) return { kind: 'code-page', afterAnswer: async () => {} };
       return requestCode(state, client, state.userId, address);
     },
 
