@@ -107,14 +107,24 @@ export function csrfOf(html: string): string {
   return match[1] as string;
 }
 
-/** The newest login code sent to this address (SMS or e-mail) after `since`, from the outbox. */
+/**
+ * The newest login code sent to this address (SMS or e-mail) after `since`, from the outbox, once
+ * the sign-in it was sent for holds it (the code is generated after the page has answered and
+ * attached to the sign-in right after it is queued, so a fast outbox could show it first).
+ */
 export async function loginCodeFor(service: TestService, to: string, since: Date): Promise<string> {
-  return eventually(async () => {
+  const last = await eventually(async () => {
     const messages = (await readOutbox(service, to)).filter((m) => new Date(m.createdAt) >= since && /sign-in code/.test(m.text));
     messages.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-    const last = messages[messages.length - 1];
-    return last ? (/\b(\d{6})\b/.exec(last.text)?.[1] ?? undefined) : undefined;
+    return messages[messages.length - 1];
   });
+  const code = /\b(\d{6})\b/.exec(last.text)?.[1];
+  if (!code) throw new Error(`no code in the message: ${last.text}`);
+  if (last.otpUuid !== undefined) {
+    const otpUuid = last.otpUuid;
+    await eventually(async () => ((await service.ctx.mongo.collection('login_states').findOne({ otpUuid })) ? true : undefined));
+  }
+  return code;
 }
 
 /**
