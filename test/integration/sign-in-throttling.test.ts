@@ -136,11 +136,16 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
     ]);
   });
 
-  test('when the unlock route names an unknown user, another enterprise, a bad enterpriseId, or has no admin token, then 404, 404, 422 and 401', async () => {
+  test('when the unlock route names an unknown or odd user id, another enterprise, a bad enterpriseId, or has no admin token, then 404, 404, 422 and 401', async () => {
     expect((await admin('DELETE', '/admin/users/nobody-at-all/sign-in-lock')).status).toBe(404);
     expect((await admin('DELETE', '/admin/users/rita/sign-in-lock?enterpriseId=other-bank')).status).toBe(404);
     expect((await admin('DELETE', '/admin/users/rita/sign-in-lock?enterpriseId=bad%20id')).status).toBe(422);
     expect((await fetch(`${service.url}/admin/users/rita/sign-in-lock`, { method: 'DELETE' })).status).toBe(401);
+    // Odd but well-encoded user ids are simply not found; a repeated enterpriseId is invalid.
+    for (const id of ['x'.repeat(300), '%F0%9F%98%80', '..%2F..', 'rita%00']) {
+      expect((await admin('DELETE', `/admin/users/${id}/sign-in-lock`)).status).toBe(404);
+    }
+    expect((await admin('DELETE', '/admin/users/rita/sign-in-lock?enterpriseId=a&enterpriseId=b')).status).toBe(422);
   });
 
   test('when a right code follows wrong ones, then the count starts over', async () => {
