@@ -5,7 +5,8 @@
 // (so no budget answers instead of the step), against the real API process. Reports means,
 // medians and percentiles per kind, and for each other kind against the known user the
 // Mann-Whitney U test over the two samples and a sign test over the rounds.
-// FLOOR_MS sets LOGIN_USER_STEP_FLOOR_MS (default: the shipped 250 ms; 0 shows the bare work).
+// FLOOR_MS sets LOGIN_USER_STEP_FLOOR_MS (default: the shipped 250 ms; 0 shows the bare work);
+// RESULT_NAME names the result file.
 import { randomInt } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { registerClient } from '../../core/clients/clients.service.js';
@@ -18,6 +19,8 @@ import { mannWhitney, mean, signTest, summary } from '../support/timing-stats.js
 const ROUNDS = envInt('ROUNDS', 200);
 const WARMUP = envInt('WARMUP_ROUNDS', 50);
 const FLOOR_MS = envString('FLOOR_MS', '250');
+/** Where the result goes in bench/results/ (e.g. `login-timing-before` for a run of older code). */
+const RESULT_NAME = envString('RESULT_NAME', FLOOR_MS === '250' ? 'login-timing' : `login-timing-floor${FLOOR_MS}`);
 const REDIRECT = 'https://app.example/callback';
 
 const KINDS = ['known', 'unknown', 'blocked', 'deleted'] as const;
@@ -151,5 +154,5 @@ await runBenchmark('login-timing', async (cleanup) => {
       return [kind, s.mean, s.median, s.p10, s.p90, vs ? vs.mannWhitney.p : '', vs ? `${vs.signTest.knownSlower} of ${ROUNDS}` : ''];
     }),
   );
-  console.log(`written to ${writeResult(FLOOR_MS === '250' ? 'login-timing' : `login-timing-floor${FLOOR_MS}`, result)}`);
+  console.log(`written to ${writeResult(RESULT_NAME, result)}`);
 });
