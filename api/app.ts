@@ -16,6 +16,7 @@ import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
 import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
 import { adminQueuesRoutes, QUEUES_DASHBOARD_PATH } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
+import { adminSignInLockRoutes } from './routes/admin-sign-in-lock.routes.js';
 import { adminUsersRoutes } from './routes/admin-users.routes.js';
 import { demoApproverRoutes } from './routes/demo-approver.routes.js';
 import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
@@ -75,6 +76,7 @@ export function buildApp(ctx: ServiceContext): Express {
       discardPendingNotifications: (enterpriseId, userId) => notifications.discardPendingNotifications(enterpriseId, userId),
     }),
   );
+  app.use(adminSignInLockRoutes(ctx));
   app.use(meRoutes(ctx));
   app.use(notificationsRoutes(ctx, notifications));
   app.use(meNotificationsRoutes(ctx, notifications, users, ctx.logger));

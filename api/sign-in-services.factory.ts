@@ -1,7 +1,9 @@
+import { createActivityRepository } from '../core/activity/activity.repository.js';
 import { signIns } from '../core/metrics/business-metrics.js';
 import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
 import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
 import { createLoginService } from '../core/sign-in/login.service.js';
+import { createSignInFailuresRepository } from '../core/sign-in/sign-in-failures.repository.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 import type { InteractionServices } from './auth-server/interaction.routes.js';
 import type { OtpRouteServices } from './routes/otp.routes.js';
@@ -18,6 +20,10 @@ export function createSignInServices(
     users: createUsersRepository(ctx.mongo),
     states,
     limits,
+    failures: createSignInFailuresRepository(ctx.mongo),
+    activity: createActivityRepository(ctx.mongo),
+    maxFailures: ctx.config.login.maxFailures,
+    userStepFloorMs: ctx.config.login.userStepFloorMs,
     otp: {
       generate: (command) => otp.generation.generate(command),
       validate: (otpUuid, clientId, code) => otp.validation.validate(otpUuid, clientId, code),

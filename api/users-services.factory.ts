@@ -1,6 +1,7 @@
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
 import { enqueueEnrollment } from '../core/queues/enrollment.queue.js';
+import { createSignInFailuresRepository } from '../core/sign-in/sign-in-failures.repository.js';
 import { createActivationDeliveries } from '../core/users/activation-deliveries.service.js';
 import { createActivityRepository } from '../core/activity/activity.repository.js';
 import { createActivationThrottle } from '../core/users/activation-throttle.js';
@@ -43,6 +44,7 @@ export function createUsersServices(ctx: ServiceContext): Omit<UsersRouteService
       throttle,
       queueActivation: enrollment.queueActivation,
       activity,
+      signInFailures: createSignInFailuresRepository(ctx.mongo),
       keys,
       codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
       failureFloorMs: ctx.config.activation.failureFloorMs,

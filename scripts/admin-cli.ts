@@ -1,4 +1,4 @@
-// `npm run admin -- <resource> <action> [options]`: manages clients and groups straight through
+// `npm run admin -- <resource> <action> [options]`: manages clients, groups and sign-in locks straight through
 // the core repositories, so it works without the API running. Prints JSON on stdout.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,9 +7,14 @@ import type { Connection } from 'mongoose';
 import { CLIENT_SCOPES, findClient, listClients, type ClientScope } from '../core/clients/clients.repository.js';
 import { registerClient, removeClient } from '../core/clients/clients.service.js';
 import { connectMongo } from '../core/db/mongo-connection.js';
+import { createActivityRepository } from '../core/activity/activity.repository.js';
+import { DEFAULT_ENTERPRISE_ID } from '../core/enterprises/enterprise-id.js';
 import { AppError } from '../core/errors/app-error.js';
 import { createGroup, listGroups } from '../core/groups/groups.repository.js';
 import { projectRoot } from '../core/project-root.js';
+import { createSignInFailuresRepository } from '../core/sign-in/sign-in-failures.repository.js';
+import { unlockSignIn } from '../core/sign-in/sign-in-unlock.js';
+import { createUsersRepository } from '../core/users/users.repository.js';
 
 const USAGE = `usage: npm run admin -- <command>
   clients create --name <name> --scopes otp,users,notifications [--enterprise <enterpriseId>] [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--public] [--third-party]
@@ -18,6 +23,7 @@ const USAGE = `usage: npm run admin -- <command>
   clients delete <clientId>
   groups create <name> [--description <text>]
   groups list
+  users unlock-sign-in <userId> [--enterprise <enterpriseId>] [--comments <text>]
 MongoDB: MONGODB_URI, else the local server started by \`npm start\` (.local/mongo.json).`;
 
 class UsageError extends Error {}
@@ -63,6 +69,7 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
       public: { type: 'boolean' },
       'third-party': { type: 'boolean' },
       description: { type: 'string' },
+      comments: { type: 'string' },
     },
   });
   const [resource, action, arg] = positionals;
@@ -102,6 +109,17 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
     }
     case 'groups list':
       return (await listGroups(mongo)).map((g) => ({ name: g.name, description: g.description, createdAt: g.createdAt.toISOString() }));
+    case 'users unlock-sign-in': {
+      if (!arg) throw new UsageError('user id is required');
+      const ref = { enterpriseId: values.enterprise ?? DEFAULT_ENTERPRISE_ID, userId: arg };
+      const deps = {
+        users: createUsersRepository(mongo),
+        failures: createSignInFailuresRepository(mongo),
+        activity: createActivityRepository(mongo),
+      };
+      const { wasLocked } = await unlockSignIn(deps, ref, values.comments?.slice(0, 1000));
+      return { ...ref, wasLocked };
+    }
     default:
       throw new UsageError(USAGE);
   }

@@ -160,6 +160,27 @@ export function interactionRoutes(
   }
 
   /**
+   * Sign-in locked after too many wrong codes in a row. User ids that do not exist lock the same
+   * way, so this page tells a stranger only what their own failures did; it tells the person
+   * what to do.
+   */
+  const signInLockedPage = (res: Response, client: { name: string; redirectOrigin: string[] }, selfUrl: string, state: LoginState) =>
+    send(
+      res,
+      403,
+      'message',
+      {
+        title: 'Sign-in is locked',
+        clientName: client.name,
+        message: 'Sign-in to this account is locked because of too many wrong codes in a row. Contact your administrator to unlock it.',
+        action: selfUrl,
+        csrf: state.csrf,
+        restart: true,
+      },
+      client.redirectOrigin,
+    );
+
+  /**
    * Unexpected failures (a store down, a login template an admin broke) end on an HTML page
    * with a reference that is also logged, never on the API's JSON error body.
    */
@@ -234,14 +255,18 @@ export function interactionRoutes(
       }
       const selfUrl = req.originalUrl.split('?')[0] ?? '';
       try {
-        await services.limits.consume('perIp', req.ip ?? 'unknown');
+        const address = req.ip ?? 'unknown';
+        await services.limits.consumeIp(address);
         switch (body.step) {
           case 'user': {
             const userId = typeof body.userId === 'string' ? body.userId.trim() : '';
             if (!USER_ID_RE.test(userId)) {
               return showLogin(res, req, state, client, { error: 'Enter your user id: 1 to 64 letters, digits or . _ @ -', userId }, 400);
             }
-            await services.login.start(state, client, userId);
+            const step = await services.login.start(state, client, userId, address);
+            if (step.kind === 'sign-in-locked') return signInLockedPage(res, client, selfUrl, state);
+            // The code is generated once the answer has left, so its cost never shows in the answer.
+            res.once('finish', () => void step.afterAnswer());
             // Post/redirect/get: reloading the code page does not send another code.
             return res.redirect(303, selfUrl);
           }
@@ -249,7 +274,7 @@ export function interactionRoutes(
             if (state.userId === undefined) return res.redirect(303, selfUrl);
             const code = typeof body.otp === 'string' ? body.otp.trim() : '';
             if (!CODE_RE.test(code)) return showLogin(res, req, state, client, { error: 'Enter the 6 digits of the code we sent.' }, 400);
-            const outcome = await services.login.verify(state, client, code);
+            const outcome = await services.login.verify(state, client, code, address);
             switch (outcome.kind) {
               case 'signed-in':
                 return await provider.interactionFinished(
@@ -271,6 +296,8 @@ export function interactionRoutes(
                 return showLogin(res, req, state, client, { error: 'Too many wrong codes. Send a new code to try again.' }, 400);
               case 'expired':
                 return showLogin(res, req, state, client, { error: 'This code has expired. Send a new code to try again.' }, 400);
+              case 'sign-in-locked':
+                return signInLockedPage(res, client, selfUrl, state);
               case 'not-active':
                 return send(
                   res,
@@ -304,9 +331,12 @@ export function interactionRoutes(
                 );
             }
           }
-          case 'resend':
-            await services.login.resend(state, client);
+          case 'resend': {
+            const step = await services.login.resend(state, client, address);
+            if (step.kind === 'sign-in-locked') return signInLockedPage(res, client, selfUrl, state);
+            res.once('finish', () => void step.afterAnswer());
             return showLogin(res, req, state, client, { notice: 'A new code is on its way. Codes sent earlier no longer work.' });
+          }
           case 'restart':
             await services.states.clearUser(interaction.uid);
             return res.redirect(303, selfUrl);

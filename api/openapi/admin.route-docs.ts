@@ -170,4 +170,26 @@ export const adminRouteDocs: RouteDoc[] = [
       '422': { description: 'Validation failed', schema: 'common.error.json' },
     },
   },
+  {
+    method: 'delete',
+    path: '/admin/users/{userId}/sign-in-lock',
+    summary:
+      'Unlock sign-in: after too many wrong login codes in a row a user cannot sign in until this (or a completed activation); also starts their count of wrong codes over',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    query: [
+      {
+        name: 'enterpriseId',
+        description: 'The enterprise of the user (default `default`)',
+        schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' },
+      },
+      { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
+    ],
+    responses: {
+      '204': { description: 'Sign-in is open (whether or not it was locked); recorded in the activity record' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'User not found', schema: 'common.error.json' },
+      '422': { description: 'Invalid enterpriseId', schema: 'common.error.json' },
+    },
+  },
 ];

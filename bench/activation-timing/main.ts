@@ -5,59 +5,12 @@
 // percentiles per arm, the Mann-Whitney U test over the two samples and a sign test over the pairs.
 import { randomInt } from 'node:crypto';
 import { registerClient } from '../../core/clients/clients.service.js';
-import { envInt, machineInfo, median, percentile, printTable, round, runBenchmark, startInfra, writeResult } from '../support/bench-kit.js';
+import { envInt, machineInfo, median, printTable, round, runBenchmark, startInfra, writeResult } from '../support/bench-kit.js';
 import { connectMongo, projectEnv, startProjectApi, storesOf } from '../support/arms.js';
+import { mannWhitney, mean, signTest, summary } from '../support/timing-stats.js';
 
 const PAIRS = envInt('PAIRS', 200);
 const WARMUP = envInt('WARMUP_PAIRS', 50);
-
-/** Standard normal CDF (Abramowitz-Stegun 7.1.26 erf), enough for a p-value. */
-function normalCdf(z: number): number {
-  const t = 1 / (1 + 0.3275911 * (Math.abs(z) / Math.SQRT2));
-  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-(z * z) / 2);
-  return z >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
-}
-
-/** Two-sided Mann-Whitney U (normal approximation with tie correction). */
-function mannWhitney(a: number[], b: number[]): { u: number; z: number; p: number } {
-  const all = [...a.map((v) => ({ v, g: 0 })), ...b.map((v) => ({ v, g: 1 }))].sort((x, y) => x.v - y.v);
-  const ranks = new Array<number>(all.length);
-  let tieTerm = 0;
-  for (let i = 0; i < all.length;) {
-    let j = i;
-    while (j + 1 < all.length && all[j + 1].v === all[i].v) j++;
-    const rank = (i + j) / 2 + 1;
-    for (let k = i; k <= j; k++) ranks[k] = rank;
-    const t = j - i + 1;
-    tieTerm += t ** 3 - t;
-    i = j + 1;
-  }
-  const rankSumA = all.reduce((sum, x, i) => (x.g === 0 ? sum + ranks[i] : sum), 0);
-  const n1 = a.length;
-  const n2 = b.length;
-  const u = rankSumA - (n1 * (n1 + 1)) / 2;
-  const n = n1 + n2;
-  const sigma = Math.sqrt(((n1 * n2) / 12) * (n + 1 - tieTerm / (n * (n - 1))));
-  const z = (u - (n1 * n2) / 2) / sigma;
-  return { u, z, p: 2 * (1 - normalCdf(Math.abs(z))) };
-}
-
-/** Two-sided sign test over paired differences (normal approximation). */
-function signTest(diffs: number[]): { knownSlower: number; unknownSlower: number; p: number } {
-  const knownSlower = diffs.filter((d) => d > 0).length;
-  const unknownSlower = diffs.filter((d) => d < 0).length;
-  const n = knownSlower + unknownSlower;
-  const z = (knownSlower - n / 2) / Math.sqrt(n / 4);
-  return { knownSlower, unknownSlower, p: 2 * (1 - normalCdf(Math.abs(z))) };
-}
-
-const mean = (v: number[]) => v.reduce((s, x) => s + x, 0) / v.length;
-const summary = (v: number[]) => ({
-  mean: round(mean(v), 3),
-  median: round(median(v), 3),
-  p10: round(percentile(v, 10), 3),
-  p90: round(percentile(v, 90), 3),
-});
 
 await runBenchmark('activation-timing', async (cleanup) => {
   const started = new Date();
@@ -132,7 +85,8 @@ await runBenchmark('activation-timing', async (cleanup) => {
   }
 
   const mw = mannWhitney(knownMs, unknownMs);
-  const sign = signTest(knownMs.map((k, i) => k - unknownMs[i]));
+  const paired = signTest(knownMs.map((k, i) => k - unknownMs[i]));
+  const sign = { knownSlower: paired.firstSlower, unknownSlower: paired.secondSlower, p: paired.p };
   const result = {
     benchmark: 'activation-timing',
     startedAt: started.toISOString(),

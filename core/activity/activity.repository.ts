@@ -11,6 +11,8 @@ export type ActivityAction =
   | 'user.activation-reissued'
   | 'user.blocked'
   | 'user.unblocked'
+  | 'user.sign-in-locked'
+  | 'user.sign-in-unlocked'
   | 'client.created'
   | 'client.deleted'
   | 'template.created'

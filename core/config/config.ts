@@ -65,11 +65,17 @@ export interface Config {
     /** A refused activation answers no sooner than this after arrival (hides timing differences). */
     readonly failureFloorMs: number;
   };
-  /** Abuse limits of the sign-in pages: every step per address and per user id, codes sent per user id. */
+  /** Throttling of the sign-in pages (docs/security.md): per address, per (user, address), per user; the failure cap. */
   readonly login: {
     readonly perIp: RateLimit;
+    readonly perUserAddress: RateLimit;
     readonly perUser: RateLimit;
+    readonly codesPerUserAddress: RateLimit;
     readonly codesPerUser: RateLimit;
+    /** Consecutive failed code checks of a user id after which sign-in is locked until an admin unlocks it. */
+    readonly maxFailures: number;
+    /** The user-id and new-code steps answer no sooner than this after arrival (hides timing differences). */
+    readonly userStepFloorMs: number;
   };
   /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service. */
   readonly faceAnalyzer: { readonly url: string; readonly timeoutMs: number } | undefined;
@@ -172,10 +178,16 @@ const DEFAULTS: Record<string, string> = {
   FACE_ANALYZER_TIMEOUT_MS: '5000',
   RATE_LIMIT_LOGIN_PER_IP: '60',
   RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS: '60',
-  RATE_LIMIT_LOGIN_PER_USER: '30',
+  RATE_LIMIT_LOGIN_PER_USER: '60',
   RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS: '900',
-  RATE_LIMIT_LOGIN_CODES_PER_USER: '5',
-  RATE_LIMIT_LOGIN_CODES_PER_USER_WINDOW_SECONDS: '900',
+  RATE_LIMIT_LOGIN_CODES_PER_USER: '10',
+  RATE_LIMIT_LOGIN_CODES_PER_USER_WINDOW_SECONDS: '3600',
+  RATE_LIMIT_LOGIN_PER_USER_ADDRESS: '30',
+  RATE_LIMIT_LOGIN_PER_USER_ADDRESS_WINDOW_SECONDS: '900',
+  RATE_LIMIT_LOGIN_CODES_PER_USER_ADDRESS: '3',
+  RATE_LIMIT_LOGIN_CODES_PER_USER_ADDRESS_WINDOW_SECONDS: '900',
+  LOGIN_MAX_FAILURES: '100',
+  LOGIN_USER_STEP_FLOOR_MS: '250',
 };
 
 // Secrets that must be given explicitly in production (no generated or default value).
@@ -376,6 +388,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         points: raw.RATE_LIMIT_LOGIN_PER_IP as number,
         durationSeconds: raw.RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS as number,
       }),
+      perUserAddress: Object.freeze({
+        points: raw.RATE_LIMIT_LOGIN_PER_USER_ADDRESS as number,
+        durationSeconds: raw.RATE_LIMIT_LOGIN_PER_USER_ADDRESS_WINDOW_SECONDS as number,
+      }),
+      codesPerUserAddress: Object.freeze({
+        points: raw.RATE_LIMIT_LOGIN_CODES_PER_USER_ADDRESS as number,
+        durationSeconds: raw.RATE_LIMIT_LOGIN_CODES_PER_USER_ADDRESS_WINDOW_SECONDS as number,
+      }),
+      maxFailures: raw.LOGIN_MAX_FAILURES as number,
+      userStepFloorMs: raw.LOGIN_USER_STEP_FLOOR_MS as number,
       perUser: Object.freeze({
         points: raw.RATE_LIMIT_LOGIN_PER_USER as number,
         durationSeconds: raw.RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS as number,

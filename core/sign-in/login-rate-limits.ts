@@ -1,50 +1,82 @@
 import type { RedisClient } from '../queues/redis-connection.js';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
+import { createPairThenUserBudget } from '../throttling/pair-then-user-budget.js';
+import { createRedisLimiter, retryAfterSeconds, takePoint } from '../throttling/redis-limiter.js';
 
 export interface LoginLimitsConfig {
+  /** Every form post per caller address, whatever the user: a flood guard. */
   perIp: RateLimit;
+  /** Steps (user id, code, new code) for one user from one address. */
+  perUserAddress: RateLimit;
+  /** Steps for one user from every address it has not signed in from. */
   perUser: RateLimit;
+  /** Codes sent for one user at the request of one address. */
+  codesPerUserAddress: RateLimit;
+  /** Codes sent for one user at the request of every address it has not signed in from. */
   codesPerUser: RateLimit;
 }
 
-export type LoginLimitName = keyof LoginLimitsConfig;
+/** An address the user signed in from is remembered this long as theirs. */
+const FAMILIAR_ADDRESS_SECONDS = 90 * 24 * 3600;
+
+const tooMany = (msBeforeNext: number) => {
+  const retryAfter = retryAfterSeconds(msBeforeNext);
+  return new AppError('RATE_LIMITED', 429, `Too many attempts. Try again in ${retryAfter} seconds.`, {
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+};
 
 /**
- * Abuse limits of the sign-in pages, in Redis so every API instance shares them: every step per
- * caller address and per user id, and codes sent per user id (a "send a new code" flood would
- * otherwise spam a user's phone). While Redis is unreachable an in-process limiter with the
- * same budget stands in.
+ * Abuse limits of the sign-in pages, in Redis so every API instance shares them. Steps and codes
+ * are budgeted per (user, address) pair first and per user only after that, and never per user
+ * for an address the user signed in from before: a stranger posting someone's user id uses up
+ * their own address's budget, not the person's (who can always sign in from their usual
+ * address), while the messages strangers can cause stay bounded by the per-user code budget.
  */
 export function createLoginLimits(redis: RedisClient, prefix: string, config: LoginLimitsConfig) {
-  const limiters = Object.fromEntries(
-    (Object.keys(config) as LoginLimitName[]).map((name) => {
-      const { points, durationSeconds } = config[name];
-      const limiter = new RateLimiterRedis({
-        storeClient: redis,
-        keyPrefix: `${prefix}:rl:login:${name}`,
-        points,
-        duration: durationSeconds,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ points, duration: durationSeconds }),
-      });
-      return [name, limiter];
-    }),
-  ) as Record<LoginLimitName, RateLimiterRedis>;
+  const base = `${prefix}:rl:login`;
+  const perIp = createRedisLimiter(redis, `${base}:perIp`, config.perIp.points, config.perIp.durationSeconds);
+  const steps = createPairThenUserBudget(redis, `${base}:steps`, { perPair: config.perUserAddress, perUser: config.perUser });
+  const codes = createPairThenUserBudget(redis, `${base}:codes`, { perPair: config.codesPerUserAddress, perUser: config.codesPerUser });
+  const familiarKey = (userKey: string, address: string) => `${base}:familiar:${userKey}|${address}`;
+
+  /** Unknown while Redis is unreachable: then the address counts as a stranger's. */
+  async function isFamiliar(userKey: string, address: string): Promise<boolean> {
+    try {
+      return (await redis.exists(familiarKey(userKey, address))) === 1;
+    } catch {
+      return false;
+    }
+  }
 
   return {
-    /** Consumes one point; throws 429 with Retry-After when the budget is spent. */
-    async consume(name: LoginLimitName, key: string): Promise<void> {
-      try {
-        await limiters[name].consume(key);
-      } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-        const retryAfter = Math.max(Math.ceil(err.msBeforeNext / 1000), 1);
-        throw new AppError('RATE_LIMITED', 429, `Too many attempts. Try again in ${retryAfter} seconds.`, {
-          headers: { 'Retry-After': String(retryAfter) },
-        });
-      }
+    /** One form post of this address; 429 with Retry-After when its budget is spent. */
+    async consumeIp(address: string): Promise<void> {
+      const wait = await takePoint(perIp, address);
+      if (wait !== undefined) throw tooMany(wait);
+    },
+
+    /** One step for this user from this address (and a code to send, when `sendsCode`); 429 when refused. */
+    async consumeStep(userKey: string, address: string, sendsCode: boolean): Promise<void> {
+      const familiar = await isFamiliar(userKey, address);
+      const stepWait = await steps.take(userKey, address, familiar);
+      if (stepWait !== undefined) throw tooMany(stepWait);
+      if (!sendsCode) return;
+      const codeWait = await codes.take(userKey, address, familiar);
+      if (codeWait !== undefined) throw tooMany(codeWait);
+    },
+
+    /**
+     * The user signed in from this address: it is theirs from now on, and its budgets start over
+     * (someone signing in several times in a row is not refused for it).
+     */
+    async rememberAddress(userKey: string, address: string): Promise<void> {
+      await Promise.all([
+        redis.set(familiarKey(userKey, address), '1', 'EX', FAMILIAR_ADDRESS_SECONDS),
+        steps.restorePair(userKey, address),
+        codes.restorePair(userKey, address),
+      ]);
     },
   };
 }

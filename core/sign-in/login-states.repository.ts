@@ -69,11 +69,27 @@ export function createLoginStatesRepository(connection: Connection) {
       return (await (await model()).findOne(live(uid), PROJECTION).lean<LoginState>()) ?? undefined;
     },
 
-    /** The user id entered and the code sent for it (no otpUuid: a decoy with its own counter). */
-    async setCode(uid: string, userId: string, otpUuid: string | undefined, now: Date): Promise<void> {
-      const set = otpUuid === undefined ? { userId, decoyAttemptsUsed: 0, codeSentAt: now } : { userId, otpUuid, codeSentAt: now };
-      const unset = otpUuid === undefined ? { otpUuid: 1 } : { decoyAttemptsUsed: 1 };
-      await (await model()).updateOne(live(uid), { $set: set, $unset: unset });
+    /**
+     * The user id entered: the same write for every kind of id. The state starts as a decoy (its
+     * own counter, no code); a real code is attached once it has been generated (attachCode).
+     */
+    async setUser(uid: string, userId: string, now: Date): Promise<void> {
+      await (await model()).updateOne(live(uid), { $set: { userId, decoyAttemptsUsed: 0, codeSentAt: now }, $unset: { otpUuid: 1 } });
+    },
+
+    /**
+     * The code generated for the user id set at `requestedAt` replaces the decoy, unless the page
+     * moved on meanwhile (another id, a newer code) or a code was already checked against the
+     * decoy (the answers of that page then stay those of a decoy; a new code starts over).
+     */
+    async attachCode(uid: string, userId: string, requestedAt: Date, otpUuid: string): Promise<boolean> {
+      const res = await (
+        await model()
+      ).updateOne(
+        { ...live(uid), userId, codeSentAt: requestedAt, decoyAttemptsUsed: 0 },
+        { $set: { otpUuid }, $unset: { decoyAttemptsUsed: 1 } },
+      );
+      return res.modifiedCount === 1;
     },
 
     /**

@@ -1,10 +1,13 @@
+import type { ActivityRepository } from '../activity/activity.repository.js';
 import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../logger/logger.js';
 import { legacySpecToSegment } from '../otp/otp-legacy-spec.js';
 import type { GenerateOtpCommand } from '../otp/otp-generation.service.js';
+import type { User } from '../users/user.types.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { LoginLimits } from './login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from './login-states.repository.js';
+import type { SignInFailuresRepository } from './sign-in-failures.repository.js';
 import { canReceiveLoginCode, canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-users.js';
 
 /** The login code: 6 digits, 5 minutes, 5 attempts, through the OTP pipeline. */
@@ -23,6 +26,12 @@ export interface LoginServiceDeps {
   users: Pick<UsersRepository, 'findUser'>;
   states: LoginStatesRepository;
   limits: LoginLimits;
+  failures: SignInFailuresRepository;
+  activity: Pick<ActivityRepository, 'append'>;
+  /** Consecutive failed code checks of a user id after which sign-in is locked (NIST SP 800-63B: at most 100). */
+  maxFailures: number;
+  /** The user-id and new-code steps answer no sooner than this after they arrived (see start). */
+  userStepFloorMs: number;
   otp: {
     generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }>;
     validate(otpUuid: string, clientId: string, code: string): Promise<unknown>;
@@ -37,7 +46,17 @@ export type VerifyOutcome =
   | { kind: 'locked' }
   | { kind: 'expired' }
   | { kind: 'not-active' }
-  | { kind: 'refused' };
+  | { kind: 'refused' }
+  | { kind: 'sign-in-locked' };
+
+/**
+ * The answer of the user-id and new-code steps: the code page (then `afterAnswer` sends the code,
+ * once the page is on its way), or the lock.
+ */
+export type CodeStep = { kind: 'code-page'; afterAnswer: () => Promise<void> } | { kind: 'sign-in-locked' };
+
+/** What a check of a code found, and whether a check was made at all (a used-up code is not checked). */
+type Checked = { outcome: VerifyOutcome; checked: boolean };
 
 /**
  * The OTPs of sign-in are kept apart from the client's own (`login:` owner), so the app
@@ -48,88 +67,154 @@ export const loginOtpOwner = (clientId: string) => `login:${clientId}`;
 /**
  * The login interaction's steps. A user id that may not receive a code (unknown, DELETED,
  * blocked) goes through the same steps with a decoy counter and no message, so the pages
- * cannot tell them from real users.
+ * cannot tell them from real users. Failed checks count per user id across codes and
+ * addresses; at `maxFailures` sign-in is locked, for unknown user ids alike.
  */
 export function createLoginService(deps: LoginServiceDeps) {
   const now = deps.now ?? (() => new Date());
 
-  async function sendCode(state: LoginState, client: SignInClient, userId: string): Promise<void> {
-    const user = await findUserForSignIn(deps.users, client, userId);
-    if (!canReceiveLoginCode(user) || (!user.mobileNumber && !user.emailId)) {
-      await deps.states.setCode(state.uid, userId, undefined, now());
-      return;
+  /**
+   * Generates and sends the login code of a user who may receive one, after the page has
+   * answered, and attaches it to the page's state. Nothing for any other id. Failures are logged
+   * (the person can ask for a new code); they never show on the page, where they would tell a
+   * known user id from an unknown one.
+   */
+  async function deliver(stateUid: string, client: SignInClient, user: User, requestedAt: Date): Promise<void> {
+    try {
+      // SMS to the registered mobile number, else e-mail.
+      const channels = user.mobileNumber ? { SMS: LOGIN_CODE.smsTemplate } : { EMAIL: LOGIN_CODE.emailTemplate };
+      const { otpUuid } = await deps.otp.generate({
+        clientId: loginOtpOwner(client.clientId),
+        enterpriseId: client.enterpriseId,
+        rawBody: {},
+        request: {
+          userId: user.userId,
+          segments: [legacySpecToSegment(LOGIN_CODE.spec)],
+          channels,
+          dynamicMacros: { [APP_NAME_MACRO]: client.name },
+          attempts: LOGIN_CODE.attempts,
+          expiresIn: LOGIN_CODE.expiresInSeconds,
+          hashSpec: 'SHA_256',
+          generateJwt: false,
+        },
+      });
+      await deps.states.attachCode(stateUid, user.userId, requestedAt, otpUuid);
+    } catch (err) {
+      deps.logger.error({ err, clientId: client.clientId }, 'login code could not be sent');
     }
-    // SMS to the registered mobile number, else e-mail.
-    const channels = user.mobileNumber ? { SMS: LOGIN_CODE.smsTemplate } : { EMAIL: LOGIN_CODE.emailTemplate };
-    const { otpUuid } = await deps.otp.generate({
-      clientId: loginOtpOwner(client.clientId),
-      enterpriseId: client.enterpriseId,
-      rawBody: {},
-      request: {
-        userId: user.userId,
-        segments: [legacySpecToSegment(LOGIN_CODE.spec)],
-        channels,
-        dynamicMacros: { [APP_NAME_MACRO]: client.name },
-        attempts: LOGIN_CODE.attempts,
-        expiresIn: LOGIN_CODE.expiresInSeconds,
-        hashSpec: 'SHA_256',
-        generateJwt: false,
-      },
+  }
+
+  /**
+   * A code for this user id, whoever it is: the same budgets, the same two reads (user and
+   * lock, at once) and the same state write for every kind of id; the code itself is generated
+   * and sent only after the page has answered (`afterAnswer`), so a known id costs the answer
+   * no more work than an unknown one. What remains (the few bytes more a found user costs the
+   * store) is hidden by answering at a fixed floor after arrival (measured in bench/login-timing).
+   */
+  async function requestCode(state: LoginState, client: SignInClient, userId: string, address: string): Promise<CodeStep> {
+    const started = performance.now();
+    try {
+      await deps.limits.consumeStep(signInUserKey(client, userId), address, true);
+      const ref = { enterpriseId: client.enterpriseId, userId };
+      const [user, locked] = await Promise.all([
+        findUserForSignIn(deps.users, client, userId),
+        deps.failures.isLocked(ref, deps.maxFailures),
+      ]);
+      if (locked) return { kind: 'sign-in-locked' };
+      const requestedAt = now();
+      await deps.states.setUser(state.uid, userId, requestedAt);
+      const reachable = canReceiveLoginCode(user) && Boolean(user.mobileNumber || user.emailId);
+      return { kind: 'code-page', afterAnswer: reachable ? () => deliver(state.uid, client, user, requestedAt) : async () => {} };
+    } finally {
+      const left = deps.userStepFloorMs - (performance.now() - started);
+      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    }
+  }
+
+  async function check(state: LoginState & { userId: string }, client: SignInClient, code: string): Promise<Checked> {
+    if (state.otpUuid === undefined) {
+      const used = await deps.states.takeDecoyAttempt(state.uid, LOGIN_CODE.attempts);
+      if (used === undefined) return { outcome: { kind: 'locked' }, checked: false };
+      const attemptsLeft = LOGIN_CODE.attempts - used;
+      return { outcome: attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft }, checked: true };
+    }
+    try {
+      await deps.otp.validate(state.otpUuid, loginOtpOwner(client.clientId), code);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      switch (err.code) {
+        case 'OTP_FAILED': {
+          const attemptsLeft = Number(err.extra.attemptsLeft ?? 0);
+          return { outcome: attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft }, checked: true };
+        }
+        case 'OTP_LOCKED':
+          return { outcome: { kind: 'locked' }, checked: false };
+        case 'OTP_EXPIRED':
+        case 'OTP_USED':
+        case 'NOT_FOUND':
+          return { outcome: { kind: 'expired' }, checked: false };
+        default:
+          throw err;
+      }
+    }
+    // The code proves the address; the account must still be allowed to sign in now.
+    const user = await findUserForSignIn(deps.users, client, state.userId);
+    if (user && canSignIn(user)) return { outcome: { kind: 'signed-in', userId: user.userId }, checked: true };
+    if (user && !user.blocked && (user.status === 'CREATED' || user.status === 'ONBOARDING'))
+      return { outcome: { kind: 'not-active' }, checked: true };
+    deps.logger.info({ clientId: client.clientId }, 'sign-in refused after a right code: user deleted or blocked meanwhile');
+    return { outcome: { kind: 'refused' }, checked: true };
+  }
+
+  /** The cap was reached by this failure: locked, and recorded for the admins when the user exists. */
+  async function lock(client: SignInClient, userId: string): Promise<void> {
+    const ref = { enterpriseId: client.enterpriseId, userId };
+    if (!(await deps.failures.lock(ref, now()))) return;
+    if (!(await findUserForSignIn(deps.users, client, userId))) return;
+    deps.logger.warn({ clientId: client.clientId }, 'sign-in locked after too many consecutive wrong login codes');
+    await deps.activity.append({
+      actor: { type: 'user' },
+      action: 'user.sign-in-locked',
+      ...ref,
+      comments: `${deps.maxFailures} consecutive wrong login codes`,
     });
-    await deps.states.setCode(state.uid, userId, otpUuid, now());
   }
 
   return {
-    /** Step one: the user id form. Counts against the per-user limits whatever the user is. */
-    async start(state: LoginState, client: SignInClient, userId: string): Promise<void> {
-      await deps.limits.consume('perUser', signInUserKey(client, userId));
-      await deps.limits.consume('codesPerUser', signInUserKey(client, userId));
-      await sendCode(state, client, userId);
+    /** Step one: the user id form. Counts against the budgets of this user id whatever the user is. */
+    start(state: LoginState, client: SignInClient, userId: string, address: string): Promise<CodeStep> {
+      return requestCode(state, client, userId, address);
     },
 
     /** "Send a new code": a fresh code replaces the previous one. */
-    async resend(state: LoginState, client: SignInClient): Promise<void> {
-      if (state.userId === undefined) return;
-      await deps.limits.consume('perUser', signInUserKey(client, state.userId));
-      await deps.limits.consume('codesPerUser', signInUserKey(client, state.userId));
-      await sendCode(state, client, state.userId);
+    async resend(state: LoginState, client: SignInClient, address: string): Promise<CodeStep> {
+      if (state.userId === undefined) return { kind: 'code-page', afterAnswer: async () => {} };
+      return requestCode(state, client, state.userId, address);
     },
 
     /** Step two: the code form. */
-    async verify(state: LoginState, client: SignInClient, code: string): Promise<VerifyOutcome> {
+    async verify(state: LoginState, client: SignInClient, code: string, address: string): Promise<VerifyOutcome> {
       if (state.userId === undefined) return { kind: 'expired' };
-      await deps.limits.consume('perUser', signInUserKey(client, state.userId));
-      if (state.otpUuid === undefined) {
-        const used = await deps.states.takeDecoyAttempt(state.uid, LOGIN_CODE.attempts);
-        if (used === undefined) return { kind: 'locked' };
-        const attemptsLeft = LOGIN_CODE.attempts - used;
-        return attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft };
+      const key = signInUserKey(client, state.userId);
+      await deps.limits.consumeStep(key, address, false);
+      const ref = { enterpriseId: client.enterpriseId, userId: state.userId };
+      // Counted before the check, so parallel guesses never pass the cap.
+      const failures = await deps.failures.take(ref, deps.maxFailures, now());
+      if (failures === undefined) return { kind: 'sign-in-locked' };
+      const { outcome, checked } = await check({ ...state, userId: state.userId }, client, code);
+      if (!checked) {
+        await deps.failures.giveBack(ref);
+        return outcome;
       }
-      try {
-        await deps.otp.validate(state.otpUuid, loginOtpOwner(client.clientId), code);
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        switch (err.code) {
-          case 'OTP_FAILED': {
-            const attemptsLeft = Number(err.extra.attemptsLeft ?? 0);
-            return attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft };
-          }
-          case 'OTP_LOCKED':
-            return { kind: 'locked' };
-          case 'OTP_EXPIRED':
-          case 'OTP_USED':
-          case 'NOT_FOUND':
-            return { kind: 'expired' };
-          default:
-            throw err;
-        }
+      if (outcome.kind === 'wrong-code' || outcome.kind === 'locked') {
+        if (failures < deps.maxFailures) return outcome;
+        await lock(client, state.userId);
+        return { kind: 'sign-in-locked' };
       }
-      // The code proves the address; the account must still be allowed to sign in now.
-      const user = await findUserForSignIn(deps.users, client, state.userId);
-      if (user && canSignIn(user)) return { kind: 'signed-in', userId: user.userId };
-      if (user && !user.blocked && (user.status === 'CREATED' || user.status === 'ONBOARDING')) return { kind: 'not-active' };
-      deps.logger.info({ clientId: client.clientId }, 'sign-in refused after a right code: user deleted or blocked meanwhile');
-      return { kind: 'refused' };
+      // A right code: the count starts over, and this address is the user's from now on.
+      await deps.failures.clear(ref);
+      if (outcome.kind === 'signed-in') await deps.limits.rememberAddress(key, address);
+      return outcome;
     },
   };
 }

@@ -1,8 +1,9 @@
 import type { RedisClient } from '../queues/redis-connection.js';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config/config.js';
 import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
 import { AppError } from '../errors/app-error.js';
+import { createRedisLimiter as limiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
 
 export interface ActivationThrottleConfig {
   /** Requests per caller address over all users: a cheap flood guard. */
@@ -20,19 +21,8 @@ export interface ActivationThrottleConfig {
 
 const ADDRESS_MEMORY_SECONDS = 24 * 3600;
 
-const limiter = (redis: RedisClient, keyPrefix: string, points: number, duration: number) =>
-  new RateLimiterRedis({
-    storeClient: redis,
-    keyPrefix,
-    points,
-    duration,
-    rejectIfRedisNotReady: true,
-    // While Redis is unreachable an in-process limiter with the same budget stands in.
-    insuranceLimiter: new RateLimiterMemory({ points, duration }),
-  });
-
 export const rateLimited = (msBeforeNext: number) => {
-  const retryAfter = Math.max(Math.ceil(msBeforeNext / 1000), 1);
+  const retryAfter = retryAfterSeconds(msBeforeNext);
   return new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
     headers: { 'Retry-After': String(retryAfter) },
   });

@@ -1,6 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
+import type { SignInFailuresRepository } from '../sign-in/sign-in-failures.repository.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
 import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
@@ -23,6 +24,8 @@ export interface ActivationDeps {
   /** Queues the activation messages of a code issue; tolerates Redis being down. */
   queueActivation: (ref: UserRef, issue: number) => Promise<void>;
   activity: Pick<ActivityRepository, 'append'>;
+  /** Completing activation again unlocks a sign-in locked by wrong login codes. */
+  signInFailures: Pick<SignInFailuresRepository, 'clear'>;
   keys: OtpKeys;
   codeTtlSeconds: number;
   /** Every refused activation answers no sooner than this after it arrived (see activate). */
@@ -76,6 +79,14 @@ export function createActivationService(deps: ActivationDeps) {
       if (await deps.users.completeActivation(ref, activation.issue, device, at)) {
         await deps.throttle.succeeded(ref, command.ip);
         await deps.activity.append({ actor: { type: 'user' }, action: 'user.activated', ...ref });
+        if (await deps.signInFailures.clear(ref)) {
+          await deps.activity.append({
+            actor: { type: 'user' },
+            action: 'user.sign-in-unlocked',
+            ...ref,
+            comments: 'activation completed',
+          });
+        }
         return { userId: command.userId, status: 'ACTIVE', ...(device ? { deviceId: device.deviceId } : {}) };
       }
     }

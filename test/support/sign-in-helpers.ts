@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { eventually, readOutbox } from './otp-helpers.js';
 import type { TestService } from './test-service.js';
 
@@ -17,7 +18,31 @@ export interface Page {
 export class FormWalker {
   private readonly cookies = new Map<string, string>();
 
-  constructor(private readonly serviceUrl: string) {}
+  /** `localAddress`: the loopback address to send from (127.0.0.2, ...), a caller elsewhere as the server sees it. */
+  constructor(
+    private readonly serviceUrl: string,
+    private readonly localAddress?: string,
+  ) {}
+
+  private send(url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<Response> {
+    if (this.localAddress === undefined) return fetch(url, { ...init, redirect: 'manual' });
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(url, { method: init.method, headers: init.headers, localAddress: this.localAddress }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
+          }
+          resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
+        });
+      });
+      req.on('error', reject);
+      req.end(init.body);
+    });
+  }
 
   private remember(headers: Headers): void {
     for (const line of headers.getSetCookie()) {
@@ -44,9 +69,8 @@ export class FormWalker {
     let body: string | undefined = init.form ? new URLSearchParams(init.form).toString() : undefined;
     for (let hops = 0; hops < 20; hops += 1) {
       if (!current.startsWith(this.serviceUrl)) return { redirectedTo: current };
-      const res = await fetch(current, {
+      const res = await this.send(current, {
         method,
-        redirect: 'manual',
         headers: { cookie: this.cookieHeader(), ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
         ...(body !== undefined ? { body } : {}),
       });
@@ -83,14 +107,24 @@ export function csrfOf(html: string): string {
   return match[1] as string;
 }
 
-/** The newest login code sent to this address (SMS or e-mail) after `since`, from the outbox. */
+/**
+ * The newest login code sent to this address (SMS or e-mail) after `since`, from the outbox, once
+ * the sign-in it was sent for holds it (the code is generated after the page has answered and
+ * attached to the sign-in right after it is queued, so a fast outbox could show it first).
+ */
 export async function loginCodeFor(service: TestService, to: string, since: Date): Promise<string> {
-  return eventually(async () => {
+  const last = await eventually(async () => {
     const messages = (await readOutbox(service, to)).filter((m) => new Date(m.createdAt) >= since && /sign-in code/.test(m.text));
     messages.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-    const last = messages[messages.length - 1];
-    return last ? (/\b(\d{6})\b/.exec(last.text)?.[1] ?? undefined) : undefined;
+    return messages[messages.length - 1];
   });
+  const code = /\b(\d{6})\b/.exec(last.text)?.[1];
+  if (!code) throw new Error(`no code in the message: ${last.text}`);
+  if (last.otpUuid !== undefined) {
+    const otpUuid = last.otpUuid;
+    await eventually(async () => ((await service.ctx.mongo.collection('login_states').findOne({ otpUuid })) ? true : undefined));
+  }
+  return code;
 }
 
 /**

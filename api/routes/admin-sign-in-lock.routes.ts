@@ -1,0 +1,31 @@
+import { Router } from 'express';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { createSignInFailuresRepository } from '../../core/sign-in/sign-in-failures.repository.js';
+import { unlockSignIn } from '../../core/sign-in/sign-in-unlock.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+import { enterpriseQuery } from './enterprise-query.js';
+
+/**
+ * Unlocking sign-in (admin API): after too many wrong login codes in a row a user cannot sign in
+ * until an admin removes the lock here (or the user activates again). The user is named by
+ * `?enterpriseId=` (default `default`) and userId; `?comments=` goes to the activity record.
+ */
+export function adminSignInLockRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const deps = {
+    users: createUsersRepository(ctx.mongo),
+    failures: createSignInFailuresRepository(ctx.mongo),
+    activity: createActivityRepository(ctx.mongo),
+  };
+
+  router.delete('/admin/users/:userId/sign-in-lock', requireAdminToken(ctx), async (req, res) => {
+    const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
+    const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
+    await unlockSignIn(deps, ref, comments);
+    res.status(204).end();
+  });
+
+  return router;
+}
