@@ -1,10 +1,10 @@
 import { Router, type RequestHandler } from 'express';
 import { userKey } from '../../core/enterprises/enterprise-id.js';
-import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import { AppError, NotFoundError, ValidationError } from '../../core/errors/app-error.js';
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
-import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import { rateLimitHeaders, type LimitState, type RateLimits } from '../../core/otp/otp-rate-limits.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
@@ -48,27 +48,59 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
+    // A finished request answered again uses no limit and does no work.
+    const replayed = await services.generation.replayOf({ clientId, enterpriseId, rawBody: req.body, idempotencyKey });
+    if (replayed !== undefined) {
+      res.status(200).set('Idempotent-Replayed', 'true').json({ otpUuid: replayed });
+      return;
+    }
     // Per user across the enterprise's clients: several backends together cannot flood one person
     // with messages, and one enterprise never uses up another's budget for a userId they share.
-    const admission = Promise.all([
-      services.limits.consume('otpPerClient', clientId),
-      services.limits.consume('otpPerUser', userKey({ enterpriseId, userId: request.userId })),
-    ]);
-    const result = await services.generation.generate({
-      clientId,
-      enterpriseId,
-      request,
-      rawBody: req.body,
-      idempotencyKey,
-      admission,
-      deadline: receivedAt + ctx.config.requestDeadlineMs,
+    const budgets = [
+      { name: 'otpPerClient', key: clientId },
+      { name: 'otpPerUser', key: userKey({ enterpriseId, userId: request.userId }) },
+    ] as const;
+    const taken = Promise.allSettled(budgets.map((b) => services.limits.consume(b.name, b.key)));
+    const admission = taken.then((outcomes) => {
+      for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+      return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<LimitState>).value);
     });
-    res.status(200).json(result);
+    // Points go back when the request is refused for the caller's own mistake (4xx but 429) or
+    // turns out to be a replay: neither sends anything to the person.
+    const refund = async () => {
+      const outcomes = await taken;
+      await Promise.all(budgets.map((b, i) => (outcomes[i]?.status === 'fulfilled' ? services.limits.refund(b.name, b.key) : undefined)));
+    };
+    let result: { otpUuid: string; replayed?: true };
+    try {
+      result = await services.generation.generate({
+        clientId,
+        enterpriseId,
+        request,
+        rawBody: req.body,
+        idempotencyKey,
+        admission,
+        deadline: receivedAt + ctx.config.requestDeadlineMs,
+      });
+    } catch (err) {
+      if (err instanceof AppError && err.status >= 400 && err.status < 500 && err.status !== 429) await refund();
+      throw err;
+    }
+    if (result.replayed) {
+      await refund();
+      res.status(200).set('Idempotent-Replayed', 'true').json({ otpUuid: result.otpUuid });
+      return;
+    }
+    res
+      .status(200)
+      .set(rateLimitHeaders(await admission))
+      .json(result);
   });
 
   router.post('/v1/svc-otp/:otpUuid/validate', ...auth, ...jsonBody(ctx), validateBody('otp.validate.json'), async (req, res) => {
     const { clientId } = authOf(res);
-    await services.limits.consume('validatePerClient', clientId);
+    const budget = await services.limits.consume('validatePerClient', clientId);
+    res.set(rateLimitHeaders([budget]));
     const body = req.body as { otp: string };
     res.status(200).json(await services.validation.validate(otpUuidParam(String(req.params.otpUuid)), clientId, body.otp));
   });

@@ -30,6 +30,11 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 export function createIdempotencyRepository(connection: Connection) {
   const model = () => modelFor(connection, 'OtpIdempotencyKey', idempotencySchema);
   return {
+    /** The claim of this key, if any (read only). */
+    async find(enterpriseId: string, clientId: string, key: string): Promise<IdempotencyDoc | undefined> {
+      return (await (await model()).findOne({ enterpriseId, clientId, key }).lean<IdempotencyDoc>()) ?? undefined;
+    },
+
     /**
      * Claims the key for this request, or returns the earlier claim. The unique index decides
      * between concurrent requests; a claim older than the window is replaced (TTL may lag).

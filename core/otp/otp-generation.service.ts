@@ -7,7 +7,7 @@ import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delive
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
-import type { IdempotencyRepository } from './idempotency.repository.js';
+import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRepository } from './idempotency.repository.js';
 import { digestOtp } from './otp-digest.js';
 import { generateOtp } from './otp-generator.js';
 import type { OtpKeys } from './otp-keys.js';
@@ -185,8 +185,28 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     );
   }
 
+  const requestHashOf = (rawBody: unknown) => createHash('sha256').update(canonicalJson(rawBody)).digest('hex');
+
   return {
-    async generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }> {
+    /**
+     * The uuid this Idempotency-Key already answered for this very body, once that request has
+     * finished: answered again with no new work and no limit used. Undefined otherwise (a new
+     * key, another body, or a request still under way, which generate() resumes).
+     */
+    async replayOf(
+      command: Pick<GenerateOtpCommand, 'clientId' | 'enterpriseId' | 'rawBody' | 'idempotencyKey'>,
+    ): Promise<string | undefined> {
+      if (command.idempotencyKey === undefined) return undefined;
+      const claim = await deps.idempotency.find(command.enterpriseId, command.clientId, command.idempotencyKey);
+      if (!claim || claim.requestHash !== requestHashOf(command.rawBody)) return undefined;
+      if (now().getTime() - claim.createdAt.getTime() > IDEMPOTENCY_WINDOW_MS) return undefined;
+      const existing = await deps.otps.findForClient(claim.otpUuid, command.clientId);
+      if (!existing || existing.codeEncrypted) return undefined;
+      otpRequests.inc({ outcome: 'replayed' });
+      return claim.otpUuid;
+    },
+
+    async generate(command: GenerateOtpCommand): Promise<{ otpUuid: string; replayed?: true }> {
       const { request, clientId, enterpriseId } = command;
       // Admission (rate limits), template checks and the user read run at once; their verdicts
       // still come in the documented order: 429, then 422, then 404.
@@ -213,7 +233,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       let otpUuid: string = randomUUID();
       const createdAt = now();
       if (command.idempotencyKey !== undefined) {
-        const requestHash = createHash('sha256').update(canonicalJson(command.rawBody)).digest('hex');
+        const requestHash = requestHashOf(command.rawBody);
         const claim = await deps.idempotency.claim({
           enterpriseId,
           clientId,
@@ -231,7 +251,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
           // Finished earlier: answer the same uuid, send nothing again.
           if (existing && !existing.codeEncrypted) {
             otpRequests.inc({ outcome: 'replayed' });
-            return { otpUuid };
+            return { otpUuid, replayed: true };
           }
         }
       }

@@ -1,42 +1,80 @@
-import type { RedisClient } from '../queues/redis-connection.js';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
+import type { RedisClient } from '../queues/redis-connection.js';
+import { createRedisLimiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
 
 export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient';
 
+/** Where one budget stands after a request: what the RateLimit headers report. */
+export interface LimitState {
+  name: LimitName;
+  /** Requests allowed per window. */
+  quota: number;
+  windowSeconds: number;
+  remaining: number;
+  /** Seconds until the window starts over. */
+  resetSeconds: number;
+}
+
+/** Names the budgets carry in the RateLimit headers (stable: clients may key on them). */
+const POLICY_NAMES: Record<LimitName, string> = {
+  otpPerUser: 'otp-per-user',
+  otpPerClient: 'otp-per-client',
+  validatePerClient: 'validate-per-client',
+};
+
 /**
- * Abuse limits in Redis, shared by every API instance. While Redis is unreachable an in-process
- * limiter with the same budget stands in (insurance), so limits still hold per instance.
+ * `RateLimit-Policy` and `RateLimit` (IETF httpapi RateLimit header fields, structured-field
+ * lists): each budget the request used, its quota and window, what is left and when it resets.
+ */
+export function rateLimitHeaders(states: LimitState[]): Record<string, string> {
+  if (states.length === 0) return {};
+  return {
+    'RateLimit-Policy': states.map((s) => `"${POLICY_NAMES[s.name]}";q=${s.quota};w=${s.windowSeconds}`).join(', '),
+    RateLimit: states.map((s) => `"${POLICY_NAMES[s.name]}";r=${s.remaining};t=${s.resetSeconds}`).join(', '),
+  };
+}
+
+/**
+ * Abuse limits in Redis, shared by every API instance (an in-process limiter with the same budget
+ * stands in while Redis is unreachable). A request refused for the caller's own mistake gives its
+ * points back (`refund`), so a mistyped template name never uses up a person's budget.
  */
 export function createRateLimits(redis: RedisClient, prefix: string, limits: Record<LimitName, RateLimit>) {
   const limiters = Object.fromEntries(
     (Object.keys(limits) as LimitName[]).map((name) => {
       const { points, durationSeconds } = limits[name];
-      const limiter = new RateLimiterRedis({
-        storeClient: redis,
-        keyPrefix: `${prefix}:rl:${name}`,
-        points,
-        duration: durationSeconds,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ points, duration: durationSeconds }),
-      });
-      return [name, limiter];
+      return [name, createRedisLimiter(redis, `${prefix}:rl:${name}`, points, durationSeconds)];
     }),
   ) as Record<LimitName, RateLimiterRedis>;
 
+  const stateOf = (name: LimitName, res: RateLimiterRes): LimitState => ({
+    name,
+    quota: limits[name].points,
+    windowSeconds: limits[name].durationSeconds,
+    remaining: Math.max(res.remainingPoints, 0),
+    resetSeconds: Math.max(Math.ceil(res.msBeforeNext / 1000), 0),
+  });
+
   return {
-    /** Consumes one point; throws 429 (error body, Retry-After) when the budget is spent. */
-    async consume(name: LimitName, key: string): Promise<void> {
+    /** Consumes one point; throws 429 (error body, Retry-After, RateLimit headers) when the budget is spent. */
+    async consume(name: LimitName, key: string): Promise<LimitState> {
       try {
-        await limiters[name].consume(key);
+        return stateOf(name, await limiters[name].consume(key));
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) throw err;
-        const retryAfter = Math.max(Math.ceil(err.msBeforeNext / 1000), 1);
+        const retryAfter = retryAfterSeconds(err.msBeforeNext);
         throw new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
-          headers: { 'Retry-After': String(retryAfter) },
+          headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders([stateOf(name, err)]) },
         });
       }
+    },
+
+    /** Gives back the point a request took (it was refused for the caller's own mistake). */
+    async refund(name: LimitName, key: string): Promise<void> {
+      await limiters[name].reward(key, 1);
     },
   };
 }
