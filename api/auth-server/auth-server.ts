@@ -6,7 +6,14 @@ import { canSignIn, findUserForSignIn } from '../../core/sign-in/sign-in-users.j
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
-import { apiScopesOf, createOidcAdapter, enterpriseOfClient, EXTRA_CLIENT_METADATA, isFirstParty } from './oidc-adapter.js';
+import {
+  apiScopesOf,
+  createOidcAdapter,
+  enterpriseOfClient,
+  EXTRA_CLIENT_METADATA,
+  isFirstParty,
+  webOriginsOfClient,
+} from './oidc-adapter.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
@@ -129,12 +136,9 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       },
     },
     // Browser calls to the token endpoint: the service's own origin (the docs page's "Authorize"
-    // button) for any client; public clients also from the origins of their redirect URIs (apps
-    // that run in the browser). Confidential clients' secrets do not belong in other pages.
-    clientBasedCORS: (_oidcCtx, origin, client) => {
-      if (origin === serviceOrigin) return true;
-      return client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
-    },
+    // button) for any client; otherwise the client's web origins, the same rule as /v1/me*
+    // (core/clients/web-origins.ts: public clients only, whose secrets-free apps run in pages).
+    clientBasedCORS: (_oidcCtx, origin, client) => origin === serviceOrigin || webOriginsOfClient(client).includes(origin),
     interactions: { url: (_ctx, interaction) => `${AUTH_SERVER_PATH}/interaction/${interaction.uid}` },
     // The account behind user tokens: sign-in, ID tokens and every refresh check it again, so
     // a user blocked, deleted or deactivated meanwhile gets no new tokens.

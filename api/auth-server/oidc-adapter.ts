@@ -2,6 +2,8 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Connection } from 'mongoose';
 import { lookupClientWithSecret } from '../../core/clients/client-lookup.cache.js';
 import type { ClientWithSecret } from '../../core/clients/clients.repository.js';
+import { isNativeApp } from '../../core/clients/redirect-uris.js';
+import { webOriginsOf } from '../../core/clients/web-origins.js';
 import {
   consumeOidcRecord,
   deleteOidcRecord,
@@ -13,7 +15,7 @@ import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
 import { USER_TOKEN_SCOPES } from './user-token-scopes.js';
 
 /** Our client fields carried in the provider's client metadata (kept under these names on its Client). */
-export const EXTRA_CLIENT_METADATA = ['first_party', 'api_scopes', 'enterprise_id'] as const;
+export const EXTRA_CLIENT_METADATA = ['first_party', 'api_scopes', 'enterprise_id', 'web_origins'] as const;
 
 /** The enterprise API scopes registered for the client (client_credentials grants these only). */
 export function apiScopesOf(client: object): string[] {
@@ -25,6 +27,12 @@ export function apiScopesOf(client: object): string[] {
 export function enterpriseOfClient(client: object): string {
   const { enterprise_id: enterpriseId } = client as { enterprise_id?: unknown };
   return typeof enterpriseId === 'string' ? enterpriseId : DEFAULT_ENTERPRISE_ID;
+}
+
+/** The browser origins allowed to call for the client (core/clients/web-origins.ts), none for confidential clients. */
+export function webOriginsOfClient(client: object): string[] {
+  const { web_origins: origins } = client as { web_origins?: unknown };
+  return Array.isArray(origins) ? origins.filter((o): o is string => typeof o === 'string') : [];
 }
 
 export function isFirstParty(client: object): boolean {
@@ -50,12 +58,15 @@ export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
     grant_types: grantTypes,
     response_types: signsUsersIn ? ['code'] : [],
     redirect_uris: client.redirectUris,
+    // Native apps (RFC 8252): private-use schemes, and loopback redirect URIs on any port.
+    application_type: isNativeApp(client) ? 'native' : 'web',
     // `openid` always, since an empty scope is invalid metadata; client_credentials never grants
     // it (token-scope.policy.ts only grants api_scopes).
     scope: [...scopes].join(' '),
     first_party: client.firstParty !== false,
     api_scopes: client.scopes,
     enterprise_id: client.enterpriseId,
+    web_origins: webOriginsOf(client),
   };
 }
 

@@ -12,6 +12,7 @@ export type ActivityAction =
   | 'user.blocked'
   | 'user.unblocked'
   | 'client.created'
+  | 'client.updated'
   | 'client.deleted'
   | 'template.created'
   | 'template.updated';
