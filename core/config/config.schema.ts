@@ -17,6 +17,8 @@ export const configSchema = {
     // Checked in config.ts (hop count or addresses/CIDRs; `true` refused with its own message).
     TRUST_PROXY: { type: 'string', minLength: 1 },
     DEMO_APPROVER: { enum: ['on', 'off'] },
+    // The app page an activation link opens; the link's details follow in its fragment.
+    ACTIVATION_APP_URL: { type: 'string', pattern: '^https?://[^#\\s]+$', maxLength: 500 },
     BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     SMALL_BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     OTP_HMAC_KEY: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{43,}$' },

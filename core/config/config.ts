@@ -16,6 +16,11 @@ export interface Config {
   readonly adminToken: string | undefined;
   /** Serve the approver example app at /demo/approver/ with its public client (on by default in development only). */
   readonly demoApprover: boolean;
+  /**
+   * The app page that activation links open (ACTIVATION_APP_URL); default the approver example
+   * app of this service, `PUBLIC_URL/demo/approver/`.
+   */
+  readonly activationAppUrl: string;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs (never `true`). */
   readonly trustProxy: false | number | string;
   /** Request body limit of routes that carry images (enrollment with a selfie). */
@@ -291,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (raw.PUBLIC_URL as string).replace(/\/$/, ''),
     adminToken: raw.ADMIN_TOKEN as string | undefined,
     demoApprover: (raw.DEMO_APPROVER ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
+    activationAppUrl: (raw.ACTIVATION_APP_URL as string | undefined) ?? `${(raw.PUBLIC_URL as string).replace(/\/$/, '')}/demo/approver/`,
     trustProxy: parseTrustProxy(raw.TRUST_PROXY as string),
     bodyLimit: raw.BODY_LIMIT as string,
     smallBodyLimit: raw.SMALL_BODY_LIMIT as string,
