@@ -11,12 +11,3 @@ export function activationLink(appUrl: string, ref: UserRef, code: string): stri
   const details = new URLSearchParams({ enterprise: ref.enterpriseId, user: ref.userId, code });
   return `${appUrl}#${details.toString()}`;
 }
-
-/** The link's details back (the approver app does the same in the browser); undefined when incomplete. */
-export function parseActivationFragment(fragment: string): (UserRef & { code: string }) | undefined {
-  const details = new URLSearchParams(fragment.replace(/^#/, ''));
-  const enterpriseId = details.get('enterprise');
-  const userId = details.get('user');
-  const code = details.get('code');
-  return enterpriseId && userId && code ? { enterpriseId, userId, code } : undefined;
-}

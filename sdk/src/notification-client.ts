@@ -14,7 +14,7 @@ import {
 import { signAnswer } from './device-key.js';
 import type { DeviceKeyStore } from './device-key-store.js';
 import { TypedEmitter } from './event-emitter.js';
-import type { EventPayload, HistoryRecord, Notification, UpdateAcknowledgement } from './notification-types.js';
+import { actionNeedsNumber, type EventPayload, type HistoryRecord, type Notification, type UpdateAcknowledgement } from './notification-types.js';
 import { ClientLibraryError, ResultCode, type OperationName } from './result-codes.js';
 
 export interface NotificationClientOptions {
@@ -91,7 +91,9 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
   /**
    * UpdateNotification(notificationID, response): answers a pending notification. The answer is
    * signed with the device key when the notification requires it; `number` is the two-digit
-   * number the enterprise showed, for notifications with number matching.
+   * number the enterprise showed, needed with number matching to approve (not to reject or
+   * report fraud: a person who did not ask has no number). A wrong number is refused with
+   * `details.triesLeft`.
    */
   updateNotification(notificationID: string, response: string, number?: string): Promise<EventPayload<UpdateAcknowledgement>> {
     const operation: OperationName = 'UpdateNotification';
@@ -100,7 +102,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       const action = checkAction(operation, 'response', response);
       const matchingNumber = checkMatchingNumber(operation, number);
       const notification = await this.findPending(uuid);
-      if (notification?.number_match && matchingNumber === undefined) {
+      if (notification && actionNeedsNumber(notification, action) && matchingNumber === undefined) {
         throw new ClientLibraryError(
           operation,
           ResultCode.INVALID_ARGUMENTS,
@@ -232,14 +234,15 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       );
     }
     if (!res.ok) {
-      const error = parsed as ErrorBody;
+      const error = parsed as ErrorBody & Record<string, unknown>;
       const message =
         typeof error.message === 'string'
           ? error.message
           : typeof error.error_description === 'string'
             ? error.error_description
             : `the service answered ${res.status}`;
-      throw new ClientLibraryError(operation, codeOf(res.status, error), message, res.status);
+      const { timestamp: _t, status: _s, error: _e, message: _m, path: _p, code: _c, error_description: _d, ...details } = error;
+      throw new ClientLibraryError(operation, codeOf(res.status, error), message, res.status, details);
     }
     return parsed as Data;
   }
