@@ -18,6 +18,7 @@ export function createNotificationsServices(ctx: ServiceContext): NotificationsS
     enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(ctx.queues.notification, uuid, expiresAt),
     enqueueCallback: (uuid) => enqueueCallback(ctx.queues['notification-callback'], uuid),
     logger: ctx.logger,
+    callbackPolicy: ctx.config.notifications.callbackAddresses,
   });
   return { notifications, users };
 }

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { Logger } from '../../core/logger/logger.js';
 import { parseHistoryOptions, parseListOptions } from '../../core/notifications/list-options.parser.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
+import { actionRequiresNumber } from '../../core/notifications/number-match.js';
 import type { AnswerInput, NotificationsService } from '../../core/notifications/notifications.service.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { clientLibraryErrors } from '../middleware/client-library-errors.middleware.js';
@@ -17,7 +18,8 @@ function toActiveResponse(n: Notification): Record<string, unknown> {
     notification_uuid: n.notificationUuid,
     ds_required: n.dsRequired,
     number_match: n.number !== undefined,
-    actions: n.actions,
+    // Each action says whether answering with it needs the number, so the app asks only then.
+    actions: n.actions.map((a, index) => ({ ...a, requiresNumber: n.number !== undefined && actionRequiresNumber(n.actions, index) })),
     body: n.body,
     created_at: n.createdAt.toISOString(),
     expires_at: n.expiresAt.toISOString(),

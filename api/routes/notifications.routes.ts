@@ -30,7 +30,7 @@ function toNotificationResponse(n: Notification): Record<string, unknown> {
   };
 }
 
-/** Enterprise API of notifications (scope notifications): create, read, cancel, in the client's enterprise. */
+/** Enterprise API of notifications (scope notifications): create; read and cancel only the calling client's own. */
 export function notificationsRoutes(ctx: ServiceContext, service: NotificationsService): Router {
   const router = Router();
   const guard = [requireBearer(ctx, 'notifications'), requireAllowedIp(ctx)];
@@ -45,13 +45,13 @@ export function notificationsRoutes(ctx: ServiceContext, service: NotificationsS
   });
 
   router.get('/v1/notifications/:uuid', ...guard, async (req, res) => {
-    const { enterpriseId } = authOf(res);
-    res.json(toNotificationResponse(await service.read(enterpriseId, notificationUuidParam(String(req.params.uuid)))));
+    const { clientId, enterpriseId } = authOf(res);
+    res.json(toNotificationResponse(await service.read({ clientId, enterpriseId }, notificationUuidParam(String(req.params.uuid)))));
   });
 
   router.post('/v1/notifications/:uuid/cancel', ...guard, async (req, res) => {
-    const { enterpriseId } = authOf(res);
-    res.json(toNotificationResponse(await service.cancel(enterpriseId, notificationUuidParam(String(req.params.uuid)))));
+    const { clientId, enterpriseId } = authOf(res);
+    res.json(toNotificationResponse(await service.cancel({ clientId, enterpriseId }, notificationUuidParam(String(req.params.uuid)))));
   });
 
   return router;

@@ -145,6 +145,7 @@ await runBenchmark('expire', async (cleanup) => {
     enqueueExpiry: (uuid, at) => enqueueExpiry(queue, uuid, at),
     enqueueCallback: async () => undefined,
     logger,
+    callbackPolicy: { allowLoopback: false, allowedNetworks: [] },
   });
 
   // The answer stream: from the due instant on, keep answering sampled notifications.

@@ -35,6 +35,8 @@ export const configSchema = {
     NOTIFICATION_CALLBACK_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000 },
     NOTIFICATION_CALLBACK_RETRY_BASE_MS: { type: 'integer', minimum: 10, maximum: 3600000 },
     NOTIFICATION_CALLBACK_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 120000 },
+    NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: { enum: ['on', 'off'] },
+    NOTIFICATION_CALLBACK_ALLOWED_NETWORKS: { type: 'string', maxLength: 4000 },
     TWILIO_ACCOUNT_SID: { type: 'string', pattern: '^AC[0-9a-fA-F]{32}$' },
     TWILIO_AUTH_TOKEN: { type: 'string', minLength: 8 },
     TWILIO_FROM: { type: 'string', minLength: 1 },

@@ -76,6 +76,11 @@ export interface Config {
     readonly callbackConcurrency: number;
     readonly callbackRetryBaseMs: number;
     readonly callbackTimeoutMs: number;
+    /**
+     * Where callbacks may go besides public addresses: loopback (on in development unless
+     * turned off) and the private networks an operator lists (docs/security.md).
+     */
+    readonly callbackAddresses: { readonly allowLoopback: boolean; readonly allowedNetworks: readonly string[] };
   };
   /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */
   readonly twilio: TwilioConfig | undefined;
@@ -209,6 +214,22 @@ function trustProxyProblems(value: unknown): string[] {
     : [];
 }
 
+/** NOTIFICATION_CALLBACK_ALLOWED_NETWORKS: CIDR ranges only (a bare address is a /32 the operator should say). */
+function callbackNetworksProblems(value: unknown): string[] {
+  if (typeof value !== 'string') return [];
+  const bad = splitList(value).filter((entry) => !entry.includes('/') || !isAddressOrCidr(entry));
+  return bad.length > 0
+    ? [`NOTIFICATION_CALLBACK_ALLOWED_NETWORKS: must be a comma-separated list of CIDR ranges; not valid: ${bad.join(', ')}`]
+    : [];
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 function isAddressOrCidr(value: string): boolean {
   try {
     if (value.includes('/')) ipaddr.parseCIDR(value);
@@ -280,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   problems.push(...providerProblems(raw));
   problems.push(...trustProxyProblems(raw.TRUST_PROXY));
+  problems.push(...callbackNetworksProblems(raw.NOTIFICATION_CALLBACK_ALLOWED_NETWORKS));
   if ((raw.ACTIVATION_MAX_FAILURES as number) <= (raw.ACTIVATION_FREE_FAILURES_PER_USER as number)) {
     problems.push('ACTIVATION_FREE_FAILURES_PER_USER: must be below ACTIVATION_MAX_FAILURES');
   }
@@ -366,6 +388,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       callbackConcurrency: raw.NOTIFICATION_CALLBACK_CONCURRENCY as number,
       callbackRetryBaseMs: raw.NOTIFICATION_CALLBACK_RETRY_BASE_MS as number,
       callbackTimeoutMs: raw.NOTIFICATION_CALLBACK_TIMEOUT_MS as number,
+      callbackAddresses: Object.freeze({
+        allowLoopback: (raw.NOTIFICATION_CALLBACK_ALLOW_LOOPBACK ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
+        allowedNetworks: Object.freeze(splitList((raw.NOTIFICATION_CALLBACK_ALLOWED_NETWORKS as string | undefined) ?? '')),
+      }),
     }),
     twilio: readTwilio(raw),
     sendgrid: readSendgrid(raw),

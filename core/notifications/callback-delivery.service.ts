@@ -1,5 +1,8 @@
 import type { Connection } from 'mongoose';
 import { readCallbackSecret } from '../clients/callback-secret.js';
+import type { Logger } from '../logger/logger.js';
+import type { CallbackAddressPolicy } from './callback-address-policy.js';
+import { CallbackAddressRefusedError, type Resolver } from './guarded-post.js';
 import { callbackPayload, postCallback } from './notification-callback.js';
 import { isFinal } from './notification-states.js';
 import type { NotificationsRepository } from './notifications.repository.js';
@@ -9,9 +12,14 @@ export interface CallbackDeliveryDeps {
   mongo: Connection;
   encryptionKey: Buffer;
   timeoutMs: number;
+  /** Which addresses callbacks may reach (callback-address-policy.ts). */
+  policy: CallbackAddressPolicy;
+  logger: Logger;
+  /** Only tests replace it; the worker resolves with the system resolver. */
+  resolver?: Resolver;
 }
 
-export type CallbackOutcome = 'sent' | 'already-done' | 'no-callback' | 'missing';
+export type CallbackOutcome = 'sent' | 'refused' | 'already-done' | 'no-callback' | 'missing';
 
 export class CallbackNotReadyError extends Error {}
 export class CallbackSecretMissingError extends Error {}
@@ -19,9 +27,12 @@ export class CallbackSecretMissingError extends Error {}
 /**
  * Sends the final state of one notification to its callbackUrl, signed with the creating client's
  * callback secret (read at send time, so a rotation applies to retries). Throws for BullMQ to
- * retry; `giveUp` marks it FAILED after the last attempt.
+ * retry; `giveUp` marks it FAILED after the last attempt. A callback whose address is not allowed
+ * is FAILED at once: retrying cannot make an internal address public, and each retry would be one
+ * more attempt to reach it.
  */
 export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
+  const log = deps.logger.child({ component: 'notification-callbacks' });
   return {
     async deliver(notificationUuid: string): Promise<CallbackOutcome> {
       const n = await deps.repository.find(notificationUuid);
@@ -32,7 +43,21 @@ export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
       const secret = await readCallbackSecret(deps.mongo, n.clientId, deps.encryptionKey);
       if (secret === null)
         throw new CallbackSecretMissingError('the client has no callback secret (deleted client, or created without one: rotate one)');
-      await postCallback(n.callbackUrl, JSON.stringify(callbackPayload(n)), secret, deps.timeoutMs);
+      try {
+        await postCallback(n.callbackUrl, JSON.stringify(callbackPayload(n)), secret, {
+          policy: deps.policy,
+          timeoutMs: deps.timeoutMs,
+          ...(deps.resolver ? { resolver: deps.resolver } : {}),
+        });
+      } catch (err) {
+        if (!(err instanceof CallbackAddressRefusedError)) throw err;
+        await deps.repository.setCallbackState(notificationUuid, 'FAILED');
+        log.warn(
+          { notificationUuid, clientId: n.clientId, callbackHost: new URL(n.callbackUrl).host, reason: err.reason },
+          'callback refused: its address is not allowed; marked FAILED, not retried',
+        );
+        return 'refused';
+      }
       await deps.repository.setCallbackState(notificationUuid, 'SENT');
       return 'sent';
     },

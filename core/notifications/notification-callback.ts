@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { guardedPost, type GuardedPostOptions } from './guarded-post.js';
 import type { Notification } from './notification.types.js';
 
 /** The callback body: the notification's final state. */
@@ -29,16 +30,23 @@ export class CallbackRefusedError extends Error {
   }
 }
 
-/** POSTs the signed body; any answer other than 2xx, a network error or the timeout throws. */
-export async function postCallback(url: string, rawBody: string, secret: string, timeoutMs: number, now = new Date()): Promise<number> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-signature': signCallback(secret, rawBody, Math.floor(now.getTime() / 1000)) },
-    body: rawBody,
-    redirect: 'manual',
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  await res.body?.cancel();
-  if (res.status < 200 || res.status > 299) throw new CallbackRefusedError(res.status);
-  return res.status;
+/**
+ * POSTs the signed body to an allowed address only (guarded-post.ts); any answer other than 2xx,
+ * a network error or the timeout throws.
+ */
+export async function postCallback(
+  url: string,
+  rawBody: string,
+  secret: string,
+  options: GuardedPostOptions,
+  now = new Date(),
+): Promise<number> {
+  const status = await guardedPost(
+    url,
+    rawBody,
+    { 'content-type': 'application/json', 'x-signature': signCallback(secret, rawBody, Math.floor(now.getTime() / 1000)) },
+    options,
+  );
+  if (status < 200 || status > 299) throw new CallbackRefusedError(status);
+  return status;
 }

@@ -16,6 +16,11 @@ export interface NotificationAction {
   label: string;
   action: string;
   authlevel: number;
+  /**
+   * With number matching: whether this answer needs the number. Absent: only the first action
+   * (approving) does.
+   */
+  requiresNumber?: boolean;
 }
 
 /** Wrong matching numbers allowed; the last one ends the notification TAMPERED. */

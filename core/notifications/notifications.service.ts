@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../batching/group-commit.js';
 import type { Logger } from '../logger/logger.js';
 import { isUserBlocked, type UserFinder } from './enterprise-scope.js';
-import { AppError } from '../errors/app-error.js';
+import { AppError, ValidationError } from '../errors/app-error.js';
 import { invalidArgument, notificationEnded, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
 import { verifyDeviceSignature } from './notification-signature.js';
 import { effectiveStatus, refusalOf } from './notification-states.js';
@@ -14,7 +14,8 @@ import {
   type NotificationBody,
 } from './notification.types.js';
 import type { NotificationsRepository } from './notifications.repository.js';
-import { generateMatchingNumber, matchesNumber } from './number-match.js';
+import { checkCallbackUrl, type CallbackAddressPolicy } from './callback-address-policy.js';
+import { generateMatchingNumber, matchesNumber, needsNumber, triesLeftAfter } from './number-match.js';
 
 export interface CreateNotificationInput {
   userId: string;
@@ -58,24 +59,28 @@ export interface NotificationsDeps {
   /** Queues the callback; failures are tolerated (the sweep re-queues WAITING callbacks). */
   enqueueCallback: (notificationUuid: string) => Promise<void>;
   logger: Logger;
+  /** Which addresses a callbackUrl may name (checked again when each callback is sent). */
+  callbackPolicy: CallbackAddressPolicy;
   now?: () => Date;
 }
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 300;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-/** https anywhere, plain http only on loopback (local runs). */
-function checkCallbackUrl(value: string): void {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalidArgument('callbackUrl', 'must be an absolute URL');
-  }
-  if (url.username || url.password) throw invalidArgument('callbackUrl', 'must not carry credentials');
-  if (url.protocol === 'https:') return;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return;
-  throw invalidArgument('callbackUrl', 'must be https (http only on loopback)');
+/** The client a notification belongs to: only it reads and cancels it. */
+export interface NotificationOwner {
+  clientId: string;
+  enterpriseId: string;
+}
+
+const NUMBER_MISSING = 'is required for this answer; type the two-digit number shown where the request was made';
+
+/** A wrong matching number, in words that tell the person what to do next. */
+function wrongNumber(triesLeft: number): ValidationError {
+  const rule =
+    triesLeft > 0
+      ? `does not match the number shown where the request was made; check it and type it again (${triesLeft} ${triesLeft === 1 ? 'try' : 'tries'} left)`
+      : 'does not match, and no tries are left; the request is stopped (TAMPERED): if you made it, start it again';
+  return new ValidationError(`Invalid field number: ${rule}`, { extra: { triesLeft } });
 }
 
 export function createNotificationsService(deps: NotificationsDeps) {
@@ -172,7 +177,10 @@ export function createNotificationsService(deps: NotificationsDeps) {
     ): Promise<{ notificationUuid: string; number?: string }> {
       const actions = input.actions.map((a) => a.action);
       if (new Set(actions).size !== actions.length) throw invalidArgument('actions', 'action values must be distinct');
-      if (input.callbackUrl !== undefined) checkCallbackUrl(input.callbackUrl);
+      if (input.callbackUrl !== undefined) {
+        const check = checkCallbackUrl(input.callbackUrl, deps.callbackPolicy);
+        if (!check.ok) throw invalidArgument('callbackUrl', check.reason);
+      }
       const user = await deps.users.findUser({ enterpriseId: client.enterpriseId, userId: input.userId });
       if (!user || user.status === 'DELETED' || isUserBlocked(user)) throw userNotFound();
       const dsRequired = input.ds_required === true;
@@ -185,7 +193,12 @@ export function createNotificationsService(deps: NotificationsDeps) {
         clientId: client.clientId,
         userId: input.userId,
         body: input.body.map(({ lng, subject, message }) => ({ lng, subject, message })),
-        actions: input.actions.map(({ label, action, authlevel }) => ({ label, action, authlevel })),
+        actions: input.actions.map(({ label, action, authlevel, requiresNumber }) => ({
+          label,
+          action,
+          authlevel,
+          ...(requiresNumber !== undefined ? { requiresNumber } : {}),
+        })),
         dsRequired,
         ...(input.numberMatch === true ? { number: generateMatchingNumber() } : {}),
         numberAttempts: 0,
@@ -212,17 +225,20 @@ export function createNotificationsService(deps: NotificationsDeps) {
       return { notificationUuid: n.notificationUuid, ...(n.number !== undefined ? { number: n.number } : {}) };
     },
 
-    /** The record as the enterprise sees it (an ACTIVE one past expiresAt reads EXPIRED). */
-    async read(enterpriseId: string, uuid: string): Promise<Notification> {
+    /**
+     * The record as its client sees it (an ACTIVE one past expiresAt reads EXPIRED). Another
+     * client's, even of the same enterprise, is not found: a notification is its creator's business.
+     */
+    async read(owner: NotificationOwner, uuid: string): Promise<Notification> {
       const n = await repository.find(uuid);
-      if (!n || n.enterpriseId !== enterpriseId) throw notificationNotFound();
+      if (!n || n.enterpriseId !== owner.enterpriseId || n.clientId !== owner.clientId) throw notificationNotFound();
       return { ...n, status: effectiveStatus(n, now()) };
     },
 
-    /** CANCELLED; for the enterprise an expired notification is one more state it is in (409, not 410). */
-    async cancel(enterpriseId: string, uuid: string): Promise<Notification> {
+    /** CANCELLED by its client; an expired notification is one more state it is in (409, not 410). */
+    async cancel(owner: NotificationOwner, uuid: string): Promise<Notification> {
       try {
-        return await end(uuid, { enterpriseId }, 'CANCELLED');
+        return await end(uuid, { enterpriseId: owner.enterpriseId, clientId: owner.clientId }, 'CANCELLED');
       } catch (err) {
         if (err instanceof AppError && err.code === 'NOTIFICATION_EXPIRED') throw notificationEnded('EXPIRED');
         throw err;
@@ -265,14 +281,16 @@ export function createNotificationsService(deps: NotificationsDeps) {
       if (!n.actions.some((a) => a.action === input.response))
         throw invalidArgument('response', "is not one of the notification's actions");
       if (n.dsRequired && input.signature === undefined) throw invalidArgument('signature', 'is required for this notification');
-      if (n.number !== undefined) {
-        if (input.number === undefined) throw invalidArgument('number', 'the matching number is required for this notification');
+      // Only answers that need the number (approving, by default) check it: saying no never does.
+      if (n.number !== undefined && needsNumber(n.actions, input.response)) {
+        if (input.number === undefined) throw invalidArgument('number', NUMBER_MISSING);
         if (!matchesNumber(n.number, input.number)) {
-          if (await repository.countWrongNumber(uuid, scope, at)) throw invalidArgument('number', 'does not match');
+          const counted = await repository.countWrongNumber(uuid, scope, at);
+          if (counted) throw wrongNumber(triesLeftAfter(counted.numberAttempts));
           const tampered = await repository.endOnLastWrongNumber(uuid, scope, at);
           if (tampered) {
             await queueCallback(tampered);
-            throw invalidArgument('number', 'does not match; too many wrong numbers, the notification is TAMPERED');
+            throw wrongNumber(0);
           }
           throw await refusalFor(uuid, scope, at);
         }

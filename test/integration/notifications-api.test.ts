@@ -29,6 +29,7 @@ const SUCCESS = (uuid: string, verified: boolean) => ({
 describe('Notifications: enterprise API and user API (no worker running)', () => {
   let service: TestService;
   let enterprise: string;
+  let enterpriseClientId: string;
   let otherClientToken: string;
   let appClientId: string;
   let device: DeviceUser;
@@ -38,7 +39,9 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
   beforeAll(async () => {
     service = await startTestService('notifapi');
     await createGroups(service, ['retail']);
-    enterprise = (await createClientWithToken(service, { scopes: ['users', 'notifications'] })).accessToken;
+    ({ accessToken: enterprise, clientId: enterpriseClientId } = await createClientWithToken(service, {
+      scopes: ['users', 'notifications'],
+    }));
     otherClientToken = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
     appClientId = await registerAppClient(service);
     device = await enrollAndActivateWithDevice(service, enterprise, 'signer1');
@@ -114,7 +117,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         'Invalid field actions[0].action: must match pattern "^[a-z][a-z0-9_]{0,31}$"',
       ],
       [{ actions: [ACTIONS[0], ACTIONS[0]] }, 'Invalid field actions: action values must be distinct'],
-      [{ callbackUrl: 'http://example.com/cb' }, 'Invalid field callbackUrl: must be https (http only on loopback)'],
+      [{ callbackUrl: 'http://example.com/cb' }, 'Invalid field callbackUrl: must be https (http only on loopback, where allowed)'],
       [{ callbackUrl: 'not a url' }, 'Invalid field callbackUrl: must be an absolute URL'],
       [{ ds_required: true }, 'Invalid field ds_required: the user has no device key registered at activation'],
       [{ colour: 'red' }, 'Invalid field colour: is not allowed'],
@@ -182,6 +185,19 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       }
     });
 
+    test('when another client of the same enterprise reads or cancels a notification, then 404 and it stays ACTIVE for its creator', async () => {
+      const sibling = (await createClientWithToken(service, { scopes: ['notifications'] })).accessToken;
+      const { notification_uuid: uuid } = await created(notificationBody('plain1'));
+      const foreignRead = await read(uuid, sibling);
+      expect(foreignRead.status).toBe(404);
+      expect(await foreignRead.json()).toEqual(errorBody(404, 'Not Found', 'Notification not found', `/v1/notifications/${uuid}`));
+      const foreignCancel = await cancel(uuid, sibling);
+      expect(foreignCancel.status).toBe(404);
+      expect(await foreignCancel.json()).toEqual(errorBody(404, 'Not Found', 'Notification not found', `/v1/notifications/${uuid}/cancel`));
+      expect(await (await read(uuid)).json()).toMatchObject({ status: 'ACTIVE' });
+      expect((await cancel(uuid)).status).toBe(200);
+    });
+
     test('when a notification is cancelled, then 200 gives it CANCELLED, the user can no longer answer, and a second cancel is 409', async () => {
       const { notification_uuid: uuid } = await created(notificationBody('plain1'));
       const res = await cancel(uuid);
@@ -229,7 +245,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         notification_uuid: uuids[0],
         ds_required: false,
         number_match: true,
-        actions: ACTIONS,
+        actions: ACTIONS.map((a, index) => ({ ...a, requiresNumber: index === 0 })),
         body: [{ lng: 'English', subject: 's0', message: 'm0' }],
         created_at: expect.stringMatching(ISO_RE),
         expires_at: expect.stringMatching(ISO_RE),
@@ -517,7 +533,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(retry.status).toBe(409);
     });
 
-    test('when the matching number is right, then UPDATED; when missing, 422 with nothing counted', async () => {
+    test('when the matching number is right, then UPDATED; when missing for approving (the first action), 422 telling what to do, nothing counted', async () => {
       const { notification_uuid: uuid, number } = await created(notificationBody('plain1', { numberMatch: true }));
       const missing = await answer(uuid, { response: 'accept' });
       expect(missing.status).toBe(422);
@@ -525,7 +541,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         userError(
           422,
           'Unprocessable Entity',
-          'Invalid field number: the matching number is required for this notification',
+          'Invalid field number: is required for this answer; type the two-digit number shown where the request was made',
           `/v1/me/notifications/${uuid}/action`,
           4,
         ),
@@ -533,25 +549,73 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const right = await answer(uuid, { response: 'accept', number });
       expect(right.status).toBe(200);
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'UPDATED', action: 'accept' });
+      const stored = await (await notificationModel(service.ctx.mongo)).findOne({ notificationUuid: uuid }).lean();
+      expect(stored).toMatchObject({ numberAttempts: 0 });
     });
 
-    test('when a wrong number is sent three times, then two 422 counted attempts and the third ends it TAMPERED; the right number is refused after', async () => {
+    test.each(['reject', 'fraud'])(
+      'when a person being push-bombed answers %s without the number, then 200 and UPDATED (saying no never needs the number)',
+      async (response) => {
+        const { notification_uuid: uuid } = await created(notificationBody('plain1', { numberMatch: true }));
+        const res = await answer(uuid, { response });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual(SUCCESS(uuid, false));
+        expect(await (await read(uuid)).json()).toMatchObject({ status: 'UPDATED', action: response });
+      },
+    );
+
+    test('when actions say requiresNumber, then exactly those need the number, and the active list tells the app which', async () => {
+      const actions = [
+        { label: 'Open the door', action: 'open', authlevel: 1, requiresNumber: false },
+        { label: 'Transfer', action: 'transfer', authlevel: 2, requiresNumber: true },
+        { label: 'Decline', action: 'decline', authlevel: 1 },
+      ];
+      const { notification_uuid: uuid, number } = await created(notificationBody('plain1', { numberMatch: true, actions }));
+      const listed = (await (await meGet('/v1/me/notifications')).json()) as { notifications: Record<string, unknown>[] };
+      expect(listed.notifications.find((n) => n.notification_uuid === uuid)).toMatchObject({
+        number_match: true,
+        actions: [
+          { label: 'Open the door', action: 'open', authlevel: 1, requiresNumber: false },
+          { label: 'Transfer', action: 'transfer', authlevel: 2, requiresNumber: true },
+          { label: 'Decline', action: 'decline', authlevel: 1, requiresNumber: false },
+        ],
+      });
+      expect((await answer(uuid, { response: 'transfer' })).status).toBe(422);
+      expect((await answer(uuid, { response: 'transfer', number })).status).toBe(200);
+      const second = await created(notificationBody('plain1', { numberMatch: true, actions }));
+      expect((await answer(second.notification_uuid, { response: 'open' })).status).toBe(200);
+      // Without number matching no action needs a number, whatever the actions say.
+      const plain = await created(notificationBody('plain1', { actions }));
+      expect((await answer(plain.notification_uuid, { response: 'transfer' })).status).toBe(200);
+    });
+
+    test('when a wrong number is sent three times, then 422 says what to do and how many tries are left, and the third ends it TAMPERED; the right number is refused after', async () => {
       const { notification_uuid: uuid, number } = await created(notificationBody('plain1', { numberMatch: true }));
       const wrong = String((Number(number) + 1) % 100).padStart(2, '0');
       const path = `/v1/me/notifications/${uuid}/action`;
-      for (let i = 0; i < 2; i++) {
+      for (const triesLeft of [2, 1]) {
         const res = await answer(uuid, { response: 'accept', number: wrong });
         expect(res.status).toBe(422);
-        expect(await res.json()).toEqual(userError(422, 'Unprocessable Entity', 'Invalid field number: does not match', path, 4));
+        expect(await res.json()).toEqual(
+          userError(
+            422,
+            'Unprocessable Entity',
+            `Invalid field number: does not match the number shown where the request was made; check it and type it again (${triesLeft} ${triesLeft === 1 ? 'try' : 'tries'} left)`,
+            path,
+            4,
+            { triesLeft },
+          ),
+        );
       }
       const third = await answer(uuid, { response: 'accept', number: wrong });
       expect(await third.json()).toEqual(
         userError(
           422,
           'Unprocessable Entity',
-          'Invalid field number: does not match; too many wrong numbers, the notification is TAMPERED',
+          'Invalid field number: does not match, and no tries are left; the request is stopped (TAMPERED): if you made it, start it again',
           path,
           4,
+          { triesLeft: 0 },
         ),
       );
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'TAMPERED', signing_status: 'NA' });
@@ -571,8 +635,8 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
           return { status: res.status, message: ((await res.json()) as { message: string }).message };
         }),
       );
-      expect(results.filter((r) => r.message === 'Invalid field number: does not match')).toHaveLength(2);
-      expect(results.filter((r) => r.message.endsWith('the notification is TAMPERED'))).toHaveLength(1);
+      expect(results.filter((r) => r.message.includes('tries left') || r.message.includes('try left'))).toHaveLength(2);
+      expect(results.filter((r) => r.message.includes('the request is stopped (TAMPERED)'))).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(7);
       const stored = await (await notificationModel(service.ctx.mongo)).findOne({ notificationUuid: uuid }).lean();
       expect(stored).toMatchObject({ status: 'TAMPERED', numberAttempts: 3 });
@@ -626,12 +690,13 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         enqueueExpiry: (uuid, at) => enqueueExpiry(service.ctx.queues.notification, uuid, at),
         enqueueCallback: (uuid) => enqueueCallback(service.ctx.queues['notification-callback'], uuid),
         logger: memoryLogger().logger,
+        callbackPolicy: service.config.notifications.callbackAddresses,
         now: () => new Date(Date.now() - 14_000),
       });
 
     test('when a user answers after expiresAt while the record still says ACTIVE, then 410 and the record becomes EXPIRED', async () => {
       const { notificationUuid: uuid } = await nearlyDue().create(
-        { clientId: 'fixture', enterpriseId: 'default' },
+        { clientId: enterpriseClientId, enterpriseId: 'default' },
         { ...(notificationBody('plain1') as unknown as CreateNotificationInput), expiresIn: 15 },
       );
       await new Promise((resolve) => setTimeout(resolve, 1200));

@@ -65,7 +65,12 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
   };
 
   beforeAll(async () => {
-    service = await startTestService('notifworker', { NOTIFICATION_SWEEP_INTERVAL_MS: '500', NOTIFICATION_CALLBACK_RETRY_BASE_MS: '200' });
+    service = await startTestService('notifworker', {
+      NOTIFICATION_SWEEP_INTERVAL_MS: '500',
+      NOTIFICATION_CALLBACK_RETRY_BASE_MS: '200',
+      // The receiver listens on loopback, as a developer's would.
+      NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on',
+    });
     receiver = await startReceiver();
     const res = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, {
       name: 'bank',
@@ -105,6 +110,7 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
       enqueueExpiry: (uuid, at) => enqueueExpiry(service.ctx.queues.notification, uuid, at),
       enqueueCallback: (uuid) => enqueueCallback(service.ctx.queues['notification-callback'], uuid),
       logger: memoryLogger().logger,
+      callbackPolicy: service.config.notifications.callbackAddresses,
       now: () => new Date(Date.now() - (15_000 - dueInMs)),
     });
     const body = { ...(notificationBody('alice') as unknown as CreateNotificationInput), expiresIn: 15, ...overrides };

@@ -33,12 +33,15 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
     enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(queues.notification, uuid, expiresAt),
     enqueueCallback: (uuid) => enqueueCallback(queues['notification-callback'], uuid),
     logger: log,
+    callbackPolicy: config.notifications.callbackAddresses,
   });
   const delivery = createCallbackDelivery({
     repository,
     mongo,
     encryptionKey: otpKeysFromConfig(config).encryptionKey,
     timeoutMs: config.notifications.callbackTimeoutMs,
+    policy: config.notifications.callbackAddresses,
+    logger: log,
   });
 
   const expiries = createManagedWorker({

@@ -19,6 +19,7 @@ describe('configuration', () => {
       callbackConcurrency: 10,
       callbackRetryBaseMs: 1000,
       callbackTimeoutMs: 10000,
+      callbackAddresses: { allowLoopback: true, allowedNetworks: [] },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
