@@ -14,7 +14,13 @@ import {
 import { signAnswer } from './device-key.js';
 import type { DeviceKeyStore } from './device-key-store.js';
 import { TypedEmitter } from './event-emitter.js';
-import { actionNeedsNumber, type EventPayload, type HistoryRecord, type Notification, type UpdateAcknowledgement } from './notification-types.js';
+import {
+  actionNeedsNumber,
+  type EventPayload,
+  type HistoryRecord,
+  type Notification,
+  type UpdateAcknowledgement,
+} from './notification-types.js';
 import { ClientLibraryError, ResultCode, type OperationName } from './result-codes.js';
 
 export interface NotificationClientOptions {
