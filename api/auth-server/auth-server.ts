@@ -1,8 +1,8 @@
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
 import { verifyClientSecret } from '../../core/clients/client-secret.js';
 import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
-import { canSignIn, findUserForSignIn } from '../../core/sign-in/sign-in-users.js';
+import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
@@ -135,25 +135,32 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       if (origin === serviceOrigin) return true;
       return client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
     },
-    interactions: { url: (_ctx, interaction) => `${AUTH_SERVER_PATH}/interaction/${interaction.uid}` },
     // The account behind user tokens: sign-in, ID tokens and every refresh check it again, so
-    // a user blocked, deleted or deactivated meanwhile gets no new tokens.
+    // a user blocked, deleted or deactivated meanwhile gets no new tokens. The account id is
+    // (enterprise, user): a session or grant of another enterprise's user is no account here.
     findAccount: async (oidcCtx, accountId) => {
       const client = oidcCtx.oidc.client;
-      if (!client) return undefined;
-      const user = await findUserForSignIn(users, { enterpriseId: enterpriseOfClient(client) }, accountId);
+      const ref = userOfAccountId(accountId);
+      if (!client || !ref || ref.enterpriseId !== enterpriseOfClient(client)) return undefined;
+      const user = await findUserForSignIn(users, ref, ref.userId);
       if (!user || !canSignIn(user)) return undefined;
-      return { accountId: user.userId, claims: () => ({ sub: user.userId }) };
+      return { accountId, claims: () => ({ sub: ref.userId }) };
+    },
+    interactions: {
+      url: (_ctx, interaction) => `${AUTH_SERVER_PATH}/interaction/${interaction.uid}`,
+      policy: signInPolicy(),
     },
     // First-party apps skip consent: their grant covers what the request asks.
     loadExistingGrant: async (oidcCtx) => {
-      const { client, session, result } = oidcCtx.oidc;
+      const { client, session, result, account } = oidcCtx.oidc;
       const { provider } = self;
-      if (!client || !session || !provider) return undefined;
+      if (!client || !session || !provider || !account) return undefined;
       const grantId = (result?.consent as { grantId?: string } | undefined)?.grantId ?? session.grantIdFor(client.clientId);
-      const existing = grantId ? await provider.Grant.find(grantId) : undefined;
-      if (!isFirstParty(client) || !session.accountId) return existing;
-      const grant = existing ?? new provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      const found = grantId ? await provider.Grant.find(grantId) : undefined;
+      // A grant of another account (the session changed hands) is never reused.
+      const existing = found && found.accountId === account.accountId && found.clientId === client.clientId ? found : undefined;
+      if (!isFirstParty(client)) return existing;
+      const grant = existing ?? new provider.Grant({ clientId: client.clientId, accountId: account.accountId });
       const requested = [...oidcCtx.oidc.requestParamScopes];
       const oidcScopes = requested.filter((scope) => scope === 'openid' || scope === 'offline_access');
       const resourceScopes = requested.filter((scope) => (USER_ACCESS_TOKEN_SCOPES as readonly string[]).includes(scope));
@@ -192,7 +199,55 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   ClientClass.prototype.compareClientSecret = function compareHashedSecret(this: { clientSecret?: string }, actual: string): boolean {
     return typeof this.clientSecret === 'string' && verifyClientSecret(this.clientSecret, actual);
   };
+  presentUsersByUserId(provider);
   return provider;
+}
+
+/**
+ * The account id is `<enterpriseId>:<userId>`, but tokens name the user as they always have, by
+ * the bare userId (the client already knows its enterprise): ID tokens and userinfo answers
+ * (both built by the provider's Claims class) and introspection answers.
+ */
+function presentUsersByUserId(provider: Provider): void {
+  const ClaimsClass = provider.Claims as unknown as { prototype: { result: () => Promise<Record<string, unknown>> } };
+  const result = ClaimsClass.prototype.result;
+  ClaimsClass.prototype.result = async function resultWithUserId(this: unknown) {
+    const claims = await result.call(this);
+    return { ...claims, ...subjectOf(claims.sub) };
+  };
+  provider.use(async (oidcCtx, next) => {
+    await next();
+    const body = oidcCtx.body as { sub?: unknown } | undefined;
+    if (oidcCtx.oidc?.route === 'introspection' && body && typeof body === 'object' && 'sub' in body)
+      Object.assign(body, subjectOf(body.sub));
+  });
+}
+
+function subjectOf(sub: unknown): { sub?: string } {
+  if (typeof sub !== 'string') return {};
+  const ref = userOfAccountId(sub);
+  return ref ? { sub: ref.userId } : {};
+}
+
+/**
+ * The provider's prompts, with one more reason to show the login page: the session names an
+ * account this client cannot use (a user of another enterprise, or one blocked, deleted or
+ * deactivated since). Without it the provider would go on to consent with no account and fail;
+ * with it, `prompt=none` answers `login_required` to the app as OpenID Connect prescribes.
+ */
+function signInPolicy(): interactionPolicy.Prompt[] {
+  const policy = interactionPolicy.base();
+  const login = policy.get('login');
+  if (!login) throw new Error('oidc-provider has no login prompt');
+  login.checks.add(
+    new interactionPolicy.Check('account_unavailable', 'End-User authentication is required', 'login_required', (oidcCtx) =>
+      oidcCtx.oidc.session?.accountId && !oidcCtx.oidc.account
+        ? interactionPolicy.Check.REQUEST_PROMPT
+        : interactionPolicy.Check.NO_NEED_TO_PROMPT,
+    ),
+    0,
+  );
+  return policy;
 }
 
 /** The error page's sentence for the two errors that never redirect, and a plain one for others. */

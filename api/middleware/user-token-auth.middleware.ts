@@ -2,7 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { findOidcRecord } from '../../core/auth/oidc-records.repository.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { BearerError } from '../../core/errors/app-error.js';
-import { canSignIn, findUserForSignIn } from '../../core/sign-in/sign-in-users.js';
+import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import type { ServiceContext } from '../service-context.js';
@@ -48,7 +48,10 @@ export function requireUserToken(ctx: ServiceContext, users: Pick<UsersRepositor
     if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
     const client = await lookupClient(ctx.mongo, record.clientId);
     if (!client) throw invalid();
-    const user = await findUserForSignIn(users, client, record.accountId);
+    // The token's account is (enterprise, user); it is only ever good within its client's enterprise.
+    const account = userOfAccountId(record.accountId);
+    if (!account || account.enterpriseId !== client.enterpriseId) throw invalid();
+    const user = await findUserForSignIn(users, client, account.userId);
     if (user?.blocked) throw new BearerError(403, 'user_blocked', 'User is blocked', { code: USER_BLOCKED_CODE });
     if (!user || !canSignIn(user)) throw invalid();
 
