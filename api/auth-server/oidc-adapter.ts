@@ -6,6 +6,7 @@ import {
   consumeOidcRecord,
   deleteOidcRecord,
   deleteOidcRecordsOfGrant,
+  findAccessTokenRecord,
   findOidcRecord,
   upsertOidcRecord,
 } from '../../core/auth/oidc-records.repository.js';
@@ -72,6 +73,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
         ...(payload.grantId ? { grantId: payload.grantId } : {}),
         ...(payload.userCode ? { userCode: payload.userCode } : {}),
         ...(payload.uid ? { uid: payload.uid } : {}),
+        ...(typeof payload.accountId === 'string' ? { accountId: payload.accountId } : {}),
         ...(expiresIn ? { expiresAt: new Date(Date.now() + expiresIn * 1000) } : {}),
       });
     }
@@ -80,6 +82,11 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
       if (this.kind === 'Client') {
         const client = await lookupClientWithSecret(connection, id);
         return client ? toClientMetadata(client) : undefined;
+      }
+      if (this.kind === 'AccessToken') {
+        // A token of a blocked account is no token, for introspection and revocation too.
+        const token = await findAccessTokenRecord(connection, id);
+        return token && !token.ended ? (token.payload as AdapterPayload) : undefined;
       }
       return (await findOidcRecord(connection, this.kind, { key: id })) as AdapterPayload | undefined;
     }
