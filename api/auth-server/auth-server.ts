@@ -1,4 +1,7 @@
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.verifier.js';
+import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
+import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
 import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
 import { verifyClientSecret } from '../../core/clients/client-secret.js';
 import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
@@ -7,6 +10,7 @@ import { createUsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
 import { apiScopesOf, createOidcAdapter, enterpriseOfClient, EXTRA_CLIENT_METADATA, isFirstParty } from './oidc-adapter.js';
+import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
@@ -84,11 +88,11 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
         enabled: true,
         allowedPolicy: async (_oidcCtx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
       },
+      // Every client revokes its own tokens; public ones (apps on devices) identify themselves
+      // with client_id alone, since the token is theirs and revoking can only take access away.
       revocation: {
         enabled: true,
         allowedPolicy: async (_oidcCtx, client, token) => {
-          if (client.clientAuthMethod === 'none')
-            throw new errors.UnauthorizedClient('token revocation is offered to confidential clients only');
           if (token.clientId !== client.clientId) throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
           return true;
         },
@@ -200,6 +204,11 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     return typeof this.clientSecret === 'string' && verifyClientSecret(this.clientSecret, actual);
   };
   presentUsersByUserId(provider);
+  answerForEnterpriseTokens(provider, {
+    verify: createEnterpriseTokenVerifier(async () => signingKey.publicJwk, { issuer, audience }),
+    revoked: createRevokedTokensRepository(mongo),
+    checks: revocationChecksFor(mongo, config.tokenRevocationCheckSeconds * 1000),
+  });
   return provider;
 }
 
