@@ -7,7 +7,7 @@ import { verifyClientSecret } from '../../core/clients/client-secret.js';
 import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
 import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
-import { renderMessagePage } from './login-pages.js';
+import { renderMessagePage, renderPage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
 import { apiScopesOf, createOidcAdapter, enterpriseOfClient, EXTRA_CLIENT_METADATA, isFirstParty } from './oidc-adapter.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
@@ -99,8 +99,36 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       },
       // Not offered (discovery advertises only what is built and tested): profile data is at
       // /v1/me, there is no logout page, requests are not pushed, tokens are bearer tokens.
+      // The userinfo endpoint is ours (api/auth-server/userinfo.routes.ts): the provider's refuses
+      // every user token, since they carry the API as audience.
       userinfo: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
+      // Sign-out (OpenID Connect RP-Initiated Logout 1.0): ends the browser session and every
+      // grant made in it (refresh tokens included, oidc-adapter.ts), on a page of our own.
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (oidcCtx, form) => {
+          const client = oidcCtx.oidc.client;
+          const state = oidcCtx.oidc.session?.state as { postLogoutRedirectUri?: string } | undefined;
+          const returnTo = state?.postLogoutRedirectUri ? [new URL(state.postLogoutRedirectUri).origin] : [];
+          sendPage(
+            oidcCtx,
+            renderPage(
+              'logout',
+              {
+                title: 'Sign out?',
+                ...(client?.clientName ? { clientName: client.clientName } : {}),
+                message: 'You will be signed out of every app that uses this sign-in on this browser.',
+                action: formAction(form),
+                csrf: formXsrf(form),
+              },
+              returnTo,
+            ),
+          );
+        },
+        postLogoutSuccessSource: (oidcCtx) => {
+          sendPage(oidcCtx, renderMessagePage({ title: 'You are signed out', message: 'You can close this page.' }));
+        },
+      },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
       resourceIndicators: {
@@ -174,14 +202,13 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       return grant;
     },
     renderError: (oidcCtx, out) => {
-      const page = renderMessagePage({
-        title: 'Sign-in error',
-        message: describeOAuthError(String(out.error), String(out.error_description ?? '')),
-      });
-      oidcCtx.type = 'html';
-      oidcCtx.set('Content-Security-Policy', page.csp);
-      oidcCtx.set('Cache-Control', 'no-store');
-      oidcCtx.body = page.html;
+      sendPage(
+        oidcCtx,
+        renderMessagePage({
+          title: 'Sign-in error',
+          message: describeOAuthError(String(out.error), String(out.error_description ?? '')),
+        }),
+      );
     },
   };
 
@@ -198,12 +225,15 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   // oidc-provider would make against the clear secret is swapped for ours, on this instance's
   // Client class only.
   const ClientClass = provider.Client as unknown as {
-    prototype: { clientSecret?: string; compareClientSecret: (actual: string) => boolean };
+    prototype: { clientSecret?: string; compareClientSecret: (actual: string) => boolean; includeSid: () => boolean };
   };
+  // Every ID token carries `sid` (discovery advertises it), not only for back-channel logout clients.
+  ClientClass.prototype.includeSid = () => true;
   ClientClass.prototype.compareClientSecret = function compareHashedSecret(this: { clientSecret?: string }, actual: string): boolean {
     return typeof this.clientSecret === 'string' && verifyClientSecret(this.clientSecret, actual);
   };
   presentUsersByUserId(provider);
+  advertiseUserinfo(provider, `${issuer}/userinfo`);
   answerForEnterpriseTokens(provider, {
     verify: createEnterpriseTokenVerifier(async () => signingKey.publicJwk, { issuer, audience }),
     revoked: createRevokedTokensRepository(mongo),
@@ -214,21 +244,37 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
 
 /**
  * The account id is `<enterpriseId>:<userId>`, but tokens name the user as they always have, by
- * the bare userId (the client already knows its enterprise): ID tokens and userinfo answers
- * (both built by the provider's Claims class) and introspection answers.
+ * the bare userId (the client already knows its enterprise): ID tokens (built by the provider's
+ * Claims class) and introspection answers.
  */
 function presentUsersByUserId(provider: Provider): void {
-  const ClaimsClass = provider.Claims as unknown as { prototype: { result: () => Promise<Record<string, unknown>> } };
+  const ClaimsClass = provider.Claims as unknown as {
+    prototype: { result: () => Promise<Record<string, unknown>> };
+  };
   const result = ClaimsClass.prototype.result;
-  ClaimsClass.prototype.result = async function resultWithUserId(this: unknown) {
+  ClaimsClass.prototype.result = async function resultWithUserId(this: { available: Record<string, unknown> }) {
     const claims = await result.call(this);
-    return { ...claims, ...subjectOf(claims.sub) };
+    // ID tokens always say when the user signed in (discovery advertises auth_time); the
+    // provider would add it only when asked (max_age, prompt=login) or for clients registered
+    // with require_auth_time, which in turn refuses plain OAuth sign-ins without `openid`.
+    const authTime = typeof this.available.auth_time === 'number' ? { auth_time: this.available.auth_time } : {};
+    return { ...claims, ...authTime, ...subjectOf(claims.sub) };
   };
   provider.use(async (oidcCtx, next) => {
     await next();
     const body = oidcCtx.body as { sub?: unknown } | undefined;
     if (oidcCtx.oidc?.route === 'introspection' && body && typeof body === 'object' && 'sub' in body)
       Object.assign(body, subjectOf(body.sub));
+  });
+}
+
+/** Discovery names our UserInfo endpoint (api/auth-server/userinfo.routes.ts), served beside the provider. */
+function advertiseUserinfo(provider: Provider, url: string): void {
+  provider.use(async (oidcCtx, next) => {
+    await next();
+    if (oidcCtx.oidc?.route === 'discovery' && oidcCtx.body && typeof oidcCtx.body === 'object') {
+      Object.assign(oidcCtx.body, { userinfo_endpoint: url });
+    }
   });
 }
 
@@ -257,6 +303,26 @@ function signInPolicy(): interactionPolicy.Prompt[] {
     0,
   );
   return policy;
+}
+
+function sendPage(oidcCtx: KoaContextWithOIDC, page: { html: string; csp: string }): void {
+  oidcCtx.type = 'html';
+  oidcCtx.set('Content-Security-Policy', page.csp);
+  oidcCtx.set('Cache-Control', 'no-store');
+  oidcCtx.body = page.html;
+}
+
+/** The confirm URL and CSRF token of the provider's sign-out form, rendered into our own page. */
+function formAction(form: string): string {
+  const match = /action="([^"]+)"/.exec(form);
+  if (!match?.[1]) throw new Error('sign-out form without action');
+  return match[1];
+}
+
+function formXsrf(form: string): string {
+  const match = /name="xsrf" value="([^"]+)"/.exec(form);
+  if (!match?.[1]) throw new Error('sign-out form without xsrf');
+  return match[1];
 }
 
 /** The error page's sentence for the two errors that never redirect, and a plain one for others. */

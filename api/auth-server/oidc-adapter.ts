@@ -51,6 +51,8 @@ export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
     grant_types: grantTypes,
     response_types: signsUsersIn ? ['code'] : [],
     redirect_uris: client.redirectUris,
+    // Where sign-out may return: the app's own registered redirect URIs, matched exactly.
+    post_logout_redirect_uris: client.redirectUris,
     // `openid` always, since an empty scope is invalid metadata; client_credentials never grants
     // it (token-scope.policy.ts only grants api_scopes).
     scope: [...scopes].join(' '),
@@ -66,6 +68,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
     constructor(private readonly kind: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      if (this.kind === 'Session') forgetPersistsLogout(payload);
       await upsertOidcRecord(connection, {
         kind: this.kind,
         key: id,
@@ -120,4 +123,14 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
       await deleteOidcRecordsOfGrant(connection, grantId);
     }
   };
+}
+
+/**
+ * The provider keeps a grant past sign-out when its app asked for offline_access. Signing out
+ * here ends every grant of the session, refresh tokens included (a shared device must not keep
+ * the last person's access), so the flag is never stored.
+ */
+function forgetPersistsLogout(session: AdapterPayload): void {
+  const authorizations = (session as { authorizations?: Record<string, { persistsLogout?: boolean }> }).authorizations;
+  for (const authorization of Object.values(authorizations ?? {})) delete authorization.persistsLogout;
 }
