@@ -8,6 +8,7 @@ import {
   consumeOidcRecord,
   deleteOidcRecord,
   deleteOidcRecordsOfGrant,
+  findAccessTokenRecord,
   findOidcRecord,
   upsertOidcRecord,
 } from '../../core/auth/oidc-records.repository.js';
@@ -60,6 +61,8 @@ export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
     redirect_uris: client.redirectUris,
     // Native apps (RFC 8252): private-use schemes, and loopback redirect URIs on any port.
     application_type: isNativeApp(client) ? 'native' : 'web',
+    // Where sign-out may return: the app's own registered redirect URIs, matched exactly.
+    post_logout_redirect_uris: client.redirectUris,
     // `openid` always, since an empty scope is invalid metadata; client_credentials never grants
     // it (token-scope.policy.ts only grants api_scopes).
     scope: [...scopes].join(' '),
@@ -76,6 +79,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
     constructor(private readonly kind: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      if (this.kind === 'Session') forgetPersistsLogout(payload);
       await upsertOidcRecord(connection, {
         kind: this.kind,
         key: id,
@@ -83,6 +87,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
         ...(payload.grantId ? { grantId: payload.grantId } : {}),
         ...(payload.userCode ? { userCode: payload.userCode } : {}),
         ...(payload.uid ? { uid: payload.uid } : {}),
+        ...(typeof payload.accountId === 'string' ? { accountId: payload.accountId } : {}),
         ...(expiresIn ? { expiresAt: new Date(Date.now() + expiresIn * 1000) } : {}),
       });
     }
@@ -91,6 +96,11 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
       if (this.kind === 'Client') {
         const client = await lookupClientWithSecret(connection, id);
         return client ? toClientMetadata(client) : undefined;
+      }
+      if (this.kind === 'AccessToken') {
+        // A token of a blocked account is no token, for introspection and revocation too.
+        const token = await findAccessTokenRecord(connection, id);
+        return token && !token.ended ? (token.payload as AdapterPayload) : undefined;
       }
       return (await findOidcRecord(connection, this.kind, { key: id })) as AdapterPayload | undefined;
     }
@@ -124,4 +134,14 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
       await deleteOidcRecordsOfGrant(connection, grantId);
     }
   };
+}
+
+/**
+ * The provider keeps a grant past sign-out when its app asked for offline_access. Signing out
+ * here ends every grant of the session, refresh tokens included (a shared device must not keep
+ * the last person's access), so the flag is never stored.
+ */
+function forgetPersistsLogout(session: AdapterPayload): void {
+  const authorizations = (session as { authorizations?: Record<string, { persistsLogout?: boolean }> }).authorizations;
+  for (const authorization of Object.values(authorizations ?? {})) delete authorization.persistsLogout;
 }

@@ -25,6 +25,7 @@ export const configSchema = {
     OTP_ENCRYPTION_KEY: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
     SIGNING_KEY_JWK: { type: 'string', minLength: 2 },
     ACCESS_TOKEN_TTL_SECONDS: { type: 'integer', minimum: 60, maximum: 86400 },
+    TOKEN_REVOCATION_CHECK_SECONDS: { type: 'integer', minimum: 0, maximum: 300 },
     SHUTDOWN_DEADLINE_MS: { type: 'integer', minimum: 1000, maximum: 600000 },
     REQUEST_DEADLINE_MS: { type: 'integer', minimum: 1000, maximum: 600000 },
     DISPATCH_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000 },

@@ -31,6 +31,8 @@ export interface Config {
   readonly otpEncryptionKey: string | undefined;
   readonly signingKeyJwk: string | undefined;
   readonly accessTokenTtlSeconds: number;
+  /** How long an API process trusts its last look-up of whether an enterprise token was revoked. */
+  readonly tokenRevocationCheckSeconds: number;
   readonly shutdownDeadlineMs: number;
   /**
    * An OTP request still short of writing its delivery rows after this long is refused (503)
@@ -129,6 +131,7 @@ const DEFAULTS: Record<string, string> = {
   BODY_LIMIT: '7mb',
   SMALL_BODY_LIMIT: '64kb',
   ACCESS_TOKEN_TTL_SECONDS: '3600',
+  TOKEN_REVOCATION_CHECK_SECONDS: '5',
   SHUTDOWN_DEADLINE_MS: '25000',
   REQUEST_DEADLINE_MS: '5000',
   DISPATCH_CONCURRENCY: '10',
@@ -326,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otpEncryptionKey: raw.OTP_ENCRYPTION_KEY as string | undefined,
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
+    tokenRevocationCheckSeconds: raw.TOKEN_REVOCATION_CHECK_SECONDS as number,
     shutdownDeadlineMs: raw.SHUTDOWN_DEADLINE_MS as number,
     requestDeadlineMs: raw.REQUEST_DEADLINE_MS as number,
     workerLockDurationMs: raw.WORKER_LOCK_DURATION_MS as number,

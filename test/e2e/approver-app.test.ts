@@ -61,7 +61,7 @@ describe('approver app in a real browser', () => {
     await page.setViewportSize(PHONE);
     await page.screenshot({ path: `test-results/approver-${name}-390.png`, fullPage: true });
     // Nothing sticks out sideways on a phone.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
     await page.setViewportSize(DESKTOP);
   }
 
