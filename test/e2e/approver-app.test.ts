@@ -189,6 +189,44 @@ describe('approver app in a real browser', () => {
     60000,
   );
 
+  test('when the person signs out, then the tokens are revoked and forgotten, the session ends, and the next Sign in asks who it is', async () => {
+    if (!signedIn) throw new Error('the sign-in test did not leave a signed-in page');
+    const page = signedIn;
+    const errors = watch(page);
+    const stored = await page.evaluate<string | null>("sessionStorage.getItem('tokens')");
+    const tokens = JSON.parse(stored ?? '{}') as { accessToken: string; refreshToken: string };
+    expect(tokens.refreshToken).toEqual(expect.any(String));
+
+    await page.locator('#signout-button').click();
+    // The service's logout page asks once, then comes back to the app.
+    await page.waitForURL((url) => url.pathname.startsWith('/svc/authserver/session/end'));
+    await page.screenshot({ path: 'test-results/approver-logout-page-1280.png' });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${service.url}/demo/approver/`);
+    await page.getByText('Not signed in').waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<string | null>("sessionStorage.getItem('tokens')")).toBeNull();
+    expect(await page.locator('#pending-section').isHidden()).toBe(true);
+    await screenshots(page, 'signed-out');
+
+    // Both tokens are dead at the service, not just forgotten.
+    expect((await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.accessToken}` } })).status).toBe(401);
+    const refresh = await fetch(`${service.url}/svc/authserver/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'approver-demo', refresh_token: tokens.refreshToken }).toString(),
+    });
+    expect(refresh.status).toBe(400);
+    expect(await refresh.json()).toMatchObject({ error: 'invalid_grant' });
+
+    // The next person on this device is asked who they are.
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('input[name="userId"]').waitFor();
+    expect(new URL(page.url()).pathname).toMatch(/^\/svc\/authserver\/interaction\//);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60000);
+
   test('when a person of another enterprise opens the link of their activation message, then the app is filled in and activates them there', async () => {
     if (!browser) throw new Error('no browser');
     const acme = (await createClientWithToken(service, { scopes: ['users'], enterpriseId: 'acme' })).accessToken;
