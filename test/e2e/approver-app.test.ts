@@ -246,6 +246,8 @@ describe('approver app in a real browser', () => {
     await page.getByRole('status').filter({ hasText: 'Check the details from your activation message' }).waitFor();
     expect(await page.getByLabel('Organization').inputValue()).toBe('acme');
     expect(await page.getByLabel('User id').inputValue()).toBe('walt');
+    // A device never activated offers no "another account" link.
+    expect(await page.getByRole('button', { name: 'Activate this device for another account' }).isHidden()).toBe(true);
     // The code left the address bar at once.
     expect(new URL(page.url()).hash).toBe('');
     await page.screenshot({ path: 'test-results/approver-activation-link-390.png', fullPage: true });
