@@ -1,8 +1,9 @@
 // Fuzzes the running service against its own OpenAPI document with schemathesis (run by
 // scripts/fuzz-api.sh, which installs schemathesis into .local/). Starts its own Redis and
 // MongoDB-wire server, the API and every worker, registers a client through the admin API, then
-// runs schemathesis twice: with credentials (the admin token for admin operations, a client's
-// access token for enterprise operations) and without any. Exits non-zero when either run fails.
+// runs schemathesis three times: with credentials (the admin token for admin operations, a
+// client's access token for enterprise operations), without any, and on /v1/me* with the token of
+// a person signed in through the login pages. Exits non-zero when any run fails.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { loadConfig } from '../core/config/config.js';
 import { createLogger } from '../core/logger/logger.js';
 import { projectRoot } from '../core/project-root.js';
 import { startAllWorkers } from '../workers/all.js';
+import { userTokenThroughLoginPages } from './fuzz/user-sign-in.js';
 import { findFreePort, startMongoServer, startRedisServer } from './local-services.js';
 
 const fuzzDir = join(projectRoot, '.local', 'fuzz');
@@ -74,7 +76,7 @@ async function exampleUser(baseUrl: string, adminToken: string, token: string): 
  * printed only when the run fails: its closing banner looks like pytest's ("3 warnings in 54s"),
  * and log readers that look for a test runner's last line would take it for a run of no test.
  */
-async function runSchemathesis(label: string, baseUrl: string, configFile: string): Promise<number> {
+async function runSchemathesis(label: string, baseUrl: string, configFile: string, extraArgs: string[] = []): Promise<number> {
   const args = [
     '--config-file',
     configFile,
@@ -94,6 +96,7 @@ async function runSchemathesis(label: string, baseUrl: string, configFile: strin
     'junit',
     '--report-dir',
     join(fuzzDir, label),
+    ...extraArgs,
   ];
   const logFile = join(fuzzDir, `${label}.log`);
   const log = openSync(logFile, 'w');
@@ -143,19 +146,39 @@ async function main(): Promise<number> {
   try {
     const token = await clientToken(api.url, adminToken);
     await exampleUser(api.url, adminToken, token);
+    const person = await userTokenThroughLoginPages(api.url, adminToken, token, 'fuzz');
     const rules = readFileSync(join(projectRoot, 'scripts', 'fuzz', 'schemathesis-rules.toml'), 'utf8');
     const withAuth = join(fuzzDir, 'with-credentials.toml');
     const credentials = `[auth.openapi.adminToken]\nbearer = "${adminToken}"\n\n[auth.openapi.oauth2]\nbearer = "${token}"\n\n`;
     writeFileSync(withAuth, credentials + rules, { mode: 0o600 });
     const withoutAuth = join(fuzzDir, 'without-credentials.toml');
     writeFileSync(withoutAuth, rules);
+    const asUser = join(fuzzDir, 'user-token.toml');
+    // The answer and dismiss operations get the person's own notifications (a generated uuid is
+    // only ever 404): answering the number-matching one without its number is the documented 422.
+    const personsNotifications =
+      `\n[[operations]]\ninclude-name = "POST /v1/me/notifications/{uuid}/action"\nparameters = { uuid = "${person.numberMatchNotification}" }\n` +
+      `\n[[operations]]\ninclude-name = "POST /v1/me/notifications/{uuid}/dismiss"\nparameters = { uuid = "${person.plainNotification}" }\n`;
+    writeFileSync(asUser, `[auth.openapi.bearerToken]\nbearer = "${person.accessToken}"\n\n` + rules + personsNotifications, {
+      mode: 0o600,
+    });
+    // FUZZ_RUNS picks some of the runs (comma-separated labels) while working on one of them.
+    const chosen = (process.env.FUZZ_RUNS ?? 'user-token,with-credentials,without-credentials').split(',');
+    const runs: [string, string, string[]][] = [
+      // The person's run first: the enterprise run may change or remove users, the person included.
+      ['user-token', asUser, ['--include-path-regex', '^/v1/me']],
+      ['with-credentials', withAuth, []],
+      ['without-credentials', withoutAuth, []],
+    ];
     const started = Date.now();
-    const first = await runSchemathesis('with-credentials', api.url, withAuth);
-    const second = await runSchemathesis('without-credentials', api.url, withoutAuth);
-    process.stdout.write(
-      `\nfuzzing: ${((Date.now() - started) / 1000).toFixed(0)} s, with credentials exit ${first}, without exit ${second}\n`,
-    );
-    status = first === 0 && second === 0 ? 0 : 1;
+    const exits: string[] = [];
+    status = 0;
+    for (const [label, configFile, extraArgs] of runs.filter(([label]) => chosen.includes(label))) {
+      const code = await runSchemathesis(label, api.url, configFile, extraArgs);
+      exits.push(`${label} exit ${code}`);
+      if (code !== 0) status = 1;
+    }
+    process.stdout.write(`\nfuzzing: ${((Date.now() - started) / 1000).toFixed(0)} s, ${exits.join(', ')}\n`);
   } finally {
     await workers.shutdown();
     await api.shutdown();

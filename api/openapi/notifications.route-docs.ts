@@ -36,32 +36,32 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '404': error('`User not found`: unknown in this enterprise, DELETED or blocked'),
       '415': error("`Content type '<type>' not supported`"),
       '422': error(
-        '`Invalid field <name>: <rule>` (also: action values not distinct, callbackUrl not https, ds_required for a user without a device key)',
+        '`Invalid field <name>: <rule>` (also: action values not distinct, ds_required for a user without a device key, callbackUrl not https or not reaching a public address: `Invalid field callbackUrl: must reach a public address (<address> is in the <range> range)` for loopback, private, shared, link-local, unique-local, unspecified, multicast and other non-public ranges in any spelling, e.g. 127.1 or [::ffff:127.0.0.1])',
       ),
     },
   },
   {
     method: 'get',
     path: '/v1/notifications/{uuid}',
-    summary: 'Read a notification: status, action taken, signing status',
+    summary: 'Read a notification the calling client created: status, action taken, signing status',
     tag: 'notifications',
     auth: bearer,
     responses: {
       '200': { description: 'The notification', schema: 'notifications.notification.json' },
       ...guardErrors,
-      '404': error("`Notification not found` (also another enterprise's)"),
+      '404': error('`Notification not found`: unknown, or created by another client (of this enterprise or another)'),
     },
   },
   {
     method: 'post',
     path: '/v1/notifications/{uuid}/cancel',
-    summary: 'Cancel a pending notification (CANCELLED)',
+    summary: 'Cancel a pending notification the calling client created (CANCELLED)',
     tag: 'notifications',
     auth: bearer,
     responses: {
       '200': { description: 'The cancelled notification', schema: 'notifications.notification.json' },
       ...guardErrors,
-      '404': error('`Notification not found`'),
+      '404': error('`Notification not found`: unknown, or created by another client'),
       '409': error(
         '`Notification is <STATUS>` with notificationStatus: it already ended (EXPIRED included, also when only the clock says so)',
       ),
@@ -94,7 +94,8 @@ export const notificationsRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/v1/me/notifications/{uuid}/action',
-    summary: 'UpdateNotification: answer with one of the actions, signed when ds_required, with the number when numberMatch',
+    summary:
+      'UpdateNotification: answer with one of the actions, signed when ds_required; with numberMatch, approving (the first action, or actions with requiresNumber: true) carries the number, rejecting or reporting fraud never needs it',
     tag: 'notifications (user)',
     auth: user,
     requestSchema: 'notifications.answer.json',
@@ -107,7 +108,7 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '410': userError('`Notification expired`: past expiresAt, whatever the record still says (code 4)'),
       '415': userError("`Content type '<type>' not supported` (code 4)"),
       '422': userError(
-        'Unknown action, missing signature or number (nothing changes), wrong number (counted; the third ends it TAMPERED), or a signature that does not verify (TAMPERED, signing_status Failed) (code 4)',
+        'Unknown action, missing signature, or no number for an action that needs it (nothing changes); wrong number (counted, with `triesLeft` and a message saying what to do; the third ends it TAMPERED); or a signature that does not verify (TAMPERED, signing_status Failed) (code 4)',
       ),
     },
   },

@@ -27,6 +27,8 @@ function toNotificationResponse(n: Notification): Record<string, unknown> {
     createdAt: n.createdAt.toISOString(),
     expiresAt: n.expiresAt.toISOString(),
     ...(n.answeredAt ? { answeredAt: n.answeredAt.toISOString() } : {}),
+    // With a callbackUrl: whether the callback went out (FAILED also when its address was refused).
+    ...(n.callbackState ? { callback_status: n.callbackState } : {}),
   };
 }
 

@@ -108,6 +108,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       const action = checkAction(operation, 'response', response);
       const matchingNumber = checkMatchingNumber(operation, number);
       const notification = await this.findPending(uuid);
+      // Only actions that need the number are refused without it: saying no never needs it.
       if (notification && actionNeedsNumber(notification, action) && matchingNumber === undefined) {
         throw new ClientLibraryError(
           operation,

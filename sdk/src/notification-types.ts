@@ -6,7 +6,8 @@ export interface NotificationAction {
   authlevel: number;
   /**
    * With number matching: whether answering with this action needs the number. When absent,
-   * only the first action (approving) needs it; rejecting or reporting fraud never does.
+   * only the first action (approving) needs it; rejecting or reporting fraud never does. The
+   * service lists it for every action.
    */
   requiresNumber?: boolean;
 }

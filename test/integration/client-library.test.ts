@@ -161,6 +161,17 @@ describe('client library against the running service', () => {
     });
   });
 
+  test('when a notification asks for number matching, then Reject without the number is sent and accepted (saying no never needs it)', async () => {
+    const { uuid } = await notify('lib-ada', { numberMatch: true });
+    const listed = await person.client.getNotifications(0, '', 1, '', '');
+    expect(
+      listed.response.ResponseData.notifications.find((n) => n.notification_uuid === uuid)?.actions.map((a) => a.requiresNumber),
+    ).toEqual([true, false, false]);
+    const ok = await person.client.updateNotification(uuid, 'reject');
+    expect(ok.response.ResponseData).toMatchObject({ status_code: 100, notification_uuid: uuid });
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'reject' });
+  });
+
   test('when a notification asks for number matching, then no number is code 4 before the answer is sent, a wrong one is refused, the right one is accepted', async () => {
     const { uuid, number } = await notify('lib-ada', { numberMatch: true });
     expect(number).toMatch(/^[0-9]{2}$/);

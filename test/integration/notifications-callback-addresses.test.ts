@@ -198,6 +198,8 @@ describe('Notification callbacks: internal addresses refused when sending', () =
         return record?.callbackState === 'FAILED' ? record : undefined;
       });
       expect(stored).toMatchObject({ status: 'CANCELLED', callbackState: 'FAILED' });
+      const seen = await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(await seen.json()).toMatchObject({ status: 'CANCELLED', callback_status: 'FAILED' });
       expect(receiver.received).toEqual([]);
       const job = await eventually(async () => {
         const j = await service.ctx.queues['notification-callback'].getJob(callbackJobId(uuid));
