@@ -161,6 +161,7 @@ describe('approver app in a real browser', () => {
       .getByLabel(NUMBER_LABEL)
       .fill(number as string);
     await page.locator('#pending-list li', { hasText: 'Payment approval' }).getByRole('button', { name: 'Approve' }).click();
+    await page.locator('#pending-list li', { hasText: 'Payment approval' }).waitFor({ state: 'detached' });
     await page.getByRole('status').filter({ hasText: 'Answer sent' }).waitFor();
     expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'accept' });
   }, 60000);
@@ -183,6 +184,8 @@ describe('approver app in a real browser', () => {
       await card.getByLabel(NUMBER_LABEL).waitFor();
       expect(await card.getByLabel(NUMBER_LABEL).inputValue()).toBe('');
       await card.getByRole('button', { name: label }).click();
+      // Answered, then drawn again without it (the status line may still show an earlier answer).
+      await card.waitFor({ state: 'detached' });
       await page.getByRole('status').filter({ hasText: 'Answer sent' }).waitFor();
       expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action });
     },
