@@ -9,6 +9,7 @@ import { httpMetrics } from './middleware/http-metrics.js';
 import { methodNotAllowed } from './middleware/method-not-allowed.middleware.js';
 import { requestLogging } from './middleware/request-logging.js';
 import { securityHeaders } from './middleware/security-headers.middleware.js';
+import { userRoutesCors } from './middleware/user-routes-cors.middleware.js';
 import { createOtpServices } from './otp-services.factory.js';
 import { adminActivityRoutes } from './routes/admin-activity.routes.js';
 import { adminClientsRoutes } from './routes/admin-clients.routes.js';
@@ -44,6 +45,7 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(securityHeaders(ctx, { docs: DOCS_PATH, dashboard: QUEUES_DASHBOARD_PATH, authServer: AUTH_SERVER_PATH }));
   app.use(requestLogging(ctx.logger));
   app.use(httpMetrics(ctx.metrics, routeDocs));
+  app.use(userRoutesCors(ctx));
   app.use(methodNotAllowed(ctx, routeDocs));
   app.use(homeRoutes(ctx));
   app.use(healthRoutes(ctx));

@@ -27,6 +27,7 @@ export function createUsersServices(ctx: ServiceContext): Omit<UsersRouteService
       deliveries: createDeliveriesRepository(ctx.mongo),
       enqueueDispatch: (id) => ctx.dispatch.enqueue(id),
       keys,
+      activationAppUrl: ctx.config.activationAppUrl,
       logger: ctx.logger,
     }),
     activity,

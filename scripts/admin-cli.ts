@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Connection } from 'mongoose';
 import { CLIENT_SCOPES, findClient, listClients, type ClientScope } from '../core/clients/clients.repository.js';
-import { registerClient, removeClient } from '../core/clients/clients.service.js';
+import { registerClient, removeClient, updateClient } from '../core/clients/clients.service.js';
 import { connectMongo } from '../core/db/mongo-connection.js';
 import { createActivityRepository } from '../core/activity/activity.repository.js';
 import { DEFAULT_ENTERPRISE_ID } from '../core/enterprises/enterprise-id.js';
@@ -17,7 +17,8 @@ import { unlockSignIn } from '../core/sign-in/sign-in-unlock.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 
 const USAGE = `usage: npm run admin -- <command>
-  clients create --name <name> --scopes otp,users,notifications [--enterprise <enterpriseId>] [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--public] [--third-party]
+  clients create --name <name> --scopes otp,users,notifications [--enterprise <enterpriseId>] [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--web-origins https://app.example] [--public] [--third-party]
+  clients update <clientId> [--redirect-uris https://a/cb,com.example.app:/cb] [--web-origins https://app.example]  (a given list replaces the old one; "" empties it)
   clients list
   clients get <clientId>
   clients delete <clientId>
@@ -50,6 +51,7 @@ function clientJson(c: Awaited<ReturnType<typeof listClients>>[number]) {
     scopes: c.scopes,
     allowedIps: c.allowedIps,
     redirectUris: c.redirectUris,
+    webOrigins: c.webOrigins,
     public: c.isPublic,
     firstParty: c.firstParty,
     createdAt: c.createdAt.toISOString(),
@@ -66,6 +68,7 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
       scopes: { type: 'string' },
       'allowed-ips': { type: 'string' },
       'redirect-uris': { type: 'string' },
+      'web-origins': { type: 'string' },
       public: { type: 'boolean' },
       'third-party': { type: 'boolean' },
       description: { type: 'string' },
@@ -86,10 +89,21 @@ async function run(mongo: Connection, args: string[]): Promise<unknown> {
         scopes: scopes as ClientScope[],
         allowedIps: list(values['allowed-ips']),
         redirectUris: list(values['redirect-uris']),
+        webOrigins: list(values['web-origins']),
         public: values.public === true,
         firstParty: values['third-party'] !== true,
       });
       return { ...clientJson(client), ...(clientSecret === undefined ? {} : { client_secret: clientSecret }) };
+    }
+    case 'clients update': {
+      if (!arg) throw new UsageError('client id is required');
+      if (values['redirect-uris'] === undefined && values['web-origins'] === undefined)
+        throw new UsageError('give --redirect-uris and/or --web-origins');
+      const client = await updateClient(mongo, arg, {
+        ...(values['redirect-uris'] === undefined ? {} : { redirectUris: list(values['redirect-uris']) }),
+        ...(values['web-origins'] === undefined ? {} : { webOrigins: list(values['web-origins']) }),
+      });
+      return clientJson(client);
     }
     case 'clients list':
       return (await listClients(mongo)).map(clientJson);

@@ -3,6 +3,7 @@ import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../service-context.js';
 import { AUTH_SERVER_PATH, createAuthServer } from './auth-server.js';
 import { interactionRoutes, type InteractionServices } from './interaction.routes.js';
+import { userinfoRoutes } from './userinfo.routes.js';
 
 /** Where RFC 8414 clients look for the metadata of an issuer with a path (section 3), and the common variant. */
 export const AUTHORIZATION_SERVER_METADATA_PATHS = [
@@ -56,6 +57,7 @@ export function authServerRoutes(ctx: ServiceContext, interactions: Omit<Interac
     });
   }
   router.use(interactionRoutes(async () => (await handler()).provider, { ...interactions, logger: ctx.logger }, setForwardedHeaders));
+  router.use(userinfoRoutes(ctx));
   router.use(AUTH_SERVER_PATH, serve);
   return router;
 }

@@ -1,12 +1,23 @@
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.verifier.js';
+import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
+import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
 import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
 import { verifyClientSecret } from '../../core/clients/client-secret.js';
 import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
-import { canSignIn, findUserForSignIn } from '../../core/sign-in/sign-in-users.js';
+import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
-import { renderMessagePage } from './login-pages.js';
+import { renderMessagePage, renderPage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
-import { apiScopesOf, createOidcAdapter, enterpriseOfClient, EXTRA_CLIENT_METADATA, isFirstParty } from './oidc-adapter.js';
+import {
+  apiScopesOf,
+  createOidcAdapter,
+  enterpriseOfClient,
+  EXTRA_CLIENT_METADATA,
+  isFirstParty,
+  webOriginsOfClient,
+} from './oidc-adapter.js';
+import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
@@ -84,19 +95,47 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
         enabled: true,
         allowedPolicy: async (_oidcCtx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
       },
+      // Every client revokes its own tokens; public ones (apps on devices) identify themselves
+      // with client_id alone, since the token is theirs and revoking can only take access away.
       revocation: {
         enabled: true,
         allowedPolicy: async (_oidcCtx, client, token) => {
-          if (client.clientAuthMethod === 'none')
-            throw new errors.UnauthorizedClient('token revocation is offered to confidential clients only');
           if (token.clientId !== client.clientId) throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
           return true;
         },
       },
       // Not offered (discovery advertises only what is built and tested): profile data is at
       // /v1/me, there is no logout page, requests are not pushed, tokens are bearer tokens.
+      // The userinfo endpoint is ours (api/auth-server/userinfo.routes.ts): the provider's refuses
+      // every user token, since they carry the API as audience.
       userinfo: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
+      // Sign-out (OpenID Connect RP-Initiated Logout 1.0): ends the browser session and every
+      // grant made in it (refresh tokens included, oidc-adapter.ts), on a page of our own.
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (oidcCtx, form) => {
+          const client = oidcCtx.oidc.client;
+          const state = oidcCtx.oidc.session?.state as { postLogoutRedirectUri?: string } | undefined;
+          const returnTo = state?.postLogoutRedirectUri ? [new URL(state.postLogoutRedirectUri).origin] : [];
+          sendPage(
+            oidcCtx,
+            renderPage(
+              'logout',
+              {
+                title: 'Sign out?',
+                ...(client?.clientName ? { clientName: client.clientName } : {}),
+                message: 'You will be signed out of every app that uses this sign-in on this browser.',
+                action: formAction(form),
+                csrf: formXsrf(form),
+              },
+              returnTo,
+            ),
+          );
+        },
+        postLogoutSuccessSource: (oidcCtx) => {
+          sendPage(oidcCtx, renderMessagePage({ title: 'You are signed out', message: 'You can close this page.' }));
+        },
+      },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
       resourceIndicators: {
@@ -129,31 +168,35 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       },
     },
     // Browser calls to the token endpoint: the service's own origin (the docs page's "Authorize"
-    // button) for any client; public clients also from the origins of their redirect URIs (apps
-    // that run in the browser). Confidential clients' secrets do not belong in other pages.
-    clientBasedCORS: (_oidcCtx, origin, client) => {
-      if (origin === serviceOrigin) return true;
-      return client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
-    },
-    interactions: { url: (_ctx, interaction) => `${AUTH_SERVER_PATH}/interaction/${interaction.uid}` },
+    // button) for any client; otherwise the client's web origins, the same rule as /v1/me*
+    // (core/clients/web-origins.ts: public clients only, whose secrets-free apps run in pages).
+    clientBasedCORS: (_oidcCtx, origin, client) => origin === serviceOrigin || webOriginsOfClient(client).includes(origin),
     // The account behind user tokens: sign-in, ID tokens and every refresh check it again, so
-    // a user blocked, deleted or deactivated meanwhile gets no new tokens.
+    // a user blocked, deleted or deactivated meanwhile gets no new tokens. The account id is
+    // (enterprise, user): a session or grant of another enterprise's user is no account here.
     findAccount: async (oidcCtx, accountId) => {
       const client = oidcCtx.oidc.client;
-      if (!client) return undefined;
-      const user = await findUserForSignIn(users, { enterpriseId: enterpriseOfClient(client) }, accountId);
+      const ref = userOfAccountId(accountId);
+      if (!client || !ref || ref.enterpriseId !== enterpriseOfClient(client)) return undefined;
+      const user = await findUserForSignIn(users, ref, ref.userId);
       if (!user || !canSignIn(user)) return undefined;
-      return { accountId: user.userId, claims: () => ({ sub: user.userId }) };
+      return { accountId, claims: () => ({ sub: ref.userId }) };
+    },
+    interactions: {
+      url: (_ctx, interaction) => `${AUTH_SERVER_PATH}/interaction/${interaction.uid}`,
+      policy: signInPolicy(),
     },
     // First-party apps skip consent: their grant covers what the request asks.
     loadExistingGrant: async (oidcCtx) => {
-      const { client, session, result } = oidcCtx.oidc;
+      const { client, session, result, account } = oidcCtx.oidc;
       const { provider } = self;
-      if (!client || !session || !provider) return undefined;
+      if (!client || !session || !provider || !account) return undefined;
       const grantId = (result?.consent as { grantId?: string } | undefined)?.grantId ?? session.grantIdFor(client.clientId);
-      const existing = grantId ? await provider.Grant.find(grantId) : undefined;
-      if (!isFirstParty(client) || !session.accountId) return existing;
-      const grant = existing ?? new provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      const found = grantId ? await provider.Grant.find(grantId) : undefined;
+      // A grant of another account (the session changed hands) is never reused.
+      const existing = found && found.accountId === account.accountId && found.clientId === client.clientId ? found : undefined;
+      if (!isFirstParty(client)) return existing;
+      const grant = existing ?? new provider.Grant({ clientId: client.clientId, accountId: account.accountId });
       const requested = [...oidcCtx.oidc.requestParamScopes];
       const oidcScopes = requested.filter((scope) => scope === 'openid' || scope === 'offline_access');
       const resourceScopes = requested.filter((scope) => (USER_ACCESS_TOKEN_SCOPES as readonly string[]).includes(scope));
@@ -163,14 +206,13 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       return grant;
     },
     renderError: (oidcCtx, out) => {
-      const page = renderMessagePage({
-        title: 'Sign-in error',
-        message: describeOAuthError(String(out.error), String(out.error_description ?? '')),
-      });
-      oidcCtx.type = 'html';
-      oidcCtx.set('Content-Security-Policy', page.csp);
-      oidcCtx.set('Cache-Control', 'no-store');
-      oidcCtx.body = page.html;
+      sendPage(
+        oidcCtx,
+        renderMessagePage({
+          title: 'Sign-in error',
+          message: describeOAuthError(String(out.error), String(out.error_description ?? '')),
+        }),
+      );
     },
   };
 
@@ -187,12 +229,104 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   // oidc-provider would make against the clear secret is swapped for ours, on this instance's
   // Client class only.
   const ClientClass = provider.Client as unknown as {
-    prototype: { clientSecret?: string; compareClientSecret: (actual: string) => boolean };
+    prototype: { clientSecret?: string; compareClientSecret: (actual: string) => boolean; includeSid: () => boolean };
   };
+  // Every ID token carries `sid` (discovery advertises it), not only for back-channel logout clients.
+  ClientClass.prototype.includeSid = () => true;
   ClientClass.prototype.compareClientSecret = function compareHashedSecret(this: { clientSecret?: string }, actual: string): boolean {
     return typeof this.clientSecret === 'string' && verifyClientSecret(this.clientSecret, actual);
   };
+  presentUsersByUserId(provider);
+  advertiseUserinfo(provider, `${issuer}/userinfo`);
+  answerForEnterpriseTokens(provider, {
+    verify: createEnterpriseTokenVerifier(async () => signingKey.publicJwk, { issuer, audience }),
+    revoked: createRevokedTokensRepository(mongo),
+    checks: revocationChecksFor(mongo, config.tokenRevocationCheckSeconds * 1000),
+  });
   return provider;
+}
+
+/**
+ * The account id is `<enterpriseId>:<userId>`, but tokens name the user as they always have, by
+ * the bare userId (the client already knows its enterprise): ID tokens (built by the provider's
+ * Claims class) and introspection answers.
+ */
+function presentUsersByUserId(provider: Provider): void {
+  const ClaimsClass = provider.Claims as unknown as {
+    prototype: { result: () => Promise<Record<string, unknown>> };
+  };
+  const result = ClaimsClass.prototype.result;
+  ClaimsClass.prototype.result = async function resultWithUserId(this: { available: Record<string, unknown> }) {
+    const claims = await result.call(this);
+    // ID tokens always say when the user signed in (discovery advertises auth_time); the
+    // provider would add it only when asked (max_age, prompt=login) or for clients registered
+    // with require_auth_time, which in turn refuses plain OAuth sign-ins without `openid`.
+    const authTime = typeof this.available.auth_time === 'number' ? { auth_time: this.available.auth_time } : {};
+    return { ...claims, ...authTime, ...subjectOf(claims.sub) };
+  };
+  provider.use(async (oidcCtx, next) => {
+    await next();
+    const body = oidcCtx.body as { sub?: unknown } | undefined;
+    if (oidcCtx.oidc?.route === 'introspection' && body && typeof body === 'object' && 'sub' in body)
+      Object.assign(body, subjectOf(body.sub));
+  });
+}
+
+/** Discovery names our UserInfo endpoint (api/auth-server/userinfo.routes.ts), served beside the provider. */
+function advertiseUserinfo(provider: Provider, url: string): void {
+  provider.use(async (oidcCtx, next) => {
+    await next();
+    if (oidcCtx.oidc?.route === 'discovery' && oidcCtx.body && typeof oidcCtx.body === 'object') {
+      Object.assign(oidcCtx.body, { userinfo_endpoint: url });
+    }
+  });
+}
+
+function subjectOf(sub: unknown): { sub?: string } {
+  if (typeof sub !== 'string') return {};
+  const ref = userOfAccountId(sub);
+  return ref ? { sub: ref.userId } : {};
+}
+
+/**
+ * The provider's prompts, with one more reason to show the login page: the session names an
+ * account this client cannot use (a user of another enterprise, or one blocked, deleted or
+ * deactivated since). Without it the provider would go on to consent with no account and fail;
+ * with it, `prompt=none` answers `login_required` to the app as OpenID Connect prescribes.
+ */
+function signInPolicy(): interactionPolicy.Prompt[] {
+  const policy = interactionPolicy.base();
+  const login = policy.get('login');
+  if (!login) throw new Error('oidc-provider has no login prompt');
+  login.checks.add(
+    new interactionPolicy.Check('account_unavailable', 'End-User authentication is required', 'login_required', (oidcCtx) =>
+      oidcCtx.oidc.session?.accountId && !oidcCtx.oidc.account
+        ? interactionPolicy.Check.REQUEST_PROMPT
+        : interactionPolicy.Check.NO_NEED_TO_PROMPT,
+    ),
+    0,
+  );
+  return policy;
+}
+
+function sendPage(oidcCtx: KoaContextWithOIDC, page: { html: string; csp: string }): void {
+  oidcCtx.type = 'html';
+  oidcCtx.set('Content-Security-Policy', page.csp);
+  oidcCtx.set('Cache-Control', 'no-store');
+  oidcCtx.body = page.html;
+}
+
+/** The confirm URL and CSRF token of the provider's sign-out form, rendered into our own page. */
+function formAction(form: string): string {
+  const match = /action="([^"]+)"/.exec(form);
+  if (!match?.[1]) throw new Error('sign-out form without action');
+  return match[1];
+}
+
+function formXsrf(form: string): string {
+  const match = /name="xsrf" value="([^"]+)"/.exec(form);
+  if (!match?.[1]) throw new Error('sign-out form without xsrf');
+  return match[1];
 }
 
 /** The error page's sentence for the two errors that never redirect, and a plain one for others. */

@@ -7,7 +7,7 @@ import type { Logger } from '../../core/logger/logger.js';
 import type { LoginLimits } from '../../core/sign-in/login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
 import type { LoginService } from '../../core/sign-in/login.service.js';
-import type { SignInClient } from '../../core/sign-in/sign-in-users.js';
+import { accountIdOf, userOfAccountId, type SignInClient } from '../../core/sign-in/sign-in-users.js';
 import { AUTH_SERVER_PATH } from './auth-server.js';
 import { enterpriseOfClient, isFirstParty } from './oidc-adapter.js';
 import { renderPage, type PageData, type PageName } from './login-pages.js';
@@ -226,7 +226,7 @@ export function interactionRoutes(
             clientName: client.name,
             action: req.originalUrl.split('?')[0],
             csrf: state.csrf,
-            userId: interaction.session?.accountId ?? '',
+            userId: userOfAccountId(interaction.session?.accountId ?? '')?.userId ?? '',
             scopes: scopesAsked(interaction),
           },
           client.redirectOrigin,
@@ -280,7 +280,8 @@ export function interactionRoutes(
                 return await provider.interactionFinished(
                   req,
                   res,
-                  { login: { accountId: outcome.userId } },
+                  // The session's account is the user with the enterprise of the app signed in to.
+                  { login: { accountId: accountIdOf({ enterpriseId: client.enterpriseId, userId: outcome.userId }) } },
                   { mergeWithLastSubmission: false },
                 );
               case 'wrong-code':

@@ -16,7 +16,7 @@ for (const file of readdirSync(pagesDir).filter((f) => f.endsWith('.hbs'))) {
   else pages.set(name, hbs.compile(source, { strict: true }));
 }
 
-export type PageName = 'login-user' | 'login-code' | 'consent' | 'message';
+export type PageName = 'login-user' | 'login-code' | 'consent' | 'message' | 'logout';
 
 /** Every field a page may show; absent ones render as nothing (strict templates need them all). */
 export interface PageData {

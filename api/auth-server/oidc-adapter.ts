@@ -2,10 +2,13 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Connection } from 'mongoose';
 import { lookupClientWithSecret } from '../../core/clients/client-lookup.cache.js';
 import type { ClientWithSecret } from '../../core/clients/clients.repository.js';
+import { isNativeApp } from '../../core/clients/redirect-uris.js';
+import { webOriginsOf } from '../../core/clients/web-origins.js';
 import {
   consumeOidcRecord,
   deleteOidcRecord,
   deleteOidcRecordsOfGrant,
+  findAccessTokenRecord,
   findOidcRecord,
   upsertOidcRecord,
 } from '../../core/auth/oidc-records.repository.js';
@@ -13,7 +16,7 @@ import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
 import { USER_TOKEN_SCOPES } from './user-token-scopes.js';
 
 /** Our client fields carried in the provider's client metadata (kept under these names on its Client). */
-export const EXTRA_CLIENT_METADATA = ['first_party', 'api_scopes', 'enterprise_id'] as const;
+export const EXTRA_CLIENT_METADATA = ['first_party', 'api_scopes', 'enterprise_id', 'web_origins'] as const;
 
 /** The enterprise API scopes registered for the client (client_credentials grants these only). */
 export function apiScopesOf(client: object): string[] {
@@ -25,6 +28,12 @@ export function apiScopesOf(client: object): string[] {
 export function enterpriseOfClient(client: object): string {
   const { enterprise_id: enterpriseId } = client as { enterprise_id?: unknown };
   return typeof enterpriseId === 'string' ? enterpriseId : DEFAULT_ENTERPRISE_ID;
+}
+
+/** The browser origins allowed to call for the client (core/clients/web-origins.ts), none for confidential clients. */
+export function webOriginsOfClient(client: object): string[] {
+  const { web_origins: origins } = client as { web_origins?: unknown };
+  return Array.isArray(origins) ? origins.filter((o): o is string => typeof o === 'string') : [];
 }
 
 export function isFirstParty(client: object): boolean {
@@ -50,12 +59,17 @@ export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
     grant_types: grantTypes,
     response_types: signsUsersIn ? ['code'] : [],
     redirect_uris: client.redirectUris,
+    // Native apps (RFC 8252): private-use schemes, and loopback redirect URIs on any port.
+    application_type: isNativeApp(client) ? 'native' : 'web',
+    // Where sign-out may return: the app's own registered redirect URIs, matched exactly.
+    post_logout_redirect_uris: client.redirectUris,
     // `openid` always, since an empty scope is invalid metadata; client_credentials never grants
     // it (token-scope.policy.ts only grants api_scopes).
     scope: [...scopes].join(' '),
     first_party: client.firstParty !== false,
     api_scopes: client.scopes,
     enterprise_id: client.enterpriseId,
+    web_origins: webOriginsOf(client),
   };
 }
 
@@ -65,6 +79,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
     constructor(private readonly kind: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      if (this.kind === 'Session') forgetPersistsLogout(payload);
       await upsertOidcRecord(connection, {
         kind: this.kind,
         key: id,
@@ -72,6 +87,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
         ...(payload.grantId ? { grantId: payload.grantId } : {}),
         ...(payload.userCode ? { userCode: payload.userCode } : {}),
         ...(payload.uid ? { uid: payload.uid } : {}),
+        ...(typeof payload.accountId === 'string' ? { accountId: payload.accountId } : {}),
         ...(expiresIn ? { expiresAt: new Date(Date.now() + expiresIn * 1000) } : {}),
       });
     }
@@ -80,6 +96,11 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
       if (this.kind === 'Client') {
         const client = await lookupClientWithSecret(connection, id);
         return client ? toClientMetadata(client) : undefined;
+      }
+      if (this.kind === 'AccessToken') {
+        // A token of a blocked account is no token, for introspection and revocation too.
+        const token = await findAccessTokenRecord(connection, id);
+        return token && !token.ended ? (token.payload as AdapterPayload) : undefined;
       }
       return (await findOidcRecord(connection, this.kind, { key: id })) as AdapterPayload | undefined;
     }
@@ -113,4 +134,14 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
       await deleteOidcRecordsOfGrant(connection, grantId);
     }
   };
+}
+
+/**
+ * The provider keeps a grant past sign-out when its app asked for offline_access. Signing out
+ * here ends every grant of the session, refresh tokens included (a shared device must not keep
+ * the last person's access), so the flag is never stored.
+ */
+function forgetPersistsLogout(session: AdapterPayload): void {
+  const authorizations = (session as { authorizations?: Record<string, { persistsLogout?: boolean }> }).authorizations;
+  for (const authorization of Object.values(authorizations ?? {})) delete authorization.persistsLogout;
 }

@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
-import { importJWK, jwtVerify, type CryptoKey, type JWTPayload, type KeyObject } from 'jose';
+import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
+import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
 import { getSigningKey } from '../../core/auth/signing-key.service.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
@@ -29,20 +30,16 @@ const invalidToken = (token: string) => new BearerError(401, 'invalid_token', `I
 /**
  * Checks the access token locally (signature with the authorization server's key, issuer,
  * audience, expiry, type) and that it carries `scope`. Tokens of a deleted client are refused
- * (within the client cache window, core/clients/client-lookup.cache.ts).
+ * (within the client cache window, core/clients/client-lookup.cache.ts), and so are tokens their
+ * client revoked (within the revocation check window, core/auth/revocation-checks.ts).
  */
 export function requireBearer(ctx: ServiceContext, scope: string): RequestHandler {
-  const { issuer, audience } = tokenIdentity(ctx.config.publicUrl);
-  let key: Promise<CryptoKey | KeyObject | Uint8Array> | undefined;
-  const verificationKey = () => {
-    key ??= getSigningKey(ctx.mongo, ctx.config).then((k) => importJWK(k.publicJwk, k.alg));
-    key.catch(() => {
-      key = undefined;
-    });
-    return key;
-  };
-
+  const verify = createEnterpriseTokenVerifier(
+    async () => (await getSigningKey(ctx.mongo, ctx.config)).publicJwk,
+    tokenIdentity(ctx.config.publicUrl),
+  );
   const verified = new VerifiedTokenCache();
+  const revocations = revocationChecksFor(ctx.mongo, ctx.config.tokenRevocationCheckSeconds * 1000);
 
   return async (req, res, next) => {
     const header = req.get('authorization');
@@ -50,19 +47,13 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
     if (!match) throw unauthorized();
     const token = match[1];
 
-    let claims = verified.get(token) as (JWTPayload & { client_id?: unknown; scope?: unknown }) | undefined;
+    let claims = verified.get(token) as EnterpriseTokenClaims | undefined;
     if (!claims) {
-      try {
-        // `at+jwt` (RFC 9068) keeps other JWTs signed by the same key (OTP validation JWTs) out.
-        ({ payload: claims } = await jwtVerify(token, await verificationKey(), { issuer, audience, typ: 'at+jwt', algorithms: ['RS256'] }));
-      } catch {
-        throw invalidToken(token);
-      }
+      claims = await verify(token);
+      if (!claims) throw invalidToken(token);
       verified.set(token, claims);
     }
-    // Enterprise tokens come from client_credentials, where the subject is the client itself; a
-    // user's token (authorization code flow) names the user and never reaches the enterprise API.
-    if (typeof claims.client_id !== 'string' || claims.sub !== claims.client_id) throw invalidToken(token);
+    if (await revocations.isRevoked(claims.jti)) throw invalidToken(token);
     const client = await lookupClient(ctx.mongo, claims.client_id);
     if (!client) throw invalidToken(token);
 

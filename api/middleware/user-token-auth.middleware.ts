@@ -1,8 +1,8 @@
 import type { RequestHandler, Response } from 'express';
-import { findOidcRecord } from '../../core/auth/oidc-records.repository.js';
+import { findAccessTokenRecord } from '../../core/auth/oidc-records.repository.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { BearerError, insufficientScope } from '../../core/errors/app-error.js';
-import { canSignIn, findUserForSignIn } from '../../core/sign-in/sign-in-users.js';
+import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import type { ServiceContext } from '../service-context.js';
@@ -42,15 +42,19 @@ export function requireUserToken(ctx: ServiceContext, users: Pick<UsersRepositor
 
     // Opaque token values are short and never contain dots; a JWT is not looked up at all.
     if (token.includes('.') || token.length > 128) throw invalid();
-    const record = (await findOidcRecord(ctx.mongo, 'AccessToken', { key: token })) as
-      { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
+    const found = await findAccessTokenRecord(ctx.mongo, token);
+    const record = found?.payload as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
     if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
     if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
     const client = await lookupClient(ctx.mongo, record.clientId);
     if (!client) throw invalid();
-    const user = await findUserForSignIn(users, client, record.accountId);
+    // The token's account is (enterprise, user); it is only ever good within its client's enterprise.
+    const account = userOfAccountId(record.accountId);
+    if (!account || account.enterpriseId !== client.enterpriseId) throw invalid();
+    const user = await findUserForSignIn(users, client, account.userId);
     if (user?.blocked) throw new BearerError(403, 'user_blocked', 'User is blocked', { code: USER_BLOCKED_CODE });
-    if (!user || !canSignIn(user)) throw invalid();
+    // Ended by a block: unblocking restores nothing, the user signs in again.
+    if (!user || !canSignIn(user) || found?.ended) throw invalid();
 
     const scopes = typeof record.scope === 'string' ? record.scope.split(' ').filter(Boolean) : [];
     if (!scopes.includes(scope)) throw insufficientScope(scope);

@@ -59,6 +59,22 @@ export const adminRouteDocs: RouteDoc[] = [
     },
   },
   {
+    method: 'patch',
+    path: '/admin/clients/{clientId}',
+    summary: "Replace a client's redirect URIs and/or web origins (the fields given), checked as at registration",
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    requestSchema: 'admin-clients.update.json',
+    responses: {
+      '200': { description: 'The updated client', schema: 'admin-clients.client.json' },
+      '400': errorResponses['400'],
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such client', schema: 'common.error.json' },
+      '415': { description: 'Content type is not JSON', schema: 'common.error.json' },
+      '422': errorResponses['422'],
+    },
+  },
+  {
     method: 'delete',
     path: '/admin/clients/{clientId}',
     summary: 'Delete a client: no new tokens, and its existing tokens are refused',

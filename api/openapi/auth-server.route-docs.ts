@@ -119,7 +119,8 @@ export const authServerRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/svc/authserver/oauth/introspect',
-    summary: 'Token introspection (RFC 7662), for confidential clients and their own tokens',
+    summary:
+      'Token introspection (RFC 7662), for confidential clients and their own tokens: user tokens and enterprise (client_credentials) JWTs',
     tag: 'authorization server',
     auth: { kind: 'none' },
     requestSchema: 'auth-server.token-hint-form.json',
@@ -133,7 +134,8 @@ export const authServerRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/svc/authserver/oauth/revoke',
-    summary: 'Token revocation (RFC 7009), for confidential clients and their own tokens; revoking a refresh token ends the whole sign-in',
+    summary:
+      'Token revocation (RFC 7009): every client for its own tokens (public clients with client_id alone); revoking a user token ends the whole sign-in; a revoked enterprise JWT is refused by the API until it would have expired',
     tag: 'authorization server',
     auth: { kind: 'none' },
     requestSchema: 'auth-server.token-hint-form.json',
@@ -141,10 +143,59 @@ export const authServerRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'Revoked (also for an unknown token, RFC 7009 2.2)' },
       '400': {
-        description: "invalid_request (another client's token), unauthorized_client (public client)",
+        description: "invalid_request (another client's token)",
         schema: 'auth-server.token-error.json',
       },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
+    },
+  },
+  {
+    method: 'get',
+    path: '/svc/authserver/userinfo',
+    summary: 'UserInfo (OpenID Connect Core 5.3): the sub of the user behind a user token granted openid',
+    tag: 'authorization server',
+    auth: { kind: 'user', scope: 'openid' },
+    responses: {
+      '200': { description: 'The claims', schema: 'auth-server.userinfo.json' },
+      '401': { description: 'Missing header, or a token that is not a valid user token', schema: 'common.bearer-error.json' },
+      '403': { description: 'insufficient_scope (no openid), or user_blocked (with code 141)', schema: 'common.bearer-error.json' },
+    },
+  },
+  {
+    method: 'post',
+    path: '/svc/authserver/userinfo',
+    summary: 'UserInfo, as POST (the token in the Authorization header)',
+    tag: 'authorization server',
+    auth: { kind: 'user', scope: 'openid' },
+    responses: {
+      '200': { description: 'The claims', schema: 'auth-server.userinfo.json' },
+      '401': { description: 'Missing header, or a token that is not a valid user token', schema: 'common.bearer-error.json' },
+      '403': { description: 'insufficient_scope (no openid), or user_blocked (with code 141)', schema: 'common.bearer-error.json' },
+    },
+  },
+  {
+    method: 'get',
+    path: '/svc/authserver/session/end',
+    summary:
+      "Sign-out (OpenID Connect RP-Initiated Logout 1.0): a page asking to sign out, whose form ends the browser session and every grant made in it, then returns to post_logout_redirect_uri (one of the client's registered redirect URIs, exactly) with state",
+    tag: 'authorization server',
+    auth: { kind: 'none' },
+    query: [
+      { name: 'client_id', description: 'The app signing the user out', schema: { type: 'string' } },
+      { name: 'id_token_hint', description: 'An ID token the app received (names the app)', schema: { type: 'string' } },
+      {
+        name: 'post_logout_redirect_uri',
+        description: "Where to return: one of the app's registered redirect URIs",
+        schema: { type: 'string' },
+      },
+      { name: 'state', description: 'Returned with the user', schema: { type: 'string' } },
+    ],
+    responses: {
+      '200': { description: 'The sign-out page (HTML), or a form that posts itself when nobody is signed in' },
+      '400': {
+        description:
+          'Unknown client, an id_token_hint that does not verify, or a post_logout_redirect_uri not registered (JSON, or an HTML page for browsers)',
+      },
     },
   },
 ];

@@ -1,7 +1,13 @@
 import { Router } from 'express';
 import { rotateCallbackSecret } from '../../core/clients/callback-secret.js';
 import { findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
-import { registerClient, removeClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
+import {
+  registerClient,
+  removeClient,
+  updateClient,
+  type RegisterClientInput,
+  type UpdateClientInput,
+} from '../../core/clients/clients.service.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
@@ -18,6 +24,7 @@ export function toClientResponse(client: Client): Record<string, unknown> {
     scopes: client.scopes,
     allowedIps: client.allowedIps,
     redirectUris: client.redirectUris,
+    webOrigins: client.webOrigins,
     public: client.isPublic,
     firstParty: client.firstParty,
     createdAt: client.createdAt.toISOString(),
@@ -62,6 +69,11 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
     const client = await findClient(ctx.mongo, String(req.params.clientId));
     if (!client) throw new NotFoundError('Client not found');
     res.json(toClientResponse(client));
+  });
+
+  router.patch('/admin/clients/:clientId', admin, ...jsonBody(ctx), validateBody('admin-clients.update.json'), async (req, res) => {
+    const { comments, ...input } = req.body as UpdateClientInput & { comments?: string };
+    res.json(toClientResponse(await updateClient(ctx.mongo, String(req.params.clientId), input, comments)));
   });
 
   router.delete('/admin/clients/:clientId', admin, async (req, res) => {

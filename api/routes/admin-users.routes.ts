@@ -1,6 +1,8 @@
 import { Router } from 'express';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { endOidcRecordsOfAccount } from '../../core/auth/oidc-records.repository.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
+import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import { createActivationThrottle } from '../../core/users/activation-throttle.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
@@ -11,8 +13,9 @@ import { enterpriseQuery } from './enterprise-query.js';
 import { toUserResponse } from './user-response.js';
 
 /**
- * Blocking users (admin API): a blocked user cannot sign in, their user tokens are refused and their
- * pending notifications end DISCARD. The
+ * Blocking users (admin API): a blocked user cannot sign in, their pending notifications end
+ * DISCARD, and their access tokens, refresh tokens and browser sessions end for good (unblocking
+ * restores none of them: the user signs in again). The
  * user is named by `?enterpriseId=` (default `default`) and userId; every change is in the activity record.
  */
 export interface AdminUsersRouteServices {
@@ -36,9 +39,13 @@ export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteS
       const { blocked, reason } = req.body as { blocked: boolean; reason?: string };
       if (!(await users.setBlocked(ref, blocked, reason, new Date()))) throw new NotFoundError('User not found');
       await activity.append({ actor: { type: 'admin' }, action: blocked ? 'user.blocked' : 'user.unblocked', ...ref, comments: reason });
-      // After the block is stored, so no notification can be created in between; blocking again
-      // finishes a discard a crash interrupted.
-      if (blocked) await services.discardPendingNotifications(ref.enterpriseId, ref.userId);
+      // After the block is stored, so no notification, session or token can be created in
+      // between (sign-in and refresh check the block); blocking again finishes what a crash
+      // interrupted.
+      if (blocked) {
+        await services.discardPendingNotifications(ref.enterpriseId, ref.userId);
+        await endOidcRecordsOfAccount(ctx.mongo, accountIdOf(ref), new Date());
+      }
       const user = await users.findUser(ref);
       if (!user) throw new NotFoundError('User not found');
       res.json(toUserResponse(user, user.activation ? await throttle.attemptsLeft(ref) : undefined));

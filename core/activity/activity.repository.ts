@@ -14,6 +14,7 @@ export type ActivityAction =
   | 'user.sign-in-locked'
   | 'user.sign-in-unlocked'
   | 'client.created'
+  | 'client.updated'
   | 'client.deleted'
   | 'template.created'
   | 'template.updated'

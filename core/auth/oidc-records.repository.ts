@@ -9,7 +9,11 @@ export interface OidcRecord {
   grantId?: string;
   userCode?: string;
   uid?: string;
+  /** The account (`<enterpriseId>:<userId>`) of sessions, grants, codes and user tokens. */
+  accountId?: string;
   expiresAt?: Date;
+  /** Set on a user's access token when the account was blocked: it never works again. */
+  endedAt?: Date;
 }
 
 const oidcRecordSchema = new Schema<OidcRecord>(
@@ -20,13 +24,17 @@ const oidcRecordSchema = new Schema<OidcRecord>(
     grantId: { type: String },
     userCode: { type: String },
     uid: { type: String },
+    accountId: { type: String },
     expiresAt: { type: Date },
+    endedAt: { type: Date },
   },
   { collection: 'oidc_records', versionKey: false, minimize: false },
 );
 oidcRecordSchema.index({ kind: 1, key: 1 }, { unique: true });
 oidcRecordSchema.index({ grantId: 1 }, { sparse: true });
 oidcRecordSchema.index({ kind: 1, uid: 1 }, { sparse: true });
+// Blocking ends everything of one account at once.
+oidcRecordSchema.index({ accountId: 1 }, { sparse: true });
 oidcRecordSchema.index({ kind: 1, userCode: 1 }, { sparse: true });
 // Real MongoDB drops expired rows; mongo-java-server never does, so reads check expiry too.
 oidcRecordSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
@@ -74,4 +82,29 @@ export async function deleteOidcRecord(connection: Connection, kind: string, key
 export async function deleteOidcRecordsOfGrant(connection: Connection, grantId: string): Promise<void> {
   const Records = await model(connection);
   await Records.deleteMany({ grantId });
+}
+
+/** A stored access token with whether blocking its account ended it. */
+export async function findAccessTokenRecord(
+  connection: Connection,
+  key: string,
+): Promise<{ payload: Record<string, unknown>; ended: boolean } | undefined> {
+  const Records = await model(connection);
+  const found = await Records.findOne({ kind: 'AccessToken', key, ...live() }, { _id: 0, payload: 1, endedAt: 1 }).lean<{
+    payload: Record<string, unknown>;
+    endedAt?: Date;
+  }>();
+  return found ? { payload: found.payload, ended: found.endedAt !== undefined && found.endedAt !== null } : undefined;
+}
+
+/**
+ * Ends everything the authorization server holds for an account: its access tokens are marked
+ * ended (kept until they expire, so the API can still tell a blocked user apart from a stranger),
+ * and its sessions, grants, codes and refresh tokens are deleted. Idempotent: running it again
+ * finishes what an interrupted run left.
+ */
+export async function endOidcRecordsOfAccount(connection: Connection, accountId: string, now: Date): Promise<void> {
+  const Records = await model(connection);
+  await Records.updateMany({ accountId, kind: 'AccessToken', endedAt: { $exists: false } }, { $set: { endedAt: now } });
+  await Records.deleteMany({ accountId, kind: { $ne: 'AccessToken' } });
 }

@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import { createConnectionTtlCache } from '../db/connection-ttl-cache.js';
-import { findClient, findClientWithSecret, type Client, type ClientWithSecret } from './clients.repository.js';
+import { findClient, findClientWithSecret, listPublicClientLocations, type Client, type ClientWithSecret } from './clients.repository.js';
+import { webOriginsOf } from './web-origins.js';
 
 /**
  * How long a client read from MongoDB is reused by the per-request checks (bearer token and IP
@@ -23,7 +24,23 @@ export function lookupClientWithSecret(connection: Connection, clientId: string)
   return withSecretCache.get(connection, clientId);
 }
 
+// Browser calls (CORS preflights included) carry no client id: the origin is checked against
+// the web origins of every public client, read as one set.
+const ALL = 'all';
+const webOriginsCache = createConnectionTtlCache<Set<string>>(
+  CLIENT_CACHE_TTL_MS,
+  async (connection) => new Set((await listPublicClientLocations(connection)).flatMap(webOriginsOf)),
+  1,
+);
+
+/** True when `origin` is a web origin of some public client; same window as lookupClient. */
+export async function isWebOriginOfAnyClient(connection: Connection, origin: string): Promise<boolean> {
+  return (await webOriginsCache.get(connection, ALL)).has(origin);
+}
+
+/** Forget what this process read about a client (after it was created, changed or deleted). */
 export function invalidateClient(connection: Connection, clientId: string): void {
   cache.forget(connection, clientId);
   withSecretCache.forget(connection, clientId);
+  webOriginsCache.forget(connection, ALL);
 }

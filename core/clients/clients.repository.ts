@@ -13,6 +13,8 @@ export interface Client {
   scopes: ClientScope[];
   allowedIps: string[];
   redirectUris: string[];
+  /** Extra browser origins of a public client (see web-origins.ts); clients stored before the field existed have none. */
+  webOrigins: string[];
   isPublic: boolean;
   /** First-party apps skip the consent page; clients stored before the field existed are first-party. */
   firstParty: boolean;
@@ -34,6 +36,7 @@ const clientSchema = new Schema<ClientWithSecret>(
     scopes: { type: [String], default: [] },
     allowedIps: { type: [String], default: [] },
     redirectUris: { type: [String], default: [] },
+    webOrigins: { type: [String], default: [] },
     isPublic: { type: Boolean, required: true },
     firstParty: { type: Boolean, default: true },
     secretHash: { type: String, default: null },
@@ -52,6 +55,7 @@ const withoutSecret = ({
   scopes,
   allowedIps,
   redirectUris,
+  webOrigins,
   isPublic,
   firstParty,
   createdAt,
@@ -62,6 +66,7 @@ const withoutSecret = ({
   scopes,
   allowedIps,
   redirectUris,
+  webOrigins: webOrigins ?? [],
   isPublic,
   firstParty: firstParty !== false,
   createdAt,
@@ -116,7 +121,27 @@ export async function setCallbackSecretEncrypted(connection: Connection, clientI
 
 /** Replaces the client's redirect URIs; false when the client does not exist. */
 export async function setRedirectUris(connection: Connection, clientId: string, redirectUris: string[]): Promise<boolean> {
+  return updateClientFields(connection, clientId, { redirectUris });
+}
+
+/** Replaces the given fields of a client; false when the client does not exist. */
+export async function updateClientFields(
+  connection: Connection,
+  clientId: string,
+  fields: Partial<Pick<Client, 'redirectUris' | 'webOrigins'>>,
+): Promise<boolean> {
   const Clients = await model(connection);
-  const result = await Clients.updateOne({ clientId }, { $set: { redirectUris } });
+  const result = await Clients.updateOne({ clientId }, { $set: fields });
   return result.matchedCount === 1;
+}
+
+/** Redirect URIs and web origins of every public client (the candidates for browser origins). */
+export async function listPublicClientLocations(
+  connection: Connection,
+): Promise<Pick<Client, 'isPublic' | 'redirectUris' | 'webOrigins'>[]> {
+  const Clients = await model(connection);
+  const rows = await Clients.find({ isPublic: true }, { _id: 0, isPublic: 1, redirectUris: 1, webOrigins: 1 }).lean<
+    Pick<ClientWithSecret, 'isPublic' | 'redirectUris' | 'webOrigins'>[]
+  >();
+  return rows.map((row) => ({ isPublic: row.isPublic, redirectUris: row.redirectUris ?? [], webOrigins: row.webOrigins ?? [] }));
 }

@@ -8,7 +8,9 @@ import { NotFoundError } from '../errors/app-error.js';
 import { invalidateClient } from './client-lookup.cache.js';
 import { generateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
-import { deleteClient, findClient, insertClient, type Client, type ClientScope } from './clients.repository.js';
+import { deleteClient, findClient, insertClient, updateClientFields, type Client, type ClientScope } from './clients.repository.js';
+import { checkRedirectUris } from './redirect-uris.js';
+import { normalizeWebOrigin } from './web-origins.js';
 
 export interface RegisterClientInput {
   name: string;
@@ -17,6 +19,8 @@ export interface RegisterClientInput {
   scopes: ClientScope[];
   allowedIps?: string[];
   redirectUris?: string[];
+  /** Browser origins of a public client besides those of its https redirect URIs. */
+  webOrigins?: string[];
   public?: boolean;
   /** Default true: the consent page is skipped for the operator's own apps. */
   firstParty?: boolean;
@@ -59,10 +63,7 @@ export async function registerClient(
   const enterpriseId = input.enterpriseId ?? DEFAULT_ENTERPRISE_ID;
   if (!ENTERPRISE_ID_RE.test(enterpriseId)) throw new ValidationError('Invalid field enterpriseId: 1 to 64 of A-Z a-z 0-9 . _ @ -');
   const isPublic = input.public === true;
-  const redirectUris = [...new Set(input.redirectUris ?? [])];
-  if (isPublic && redirectUris.length === 0) {
-    throw new ValidationError('Invalid field redirectUris: a public client needs at least one redirect URI');
-  }
+  const { redirectUris, webOrigins } = checkedLocations(isPublic, input.redirectUris ?? [], input.webOrigins ?? []);
   const clientSecret = isPublic ? undefined : generateClientSecret();
   const clientId = randomUUID();
   const callbackSecret = isPublic || !keys.encryptionKey ? undefined : generateCallbackSecret();
@@ -73,6 +74,7 @@ export async function registerClient(
     scopes: [...new Set(input.scopes)],
     allowedIps: [...new Set((input.allowedIps ?? []).map(normalizeCidr))],
     redirectUris,
+    webOrigins,
     isPublic,
     firstParty: input.firstParty !== false,
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
@@ -80,6 +82,8 @@ export async function registerClient(
       callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
     createdAt: new Date(),
   });
+  // A new public client may bring new web origins.
+  invalidateClient(connection, clientId);
   await createActivityRepository(connection).append({
     actor: { type: 'admin' },
     action: 'client.created',
@@ -88,6 +92,51 @@ export async function registerClient(
     comments,
   });
   return { client, ...(clientSecret === undefined ? {} : { clientSecret }), ...(callbackSecret === undefined ? {} : { callbackSecret }) };
+}
+
+/** Where a client's users come back to and which pages may call from a browser, checked as a whole. */
+function checkedLocations(
+  isPublic: boolean,
+  redirectUris: string[],
+  webOrigins: string[],
+): { redirectUris: string[]; webOrigins: string[] } {
+  const uris = [...new Set(redirectUris)];
+  if (isPublic && uris.length === 0)
+    throw new ValidationError('Invalid field redirectUris: a public client needs at least one redirect URI');
+  checkRedirectUris(uris, isPublic);
+  if (!isPublic && webOrigins.length > 0)
+    throw new ValidationError('Invalid field webOrigins: only public clients have web origins (a client secret does not belong in a page)');
+  return { redirectUris: uris, webOrigins: [...new Set(webOrigins.map(normalizeWebOrigin))] };
+}
+
+export interface UpdateClientInput {
+  redirectUris?: string[];
+  webOrigins?: string[];
+}
+
+/**
+ * Replaces a client's redirect URIs and/or web origins (the fields given), checked by the same
+ * rules as at registration; takes effect in this process at once, in others within the client
+ * cache window. Recorded as `client.updated`.
+ */
+export async function updateClient(connection: Connection, clientId: string, input: UpdateClientInput, comments?: string): Promise<Client> {
+  const client = await findClient(connection, clientId);
+  if (!client) throw new NotFoundError('Client not found');
+  const checked = checkedLocations(client.isPublic, input.redirectUris ?? client.redirectUris, input.webOrigins ?? client.webOrigins);
+  const fields = {
+    ...(input.redirectUris === undefined ? {} : { redirectUris: checked.redirectUris }),
+    ...(input.webOrigins === undefined ? {} : { webOrigins: checked.webOrigins }),
+  };
+  if (!(await updateClientFields(connection, clientId, fields))) throw new NotFoundError('Client not found');
+  invalidateClient(connection, clientId);
+  await createActivityRepository(connection).append({
+    actor: { type: 'admin' },
+    action: 'client.updated',
+    enterpriseId: client.enterpriseId,
+    clientId,
+    comments,
+  });
+  return { ...client, ...fields };
 }
 
 /** Deletes a client (its tokens are refused from then on); NotFoundError when unknown. Recorded. */

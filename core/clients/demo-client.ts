@@ -26,6 +26,7 @@ export async function ensureDemoClient(connection: Connection, publicUrl: string
         scopes: [],
         allowedIps: [],
         redirectUris: [redirectUri],
+        webOrigins: [],
         isPublic: true,
         firstParty: true,
         secretHash: null,

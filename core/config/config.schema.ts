@@ -20,12 +20,15 @@ export const configSchema = {
     // Checked in config.ts (hop count or addresses/CIDRs; `true` refused with its own message).
     TRUST_PROXY: { type: 'string', minLength: 1 },
     DEMO_APPROVER: { enum: ['on', 'off'] },
+    // The app page an activation link opens; the link's details follow in its fragment.
+    ACTIVATION_APP_URL: { type: 'string', pattern: '^https?://[^#\\s]+$', maxLength: 500 },
     BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     SMALL_BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     OTP_HMAC_KEY: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{43,}$' },
     OTP_ENCRYPTION_KEY: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
     SIGNING_KEY_JWK: { type: 'string', minLength: 2 },
     ACCESS_TOKEN_TTL_SECONDS: { type: 'integer', minimum: 60, maximum: 86400 },
+    TOKEN_REVOCATION_CHECK_SECONDS: { type: 'integer', minimum: 0, maximum: 300 },
     SHUTDOWN_DEADLINE_MS: { type: 'integer', minimum: 1000, maximum: 600000 },
     SHUTDOWN_DRAIN_WINDOW_MS: { type: 'integer', minimum: 0, maximum: 300000 },
     REQUEST_DEADLINE_MS: { type: 'integer', minimum: 1000, maximum: 600000 },

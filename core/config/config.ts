@@ -19,6 +19,11 @@ export interface Config {
   readonly adminToken: string | undefined;
   /** Serve the approver example app at /demo/approver/ with its public client (on by default in development only). */
   readonly demoApprover: boolean;
+  /**
+   * The app page that activation links open (ACTIVATION_APP_URL); default the approver example
+   * app of this service, `PUBLIC_URL/demo/approver/`.
+   */
+  readonly activationAppUrl: string;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs (never `true`). */
   readonly trustProxy: false | number | string;
   /** Request body limit of routes that carry images (enrollment with a selfie). */
@@ -29,6 +34,8 @@ export interface Config {
   readonly otpEncryptionKey: string | undefined;
   readonly signingKeyJwk: string | undefined;
   readonly accessTokenTtlSeconds: number;
+  /** How long an API process trusts its last look-up of whether an enterprise token was revoked. */
+  readonly tokenRevocationCheckSeconds: number;
   readonly shutdownDeadlineMs: number;
   /**
    * After SIGTERM the API serves on this long (readiness 503, every answer `Connection: close`)
@@ -142,6 +149,7 @@ const DEFAULTS: Record<string, string> = {
   BODY_LIMIT: '7mb',
   SMALL_BODY_LIMIT: '64kb',
   ACCESS_TOKEN_TTL_SECONDS: '3600',
+  TOKEN_REVOCATION_CHECK_SECONDS: '5',
   SHUTDOWN_DEADLINE_MS: '25000',
   SHUTDOWN_DRAIN_WINDOW_MS: '5000',
   REQUEST_DEADLINE_MS: '5000',
@@ -341,6 +349,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (raw.PUBLIC_URL as string).replace(/\/$/, ''),
     adminToken: raw.ADMIN_TOKEN as string | undefined,
     demoApprover: (raw.DEMO_APPROVER ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
+    activationAppUrl: (raw.ACTIVATION_APP_URL as string | undefined) ?? `${(raw.PUBLIC_URL as string).replace(/\/$/, '')}/demo/approver/`,
     trustProxy: parseTrustProxy(raw.TRUST_PROXY as string),
     bodyLimit: raw.BODY_LIMIT as string,
     smallBodyLimit: raw.SMALL_BODY_LIMIT as string,
@@ -348,6 +357,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otpEncryptionKey: raw.OTP_ENCRYPTION_KEY as string | undefined,
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
+    tokenRevocationCheckSeconds: raw.TOKEN_REVOCATION_CHECK_SECONDS as number,
     shutdownDeadlineMs: raw.SHUTDOWN_DEADLINE_MS as number,
     shutdownDrainWindowMs: raw.SHUTDOWN_DRAIN_WINDOW_MS as number,
     requestDeadlineMs: raw.REQUEST_DEADLINE_MS as number,

@@ -1,4 +1,4 @@
-import { userKey } from '../enterprises/enterprise-id.js';
+import { ENTERPRISE_ID_RE, userKey, type UserRef } from '../enterprises/enterprise-id.js';
 import type { User } from '../users/user.types.js';
 import type { UsersRepository } from '../users/users.repository.js';
 
@@ -34,4 +34,21 @@ export function canReceiveLoginCode(user: User | undefined): user is User {
 /** Who may finish a sign-in and use user tokens: ACTIVE and not blocked. */
 export function canSignIn(user: User | undefined): boolean {
   return user !== undefined && user.status === 'ACTIVE' && !user.blocked;
+}
+
+/**
+ * The authorization server's account id: the user with their enterprise, `<enterpriseId>:<userId>`,
+ * so a browser session, grant or token never stands for the same userId in another enterprise.
+ * Tokens still name the user by the bare userId (`sub`); the enterprise is the client's.
+ */
+export const accountIdOf = (ref: UserRef): string => userKey(ref);
+
+/** The user an account id names, or undefined for anything else (ids written before the pair existed). */
+export function userOfAccountId(accountId: string): UserRef | undefined {
+  const colon = accountId.indexOf(':');
+  if (colon <= 0) return undefined;
+  const enterpriseId = accountId.slice(0, colon);
+  const userId = accountId.slice(colon + 1);
+  if (!ENTERPRISE_ID_RE.test(enterpriseId) || !ENTERPRISE_ID_RE.test(userId)) return undefined;
+  return { enterpriseId, userId };
 }

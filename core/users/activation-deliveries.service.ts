@@ -4,6 +4,7 @@ import type { Channel, Delivery } from '../deliveries/delivery.types.js';
 import type { Logger } from '../logger/logger.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
 import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import { activationLink } from './activation-link.js';
 import type { UsersRepository } from './users.repository.js';
 
 export const ACTIVATION_TEMPLATES: Record<Channel, string> = { EMAIL: 'activation_email', SMS: 'activation_sms' };
@@ -24,6 +25,8 @@ export interface ActivationDeliveriesDeps {
   /** Queues one dispatch job; failures are tolerated (the dispatch sweeper re-enqueues). */
   enqueueDispatch: (deliveryId: string) => Promise<void>;
   keys: OtpKeys;
+  /** The app page activation links open (config activationAppUrl). */
+  activationAppUrl: string;
   logger: Logger;
   now?: () => Date;
 }
@@ -63,9 +66,14 @@ export function createActivationDeliveries(deps: ActivationDeliveriesDeps) {
               channel,
               to,
               template: ACTIVATION_TEMPLATES[channel],
-              macros: { __FIRST_NAME__: user.firstName },
+              // The enterprise and user id are shown too, for a person typing them into an app.
+              macros: { __FIRST_NAME__: user.firstName, __ENTERPRISE_ID__: ref.enterpriseId, __USER_ID__: ref.userId },
               secretMacros: encryptSecret(
-                JSON.stringify({ __ACTIVATION_CODE__: code, __VERIFICATION_KEY__: verificationKey }),
+                JSON.stringify({
+                  __ACTIVATION_CODE__: code,
+                  __VERIFICATION_KEY__: verificationKey,
+                  __ACTIVATION_LINK__: activationLink(deps.activationAppUrl, ref, code),
+                }),
                 deps.keys.encryptionKey,
                 id,
               ),

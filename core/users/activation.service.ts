@@ -33,6 +33,13 @@ export interface ActivationDeps {
   now?: () => Date;
 }
 
+export interface ActivationResult {
+  userId: string;
+  status: 'ACTIVE';
+  verificationKey: string;
+  deviceId?: string;
+}
+
 export const wrongCode = (attemptsLeft: number) => new ValidationError('Invalid activation code', { extra: { attemptsLeft } });
 export const activationExpired = () => new AppError('ACTIVATION_EXPIRED', 410, 'Activation code expired; ask for a new activation code');
 
@@ -61,7 +68,7 @@ export function createActivationService(deps: ActivationDeps) {
    * (both at once), one HMAC and a constant-time comparison; only a right code does more. So
    * neither the answers nor their timing tell whether a user exists (measured in bench/).
    */
-  async function check(command: ActivateCommand): Promise<{ userId: string; status: 'ACTIVE'; deviceId?: string }> {
+  async function check(command: ActivateCommand): Promise<ActivationResult> {
     const at = now();
     const device = command.device ? toDevice(command.device, at) : undefined;
     const ref = { enterpriseId: command.enterpriseId, userId: command.userId };
@@ -87,14 +94,17 @@ export function createActivationService(deps: ActivationDeps) {
             comments: 'activation completed',
           });
         }
-        return { userId: command.userId, status: 'ACTIVE', ...(device ? { deviceId: device.deviceId } : {}) };
+        // The key the activation message names: shown by the app, so the person can tell the
+        // real service (which knows it) from a look-alike that only captured the code.
+        const verificationKey = decryptSecret(activation.verificationKeyEncrypted, deps.keys.encryptionKey, userSubject(ref));
+        return { userId: command.userId, status: 'ACTIVE', verificationKey, ...(device ? { deviceId: device.deviceId } : {}) };
       }
     }
     throw wrongCode(Math.max(deps.throttle.maxFailures - admitted.value, 0));
   }
 
   return {
-    async activate(command: ActivateCommand): Promise<{ userId: string; status: 'ACTIVE'; deviceId?: string }> {
+    async activate(command: ActivateCommand): Promise<ActivationResult> {
       const started = performance.now();
       try {
         return await check(command);

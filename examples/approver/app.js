@@ -1,8 +1,25 @@
 // The approver app: a person activates this browser as a device, signs in, and answers approval
 // requests. It uses only the client library (@svc-identity/client), as any app would.
-import { IndexedDbDeviceKeyStore, NotificationClient, SignIn, deviceRegistration, ensureDeviceKey } from '@svc-identity/client';
+import {
+  IndexedDbDeviceKeyStore,
+  NotificationClient,
+  SignIn,
+  actionNeedsNumber,
+  deviceRegistration,
+  ensureDeviceKey,
+} from '@svc-identity/client';
 
 const config = await (await fetch('config.json')).json();
+
+// One origin only: the device key, the stored tokens and the sign-in redirect all belong to the
+// origin of the service's public URL. Opened under another name for the same server (127.0.0.1
+// for localhost, or the other way round), the app moves there first, keeping an activation link.
+const home = new URL(config.redirectUri);
+if (location.origin !== home.origin) {
+  location.replace(`${home.href}${location.search}${location.hash}`);
+  await new Promise(() => undefined);
+}
+
 const signIn = new SignIn({
   serviceUrl: config.serviceUrl,
   clientId: config.clientId,
@@ -17,6 +34,7 @@ function say(message, isError = false) {
   $('status').classList.toggle('error', isError);
 }
 
+// Tokens live in this tab's sessionStorage only: closing the tab, or signing out, forgets them.
 function storedTokens() {
   const raw = sessionStorage.getItem('tokens');
   return raw ? JSON.parse(raw) : undefined;
@@ -24,6 +42,12 @@ function storedTokens() {
 
 function saveTokens(tokens) {
   sessionStorage.setItem('tokens', JSON.stringify(tokens));
+}
+
+/** The account this device was activated for (the device key itself stays in IndexedDB). */
+function activatedAccount() {
+  const raw = localStorage.getItem('activatedFor');
+  return raw ? JSON.parse(raw) : undefined;
 }
 
 /** Who the token belongs to: the service's /v1/me (user tokens are opaque to the app). */
@@ -38,9 +62,34 @@ function textFor(notification) {
   return notification.body.find((b) => b.lng.toLowerCase().startsWith(language)) ?? notification.body[0];
 }
 
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+/** The activation card: shown until this device is activated, and on request for another account. */
+function showActivation(visible) {
+  $('activate-section').hidden = !visible;
+  $('activate-again').hidden = visible || !activatedAccount();
+}
+
+/**
+ * An activation link (`#enterprise=…&user=…&code=…`, see docs/enrollment.md) fills the form; the
+ * person still presses Activate. The details leave the address bar at once, so the code is not
+ * kept in the history or shown over a shoulder.
+ */
+function fillFromActivationLink() {
+  const details = new URLSearchParams(location.hash.slice(1));
+  if (!details.has('code')) return;
+  history.replaceState(null, '', location.pathname + location.search);
+  $('activate-enterprise').value = details.get('enterprise') ?? '';
+  $('activate-user').value = details.get('user') ?? '';
+  $('activate-code').value = details.get('code') ?? '';
+  showActivation(true);
+  say('Check the details from your activation message, then press Activate.');
+}
+
 async function activate(event) {
   event.preventDefault();
   const form = new FormData(event.target);
+  const enterpriseId = String(form.get('enterpriseId') ?? '').trim();
   try {
     const keys = await ensureDeviceKey(deviceKeys);
     const deviceId = localStorage.getItem('deviceId') ?? `browser-${crypto.randomUUID()}`;
@@ -49,17 +98,32 @@ async function activate(event) {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        userId: form.get('userId'),
-        activationCode: form.get('activationCode'),
+        ...(enterpriseId ? { enterpriseId } : {}),
+        userId: String(form.get('userId')).trim(),
+        activationCode: String(form.get('activationCode')).trim(),
         device: await deviceRegistration(keys, deviceId),
       }),
     });
     const body = await res.json();
-    if (!res.ok) return say(`Activation refused: ${body.message ?? res.status}`, true);
-    say(`Device activated for ${body.userId}. You can sign in now.`);
+    if (!res.ok) return say(activationRefusal(res.status, body), true);
+    localStorage.setItem('activatedFor', JSON.stringify({ userId: body.userId, enterpriseId: enterpriseId || 'default' }));
+    event.target.reset();
+    showActivation(false);
+    say(
+      `This device is activated for ${body.userId}. Verification key: ${body.verificationKey}. It must be the one in your ` +
+        'activation message; if it is not, tell your administrator. You can sign in now.',
+    );
   } catch (err) {
     say(`Activation failed: ${err.message}`, true);
   }
+}
+
+function activationRefusal(status, body) {
+  if (status === 422 && typeof body.attemptsLeft === 'number')
+    return `That activation code is not right for this user and organization. ${plural(body.attemptsLeft, 'try', 'tries')} left.`;
+  if (status === 423 || status === 410) return `${body.message}. Your administrator can send you a new one.`;
+  if (status === 429) return `Too many tries. ${body.message}.`;
+  return `Activation refused: ${body.message ?? status}`;
 }
 
 async function startSignIn() {
@@ -68,13 +132,30 @@ async function startSignIn() {
   location.assign(url);
 }
 
+/**
+ * Signs out for real: the tokens are revoked at the service and forgotten here, then the
+ * service's logout page ends its sign-in session, so the next person to press Sign in on this
+ * device is asked who they are and sees only their own approvals.
+ */
+async function signOut() {
+  const tokens = storedTokens() ?? {};
+  sessionStorage.clear();
+  $('pending-list').replaceChildren();
+  $('history-rows').replaceChildren();
+  say('Signing out…');
+  const { endSessionUrl, notRevoked } = await signIn.signOut(tokens, { postLogoutRedirectUri: config.redirectUri });
+  if (notRevoked.length > 0) console.warn(`the service did not confirm revoking: ${notRevoked.join(', ')}`);
+  if (endSessionUrl) location.assign(endSessionUrl);
+  else location.replace(config.redirectUri);
+}
+
 /** Back from the login page with ?code=...&state=...: exchange the code, then clean the address bar. */
 async function finishSignInIfRedirected() {
   const here = new URL(location.href);
   if (!here.searchParams.has('code') && !here.searchParams.has('error')) return;
   const pending = JSON.parse(sessionStorage.getItem('pending') ?? 'null');
   sessionStorage.removeItem('pending');
-  history.replaceState(null, '', here.pathname);
+  history.replaceState(null, '', here.pathname + here.hash);
   if (!pending) return say('This sign-in was not started here. Sign in again.', true);
   try {
     saveTokens(await signIn.finish(here, pending));
@@ -83,11 +164,15 @@ async function finishSignInIfRedirected() {
   }
 }
 
+/** Numbers typed into the cards, by notification: kept when the list is drawn again. */
+const typedNumbers = new Map();
+
 function renderPending(notifications) {
   const list = $('pending-list');
   list.replaceChildren();
   $('pending-empty').hidden = notifications.length > 0;
   for (const notification of notifications) {
+    const uuid = notification.notification_uuid;
     const text = textFor(notification);
     const item = document.createElement('li');
     const heading = document.createElement('h3');
@@ -97,22 +182,30 @@ function renderPending(notifications) {
     item.append(heading, message);
     let numberInput;
     if (notification.number_match) {
-      const id = `number-${notification.notification_uuid}`;
+      const id = `number-${uuid}`;
       const label = document.createElement('label');
       label.htmlFor = id;
       label.textContent = 'Number shown by the app asking for approval';
       numberInput = document.createElement('input');
-      Object.assign(numberInput, { id, inputMode: 'numeric', maxLength: 2, pattern: '[0-9]{2}', required: true, autocomplete: 'off' });
-      item.append(label, numberInput);
+      Object.assign(numberInput, { id, inputMode: 'numeric', maxLength: 2, pattern: '[0-9]{2}', autocomplete: 'off' });
+      numberInput.value = typedNumbers.get(uuid) ?? '';
+      numberInput.addEventListener('input', () => typedNumbers.set(uuid, numberInput.value));
+      const hint = document.createElement('p');
+      hint.className = 'muted';
+      hint.textContent = 'Needed to approve only. If you did not ask for this, reject it or report fraud.';
+      item.append(label, numberInput, hint);
     }
+    const buttons = document.createElement('div');
+    buttons.className = 'actions';
     for (const action of notification.actions) {
       const button = document.createElement('button');
       button.type = 'button';
       button.textContent = action.label;
       if (action.action !== notification.actions[0].action) button.classList.add('secondary');
-      button.addEventListener('click', () => client.updateNotification(notification.notification_uuid, action.action, numberInput?.value));
-      item.append(button);
+      button.addEventListener('click', () => answer(notification, action.action, numberInput));
+      buttons.append(button);
     }
+    item.append(buttons);
     if (notification.ds_required) {
       const note = document.createElement('p');
       note.className = 'muted';
@@ -121,6 +214,16 @@ function renderPending(notifications) {
     }
     list.append(item);
   }
+}
+
+function answer(notification, action, numberInput) {
+  const needsNumber = actionNeedsNumber(notification, action);
+  const number = numberInput?.value.trim() ?? '';
+  if (needsNumber && !/^[0-9]{2}$/.test(number)) {
+    numberInput?.focus();
+    return say('Type the two-digit number shown by the app asking for approval, then approve.', true);
+  }
+  client.updateNotification(notification.notification_uuid, action, needsNumber ? number : undefined);
 }
 
 function renderHistory(history) {
@@ -136,6 +239,17 @@ function renderHistory(history) {
   $('history-rows').replaceChildren(...rows);
 }
 
+/** What went wrong with an answer, in words for the person holding the phone. */
+function describeError(error) {
+  if (error.code === 141) return 'Your account is blocked. Contact your administrator.';
+  if (typeof error.details.triesLeft === 'number')
+    return `That is not the number shown by the app asking for approval. ${plural(error.details.triesLeft, 'try', 'tries')} left.`;
+  if (/too many wrong numbers/.test(error.message))
+    return 'The number was wrong too many times, so this request was refused and reported to its sender.';
+  if (error.status === 409 || error.status === 410) return 'This request is no longer waiting for an answer.';
+  return `Could not complete that: ${error.message}`;
+}
+
 let client;
 
 function refresh() {
@@ -145,11 +259,11 @@ function refresh() {
 
 async function main() {
   $('activate-form').addEventListener('submit', activate);
+  $('activate-again').addEventListener('click', () => showActivation(true));
   $('signin-button').addEventListener('click', () => startSignIn().catch((err) => say(`Sign-in failed: ${err.message}`, true)));
-  $('signout-button').addEventListener('click', () => {
-    sessionStorage.removeItem('tokens');
-    location.reload();
-  });
+  $('signout-button').addEventListener('click', () => signOut().catch((err) => say(`Sign-out failed: ${err.message}`, true)));
+  showActivation(!activatedAccount());
+  fillFromActivationLink();
   await finishSignInIfRedirected();
   const tokens = storedTokens();
   if (!tokens) return;
@@ -167,12 +281,13 @@ async function main() {
   client.on('onGetNotifications', ({ response }) => renderPending(response.ResponseData.notifications));
   client.on('onGetNotificationsHistory', ({ response }) => renderHistory(response.ResponseData.history));
   client.on('onUpdateNotification', ({ response }) => {
+    typedNumbers.delete(response.ResponseData.notification_uuid);
     const verified = response.ResponseData.is_ds_verified ? ' (signature verified)' : '';
     say(`Answer sent: ${response.ResponseData.message}${verified}`);
     refresh();
   });
   client.on('error', (error) => {
-    say(error.code === 141 ? 'Your account is blocked. Contact your administrator.' : `Could not complete that: ${error.message}`, true);
+    say(describeError(error), true);
     if (error.operation === 'UpdateNotification') refresh();
   });
   $('refresh-button').addEventListener('click', refresh);

@@ -1,5 +1,6 @@
 export { ClientLibraryError, ResultCode, type OperationName, type ResultCodeValue } from './result-codes.js';
 export { NotificationClient, type NotificationClientOptions, type NotificationEvents } from './notification-client.js';
+export { actionNeedsNumber } from './notification-types.js';
 export type {
   EventPayload,
   HistoryRecord,
@@ -18,5 +19,5 @@ export {
   type PublicDeviceJwk,
 } from './device-key.js';
 export { IndexedDbDeviceKeyStore, MemoryDeviceKeyStore, type DeviceKeyStore } from './device-key-store.js';
-export { SignIn, type PendingSignIn, type SignInOptions, type TokenSet } from './sign-in.js';
+export { SignIn, type PendingSignIn, type SignInOptions, type SignOutResult, type TokenSet } from './sign-in.js';
 export { HISTORY_STATUSES } from './argument-checks.js';

@@ -14,7 +14,13 @@ import {
 import { signAnswer } from './device-key.js';
 import type { DeviceKeyStore } from './device-key-store.js';
 import { TypedEmitter } from './event-emitter.js';
-import type { EventPayload, HistoryRecord, Notification, UpdateAcknowledgement } from './notification-types.js';
+import {
+  actionNeedsNumber,
+  type EventPayload,
+  type HistoryRecord,
+  type Notification,
+  type UpdateAcknowledgement,
+} from './notification-types.js';
 import { ClientLibraryError, ResultCode, type OperationName } from './result-codes.js';
 
 export interface NotificationClientOptions {
@@ -46,12 +52,6 @@ interface ErrorBody {
 const KNOWN_CODES = new Set<number>([ResultCode.INVALID_ARGUMENTS, ResultCode.UNKNOWN_ERROR, ResultCode.USER_BLOCKED]);
 
 /** The library code for a refusal: the server's own `code` when it gives one, else by status. */
-/** Whether answering with `action` needs the matching number (the service's rule; first action by default). */
-function actionNeedsNumber(notification: Notification, action: string): boolean {
-  const index = notification.actions.findIndex((a) => a.action === action);
-  return notification.actions[index]?.requiresNumber ?? index === 0;
-}
-
 function codeOf(status: number, body: ErrorBody): 4 | 39 | 141 {
   if (typeof body.code === 'number' && KNOWN_CODES.has(body.code)) return body.code as 4 | 39 | 141;
   if (body.error === 'user_blocked') return ResultCode.USER_BLOCKED;
@@ -97,8 +97,9 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
   /**
    * UpdateNotification(notificationID, response): answers a pending notification. The answer is
    * signed with the device key when the notification requires it; `number` is the two-digit
-   * number the enterprise showed, for an action that needs it (number matching: approving, i.e.
-   * the first action unless the actions say otherwise with `requiresNumber`).
+   * number the enterprise showed, needed with number matching to approve (not to reject or
+   * report fraud: a person who did not ask has no number). A wrong number is refused with
+   * `details.triesLeft`.
    */
   updateNotification(notificationID: string, response: string, number?: string): Promise<EventPayload<UpdateAcknowledgement>> {
     const operation: OperationName = 'UpdateNotification';
@@ -108,7 +109,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       const matchingNumber = checkMatchingNumber(operation, number);
       const notification = await this.findPending(uuid);
       // Only actions that need the number are refused without it: saying no never needs it.
-      if (notification?.number_match && matchingNumber === undefined && actionNeedsNumber(notification, action)) {
+      if (notification && actionNeedsNumber(notification, action) && matchingNumber === undefined) {
         throw new ClientLibraryError(
           operation,
           ResultCode.INVALID_ARGUMENTS,
@@ -240,14 +241,15 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       );
     }
     if (!res.ok) {
-      const error = parsed as ErrorBody;
+      const error = parsed as ErrorBody & Record<string, unknown>;
       const message =
         typeof error.message === 'string'
           ? error.message
           : typeof error.error_description === 'string'
             ? error.error_description
             : `the service answered ${res.status}`;
-      throw new ClientLibraryError(operation, codeOf(res.status, error), message, res.status);
+      const { timestamp: _t, status: _s, error: _e, message: _m, path: _p, code: _c, error_description: _d, ...details } = error;
+      throw new ClientLibraryError(operation, codeOf(res.status, error), message, res.status, details);
     }
     return parsed as Data;
   }

@@ -5,8 +5,9 @@ export interface NotificationAction {
   action: string;
   authlevel: number;
   /**
-   * With number matching: whether answering with this action needs the number (approving does;
-   * rejecting and reporting fraud never do). Listed by the service for every action.
+   * With number matching: whether answering with this action needs the number. When absent,
+   * only the first action (approving) needs it; rejecting or reporting fraud never does. The
+   * service lists it for every action.
    */
   requiresNumber?: boolean;
 }
@@ -26,6 +27,14 @@ export interface Notification {
   /** True when the user must type the two-digit number the enterprise shows (number matching). */
   number_match?: boolean;
   [field: string]: unknown;
+}
+
+/** Whether answering `notification` with `action` needs the matching number (see NotificationAction.requiresNumber). */
+export function actionNeedsNumber(notification: Pick<Notification, 'number_match' | 'actions'>, action: string): boolean {
+  if (!notification.number_match) return false;
+  const found = notification.actions.find((a) => a.action === action);
+  if (typeof found?.requiresNumber === 'boolean') return found.requiresNumber;
+  return notification.actions[0]?.action === action;
 }
 
 /** A notification in its final state, as GetNotificationHistory lists it. */

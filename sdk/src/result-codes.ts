@@ -19,6 +19,8 @@ export class ClientLibraryError extends Error {
     message: string,
     /** HTTP status of the server's refusal; absent when the library refused before any request. */
     readonly status?: number,
+    /** Extra fields of the server's refusal, e.g. `triesLeft` after a wrong matching number. */
+    readonly details: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
   }

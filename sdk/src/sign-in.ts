@@ -30,6 +30,14 @@ export interface TokenSet {
   expiresAt: number;
 }
 
+/** What signing out did; the app sends the browser to `endSessionUrl` when there is one. */
+export interface SignOutResult {
+  /** The authorization server's logout page (RP-initiated logout), which ends its browser session. */
+  endSessionUrl?: string;
+  /** Tokens the server did not confirm revoked (the app forgets them anyway). */
+  notRevoked: ('refresh_token' | 'access_token')[];
+}
+
 const DEFAULT_SCOPE = 'openid offline_access notifications';
 
 export class SignIn {
@@ -94,6 +102,40 @@ export class SignIn {
     const server = await this.discover();
     const response = await oauth.refreshTokenGrantRequest(server, this.client, oauth.None(), refreshToken, this.requestOptions);
     return toTokenSet(await oauth.processRefreshTokenResponse(server, this.client, response));
+  }
+
+  /**
+   * Signs out: revokes the refresh token (which ends the grant, and with it every token issued
+   * from it) and the access token, with the client id alone as public clients do (RFC 7009), and
+   * gives the logout page's URL (OpenID Connect RP-Initiated Logout) that ends the sign-in
+   * session, so the next sign-in asks who the person is. The app must forget the tokens and
+   * navigate to `endSessionUrl`; a revocation the server refused is reported, never thrown,
+   * so signing out always goes on.
+   */
+  async signOut(tokens: Partial<TokenSet>, options: { postLogoutRedirectUri?: string } = {}): Promise<SignOutResult> {
+    const server = await this.discover();
+    const notRevoked: SignOutResult['notRevoked'] = [];
+    const revoke = async (token: string | undefined, hint: 'refresh_token' | 'access_token') => {
+      if (!token) return;
+      try {
+        const response = await oauth.revocationRequest(server, this.client, oauth.None(), token, {
+          ...this.requestOptions,
+          additionalParameters: { token_type_hint: hint },
+        });
+        await oauth.processRevocationResponse(response);
+      } catch {
+        notRevoked.push(hint);
+      }
+    };
+    // The refresh token first: once its grant is gone, a stolen copy of either token is useless.
+    await revoke(tokens.refreshToken, 'refresh_token');
+    await revoke(tokens.accessToken, 'access_token');
+    if (!server.end_session_endpoint) return { notRevoked };
+    const url = new URL(server.end_session_endpoint);
+    url.searchParams.set('client_id', this.options.clientId);
+    if (tokens.idToken) url.searchParams.set('id_token_hint', tokens.idToken);
+    if (options.postLogoutRedirectUri) url.searchParams.set('post_logout_redirect_uri', options.postLogoutRedirectUri);
+    return { endSessionUrl: url.href, notRevoked };
   }
 
   /**

@@ -43,6 +43,7 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       scopes: ['otp', 'users'],
       allowedIps: ['127.0.0.1/32', '::1/128'],
       redirectUris: [],
+      webOrigins: [],
       public: false,
       firstParty: true,
       createdAt: expect.stringMatching(ISO),
@@ -70,6 +71,42 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     const listed = (await cli('clients', 'list')) as Record<string, unknown>[];
     const { client_secret: _secret, ...withoutSecret } = created;
     expect(listed).toEqual([withoutSecret]);
+  });
+
+  test('when a public client is created and updated from the CLI, then its redirect URIs and web origins are checked and replaced', async () => {
+    const created = (await cli(
+      'clients',
+      'create',
+      '--name',
+      'phone',
+      '--scopes',
+      '',
+      '--public',
+      '--redirect-uris',
+      'com.example.phone:/cb',
+      '--web-origins',
+      'https://phone.example',
+    )) as Record<string, unknown>;
+    expect(created).toMatchObject({ public: true, redirectUris: ['com.example.phone:/cb'], webOrigins: ['https://phone.example'] });
+    const updated = await cli(
+      'clients',
+      'update',
+      created.client_id as string,
+      '--web-origins',
+      'https://web.phone.example,http://127.0.0.1:8080',
+    );
+    expect(updated).toMatchObject({
+      redirectUris: ['com.example.phone:/cb'],
+      webOrigins: ['https://web.phone.example', 'http://127.0.0.1:8080'],
+    });
+    await expect(
+      run(process.execPath, [CLI, 'clients', 'update', created.client_id as string, '--web-origins', 'http://web.phone.example'], {
+        env: { ...process.env, MONGODB_URI: service.config.mongodbUri },
+      }),
+    ).rejects.toMatchObject({
+      code: 2,
+      stderr: "Invalid field webOrigins: 'http://web.phone.example' uses http off loopback; pages of other origins must be https\n",
+    });
   });
 
   test('when groups are created and listed from the CLI, then it prints them as JSON', async () => {

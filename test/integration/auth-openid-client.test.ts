@@ -128,8 +128,101 @@ describe('authorization server through a standard OAuth client library (openid-c
     const { callback, codeVerifier, state } = await signIn(config, 'oc-carol', '+15550100003', 'openid notifications');
     const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: codeVerifier, expectedState: state });
     expect(tokens.claims()?.sub).toBe('oc-carol');
-    // Introspection and revocation are for confidential clients.
+    // Introspection is for confidential clients; a public app revokes its own tokens with client_id alone.
     expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
-    await expect(oidc.tokenRevocation(config, tokens.access_token)).rejects.toMatchObject({ error: 'unauthorized_client' });
+    await oidc.tokenRevocation(config, tokens.access_token);
+    expect((await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+  });
+
+  test('when a public app signs out with a refresh token, then revoking it with client_id alone ends it', async () => {
+    const { client } = await registerClient(service.ctx.mongo, {
+      name: 'Phone app 2',
+      scopes: [],
+      redirectUris: [redirectUri],
+      public: true,
+    });
+    await insertUser(service.ctx.mongo, { userId: 'oc-pub', mobileNumber: '+15550100006' });
+    const config = await discover(client.clientId, undefined, oidc.None());
+    const { callback, codeVerifier, state } = await signIn(config, 'oc-pub', '+15550100006');
+    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: codeVerifier, expectedState: state });
+    await oidc.tokenRevocation(config, tokens.refresh_token as string, { token_type_hint: 'refresh_token' });
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  test('when an enterprise client introspects and revokes its client_credentials token, then it is active, then inactive and refused by the API', async () => {
+    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+      name: 'Backend',
+      scopes: ['otp'],
+      allowedIps: ['127.0.0.1/32', '::1/128'],
+    });
+    const config = await discover(client.clientId, clientSecret);
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: 'otp' });
+    const introspected = await oidc.tokenIntrospection(config, tokens.access_token);
+    expect(introspected).toMatchObject({ active: true, client_id: client.clientId, scope: 'otp', token_type: 'Bearer' });
+    expect(introspected.exp).toBeGreaterThan(Date.now() / 1000);
+    const callApi = () =>
+      fetch(`${service.url}/v1/svc-otp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    // Accepted by the bearer check (the empty body is then refused with 400).
+    expect((await callApi()).status).toBe(400);
+    await oidc.tokenRevocation(config, tokens.access_token, { token_type_hint: 'access_token' });
+    expect(await oidc.tokenIntrospection(config, tokens.access_token)).toEqual({ active: false });
+    expect((await callApi()).status).toBe(401);
+  });
+
+  test('when an app reads userinfo and signs the user out, then userinfo names the user, the next authorization needs a login and the refresh token is refused', async () => {
+    const postLogout = 'http://127.0.0.1:9/signed-out';
+    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+      name: 'Sign-out app',
+      scopes: [],
+      redirectUris: [redirectUri, postLogout],
+    });
+    await insertUser(service.ctx.mongo, { userId: 'oc-dave', mobileNumber: '+15550100007' });
+    const config = await discover(client.clientId, clientSecret);
+    expect(config.serverMetadata()).toMatchObject({
+      end_session_endpoint: `${issuer.toString()}/session/end`,
+      userinfo_endpoint: `${issuer.toString()}/userinfo`,
+    });
+    const walker = new FormWalker(service.url);
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const codeChallenge = await oidc.calculatePKCECodeChallenge(codeVerifier);
+    const authorization = (prompt = 'consent') =>
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope: 'openid offline_access notifications',
+        code_challenge: codeChallenge,
+        code_challenge_method: 'S256',
+        prompt,
+      });
+    const callback = await signInWithForms(service, walker, authorization().toString(), 'oc-dave', '+15550100007');
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callback), { pkceCodeVerifier: codeVerifier });
+    const claims = tokens.claims();
+    expect(claims).toMatchObject({ sub: 'oc-dave', auth_time: expect.any(Number), sid: expect.any(String) });
+    expect(await oidc.fetchUserInfo(config, tokens.access_token, 'oc-dave')).toEqual({ sub: 'oc-dave' });
+
+    const endSession = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token as string,
+      post_logout_redirect_uri: postLogout,
+      state: 'bye',
+    });
+    const page = await walker.page(endSession.toString());
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Sign out?');
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(page.html)?.[1] as string;
+    const action = /<form method="post" action="([^"]+)"/.exec(page.html)?.[1] as string;
+    const back = new URL(await walker.leaves(action, { form: { xsrf, logout: 'yes' } }));
+    expect(`${back.origin}${back.pathname}`).toBe(postLogout);
+    expect(back.searchParams.get('state')).toBe('bye');
+
+    const next = await walker.page(authorization().toString());
+    expect(next.status).toBe(200);
+    expect(next.html).toContain('name="userId"');
+    const silent = new URL(await walker.leaves(authorization('none').toString()));
+    expect(silent.searchParams.get('error')).toBe('login_required');
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
   });
 });

@@ -51,6 +51,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
       'claims_parameter_supported',
       'claims_supported',
       'code_challenge_methods_supported',
+      'end_session_endpoint',
       'grant_types_supported',
       'id_token_signing_alg_values_supported',
       'introspection_endpoint',
@@ -64,6 +65,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
       'subject_types_supported',
       'token_endpoint',
       'token_endpoint_auth_methods_supported',
+      'userinfo_endpoint',
     ]);
     expect(body).toMatchObject({
       grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
@@ -73,6 +75,9 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
       request_uri_parameter_supported: false,
       introspection_endpoint: `${issuer}/oauth/introspect`,
       revocation_endpoint: `${issuer}/oauth/revoke`,
+      end_session_endpoint: `${issuer}/session/end`,
+      userinfo_endpoint: `${issuer}/userinfo`,
+      claims_supported: ['sub', 'sid', 'auth_time', 'iss'],
     });
   });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { requireBearer } from '../../api/middleware/bearer-auth.middleware.js';
 import { getSigningKey } from '../../core/auth/signing-key.service.js';
@@ -35,7 +36,13 @@ describe('bearer middleware', () => {
       ? (await generateKeyPair('RS256', { extractable: true })).privateKey
       : await importJWK(signing.privateJwk, 'RS256');
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ client_id: 'c', scope: 'otp', ...claims })
+    return new SignJWT({
+      client_id: 'c',
+      scope: 'otp',
+      jti: randomUUID(),
+      ...claims,
+      sub: (claims.sub ?? claims.client_id ?? 'c') as string,
+    })
       .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: signing.kid })
       .setIssuer(issuer)
       .setAudience(options.audience ?? audience)
@@ -106,6 +113,14 @@ describe('bearer middleware', () => {
   test('when a token of ours names a user rather than the client (not client_credentials), then 401 invalid_token', async () => {
     const { clientId } = await createClientWithToken(service, { scopes: ['otp'] });
     const token = await forge({ client_id: clientId, sub: 'end-user-42' });
+    const res = await call(`Bearer ${token}`);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual(invalid(token));
+  });
+
+  test('when a token of ours has no jti (so it could not be revoked), then 401 invalid_token', async () => {
+    const { clientId } = await createClientWithToken(service, { scopes: ['otp'] });
+    const token = await forge({ client_id: clientId, jti: undefined });
     const res = await call(`Bearer ${token}`);
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual(invalid(token));

@@ -354,8 +354,9 @@ describe('sign-in: errors, replays and refusals', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(await readOutbox(service, '+15550300010')).toHaveLength(before);
 
+      // Unblocking restores nothing: the token from before the block stays refused.
       expect((await admin('PUT', '/admin/users/jack/blocked', { blocked: false })).status).toBe(200);
-      expect((await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
+      expect((await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
     });
 
     test('when a blocked user is asked an OTP for by an enterprise, then 404 User not found', async () => {

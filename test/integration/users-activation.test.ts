@@ -49,12 +49,13 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
 
   async function messages(to: string, count: number): Promise<OutboxEntry[]> {
     return eventually(async () => {
-      const found = (await readOutbox(service, to)).filter((m) => m.text.includes('activation code'));
+      const found = (await readOutbox(service, to)).filter((m) => /activation code/i.test(m.text));
       return found.length >= count ? found : undefined;
     });
   }
-  const codeIn = (text: string) => /activation code is ([A-Z0-9]+)/.exec(text)?.[1] ?? '';
-  const keyIn = (text: string) => /verification key (?:is )?([A-Z0-9-]+)/.exec(text)?.[1] ?? '';
+  const codeIn = (text: string) => /Activation code: ([A-Z0-9]+)/.exec(text)?.[1] ?? '';
+  const keyIn = (text: string) => /It must be ([A-Z0-9-]+)\./.exec(text)?.[1] ?? '';
+  const linkIn = (text: string) => /Open this link on the phone: (\S+)/.exec(text)?.[1] ?? '';
 
   async function enrollWithCode(
     overrides: Record<string, unknown> = {},
@@ -78,10 +79,19 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     const key = keyIn(mail.text);
     expect(key).toMatch(/^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/);
     expect(mail.text).toContain('Hello Grace,');
-    expect(mail.text).toContain(`your activation code is ${code} and your verification key is ${key}.`);
+    expect(mail.text).toContain(`Organization: default\nUser id: grace.h@navy-1\nActivation code: ${code}\n`);
+    // The link opens the approver app with everything activation needs in its fragment.
+    expect(linkIn(mail.text)).toBe(`${service.config.publicUrl}/demo/approver/#enterprise=default&user=grace.h%40navy-1&code=${code}`);
     expect(mail.html).toContain(`<strong>${code}</strong>`);
+    // Escaped for HTML (`&#x3D;` is `=`), as every macro value is.
+    expect(mail.html).toContain(
+      `href="${service.config.publicUrl}/demo/approver/#enterprise&#x3D;default&amp;user&#x3D;grace.h%40navy-1&amp;code&#x3D;${code}"`,
+    );
     expect(sms.channel).toBe('SMS');
-    expect(sms.text).toBe(`Hello Grace, your activation code is ${code} (verification key ${key}).`);
+    expect(sms.text).toBe(
+      `Hello Grace, activate the app on this phone: ${linkIn(mail.text)} (or type organization default, user id grace.h@navy-1, ` +
+        `activation code ${code}). The app then shows verification key ${key}; if not, tell your administrator.`,
+    );
 
     // The code lives only as an HMAC; the job carries no secret.
     const stored = JSON.stringify(await (await userModel(service.ctx.mongo)).findOne({ userId }).lean());
@@ -99,7 +109,12 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     const publicKeyJwk = deviceKey();
     const res = await activate({ userId, activationCode: code, device: { deviceId: 'phone-1', publicKeyJwk } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ userId, status: 'ACTIVE', deviceId: 'phone-1' });
+    expect(await res.json()).toEqual({
+      userId,
+      status: 'ACTIVE',
+      verificationKey: expect.stringMatching(/^[A-Z0-9]{6}$/),
+      deviceId: 'phone-1',
+    });
     const got = (await (
       await fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } })
     ).json()) as Record<string, unknown>;
@@ -123,17 +138,21 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect(job?.data).toEqual({ enterpriseId: 'acme', userId, issue: 1 });
     const [mail] = await messages(email, 1);
     const code = codeIn(mail.text);
+    expect(mail.text).toContain(`Organization: acme\n`);
+    // The link names the enterprise, so an app activates this user without asking for it.
+    const link = new URL(linkIn(mail.text));
+    expect(Object.fromEntries(new URLSearchParams(link.hash.slice(1)))).toEqual({ enterprise: 'acme', user: userId, code });
     expect(await (await activate({ userId, activationCode: code })).json()).toEqual(wrong(99));
     const ok = await activate({ enterpriseId: 'acme', userId, activationCode: code });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ userId, status: 'ACTIVE' });
+    expect(await ok.json()).toEqual({ userId, status: 'ACTIVE', verificationKey: keyIn(mail.text) });
   });
 
   test('when the right code is sent without a device, then 200 ACTIVE without deviceId', async () => {
     const { userId, code } = await enrollWithCode();
     const res = await activate({ userId, activationCode: code });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ userId, status: 'ACTIVE' });
+    expect(await res.json()).toEqual({ userId, status: 'ACTIVE', verificationKey: expect.any(String) });
   });
 
   test('when a stranger sends 5+ wrong codes from one address, then that address waits (429, Retry-After) while the right code from another address activates', async () => {
@@ -150,7 +169,7 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect(await waiting.json()).toEqual(throttled(1));
     const owner = await postJsonFrom('127.0.0.2', `${service.url}${PATH}`, { userId, activationCode: code });
     expect(owner.status).toBe(200);
-    expect(owner.body).toEqual({ userId, status: 'ACTIVE' });
+    expect(owner.body).toEqual({ userId, status: 'ACTIVE', verificationKey: expect.any(String) });
   });
 
   test('when one address keeps guessing, then its waits double (1 s, then 2 s) and a refused try is not counted', async () => {
@@ -180,7 +199,7 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect(old.body).toEqual(wrong(99));
     const ok = await postJsonFrom('127.0.0.3', `${service.url}${PATH}`, { userId, activationCode: newCode });
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ userId, status: 'ACTIVE' });
+    expect(ok.body).toEqual({ userId, status: 'ACTIVE', verificationKey: keyIn(all[0].text) });
   });
 
   test('when an admin re-issues for an active or unknown user, or without the admin token, then 409, 404 and 401', async () => {

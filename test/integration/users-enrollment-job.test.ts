@@ -38,6 +38,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
       deliveries: deliveries(),
       enqueueDispatch: (id) => enqueueDispatch(service.ctx.queues.dispatch, id),
       keys: otpKeysFromConfig(service.config),
+      activationAppUrl: service.config.activationAppUrl,
       logger: logs.logger,
     });
   const job = (data: unknown) => ({ data, attemptsMade: 0, opts: {} }) as unknown as Job<EnrollmentJobData>;
@@ -59,9 +60,16 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
         'twice@example.com',
         'activation_email',
         'QUEUED',
-        { __FIRST_NAME__: 'Ada' },
+        { __FIRST_NAME__: 'Ada', __ENTERPRISE_ID__: 'default', __USER_ID__: 'twice@x' },
       ],
-      [activationDeliveryId(D('twice@x'), 1, 'SMS'), 'SMS', mobileNumber, 'activation_sms', 'QUEUED', { __FIRST_NAME__: 'Ada' }],
+      [
+        activationDeliveryId(D('twice@x'), 1, 'SMS'),
+        'SMS',
+        mobileNumber,
+        'activation_sms',
+        'QUEUED',
+        { __FIRST_NAME__: 'Ada', __ENTERPRISE_ID__: 'default', __USER_ID__: 'twice@x' },
+      ],
     ]);
     expect(rows.every((r) => typeof r.secretMacros === 'string' && r.secretMacros.startsWith('v1.'))).toBe(true);
     expect(await service.ctx.queues.dispatch.getJobCountByTypes('waiting', 'delayed', 'active', 'completed', 'failed')).toBe(2);

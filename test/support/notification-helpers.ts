@@ -1,6 +1,9 @@
 import { randomBytes, randomUUID, webcrypto } from 'node:crypto';
 import { upsertOidcRecord } from '../../core/auth/oidc-records.repository.js';
+import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { registerClient } from '../../core/clients/clients.service.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import type { TestService } from './test-service.js';
 import { sendJson, userBody } from './users-helpers.js';
 
@@ -27,15 +30,19 @@ export async function mintUserToken(
 ): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const now = Math.floor(Date.now() / 1000);
+  // The account is the user in the enterprise of the app signed in to, as at sign-in.
+  const client = await lookupClient(service.ctx.mongo, options.clientId);
+  const accountId = accountIdOf({ enterpriseId: client?.enterpriseId ?? DEFAULT_ENTERPRISE_ID, userId: options.userId });
   const exp = now + (options.expiresInSeconds ?? 600);
   await upsertOidcRecord(service.ctx.mongo, {
     kind: 'AccessToken',
     key: token,
     grantId: randomUUID(),
+    accountId,
     payload: {
       kind: 'AccessToken',
       jti: token,
-      accountId: options.userId,
+      accountId,
       clientId: options.clientId,
       scope: options.scope ?? 'openid notifications',
       gty: 'authorization_code',

@@ -145,7 +145,16 @@ export async function signInWithForms(
   const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
   if (!codePage.html.includes('name="otp"')) throw new Error(`no code form: ${codePage.status} ${codePage.html.slice(0, 400)}`);
   const code = await loginCodeFor(service, address, since);
-  const after = await walker.request(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: code } });
+  let after = await walker.request(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: code } });
+  // Another account was signed in in this browser: the provider ends that session first with a
+  // form a browser posts by itself, then finishes this sign-in.
+  const autoPost = 'redirectedTo' in after ? null : /<form method="post" action="([^"]+\/session\/end\/confirm)">/.exec(after.html);
+  if (autoPost && !('redirectedTo' in after)) {
+    const fields = Object.fromEntries(
+      [...after.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1], m[2]]),
+    );
+    after = await walker.request(autoPost[1] as string, { form: fields as Record<string, string> });
+  }
   if ('redirectedTo' in after) return after.redirectedTo;
   // A consent page (client that is not first-party): allow.
   if (after.html.includes('name="decision"'))

@@ -85,8 +85,22 @@ describe('findTemplateMacros and validateTemplateSyntax', () => {
   test('when the default templates are loaded, then OTP ones use __SVC_OTP__, login ones also the app name, and activation ones the activation macros', () => {
     const byName = Object.fromEntries(loadTemplateFiles().map((t) => [t.name, findTemplateMacros(t)]));
     expect(byName).toEqual({
-      activation_email: ['__ACTIVATION_CODE__', '__FIRST_NAME__', '__VERIFICATION_KEY__'],
-      activation_sms: ['__ACTIVATION_CODE__', '__FIRST_NAME__', '__VERIFICATION_KEY__'],
+      activation_email: [
+        '__ACTIVATION_CODE__',
+        '__ACTIVATION_LINK__',
+        '__ENTERPRISE_ID__',
+        '__FIRST_NAME__',
+        '__USER_ID__',
+        '__VERIFICATION_KEY__',
+      ],
+      activation_sms: [
+        '__ACTIVATION_CODE__',
+        '__ACTIVATION_LINK__',
+        '__ENTERPRISE_ID__',
+        '__FIRST_NAME__',
+        '__USER_ID__',
+        '__VERIFICATION_KEY__',
+      ],
       login_email: ['__SVC_APP__', '__SVC_OTP__'],
       login_sms: ['__SVC_APP__', '__SVC_OTP__'],
       otp_email: ['__SVC_OTP__'],

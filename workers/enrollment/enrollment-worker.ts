@@ -22,8 +22,11 @@ export async function startEnrollmentWorker(config: Config, logger: Logger): Pro
     deliveries: createDeliveriesRepository(mongo),
     enqueueDispatch: (id) => enqueueDispatch(queues.dispatch, id),
     keys: otpKeysFromConfig(config),
+    activationAppUrl: config.activationAppUrl,
     logger: log,
   });
+  if (!config.demoApprover && config.activationAppUrl.endsWith('/demo/approver/'))
+    log.warn('activation links open the approver example app, which is off: set ACTIVATION_APP_URL to your app');
 
   const worker = createManagedWorker({
     queue: 'enrollment',

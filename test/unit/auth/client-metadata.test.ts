@@ -8,6 +8,7 @@ const base: ClientWithSecret = {
   scopes: ['otp'],
   allowedIps: [],
   redirectUris: [],
+  webOrigins: [],
   isPublic: false,
   firstParty: true,
   secretHash: 'hmac-sha256$x$y',

@@ -24,6 +24,14 @@ describe('configuration', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  test('when ACTIVATION_APP_URL is absent, then activation links open the example app of PUBLIC_URL; when set, that page; a fragment is refused', () => {
+    expect(loadConfig({ ...base, PUBLIC_URL: 'https://id.example.com/' }).activationAppUrl).toBe('https://id.example.com/demo/approver/');
+    expect(loadConfig({ ...base, ACTIVATION_APP_URL: 'https://app.example.com/activate' }).activationAppUrl).toBe(
+      'https://app.example.com/activate',
+    );
+    expect(() => loadConfig({ ...base, ACTIVATION_APP_URL: 'https://app.example.com/#x' })).toThrow(/ACTIVATION_APP_URL/);
+  });
+
   test('when several values are bad, then one error lists every bad key', () => {
     let caught: unknown;
     try {

@@ -1,0 +1,24 @@
+import { Router, type RequestHandler } from 'express';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+import { AUTH_SERVER_PATH } from './auth-server.js';
+
+export const USERINFO_PATH = `${AUTH_SERVER_PATH}/userinfo`;
+
+/**
+ * The UserInfo endpoint (OpenID Connect Core 5.3), GET or POST with the user's access token in
+ * the Authorization header. It answers the claims of the `openid` scope, which are all we
+ * publish: `sub`, the bare userId. The token must have been granted `openid`; profile data
+ * stays at /v1/me for the `notifications` scope.
+ */
+export function userinfoRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const users = createUsersRepository(ctx.mongo);
+  const answer: RequestHandler = (_req, res) => {
+    res.json({ sub: userAuthOf(res).user.userId });
+  };
+  router.get(USERINFO_PATH, requireUserToken(ctx, users, 'openid'), answer);
+  router.post(USERINFO_PATH, requireUserToken(ctx, users, 'openid'), answer);
+  return router;
+}

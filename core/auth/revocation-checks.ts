@@ -1,0 +1,72 @@
+import type { Connection } from 'mongoose';
+import { createRevokedTokensRepository, type RevokedTokensRepository } from './revoked-tokens.repository.js';
+
+interface Checked {
+  revoked: boolean;
+  checkedAt: number;
+  pending?: Promise<boolean>;
+}
+
+/**
+ * Whether a JWT access token was revoked, asked of the store at most once per token per
+ * `recheckMs`: a revocation takes effect in every process within that window, and a client
+ * reusing its token pays one indexed read per window, not one per request. A revoked answer is
+ * final, so it is never asked again. Bounded: the oldest entries go first.
+ */
+export class RevocationChecks {
+  private readonly entries = new Map<string, Checked>();
+
+  constructor(
+    private readonly store: Pick<RevokedTokensRepository, 'isRevoked'>,
+    private readonly recheckMs: number,
+    private readonly maxEntries = 10000,
+  ) {}
+
+  isRevoked(jti: string, now = Date.now()): boolean | Promise<boolean> {
+    const entry = this.entries.get(jti);
+    if (entry?.revoked) return true;
+    if (entry && now - entry.checkedAt < this.recheckMs) return entry.pending ?? entry.revoked;
+    const pending = this.store.isRevoked(jti, new Date(now)).then(
+      (revoked) => {
+        this.remember(jti, { revoked, checkedAt: now });
+        return revoked;
+      },
+      (err: unknown) => {
+        // A failed read is not remembered: the next request asks again.
+        this.entries.delete(jti);
+        throw err;
+      },
+    );
+    this.remember(jti, { revoked: false, checkedAt: now, pending });
+    return pending;
+  }
+
+  /** Marks a token revoked in this process at once (the process that revoked it). */
+  markRevoked(jti: string, now = Date.now()): void {
+    this.remember(jti, { revoked: true, checkedAt: now });
+  }
+
+  private remember(jti: string, checked: Checked): void {
+    this.entries.delete(jti);
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(jti, checked);
+  }
+}
+
+const perConnection = new WeakMap<Connection, RevocationChecks>();
+
+/**
+ * The process's revocation checks on this database, shared by every route's bearer check and by
+ * the revocation endpoint, so a token revoked through this process is refused here at once.
+ */
+export function revocationChecksFor(connection: Connection, recheckMs: number): RevocationChecks {
+  let checks = perConnection.get(connection);
+  if (!checks) {
+    checks = new RevocationChecks(createRevokedTokensRepository(connection), recheckMs);
+    perConnection.set(connection, checks);
+  }
+  return checks;
+}

@@ -1,0 +1,108 @@
+import { registerClient } from '../../core/clients/clients.service.js';
+import { userModel } from '../../core/users/users.repository.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { authorizeUrl, exchangeCode, postToAuthServer, readMe, type TestApp } from '../support/oauth-flow-helpers.js';
+import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+
+/**
+ * Blocking a user ends what they hold: access tokens, refresh tokens and browser sessions.
+ * Unblocking restores none of it; the user signs in again.
+ */
+describe('authorization server: blocking ends access, refresh and sessions', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let app: TestApp;
+  const offline = { scope: 'openid offline_access notifications', prompt: 'consent' };
+
+  beforeAll(async () => {
+    service = await startTestService('auth-blocking', {}, { ownPublicUrl: true });
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'Bank', scopes: [], redirectUris: [redirectUri] });
+    app = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  const setBlocked = (userId: string, blocked: boolean) =>
+    fetch(`${service.url}/admin/users/${userId}/blocked`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ blocked }),
+    });
+  const refresh = (refreshToken: string) =>
+    postToAuthServer(service, '/oauth/token', app, { grant_type: 'refresh_token', refresh_token: refreshToken });
+  const introspect = async (token: string) =>
+    (await (await postToAuthServer(service, '/oauth/introspect', app, { token })).json()) as Record<string, unknown>;
+  const recordsOf = async (accountId: string) =>
+    (await service.ctx.mongo.db!.collection('oidc_records').find({ accountId }).toArray()).map((r) => ({
+      kind: r.kind as string,
+      ended: r.endedAt instanceof Date,
+    }));
+
+  async function signedIn(userId: string, mobileNumber: string) {
+    await insertUser(service.ctx.mongo, { userId, mobileNumber });
+    const walker = new FormWalker(service.url);
+    const callback = await signInWithForms(service, walker, authorizeUrl(service, app, offline), userId, mobileNumber);
+    const tokens = await exchangeCode(service, app, callback);
+    expect(typeof tokens.refresh_token).toBe('string');
+    return { walker, tokens };
+  }
+
+  test('when a signed-in user is blocked and then unblocked, then the old access token, the refresh token and the browser session stay ended', async () => {
+    const { walker, tokens } = await signedIn('blk-1', '+15550400001');
+    expect((await readMe(service, tokens.access_token as string)).status).toBe(200);
+    expect((await recordsOf('default:blk-1')).map((r) => r.kind).sort()).toEqual(
+      expect.arrayContaining(['AccessToken', 'Grant', 'RefreshToken', 'Session']),
+    );
+
+    expect((await setBlocked('blk-1', true)).status).toBe(200);
+    const blocked = await readMe(service, tokens.access_token as string);
+    expect(blocked.status).toBe(403);
+    expect(await blocked.json()).toEqual({ error: 'user_blocked', error_description: 'User is blocked', code: 141 });
+    expect(await introspect(tokens.access_token as string)).toEqual({ active: false });
+    // Only the ended access tokens remain, kept until they expire.
+    expect(await recordsOf('default:blk-1')).toEqual([{ kind: 'AccessToken', ended: true }]);
+
+    expect((await setBlocked('blk-1', false)).status).toBe(200);
+    const after = await readMe(service, tokens.access_token as string);
+    expect(after.status).toBe(401);
+    expect(await after.json()).toEqual({ error: 'invalid_token', error_description: `Invalid access token: ${tokens.access_token}` });
+    const refused = await refresh(tokens.refresh_token as string);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');
+    const page = await walker.page(authorizeUrl(service, app));
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('name="userId"');
+
+    // Signing in again gives working tokens.
+    const callback = await signInWithForms(service, walker, authorizeUrl(service, app, offline), 'blk-1', '+15550400001');
+    const fresh = await exchangeCode(service, app, callback);
+    expect((await readMe(service, fresh.access_token as string)).status).toBe(200);
+    expect((await refresh(fresh.refresh_token as string)).status).toBe(200);
+  });
+
+  test('when a block stopped after storing the block (a crash), then blocking again ends the tokens and sessions', async () => {
+    const { walker, tokens } = await signedIn('blk-2', '+15550400002');
+    // The first step of blocking only, as if the process died right after it.
+    const Users = await userModel(service.ctx.mongo);
+    await Users.updateOne({ enterpriseId: 'default', userId: 'blk-2' }, { $set: { blocked: { at: new Date() } } });
+    expect((await recordsOf('default:blk-2')).length).toBeGreaterThan(1);
+
+    expect((await setBlocked('blk-2', true)).status).toBe(200);
+    expect(await recordsOf('default:blk-2')).toEqual([{ kind: 'AccessToken', ended: true }]);
+    expect((await setBlocked('blk-2', false)).status).toBe(200);
+    expect((await readMe(service, tokens.access_token as string)).status).toBe(401);
+    expect((await refresh(tokens.refresh_token as string)).status).toBe(400);
+    expect((await walker.page(authorizeUrl(service, app))).html).toContain('name="userId"');
+  });
+
+  test('when the records are stored, then the account is indexed so blocking deletes by index', async () => {
+    const indexes = await service.ctx.mongo.db!.collection('oidc_records').indexes();
+    expect(indexes.map((i) => i.key)).toContainEqual({ accountId: 1 });
+  });
+});

@@ -1,0 +1,139 @@
+import { registerClient } from '../../core/clients/clients.service.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { authorizeUrl, exchangeCode, postToAuthServer, type TestApp } from '../support/oauth-flow-helpers.js';
+import { FormWalker, signInWithForms, type Page } from '../support/sign-in-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+
+/** Sign-out (OpenID Connect RP-Initiated Logout 1.0) on server-rendered pages. */
+describe('authorization server: sign-out', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let app: TestApp;
+  const signedOut = 'http://127.0.0.1:9/signed-out';
+
+  beforeAll(async () => {
+    service = await startTestService('auth-sign-out', {}, { ownPublicUrl: true });
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+      name: 'Bank',
+      scopes: [],
+      redirectUris: [redirectUri, signedOut],
+    });
+    app = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  const endSession = (params: Record<string, string>) =>
+    `${service.url}/svc/authserver/session/end?${new URLSearchParams(params).toString()}`;
+  const formOf = (page: Page) => ({
+    action: /<form method="post" action="([^"]+)"/.exec(page.html)?.[1] as string,
+    xsrf: /name="xsrf" value="([^"]+)"/.exec(page.html)?.[1] as string,
+  });
+
+  async function signedIn(userId: string, mobileNumber: string) {
+    await insertUser(service.ctx.mongo, { userId, mobileNumber });
+    const walker = new FormWalker(service.url);
+    const callback = await signInWithForms(
+      service,
+      walker,
+      authorizeUrl(service, app, { scope: 'openid offline_access notifications', prompt: 'consent' }),
+      userId,
+      mobileNumber,
+    );
+    return { walker, tokens: await exchangeCode(service, app, callback) };
+  }
+
+  test('when the sign-out page is shown, then it is our page: nothing loads from elsewhere, not cached, not framed, with a CSRF token', async () => {
+    const { walker } = await signedIn('so-1', '+15550600001');
+    const page = await walker.page(endSession({ client_id: app.clientId, post_logout_redirect_uri: signedOut }));
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Sign out?');
+    expect(page.html).not.toMatch(/<script|src=|href="http/);
+    const csp = page.headers.get('content-security-policy') as string;
+    expect(csp).toMatch(/default-src 'none'/);
+    expect(csp).toMatch(/frame-ancestors 'none'/);
+    expect(csp).toContain("form-action 'self' http://127.0.0.1:9");
+    expect(page.headers.get('cache-control')).toContain('no-store');
+    expect(formOf(page).xsrf).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+  });
+
+  test('when the sign-out form is posted without its CSRF token, then it is refused and the user stays signed in', async () => {
+    const { walker } = await signedIn('so-2', '+15550600002');
+    const page = await walker.page(endSession({ client_id: app.clientId }));
+    const refused = await walker.page(formOf(page).action, { form: { xsrf: 'forged', logout: 'yes' } });
+    expect(refused.status).toBe(400);
+    expect(refused.html).toContain('xsrf token invalid');
+    const silent = new URL(await walker.leaves(authorizeUrl(service, app, { prompt: 'none' })));
+    expect(silent.searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  test('when post_logout_redirect_uri is not registered exactly, then an error page and no redirect', async () => {
+    const { walker } = await signedIn('so-3', '+15550600003');
+    for (const uri of [`${signedOut}/x`, 'https://evil.example/signed-out', `${signedOut}?a=1`]) {
+      const page = await walker.page(endSession({ client_id: app.clientId, post_logout_redirect_uri: uri }));
+      expect(page.status).toBe(400);
+      expect(page.html).toContain('post_logout_redirect_uri not registered');
+    }
+  });
+
+  test('when the user signs out, then the session and its refresh tokens end, and without a return address the signed-out page shows', async () => {
+    const { walker, tokens } = await signedIn('so-4', '+15550600004');
+    const page = await walker.page(endSession({ client_id: app.clientId }));
+    const { action, xsrf } = formOf(page);
+    const done = await walker.page(action, { form: { xsrf, logout: 'yes' } });
+    expect(done.status).toBe(200);
+    expect(done.html).toContain('You are signed out');
+    const next = await walker.page(authorizeUrl(service, app));
+    expect(next.html).toContain('name="userId"');
+    const refresh = await postToAuthServer(service, '/oauth/token', app, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+    });
+    expect(refresh.status).toBe(400);
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
+    expect((await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+  });
+
+  test('when nobody is signed in, then sign-out returns to the registered address with the state', async () => {
+    const walker = new FormWalker(service.url);
+    const page = await walker.page(endSession({ client_id: app.clientId, post_logout_redirect_uri: signedOut, state: 's-9' }));
+    // The provider posts its own confirmation form (a browser does it by itself).
+    const fields = Object.fromEntries(
+      [...page.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1], m[2]]),
+    );
+    const back = new URL(await walker.leaves(formOf(page).action, { form: fields as Record<string, string> }));
+    expect(`${back.origin}${back.pathname}`).toBe(signedOut);
+    expect(back.searchParams.get('state')).toBe('s-9');
+  });
+
+  test('when userinfo is called, then it answers sub for a token with openid, 403 without openid and 401 without a user token', async () => {
+    const { tokens } = await signedIn('so-5', '+15550600005');
+    for (const method of ['GET', 'POST']) {
+      const res = await fetch(`${service.url}/svc/authserver/userinfo`, {
+        method,
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ sub: 'so-5' });
+    }
+    const walker = new FormWalker(service.url);
+    const callback = await signInWithForms(service, walker, authorizeUrl(service, app, { scope: 'notifications' }), 'so-5', '+15550600005');
+    const apiOnly = await exchangeCode(service, app, callback);
+    const noOpenid = await fetch(`${service.url}/svc/authserver/userinfo`, {
+      headers: { authorization: `Bearer ${apiOnly.access_token}` },
+    });
+    expect(noOpenid.status).toBe(403);
+    expect(await noOpenid.json()).toEqual({
+      error: 'insufficient_scope',
+      error_description: "The access token does not grant the scope 'openid'",
+    });
+    const none = await fetch(`${service.url}/svc/authserver/userinfo`);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer error="unauthorized"');
+  });
+});
