@@ -109,6 +109,32 @@ describe('sign-in pages in a real browser', () => {
     await page.close();
   });
 
+  test('when the signed-in person signs out, then the sign-out page ends the session, returns to the app, and the next sign-in shows the login page', async () => {
+    const page = await newPage();
+    const cspViolations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    await page.goto(`${app.url}/login`);
+    const since = new Date();
+    await enterUserId(page, 'alice');
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200001', since));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who').waitFor();
+
+    const params = new URLSearchParams({ client_id: appClientId, post_logout_redirect_uri: app.redirectUri, state: 'bye' });
+    await page.goto(`${service.url}/svc/authserver/session/end?${params.toString()}`);
+    await page.getByRole('heading', { name: 'Sign out?' }).waitFor();
+    await page.screenshot({ path: 'test-results/sign-out-1-confirm.png' });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((url) => url.toString().startsWith(`${app.redirectUri}?state=bye`));
+
+    await page.goto(`${app.url}/login`);
+    await page.getByLabel('User ID').waitFor();
+    expect(cspViolations).toEqual([]);
+    await page.close();
+  });
+
   test('when the user has no mobile number, then the code goes by e-mail and "send a new code" replaces it', async () => {
     const page = await newPage();
     await page.goto(`${app.url}/login`);
