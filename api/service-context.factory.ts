@@ -13,7 +13,7 @@ import type { ServiceContext } from './service-context.js';
 
 /** Connects MongoDB and Redis and builds the context; `close` releases all of it. */
 export async function createServiceContext(config: Config, logger: Logger): Promise<ServiceContext & { close: () => Promise<void> }> {
-  const mongo = await connectMongo(config.mongodbUri);
+  const mongo = await connectMongo(config.mongodbUri, { serverSelectionTimeoutMs: config.mongoServerSelectionTimeoutMs });
   const redis = createProducerRedis(config.redisUrl);
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);

@@ -10,6 +10,7 @@ export const configSchema = {
     HOST: { type: 'string', minLength: 1 },
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     MONGODB_URI: { type: 'string', pattern: '^mongodb(\\+srv)?://' },
+    MONGODB_SERVER_SELECTION_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 120000 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     QUEUE_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_:-]{1,64}$' },
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/]+(/.*)?$' },

@@ -10,6 +10,8 @@ export interface Config {
   readonly host: string;
   readonly logLevel: string;
   readonly mongodbUri: string;
+  /** How long a command waits for a primary: long enough to outlast a replica-set election. */
+  readonly mongoServerSelectionTimeoutMs: number;
   readonly redisUrl: string;
   readonly queuePrefix: string;
   readonly publicUrl: string;
@@ -121,6 +123,7 @@ const DEFAULTS: Record<string, string> = {
   ACCESS_TOKEN_TTL_SECONDS: '3600',
   SHUTDOWN_DEADLINE_MS: '25000',
   REQUEST_DEADLINE_MS: '5000',
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: '15000',
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
   // Expiry jobs are one small conditional write each: many in flight keep a burst of expiries on time.
@@ -286,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: raw.HOST as string,
     logLevel: raw.LOG_LEVEL as string,
     mongodbUri: raw.MONGODB_URI as string,
+    mongoServerSelectionTimeoutMs: raw.MONGODB_SERVER_SELECTION_TIMEOUT_MS as number,
     redisUrl: raw.REDIS_URL as string,
     queuePrefix: raw.QUEUE_PREFIX as string,
     publicUrl: (raw.PUBLIC_URL as string).replace(/\/$/, ''),

@@ -20,7 +20,7 @@ export interface WorkerResources {
 }
 
 export async function openWorkerResources(config: Config, log: Logger): Promise<WorkerResources> {
-  const mongo = await connectMongo(config.mongodbUri);
+  const mongo = await connectMongo(config.mongodbUri, { serverSelectionTimeoutMs: config.mongoServerSelectionTimeoutMs });
   await migrateToEnterprises(mongo, log);
   await syncIndexes(mongo);
   const workerRedis = createWorkerRedis(config.redisUrl);
