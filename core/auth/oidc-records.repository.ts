@@ -12,7 +12,7 @@ export interface OidcRecord {
   expiresAt?: Date;
 }
 
-const oidcRecordSchema = new Schema<OidcRecord>(
+export const oidcRecordSchema = new Schema<OidcRecord>(
   {
     kind: { type: String, required: true },
     key: { type: String, required: true },

@@ -1,5 +1,4 @@
 import mongoose, { type Connection } from 'mongoose';
-import { ensureIndexes } from './model-registry.js';
 import { watchReachability } from './mongo-reachability.js';
 import { defaultsNotInUri } from './mongo-uri-options.js';
 
@@ -87,11 +86,6 @@ export async function connectMongo(uri: string, options: ConnectMongoOptions = {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
-}
-
-/** Creates the missing indexes declared by every registered model (never changes an existing one). */
-export async function syncIndexes(connection: Connection): Promise<void> {
-  for (const model of Object.values(connection.models)) await ensureIndexes(model);
 }
 
 /**

@@ -8,7 +8,7 @@ interface DeliveryDoc extends Omit<Delivery, 'id'> {
   _id: string;
 }
 
-const deliverySchema = new Schema<DeliveryDoc>(
+export const deliverySchema = new Schema<DeliveryDoc>(
   {
     _id: { type: String, required: true },
     kind: { type: String, required: true },

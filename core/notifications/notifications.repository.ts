@@ -3,7 +3,7 @@ import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } from './notification-states.js';
 import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
 
-const notificationSchema = new Schema<Notification & { _id: string }>(
+export const notificationSchema = new Schema<Notification & { _id: string }>(
   {
     // The uuid is the _id too: every conditional write names it, and servers answer a filter
     // that names one _id through the _id index whatever the other conditions (the local

@@ -10,7 +10,7 @@ interface IdempotencyDoc {
   createdAt: Date;
 }
 
-const idempotencySchema = new Schema<IdempotencyDoc>(
+export const idempotencySchema = new Schema<IdempotencyDoc>(
   {
     enterpriseId: { type: String, required: true },
     clientId: { type: String, required: true },

@@ -33,7 +33,7 @@ interface OtpDoc extends Omit<OtpRecord, 'otpUuid'> {
   _id: string;
 }
 
-const otpSchema = new Schema<OtpDoc>(
+export const otpSchema = new Schema<OtpDoc>(
   {
     _id: { type: String, required: true },
     enterpriseId: { type: String, required: true },

@@ -7,7 +7,7 @@ interface WebhookEventDoc {
   receivedAt: Date;
 }
 
-const webhookEventSchema = new Schema<WebhookEventDoc>(
+export const webhookEventSchema = new Schema<WebhookEventDoc>(
   {
     provider: { type: String, required: true },
     eventId: { type: String, required: true },

@@ -2,7 +2,7 @@ import { Schema, type Connection } from 'mongoose';
 import { modelFor } from '../db/model-registry.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
 
-const templateSchema = new Schema<MessageTemplate>(
+export const templateSchema = new Schema<MessageTemplate>(
   {
     name: { type: String, required: true },
     channel: { type: String, enum: ['SMS', 'EMAIL'], required: true },

@@ -13,7 +13,7 @@ interface UserDoc extends User {
   liveMobileKey?: string;
 }
 
-const userSchema = new Schema<UserDoc>(
+export const userSchema = new Schema<UserDoc>(
   {
     enterpriseId: { type: String, required: true },
     userId: { type: String, required: true },
