@@ -25,7 +25,10 @@ const label = (collection: string, name: string) => `${collection}.${name}`;
  */
 async function changeTtl(connection: Connection, drift: IndexDrift, declared: DeclaredIndex): Promise<'modified' | 'rebuilt'> {
   try {
-    await connection.db?.command({ collMod: drift.collection, index: { name: drift.name, expireAfterSeconds: declared.options.expireAfterSeconds } });
+    await connection.db?.command({
+      collMod: drift.collection,
+      index: { name: drift.name, expireAfterSeconds: declared.options.expireAfterSeconds },
+    });
     return 'modified';
   } catch (err) {
     if (!isMongoError(err, MONGO_CODES.CommandNotFound)) throw err;
