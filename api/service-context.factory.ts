@@ -1,9 +1,9 @@
 import { ensureDemoClient } from '../core/clients/demo-client.js';
 import type { Config } from '../core/config/config.js';
-import { connectMongo, pingMongo, syncIndexes } from '../core/db/mongo-connection.js';
-import { migrateToEnterprises } from '../core/enterprises/enterprise-migration.js';
+import { connectMongo, pingMongo } from '../core/db/mongo-connection.js';
 import type { Logger } from '../core/logger/logger.js';
 import { createMetrics } from '../core/metrics/metrics.js';
+import { prepareStoreAtStart } from '../core/migrations/store-check.js';
 import { createDispatchRetry } from '../core/queues/dispatch-retry.queue.js';
 import { createDispatchEnqueuer, enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
@@ -14,7 +14,14 @@ import type { ServiceContext } from './service-context.js';
 
 /** Connects MongoDB and Redis and builds the context; `close` releases all of it. */
 export async function createServiceContext(config: Config, logger: Logger): Promise<ServiceContext & { close: () => Promise<void> }> {
-  const mongo = await connectMongo(config.mongodbUri);
+  const mongo = await connectMongo(config.mongodbUri, { serverSelectionTimeoutMs: config.mongoServerSelectionTimeoutMs });
+  try {
+    await prepareStoreAtStart(mongo, logger);
+  } catch (err) {
+    // A process that refuses to start leaves nothing open behind it.
+    await mongo.close();
+    throw err;
+  }
   const redis = createProducerRedis(config.redis);
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
@@ -26,8 +33,6 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
     logger,
   });
   const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch };
-  await migrateToEnterprises(mongo, logger);
-  await syncIndexes(mongo);
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   else await warnUnlessNoEviction(redis, logger);
   await seedTemplates(mongo, logger);

@@ -6,9 +6,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { startApi } from '../api/main.js';
+import { connectMongo } from '../core/db/mongo-connection.js';
 import { loadConfigOrExit } from '../core/lifecycle/run-process.js';
 import { createShutdown, exitOnSignals } from '../core/lifecycle/shutdown.js';
-import { createLogger } from '../core/logger/logger.js';
+import { createLogger, type Logger } from '../core/logger/logger.js';
+import { migrateStore } from '../core/migrations/migrate-store.js';
 import { projectRoot } from '../core/project-root.js';
 import { startAllWorkers } from '../workers/all.js';
 import { parseFsyncMode, startMongoServer, startRedisServer } from './local-services.js';
@@ -66,6 +68,15 @@ function ensureLocalSecrets(): Record<string, string> {
   return secrets;
 }
 
+async function migrateLocalStore(uri: string, logger: Logger): Promise<void> {
+  const mongo = await connectMongo(uri);
+  try {
+    await migrateStore(mongo, logger);
+  } finally {
+    await mongo.close();
+  }
+}
+
 async function main(): Promise<void> {
   mkdirSync(localDir, { recursive: true });
   const env = { ...process.env };
@@ -73,6 +84,7 @@ async function main(): Promise<void> {
   if (!env.REDIS_URL && !env.REDIS_CLUSTER_NODES) {
     env.REDIS_URL = await ensureLocalService('redis', () => startRedisServer({ dataDir: join(localDir, 'redis'), detached: true }));
   }
+  const localMongo = !env.MONGODB_URI;
   if (!env.MONGODB_URI) {
     // On disk by default (every write journaled before it is acknowledged); `memory` for a
     // throw-away store.
@@ -95,6 +107,9 @@ async function main(): Promise<void> {
 
   const config = loadConfigOrExit(env);
   const logger = createLogger({ level: config.logLevel, name: 'svc-identity' });
+  // The local database is this checkout's own: migrate it as a deployment would before starting
+  // (a MongoDB given in MONGODB_URI is migrated by its operator with `npm run migrate`).
+  if (localMongo) await migrateLocalStore(config.mongodbUri, logger);
   const api = await startApi(config, logger);
   const workers = await startAllWorkers(config, logger);
   // The API's drain starts at the signal, as in the `web` role (readiness 503, keep-alive clients

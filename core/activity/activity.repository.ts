@@ -43,7 +43,7 @@ interface ActivityDoc extends ActivityInput {
   at: Date;
 }
 
-const activitySchema = new Schema<ActivityDoc>(
+export const activitySchema = new Schema<ActivityDoc>(
   {
     actor: { type: Schema.Types.Mixed, required: true },
     action: { type: String, required: true },

@@ -16,7 +16,7 @@ export interface OidcRecord {
   endedAt?: Date;
 }
 
-const oidcRecordSchema = new Schema<OidcRecord>(
+export const oidcRecordSchema = new Schema<OidcRecord>(
   {
     kind: { type: String, required: true },
     key: { type: String, required: true },
@@ -66,11 +66,11 @@ export async function findOidcRecord(
 export async function consumeOidcRecord(connection: Connection, kind: string, key: string): Promise<true | string | undefined> {
   const Records = await model(connection);
   const result = await Records.updateOne(
-    { kind, key, 'payload.consumed': { $exists: false } },
+    { kind, key, 'payload.consumed': { $exists: false }, ...live() },
     { $set: { 'payload.consumed': Math.floor(Date.now() / 1000) } },
   );
   if (result.modifiedCount === 1) return true;
-  const found = await Records.findOne({ kind, key }, { _id: 0, grantId: 1 }).lean<{ grantId?: string }>();
+  const found = await Records.findOne({ kind, key, ...live() }, { _id: 0, grantId: 1 }).lean<{ grantId?: string }>();
   return found?.grantId;
 }
 

@@ -8,7 +8,7 @@ interface ServerSecretDoc {
   createdAt: Date;
 }
 
-const serverSecretSchema = new Schema<ServerSecretDoc>(
+export const serverSecretSchema = new Schema<ServerSecretDoc>(
   {
     name: { type: String, required: true, unique: true },
     value: { type: Schema.Types.Mixed, required: true },

@@ -28,7 +28,7 @@ export interface ClientWithSecret extends Client {
   callbackSecretEncrypted?: string | null;
 }
 
-const clientSchema = new Schema<ClientWithSecret>(
+export const clientSchema = new Schema<ClientWithSecret>(
   {
     clientId: { type: String, required: true, unique: true },
     enterpriseId: { type: String, required: true },

@@ -1,12 +1,11 @@
 import type { Connection } from 'mongoose';
+import { isDuplicateKeyError as isDuplicateKey } from '../db/duplicate-key.js';
 import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
 import { invalidateClient } from './client-lookup.cache.js';
 import { findClient, insertClient, setRedirectUris } from './clients.repository.js';
 
 /** The approver example app's client: a fixed id, so every API process and every restart agree on it. */
 export const DEMO_CLIENT_ID = 'approver-demo';
-
-const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
 
 /**
  * Makes sure the approver example app has its public, first-party client, signing in users of the

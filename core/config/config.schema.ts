@@ -11,6 +11,7 @@ export const configSchema = {
     HOST: { type: 'string', minLength: 1 },
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     MONGODB_URI: { type: 'string', pattern: '^mongodb(\\+srv)?://' },
+    MONGODB_SERVER_SELECTION_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 120000 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     // Seed nodes of a Redis Cluster, `host:port` separated by commas (checked in redis-target.ts).
     REDIS_CLUSTER_NODES: { type: 'string', minLength: 1 },

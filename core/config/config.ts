@@ -11,6 +11,8 @@ export interface Config {
   readonly host: string;
   readonly logLevel: string;
   readonly mongodbUri: string;
+  /** How long a command waits for a primary: long enough to outlast a replica-set election. */
+  readonly mongoServerSelectionTimeoutMs: number;
   /** One Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
   readonly redis: RedisTarget;
   /** Prefix of every Redis key (QUEUE_PREFIX; on a cluster wrapped in a hash tag, e.g. `{svc}`). */
@@ -153,6 +155,7 @@ const DEFAULTS: Record<string, string> = {
   SHUTDOWN_DEADLINE_MS: '25000',
   SHUTDOWN_DRAIN_WINDOW_MS: '5000',
   REQUEST_DEADLINE_MS: '5000',
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: '15000',
   DISPATCH_CONCURRENCY: '10',
   ENROLLMENT_CONCURRENCY: '5',
   // Expiry jobs are one small conditional write each: many in flight keep a burst of expiries on time.
@@ -344,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: raw.HOST as string,
     logLevel: raw.LOG_LEVEL as string,
     mongodbUri: raw.MONGODB_URI as string,
+    mongoServerSelectionTimeoutMs: raw.MONGODB_SERVER_SELECTION_TIMEOUT_MS as number,
     redis: redis.target,
     queuePrefix: queuePrefixFor(raw.QUEUE_PREFIX as string, redis.target),
     publicUrl: (raw.PUBLIC_URL as string).replace(/\/$/, ''),

@@ -1,12 +1,49 @@
 import type { Connection, Model, Schema } from 'mongoose';
+import { isMongoError, MONGO_CODES } from './mongo-error-codes.js';
+import { compareIndexes, declaredIndexes, type ExistingIndex, type IndexComparison } from './index-drift.js';
 
-// Index builds per connection and model. Models registered after start-up (syncIndexes has
-// already run by then) still get their unique indexes before the first write, which the
-// race-safety of insert-if-absent writes depends on.
-const indexBuilds = new WeakMap<Connection, Map<string, Promise<unknown>>>();
+// Index work per connection and model. Models registered after start-up still get their
+// missing indexes before the first write, which the race-safety of insert-if-absent writes
+// depends on.
+const indexBuilds = new WeakMap<Connection, Map<string, Promise<IndexComparison>>>();
 
-/** Resolves once the model's declared indexes exist (built once per process and connection). */
-export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
+/** The indexes a collection has; none when it does not exist yet. */
+export async function existingIndexes(connection: Connection, collection: string): Promise<ExistingIndex[]> {
+  try {
+    return (await connection.collection(collection).indexes()) as ExistingIndex[];
+  } catch (err) {
+    if (isMongoError(err, MONGO_CODES.NamespaceNotFound)) return [];
+    throw err;
+  }
+}
+
+/** How the model's declared indexes compare with its collection's. */
+export async function compareModelIndexes<T>(model: Model<T>): Promise<IndexComparison> {
+  const declared = declaredIndexes(model.schema.indexes() as [Record<string, unknown>, Record<string, unknown>][]);
+  return compareIndexes(model.collection.collectionName, declared, await existingIndexes(model.db, model.collection.collectionName));
+}
+
+async function createMissingIndexes<T>(model: Model<T>): Promise<IndexComparison> {
+  // init() first: mongoose creates the collection in the background when a model is compiled
+  // (autoCreate), and on the local server a createCollection racing createIndexes can leave
+  // the collection without its unique index.
+  await model.init();
+  const comparison = await compareModelIndexes(model);
+  for (const index of comparison.missing) {
+    await model.collection.createIndex(index.key, { name: index.name, ...index.options });
+  }
+  return comparison;
+}
+
+/**
+ * Resolves once the model's declared indexes exist (done once per process and connection).
+ * Only missing indexes are created: an index whose options differ from the declaration is left
+ * as it is (changing it is the migration command's job, `npm run migrate`), so a changed
+ * declaration can never make every command of a model fail at start-up (MongoDB refuses to
+ * create an index that exists with other options). The comparison is returned for the
+ * start-up check (core/migrations/store-check.ts).
+ */
+export async function ensureIndexes<T>(model: Model<T>): Promise<IndexComparison> {
   const connection = model.db;
   let builds = indexBuilds.get(connection);
   if (!builds) {
@@ -15,20 +52,27 @@ export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
   }
   let build = builds.get(model.modelName);
   if (!build) {
-    // init() first: mongoose creates the collection in the background when a model is compiled
-    // (autoCreate), and on the local server a createCollection racing createIndexes can leave
-    // the collection without its unique index.
-    build = model.init().then(() => model.createIndexes());
+    build = createMissingIndexes(model);
     builds.set(model.modelName, build);
     // A failed build is retried by the next caller instead of being remembered forever.
     build.catch(() => builds.delete(model.modelName));
   }
-  await build;
+  return build;
+}
+
+/** Forgets what was built on this connection (after a migration changed the indexes). */
+export function forgetIndexBuilds(connection: Connection): void {
+  indexBuilds.delete(connection);
+}
+
+/** The connection's model `name`, registered on first use. */
+export function registeredModel<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
+  return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
 }
 
 /** The connection's model `name` (registered on first use) once its declared indexes exist. */
 export async function modelFor<T>(connection: Connection, name: string, schema: Schema<T>): Promise<Model<T>> {
-  const model = (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
+  const model = registeredModel(connection, name, schema);
   await ensureIndexes(model);
   return model;
 }

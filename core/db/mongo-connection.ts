@@ -1,12 +1,14 @@
 import mongoose, { type Connection } from 'mongoose';
-import { ensureIndexes } from './model-registry.js';
+import { watchReachability } from './mongo-reachability.js';
+import { defaultsNotInUri } from './mongo-uri-options.js';
 
 /**
- * How long a command waits for a reachable MongoDB before it fails. Short on purpose: while
- * MongoDB is down a request should get its 503 (with Retry-After) within a second instead of
- * hanging; a healthy server is selected at once, so this only shortens outages.
+ * How long a command waits for a suitable server (the primary, for writes) before it fails. It
+ * has to outlast a replica-set election (about 10-12 s with MongoDB's default election timeout),
+ * so that a failover delays commands instead of failing them. A MongoDB that is down altogether
+ * does not make the API wait this long: see mongo-reachability.ts.
  */
-export const SERVER_SELECTION_TIMEOUT_MS = 700;
+export const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 15_000;
 
 /**
  * A command unanswered this long on an open connection fails (a frozen server, a half-open
@@ -16,8 +18,45 @@ export const SERVER_SELECTION_TIMEOUT_MS = 700;
  */
 export const SOCKET_TIMEOUT_MS = 30_000;
 
+/**
+ * A write waits this long for a majority of the replica set to have it, then fails (the write
+ * is on the primary but not yet durable; every write of this service can be repeated). Without
+ * it a replica set that lost its majority would hold every write until the socket timeout.
+ */
+export const WRITE_CONCERN_TIMEOUT_MS = 10_000;
+
+/**
+ * The settings of every connection, each applied only where MONGODB_URI does not set it:
+ * - `w: 'majority'`: an acknowledged write survives the loss of the primary (MongoDB's own
+ *   default on replica sets since 5.0, made explicit so that a changed server default or an
+ *   arbiter-based topology cannot weaken it silently);
+ * - `retryWrites`: a write interrupted by a failover is retried once on the new primary (on a
+ *   replica set; a standalone server, like the local one, has no retryable writes);
+ * - the timeouts above.
+ */
+export function connectionDefaults(uri: string, serverSelectionTimeoutMs = DEFAULT_SERVER_SELECTION_TIMEOUT_MS) {
+  return defaultsNotInUri(
+    uri,
+    {
+      w: 'majority' as const,
+      wtimeoutMS: WRITE_CONCERN_TIMEOUT_MS,
+      retryWrites: true,
+      serverSelectionTimeoutMS: serverSelectionTimeoutMs,
+      socketTimeoutMS: SOCKET_TIMEOUT_MS,
+    },
+    { w: ['writeConcern'], wtimeoutMS: ['wtimeout'] },
+  );
+}
+
 /** How long a starting process keeps trying to reach MongoDB before it gives up. */
 const BOOT_CONNECT_TIMEOUT_MS = 30_000;
+
+export interface ConnectMongoOptions {
+  dbName?: string;
+  bootTimeoutMs?: number;
+  /** MONGODB_SERVER_SELECTION_TIMEOUT_MS; a serverSelectionTimeoutMS in the URI wins. */
+  serverSelectionTimeoutMs?: number;
+}
 
 /**
  * Opens a dedicated mongoose connection (not the global default), so tests can run several
@@ -26,7 +65,7 @@ const BOOT_CONNECT_TIMEOUT_MS = 30_000;
  * No command buffering: mongoose would otherwise hold commands for 10 s while disconnected; the
  * driver's server selection bounds the wait instead.
  */
-export async function connectMongo(uri: string, options: { dbName?: string; bootTimeoutMs?: number } = {}): Promise<Connection> {
+export async function connectMongo(uri: string, options: ConnectMongoOptions = {}): Promise<Connection> {
   const giveUpAt = Date.now() + (options.bootTimeoutMs ?? BOOT_CONNECT_TIMEOUT_MS);
   for (;;) {
     const connection = mongoose.createConnection(uri, {
@@ -34,13 +73,12 @@ export async function connectMongo(uri: string, options: { dbName?: string; boot
       autoIndex: false,
       autoCreate: true,
       bufferCommands: false,
-      serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS,
-      // A server that holds a connection open without answering frees it after this long.
-      ...(/[?&]socketTimeoutMS=/i.test(uri) ? {} : { socketTimeoutMS: SOCKET_TIMEOUT_MS }),
+      ...connectionDefaults(uri, options.serverSelectionTimeoutMs),
       maxPoolSize: 50,
     });
     try {
       await connection.asPromise();
+      watchReachability(connection);
       return connection;
     } catch (err) {
       await connection.close().catch(() => undefined);
@@ -50,13 +88,13 @@ export async function connectMongo(uri: string, options: { dbName?: string; boot
   }
 }
 
-/** Creates the indexes declared in every registered model's schema (idempotent). */
-export async function syncIndexes(connection: Connection): Promise<void> {
-  for (const model of Object.values(connection.models)) await ensureIndexes(model);
-}
-
+/**
+ * Readiness: any reachable member answers (`nearest`), so a process stays ready through an
+ * election, when commands wait for the new primary; a MongoDB known to be down fails at once
+ * (mongo-reachability.ts).
+ */
 export async function pingMongo(connection: Connection): Promise<void> {
   const db = connection.db;
   if (!db || connection.readyState !== 1) throw new Error('MongoDB is not connected');
-  await db.admin().command({ ping: 1 });
+  await db.admin().command({ ping: 1 }, { readPreference: 'nearest' });
 }

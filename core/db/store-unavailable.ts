@@ -16,13 +16,44 @@ const UNAVAILABLE_NAMES = new Set([
   'MongoServerClosedError',
   'MongoOperationTimeoutError',
   'StoreTimeoutError',
+  'MongoUnreachableError',
 ]);
+
+/**
+ * Server error codes of a replica set changing hands or shutting down (the driver's own list of
+ * retryable codes, plus the write-concern timeout): a write still refused with one of them after
+ * the driver's single retry is a failover that lasted longer, not a bad request.
+ */
+const UNAVAILABLE_CODES = new Set([
+  6, // HostUnreachable
+  7, // HostNotFound
+  64, // WriteConcernFailed: no majority acknowledged the write within wtimeoutMS
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  262, // ExceededTimeLimit
+  9001, // SocketException
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
+
+function hasUnavailableCode(err: { code?: unknown; writeConcernError?: { code?: unknown } }): boolean {
+  return (
+    (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) ||
+    (typeof err.writeConcernError?.code === 'number' && UNAVAILABLE_CODES.has(err.writeConcernError.code))
+  );
+}
 
 export function isStoreUnavailable(err: unknown): boolean {
   for (let current = err, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
     const { name, message, cause } = current as { name?: unknown; message?: unknown; cause?: unknown };
     if (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) return true;
-    // mongoose's own wording when a command waited for a connection that never came.
+    if (typeof name === 'string' && name.startsWith('Mongo') && hasUnavailableCode(current as { code?: unknown })) return true;
+    // mongoose's own wording (not MongoDB's: mongoose raises these without a code) when a
+    // command waited for a connection that never came.
     if (typeof message === 'string' && /buffering timed out|client was closed/.test(message)) return true;
     current = cause;
   }

@@ -8,7 +8,7 @@ interface DeliveryDoc extends Omit<Delivery, 'id'> {
   _id: string;
 }
 
-const deliverySchema = new Schema<DeliveryDoc>(
+export const deliverySchema = new Schema<DeliveryDoc>(
   {
     _id: { type: String, required: true },
     kind: { type: String, required: true },
@@ -102,7 +102,7 @@ export function createDeliveriesRepository(connection: Connection) {
     },
 
     async findByRef(refId: string): Promise<Delivery[]> {
-      const docs = await (await model()).find({ refId }).sort({ channel: 1 }).lean<DeliveryDoc[]>();
+      const docs = await (await model()).find({ refId }).sort({ channel: 1, _id: 1 }).lean<DeliveryDoc[]>();
       return docs.map(toDelivery);
     },
 
@@ -161,7 +161,7 @@ export function createDeliveriesRepository(connection: Connection) {
         await model()
       )
         .find({ state: 'QUEUED', updatedAt: { $lt: olderThan }, notAfter: { $gt: now } })
-        .sort({ updatedAt: 1 })
+        .sort({ updatedAt: 1, _id: 1 }) // _id: a tie-break, or equal times come in any order
         .limit(limit)
         .lean<DeliveryDoc[]>();
       return docs.map(toDelivery);

@@ -1,9 +1,11 @@
 import type { Connection } from 'mongoose';
+import { existingIndexes } from '../db/model-registry.js';
+import { isMongoError, MONGO_CODES } from '../db/mongo-error-codes.js';
 import type { Logger } from '../logger/logger.js';
 import { DEFAULT_ENTERPRISE_ID } from './enterprise-id.js';
 
 /** Indexes of before enterprises: unique per deployment where they are now unique per enterprise. */
-const OLD_INDEXES: [collection: string, index: string][] = [
+export const PRE_ENTERPRISE_INDEXES: [collection: string, index: string][] = [
   ['users', 'userId_1'],
   ['users', 'liveMobileNumber_1'],
   ['otps', 'userId_1_createdAt_-1'],
@@ -14,33 +16,26 @@ const OLD_INDEXES: [collection: string, index: string][] = [
 const TENANT_COLLECTIONS = ['clients', 'users', 'otps', 'otp_idempotency_keys', 'deliveries'];
 
 async function dropIndexIfPresent(connection: Connection, collection: string, index: string): Promise<boolean> {
-  const coll = connection.collection(collection);
-  let names: string[];
+  if (!(await existingIndexes(connection, collection)).some((i) => i.name === index)) return false;
   try {
-    names = (await coll.indexes()).map((i) => String(i.name));
-  } catch {
-    return false; // no such collection yet: nothing to drop
-  }
-  if (!names.includes(index)) return false;
-  try {
-    await coll.dropIndex(index);
+    await connection.collection(collection).dropIndex(index);
   } catch (err) {
     // Another process dropped it first.
-    if (!/index not found|IndexNotFound/i.test((err as Error).message)) throw err;
+    if (!isMongoError(err, MONGO_CODES.IndexNotFound)) throw err;
   }
   return true;
 }
 
 /**
- * Brings data written before enterprises existed into the `default` enterprise, at every start
- * (idempotent, and safe when several processes run it at once; no transactions needed: each
- * step can be repeated after a crash). Order matters: the old deployment-wide unique indexes go
+ * Brings data written before enterprises existed into the `default` enterprise; a step of the
+ * migration command (idempotent, and safe when several processes run it at once; no
+ * transactions needed: each step can be repeated after a crash). Order matters: the old deployment-wide unique indexes go
  * first, so a second enterprise's user with a taken userId or mobile number is not refused by
  * them; the new indexes are created by the models afterwards.
  */
 export async function migrateToEnterprises(connection: Connection, logger: Logger): Promise<void> {
   const dropped: string[] = [];
-  for (const [collection, index] of OLD_INDEXES) {
+  for (const [collection, index] of PRE_ENTERPRISE_INDEXES) {
     if (await dropIndexIfPresent(connection, collection, index)) dropped.push(`${collection}.${index}`);
   }
   let tagged = 0;

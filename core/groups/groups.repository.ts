@@ -10,7 +10,7 @@ export interface Group {
   createdAt: Date;
 }
 
-const groupSchema = new Schema<Group>(
+export const groupSchema = new Schema<Group>(
   {
     name: { type: String, required: true, unique: true },
     description: { type: String, default: null },

@@ -1,8 +1,7 @@
 import type { RedisClient } from '../queues/redis-connection.js';
 import type { Connection } from 'mongoose';
 import type { Config } from '../config/config.js';
-import { connectMongo, syncIndexes } from '../db/mongo-connection.js';
-import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
+import { connectMongo } from '../db/mongo-connection.js';
 import type { Logger } from '../logger/logger.js';
 import { closeQueueRegistry, createQueueRegistry, type QueueRegistry } from '../queues/queue-registry.js';
 import { createProducerRedis, createWorkerRedis } from '../queues/redis-connection.js';
@@ -20,10 +19,22 @@ export interface WorkerResources {
   closeSteps: ShutdownStep[];
 }
 
-export async function openWorkerResources(config: Config, log: Logger): Promise<WorkerResources> {
-  const mongo = await connectMongo(config.mongodbUri);
-  await migrateToEnterprises(mongo, log);
-  await syncIndexes(mongo);
+/**
+ * `prepareStore` is what every process does with MongoDB before it takes work (the start-up
+ * check of core/migrations, which this folder may not import).
+ */
+export async function openWorkerResources(
+  config: Config,
+  log: Logger,
+  prepareStore: (mongo: Connection, log: Logger) => Promise<void>,
+): Promise<WorkerResources> {
+  const mongo = await connectMongo(config.mongodbUri, { serverSelectionTimeoutMs: config.mongoServerSelectionTimeoutMs });
+  try {
+    await prepareStore(mongo, log);
+  } catch (err) {
+    await mongo.close();
+    throw err;
+  }
   const workerRedis = createWorkerRedis(config.redis);
   // Before any job is taken (waits for Redis like the worker itself would).
   try {

@@ -4,7 +4,7 @@ import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } fro
 import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
 import { notificationExpiryLag, notificationsEnded } from '../metrics/business-metrics.js';
 
-const notificationSchema = new Schema<Notification & { _id: string }>(
+export const notificationSchema = new Schema<Notification & { _id: string }>(
   {
     // The uuid is the _id too: every conditional write names it, and servers answer a filter
     // that names one _id through the _id index whatever the other conditions (the local

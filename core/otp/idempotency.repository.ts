@@ -1,4 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
+import { isDuplicateKeyError } from '../db/duplicate-key.js';
 import { modelFor } from '../db/model-registry.js';
 
 interface IdempotencyDoc {
@@ -10,7 +11,7 @@ interface IdempotencyDoc {
   createdAt: Date;
 }
 
-const idempotencySchema = new Schema<IdempotencyDoc>(
+export const idempotencySchema = new Schema<IdempotencyDoc>(
   {
     enterpriseId: { type: String, required: true },
     clientId: { type: String, required: true },
@@ -44,7 +45,7 @@ export function createIdempotencyRepository(connection: Connection) {
         await (await model()).create(entry);
         return { claimed: true };
       } catch (err) {
-        if ((err as { code?: number }).code !== 11000) throw err;
+        if (!isDuplicateKeyError(err)) throw err;
       }
       const existing = await (
         await model()

@@ -33,7 +33,7 @@ interface OtpDoc extends Omit<OtpRecord, 'otpUuid'> {
   _id: string;
 }
 
-const otpSchema = new Schema<OtpDoc>(
+export const otpSchema = new Schema<OtpDoc>(
   {
     _id: { type: String, required: true },
     enterpriseId: { type: String, required: true },
@@ -55,8 +55,12 @@ const otpSchema = new Schema<OtpDoc>(
   { versionKey: false, collection: 'otps' },
 );
 otpSchema.index({ enterpriseId: 1, userId: 1, createdAt: -1 });
-// Real MongoDB drops records a week after expiry; the local server never fires TTL indexes.
-otpSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 7 * 24 * 3600 });
+/** Real MongoDB drops records this long after expiry; the local server never fires TTL indexes. */
+export const OTP_KEPT_AFTER_EXPIRY_SECONDS = 7 * 24 * 3600;
+otpSchema.index({ expiresAt: 1 }, { expireAfterSeconds: OTP_KEPT_AFTER_EXPIRY_SECONDS });
+
+/** Only records MongoDB's TTL would still keep: the same answer whether or not it has run yet. */
+const notPurged = (now = new Date()) => ({ expiresAt: { $gt: new Date(now.getTime() - OTP_KEPT_AFTER_EXPIRY_SECONDS * 1000) } });
 
 const toRecord = ({ _id, ...rest }: OtpDoc): OtpRecord => ({ otpUuid: _id, ...rest });
 
@@ -95,7 +99,7 @@ export function createOtpsRepository(connection: Connection) {
     },
 
     async findForClient(otpUuid: string, clientId: string): Promise<OtpRecord | undefined> {
-      const doc = await (await model()).findOne({ _id: otpUuid, clientId }).lean<OtpDoc>();
+      const doc = await (await model()).findOne({ _id: otpUuid, clientId, ...notPurged() }).lean<OtpDoc>();
       return doc ? toRecord(doc) : undefined;
     },
 

@@ -17,7 +17,7 @@ export interface OutboxMessage extends OutboxDoc {
   id: string;
 }
 
-const outboxSchema = new Schema<OutboxDoc>(
+export const outboxSchema = new Schema<OutboxDoc>(
   {
     channel: { type: String, enum: ['SMS', 'EMAIL'], required: true },
     to: { type: String, required: true },

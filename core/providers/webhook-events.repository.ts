@@ -1,4 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
+import { isDuplicateKeyError } from '../db/duplicate-key.js';
 import { modelFor } from '../db/model-registry.js';
 
 interface WebhookEventDoc {
@@ -7,7 +8,7 @@ interface WebhookEventDoc {
   receivedAt: Date;
 }
 
-const webhookEventSchema = new Schema<WebhookEventDoc>(
+export const webhookEventSchema = new Schema<WebhookEventDoc>(
   {
     provider: { type: String, required: true },
     eventId: { type: String, required: true },
@@ -17,14 +18,17 @@ const webhookEventSchema = new Schema<WebhookEventDoc>(
 );
 // The unique index is what makes de-duplication safe between concurrent deliveries.
 webhookEventSchema.index({ provider: 1, eventId: 1 }, { unique: true });
-// Real MongoDB forgets events after 30 days (SendGrid retries for 72 hours); the local server ignores TTLs.
-webhookEventSchema.index({ receivedAt: 1 }, { expireAfterSeconds: 30 * 24 * 3600 });
+// Real MongoDB forgets events after 30 days (SendGrid retries for 72 hours); the local server
+// ignores TTLs, so reads treat an older event as forgotten too: the same answer either way.
+const KEPT_SECONDS = 30 * 24 * 3600;
+webhookEventSchema.index({ receivedAt: 1 }, { expireAfterSeconds: KEPT_SECONDS });
+const keptSince = () => new Date(Date.now() - KEPT_SECONDS * 1000);
 
 const webhookEventModel = (connection: Connection) => modelFor(connection, 'WebhookEvent', webhookEventSchema);
 
 export async function isWebhookEventSeen(connection: Connection, provider: string, eventId: string): Promise<boolean> {
   const model = await webhookEventModel(connection);
-  return (await model.exists({ provider, eventId })) !== null;
+  return (await model.exists({ provider, eventId, receivedAt: { $gt: keptSince() } })) !== null;
 }
 
 /** Records a processed event; false when it was already recorded. */
@@ -34,7 +38,9 @@ export async function markWebhookEventSeen(connection: Connection, provider: str
     await model.create({ provider, eventId, receivedAt: new Date() });
     return true;
   } catch (err) {
-    if ((err as { code?: unknown })?.code === 11000) return false;
-    throw err;
+    if (!isDuplicateKeyError(err)) throw err;
+    // A record past the TTL counts as forgotten: this event takes it over (once, if concurrent).
+    const renewed = await model.updateOne({ provider, eventId, receivedAt: { $lte: keptSince() } }, { $set: { receivedAt: new Date() } });
+    return renewed.modifiedCount === 1;
   }
 }

@@ -22,7 +22,7 @@ export interface LoginState {
 
 type LoginStateDoc = LoginState;
 
-const loginStateSchema = new Schema<LoginStateDoc>(
+export const loginStateSchema = new Schema<LoginStateDoc>(
   {
     uid: { type: String, required: true },
     clientId: { type: String, required: true },

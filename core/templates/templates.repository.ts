@@ -1,8 +1,9 @@
 import { Schema, type Connection } from 'mongoose';
+import { isDuplicateKeyError as isDuplicateKey } from '../db/duplicate-key.js';
 import { modelFor } from '../db/model-registry.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
 
-const templateSchema = new Schema<MessageTemplate>(
+export const templateSchema = new Schema<MessageTemplate>(
   {
     name: { type: String, required: true },
     channel: { type: String, enum: ['SMS', 'EMAIL'], required: true },
@@ -24,7 +25,6 @@ function toTemplate(doc: MessageTemplate & { _id?: unknown }): MessageTemplate {
   return rest;
 }
 
-const isDuplicateKey = (err: unknown) => (err as { code?: unknown })?.code === 11000;
 
 export async function findTemplate(connection: Connection, name: string): Promise<MessageTemplate | undefined> {
   const doc = await (await readyModel(connection)).findOne({ name }).lean();

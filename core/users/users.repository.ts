@@ -13,7 +13,7 @@ interface UserDoc extends User {
   liveMobileKey?: string;
 }
 
-const userSchema = new Schema<UserDoc>(
+export const userSchema = new Schema<UserDoc>(
   {
     enterpriseId: { type: String, required: true },
     userId: { type: String, required: true },
@@ -156,7 +156,7 @@ export function createUsersRepository(connection: Connection) {
           { status: pending, 'activation.codeEncrypted': { $exists: true }, updatedAt: { $lt: olderThan } },
           { enterpriseId: 1, userId: 1, 'activation.issue': 1 },
         )
-        .sort({ updatedAt: 1 })
+        .sort({ updatedAt: 1, _id: 1 }) // _id: a tie-break, or equal times come in any order
         .limit(limit)
         .lean<{ enterpriseId: string; userId: string; activation: { issue: number } }[]>();
       return docs.map((d) => ({ enterpriseId: d.enterpriseId, userId: d.userId, issue: d.activation.issue }));

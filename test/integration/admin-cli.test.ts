@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../core/project-root.js';
 import { requestToken } from '../support/auth-helpers.js';
+import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
 
 const run = promisify(execFile);
@@ -134,7 +135,7 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
   });
 
   test('when the command is unknown or a scope is wrong, then the CLI exits 2 with usage help', async () => {
-    const env = { ...process.env, MONGODB_URI: `${process.env.TEST_MONGODB_URI}/${uniqueName('cliusage')}` };
+    const env = { ...process.env, MONGODB_URI: testMongoUri(uniqueName('cliusage')) };
     await expect(run(process.execPath, [CLI, 'nope'], { env })).rejects.toMatchObject({
       code: 2,
       stderr: expect.stringContaining('usage: npm run admin --'),

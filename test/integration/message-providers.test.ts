@@ -6,6 +6,7 @@ import { createProviders } from '../../core/providers/providers.factory.js';
 import { SendgridEmailProvider } from '../../core/providers/sendgrid-email.provider.js';
 import { TwilioSmsProvider } from '../../core/providers/twilio-sms.provider.js';
 import { startProviderStub, type ProviderStub } from '../support/provider-stub.js';
+import { testMongoUri } from '../support/test-mongo-uri.js';
 import { memoryLogger, uniqueName } from '../support/test-service.js';
 
 const twilioConfig = (apiBaseUrl: string) => ({
@@ -204,7 +205,7 @@ describe('SendGrid e-mail provider (real SDK)', () => {
 describe('createProviders and the outbox', () => {
   let mongo: Connection;
   beforeAll(async () => {
-    mongo = await connectMongo(`${process.env.TEST_MONGODB_URI ?? ''}/${uniqueName('providers')}`);
+    mongo = await connectMongo(testMongoUri(uniqueName('providers')));
   });
   afterAll(async () => {
     await mongo.close();

@@ -14,6 +14,7 @@ import { startFreezableProxy } from '../support/freezable-proxy.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { connectToNodeOf } from '../support/redis-node.js';
+import { firstTestMongoHost, testMongoUriVia } from '../support/test-mongo-uri.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 interface Row {
@@ -179,8 +180,9 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
 
   test('when MongoDB stops answering mid-write, then the write is given up after its timeout and the send stays journaled', async () => {
     const deliveryId = await queuedDelivery();
-    const proxy = await startFreezableProxy((process.env.TEST_MONGODB_URI as string).replace('mongodb://', ''));
-    const viaProxy = await connectMongo(`mongodb://${proxy.address}/${service.ctx.mongo.name}`);
+    const hello = (await service.ctx.mongo.db?.admin().command({ isMaster: 1 })) as { primary?: unknown } | undefined;
+    const proxy = await startFreezableProxy(typeof hello?.primary === 'string' ? hello.primary : firstTestMongoHost());
+    const viaProxy = await connectMongo(testMongoUriVia(proxy.address, service.ctx.mongo.name));
     const log = memoryLogger();
     const rows = createDeliveriesRepository(viaProxy);
     await rows.findById(deliveryId);

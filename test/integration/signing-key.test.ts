@@ -1,6 +1,7 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import { connectMongo } from '../../core/db/mongo-connection.js';
 import { loadSigningKey } from '../../core/auth/signing-key.service.js';
+import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName } from '../support/test-service.js';
 
 async function jwksKids(url: string): Promise<string[]> {
@@ -23,7 +24,7 @@ describe('access-token signing key', () => {
   });
 
   test('when several processes bootstrap at once on an empty database, then they all end up with one key', async () => {
-    const uri = `${process.env.TEST_MONGODB_URI}/${uniqueName('signrace')}`;
+    const uri = testMongoUri(uniqueName('signrace'));
     const connections = await Promise.all(Array.from({ length: 5 }, () => connectMongo(uri)));
     try {
       const keys = await Promise.all(connections.map((c) => loadSigningKey(c, { signingKeyJwk: undefined })));

@@ -7,8 +7,8 @@ import { servicesStateFile } from './services-state.mjs';
 
 /**
  * The run's Redis: one server, or with TEST_REDIS_CLUSTER=1 a 3-master Redis Cluster (the
- * cluster pass of scripts/test.sh). TEST_REDIS_CLUSTER_NODES given from outside points the run
- * at an existing cluster instead.
+ * cluster pass of scripts/test.sh). TEST_REDIS_CLUSTER_NODES or TEST_REDIS_URL given from outside
+ * point the run at an existing cluster or server instead.
  */
 async function startRedis() {
   if (process.env.TEST_REDIS_CLUSTER_NODES) return { env: {}, pids: [], dirs: [] };
@@ -16,23 +16,28 @@ async function startRedis() {
     const cluster = await startRedisCluster();
     return { env: { TEST_REDIS_CLUSTER_NODES: cluster.seeds }, pids: cluster.nodes.map((node) => node.pid), dirs: [cluster.dir] };
   }
+  if (process.env.TEST_REDIS_URL) return { env: {}, pids: [], dirs: [] };
   const redis = await startRedisServer();
   return { env: { TEST_REDIS_URL: redis.url }, pids: [redis.pid], dirs: [] };
 }
 
-// One Redis and one MongoDB-wire server per test run; each test file uses its own database and
-// queue prefix. Test workers inherit these variables because they start after this runs.
+// One Redis and one MongoDB per test run; each test file uses its own database and queue
+// prefix. A store given by whoever runs the suite (TEST_MONGODB_URI: any MongoDB, a replica set
+// included; TEST_REDIS_URL or TEST_REDIS_CLUSTER_NODES) is used as it is, and only what is not
+// given is started here. Test workers inherit these variables because they start after this runs.
 export default async function globalSetup() {
   // Several Jest projects share this set-up; the servers are started once per run.
   if (process.env.SVC_TEST_SERVICES) return;
-  const [redis, mongo, mocks] = await Promise.all([startRedis(), startMongoServer(), startProviderMocks()]);
+  const [redis, mongo, mocks] = await Promise.all([
+    startRedis(),
+    process.env.TEST_MONGODB_URI ? undefined : startMongoServer(),
+    startProviderMocks(),
+  ]);
   Object.assign(process.env, redis.env);
-  process.env.TEST_MONGODB_URI = mongo.url;
+  if (mongo) process.env.TEST_MONGODB_URI = mongo.url;
   process.env.TEST_TWILIO_MOCK_URL = mocks.twilio.url;
   process.env.TEST_SENDGRID_MOCK_URL = mocks.sendgrid.url;
   process.env.SVC_TEST_SERVICES = 'started';
-  writeFileSync(
-    servicesStateFile,
-    JSON.stringify({ pids: [...redis.pids, mongo.pid, mocks.twilio.pid, mocks.sendgrid.pid], dirs: redis.dirs }),
-  );
+  const pids = [...redis.pids, mongo?.pid, mocks.twilio.pid, mocks.sendgrid.pid].filter((pid) => pid !== undefined);
+  writeFileSync(servicesStateFile, JSON.stringify({ pids, dirs: redis.dirs }));
 }

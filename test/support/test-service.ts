@@ -7,6 +7,7 @@ import type { ServiceContext } from '../../api/service-context.js';
 import { createServiceContext } from '../../api/service-context.factory.js';
 import { loadConfig, type Config } from '../../core/config/config.js';
 import { createLogger, type Logger } from '../../core/logger/logger.js';
+import { testMongoUri } from './test-mongo-uri.js';
 
 export interface TestService {
   ctx: ServiceContext;
@@ -32,10 +33,9 @@ export function testConfig(label: string, overrides: Record<string, string> = {}
 /** The environment of a test file's service; a worker process started with it shares its stores. */
 export function testEnv(label: string, overrides: Record<string, string> = {}): Record<string, string> {
   const name = uniqueName(label);
-  const mongoBase = process.env.TEST_MONGODB_URI;
   const redisUrl = process.env.TEST_REDIS_URL;
   const clusterNodes = process.env.TEST_REDIS_CLUSTER_NODES;
-  if (!mongoBase || !(redisUrl || clusterNodes)) throw new Error('TEST_MONGODB_URI/TEST_REDIS_URL missing: run through `npm test`');
+  if (!(redisUrl || clusterNodes)) throw new Error('TEST_MONGODB_URI/TEST_REDIS_URL missing: run through `npm test`');
   // The cluster pass (TEST_REDIS_CLUSTER_NODES) puts every file on the cluster, except a file
   // that brings a Redis of its own.
   const redis: Record<string, string> =
@@ -45,7 +45,7 @@ export function testEnv(label: string, overrides: Record<string, string> = {}): 
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
-    MONGODB_URI: `${mongoBase}/${name}`,
+    MONGODB_URI: testMongoUri(name),
     ...redis,
     QUEUE_PREFIX: name,
     PUBLIC_URL: 'http://127.0.0.1:0',

@@ -6,6 +6,7 @@ import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
 import { createManagedWorker, drainWorker, runManagedWorker } from '../../core/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/lifecycle/worker-resources.js';
+import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
 import { createShutdown } from '../../core/lifecycle/shutdown.js';
 import type { Logger } from '../../core/logger/logger.js';
 import type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
@@ -20,7 +21,7 @@ export type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
 /** The dispatch worker and its delivery sweeper, ready and taking work. */
 export async function startDispatchWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const log = logger.child({ worker: 'dispatch' });
-  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log);
+  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
   const deliveries = createDeliveriesRepository(mongo);
   const journal = createSentJournal(redis, config.queuePrefix);
   const sent = createSentOutcomes({ journal, deliveries, logger: log, maxBacklog: config.sentJournalMaxBacklog });

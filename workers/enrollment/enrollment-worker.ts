@@ -2,6 +2,7 @@ import type { Config } from '../../core/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createManagedWorker, drainWorker, runManagedWorker, type RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/lifecycle/worker-resources.js';
+import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
 import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';
 import { createShutdown } from '../../core/lifecycle/shutdown.js';
@@ -15,7 +16,7 @@ import { createSendActivationProcessor } from './send-activation.processor.js';
 /** The enrollment worker: turns enrollment jobs into activation deliveries and dispatch jobs. */
 export async function startEnrollmentWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const log = logger.child({ worker: 'enrollment' });
-  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log);
+  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
   const users = createUsersRepository(mongo);
   const activationDeliveries = createActivationDeliveries({
     users,

@@ -1,6 +1,7 @@
 import type { Config } from '../../core/config/config.js';
 import { createManagedWorker, drainWorker, runManagedWorker, type RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/lifecycle/worker-resources.js';
+import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
 import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
 import { createShutdown } from '../../core/lifecycle/shutdown.js';
 import type { Logger } from '../../core/logger/logger.js';
@@ -25,7 +26,7 @@ const RETENTION_INTERVAL_MS = 10 * 60_000;
  */
 export async function startNotificationWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const log = logger.child({ worker: 'notification' });
-  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log);
+  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
   const repository = createNotificationsRepository(mongo);
   const service = createNotificationsService({
     repository,

@@ -1,0 +1,84 @@
+import type { Connection } from 'mongoose';
+import { declaredIndexes, type DeclaredIndex, type IndexDrift } from '../db/index-drift.js';
+import { compareModelIndexes, forgetIndexBuilds, registeredModel } from '../db/model-registry.js';
+import { isMongoError, MONGO_CODES } from '../db/mongo-error-codes.js';
+import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
+import type { Logger } from '../logger/logger.js';
+import { DECLARED_MODELS } from './declared-models.js';
+import { obsoleteIndexes } from './store-check.js';
+
+export interface MigrationReport {
+  /** Indexes of an older version dropped (`collection.index`). */
+  dropped: string[];
+  /** TTL changed in place (`collMod`). */
+  modified: string[];
+  /** Dropped and created again with the declared options. */
+  rebuilt: string[];
+  created: string[];
+}
+
+const label = (collection: string, name: string) => `${collection}.${name}`;
+
+/**
+ * Changes an index's TTL in place with `collMod` (no rebuild, the index keeps serving). The
+ * local MongoDB-wire server has no `collMod`: there the index is dropped and created again.
+ */
+async function changeTtl(connection: Connection, drift: IndexDrift, declared: DeclaredIndex): Promise<'modified' | 'rebuilt'> {
+  try {
+    await connection.db?.command({
+      collMod: drift.collection,
+      index: { name: drift.name, expireAfterSeconds: declared.options.expireAfterSeconds },
+    });
+    return 'modified';
+  } catch (err) {
+    if (!isMongoError(err, MONGO_CODES.CommandNotFound)) throw err;
+    await rebuild(connection, drift, declared);
+    return 'rebuilt';
+  }
+}
+
+async function rebuild(connection: Connection, drift: IndexDrift, declared: DeclaredIndex): Promise<void> {
+  const collection = connection.collection(drift.collection);
+  try {
+    await collection.dropIndex(drift.name);
+  } catch (err) {
+    // Another migration run dropped it first.
+    if (!isMongoError(err, MONGO_CODES.IndexNotFound)) throw err;
+  }
+  await collection.createIndex(declared.key, { name: declared.name, ...declared.options });
+}
+
+/**
+ * Brings the database to this version: data migrations first (the pre-enterprise one), then
+ * every declared index as declared (missing ones created, a changed TTL modified in place, any
+ * other changed option by drop-and-create). Idempotent: a second run changes nothing, and a
+ * run interrupted half-way is finished by the next. Run by `npm run migrate` before a version
+ * with changed declarations starts; the previous version's command brings a rollback back.
+ */
+export async function migrateStore(connection: Connection, logger: Logger): Promise<MigrationReport> {
+  const report: MigrationReport = { dropped: [], modified: [], rebuilt: [], created: [] };
+  report.dropped.push(...(await obsoleteIndexes(connection)));
+  await migrateToEnterprises(connection, logger);
+  for (const { name, schema } of DECLARED_MODELS) {
+    const model = registeredModel(connection, name, schema);
+    await model.init();
+    const declared = declaredIndexes(model.schema.indexes() as [Record<string, unknown>, Record<string, unknown>][]);
+    const { missing, drifted } = await compareModelIndexes(model);
+    for (const drift of drifted) {
+      const target = declared.find((d) => JSON.stringify(d.key) === JSON.stringify(drift.key)) as DeclaredIndex;
+      if (drift.ttlOnly) report[await changeTtl(connection, drift, target)].push(label(drift.collection, drift.name));
+      else {
+        await rebuild(connection, drift, target);
+        report.rebuilt.push(label(drift.collection, drift.name));
+      }
+    }
+    for (const index of missing) {
+      await model.collection.createIndex(index.key, { name: index.name, ...index.options });
+      report.created.push(label(model.collection.collectionName, index.name));
+    }
+  }
+  // The processes of this connection see the indexes as they are now.
+  forgetIndexBuilds(connection);
+  logger.info(report, 'MongoDB migrated');
+  return report;
+}

@@ -1,0 +1,79 @@
+import type { Connection } from 'mongoose';
+import type { IndexDrift } from '../db/index-drift.js';
+import { ensureIndexes, existingIndexes, registeredModel } from '../db/model-registry.js';
+import { PRE_ENTERPRISE_INDEXES } from '../enterprises/enterprise-migration.js';
+import type { Logger } from '../logger/logger.js';
+import { DECLARED_MODELS } from './declared-models.js';
+
+/** The command that brings the database's indexes and data to this version's declarations. */
+export const MIGRATE_COMMAND = 'npm run migrate (node dist/scripts/migrate.js)';
+
+export interface StoreCheck {
+  /** Indexes whose options differ from the declarations. */
+  drifted: IndexDrift[];
+  /** Indexes of an older version that a migration drops (`collection.index`). */
+  obsolete: string[];
+}
+
+/** A database that this version cannot run on before the migration command has run. */
+export class StoreMigrationNeededError extends Error {
+  constructor(readonly check: StoreCheck) {
+    super(
+      `MongoDB needs a migration before this version can start: run ${MIGRATE_COMMAND} with this version's settings. ` +
+        describeCheck(check).join('; '),
+    );
+    this.name = 'StoreMigrationNeededError';
+  }
+}
+
+function describeCheck(check: StoreCheck): string[] {
+  return [
+    ...check.drifted.map(
+      (d) =>
+        `${d.collection}.${d.name}: ${d.differences.map((x) => `${x.option} is ${JSON.stringify(x.existing ?? null)}, declared ${JSON.stringify(x.declared ?? null)}`).join(', ')}`,
+    ),
+    ...check.obsolete.map((name) => `${name}: index of an older version`),
+  ];
+}
+
+/** Compares every declared model with the database, creating missing indexes on the way. */
+export async function checkStore(connection: Connection): Promise<StoreCheck> {
+  const drifted: IndexDrift[] = [];
+  for (const { name, schema } of DECLARED_MODELS) {
+    drifted.push(...(await ensureIndexes(registeredModel(connection, name, schema))).drifted);
+  }
+  return { drifted, obsolete: await obsoleteIndexes(connection) };
+}
+
+/** Indexes of older versions still in the database (`collection.index`), which a migration drops. */
+export async function obsoleteIndexes(connection: Connection): Promise<string[]> {
+  const obsolete: string[] = [];
+  for (const [collection, index] of PRE_ENTERPRISE_INDEXES) {
+    if ((await existingIndexes(connection, collection)).some((i) => i.name === index)) obsolete.push(`${collection}.${index}`);
+  }
+  return obsolete;
+}
+
+/**
+ * What every process does with MongoDB before it takes work: missing indexes are created (a
+ * new index changes nothing that already works), existing ones are never changed or dropped.
+ * An index whose options differ from the declaration, or an index of an older version, means
+ * the migration command has not run for this version:
+ * - when the difference changes which writes MongoDB accepts (unique, sparse, partial filter,
+ *   key) or an older version's index is still there, the process refuses to start, naming the
+ *   command, since running on it could let a duplicate in or refuse valid writes;
+ * - when only a TTL differs, it starts and warns: the documents are deleted on the old
+ *   schedule until the command runs, and every reader checks expiry itself anyway.
+ */
+export async function prepareStoreAtStart(connection: Connection, logger: Logger): Promise<void> {
+  const check = await checkStore(connection);
+  const blocking: StoreCheck = { drifted: check.drifted.filter((d) => !d.ttlOnly), obsolete: check.obsolete };
+  if (blocking.drifted.length > 0 || blocking.obsolete.length > 0) throw new StoreMigrationNeededError(blocking);
+  const ttlOnly = check.drifted.filter((d) => d.ttlOnly);
+  if (ttlOnly.length > 0) {
+    logger.warn(
+      { indexes: describeCheck({ drifted: ttlOnly, obsolete: [] }), command: MIGRATE_COMMAND },
+      'MongoDB TTL indexes differ from this version; documents expire on the old schedule until the migration command runs',
+    );
+  }
+}

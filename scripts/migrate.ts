@@ -1,0 +1,44 @@
+// `npm run migrate [-- --check]`: brings MongoDB's indexes and data to this version's
+// declarations before the version starts (core/migrations/migrate-store.ts). With --check it
+// changes nothing and exits 3 when a migration is needed. Prints JSON on stdout, logs on stderr.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connectMongo } from '../core/db/mongo-connection.js';
+import { createLogger } from '../core/logger/logger.js';
+import { migrateStore } from '../core/migrations/migrate-store.js';
+import { checkStore } from '../core/migrations/store-check.js';
+import { projectRoot } from '../core/project-root.js';
+
+/** MONGODB_URI, or the database `npm start` uses on the local server it recorded. */
+function mongoUri(): string {
+  if (process.env.MONGODB_URI) return process.env.MONGODB_URI;
+  const record = join(projectRoot, '.local', 'mongo.json');
+  if (!existsSync(record)) throw new Error('MONGODB_URI is not set and no local MongoDB was started by `npm start`');
+  return `${(JSON.parse(readFileSync(record, 'utf8')) as { url: string }).url}/svc-identity`;
+}
+
+async function main(): Promise<number> {
+  const checkOnly = process.argv.includes('--check');
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info', name: 'migrate', destination: process.stderr });
+  const mongo = await connectMongo(mongoUri());
+  try {
+    if (checkOnly) {
+      const check = await checkStore(mongo);
+      const needed = check.drifted.length > 0 || check.obsolete.length > 0;
+      process.stdout.write(JSON.stringify({ migrationNeeded: needed, ...check }, null, 2) + '\n');
+      return needed ? 3 : 0;
+    }
+    process.stdout.write(JSON.stringify(await migrateStore(mongo, logger), null, 2) + '\n');
+    return 0;
+  } finally {
+    await mongo.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error('migration failed:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

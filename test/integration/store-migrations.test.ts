@@ -1,0 +1,111 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Connection } from 'mongoose';
+import { connectMongo } from '../../core/db/mongo-connection.js';
+import { checkStore } from '../../core/migrations/store-check.js';
+import { projectRoot } from '../../core/project-root.js';
+import { markWebhookEventSeen } from '../../core/providers/webhook-events.repository.js';
+import { testMongoUri } from '../support/test-mongo-uri.js';
+import { startTestService, uniqueName } from '../support/test-service.js';
+
+const run = promisify(execFile);
+const MIGRATE = join(projectRoot, 'dist', 'scripts', 'migrate.js');
+const DECLARED_WEBHOOK_TTL = 30 * 24 * 3600;
+
+/** The migration command as an operator runs it before starting a new version. */
+async function migrate(uri: string, ...args: string[]): Promise<{ code: number; report: Record<string, unknown> }> {
+  try {
+    const { stdout } = await run(process.execPath, [MIGRATE, ...args], { env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'warn' } });
+    return { code: 0, report: JSON.parse(stdout) as Record<string, unknown> };
+  } catch (err) {
+    const { code, stdout } = err as { code: number; stdout: string };
+    return { code, report: JSON.parse(stdout) as Record<string, unknown> };
+  }
+}
+
+const indexesOf = async (mongo: Connection, collection: string) =>
+  (await mongo.collection(collection).indexes()).map(({ name, key, unique, expireAfterSeconds }) => ({
+    name,
+    key,
+    unique,
+    expireAfterSeconds,
+  }));
+
+// Index options change through `npm run migrate`, never at start-up: MongoDB refuses to create an
+// index that exists with other options (IndexOptionsConflict), while the local server silently
+// keeps both, so start-up compares the declarations with the database instead of re-declaring.
+describe('index changes go through the migration command', () => {
+  let uri: string;
+  let mongo: Connection;
+  beforeEach(async () => {
+    uri = testMongoUri(uniqueName('migrate'));
+    mongo = await connectMongo(uri);
+  });
+  afterEach(async () => {
+    await mongo.dropDatabase();
+    await mongo.close();
+  });
+
+  test('when a TTL differs from the declaration, then start-up warns with the command, the migration changes it, and a second run changes nothing', async () => {
+    // The database as an older version left it: webhook events kept for 7 days, not 30.
+    const first = await startTestService('migrate-ttl', { MONGODB_URI: uri });
+    await first.close();
+    await mongo.collection('webhook_events').dropIndex('receivedAt_1');
+    await mongo.collection('webhook_events').createIndex({ receivedAt: 1 }, { expireAfterSeconds: 7 * 24 * 3600 });
+
+    const service = await startTestService('migrate-ttl', { MONGODB_URI: uri });
+    try {
+      const warning = service.logLines().find((line) => line.level === 40 && String(line.msg).startsWith('MongoDB TTL indexes differ'));
+      expect(warning).toMatchObject({
+        indexes: ['webhook_events.receivedAt_1: expireAfterSeconds is 604800, declared 2592000'],
+        command: 'npm run migrate (node dist/scripts/migrate.js)',
+      });
+      // The model still works on the old TTL (no IndexOptionsConflict on every call).
+      expect(await markWebhookEventSeen(service.ctx.mongo, 'sendgrid', 'ev-1')).toBe(true);
+    } finally {
+      await service.close();
+    }
+
+    expect(await migrate(uri, '--check')).toMatchObject({ code: 3, report: { migrationNeeded: true, obsolete: [] } });
+    // The local server has no collMod: the index is dropped and created again (MongoDB modifies it in place).
+    expect(await migrate(uri)).toEqual({
+      code: 0,
+      report: { dropped: [], modified: [], rebuilt: ['webhook_events.receivedAt_1'], created: [] },
+    });
+    expect((await indexesOf(mongo, 'webhook_events')).filter((i) => i.name === 'receivedAt_1')).toEqual([
+      { name: 'receivedAt_1', key: { receivedAt: 1 }, unique: undefined, expireAfterSeconds: DECLARED_WEBHOOK_TTL },
+    ]);
+    expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
+    expect(await migrate(uri, '--check')).toEqual({ code: 0, report: { migrationNeeded: false, drifted: [], obsolete: [] } });
+  });
+
+  test('when an index would accept other writes than declared, then no process starts until the migration has run', async () => {
+    // An older version's users index: not unique, so two users could share one id.
+    await mongo.collection('users').createIndex({ enterpriseId: 1, userId: 1 });
+    // And an index of before enterprises, which a data migration drops.
+    await mongo.collection('otp_idempotency_keys').createIndex({ clientId: 1, key: 1 }, { unique: true, name: 'clientId_1_key_1' });
+
+    await expect(startTestService('migrate-unique', { MONGODB_URI: uri })).rejects.toMatchObject({
+      name: 'StoreMigrationNeededError',
+      message:
+        "MongoDB needs a migration before this version can start: run npm run migrate (node dist/scripts/migrate.js) with this version's settings. " +
+        'users.enterpriseId_1_userId_1: unique is false, declared true; otp_idempotency_keys.clientId_1_key_1: index of an older version',
+    });
+
+    expect(await migrate(uri)).toEqual({
+      code: 0,
+      report: {
+        dropped: ['otp_idempotency_keys.clientId_1_key_1'],
+        modified: [],
+        rebuilt: ['users.enterpriseId_1_userId_1'],
+        // The refused start-up already created what was missing: a new index changes nothing that works.
+        created: [],
+      },
+    });
+    expect((await indexesOf(mongo, 'users')).find((i) => i.name === 'enterpriseId_1_userId_1')).toMatchObject({ unique: true });
+    expect(await checkStore(mongo)).toEqual({ drifted: [], obsolete: [] });
+    const service = await startTestService('migrate-unique', { MONGODB_URI: uri });
+    await service.close();
+  });
+});
