@@ -13,7 +13,7 @@ interface RevokedToken {
   expiresAt: Date;
 }
 
-const revokedTokenSchema = new Schema<RevokedToken>(
+export const revokedTokenSchema = new Schema<RevokedToken>(
   {
     jti: { type: String, required: true },
     clientId: { type: String, required: true },

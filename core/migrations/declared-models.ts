@@ -1,6 +1,7 @@
 import type { Schema } from 'mongoose';
 import { activitySchema } from '../activity/activity.repository.js';
 import { oidcRecordSchema } from '../auth/oidc-records.repository.js';
+import { revokedTokenSchema } from '../auth/revoked-tokens.repository.js';
 import { serverSecretSchema } from '../auth/server-secrets.repository.js';
 import { clientSchema } from '../clients/clients.repository.js';
 import { deliverySchema } from '../deliveries/deliveries.repository.js';
@@ -11,6 +12,7 @@ import { otpSchema } from '../otp/otps.repository.js';
 import { outboxSchema } from '../providers/outbox.repository.js';
 import { webhookEventSchema } from '../providers/webhook-events.repository.js';
 import { loginStateSchema } from '../sign-in/login-states.repository.js';
+import { signInFailuresSchema } from '../sign-in/sign-in-failures.repository.js';
 import { templateSchema } from '../templates/templates.repository.js';
 import { userSchema } from '../users/users.repository.js';
 
@@ -23,6 +25,7 @@ import { userSchema } from '../users/users.repository.js';
 export const DECLARED_MODELS: { name: string; schema: Schema<never> }[] = [
   { name: 'Activity', schema: activitySchema },
   { name: 'OidcRecord', schema: oidcRecordSchema },
+  { name: 'RevokedToken', schema: revokedTokenSchema },
   { name: 'ServerSecret', schema: serverSecretSchema },
   { name: 'Client', schema: clientSchema },
   { name: 'Delivery', schema: deliverySchema },
@@ -33,6 +36,7 @@ export const DECLARED_MODELS: { name: string; schema: Schema<never> }[] = [
   { name: 'OutboxMessage', schema: outboxSchema },
   { name: 'WebhookEvent', schema: webhookEventSchema },
   { name: 'LoginState', schema: loginStateSchema },
+  { name: 'SignInFailures', schema: signInFailuresSchema },
   { name: 'MessageTemplate', schema: templateSchema },
   { name: 'User', schema: userSchema },
 ] as never;

@@ -19,7 +19,7 @@ interface SignInFailuresDoc extends UserRef {
 
 const FORGET_AFTER_MS = 90 * 24 * 3600 * 1000;
 
-const schema = new Schema<SignInFailuresDoc>(
+export const signInFailuresSchema = new Schema<SignInFailuresDoc>(
   {
     enterpriseId: { type: String, required: true },
     userId: { type: String, required: true },
@@ -29,13 +29,13 @@ const schema = new Schema<SignInFailuresDoc>(
   },
   { collection: 'sign_in_failures', versionKey: false },
 );
-schema.index({ enterpriseId: 1, userId: 1 }, { unique: true });
-schema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+signInFailuresSchema.index({ enterpriseId: 1, userId: 1 }, { unique: true });
+signInFailuresSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
 const PROJECTION = { _id: 0 } as const;
 
 export function createSignInFailuresRepository(connection: Connection) {
-  const model = () => modelFor(connection, 'SignInFailures', schema);
+  const model = () => modelFor(connection, 'SignInFailures', signInFailuresSchema);
   const byRef = (ref: UserRef) => ({ enterpriseId: ref.enterpriseId, userId: ref.userId });
 
   return {
