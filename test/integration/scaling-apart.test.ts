@@ -153,6 +153,8 @@ describe('Scaling apart: two API, two dispatch and two notification processes on
       // On a busy shared test machine a request can take longer than the default 5 s to commit;
       // this test is about sharing work, not about that deadline (tested on its own).
       REQUEST_DEADLINE_MS: '60000',
+      // The callback receiver is this test's own, on loopback: an operator's opt-in outside development.
+      NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on',
     });
   });
   afterAll(async () => {
