@@ -9,7 +9,7 @@ type Start<R> = (config: Config, logger: Logger) => Promise<R & { shutdown: () =
 /**
  * A worker process's Prometheus endpoint (`GET /metrics` on METRICS_PORT): its process metrics and
  * the business counters it updates (deliveries, provider latency, expiries). Workers have no HTTP
- * server of their own; this one answers nothing else and is closed before the worker drains.
+ * server of their own; this one answers nothing else, and doubles as the worker's liveness probe.
  */
 export function withMetricsEndpoint<R>(start: Start<R>): Start<R> {
   return async (config, logger) => {
@@ -22,11 +22,14 @@ export function withMetricsEndpoint<R>(start: Start<R>): Start<R> {
     logger.info({ port: config.metricsPort }, 'metrics served on /metrics');
     return {
       ...running,
+      // Closed after the worker has drained: a liveness probe on /metrics keeps answering while
+      // jobs in flight finish, so the orchestrator does not kill a worker that is shutting down well.
       shutdown: async () => {
+        const ok = await running.shutdown();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await closed;
-        return running.shutdown();
+        return ok;
       },
     };
   };

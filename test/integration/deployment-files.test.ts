@@ -251,6 +251,24 @@ describe('Deployment files', () => {
       }
     });
 
+    test('when read, then each worker Deployment serves its metrics on METRICS_PORT and probes liveness there, with the scrape annotations', () => {
+      for (const type of ['dispatch', 'enrollment', 'notifications']) {
+        const template = deployment(type).spec.template;
+        const container = template.spec.containers[0];
+        const metricsPort = (container.env as { name: string; value: string }[]).find((e) => e.name === 'METRICS_PORT')?.value;
+        expect([type, metricsPort]).toEqual([type, '9464']);
+        const port = (container.ports as { name: string; containerPort: number }[]).find(
+          (p) => p.name === container.livenessProbe.httpGet.port,
+        );
+        expect([type, container.livenessProbe.httpGet.path, port?.containerPort]).toEqual([type, '/metrics', 9464]);
+        expect(template.metadata.annotations).toEqual({
+          'prometheus.io/scrape': 'true',
+          'prometheus.io/port': '9464',
+          'prometheus.io/path': '/metrics',
+        });
+      }
+    });
+
     test('when read, then the web Deployment probes readiness and liveness on paths the app serves, on its named port', async () => {
       const container = deployment('web').spec.template.spec.containers[0];
       const portNames = (container.ports as { name: string }[]).map((p) => p.name);
