@@ -79,9 +79,16 @@ export async function deleteOidcRecord(connection: Connection, kind: string, key
   await Records.deleteOne({ kind, key });
 }
 
+/**
+ * The kinds a grant issues: revoking a grant ends these. Other records may name a grant too (an
+ * Interaction under way carries the grant it would extend) and must survive its revocation:
+ * signing the previous person out while another signs in revokes that grant mid-interaction.
+ */
+export const GRANT_ISSUED_KINDS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest'];
+
 export async function deleteOidcRecordsOfGrant(connection: Connection, grantId: string): Promise<void> {
   const Records = await model(connection);
-  await Records.deleteMany({ grantId });
+  await Records.deleteMany({ grantId, kind: { $in: GRANT_ISSUED_KINDS } });
 }
 
 /** A stored access token with whether blocking its account ended it. */

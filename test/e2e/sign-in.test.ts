@@ -20,6 +20,7 @@ describe('sign-in pages in a real browser', () => {
   let browser: Browser | undefined;
   let app: TestApp;
   let partnerApp: TestApp;
+  let otherEnterpriseApp: TestApp;
   let appClientId = '';
 
   beforeAll(async () => {
@@ -38,6 +39,16 @@ describe('sign-in pages in a real browser', () => {
       firstParty: false,
     });
     partnerApp.useClient({ clientId: partner.client.clientId, clientSecret: partner.clientSecret as string });
+    // Another enterprise's app, whose own user `alice` is another person.
+    otherEnterpriseApp = await startTestApp(service.url);
+    const other = await registerClient(service.ctx.mongo, {
+      name: 'Other Bank',
+      enterpriseId: 'other-bank',
+      scopes: [],
+      redirectUris: [otherEnterpriseApp.redirectUri],
+    });
+    otherEnterpriseApp.useClient({ clientId: other.client.clientId, clientSecret: other.clientSecret as string });
+    await insertUser(service.ctx.mongo, { userId: 'alice', enterpriseId: 'other-bank', mobileNumber: '+15550200009' });
     await insertUser(service.ctx.mongo, { userId: 'alice', firstName: 'Alice', lastName: 'Liddell', mobileNumber: '+15550200001' });
     await insertUser(service.ctx.mongo, { userId: 'bob', firstName: 'Bob', lastName: 'Builder', emailId: 'bob@example.com' });
     await insertUser(service.ctx.mongo, { userId: 'newbie', status: 'CREATED', mobileNumber: '+15550200003' });
@@ -47,6 +58,7 @@ describe('sign-in pages in a real browser', () => {
     await browser?.close();
     await app.close();
     await partnerApp.close();
+    await otherEnterpriseApp.close();
     await worker.shutdown();
     await service.close();
   });
@@ -58,7 +70,7 @@ describe('sign-in pages in a real browser', () => {
     const external: string[] = [];
     page.on('request', (request) => {
       const url = request.url();
-      if (!url.startsWith(service.url) && !url.startsWith(app.url) && !url.startsWith(partnerApp.url)) external.push(url);
+      if (![service.url, app.url, partnerApp.url, otherEnterpriseApp.url].some((origin) => url.startsWith(origin))) external.push(url);
     });
     page.on('close', () => expect(external).toEqual([]));
     return page;
@@ -106,6 +118,48 @@ describe('sign-in pages in a real browser', () => {
     expect(app.last.tokens).toMatchObject({ token_type: 'Bearer', scope: 'openid notifications', id_token: expect.any(String) });
     await page.screenshot({ path: 'test-results/sign-in-4-app-signed-in.png' });
     expect(cspViolations).toEqual([]);
+    await page.close();
+  });
+
+  test('when another person signs in on a browser where someone is signed in (prompt=login), then the app gets the new person', async () => {
+    const page = await newPage();
+    await page.goto(`${app.url}/login?scope=openid%20notifications`);
+    let since = new Date();
+    await enterUserId(page, 'alice');
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200001', since));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who').waitFor();
+    expect(await page.locator('#who').innerText()).toBe('alice');
+
+    await page.goto(`${app.url}/login?scope=openid%20notifications&prompt=login`);
+    since = new Date();
+    await enterUserId(page, 'bob');
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, 'bob@example.com', since));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who').waitFor();
+    expect(await page.locator('#who').innerText()).toBe('bob');
+    await page.close();
+  });
+
+  test("when alice of one enterprise is signed in and another enterprise's app is opened, then it asks for sign-in and gets its own alice", async () => {
+    const page = await newPage();
+    await page.goto(`${app.url}/login?scope=openid%20notifications`);
+    let since = new Date();
+    await enterUserId(page, 'alice');
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200001', since));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who').waitFor();
+
+    // The session belongs to the first enterprise: the other app gets the login page, not a code.
+    await page.goto(`${otherEnterpriseApp.url}/login?scope=openid%20notifications`);
+    expect(await page.locator('p.app').innerText()).toContain('Other Bank');
+    since = new Date();
+    await enterUserId(page, 'alice');
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200009', since));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who').waitFor();
+    expect(page.url()).toMatch(new RegExp(`^${otherEnterpriseApp.redirectUri}\\?code=`));
+    expect(await page.locator('#who').innerText()).toBe('alice');
     await page.close();
   });
 

@@ -46,6 +46,7 @@ export async function startTestApp(serviceUrl: string): Promise<TestApp> {
           state,
           code_challenge: createHash('sha256').update(verifier).digest('base64url'),
           code_challenge_method: 'S256',
+          ...(url.searchParams.get('prompt') ? { prompt: url.searchParams.get('prompt') as string } : {}),
         }).toString();
         res.writeHead(302, { location: authorize.toString() });
         res.end();
