@@ -93,7 +93,8 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
           const r = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('gina'));
           return r.status === 200 ? r : undefined;
         },
-        10000,
+        // The restarted server replays its files and the driver reconnects: seconds, more on a busy machine.
+        30000,
         200,
       );
       const { otpUuid } = (await res.json()) as { otpUuid: string };
