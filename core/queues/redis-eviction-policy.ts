@@ -1,5 +1,5 @@
 import type { Logger } from '../logger/logger.js';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from './redis-connection.js';
 
 interface NodePolicy {
@@ -14,13 +14,42 @@ interface NodePolicy {
 async function readEvictionPolicies(redis: RedisClient): Promise<NodePolicy[]> {
   // A cluster client knows its nodes only once ready (one Redis would queue the command instead).
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+  const policyOf = async (node: Redis) => /^maxmemory_policy:(\S+)/m.exec(await node.info('memory'))?.[1] ?? 'unknown';
+  if (!(redis instanceof Cluster))
+    return [{ node: `${redis.options.host ?? '?'}:${redis.options.port ?? '?'}`, policy: await policyOf(redis) }];
+  // The cluster client connects to masters only; CLUSTER NODES names the replicas too.
   return Promise.all(
-    (redis instanceof Cluster ? redis.nodes('all') : [redis]).map(async (node) => {
-      const info = await node.info('memory');
-      const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? 'unknown';
-      return { node: `${node.options.host ?? '?'}:${node.options.port ?? '?'}`, policy };
+    clusterNodeAddresses(String(await redis.cluster('NODES'))).map(async ({ host, port }) => {
+      const node = new Redis({
+        ...redis.options.redisOptions,
+        host,
+        port,
+        lazyConnect: true,
+        maxRetriesPerRequest: 1,
+        retryStrategy: () => null,
+      });
+      try {
+        await node.connect();
+        return { node: `${host}:${port}`, policy: await policyOf(node) };
+      } finally {
+        node.disconnect();
+      }
     }),
   );
+}
+
+/** Addresses of the cluster's live nodes, masters and replicas, from a CLUSTER NODES answer. */
+export function clusterNodeAddresses(clusterNodes: string): { host: string; port: number }[] {
+  return clusterNodes
+    .split('\n')
+    .map((line) => line.trim().split(' '))
+    .filter((fields) => fields.length >= 3 && !/fail|noaddr|handshake/.test(fields[2] ?? ''))
+    .map((fields) => {
+      const address = (fields[1] ?? '').split('@')[0] ?? '';
+      const colon = address.lastIndexOf(':');
+      return { host: address.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(address.slice(colon + 1)) };
+    })
+    .filter(({ host, port }) => host !== '' && port > 0);
 }
 
 /**
