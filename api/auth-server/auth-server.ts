@@ -123,8 +123,8 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
               'logout',
               {
                 title: 'Sign out?',
-                ...(client?.clientName ? { clientName: client.clientName } : {}),
-                message: 'You will be signed out of every app that uses this sign-in on this browser.',
+                // Not the pages' "Signing in to <app>" line: this page signs out.
+                message: `${client?.clientName ? `${client.clientName} asks to sign you out. ` : ''}You will be signed out of every app that uses this sign-in on this browser.`,
                 action: formAction(form),
                 csrf: formXsrf(form),
               },

@@ -179,6 +179,8 @@ describe('sign-in pages in a real browser', () => {
     const params = new URLSearchParams({ client_id: appClientId, post_logout_redirect_uri: app.redirectUri, state: 'bye' });
     await page.goto(`${service.url}/svc/authserver/session/end?${params.toString()}`);
     await page.getByRole('heading', { name: 'Sign out?' }).waitFor();
+    expect(await page.locator('main').innerText()).toContain('Acme Bank asks to sign you out.');
+    expect(await page.locator('main').innerText()).not.toContain('Signing in to');
     await page.screenshot({ path: 'test-results/sign-out-1-confirm.png' });
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL((url) => url.toString().startsWith(`${app.redirectUri}?state=bye`));
