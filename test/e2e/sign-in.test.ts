@@ -76,6 +76,14 @@ describe('sign-in pages in a real browser', () => {
     return page;
   }
 
+  /** The login pages' two steps: the user id, then the code the outbox received for `to`. */
+  async function signInOnPages(page: Page, userId: string, to: string): Promise<void> {
+    const since = new Date();
+    await enterUserId(page, userId);
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, to, since));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
   async function enterUserId(page: Page, userId: string): Promise<void> {
     await page.getByLabel('User ID').fill(userId);
     await page.getByRole('button', { name: 'Continue' }).click();
@@ -124,18 +132,12 @@ describe('sign-in pages in a real browser', () => {
   test('when another person signs in on a browser where someone is signed in (prompt=login), then the app gets the new person', async () => {
     const page = await newPage();
     await page.goto(`${app.url}/login?scope=openid%20notifications`);
-    let since = new Date();
-    await enterUserId(page, 'alice');
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200001', since));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInOnPages(page, 'alice', '+15550200001');
     await page.locator('#who').waitFor();
     expect(await page.locator('#who').innerText()).toBe('alice');
 
     await page.goto(`${app.url}/login?scope=openid%20notifications&prompt=login`);
-    since = new Date();
-    await enterUserId(page, 'bob');
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, 'bob@example.com', since));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInOnPages(page, 'bob', 'bob@example.com');
     await page.locator('#who').waitFor();
     expect(await page.locator('#who').innerText()).toBe('bob');
     await page.close();
@@ -144,19 +146,13 @@ describe('sign-in pages in a real browser', () => {
   test("when alice of one enterprise is signed in and another enterprise's app is opened, then it asks for sign-in and gets its own alice", async () => {
     const page = await newPage();
     await page.goto(`${app.url}/login?scope=openid%20notifications`);
-    let since = new Date();
-    await enterUserId(page, 'alice');
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200001', since));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInOnPages(page, 'alice', '+15550200001');
     await page.locator('#who').waitFor();
 
     // The session belongs to the first enterprise: the other app gets the login page, not a code.
     await page.goto(`${otherEnterpriseApp.url}/login?scope=openid%20notifications`);
     expect(await page.locator('p.app').innerText()).toContain('Other Bank');
-    since = new Date();
-    await enterUserId(page, 'alice');
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200009', since));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInOnPages(page, 'alice', '+15550200009');
     await page.locator('#who').waitFor();
     expect(page.url()).toMatch(new RegExp(`^${otherEnterpriseApp.redirectUri}\\?code=`));
     expect(await page.locator('#who').innerText()).toBe('alice');
@@ -170,10 +166,7 @@ describe('sign-in pages in a real browser', () => {
       if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
     });
     await page.goto(`${app.url}/login`);
-    const since = new Date();
-    await enterUserId(page, 'alice');
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200001', since));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInOnPages(page, 'alice', '+15550200001');
     await page.locator('#who').waitFor();
 
     const params = new URLSearchParams({ client_id: appClientId, post_logout_redirect_uri: app.redirectUri, state: 'bye' });
@@ -228,10 +221,7 @@ describe('sign-in pages in a real browser', () => {
   test('when a third-party app asks, then the consent page lists the scopes and Allow finishes the sign-in', async () => {
     const page = await newPage();
     await page.goto(`${partnerApp.url}/login?scope=openid%20notifications`);
-    const since = new Date();
-    await enterUserId(page, 'alice');
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200001', since));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInOnPages(page, 'alice', '+15550200001');
     await page.getByRole('button', { name: 'Allow' }).waitFor();
     const text = await page.locator('main').innerText();
     expect(text).toContain('Budget Buddy');
@@ -246,10 +236,7 @@ describe('sign-in pages in a real browser', () => {
   test('when the user is not activated yet, then the right code leads to "activate first" and the app gets nothing', async () => {
     const page = await newPage();
     await page.goto(`${app.url}/login`);
-    const since = new Date();
-    await enterUserId(page, 'newbie');
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, '+15550200003', since));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInOnPages(page, 'newbie', '+15550200003');
     await page.getByRole('heading', { name: 'Activate your account first' }).waitFor();
     expect(page.url()).toMatch(/\/svc\/authserver\/interaction\//);
     await page.screenshot({ path: 'test-results/sign-in-7-not-active.png' });
