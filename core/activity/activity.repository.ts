@@ -56,8 +56,10 @@ export const activitySchema = new Schema<ActivityDoc>(
   },
   { versionKey: false, collection: 'activity' },
 );
-// Newest first by _id (an ObjectId grows with time within a process and across processes to the second).
-activitySchema.index({ enterpriseId: 1, userId: 1, _id: -1 });
+// Newest first by time, then by _id. The time orders entries of different processes (API, workers,
+// the admin CLI); an ObjectId alone would not within one second, its next bytes being random per
+// process. The id breaks ties of one millisecond (within a process it grows with each entry).
+activitySchema.index({ enterpriseId: 1, userId: 1, at: -1, _id: -1 });
 
 export interface ActivityQuery {
   enterpriseId?: string;
@@ -91,12 +93,17 @@ export function createActivityRepository(connection: Connection) {
       const filter: Record<string, unknown> = {};
       if (query.enterpriseId !== undefined) filter.enterpriseId = query.enterpriseId;
       if (query.userId !== undefined) filter.userId = query.userId;
-      if (query.before !== undefined) filter._id = { $lt: new Types.ObjectId(query.before) };
-      const docs = await (
-        await model()
-      )
+      const collection = await model();
+      if (query.before !== undefined) {
+        const _id = new Types.ObjectId(query.before);
+        const cursor = await collection.findOne({ ...filter, _id }, { at: 1 }).lean<Pick<ActivityDoc, 'at'>>();
+        // An id that names no entry of this selection starts nowhere: an empty page.
+        if (!cursor) return { entries: [] };
+        filter.$or = [{ at: { $lt: cursor.at } }, { at: cursor.at, _id: { $lt: _id } }];
+      }
+      const docs = await collection
         .find(filter)
-        .sort({ _id: -1 })
+        .sort({ at: -1, _id: -1 })
         .limit(query.limit + 1)
         .lean<ActivityDoc[]>();
       const entries = docs.slice(0, query.limit).map(toEntry);
