@@ -91,7 +91,7 @@ describe('OpenAPI document and docs page', () => {
       for (const [path, allow] of [
         ['/v1/users/activate', 'POST'],
         ['/v1/users/someone', 'GET, HEAD, DELETE'],
-        ['/v1/svc-otp/0e6f1a4e-8f5c-4d0f-9d7e-2f1f0e5a9b11', 'GET, HEAD'],
+        ['/v1/svc-otp/0e6f1a4e-8f5c-4d0f-9d7e-2f1f0e5a9b11', 'GET, HEAD, DELETE'],
       ]) {
         const res = await fetch(`${service.url}${path}`, { method: 'OPTIONS' });
         expect([path, res.status, res.headers.get('allow')]).toEqual([path, 204, allow]);
