@@ -195,6 +195,17 @@ export function createOtpsRepository(connection: Connection) {
       return again ? { record: toRecord(again), added: false } : undefined;
     },
 
+    /**
+     * Drops the resend copy of codes of OTPs that expired in (`from`, `to`]: a range of the
+     * expiry index, so a sweep reads only what expired since the previous one.
+     */
+    async dropExpiredResendCodes(from: Date, to: Date): Promise<number> {
+      const result = await (
+        await model()
+      ).updateMany({ expiresAt: { $gt: from, $lte: to }, resendCode: { $exists: true } }, { $unset: { resendCode: 1 } });
+      return result.modifiedCount;
+    },
+
     /** The OTP's stored status (undefined once the record is gone): read right before each send. */
     statusOf(otpUuid: string): Promise<OtpStatus | undefined> {
       return statuses.submit(otpUuid);

@@ -4,6 +4,7 @@ import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
+import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from '../../workers/dispatch/dispatch.processor.js';
@@ -304,6 +305,23 @@ describe('Cancel and resend an OTP', () => {
         status: 'ACTIVE',
         message: 'OTP cannot be resent: it was generated before resends were possible',
       });
+    });
+
+    test('when an OTP expires, then the sweeper drops its resend copy of the code and a resend is 409 EXPIRED', async () => {
+      const { userId } = await newUser();
+      const expiring = await generate(userId);
+      const live = await generate(userId);
+      const otps = service.ctx.mongo.collection('otps');
+      await otps.updateOne({ _id: expiring as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+      const sweep = createResendCodeSweeper(createOtpsRepository(service.ctx.mongo), memoryLogger().logger);
+      expect(await sweep()).toBeGreaterThanOrEqual(1);
+      expect(await otps.findOne({ _id: expiring as never })).not.toHaveProperty('resendCode');
+      expect(await otps.findOne({ _id: live as never })).toHaveProperty('resendCode');
+      // A second sweep looks only at what expired since the first.
+      expect(await sweep()).toBe(0);
+      const res = await resend(expiring);
+      expect(res.status).toBe(409);
+      expect(await res.json()).toMatchObject({ status: 'EXPIRED', message: 'OTP cannot be resent: it is EXPIRED' });
     });
 
     test('when the dispatch worker runs, then the resent message reaches the outbox with the first code', async () => {
