@@ -114,11 +114,11 @@ export function createDeliveriesRepository(connection: Connection) {
      * Ends the rows of a cancelled OTP that still wait to be sent. A worker that found the OTP
      * live just before may still hand its row over: its send then overrides this (see TAKES_A_SEND).
      */
-    async cancelQueued(refId: string, now = new Date()): Promise<number> {
+    async cancelQueued(otpUuid: string, now = new Date()): Promise<number> {
       const result = await (
         await model()
       ).updateMany(
-        { refId, state: 'QUEUED' },
+        { refId: otpUuid, kind: 'otp', state: 'QUEUED' },
         { $set: { state: 'FAILED', lastError: CANCELLED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
       return result.modifiedCount;
