@@ -6,6 +6,8 @@ import { createOtpGenerationService } from '../core/otp/otp-generation.service.j
 import { createOtpJwtSigner } from '../core/otp/otp-jwt.js';
 import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
 import { createRateLimits } from '../core/otp/otp-rate-limits.js';
+import { createOtpCancellationService } from '../core/otp/otp-cancellation.service.js';
+import { createOtpResendService } from '../core/otp/otp-resend.service.js';
 import { createOtpValidationService } from '../core/otp/otp-validation.service.js';
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
 import { findTemplateCached } from '../core/templates/template-cache.js';
@@ -19,11 +21,19 @@ export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
   const keys = otpKeysFromConfig(ctx.config);
   const otps = createOtpsRepository(ctx.mongo);
   const deliveries = createDeliveriesRepository(ctx.mongo);
+  const idempotency = createIdempotencyRepository(ctx.mongo);
+  const validation = createOtpValidationService({
+    otps,
+    deliveries,
+    sentJournal: createSentJournal(ctx.redis, ctx.config.queuePrefix),
+    keys,
+    signOtpJwt: createOtpJwtSigner(() => getSigningKey(ctx.mongo, ctx.config), tokenIdentity(ctx.config.publicUrl).issuer),
+  });
   return {
     generation: createOtpGenerationService({
       otps,
       deliveries,
-      idempotency: createIdempotencyRepository(ctx.mongo),
+      idempotency,
       users: createUsersRepository(ctx.mongo),
       templates: {
         findTemplate: async (name) => {
@@ -39,13 +49,9 @@ export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
       keys,
       logger: ctx.logger,
     }),
-    validation: createOtpValidationService({
-      otps,
-      deliveries,
-      sentJournal: createSentJournal(ctx.redis, ctx.config.queuePrefix),
-      keys,
-      signOtpJwt: createOtpJwtSigner(() => getSigningKey(ctx.mongo, ctx.config), tokenIdentity(ctx.config.publicUrl).issuer),
-    }),
+    validation,
+    cancellation: createOtpCancellationService({ otps, deliveries, status: validation.status, logger: ctx.logger }),
+    resend: createOtpResendService({ otps, deliveries, idempotency, enqueue: ctx.dispatch.enqueue, keys, logger: ctx.logger }),
     limits: createRateLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.rateLimits),
   };
 }

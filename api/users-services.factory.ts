@@ -8,6 +8,7 @@ import { createActivationThrottle } from '../core/users/activation-throttle.js';
 import { createActivationService } from '../core/users/activation.service.js';
 import { createEnrollmentService, groupsFromConnection } from '../core/users/enrollment.service.js';
 import { createFaceAnalyzerClient } from '../core/users/face-analyzer.client.js';
+import { createUserUpdateService } from '../core/users/user-update.service.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 import type { UsersRouteServices } from './routes/users.routes.js';
 import type { ServiceContext } from './service-context.js';
@@ -38,6 +39,7 @@ export function createUsersServices(ctx: ServiceContext): Omit<UsersRouteService
   });
   return {
     users,
+    update: createUserUpdateService({ users, groups: groupsFromConnection(ctx.mongo), activity }),
     throttle,
     enrollment,
     activation: createActivationService({

@@ -60,7 +60,7 @@ export const otpRouteDocs: RouteDoc[] = [
       ...authErrors,
       '404': error('Unknown otpUuid, or issued to another client'),
       '409': { description: 'USED: already consumed', schema: 'otp.validation-refused.json' },
-      '410': { description: 'EXPIRED', schema: 'otp.validation-refused.json' },
+      '410': { description: 'EXPIRED, or CANCELLED (the right code is refused too)', schema: 'otp.validation-refused.json' },
       '422': {
         description:
           'FAILED: wrong code, with attemptsLeft and otpUuid; or a body that breaks the schema (`Invalid field otp: ...`, no otpUuid)',
@@ -80,6 +80,49 @@ export const otpRouteDocs: RouteDoc[] = [
       '200': { description: 'State', schema: 'otp.status.json' },
       ...authErrors,
       '404': error('Unknown otpUuid, or issued to another client'),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/v1/svc-otp/{otpUuid}',
+    summary: 'Cancel an OTP: it can no longer be validated or resent, and messages not yet handed to a provider are not sent',
+    tag: 'otp',
+    auth: bearer,
+    responses: {
+      '200': {
+        description: 'CANCELLED, by this call or an earlier one (cancelling again answers the state again)',
+        schema: 'otp.status.json',
+      },
+      ...authErrors,
+      '404': error('Unknown otpUuid, or issued to another client'),
+      '409': { description: 'Already ended otherwise: status USED, EXPIRED or LOCKED', schema: 'otp.validation-refused.json' },
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/svc-otp/{otpUuid}/resend',
+    summary:
+      'Send the same code again, on the same channels with the same templates, while the OTP is ACTIVE (optional Idempotency-Key header)',
+    tag: 'otp',
+    auth: bearer,
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description:
+          'Makes a retry safe: the same key for the same OTP answers again (Idempotent-Replayed: true) and sends nothing more; a key already used for another request is 422',
+        schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+      },
+    ],
+    responses: {
+      '200': { description: 'Queued: the state, with the new deliveries (`resend`: n)', schema: 'otp.status.json' },
+      ...authErrors,
+      '404': error('Unknown otpUuid, or issued to another client'),
+      '409': {
+        description: 'Not ACTIVE: status USED, EXPIRED, LOCKED or CANCELLED (or an OTP generated before resends were possible)',
+        schema: 'otp.validation-refused.json',
+      },
+      '422': error('Idempotency-Key malformed, or already used for another request'),
+      '429': error('Rate limit reached: the same per-client and per-user budgets as Generate (Retry-After header)'),
     },
   },
 ];

@@ -67,11 +67,56 @@ export const usersRouteDocs: RouteDoc[] = [
   },
   {
     method: 'get',
+    path: '/v1/users',
+    summary: "List the client's enterprise's users, oldest first (userId breaking ties), without secrets; cursor pagination",
+    tag: 'users',
+    auth: bearer,
+    query: [
+      { name: 'status', description: 'Only users in this status', schema: { enum: ['CREATED', 'ONBOARDING', 'ACTIVE', 'DELETED'] } },
+      {
+        name: 'group',
+        description: 'Only users with this primary or secondary group',
+        schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^,\\s]([^,]*[^,\\s])?$' },
+      },
+      { name: 'limit', description: 'Users per page, 1 to 200 (default 50)', schema: { type: 'integer', minimum: 1, maximum: 200 } },
+      { name: 'cursor', description: "The previous page's `next` (opaque)", schema: { type: 'string', minLength: 1 } },
+    ],
+    responses: {
+      '200': { description: 'One page; `next` when more users follow', schema: 'users.page.json' },
+      ...guardErrors,
+      '422': error('`[Invalid field <name>]`: status, group, limit or cursor malformed (checked in that order)'),
+    },
+  },
+  {
+    method: 'get',
     path: '/v1/users/{userId}',
     summary: "Read a user of the client's enterprise, without secrets (another enterprise's user is 404)",
     tag: 'users',
     auth: bearer,
     responses: { '200': { description: 'The user', schema: 'users.user.json' }, ...guardErrors, '404': error('User not found') },
+  },
+  {
+    method: 'patch',
+    path: '/v1/users/{userId}',
+    summary:
+      "Change a user's names, contacts or groups under enrollment's rules; recorded in the activity record (another enterprise's user is 404)",
+    tag: 'users',
+    auth: bearer,
+    requestSchema: 'users.update.json',
+    responses: {
+      '200': { description: 'The user as changed (a patch that changes nothing answers the user as it is)', schema: 'users.user.json' },
+      '400': error('`Malformed request body` (not JSON, not an object)'),
+      ...guardErrors,
+      '404': error('User not found'),
+      '409': error(
+        '`User is DELETED` (with userStatus), groups the same, a group missing, mobile number registered to another user (checked in that order)',
+      ),
+      '415': error("`Content type '<type>' not supported`"),
+      '422': error(
+        '`[Invalid field <name>]`, the first bad field in the order of the request schema, or a patch that would leave a reachable user without contact; an empty body',
+      ),
+      '503': error('The user kept changing under concurrent patches; retry (Retry-After header)'),
+    },
   },
   {
     method: 'delete',

@@ -1,24 +1,36 @@
-import { Router, type RequestHandler } from 'express';
-import { userKey } from '../../core/enterprises/enterprise-id.js';
-import { AppError, NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import { Router, type Request, type RequestHandler } from 'express';
+import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import type { OtpCancellationService } from '../../core/otp/otp-cancellation.service.js';
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
-import { rateLimitHeaders, type LimitState, type RateLimits } from '../../core/otp/otp-rate-limits.js';
+import { rateLimitHeaders, type RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { OtpResendService } from '../../core/otp/otp-resend.service.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { refundable, takeOtpBudgets, type OtpBudgets } from './otp-budgets.js';
 
 export interface OtpRouteServices {
   generation: OtpGenerationService;
   validation: OtpValidationService;
+  cancellation: OtpCancellationService;
+  resend: OtpResendService;
   limits: RateLimits;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+function idempotencyKeyOf(req: Request): string | undefined {
+  const idempotencyKey = req.get('idempotency-key');
+  if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
+    throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters');
+  }
+  return idempotencyKey;
+}
 
 function otpUuidParam(value: string): string {
   if (!UUID_RE.test(value)) throw new NotFoundError('OTP not found');
@@ -44,33 +56,16 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
     const { clientId, enterpriseId } = authOf(res);
     const receivedAt = res.locals.receivedAt as number;
     const request = parseGenerateOtpRequest(req.body);
-    const idempotencyKey = req.get('idempotency-key');
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
-      throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters');
-    }
+    const idempotencyKey = idempotencyKeyOf(req);
     // A finished request answered again uses no limit and does no work.
     const replayed = await services.generation.replayOf({ clientId, enterpriseId, rawBody: req.body, idempotencyKey });
     if (replayed !== undefined) {
       res.status(200).set('Idempotent-Replayed', 'true').json({ otpUuid: replayed });
       return;
     }
-    // Per user across the enterprise's clients: several backends together cannot flood one person
-    // with messages, and one enterprise never uses up another's budget for a userId they share.
-    const budgets = [
-      { name: 'otpPerClient', key: clientId },
-      { name: 'otpPerUser', key: userKey({ enterpriseId, userId: request.userId }) },
-    ] as const;
-    const taken = Promise.allSettled(budgets.map((b) => services.limits.consume(b.name, b.key)));
-    const admission = taken.then((outcomes) => {
-      for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
-      return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<LimitState>).value);
-    });
+    const { admission, refund } = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId: request.userId });
     // Points go back when the request is refused for the caller's own mistake (4xx but 429) or
     // turns out to be a replay: neither sends anything to the person.
-    const refund = async () => {
-      const outcomes = await taken;
-      await Promise.all(budgets.map((b, i) => (outcomes[i]?.status === 'fulfilled' ? services.limits.refund(b.name, b.key) : undefined)));
-    };
     let result: { otpUuid: string; replayed?: true };
     try {
       result = await services.generation.generate({
@@ -83,7 +78,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
         deadline: receivedAt + ctx.config.requestDeadlineMs,
       });
     } catch (err) {
-      if (err instanceof AppError && err.status >= 400 && err.status < 500 && err.status !== 429) await refund();
+      if (refundable(err)) await refund();
       throw err;
     }
     if (result.replayed) {
@@ -108,6 +103,37 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
   router.get('/v1/svc-otp/:otpUuid', ...auth, async (req, res) => {
     const { clientId } = authOf(res);
     res.status(200).json(await services.validation.status(otpUuidParam(String(req.params.otpUuid)), clientId));
+  });
+
+  // Answers the state, as GET does; cancelling again answers it again (a retry is safe).
+  router.delete('/v1/svc-otp/:otpUuid', ...auth, async (req, res) => {
+    const { clientId } = authOf(res);
+    res.status(200).json(await services.cancellation.cancel(otpUuidParam(String(req.params.otpUuid)), clientId));
+  });
+
+  // No body: the same code goes again to the same addresses with the same templates.
+  router.post('/v1/svc-otp/:otpUuid/resend', ...auth, async (req, res) => {
+    const { clientId, enterpriseId } = authOf(res);
+    const otpUuid = otpUuidParam(String(req.params.otpUuid));
+    const idempotencyKey = idempotencyKeyOf(req);
+    let budgets: OtpBudgets | undefined;
+    const admit = (userId: string) => {
+      budgets = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId });
+      return budgets.admission;
+    };
+    let result: Awaited<ReturnType<OtpResendService['resend']>>;
+    try {
+      result = await services.resend.resend({ otpUuid, clientId, enterpriseId, idempotencyKey, admit });
+    } catch (err) {
+      if (budgets && refundable(err)) await budgets.refund();
+      throw err;
+    }
+    if (result.replayed) {
+      // A duplicate that lost the race to its twin took limits for nothing: they go back.
+      await budgets?.refund();
+      res.set('Idempotent-Replayed', 'true');
+    } else res.set(rateLimitHeaders(result.limits));
+    res.status(200).json(await services.validation.status(otpUuid, clientId));
   });
 
   return router;

@@ -7,6 +7,11 @@ import type { ActivateCommand, ActivationService } from '../../core/users/activa
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import { removeUser, type EnrollmentService } from '../../core/users/enrollment.service.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
+import { encodeUserCursor } from '../../core/users/user-list-cursor.js';
+import { parseUserListQuery } from '../../core/users/user-list-query.js';
+import { parseUserUpdateRequest } from '../../core/users/user-update-request.validator.js';
+import type { UserUpdateService } from '../../core/users/user-update.service.js';
+import type { User } from '../../core/users/user.types.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
 import { invalidFieldError, validateBody } from '../middleware/validate-body.middleware.js';
@@ -17,7 +22,8 @@ import { enterpriseQuery } from './enterprise-query.js';
 import { toUserResponse } from './user-response.js';
 
 export interface UsersRouteServices {
-  users: Pick<UsersRepository, 'findUser' | 'markDeleted'>;
+  users: Pick<UsersRepository, 'findUser' | 'markDeleted' | 'listPage'>;
+  update: UserUpdateService;
   throttle: Pick<ActivationThrottle, 'consumeIp' | 'attemptsLeft'>;
   enrollment: EnrollmentService;
   activation: ActivationService;
@@ -80,11 +86,37 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
     },
   );
 
+  // As GET /v1/users/{userId} shows a user: a pending activation with its attempts left.
+  const shown = async (user: User) =>
+    toUserResponse(
+      user,
+      user.activation ? await services.throttle.attemptsLeft({ enterpriseId: user.enterpriseId, userId: user.userId }) : 0,
+    );
+
+  // Only the caller's enterprise is ever read: the cursor names a position, never an enterprise.
+  router.get('/v1/users', ...guard, async (req, res) => {
+    const { enterpriseId } = authOf(res);
+    const query = parseUserListQuery(req.query as Record<string, unknown>);
+    const page = await services.users.listPage({ enterpriseId, ...query });
+    const last = page.users.at(-1);
+    res.status(200).json({
+      users: await Promise.all(page.users.map(shown)),
+      ...(page.more && last ? { next: encodeUserCursor({ createdAt: last.createdAt, userId: last.userId }) } : {}),
+    });
+  });
+
   router.get('/v1/users/:userId', ...guard, async (req, res) => {
     const ref = refOf(authOf(res).enterpriseId, String(req.params.userId));
     const user = await services.users.findUser(ref);
     if (!user) throw new NotFoundError('User not found');
-    res.status(200).json(toUserResponse(user, user.activation ? await services.throttle.attemptsLeft(ref) : 0));
+    res.status(200).json(await shown(user));
+  });
+
+  router.patch('/v1/users/:userId', ...guard, ...jsonBody(ctx), async (req, res) => {
+    const { clientId, enterpriseId } = authOf(res);
+    const ref = refOf(enterpriseId, String(req.params.userId));
+    const request = parseUserUpdateRequest(req.body as Record<string, unknown>);
+    res.status(200).json(await shown(await services.update.update({ clientId }, ref, request)));
   });
 
   router.delete('/v1/users/:userId', ...guard, async (req, res) => {

@@ -6,6 +6,7 @@ export type ActivityActor = { type: 'client'; clientId: string } | { type: 'admi
 
 export type ActivityAction =
   | 'user.enrolled'
+  | 'user.updated'
   | 'user.deleted'
   | 'user.activated'
   | 'user.activation-reissued'

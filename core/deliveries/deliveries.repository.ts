@@ -35,16 +35,19 @@ deliverySchema.index({ providerMessageId: 1 }, { sparse: true });
 
 /** Why a row ended without a send: its OTP expired first. */
 export const EXPIRED_BEFORE_SENDING = 'expired before it could be sent';
+/** Why a row ended without a send: its OTP was cancelled first. */
+export const CANCELLED_BEFORE_SENDING = 'cancelled before it could be sent';
 /** Rows of a request whose answer was an error (its store failed while writing them). */
 export const REQUEST_NOT_ANSWERED = 'request failed before it was answered';
 
-// A send journaled just as its OTP expired may reach the row after the sweeper ended it as
-// unsent: the send is the truth. The filter and the predicate below say the same.
-const TAKES_A_SEND = { $or: [{ state: 'QUEUED' as const }, { state: 'FAILED' as const, lastError: EXPIRED_BEFORE_SENDING }] };
+// A send journaled just as its OTP expired or was cancelled may reach the row after the row was
+// ended as unsent: the send is the truth. The filter and the predicate below say the same.
+const ENDED_UNSENT = [EXPIRED_BEFORE_SENDING, CANCELLED_BEFORE_SENDING];
+const TAKES_A_SEND = { $or: [{ state: 'QUEUED' as const }, { state: 'FAILED' as const, lastError: { $in: ENDED_UNSENT } }] };
 
 /** The row as markSentMany leaves it after `outcome` (unchanged if the send no longer applies). */
 export function rowAfterSend(row: Delivery, outcome: SentOutcome): Delivery {
-  const takesIt = row.state === 'QUEUED' || (row.state === 'FAILED' && row.lastError === EXPIRED_BEFORE_SENDING);
+  const takesIt = row.state === 'QUEUED' || (row.state === 'FAILED' && ENDED_UNSENT.includes(row.lastError ?? ''));
   if (!takesIt) return row;
   const { lastError: _cleared, secretMacros: _dropped, ...rest } = row;
   return { ...rest, state: 'SENT', providerMessageId: outcome.providerMessageId, attempts: outcome.attempts, updatedAt: outcome.sentAt };
@@ -101,9 +104,24 @@ export function createDeliveriesRepository(connection: Connection) {
       return lookups.submit(id);
     },
 
+    /** Oldest first (a resend's rows after the first ones), then by channel. */
     async findByRef(refId: string): Promise<Delivery[]> {
-      const docs = await (await model()).find({ refId }).sort({ channel: 1, _id: 1 }).lean<DeliveryDoc[]>();
+      const docs = await (await model()).find({ refId }).sort({ queuedAt: 1, channel: 1, _id: 1 }).lean<DeliveryDoc[]>();
       return docs.map(toDelivery);
+    },
+
+    /**
+     * Ends the rows of a cancelled OTP that still wait to be sent. A worker that found the OTP
+     * live just before may still hand its row over: its send then overrides this (see TAKES_A_SEND).
+     */
+    async cancelQueued(otpUuid: string, now = new Date()): Promise<number> {
+      const result = await (
+        await model()
+      ).updateMany(
+        { refId: otpUuid, kind: 'otp', state: 'QUEUED' },
+        { $set: { state: 'FAILED', lastError: CANCELLED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
+      );
+      return result.modifiedCount;
     },
 
     /**

@@ -5,6 +5,16 @@ export type DeliveryKind = 'otp' | 'activation' | 'login';
 /** The delivery (and dispatch job) id of an OTP's message on one channel. */
 export const otpDeliveryId = (otpUuid: string, channel: Channel) => `otp-${otpUuid}-${channel}`;
 
+/** The delivery (and job) id of one resend of an OTP on one channel: `otp-<uuid>-<channel>-<resendId>`. */
+export const otpResendDeliveryId = (otpUuid: string, channel: Channel, resendId: string) =>
+  `${otpDeliveryId(otpUuid, channel)}-${resendId}`;
+
+/** Every delivery id an OTP can have: its first messages, then those of each resend. */
+export const otpDeliveryIds = (otpUuid: string, channels: readonly Channel[], resends: readonly string[] = []) => [
+  ...channels.map((channel) => otpDeliveryId(otpUuid, channel)),
+  ...resends.flatMap((resendId) => channels.map((channel) => otpResendDeliveryId(otpUuid, channel, resendId))),
+];
+
 /** One message to one address through one channel: the unit the dispatch worker delivers. */
 export interface Delivery {
   /** Also the BullMQ job id, e.g. `otp-<uuid>-SMS`: retries and re-enqueues deduplicate on it. */

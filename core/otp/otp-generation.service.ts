@@ -13,6 +13,7 @@ import { generateOtp } from './otp-generator.js';
 import type { OtpKeys } from './otp-keys.js';
 import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
+import { resendCodeContext } from './otp-resend.service.js';
 import { decryptSecret, encryptSecret } from './secret-box.js';
 import { otpRequests } from '../metrics/business-metrics.js';
 
@@ -274,6 +275,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         msgId: request.msgId,
         channels,
         ...(resumable ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, otpUuid) } : {}),
+        // Encrypted like the rows' copy, for resends while the OTP is ACTIVE (dropped when it ends).
+        resendCode: encryptSecret(code, deps.keys.encryptionKey, resendCodeContext(otpUuid)),
         createdAt,
       };
       await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline);

@@ -1,6 +1,6 @@
 import { AppError, NotFoundError } from '../errors/app-error.js';
 import { rowAfterSend, type DeliveriesRepository } from '../deliveries/deliveries.repository.js';
-import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
+import { otpDeliveryIds, otpResendDeliveryId, type Delivery } from '../deliveries/delivery.types.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { verifyOtp } from './otp-digest.js';
 import type { OtpKeys } from './otp-keys.js';
@@ -19,17 +19,25 @@ export interface OtpValidationDeps {
   now?: () => Date;
 }
 
-export type OtpPublicStatus = 'ACTIVE' | 'USED' | 'EXPIRED' | 'LOCKED';
+export type OtpPublicStatus = 'ACTIVE' | 'USED' | 'EXPIRED' | 'LOCKED' | 'CANCELLED';
 
-function publicStatus(record: OtpRecord, now: Date): OtpPublicStatus {
+/** The state callers see: stored ends first, then exhausted attempts, then expiry. */
+export function publicStatus(record: OtpRecord, now: Date): OtpPublicStatus {
   if (record.status === 'USED') return 'USED';
+  if (record.status === 'CANCELLED') return 'CANCELLED';
   if (record.status === 'LOCKED' || record.attemptsUsed >= record.attempts) return 'LOCKED';
   if (record.expiresAt.getTime() <= now.getTime()) return 'EXPIRED';
   return 'ACTIVE';
 }
 
 /** The validation outcome as an error whose body carries `otpUuid` and `status` (the OTP's state). */
-function outcomeError(status: number, otpUuid: string, otpStatus: string, message: string, extra: Record<string, unknown> = {}): AppError {
+export function outcomeError(
+  status: number,
+  otpUuid: string,
+  otpStatus: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): AppError {
   return new AppError(`OTP_${otpStatus}`, status, message, { extra: { otpUuid, status: otpStatus, ...extra } });
 }
 
@@ -44,6 +52,9 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
         throw outcomeError(409, otpUuid, 'USED', 'OTP already used');
       case 'EXPIRED':
         throw outcomeError(410, otpUuid, 'EXPIRED', 'OTP expired');
+      // Gone for good, like an expired OTP: the right code is refused too.
+      case 'CANCELLED':
+        throw outcomeError(410, otpUuid, 'CANCELLED', 'OTP cancelled');
       default:
         throw outcomeError(423, otpUuid, 'LOCKED', 'OTP locked: no attempts left');
     }
@@ -54,8 +65,9 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
    * The journal is read first: an entry disappears only after its row says SENT, so a send is
    * never missed between the two reads. Without Redis the rows still answer, milliseconds behind.
    */
-  async function deliveryRows(otpUuid: string, channels: Channel[]): Promise<Delivery[]> {
-    const sent = await deps.sentJournal.find(channels.map((channel) => otpDeliveryId(otpUuid, channel))).catch(() => []);
+  async function deliveryRows(record: OtpRecord): Promise<Delivery[]> {
+    const { otpUuid } = record;
+    const sent = await deps.sentJournal.find(otpDeliveryIds(otpUuid, record.channels, record.resends)).catch(() => []);
     const rows = await deps.deliveries.findByRef(otpUuid);
     const byId = new Map(sent.map((outcome) => [outcome.deliveryId, outcome]));
     return rows.map((d) => {
@@ -85,7 +97,7 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
         otpValidations.inc({ outcome: result.status });
         return result;
       } catch (err) {
-        // Refusals carry the OTP's state (FAILED, LOCKED, EXPIRED, USED); an unknown uuid carries none.
+        // Refusals carry the OTP's state (FAILED, LOCKED, EXPIRED, USED, CANCELLED); an unknown uuid carries none.
         const status = err instanceof AppError ? err.extra.status : undefined;
         if (typeof status === 'string') otpValidations.inc({ outcome: status });
         throw err;
@@ -95,7 +107,13 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     async status(otpUuid: string, clientId: string) {
       const record = await deps.otps.findForClient(otpUuid, clientId);
       if (!record) throw new NotFoundError('OTP not found');
-      const deliveries = await deliveryRows(otpUuid, record.channels);
+      const deliveries = await deliveryRows(record);
+      // Rows of the n-th resend say so (`resend: n`); the first messages carry no number.
+      const resendOf = new Map(
+        (record.resends ?? []).flatMap((resendId, i) =>
+          record.channels.map((channel) => [otpResendDeliveryId(otpUuid, channel, resendId), i + 1] as const),
+        ),
+      );
       return {
         otpUuid,
         userId: record.userId,
@@ -106,6 +124,7 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
         ...(record.msgId !== undefined ? { msgId: record.msgId } : {}),
         deliveries: deliveries.map((d) => ({
           channel: d.channel,
+          ...(resendOf.has(d.id) ? { resend: resendOf.get(d.id) } : {}),
           state: d.state,
           ...(d.providerMessageId ? { providerMessageId: d.providerMessageId } : {}),
           ...(d.lastError ? { lastError: d.lastError } : {}),

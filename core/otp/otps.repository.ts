@@ -1,9 +1,9 @@
-import { Schema, type Connection } from 'mongoose';
-import { createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
+import { Schema, type Connection, type mongo } from 'mongoose';
+import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../db/model-registry.js';
 import type { Channel } from '../deliveries/delivery.types.js';
 
-export type OtpStatus = 'ACTIVE' | 'USED' | 'LOCKED';
+export type OtpStatus = 'ACTIVE' | 'USED' | 'LOCKED' | 'CANCELLED';
 
 export interface OtpRecord {
   otpUuid: string;
@@ -25,8 +25,16 @@ export interface OtpRecord {
    * finish a half-done acceptance with the same code. Removed right after.
    */
   codeEncrypted?: string;
+  /**
+   * The code, encrypted (AES-256-GCM, bound to `resend:<otpUuid>`), kept while the OTP may still
+   * be resent; dropped when it is used, locked or cancelled. Absent on OTPs made before resends.
+   */
+  resendCode?: string;
+  /** Ids of the resends made so far (part of their delivery ids), oldest first. */
+  resends?: string[];
   createdAt: Date;
   usedAt?: Date;
+  cancelledAt?: Date;
 }
 
 interface OtpDoc extends Omit<OtpRecord, 'otpUuid'> {
@@ -49,8 +57,11 @@ export const otpSchema = new Schema<OtpDoc>(
     msgId: { type: String },
     channels: { type: [String], required: true },
     codeEncrypted: { type: String },
+    resendCode: { type: String },
+    resends: { type: [String], default: undefined },
     createdAt: { type: Date, required: true },
     usedAt: { type: Date },
+    cancelledAt: { type: Date },
   },
   { versionKey: false, collection: 'otps' },
 );
@@ -58,6 +69,9 @@ otpSchema.index({ enterpriseId: 1, userId: 1, createdAt: -1 });
 /** Real MongoDB drops records this long after expiry; the local server never fires TTL indexes. */
 export const OTP_KEPT_AFTER_EXPIRY_SECONDS = 7 * 24 * 3600;
 otpSchema.index({ expiresAt: 1 }, { expireAfterSeconds: OTP_KEPT_AFTER_EXPIRY_SECONDS });
+
+/** An OTP that may still be validated: not ended, unexpired, attempts left (the public ACTIVE). */
+const stillActive = (now: Date) => ({ status: 'ACTIVE', expiresAt: { $gt: now }, $expr: { $lt: ['$attemptsUsed', '$attempts'] } });
 
 /** Only records MongoDB's TTL would still keep: the same answer whether or not it has run yet. */
 const notPurged = (now = new Date()) => ({ expiresAt: { $gt: new Date(now.getTime() - OTP_KEPT_AFTER_EXPIRY_SECONDS * 1000) } });
@@ -75,6 +89,15 @@ export function createOtpsRepository(connection: Connection) {
       async () => (await model()).collection.insertMany(docs as never[], { ordered: false }),
     );
   }, STORE_BATCHING);
+  // The dispatch worker's check before each send: concurrent jobs share one `$in` query.
+  const statuses = createBatchedLookup(
+    async (ids: string[]) => {
+      const collection = (await model()).collection as unknown as mongo.Collection<{ _id: string; status: OtpStatus }>;
+      return collection.find({ _id: { $in: ids } }, { projection: { status: 1 } }).toArray();
+    },
+    (doc) => doc._id,
+    (doc): OtpStatus => doc.status,
+  );
   return {
     /** Inserts a record with a new uuid. */
     async insert(record: OtpRecord): Promise<OtpRecord> {
@@ -111,25 +134,81 @@ export function createOtpsRepository(connection: Connection) {
       const doc = await (
         await model()
       )
-        .findOneAndUpdate(
-          { _id: otpUuid, clientId, status: 'ACTIVE', expiresAt: { $gt: now }, $expr: { $lt: ['$attemptsUsed', '$attempts'] } },
-          { $inc: { attemptsUsed: 1 } },
-          { new: true },
-        )
+        .findOneAndUpdate({ _id: otpUuid, clientId, ...stillActive(now) }, { $inc: { attemptsUsed: 1 } }, { new: true })
         .lean<OtpDoc>();
       return doc ? toRecord(doc) : undefined;
     },
 
     /** ACTIVE → USED exactly once: a correct code succeeds for one caller only. */
     async markUsed(otpUuid: string, now: Date): Promise<boolean> {
-      const result = await (await model()).updateOne({ _id: otpUuid, status: 'ACTIVE' }, { $set: { status: 'USED', usedAt: now } });
+      const result = await (
+        await model()
+      ).updateOne({ _id: otpUuid, status: 'ACTIVE' }, { $set: { status: 'USED', usedAt: now }, $unset: { resendCode: 1 } });
       return result.modifiedCount === 1;
     },
 
     async lockIfExhausted(otpUuid: string): Promise<void> {
       await (
         await model()
-      ).updateOne({ _id: otpUuid, status: 'ACTIVE', $expr: { $gte: ['$attemptsUsed', '$attempts'] } }, { $set: { status: 'LOCKED' } });
+      ).updateOne(
+        { _id: otpUuid, status: 'ACTIVE', $expr: { $gte: ['$attemptsUsed', '$attempts'] } },
+        { $set: { status: 'LOCKED' }, $unset: { resendCode: 1 } },
+      );
+    },
+
+    /**
+     * ACTIVE → CANCELLED, only while the OTP could still be validated (a conditional update, so a
+     * cancel racing a validation or another cancel is decided once). The record as cancelled, or
+     * undefined when nothing changed (unknown, another client's, or already ended).
+     */
+    async cancel(otpUuid: string, clientId: string, now: Date): Promise<OtpRecord | undefined> {
+      const doc = await (
+        await model()
+      )
+        .findOneAndUpdate(
+          { _id: otpUuid, clientId, ...stillActive(now) },
+          { $set: { status: 'CANCELLED', cancelledAt: now }, $unset: { resendCode: 1 } },
+          { new: true },
+        )
+        .lean<OtpDoc>();
+      return doc ? toRecord(doc) : undefined;
+    },
+
+    /**
+     * Adds a resend while the OTP is still active. A resend id already added (a retried or
+     * duplicate request with the same Idempotency-Key) is not added again: `added` is false.
+     */
+    async addResend(
+      otpUuid: string,
+      clientId: string,
+      resendId: string,
+      now: Date,
+    ): Promise<{ record: OtpRecord; added: boolean } | undefined> {
+      const Otps = await model();
+      const doc = await Otps.findOneAndUpdate(
+        { _id: otpUuid, clientId, resendCode: { $exists: true }, resends: { $ne: resendId }, ...stillActive(now) },
+        { $push: { resends: resendId } },
+        { new: true },
+      ).lean<OtpDoc>();
+      if (doc) return { record: toRecord(doc), added: true };
+      const again = await Otps.findOne({ _id: otpUuid, clientId, resends: resendId }).lean<OtpDoc>();
+      return again ? { record: toRecord(again), added: false } : undefined;
+    },
+
+    /**
+     * Drops the resend copy of codes of OTPs that expired in (`from`, `to`]: a range of the
+     * expiry index, so a sweep reads only what expired since the previous one.
+     */
+    async dropExpiredResendCodes(from: Date, to: Date): Promise<number> {
+      const result = await (
+        await model()
+      ).updateMany({ expiresAt: { $gt: from, $lte: to }, resendCode: { $exists: true } }, { $unset: { resendCode: 1 } });
+      return result.modifiedCount;
+    },
+
+    /** The OTP's stored status (undefined once the record is gone): read right before each send. */
+    statusOf(otpUuid: string): Promise<OtpStatus | undefined> {
+      return statuses.submit(otpUuid);
     },
   };
 }

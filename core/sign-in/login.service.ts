@@ -151,6 +151,7 @@ export function createLoginService(deps: LoginServiceDeps) {
           return { outcome: { kind: 'locked' }, checked: false };
         case 'OTP_EXPIRED':
         case 'OTP_USED':
+        case 'OTP_CANCELLED':
         case 'NOT_FOUND':
           return { outcome: { kind: 'expired' }, checked: false };
         default:

@@ -2,7 +2,32 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import { createBatchedLookup } from '../batching/group-commit.js';
 import { modelFor } from '../db/model-registry.js';
 import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
-import { PENDING_STATUSES, type User, type UserActivation, type UserDevice } from './user.types.js';
+import { PENDING_STATUSES, type User, type UserActivation, type UserDevice, type UserStatus } from './user.types.js';
+
+/** Where a page of the user list starts: after this user in (createdAt, userId) order. */
+export interface UserListPosition {
+  createdAt: Date;
+  userId: string;
+}
+
+export interface UserListQuery {
+  enterpriseId: string;
+  status?: UserStatus;
+  /** Users whose primary or one of whose secondary groups this is. */
+  group?: string;
+  after?: UserListPosition;
+  limit: number;
+}
+
+/** The fields a PATCH may change; `null` removes an optional contact. */
+export interface UserChanges {
+  firstName?: string;
+  lastName?: string;
+  emailId?: string | null;
+  mobileNumber?: string | null;
+  primaryGroup?: string;
+  secondaryGroups?: string[];
+}
 
 interface UserDoc extends User {
   /**
@@ -43,6 +68,8 @@ export const userSchema = new Schema<UserDoc>(
 );
 userSchema.index({ enterpriseId: 1, userId: 1 }, { unique: true });
 userSchema.index({ liveMobileKey: 1 }, { unique: true, sparse: true });
+// The enterprise's user list: oldest first, userId breaking ties (unique within the enterprise).
+userSchema.index({ enterpriseId: 1, createdAt: 1, userId: 1 });
 
 /** The users model once its unique indexes exist (they carry the enrollment race-safety). */
 export function userModel(connection: Connection): Promise<Model<UserDoc>> {
@@ -174,6 +201,55 @@ export function createUsersRepository(connection: Connection) {
         : { $unset: { blocked: 1 }, $set: { updatedAt: now } };
       const result = await (await model()).updateOne(byRef(ref), update);
       return result.matchedCount === 1;
+    },
+
+    /**
+     * One page of the enterprise's users, oldest first with userId breaking ties, so pages neither
+     * skip nor repeat a user whatever is enrolled meanwhile. `more` when users remain after it.
+     */
+    async listPage(query: UserListQuery): Promise<{ users: User[]; more: boolean }> {
+      const filter: Record<string, unknown> = { enterpriseId: query.enterpriseId };
+      if (query.status !== undefined) filter.status = query.status;
+      if (query.group !== undefined) filter.$and = [{ $or: [{ primaryGroup: query.group }, { secondaryGroups: query.group }] }];
+      if (query.after !== undefined) {
+        const { createdAt, userId } = query.after;
+        filter.$and = [
+          ...((filter.$and as unknown[] | undefined) ?? []),
+          { $or: [{ createdAt: { $gt: createdAt } }, { createdAt, userId: { $gt: userId } }] },
+        ];
+      }
+      const docs = await (
+        await model()
+      )
+        .find(filter)
+        .sort({ createdAt: 1, userId: 1 })
+        .limit(query.limit + 1)
+        .lean<UserDoc[]>();
+      return { users: docs.slice(0, query.limit).map(toUser), more: docs.length > query.limit };
+    },
+
+    /**
+     * Applies the changes if the user is still as read (`updatedAt` unchanged) and not DELETED:
+     * a concurrent change makes this false, and the caller re-reads and checks again. A mobile
+     * number held by another live user throws MongoDB's error 11000 (the unique index decides).
+     */
+    async applyChanges(ref: UserRef, readAt: Date, changes: UserChanges, now: Date): Promise<boolean> {
+      const set: Record<string, unknown> = { updatedAt: now };
+      const unset: Record<string, 1> = {};
+      for (const [field, value] of Object.entries(changes)) {
+        if (value === undefined) continue;
+        if (value === null) unset[field] = 1;
+        else set[field] = value;
+      }
+      if (changes.mobileNumber === null) unset.liveMobileKey = 1;
+      else if (changes.mobileNumber !== undefined) set.liveMobileKey = liveMobileKey(ref.enterpriseId, changes.mobileNumber);
+      const result = await (
+        await model()
+      ).updateOne(
+        { ...byRef(ref), status: { $ne: 'DELETED' }, updatedAt: readAt },
+        { $set: set, ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}) },
+      );
+      return result.modifiedCount === 1;
     },
 
     /**

@@ -60,7 +60,9 @@ describe('OpenAPI examples', () => {
     });
 
     // In the order a newcomer would follow them: the group the user joins, the user the OTP goes to.
-    const ORDER = ['post /admin/groups', 'post /admin/templates', 'post /v1/users', 'post /v1/svc-otp'];
+    const ORDER = ['post /admin/groups', 'post /admin/templates', 'post /v1/users', 'patch /v1/users/{userId}', 'post /v1/svc-otp'];
+    // Path parameters name what an earlier example made: the user the Add user example enrolls.
+    const PATH_PARAMS: Record<string, string> = { userId: 'alice' };
 
     test('when each request example is sent as documented, then the service answers a documented success', async () => {
       const withExamples = routeDocs.filter((doc) => requestExamples(doc).length > 0);
@@ -73,7 +75,8 @@ describe('OpenAPI examples', () => {
       for (const name of ORDER) {
         const doc = withExamples.find((d) => `${d.method} ${d.path}` === name) as RouteDoc;
         for (const example of requestExamples(doc)) {
-          const res = await fetch(`${service.url}${doc.path}`, {
+          const path = doc.path.replace(/\{(\w+)\}/g, (_, name: string) => PATH_PARAMS[name] ?? `{${name}}`);
+          const res = await fetch(`${service.url}${path}`, {
             method: doc.method.toUpperCase(),
             headers: {
               'content-type': doc.requestContentType ?? 'application/json',

@@ -8,6 +8,7 @@ import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from '../../workers/dispatch/dispatch.processor.js';
 import { openDelivery, sealDelivery } from '../../core/deliveries/delivery-envelope.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -73,6 +74,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
       deliveries: rows,
       sent: createSentOutcomes({ journal: sentJournal(), deliveries: rows, logger: memoryLogger().logger }),
       findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
+      otpStatus: (otpUuid) => createOtpsRepository(service.ctx.mongo).statusOf(otpUuid),
       providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
       encryptionKey: otpKeysFromConfig(service.config).encryptionKey,
       logger: memoryLogger().logger,

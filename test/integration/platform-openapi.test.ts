@@ -90,8 +90,8 @@ describe('OpenAPI document and docs page', () => {
     test('when OPTIONS asks about a path, then 204 lists its methods, and /v1/users/activate is not taken for a user id', async () => {
       for (const [path, allow] of [
         ['/v1/users/activate', 'POST'],
-        ['/v1/users/someone', 'GET, HEAD, DELETE'],
-        ['/v1/svc-otp/0e6f1a4e-8f5c-4d0f-9d7e-2f1f0e5a9b11', 'GET, HEAD'],
+        ['/v1/users/someone', 'GET, HEAD, PATCH, DELETE'],
+        ['/v1/svc-otp/0e6f1a4e-8f5c-4d0f-9d7e-2f1f0e5a9b11', 'GET, HEAD, DELETE'],
       ]) {
         const res = await fetch(`${service.url}${path}`, { method: 'OPTIONS' });
         expect([path, res.status, res.headers.get('allow')]).toEqual([path, 204, allow]);

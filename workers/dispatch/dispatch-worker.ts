@@ -11,6 +11,8 @@ import { createShutdown } from '../../core/lifecycle/shutdown.js';
 import type { Logger } from '../../core/logger/logger.js';
 import type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { createOtpsRepository } from '../../core/otp/otps.repository.js';
+import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import { createProviders } from '../../core/providers/providers.factory.js';
 import { dispatchBackoffMs, requeueDispatch } from '../../core/queues/dispatch.queue.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
@@ -26,6 +28,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
   const journal = createSentJournal(redis, config.queuePrefix);
   const sent = createSentOutcomes({ journal, deliveries, logger: log, maxBacklog: config.sentJournalMaxBacklog });
   const keys = otpKeysFromConfig(config);
+  const otps = createOtpsRepository(mongo);
 
   const worker = createManagedWorker({
     queue: 'dispatch',
@@ -33,6 +36,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
       deliveries,
       sent,
       findTemplate: (name) => findTemplateCached(mongo, name),
+      otpStatus: (otpUuid) => otps.statusOf(otpUuid),
       providers: createProviders(config, mongo, log),
       encryptionKey: keys.encryptionKey,
       twilioStatusCallbackUrl: `${config.publicUrl}/webhooks/twilio/status`,
@@ -52,11 +56,14 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
     graceMs: config.sweeperGraceMs,
   };
   const sweeper = startPeriodicTask('delivery sweep', () => sweepDeliveries(sweepDeps), config.sweeperIntervalMs, log);
+  const dropResendCodes = createResendCodeSweeper(otps, log);
+  const codeSweeper = startPeriodicTask('resend code sweep', () => dropResendCodes(), config.sweeperIntervalMs, log);
   await runManagedWorker(worker, log);
   return {
     shutdown: createShutdown(
       [
         { name: 'sweeper', run: () => sweeper.stop() },
+        { name: 'resend code sweeper', run: () => codeSweeper.stop() },
         { name: 'dispatch jobs in flight', run: () => drainWorker(worker) },
         { name: 'sent outcomes', run: () => sent.close() },
         ...closeSteps,

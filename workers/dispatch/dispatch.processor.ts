@@ -1,6 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { EXPIRED_BEFORE_SENDING, type DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import {
+  CANCELLED_BEFORE_SENDING,
+  EXPIRED_BEFORE_SENDING,
+  type DeliveriesRepository,
+} from '../../core/deliveries/deliveries.repository.js';
 import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
@@ -19,6 +23,8 @@ export interface DispatchProcessorDeps {
   /** Where sends are recorded: journaled before the job ends, on the row soon after. */
   sent: Pick<SentOutcomes, 'admitSend' | 'record' | 'journaled' | 'apply'>;
   findTemplate: (name: string) => Promise<MessageTemplate | undefined>;
+  /** The stored status of an OTP (undefined when its record is gone), read right before its message is sent. */
+  otpStatus: (otpUuid: string) => Promise<string | undefined>;
   providers: Providers;
   encryptionKey: Buffer;
   /** Where Twilio should post delivery receipts. */
@@ -70,7 +76,7 @@ async function callProvider(deps: DispatchProcessorDeps, delivery: Delivery, mes
 
 /**
  * Delivers one row: skips rows that already ended (a duplicate job), never sends after
- * `notAfter` (an expired OTP), renders, sends, records the outcome. Permanent failures end the
+ * `notAfter` (an expired OTP) nor for a cancelled OTP, renders, sends, records the outcome. Permanent failures end the
  * job at once; transient ones are rethrown for BullMQ's backoff.
  */
 export function createDispatchProcessor(deps: DispatchProcessorDeps) {
@@ -147,6 +153,12 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     }
 
     await admitOrDelay(job, token);
+    // The last moment a cancel can stop the message. A cancel that lands after this read finds the
+    // message handed over: its row then ends SENT, as a send recorded after an end is the truth.
+    if (delivery.kind === 'otp' && (await deps.otpStatus(delivery.refId)) === 'CANCELLED') {
+      await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt);
+      return { state: 'SKIPPED', reason: 'cancelled' };
+    }
     let sent: SentMessage;
     try {
       sent = await send(deps, delivery, message);

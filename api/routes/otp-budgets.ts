@@ -1,0 +1,36 @@
+import { userKey } from '../../core/enterprises/enterprise-id.js';
+import { AppError } from '../../core/errors/app-error.js';
+import type { LimitState, RateLimits } from '../../core/otp/otp-rate-limits.js';
+
+/** The limits one request that sends a code took, and how to give them back. */
+export interface OtpBudgets {
+  /** Settles with the budgets' states (the RateLimit headers), or rejects with the 429. */
+  admission: Promise<LimitState[]>;
+  /** Gives back what was taken (the request sent nothing to the person). */
+  refund: () => Promise<void>;
+}
+
+/**
+ * Takes one point of each budget a code sent to a person uses: the client's, and the user's
+ * across the enterprise's clients (several backends together cannot flood one person, and one
+ * enterprise never uses up another's budget for a userId they share).
+ */
+export function takeOtpBudgets(limits: RateLimits, ref: { clientId: string; enterpriseId: string; userId: string }): OtpBudgets {
+  const budgets = [
+    { name: 'otpPerClient', key: ref.clientId },
+    { name: 'otpPerUser', key: userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId }) },
+  ] as const;
+  const taken = Promise.allSettled(budgets.map((b) => limits.consume(b.name, b.key)));
+  const admission = taken.then((outcomes) => {
+    for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+    return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<LimitState>).value);
+  });
+  const refund = async () => {
+    const outcomes = await taken;
+    await Promise.all(budgets.map((b, i) => (outcomes[i]?.status === 'fulfilled' ? limits.refund(b.name, b.key) : undefined)));
+  };
+  return { admission, refund };
+}
+
+/** Points go back when the request is refused for the caller's own mistake (4xx but 429). */
+export const refundable = (err: unknown) => err instanceof AppError && err.status >= 400 && err.status < 500 && err.status !== 429;

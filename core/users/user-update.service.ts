@@ -1,0 +1,102 @@
+import type { ActivityRepository } from '../activity/activity.repository.js';
+import { isDuplicateKeyError } from '../db/duplicate-key.js';
+import type { UserRef } from '../enterprises/enterprise-id.js';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/app-error.js';
+import { userExists } from './enrollment.service.js';
+import type { User } from './user.types.js';
+import type { UserUpdateRequest } from './user-update-request.validator.js';
+import type { UserChanges, UsersRepository } from './users.repository.js';
+
+export interface UserUpdateDeps {
+  users: Pick<UsersRepository, 'findUser' | 'findLiveByMobile' | 'applyChanges'>;
+  groups: { findMissingGroupNames: (names: string[]) => Promise<string[]> };
+  activity: Pick<ActivityRepository, 'append'>;
+  now?: () => Date;
+}
+
+// The enrollment's messages and label, for the same rules.
+const conflict = (message: string) => new ConflictError(message, { error: 'Invalid data.' });
+const mobileHeld = () => conflict('Mobile number already registered');
+
+/** Concurrent patches of one user each retry on the state the other left; past this, 503. */
+const MAX_ROUNDS = 5;
+
+/** Only what differs from the user as stored: a patch that changes nothing writes nothing. */
+function effectiveChanges(user: User, changes: UserChanges): UserChanges {
+  const differs = (field: keyof UserChanges): boolean => {
+    const next = changes[field];
+    if (next === undefined) return false;
+    const current = user[field];
+    if (next === null) return current !== undefined;
+    return Array.isArray(next) ? JSON.stringify(next) !== JSON.stringify(current) : next !== current;
+  };
+  return Object.fromEntries(Object.entries(changes).filter(([field]) => differs(field as keyof UserChanges))) as UserChanges;
+}
+
+/**
+ * PATCH of a user by a client of its enterprise: names, contacts and groups under enrollment's
+ * rules, checked against the user as it is when the change is written (a conditional update on
+ * `updatedAt`, retried after a concurrent change), recorded in the activity record.
+ */
+export function createUserUpdateService(deps: UserUpdateDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  /** Enrollment's business rules, in its order: primary among secondaries, missing group, mobile held. */
+  async function check(ref: UserRef, user: User, changes: UserChanges): Promise<void> {
+    const primary = changes.primaryGroup ?? user.primaryGroup;
+    const secondaries = changes.secondaryGroups ?? user.secondaryGroups;
+    if (secondaries.includes(primary)) throw conflict('Primary and secondary group name cannot be same.');
+    // Only names this patch sets must exist: a group deleted since enrollment does not block a name change.
+    const named = [...(changes.primaryGroup !== undefined ? [changes.primaryGroup] : []), ...(changes.secondaryGroups ?? [])];
+    const [missing] = await deps.groups.findMissingGroupNames(named);
+    if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
+    const emailAfter = changes.emailId === undefined ? user.emailId : (changes.emailId ?? undefined);
+    const mobileAfter = changes.mobileNumber === undefined ? user.mobileNumber : (changes.mobileNumber ?? undefined);
+    // A user who can be reached keeps a way to be reached (activation re-issues, OTPs).
+    if ((user.emailId !== undefined || user.mobileNumber !== undefined) && emailAfter === undefined && mobileAfter === undefined) {
+      throw new ValidationError(`[Invalid field ${changes.emailId === null ? 'emailId' : 'mobileNumber'}]`, { error: 'Invalid data.' });
+    }
+    if (typeof changes.mobileNumber === 'string') {
+      const holder = await deps.users.findLiveByMobile(ref.enterpriseId, changes.mobileNumber);
+      if (holder && holder.userId !== ref.userId) throw mobileHeld();
+    }
+  }
+
+  return {
+    async update(caller: { clientId: string }, ref: UserRef, request: UserUpdateRequest): Promise<User> {
+      for (let round = 0; round < MAX_ROUNDS; round += 1) {
+        const user = await deps.users.findUser(ref);
+        if (!user) throw new NotFoundError('User not found');
+        if (user.status === 'DELETED') throw userExists(user);
+        const changes = effectiveChanges(user, request.changes);
+        await check(ref, user, changes);
+        if (Object.keys(changes).length === 0) return user;
+        // Strictly later than the read: two changes in one millisecond still tell apart.
+        const at = new Date(Math.max(now().getTime(), user.updatedAt.getTime() + 1));
+        let applied: boolean;
+        try {
+          applied = await deps.users.applyChanges(ref, user.updatedAt, changes, at);
+        } catch (err) {
+          if (isDuplicateKeyError(err)) throw mobileHeld();
+          throw err;
+        }
+        if (!applied) continue;
+        await deps.activity.append({
+          actor: { type: 'client', clientId: caller.clientId },
+          action: 'user.updated',
+          ...ref,
+          comments: request.comments,
+        });
+        const updated: User = { ...user, updatedAt: at };
+        for (const [field, value] of Object.entries(changes)) {
+          if (value === null) delete (updated as unknown as Record<string, unknown>)[field];
+          else (updated as unknown as Record<string, unknown>)[field] = value;
+        }
+        return updated;
+      }
+      throw new ServiceUnavailableError('Service unavailable: the user kept changing; retry later', { headers: { 'Retry-After': '1' } });
+    },
+  };
+}
+
+export type UserUpdateService = ReturnType<typeof createUserUpdateService>;
