@@ -128,7 +128,7 @@ export interface JournalBackend {
 }
 
 /** The server's own default (LocalMongoServer.java), repeated for the benchmark. */
-export const DEFAULT_COMPACT_AFTER_BYTES = 1024 * 1024;
+export const DEFAULT_COMPACT_AFTER_BYTES = 256 * 1024;
 
 /** LOCAL_MONGO_FSYNC, checked before anything starts; unset means the server's default. */
 export function parseFsyncMode(value: string | undefined): FsyncMode | undefined {

@@ -13,7 +13,7 @@ import java.nio.file.Path;
  * Usage: java LocalMongoServer <host> <port|0> <memory|journal:/path/file|h2:/path/file.mv> [portFile]
  * journal: the memory backend with a write-ahead journal (durable, see JournaledMemoryBackend),
  *   tuned by -DlocalMongo.fsync=always|everysec|off (default everysec, see JournalSync) and
- *   -DlocalMongo.compactAfterBytes=<n> (default 1 MiB);
+ *   -DlocalMongo.compactAfterBytes=<n> (default 256 KiB);
  * h2: mongo-java-server's H2 file backend (kept for comparison; see JournaledMemoryBackend).
  * Prints one line "listening <connection-string>" once bound, and writes the port to portFile.
  * Exits with status 2 and the reason on stderr when its files are damaged (JournalRefusal).
@@ -24,7 +24,7 @@ public final class LocalMongoServer {
      * warm-up, so that a restart stays bounded whatever the history (docs/reliability.md).
      * scripts/local-services.ts repeats it for the benchmark.
      */
-    private static final long DEFAULT_COMPACT_AFTER_BYTES = 1024L * 1024;
+    private static final long DEFAULT_COMPACT_AFTER_BYTES = 256L * 1024;
 
     public static void main(String[] args) throws Exception {
         String host = args.length > 0 ? args[0] : "127.0.0.1";
