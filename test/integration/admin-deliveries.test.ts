@@ -1,5 +1,9 @@
 import { loadConfig } from '../../core/config/config.js';
-import { REQUEST_NOT_ANSWERED } from '../../core/deliveries/deliveries.repository.js';
+import { createDeliveriesRepository, REQUEST_NOT_ANSWERED } from '../../core/deliveries/deliveries.repository.js';
+import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
+import type { Delivery } from '../../core/deliveries/delivery.types.js';
+import { createSentJournal } from '../../core/deliveries/sent-journal.js';
+import { activationDeliveryId } from '../../core/users/activation-deliveries.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson, readOutbox } from '../support/otp-helpers.js';
@@ -269,5 +273,63 @@ describe('operators list and replay failed deliveries', () => {
     const withQueued = replays.filter((e) => queuedOf(e) > 0);
     expect(withQueued.flatMap((e) => e.deliveryIds as string[]).sort()).toEqual(ids.slice(0, 3).sort());
     expect(withQueued[0]).toMatchObject({ actor: { type: 'admin' }, comments: 'Twilio number fixed', at: ISO });
+  });
+
+  test('when an activation message failed, then only the current, unexpired code issue of a pending user is replayed', async () => {
+    const later = new Date(Date.now() + 3600_000);
+    await insertUser(service.ctx.mongo, {
+      userId: 'ana@example.com',
+      status: 'CREATED',
+      emailId: 'ana@example.com',
+      activation: { codeDigest: 'x', verificationKeyEncrypted: 'y', issue: 2, expiresAt: later },
+    });
+    await insertUser(service.ctx.mongo, { userId: 'bo', status: 'ACTIVE', emailId: 'bo@example.com' });
+    const row = (userId: string, issue: number): Delivery => ({
+      id: activationDeliveryId({ enterpriseId: 'default', userId }, issue, 'EMAIL'),
+      kind: 'activation',
+      enterpriseId: 'default',
+      refId: userId,
+      channel: 'EMAIL',
+      to: `${userId.replace(/@.*/, '')}@example.com`,
+      template: 'activation_email',
+      macros: {},
+      secretMacros: 'sealed-code',
+      state: 'FAILED',
+      lastError: 'Bad Request',
+      provider: 'sendgrid',
+      attempts: 1,
+      notAfter: later,
+      queuedAt: new Date(),
+      updatedAt: new Date(),
+    });
+    const rowsOf = [row('ana@example.com', 1), row('ana@example.com', 2), row('bo', 1)];
+    await createDeliveriesRepository(service.ctx.mongo).insertMany(rowsOf);
+
+    const result = (await (await replay({ ids: rowsOf.map((r) => r.id) })).json()) as Replayed;
+    expect(result.queued.map((d) => d.id)).toEqual([rowsOf[1]?.id]);
+    expect(result.queued[0]).toMatchObject({ refId: 'a***@example.com', to: 'a***@example.com', provider: 'sendgrid' });
+    expect(result.skipped.map((s) => [s.id, s.skip.reason])).toEqual([
+      [rowsOf[0]?.id, 'A newer activation code replaced it.'],
+      [rowsOf[2]?.id, 'Its user has activated already.'],
+    ]);
+    expect(JSON.stringify(result)).not.toContain('ana@');
+  });
+
+  test('when the sending window of a FAILED row closes, then the sweeper drops the code it kept for a replay', async () => {
+    const id = idOf(otpUuids[4] as string);
+    expect((await rows().findOne({ _id: id as never }))?.secretMacros).toEqual(expect.any(String));
+    await rows().updateOne({ _id: id as never }, { $set: { notAfter: new Date(Date.now() - 1000) } });
+    await sweepDeliveries({
+      deliveries: createDeliveriesRepository(service.ctx.mongo),
+      journal: createSentJournal(service.ctx.redis, service.config.queuePrefix),
+      enqueue: async () => false,
+      logger: memoryLogger().logger,
+      graceMs: 60_000,
+    });
+    const swept = await rows().findOne({ _id: id as never });
+    expect(swept).toMatchObject({ state: 'FAILED', provider: 'twilio' });
+    expect(swept?.secretMacros).toBeUndefined();
+    // Rows still inside their window keep theirs.
+    expect((await rows().findOne({ _id: idOf(otpUuids[3] as string) as never }))?.secretMacros).toEqual(expect.any(String));
   });
 });
