@@ -56,8 +56,8 @@ export function adminDeliveryReplayPageRoutes(ctx: ServiceContext, replay: Deliv
     let filter;
     let page;
     try {
-      filter = parseDeliveryFilter({ ...query, state: 'FAILED' });
-      page = parsePage(query);
+      filter = parseDeliveryFilter({ ...query, state: 'FAILED' }, true);
+      page = parsePage(query, true);
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 422) throw err;
       const field = /\[Invalid field (\w+)\]/.exec(err.message)?.[1] ?? 'filter';

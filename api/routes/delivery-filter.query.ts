@@ -10,31 +10,35 @@ const INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d
 
 const invalid = (name: string) => new ValidationError(`[Invalid field ${name}]`);
 
-/** One optional text parameter; an empty one counts as absent (what an HTML form sends for "any"). */
-function text(query: Record<string, unknown>, name: string): string | undefined {
+/**
+ * One optional text parameter. An empty one is refused, except from the page's form, which sends
+ * an empty field for "any" (`blankIsAny`).
+ */
+function textOf(query: Record<string, unknown>, name: string, blankIsAny: boolean): string | undefined {
   const value = query[name];
-  if (value === undefined || value === '') return undefined;
+  if (value === undefined || (blankIsAny && value === '')) return undefined;
   if (typeof value !== 'string') throw invalid(name);
   return value;
 }
 
 /** The list filters of `GET /admin/deliveries` (and the replay page): 422 naming the first bad one. */
-export function parseDeliveryFilter(query: Record<string, unknown>): DeliveryFilter {
-  const state = text(query, 'state') ?? 'FAILED';
+export function parseDeliveryFilter(query: Record<string, unknown>, blankIsAny = false): DeliveryFilter {
+  const text = (name: string) => textOf(query, name, blankIsAny);
+  const state = text('state') ?? 'FAILED';
   if (!STATES.includes(state as DeliveryState)) throw invalid('state');
   const filter: DeliveryFilter = { state: state as DeliveryState };
-  const since = text(query, 'since');
+  const since = text('since');
   if (since !== undefined) {
     const at = Date.parse(since);
     if (!INSTANT_RE.test(since) || Number.isNaN(at)) throw invalid('since');
     filter.since = new Date(at);
   }
-  const channel = text(query, 'channel');
+  const channel = text('channel');
   if (channel !== undefined) {
     if (channel !== 'SMS' && channel !== 'EMAIL') throw invalid('channel');
     filter.channel = channel;
   }
-  const provider = text(query, 'provider');
+  const provider = text('provider');
   if (provider !== undefined) {
     if (!PROVIDER_RE.test(provider)) throw invalid('provider');
     filter.provider = provider;
@@ -43,9 +47,9 @@ export function parseDeliveryFilter(query: Record<string, unknown>): DeliveryFil
 }
 
 /** `cursor` and `limit` (1 to LIST_PAGE_MAX, default LIST_PAGE_DEFAULT). */
-export function parsePage(query: Record<string, unknown>): { cursor?: string; limit: number } {
-  const cursor = text(query, 'cursor');
-  const limitText = text(query, 'limit');
+export function parsePage(query: Record<string, unknown>, blankIsAny = false): { cursor?: string; limit: number } {
+  const cursor = textOf(query, 'cursor', blankIsAny);
+  const limitText = textOf(query, 'limit', blankIsAny);
   if (limitText !== undefined && (!/^[0-9]{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > LIST_PAGE_MAX)) {
     throw invalid('limit');
   }

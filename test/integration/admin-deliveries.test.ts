@@ -135,6 +135,7 @@ describe('operators list and replay failed deliveries', () => {
     const cases: [string, string][] = [
       ['?state=LOST', 'state'],
       ['?since=yesterday', 'since'],
+      ['?since=', 'since'],
       ['?since=2026-11-25T06:00:00', 'since'],
       ['?channel=FAX', 'channel'],
       ['?provider=Twilio!', 'provider'],
@@ -153,6 +154,19 @@ describe('operators list and replay failed deliveries', () => {
         path: '/admin/deliveries',
       });
     }
+  });
+
+  test('when the page is given a filter that is not valid, then it says which, as a page', async () => {
+    const res = await fetch(`${service.url}/admin/delivery-replay?since=yesterday&channel=`, { headers: admin() });
+    expect(res.status).toBe(422);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toMatch(
+      /^default-src 'none'; style-src 'nonce-[A-Za-z0-9+/=]+'; img-src 'none'; form-action 'self'/,
+    );
+    expect(await res.text()).toContain('The since filter is not valid. Write an instant with its zone, such as 2026-11-25T06:00:00Z.');
+    const anonymous = await fetch(`${service.url}/admin/delivery-replay`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe('Basic realm="svc-identity admin", charset="UTF-8"');
   });
 
   test('when the admin token is missing, then both routes answer 401', async () => {
