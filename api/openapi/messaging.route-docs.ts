@@ -182,13 +182,13 @@ export const messagingRouteDocs: RouteDoc[] = [
     requestContentType: 'application/x-www-form-urlencoded',
     responses: {
       '200': { description: 'The preview', contentType: 'text/html' },
-      '400': { description: 'A form body that does not parse', schema: 'common.error.json' },
+      '400': { description: 'A form body that does not parse, or with more fields than 100 ids need', schema: 'common.error.json' },
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '403': {
         description: 'Posted from another site (JSON), or without a valid form token from this page (HTML)',
         contentType: 'text/html',
       },
-      '413': { description: 'Form too large, or too many fields', schema: 'common.error.json' },
+      '413': { description: 'Form larger than 32 kB', schema: 'common.error.json' },
       '422': { description: 'No delivery selected, more than 100, or an id that is not valid (HTML)', contentType: 'text/html' },
       '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
     },
@@ -204,13 +204,13 @@ export const messagingRouteDocs: RouteDoc[] = [
     requestContentType: 'application/x-www-form-urlencoded',
     responses: {
       '200': { description: 'What was queued and what skipped', contentType: 'text/html' },
-      '400': { description: 'A form body that does not parse', schema: 'common.error.json' },
+      '400': { description: 'A form body that does not parse, or with more fields than 100 ids need', schema: 'common.error.json' },
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '403': {
         description: 'Posted from another site (JSON), or without a valid form token from this page (HTML)',
         contentType: 'text/html',
       },
-      '413': { description: 'Form too large, or too many fields', schema: 'common.error.json' },
+      '413': { description: 'Form larger than 32 kB', schema: 'common.error.json' },
       '422': { description: 'No delivery selected, more than 100, or an id that is not valid (HTML)', contentType: 'text/html' },
       '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
     },

@@ -3,6 +3,7 @@ import { REPLAY_MAX, type DeliveryReplay } from '../../core/deliveries/delivery-
 import { AppError } from '../../core/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { createAdminFormTokens } from '../middleware/admin-form-token.js';
+import { parsedWith } from '../middleware/body-parser-errors.js';
 import { requireSameOriginForWrites } from '../middleware/same-origin.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { parseDeliveryFilter, parsePage } from './delivery-filter.query.js';
@@ -21,7 +22,8 @@ const ID_RE = /^[A-Za-z0-9._:@=-]{1,200}$/;
 export function adminDeliveryReplayPageRoutes(ctx: ServiceContext, replay: DeliveryReplay): Router {
   const router = Router();
   const tokens = createAdminFormTokens(ctx.config.adminToken ?? '', 'delivery-replay');
-  const form = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: REPLAY_MAX + 5 });
+  // More fields than 100 ids and the rest need is a malformed form (400), like one that does not parse.
+  const form = parsedWith(express.urlencoded({ extended: false, limit: '32kb', parameterLimit: REPLAY_MAX + 5 }));
   const auth = requireAdminToken(ctx, { allowBasic: true });
   const sameOrigin = requireSameOriginForWrites(ctx.config.publicUrl);
 

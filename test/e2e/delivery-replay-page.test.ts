@@ -10,6 +10,10 @@ import { startProviderStub, type ProviderStub } from '../support/provider-stub.j
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
+// The screenshots in docs/ are refreshed on demand (UPDATE_DOC_IMAGES=1), so a test run leaves
+// the tracked files as they were.
+const SHOTS = process.env.UPDATE_DOC_IMAGES === '1' ? 'docs/images' : 'test-results';
+
 const twilioEnv = (baseUrl: string) => ({
   TWILIO_ACCOUNT_SID: `AC${'ef'.repeat(16)}`,
   TWILIO_AUTH_TOKEN: 'replay-page-test-token',
@@ -104,12 +108,12 @@ describe('failed-deliveries page', () => {
     expect(content).toContain('+*********21');
     await expect(page.getByRole('checkbox').count()).resolves.toBe(3);
     for (const otpUuid of otpUuids) await page.getByRole('checkbox', { name: `Select otp-${otpUuid}-SMS` }).check();
-    await page.screenshot({ path: 'docs/images/delivery-replay-list.png' });
+    await page.screenshot({ path: `${SHOTS}/delivery-replay-list.png` });
     await page.getByRole('button', { name: 'Preview replay of the selected deliveries' }).click();
     await page.getByRole('heading', { name: 'Replay preview' }).waitFor();
     await page.getByText('Dry run: nothing has been sent yet. 2 would be sent again, 1 skipped.').waitFor();
     await page.getByText('Its OTP is locked: no attempts left.').waitFor();
-    await page.screenshot({ path: 'docs/images/delivery-replay-preview.png' });
+    await page.screenshot({ path: `${SHOTS}/delivery-replay-preview.png` });
     expect(await rows().countDocuments({ state: 'FAILED' })).toBe(3);
 
     await page.getByLabel('Note for the activity record (optional)').fill('Twilio credentials fixed');

@@ -164,6 +164,13 @@ describe('operators list and replay failed deliveries', () => {
       /^default-src 'none'; style-src 'nonce-[A-Za-z0-9+/=]+'; img-src 'none'; form-action 'self'/,
     );
     expect(await res.text()).toContain('The since filter is not valid. Write an instant with its zone, such as 2026-11-25T06:00:00Z.');
+    const tooMany = await fetch(`${service.url}/admin/delivery-replay/confirm`, {
+      method: 'POST',
+      headers: { ...admin(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: Array.from({ length: 120 }, (_, i) => `ids=d${i}`).join('&'),
+    });
+    expect(tooMany.status).toBe(400);
+    expect(await tooMany.json()).toMatchObject({ status: 400, message: 'Malformed request body' });
     const anonymous = await fetch(`${service.url}/admin/delivery-replay`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toBe('Basic realm="svc-identity admin", charset="UTF-8"');
