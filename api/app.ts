@@ -13,6 +13,9 @@ import { userRoutesCors } from './middleware/user-routes-cors.middleware.js';
 import { createOtpServices } from './otp-services.factory.js';
 import { adminActivityRoutes } from './routes/admin-activity.routes.js';
 import { adminClientsRoutes } from './routes/admin-clients.routes.js';
+import { adminDeliveriesRoutes } from './routes/admin-deliveries.routes.js';
+import { adminDeliveryReplayPageRoutes } from './routes/admin-delivery-replay-page.routes.js';
+import { createDeliveryReplayServices } from './delivery-replay-services.factory.js';
 import { adminGroupsRoutes } from './routes/admin-groups.routes.js';
 import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
 import { adminQueuesRoutes, QUEUES_DASHBOARD_PATH } from './routes/admin-queues.routes.js';
@@ -59,6 +62,9 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminOutboxRoutes(ctx));
   app.use(adminQueuesRoutes(ctx));
   app.use(adminActivityRoutes(ctx));
+  const deliveryReplay = createDeliveryReplayServices(ctx);
+  app.use(adminDeliveriesRoutes(ctx, deliveryReplay));
+  app.use(adminDeliveryReplayPageRoutes(ctx, deliveryReplay));
   app.use(
     webhookRoutes(
       ctx,

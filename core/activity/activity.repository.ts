@@ -1,7 +1,7 @@
 import { Schema, Types, type Connection } from 'mongoose';
 import { modelFor } from '../db/model-registry.js';
 
-/** Who made a change: an enterprise client, the operator with the admin token, or a user themself. */
+/** Who made a change (or replayed deliveries): an enterprise client, the operator with the admin token, or a user themself. */
 export type ActivityActor = { type: 'client'; clientId: string } | { type: 'admin' } | { type: 'user' };
 
 export type ActivityAction =
@@ -19,7 +19,8 @@ export type ActivityAction =
   | 'client.deleted'
   | 'template.created'
   | 'template.updated'
-  | 'template.deleted';
+  | 'template.deleted'
+  | 'deliveries.replayed';
 
 /** One change, as written by the service. */
 export interface ActivityInput {
@@ -30,6 +31,10 @@ export interface ActivityInput {
   userId?: string;
   clientId?: string;
   templateName?: string;
+  /** A replay of failed deliveries: how many were selected, queued again and skipped. */
+  replay?: { selected: number; queued: number; skipped: number };
+  /** The deliveries a replay queued again. */
+  deliveryIds?: string[];
   /** The request's `comments` (maker/checker notes), as given. */
   comments?: string;
 }
@@ -52,6 +57,8 @@ export const activitySchema = new Schema<ActivityDoc>(
     userId: { type: String },
     clientId: { type: String },
     templateName: { type: String },
+    replay: { type: Schema.Types.Mixed },
+    deliveryIds: { type: [String], default: undefined },
     comments: { type: String },
     at: { type: Date, required: true },
   },

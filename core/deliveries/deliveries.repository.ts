@@ -22,7 +22,9 @@ export const deliverySchema = new Schema<DeliveryDoc>(
     state: { type: String, required: true },
     providerMessageId: { type: String },
     lastError: { type: String },
+    provider: { type: String },
     attempts: { type: Number, default: 0 },
+    replays: { type: Number },
     notAfter: { type: Date, required: true },
     queuedAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -32,6 +34,8 @@ export const deliverySchema = new Schema<DeliveryDoc>(
 deliverySchema.index({ refId: 1 });
 deliverySchema.index({ state: 1, queuedAt: 1 });
 deliverySchema.index({ providerMessageId: 1 }, { sparse: true });
+// The operators' list of failed deliveries: newest first, `_id` breaking ties (delivery-replay.ts).
+deliverySchema.index({ state: 1, updatedAt: -1, _id: -1 });
 
 /** Why a row ended without a send: its OTP expired first. */
 export const EXPIRED_BEFORE_SENDING = 'expired before it could be sent';
@@ -51,6 +55,17 @@ export function rowAfterSend(row: Delivery, outcome: SentOutcome): Delivery {
   if (!takesIt) return row;
   const { lastError: _cleared, secretMacros: _dropped, ...rest } = row;
   return { ...rest, state: 'SENT', providerMessageId: outcome.providerMessageId, attempts: outcome.attempts, updatedAt: outcome.sentAt };
+}
+
+export interface DeliveryListQuery {
+  state: DeliveryState;
+  channel?: Channel;
+  provider?: string;
+  kind?: Delivery['kind'];
+  /** Only rows whose last change is at or after this instant. */
+  since?: Date;
+  after?: { updatedAt: Date; id: string };
+  limit: number;
 }
 
 const toDelivery = ({ _id, ...rest }: DeliveryDoc): Delivery => ({ id: _id, ...rest });
@@ -146,12 +161,28 @@ export function createDeliveriesRepository(connection: Connection) {
       );
     },
 
-    async markFailed(id: string, error: string, attempts?: number, now = new Date()): Promise<void> {
+    /**
+     * QUEUED → FAILED. With `keepSecrets` the encrypted secret macros stay until the sending window
+     * closes (dropEndedSecrets), so an operator can replay the row; without, they go at once.
+     */
+    async markFailed(
+      id: string,
+      error: string,
+      outcome: { attempts?: number; provider?: string; keepSecrets?: boolean } = {},
+      now = new Date(),
+    ): Promise<void> {
+      const { attempts, provider, keepSecrets } = outcome;
       await rowUpdates.submit({
         id,
         update: {
-          $set: { state: 'FAILED', lastError: error, updatedAt: now, ...(attempts === undefined ? {} : { attempts }) },
-          $unset: { secretMacros: 1 },
+          $set: {
+            state: 'FAILED',
+            lastError: error,
+            updatedAt: now,
+            ...(attempts === undefined ? {} : { attempts }),
+            ...(provider === undefined ? {} : { provider }),
+          },
+          ...(keepSecrets ? {} : { $unset: { secretMacros: 1 as const } }),
         },
       });
     },
@@ -166,10 +197,15 @@ export function createDeliveriesRepository(connection: Connection) {
       state: Extract<DeliveryState, 'DELIVERED' | 'FAILED'>,
       error: string | undefined,
       now = new Date(),
+      provider?: string,
     ): Promise<number> {
+      const failedWith = state === 'FAILED' && provider !== undefined ? { provider } : {};
       const result = await (
         await model()
-      ).updateMany({ providerMessageId, state: 'SENT' }, { $set: { state, updatedAt: now, ...(error ? { lastError: error } : {}) } });
+      ).updateMany(
+        { providerMessageId, state: 'SENT' },
+        { $set: { state, updatedAt: now, ...(error ? { lastError: error } : {}), ...failedWith } },
+      );
       return result.modifiedCount;
     },
 
@@ -194,6 +230,46 @@ export function createDeliveriesRepository(connection: Connection) {
         { $set: { state: 'FAILED', lastError: EXPIRED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
       return result.modifiedCount;
+    },
+
+    /** Drops the encrypted secrets that FAILED rows kept for a replay once their window closed. */
+    async dropEndedSecrets(now: Date): Promise<number> {
+      const result = await (
+        await model()
+      ).updateMany({ state: 'FAILED', notAfter: { $lte: now }, secretMacros: { $exists: true } }, { $unset: { secretMacros: 1 } });
+      return result.modifiedCount;
+    },
+
+    /** One page of rows in a state, newest change first; `after` is the last row of the previous page. */
+    async listByState(query: DeliveryListQuery): Promise<Delivery[]> {
+      const filter: Record<string, unknown> = { state: query.state };
+      if (query.channel !== undefined) filter.channel = query.channel;
+      if (query.provider !== undefined) filter.provider = query.provider;
+      if (query.kind !== undefined) filter.kind = query.kind;
+      if (query.since !== undefined) filter.updatedAt = { $gte: query.since };
+      if (query.after !== undefined) {
+        const { updatedAt, id } = query.after;
+        filter.$or = [{ updatedAt: { $lt: updatedAt } }, { updatedAt, _id: { $lt: id } }];
+      }
+      const docs = await (await model()).find(filter).sort({ updatedAt: -1, _id: -1 }).limit(query.limit).lean<DeliveryDoc[]>();
+      return docs.map(toDelivery);
+    },
+
+    async findByIds(ids: string[]): Promise<Delivery[]> {
+      if (ids.length === 0) return [];
+      const docs = await (await model()).find({ _id: { $in: ids } }).lean<DeliveryDoc[]>();
+      return docs.map(toDelivery);
+    },
+
+    /**
+     * FAILED → QUEUED for an operator's replay, only while the row is as it was read (`failedAt`
+     * is its updatedAt then): of two replays of one failure, exactly one wins.
+     */
+    async reopenFailed(id: string, failedAt: Date, now = new Date()): Promise<boolean> {
+      const result = await (
+        await model()
+      ).updateOne({ _id: id, state: 'FAILED', updatedAt: failedAt }, { $set: { state: 'QUEUED', updatedAt: now }, $inc: { replays: 1 } });
+      return result.modifiedCount === 1;
     },
 
     /**

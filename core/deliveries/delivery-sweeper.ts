@@ -62,7 +62,7 @@ async function unsentAmong(
 
 /**
  * One sweep: writes sends journaled by workers that died before updating the rows, ends rows
- * whose sending window closed, and re-enqueues rows left QUEUED past the grace period (Redis was
+ * whose sending window closed (and drops the secrets FAILED rows kept for a replay), and re-enqueues rows left QUEUED past the grace period (Redis was
  * down at accept time, or a job was lost) unless the journal says they were sent. Enqueueing is
  * deduplicated by job id and the worker skips rows that already ended, so a sweep is always safe
  * to repeat, and several sweepers at once are too (every write is conditional).
@@ -79,6 +79,8 @@ export async function sweepDeliveries(
   const orphaned = (await applyOrphanedSends(deps, new Date(now.getTime() - ORPHANED_SEND_AFTER_MS), size).catch(journalUnavailable)) ?? 0;
   // Expiry goes on without the journal: a send journaled meanwhile still wins (see markSentMany).
   const expired = await deps.deliveries.expireUnsent(now);
+  // A FAILED row keeps its encrypted code for a replay only while it could still be sent.
+  await deps.deliveries.dropEndedSecrets(now);
   const stale = await deps.deliveries.findStaleQueued(new Date(now.getTime() - deps.graceMs), now, size);
   const { written, unsent } = await unsentAmong(deps, stale, journalUnavailable);
   // Rows whose job is still waiting or running are touched too (they are in hand) but not counted:

@@ -29,12 +29,20 @@ export interface Delivery {
   template: string;
   /** Non-secret macro values (the caller's dynamicMacros). */
   macros: Record<string, string>;
-  /** Secret macro values (the code), AES-GCM encrypted; removed once the delivery ends. */
+  /**
+   * Secret macro values (the code), AES-GCM encrypted. Removed once the message is sent, and once
+   * its sending window (`notAfter`) closes; a row that ended FAILED keeps them until then, so an
+   * operator can replay it (delivery-replay.ts).
+   */
   secretMacros?: string;
   state: DeliveryState;
   providerMessageId?: string;
   lastError?: string;
+  /** The provider the row was going through when it last ended FAILED (a send or a receipt). */
+  provider?: string;
   attempts: number;
+  /** How many times an operator replayed the row after it ended FAILED. */
+  replays?: number;
   /** After this instant the message must never be sent (an expired OTP). */
   notAfter: Date;
   queuedAt: Date;

@@ -121,6 +121,12 @@ export function createOtpsRepository(connection: Connection) {
       await (await model()).updateOne({ _id: otpUuid }, { $unset: { codeEncrypted: 1 } });
     },
 
+    /** For the operator (any client of the enterprise, login codes included). */
+    async findInEnterprise(otpUuid: string, enterpriseId: string): Promise<OtpRecord | undefined> {
+      const doc = await (await model()).findOne({ _id: otpUuid, enterpriseId, ...notPurged() }).lean<OtpDoc>();
+      return doc ? toRecord(doc) : undefined;
+    },
+
     async findForClient(otpUuid: string, clientId: string): Promise<OtpRecord | undefined> {
       const doc = await (await model()).findOne({ _id: otpUuid, clientId, ...notPurged() }).lean<OtpDoc>();
       return doc ? toRecord(doc) : undefined;

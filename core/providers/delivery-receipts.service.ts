@@ -50,7 +50,7 @@ export function recordDeliveryReceipt(
   logger: Logger,
 ): RecordDeliveryReceipt {
   const apply = async (receipt: DeliveryReceipt, providerMessageId: string): Promise<number> => {
-    const updated = await deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error);
+    const updated = await deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error, new Date(), receipt.provider);
     if (updated > 0) return updated;
     // Redis down: the receipt still counts for rows that say SENT; one that beat its row is lost,
     // as before there was a journal, rather than failing the whole webhook call.
@@ -61,7 +61,7 @@ export function recordDeliveryReceipt(
     // No entry: either never sent from here, or its row was written (and the entry removed) just
     // after the first try; the second try settles which.
     if (journaled) await applySentOutcomes({ deliveries, journal }, [journaled]);
-    return deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error);
+    return deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error, new Date(), receipt.provider);
   };
   return async (receipt) => {
     const ids = [receipt.providerMessageId, receipt.reference].filter((id): id is string => typeof id === 'string' && id.length > 0);

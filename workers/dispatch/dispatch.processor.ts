@@ -107,8 +107,15 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     }
   };
 
+  // A row that failed while it could still be sent keeps its encrypted code for an operator's
+  // replay (the sweeper drops it when the window closes); an expired one has nothing to replay.
   const markFailed = async (delivery: Delivery, reason: string, attempt?: number) => {
-    await deps.deliveries.markFailed(delivery.id, reason, attempt);
+    const expired = reason === EXPIRED_BEFORE_SENDING;
+    await deps.deliveries.markFailed(delivery.id, reason, {
+      attempts: attempt,
+      provider: expired ? undefined : providerOf(deps, delivery),
+      keepSecrets: !expired,
+    });
     deliveryOutcomes.inc({ channel: delivery.channel, provider: providerOf(deps, delivery), state: 'FAILED' });
   };
 
