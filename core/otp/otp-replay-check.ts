@@ -11,6 +11,7 @@ export function otpStillWanted(otps: Pick<OtpsRepository, 'findInEnterprise'>): 
     const otp = await otps.findInEnterprise(delivery.refId, delivery.enterpriseId ?? DEFAULT_ENTERPRISE_ID);
     if (!otp) return { code: 'ended', reason: 'Its OTP no longer exists.' };
     if (otp.status === 'USED') return { code: 'ended', reason: 'Its OTP was used.' };
+    if (otp.status === 'CANCELLED') return { code: 'ended', reason: 'Its OTP was cancelled.' };
     if (otp.status === 'LOCKED' || otp.attemptsUsed >= otp.attempts)
       return { code: 'ended', reason: 'Its OTP is locked: no attempts left.' };
     if (otp.expiresAt.getTime() <= now.getTime()) return { code: 'expired', reason: `Its OTP expired at ${otp.expiresAt.toISOString()}.` };
