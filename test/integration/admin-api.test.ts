@@ -422,7 +422,7 @@ describe('admin API: clients and groups', () => {
       expect(await res.json()).toEqual({ name: 'private', description: 'Private banking', createdAt: expect.stringMatching(ISO) });
       const missing = await admin('GET', '/admin/groups/nope');
       expect(missing.status).toBe(404);
-      expect(await missing.json()).toEqual(errorBody(404, 'Not Found', 'Group nope not found', '/admin/groups/nope'));
+      expect(await missing.json()).toEqual(errorBody(404, 'Not Found', 'Group not found', '/admin/groups/nope'));
     });
 
     test('when a group no live user names is deleted, then 204 and it is gone; deleting again is 404', async () => {
@@ -433,7 +433,7 @@ describe('admin API: clients and groups', () => {
       expect((await admin('GET', '/admin/groups/closing')).status).toBe(404);
       const again = await admin('DELETE', '/admin/groups/closing');
       expect(again.status).toBe(404);
-      expect(await again.json()).toEqual(errorBody(404, 'Not Found', 'Group closing not found', '/admin/groups/closing'));
+      expect(await again.json()).toEqual(errorBody(404, 'Not Found', 'Group not found', '/admin/groups/closing'));
     });
 
     test('when users name a group as primary or secondary group, then deleting it is 409 and it stays', async () => {
