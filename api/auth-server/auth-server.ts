@@ -3,8 +3,8 @@ import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.
 import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
 import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
 import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
-import { verifyClientSecret } from '../../core/clients/client-secret.js';
-import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
+import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
+import { CLIENT_SCOPES, findClientWithSecret } from '../../core/clients/clients.repository.js';
 import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage, renderPage } from './login-pages.js';
@@ -15,6 +15,7 @@ import {
   enterpriseOfClient,
   EXTRA_CLIENT_METADATA,
   isFirstParty,
+  storedSecretsOfClient,
   webOriginsOfClient,
 } from './oidc-adapter.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
@@ -227,14 +228,18 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
 
   // The stored `client_secret` is an HMAC (core/clients/client-secret.ts), so the comparison
   // oidc-provider would make against the clear secret is swapped for ours, on this instance's
-  // Client class only.
+  // Client class only. It also accepts the secret a rotation replaced, during its grace period.
   const ClientClass = provider.Client as unknown as {
-    prototype: { clientSecret?: string; compareClientSecret: (actual: string) => boolean; includeSid: () => boolean };
+    prototype: { compareClientSecret: (actual: string) => Promise<boolean>; includeSid: () => boolean };
   };
   // Every ID token carries `sid` (discovery advertises it), not only for back-channel logout clients.
   ClientClass.prototype.includeSid = () => true;
-  ClientClass.prototype.compareClientSecret = function compareHashedSecret(this: { clientSecret?: string }, actual: string): boolean {
-    return typeof this.clientSecret === 'string' && verifyClientSecret(this.clientSecret, actual);
+  ClientClass.prototype.compareClientSecret = async function compareHashedSecret(this: { clientId: string }, actual: string) {
+    if (acceptsClientSecret(storedSecretsOfClient(this), actual)) return true;
+    // A secret just rotated by another process is not in this process's client cache yet: one
+    // look in the store lets the new secret work everywhere at once.
+    const stored = await findClientWithSecret(mongo, this.clientId);
+    return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);

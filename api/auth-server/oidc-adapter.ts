@@ -1,6 +1,7 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Connection } from 'mongoose';
 import { lookupClientWithSecret } from '../../core/clients/client-lookup.cache.js';
+import type { StoredSecrets } from '../../core/clients/client-secret-rotation.js';
 import type { ClientWithSecret } from '../../core/clients/clients.repository.js';
 import { isNativeApp } from '../../core/clients/redirect-uris.js';
 import { webOriginsOf } from '../../core/clients/web-origins.js';
@@ -17,7 +18,14 @@ import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
 import { USER_TOKEN_SCOPES } from './user-token-scopes.js';
 
 /** Our client fields carried in the provider's client metadata (kept under these names on its Client). */
-export const EXTRA_CLIENT_METADATA = ['first_party', 'api_scopes', 'enterprise_id', 'web_origins'] as const;
+export const EXTRA_CLIENT_METADATA = [
+  'first_party',
+  'api_scopes',
+  'enterprise_id',
+  'web_origins',
+  'previous_secret_hash',
+  'previous_secret_expires_at',
+] as const;
 
 /** The enterprise API scopes registered for the client (client_credentials grants these only). */
 export function apiScopesOf(client: object): string[] {
@@ -37,13 +45,28 @@ export function webOriginsOfClient(client: object): string[] {
   return Array.isArray(origins) ? origins.filter((o): o is string => typeof o === 'string') : [];
 }
 
+/** The client's stored secret forms as the provider's Client carries them (see toClientMetadata). */
+export function storedSecretsOfClient(client: object): StoredSecrets {
+  const {
+    clientSecret,
+    previous_secret_hash: previousHash,
+    previous_secret_expires_at: previousExpiresAt,
+  } = client as { clientSecret?: unknown; previous_secret_hash?: unknown; previous_secret_expires_at?: unknown };
+  return {
+    secretHash: typeof clientSecret === 'string' && clientSecret !== '' ? clientSecret : null,
+    previousSecretHash: typeof previousHash === 'string' ? previousHash : null,
+    previousSecretExpiresAt: typeof previousExpiresAt === 'number' ? new Date(previousExpiresAt) : null,
+  };
+}
+
 export function isFirstParty(client: object): boolean {
   return (client as { first_party?: unknown }).first_party !== false;
 }
 
 /**
  * Client metadata as oidc-provider reads it. `client_secret` carries the stored HMAC form, never
- * the secret: auth-server.ts replaces the provider's secret comparison with verifyClientSecret.
+ * the secret (and `previous_secret_hash` the replaced one during its grace period): auth-server.ts
+ * replaces the provider's secret comparison with acceptsClientSecret.
  * Clients with redirect URIs sign users in (authorization code, refresh tokens, the user
  * scopes); confidential ones also keep client_credentials for their enterprise scopes.
  */
@@ -56,7 +79,7 @@ export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
     client_name: client.name,
     ...(client.isPublic
       ? { token_endpoint_auth_method: 'none' }
-      : { token_endpoint_auth_method: 'client_secret_basic', client_secret: client.secretHash ?? '' }),
+      : { token_endpoint_auth_method: 'client_secret_basic', client_secret: client.secretHash ?? '', ...previousSecretMetadata(client) }),
     grant_types: grantTypes,
     response_types: signsUsersIn ? ['code'] : [],
     redirect_uris: client.redirectUris,
@@ -72,6 +95,13 @@ export function toClientMetadata(client: ClientWithSecret): AdapterPayload {
     enterprise_id: client.enterpriseId,
     web_origins: webOriginsOf(client),
   };
+}
+
+/** The secret replaced by a rotation, while it is still accepted (core/clients/client-secret-rotation.ts). */
+function previousSecretMetadata(client: ClientWithSecret): AdapterPayload {
+  const { previousSecretHash: hash, previousSecretExpiresAt: expiresAt } = client;
+  if (!hash || !(expiresAt instanceof Date)) return {};
+  return { previous_secret_hash: hash, previous_secret_expires_at: expiresAt.getTime() };
 }
 
 /** oidc-provider's storage contract over MongoDB; clients come from our clients repository. */

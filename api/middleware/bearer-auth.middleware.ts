@@ -29,7 +29,7 @@ const invalidToken = (token: string) => new BearerError(401, 'invalid_token', `I
 
 /**
  * Checks the access token locally (signature with the authorization server's key, issuer,
- * audience, expiry, type) and that it carries `scope`. Tokens of a deleted client are refused
+ * audience, expiry, type) and that it carries `scope`, which its client still has. Tokens of a deleted client are refused
  * (within the client cache window, core/clients/client-lookup.cache.ts), and so are tokens their
  * client revoked (within the revocation check window, core/auth/revocation-checks.ts).
  */
@@ -57,7 +57,11 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
     const client = await lookupClient(ctx.mongo, claims.client_id);
     if (!client) throw invalidToken(token);
 
-    const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
+    // A scope removed from the client since the token was issued no longer counts (within the
+    // client cache window); one added comes with the client's next token.
+    const scopes = (typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : []).filter((s) =>
+      (client.scopes as string[]).includes(s),
+    );
     if (!scopes.includes(scope)) {
       throw insufficientScope(scope);
     }

@@ -15,8 +15,8 @@ export function fieldOfAjvError(error: ErrorObject): string {
   return path || '(body)';
 }
 
-/** Default: 422 `Invalid field <name>: <rule>` for the first violation. */
-function defaultError(errors: ErrorObject[]): AppError {
+/** Default: 422 `Invalid field <name>: <rule>` for the first violation (the admin CLI words its refusals the same). */
+export function schemaViolation(errors: ErrorObject[]): AppError {
   const first = errors[0];
   if (!first) return new ValidationError('Invalid request body');
   const reason = first.keyword === 'additionalProperties' ? 'is not allowed' : (first.message ?? 'is invalid');
@@ -36,7 +36,7 @@ export function invalidFieldError(options: { error?: string } = {}): (errors: Er
 /** Validates `req.body` (already parsed by jsonBody) against the schema with this `$id`. */
 export function validateBody(schemaId: string, options: ValidateBodyOptions = {}): RequestHandler {
   const validate = getValidator(schemaId);
-  const toError = options.toError ?? defaultError;
+  const toError = options.toError ?? schemaViolation;
   return (req, _res, next) => {
     if (!validate(req.body)) throw toError(validate.errors ?? []);
     next();

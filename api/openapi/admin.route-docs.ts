@@ -48,10 +48,30 @@ export const adminRouteDocs: RouteDoc[] = [
   },
   {
     method: 'post',
+    path: '/admin/clients/{clientId}/secret',
+    summary:
+      'Rotate the client secret: the new one is shown once; the replaced one keeps working until previousSecretExpiresAt (CLIENT_SECRET_GRACE_SECONDS), and a secret replaced earlier stops at once',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    query: [
+      { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
+    ],
+    responses: {
+      '200': { description: 'The new secret', schema: 'admin-clients.secret.json' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'No such confidential client', schema: 'common.error.json' },
+      '409': { description: 'Another rotation of the same client won at the same moment; rotate again', schema: 'common.error.json' },
+    },
+  },
+  {
+    method: 'post',
     path: '/admin/clients/{clientId}/callback-secret',
     summary: 'Rotate the secret that signs notification callbacks; the new one is shown once and signs from now on',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [
+      { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
+    ],
     responses: {
       '200': { description: 'The new secret', schema: 'admin-clients.callback-secret.json' },
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
@@ -61,7 +81,8 @@ export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'patch',
     path: '/admin/clients/{clientId}',
-    summary: "Replace a client's redirect URIs and/or web origins (the fields given), checked as at registration",
+    summary:
+      "Replace a client's name, scopes, IP allow-list, redirect URIs and/or web origins (the fields given), checked as at registration; a removed scope is refused on existing tokens, an added one comes with the next token",
     tag: 'admin',
     auth: { kind: 'admin' },
     requestSchema: 'admin-clients.update.json',

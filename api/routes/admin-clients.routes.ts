@@ -1,9 +1,11 @@
 import { Router } from 'express';
-import { rotateCallbackSecret } from '../../core/clients/callback-secret.js';
-import { findClient, listClients, type Client } from '../../core/clients/clients.repository.js';
+import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
+import { toClientResponse } from '../../core/clients/client-view.js';
+import { findClient, listClients } from '../../core/clients/clients.repository.js';
 import {
   registerClient,
   removeClient,
+  rotateClientCallbackSecret,
   updateClient,
   type RegisterClientInput,
   type UpdateClientInput,
@@ -15,21 +17,8 @@ import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
-/** The admin API's view of a client (schemas/http/admin-clients.client.json). */
-export function toClientResponse(client: Client): Record<string, unknown> {
-  return {
-    client_id: client.clientId,
-    enterpriseId: client.enterpriseId,
-    name: client.name,
-    scopes: client.scopes,
-    allowedIps: client.allowedIps,
-    redirectUris: client.redirectUris,
-    webOrigins: client.webOrigins,
-    public: client.isPublic,
-    firstParty: client.firstParty,
-    createdAt: client.createdAt.toISOString(),
-  };
-}
+/** `?comments=` of a route without a body, cut to what the activity record keeps. */
+const commentsQuery = (query: Record<string, unknown>) => (typeof query.comments === 'string' ? query.comments.slice(0, 1000) : undefined);
 
 export function adminClientsRoutes(ctx: ServiceContext): Router {
   const router = Router();
@@ -51,13 +40,27 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
       });
   });
 
+  // The old secret keeps working for CLIENT_SECRET_GRACE_SECONDS, so the client's deployments can switch one by one.
+  router.post('/admin/clients/:clientId/secret', admin, async (req, res) => {
+    const clientId = String(req.params.clientId);
+    const rotated = await rotateClientSecret(ctx.mongo, clientId, {
+      graceSeconds: ctx.config.clientSecretGraceSeconds,
+      comments: commentsQuery(req.query),
+    });
+    res.status(200).json({
+      client_id: clientId,
+      client_secret: rotated.clientSecret,
+      previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
+    });
+  });
+
   // The old secret stops signing at once: receivers should accept both during their own switch.
   router.post('/admin/clients/:clientId/callback-secret', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    const client = await findClient(ctx.mongo, clientId);
-    if (!client || client.isPublic) throw new NotFoundError('Client not found');
-    const secret = await rotateCallbackSecret(ctx.mongo, clientId, otpKeysFromConfig(ctx.config).encryptionKey);
-    if (secret === null) throw new NotFoundError('Client not found');
+    const secret = await rotateClientCallbackSecret(ctx.mongo, clientId, {
+      encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
+      comments: commentsQuery(req.query),
+    });
     res.status(200).json({ client_id: clientId, callback_secret: secret });
   });
 
@@ -78,8 +81,7 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
 
   router.delete('/admin/clients/:clientId', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
-    await removeClient(ctx.mongo, clientId, comments);
+    await removeClient(ctx.mongo, clientId, commentsQuery(req.query));
     res.status(204).end();
   });
 

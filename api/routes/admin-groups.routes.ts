@@ -25,7 +25,7 @@ export function adminGroupsRoutes(ctx: ServiceContext): Router {
   router.get('/admin/groups/:name', admin, async (req, res) => {
     const name = req.params.name as string;
     const group = await findGroup(ctx.mongo, name);
-    if (!group) throw new NotFoundError(`Group ${name} not found`);
+    if (!group) throw new NotFoundError('Group not found');
     res.json(toGroupResponse(group));
   });
 

@@ -20,7 +20,7 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
 
   router.get('/admin/templates/:name', admin, async (req, res) => {
     const template = await findTemplate(ctx.mongo, req.params.name as string);
-    if (!template) throw new NotFoundError(`Template ${req.params.name as string} not found`);
+    if (!template) throw new NotFoundError('Template not found');
     res.json(template);
   });
 

@@ -1,9 +1,10 @@
 import { Router } from 'express';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { endOidcRecordsOfAccount } from '../../core/auth/oidc-records.repository.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import type { UserRef } from '../../core/enterprises/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import { createActivationThrottle } from '../../core/users/activation-throttle.js';
+import { setUserBlocked } from '../../core/users/user-blocking.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
@@ -25,8 +26,12 @@ export interface AdminUsersRouteServices {
 
 export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteServices): Router {
   const router = Router();
-  const users = createUsersRepository(ctx.mongo);
-  const activity = createActivityRepository(ctx.mongo);
+  const blocking = {
+    users: createUsersRepository(ctx.mongo),
+    activity: createActivityRepository(ctx.mongo),
+    discardPendingNotifications: services.discardPendingNotifications,
+    endSignIns: (ref: UserRef) => endOidcRecordsOfAccount(ctx.mongo, accountIdOf(ref), new Date()),
+  };
   const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
 
   router.put(
@@ -37,17 +42,7 @@ export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteS
     async (req, res) => {
       const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
       const { blocked, reason } = req.body as { blocked: boolean; reason?: string };
-      if (!(await users.setBlocked(ref, blocked, reason, new Date()))) throw new NotFoundError('User not found');
-      await activity.append({ actor: { type: 'admin' }, action: blocked ? 'user.blocked' : 'user.unblocked', ...ref, comments: reason });
-      // After the block is stored, so no notification, session or token can be created in
-      // between (sign-in and refresh check the block); blocking again finishes what a crash
-      // interrupted.
-      if (blocked) {
-        await services.discardPendingNotifications(ref.enterpriseId, ref.userId);
-        await endOidcRecordsOfAccount(ctx.mongo, accountIdOf(ref), new Date());
-      }
-      const user = await users.findUser(ref);
-      if (!user) throw new NotFoundError('User not found');
+      const user = await setUserBlocked(blocking, ref, blocked, reason);
       res.json(toUserResponse(user, user.activation ? await throttle.attemptsLeft(ref) : undefined));
     },
   );

@@ -16,6 +16,8 @@ export type ActivityAction =
   | 'user.sign-in-unlocked'
   | 'client.created'
   | 'client.updated'
+  | 'client.secret-rotated'
+  | 'client.callback-secret-rotated'
   | 'client.deleted'
   | 'template.created'
   | 'template.updated'

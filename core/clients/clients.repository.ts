@@ -19,11 +19,16 @@ export interface Client {
   /** First-party apps skip the consent page; clients stored before the field existed are first-party. */
   firstParty: boolean;
   createdAt: Date;
+  /** Whether notification callbacks can be signed (read from the store; not written through this field). */
+  hasCallbackSecret?: boolean;
 }
 
 /** The client plus the stored secret hash: only the authorization server reads this. */
 export interface ClientWithSecret extends Client {
   secretHash: string | null;
+  /** The secret replaced by the last rotation, accepted until `previousSecretExpiresAt` (client-secret-rotation.ts). */
+  previousSecretHash?: string | null;
+  previousSecretExpiresAt?: Date | null;
   /** The notification callback secret, AES-GCM encrypted with the server key (it must sign). */
   callbackSecretEncrypted?: string | null;
 }
@@ -40,6 +45,8 @@ export const clientSchema = new Schema<ClientWithSecret>(
     isPublic: { type: Boolean, required: true },
     firstParty: { type: Boolean, default: true },
     secretHash: { type: String, default: null },
+    previousSecretHash: { type: String, default: null },
+    previousSecretExpiresAt: { type: Date, default: null },
     callbackSecretEncrypted: { type: String, default: null },
     createdAt: { type: Date, required: true },
   },
@@ -59,6 +66,7 @@ const withoutSecret = ({
   isPublic,
   firstParty,
   createdAt,
+  callbackSecretEncrypted,
 }: ClientWithSecret): Client => ({
   clientId,
   enterpriseId,
@@ -70,6 +78,7 @@ const withoutSecret = ({
   isPublic,
   firstParty: firstParty !== false,
   createdAt,
+  hasCallbackSecret: typeof callbackSecretEncrypted === 'string' && callbackSecretEncrypted !== '',
 });
 
 const PROJECTION = { _id: 0 } as const;
@@ -124,14 +133,38 @@ export async function setRedirectUris(connection: Connection, clientId: string, 
   return updateClientFields(connection, clientId, { redirectUris });
 }
 
+export type UpdatableClientFields = Partial<Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins'>>;
+
 /** Replaces the given fields of a client; false when the client does not exist. */
-export async function updateClientFields(
-  connection: Connection,
-  clientId: string,
-  fields: Partial<Pick<Client, 'redirectUris' | 'webOrigins'>>,
-): Promise<boolean> {
+export async function updateClientFields(connection: Connection, clientId: string, fields: UpdatableClientFields): Promise<boolean> {
   const Clients = await model(connection);
   const result = await Clients.updateOne({ clientId }, { $set: fields });
+  return result.matchedCount === 1;
+}
+
+/**
+ * Puts `secretHash` in place of the current secret only if the current one is still `currentHash`
+ * (two rotations at once: one wins); the replaced hash stays accepted until `previousExpiresAt`,
+ * or is dropped at once when that is null. False when the client is gone or was rotated meanwhile.
+ */
+export async function replaceSecretHash(
+  connection: Connection,
+  clientId: string,
+  currentHash: string,
+  secretHash: string,
+  previousExpiresAt: Date | null,
+): Promise<boolean> {
+  const Clients = await model(connection);
+  const result = await Clients.updateOne(
+    { clientId, secretHash: currentHash },
+    {
+      $set: {
+        secretHash,
+        previousSecretHash: previousExpiresAt === null ? null : currentHash,
+        previousSecretExpiresAt: previousExpiresAt,
+      },
+    },
+  );
   return result.matchedCount === 1;
 }
 

@@ -6,9 +6,17 @@ import { ValidationError } from '../errors/app-error.js';
 import { createActivityRepository } from '../activity/activity.repository.js';
 import { NotFoundError } from '../errors/app-error.js';
 import { invalidateClient } from './client-lookup.cache.js';
-import { generateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
+import { generateCallbackSecret, rotateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
-import { deleteClient, findClient, insertClient, updateClientFields, type Client, type ClientScope } from './clients.repository.js';
+import {
+  deleteClient,
+  findClient,
+  insertClient,
+  updateClientFields,
+  type Client,
+  type ClientScope,
+  type UpdatableClientFields,
+} from './clients.repository.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import { normalizeWebOrigin } from './web-origins.js';
 
@@ -110,20 +118,27 @@ function checkedLocations(
 }
 
 export interface UpdateClientInput {
+  name?: string;
+  scopes?: ClientScope[];
+  allowedIps?: string[];
   redirectUris?: string[];
   webOrigins?: string[];
 }
 
 /**
- * Replaces a client's redirect URIs and/or web origins (the fields given), checked by the same
- * rules as at registration; takes effect in this process at once, in others within the client
- * cache window. Recorded as `client.updated`.
+ * Replaces the fields given (name, scopes, allow-list, redirect URIs, web origins), each checked
+ * by the same rules as at registration; takes effect in this process at once, in others within
+ * the client cache window. A removed scope is refused on the client's existing tokens from then
+ * on; an added one comes with the next token. Recorded as `client.updated`.
  */
 export async function updateClient(connection: Connection, clientId: string, input: UpdateClientInput, comments?: string): Promise<Client> {
   const client = await findClient(connection, clientId);
   if (!client) throw new NotFoundError('Client not found');
   const checked = checkedLocations(client.isPublic, input.redirectUris ?? client.redirectUris, input.webOrigins ?? client.webOrigins);
-  const fields = {
+  const fields: UpdatableClientFields = {
+    ...(input.name === undefined ? {} : { name: input.name }),
+    ...(input.scopes === undefined ? {} : { scopes: [...new Set(input.scopes)] }),
+    ...(input.allowedIps === undefined ? {} : { allowedIps: [...new Set(input.allowedIps.map(normalizeCidr))] }),
     ...(input.redirectUris === undefined ? {} : { redirectUris: checked.redirectUris }),
     ...(input.webOrigins === undefined ? {} : { webOrigins: checked.webOrigins }),
   };
@@ -137,6 +152,29 @@ export async function updateClient(connection: Connection, clientId: string, inp
     comments,
   });
   return { ...client, ...fields };
+}
+
+/**
+ * A new callback secret for a confidential client (stored sealed, returned once); the old one
+ * stops signing at once. Recorded as `client.callback-secret-rotated`.
+ */
+export async function rotateClientCallbackSecret(
+  connection: Connection,
+  clientId: string,
+  options: { encryptionKey: Buffer; comments?: string },
+): Promise<string> {
+  const client = await findClient(connection, clientId);
+  if (!client || client.isPublic) throw new NotFoundError('Client not found');
+  const secret = await rotateCallbackSecret(connection, clientId, options.encryptionKey);
+  if (secret === null) throw new NotFoundError('Client not found');
+  await createActivityRepository(connection).append({
+    actor: { type: 'admin' },
+    action: 'client.callback-secret-rotated',
+    enterpriseId: client.enterpriseId,
+    clientId,
+    comments: options.comments,
+  });
+  return secret;
 }
 
 /** Deletes a client (its tokens are refused from then on); NotFoundError when unknown. Recorded. */

@@ -30,6 +30,7 @@ export const configSchema = {
     SIGNING_KEY_JWK: { type: 'string', minLength: 2 },
     ACCESS_TOKEN_TTL_SECONDS: { type: 'integer', minimum: 60, maximum: 86400 },
     TOKEN_REVOCATION_CHECK_SECONDS: { type: 'integer', minimum: 0, maximum: 300 },
+    CLIENT_SECRET_GRACE_SECONDS: { type: 'integer', minimum: 0, maximum: 2592000 },
     SHUTDOWN_DEADLINE_MS: { type: 'integer', minimum: 1000, maximum: 600000 },
     SHUTDOWN_DRAIN_WINDOW_MS: { type: 'integer', minimum: 0, maximum: 300000 },
     REQUEST_DEADLINE_MS: { type: 'integer', minimum: 1000, maximum: 600000 },

@@ -38,6 +38,8 @@ export interface Config {
   readonly accessTokenTtlSeconds: number;
   /** How long an API process trusts its last look-up of whether an enterprise token was revoked. */
   readonly tokenRevocationCheckSeconds: number;
+  /** After a client secret is rotated, how long the replaced one keeps working (0: it stops at once). */
+  readonly clientSecretGraceSeconds: number;
   readonly shutdownDeadlineMs: number;
   /**
    * After SIGTERM the API serves on this long (readiness 503, every answer `Connection: close`)
@@ -152,6 +154,7 @@ const DEFAULTS: Record<string, string> = {
   SMALL_BODY_LIMIT: '64kb',
   ACCESS_TOKEN_TTL_SECONDS: '3600',
   TOKEN_REVOCATION_CHECK_SECONDS: '5',
+  CLIENT_SECRET_GRACE_SECONDS: '86400',
   SHUTDOWN_DEADLINE_MS: '25000',
   SHUTDOWN_DRAIN_WINDOW_MS: '5000',
   REQUEST_DEADLINE_MS: '5000',
@@ -362,6 +365,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
     tokenRevocationCheckSeconds: raw.TOKEN_REVOCATION_CHECK_SECONDS as number,
+    clientSecretGraceSeconds: raw.CLIENT_SECRET_GRACE_SECONDS as number,
     shutdownDeadlineMs: raw.SHUTDOWN_DEADLINE_MS as number,
     shutdownDrainWindowMs: raw.SHUTDOWN_DRAIN_WINDOW_MS as number,
     requestDeadlineMs: raw.REQUEST_DEADLINE_MS as number,

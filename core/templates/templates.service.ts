@@ -30,7 +30,7 @@ export async function createTemplate(connection: Connection, content: TemplateCo
 export async function updateTemplate(connection: Connection, name: string, content: Omit<TemplateContent, 'name'>, comments?: string): Promise<MessageTemplate> {
   checkContent(content);
   const updated = await replaceTemplateContent(connection, name, content);
-  if (!updated) throw new NotFoundError(`Template ${name} not found`);
+  if (!updated) throw new NotFoundError('Template not found');
   forgetCachedTemplate(connection, name);
   await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.updated', templateName: updated.name, comments });
   return updated;
@@ -50,7 +50,7 @@ function isSeededDefault(name: string): boolean {
  */
 export async function deleteTemplate(connection: Connection, name: string): Promise<void> {
   if (isSeededDefault(name)) throw new ConflictError(`Template ${name} is a default template the service needs; update it instead of deleting it`);
-  if (!(await removeTemplate(connection, name))) throw new NotFoundError(`Template ${name} not found`);
+  if (!(await removeTemplate(connection, name))) throw new NotFoundError('Template not found');
   forgetCachedTemplate(connection, name);
   await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.deleted', templateName: name });
 }

@@ -9,8 +9,8 @@ import { createUsersRepository } from './users.repository.js';
  * on their next update.
  */
 export async function deleteGroup(connection: Connection, name: string): Promise<void> {
-  if (!(await findGroup(connection, name))) throw new NotFoundError(`Group ${name} not found`);
+  if (!(await findGroup(connection, name))) throw new NotFoundError('Group not found');
   const inUse = await createUsersRepository(connection).countLiveInGroup(name);
   if (inUse > 0) throw new ConflictError(`Group ${name} is in use by ${inUse} user${inUse === 1 ? '' : 's'}`);
-  if (!(await removeGroup(connection, name))) throw new NotFoundError(`Group ${name} not found`);
+  if (!(await removeGroup(connection, name))) throw new NotFoundError('Group not found');
 }

@@ -1,3 +1,6 @@
+import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
+import { generateClientSecret, hashClientSecret } from '../../core/clients/client-secret.js';
+import { findClientWithSecret, replaceSecretHash } from '../../core/clients/clients.repository.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -79,6 +82,7 @@ describe('admin API: clients and groups', () => {
         webOrigins: [],
         public: false,
         firstParty: true,
+        hasCallbackSecret: true,
         createdAt: expect.stringMatching(ISO),
       });
     });
@@ -144,6 +148,7 @@ describe('admin API: clients and groups', () => {
           'createdAt',
           'enterpriseId',
           'firstParty',
+          'hasCallbackSecret',
           'name',
           'public',
           'redirectUris',
@@ -214,6 +219,173 @@ describe('admin API: clients and groups', () => {
     });
   });
 
+  describe('client changes', () => {
+    async function createConfidential(name: string, scopes: string[] = ['otp', 'users']) {
+      const res = await admin('POST', '/admin/clients', { name, scopes, allowedIps: ['127.0.0.1/32'] });
+      return (await res.json()) as { client_id: string; client_secret: string };
+    }
+    async function activity(clientId: string): Promise<{ action: string; clientId?: string; comments?: string }[]> {
+      const res = await admin('GET', '/admin/activity?enterpriseId=default&limit=100');
+      const page = (await res.json()) as { activity: { action: string; clientId?: string; comments?: string }[] };
+      return page.activity.filter((entry) => entry.clientId === clientId).reverse();
+    }
+    const tokenScope = async (clientId: string, clientSecret: string) => {
+      const res = await requestToken(service, { clientId, clientSecret });
+      return res.status === 200 ? ((await res.json()) as { scope: string }).scope : res.status;
+    };
+
+    test('when name, scopes and allowedIps are patched, then they are stored normalised, recorded, and the next token carries the new scopes', async () => {
+      const created = await createConfidential('patchme');
+      const res = await admin('PATCH', `/admin/clients/${created.client_id}`, {
+        name: 'Patched',
+        scopes: ['notifications', 'otp'],
+        allowedIps: ['10.1.2.3', '2001:db8::/32'],
+        comments: 'ticket 12',
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({
+        client_id: created.client_id,
+        name: 'Patched',
+        scopes: ['notifications', 'otp'],
+        allowedIps: ['10.1.2.3/32', '2001:db8::/32'],
+        redirectUris: [],
+        public: false,
+        hasCallbackSecret: true,
+      });
+      expect(await (await admin('GET', `/admin/clients/${created.client_id}`)).json()).toMatchObject({ name: 'Patched' });
+      expect(await tokenScope(created.client_id, created.client_secret)).toBe('notifications otp');
+      expect(await activity(created.client_id)).toEqual([
+        expect.objectContaining({ action: 'client.created' }),
+        expect.objectContaining({ action: 'client.updated', comments: 'ticket 12' }),
+      ]);
+    });
+
+    test('when a scope is removed, then a token issued before is refused for it (403) and keeps the others', async () => {
+      const created = await createConfidential('narrowed', ['otp', 'users']);
+      const token = (await (await requestToken(service, { clientId: created.client_id, clientSecret: created.client_secret })).json()) as {
+        access_token: string;
+      };
+      const usersCall = () =>
+        fetch(`${service.url}/v1/users/nobody`, { headers: { authorization: `Bearer ${token.access_token}` } }).then((r) => r.status);
+      expect(await usersCall()).toBe(404);
+      expect((await admin('PATCH', `/admin/clients/${created.client_id}`, { scopes: ['otp'] })).status).toBe(200);
+      expect(await usersCall()).toBe(403);
+    });
+
+    test('when a patch breaks a rule or names an unknown field, then 422 naming it and nothing changes', async () => {
+      const created = await createConfidential('strict');
+      const cases: [unknown, string][] = [
+        [{ scopes: ['admin'] }, 'Invalid field scopes[0]: must be equal to one of the allowed values'],
+        [{ name: '' }, 'Invalid field name: must NOT have fewer than 1 characters'],
+        [{ allowedIps: ['300.1.1.1'] }, "Invalid field allowedIps: '300.1.1.1' is not an IP address or CIDR range"],
+        [{ enterpriseId: 'other' }, 'Invalid field enterpriseId: is not allowed'],
+        [{ public: true }, 'Invalid field public: is not allowed'],
+        [{}, 'Invalid field (body): must NOT have fewer than 1 properties'],
+      ];
+      for (const [body, message] of cases) {
+        const res = await admin('PATCH', `/admin/clients/${created.client_id}`, body);
+        expect([res.status, ((await res.json()) as { message: string }).message]).toEqual([422, message]);
+      }
+      expect(await (await admin('GET', `/admin/clients/${created.client_id}`)).json()).toMatchObject({
+        name: 'strict',
+        scopes: ['otp', 'users'],
+        allowedIps: ['127.0.0.1/32'],
+      });
+      expect((await admin('PATCH', '/admin/clients/nope', { name: 'x' })).status).toBe(404);
+    });
+
+    test('when the client secret is rotated, then the new one is shown once, both work during the grace period, and it is recorded', async () => {
+      const created = await createConfidential('rotating');
+      const before = Date.now();
+      const res = await admin('POST', `/admin/clients/${created.client_id}/secret?comments=yearly`);
+      expect(res.status).toBe(200);
+      const rotated = (await res.json()) as { client_id: string; client_secret: string; previousSecretExpiresAt: string };
+      expect(rotated).toEqual({
+        client_id: created.client_id,
+        client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        previousSecretExpiresAt: expect.stringMatching(ISO),
+      });
+      // CLIENT_SECRET_GRACE_SECONDS defaults to 24 hours.
+      expect(Date.parse(rotated.previousSecretExpiresAt) - before).toBeGreaterThanOrEqual(86_400_000 - 1000);
+      expect(Date.parse(rotated.previousSecretExpiresAt) - Date.now()).toBeLessThanOrEqual(86_400_000);
+      expect(await tokenScope(created.client_id, rotated.client_secret)).toBe('otp users');
+      expect(await tokenScope(created.client_id, created.client_secret)).toBe('otp users');
+      expect(await tokenScope(created.client_id, 'not-the-secret')).toBe(401);
+
+      const stored = await service.ctx.mongo.collection('clients').findOne({ clientId: created.client_id });
+      for (const secret of [created.client_secret, rotated.client_secret]) expect(JSON.stringify(stored)).not.toContain(secret);
+      expect(stored?.previousSecretHash).toMatch(/^hmac-sha256\$/);
+      expect(await activity(created.client_id)).toEqual([
+        expect.objectContaining({ action: 'client.created' }),
+        expect.objectContaining({ action: 'client.secret-rotated', comments: 'yearly' }),
+      ]);
+    });
+
+    test('when the secret is rotated again during a grace period, then the oldest secret stops at once and the two newest work', async () => {
+      const created = await createConfidential('twice');
+      const first = (await (await admin('POST', `/admin/clients/${created.client_id}/secret`)).json()) as { client_secret: string };
+      const second = (await (await admin('POST', `/admin/clients/${created.client_id}/secret`)).json()) as { client_secret: string };
+      expect(await tokenScope(created.client_id, created.client_secret)).toBe(401);
+      expect(await tokenScope(created.client_id, first.client_secret)).toBe('otp users');
+      expect(await tokenScope(created.client_id, second.client_secret)).toBe('otp users');
+    });
+
+    test('when the grace period is 0, then the old secret stops at once', async () => {
+      const created = await createConfidential('nograce');
+      const rotated = await rotateClientSecret(service.ctx.mongo, created.client_id, { graceSeconds: 0 });
+      expect(rotated.previousSecretExpiresAt).toBeNull();
+      expect(await tokenScope(created.client_id, created.client_secret)).toBe(401);
+      expect(await tokenScope(created.client_id, rotated.clientSecret)).toBe('otp users');
+    });
+
+    test('when another process rotated the secret, then the new one is accepted at once, before the client cache expires', async () => {
+      const created = await createConfidential('elsewhere');
+      expect(await tokenScope(created.client_id, created.client_secret)).toBe('otp users'); // cached now
+      const stored = await findClientWithSecret(service.ctx.mongo, created.client_id);
+      const secret = generateClientSecret();
+      // What another API process does: the store changes, this process's cache does not hear of it.
+      await replaceSecretHash(service.ctx.mongo, created.client_id, stored?.secretHash ?? '', hashClientSecret(secret), null);
+      expect(await tokenScope(created.client_id, secret)).toBe('otp users');
+    });
+
+    test('when secrets of an unknown or public client are rotated, then 404 Client not found', async () => {
+      const pub = (await (
+        await admin('POST', '/admin/clients', { name: 'pub', scopes: [], public: true, redirectUris: ['https://pub.example/cb'] })
+      ).json()) as { client_id: string };
+      for (const path of [`/admin/clients/${pub.client_id}/secret`, '/admin/clients/nope/secret', '/admin/clients/nope/callback-secret']) {
+        const res = await admin('POST', path);
+        expect(res.status).toBe(404);
+        expect(await res.json()).toEqual(errorBody(404, 'Not Found', 'Client not found', path));
+      }
+    });
+
+    test('when two rotations of one client race, then one wins and the other is 409, and the winner holds the current secret', async () => {
+      const created = await createConfidential('race');
+      const answers = await Promise.all([1, 2].map(() => admin('POST', `/admin/clients/${created.client_id}/secret`)));
+      const won = answers.filter((r) => r.status === 200);
+      expect(won.length).toBeGreaterThanOrEqual(1);
+      for (const lost of answers.filter((r) => r.status !== 200)) {
+        expect(lost.status).toBe(409);
+        expect(((await lost.json()) as { message: string }).message).toBe(
+          'Client secret was rotated by another request at the same time; rotate again',
+        );
+      }
+      const secrets = await Promise.all(won.map(async (r) => ((await r.json()) as { client_secret: string }).client_secret));
+      const working = await Promise.all(secrets.map((secret) => tokenScope(created.client_id, secret)));
+      expect(working).toEqual(secrets.map(() => 'otp users'));
+    });
+
+    test('when the callback secret is rotated, then it is recorded with its comments', async () => {
+      const created = await createConfidential('callbacks');
+      const res = await admin('POST', `/admin/clients/${created.client_id}/callback-secret?comments=leaked`);
+      expect(res.status).toBe(200);
+      expect(await activity(created.client_id)).toEqual([
+        expect.objectContaining({ action: 'client.created' }),
+        expect.objectContaining({ action: 'client.callback-secret-rotated', comments: 'leaked' }),
+      ]);
+    });
+  });
+
   describe('groups', () => {
     test('when a group is created, then 201 with the group', async () => {
       const res = await admin('POST', '/admin/groups', { name: 'retail', description: 'Retail banking' });
@@ -250,7 +422,7 @@ describe('admin API: clients and groups', () => {
       expect(await res.json()).toEqual({ name: 'private', description: 'Private banking', createdAt: expect.stringMatching(ISO) });
       const missing = await admin('GET', '/admin/groups/nope');
       expect(missing.status).toBe(404);
-      expect(await missing.json()).toEqual(errorBody(404, 'Not Found', 'Group nope not found', '/admin/groups/nope'));
+      expect(await missing.json()).toEqual(errorBody(404, 'Not Found', 'Group not found', '/admin/groups/nope'));
     });
 
     test('when a group no live user names is deleted, then 204 and it is gone; deleting again is 404', async () => {
@@ -261,7 +433,7 @@ describe('admin API: clients and groups', () => {
       expect((await admin('GET', '/admin/groups/closing')).status).toBe(404);
       const again = await admin('DELETE', '/admin/groups/closing');
       expect(again.status).toBe(404);
-      expect(await again.json()).toEqual(errorBody(404, 'Not Found', 'Group closing not found', '/admin/groups/closing'));
+      expect(await again.json()).toEqual(errorBody(404, 'Not Found', 'Group not found', '/admin/groups/closing'));
     });
 
     test('when users name a group as primary or secondary group, then deleting it is 409 and it stays', async () => {

@@ -1,7 +1,13 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { readCallbackSecret } from '../../core/clients/callback-secret.js';
+import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { insertOutboxMessage } from '../../core/providers/outbox.repository.js';
 import { projectRoot } from '../../core/project-root.js';
+import { insertUser } from '../support/user-fixtures.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
@@ -19,9 +25,21 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     await service.close();
   });
 
+  // The service's own key, as an operator's shell has it: the CLI seals callback secrets with it.
+  const env = () => ({ ...process.env, MONGODB_URI: service.config.mongodbUri, OTP_ENCRYPTION_KEY: service.config.otpEncryptionKey ?? '' });
   async function cli(...args: string[]): Promise<unknown> {
-    const { stdout } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, MONGODB_URI: service.config.mongodbUri } });
+    const { stdout } = await run(process.execPath, [CLI, ...args], { env: env() });
     return JSON.parse(stdout);
+  }
+  /** The refusal of a command: exit code, nothing on stdout, the message on stderr. */
+  async function refused(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      await run(process.execPath, [CLI, ...args], { env: env() });
+    } catch (err) {
+      const { code, stdout, stderr } = err as { code: number; stdout: string; stderr: string };
+      return { code, stdout, stderr };
+    }
+    throw new Error(`admin ${args.join(' ')} succeeded`);
   }
 
   test('when a client is created from the CLI, then it prints the client with its secret, and the API issues it tokens', async () => {
@@ -47,9 +65,15 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       webOrigins: [],
       public: false,
       firstParty: true,
+      hasCallbackSecret: true,
       createdAt: expect.stringMatching(ISO),
       client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      callback_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
+    // The callback secret shown is the one callbacks are signed with.
+    expect(await readCallbackSecret(service.ctx.mongo, created.client_id as string, otpKeysFromConfig(service.config).encryptionKey)).toBe(
+      created.callback_secret,
+    );
     const res = await requestToken(service, { clientId: created.client_id as string, clientSecret: created.client_secret as string });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { scope: string }).scope).toBe('otp users');
@@ -70,7 +94,7 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     ]);
 
     const listed = (await cli('clients', 'list')) as Record<string, unknown>[];
-    const { client_secret: _secret, ...withoutSecret } = created;
+    const { client_secret: _secret, callback_secret: _callbackSecret, ...withoutSecret } = created;
     expect(listed).toEqual([withoutSecret]);
   });
 
@@ -102,7 +126,7 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     });
     await expect(
       run(process.execPath, [CLI, 'clients', 'update', created.client_id as string, '--web-origins', 'http://web.phone.example'], {
-        env: { ...process.env, MONGODB_URI: service.config.mongodbUri },
+        env: env(),
       }),
     ).rejects.toMatchObject({
       code: 2,
@@ -136,13 +160,155 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
 
   test('when the command is unknown or a scope is wrong, then the CLI exits 2 with usage help', async () => {
     const env = { ...process.env, MONGODB_URI: testMongoUri(uniqueName('cliusage')) };
-    await expect(run(process.execPath, [CLI, 'nope'], { env })).rejects.toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining('usage: npm run admin --'),
-    });
+    for (const args of [['nope'], ['clients', 'rotate'], ['groups']]) {
+      await expect(run(process.execPath, [CLI, ...args], { env })).rejects.toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: expect.stringMatching(new RegExp(`^unknown command: ${args.join(' ')}\nusage: npm run admin --`)),
+      });
+    }
     await expect(run(process.execPath, [CLI, 'clients', 'create', '--name', 'x', '--scopes', 'root'], { env })).rejects.toMatchObject({
       code: 2,
       stderr: 'unknown scope(s): root (known: otp, users, notifications)\n',
     });
+  });
+
+  test('when a client is patched from the CLI, then name, scopes and allow-list change as through the API, with the same refusals', async () => {
+    const created = (await cli('clients', 'create', '--name', 'before', '--scopes', 'otp', '--allowed-ips', '127.0.0.1')) as Record<
+      string,
+      string
+    >;
+    const patched = await cli(
+      'clients',
+      'patch',
+      created.client_id,
+      '--name',
+      'after',
+      '--scopes',
+      'otp,notifications',
+      '--allowed-ips',
+      '10.0.0.1,fd00::/8',
+      '--comments',
+      'CHG-7',
+    );
+    expect(patched).toMatchObject({ name: 'after', scopes: ['otp', 'notifications'], allowedIps: ['10.0.0.1/32', 'fd00::/8'] });
+    expect(await cli('clients', 'show', created.client_id)).toEqual(patched);
+    const token = await requestToken(service, { clientId: created.client_id, clientSecret: created.client_secret });
+    expect(((await token.json()) as { scope: string }).scope).toBe('otp notifications');
+    expect(await refused('clients', 'patch', created.client_id, '--name', '')).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'Invalid field name: must NOT have fewer than 1 characters\n',
+    });
+    expect(await refused('clients', 'patch', created.client_id)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^give at least one of/),
+    });
+  });
+
+  test('when secrets are rotated from the CLI, then both client secrets work during the grace period and the callback secret is replaced', async () => {
+    const created = (await cli('clients', 'create', '--name', 'rotator', '--scopes', 'otp')) as Record<string, string>;
+    const rotated = (await cli('clients', 'rotate-secret', created.client_id, '--comments', 'yearly')) as Record<string, string>;
+    expect(rotated).toEqual({
+      client_id: created.client_id,
+      client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      previousSecretExpiresAt: expect.stringMatching(ISO),
+    });
+    for (const clientSecret of [created.client_secret, rotated.client_secret])
+      expect((await requestToken(service, { clientId: created.client_id, clientSecret })).status).toBe(200);
+
+    const callback = (await cli('clients', 'rotate-callback-secret', created.client_id)) as Record<string, string>;
+    expect(callback.callback_secret).not.toBe(created.callback_secret);
+    expect(await readCallbackSecret(service.ctx.mongo, created.client_id, otpKeysFromConfig(service.config).encryptionKey)).toBe(
+      callback.callback_secret,
+    );
+    const activity = await fetch(`${service.url}/admin/activity?limit=100`, {
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
+    const actions = ((await activity.json()) as { activity: { action: string; clientId?: string }[] }).activity
+      .filter((entry) => entry.clientId === created.client_id)
+      .map((entry) => entry.action);
+    expect(actions.sort()).toEqual(['client.callback-secret-rotated', 'client.created', 'client.secret-rotated']);
+  });
+
+  test("when something does not exist, then the CLI says so in the admin API's words and exits 2", async () => {
+    const cases: [string[], string][] = [
+      [['clients', 'show', 'nope'], 'Client not found'],
+      [['clients', 'patch', 'nope', '--name', 'x'], 'Client not found'],
+      [['clients', 'rotate-secret', 'nope'], 'Client not found'],
+      [['clients', 'delete', 'nope'], 'Client not found'],
+      [['groups', 'show', 'nope'], 'Group not found'],
+      [['groups', 'delete', 'nope'], 'Group not found'],
+      [['templates', 'show', 'nope'], 'Template not found'],
+      [['templates', 'delete', 'nope'], 'Template not found'],
+      [['users', 'block', 'nobody'], 'User not found'],
+      [['users', 'unlock-sign-in', 'nobody'], 'User not found'],
+    ];
+    for (const [args, message] of cases)
+      expect([args.join(' '), await refused(...args)]).toEqual([args.join(' '), { code: 2, stdout: '', stderr: `${message}\n` }]);
+  });
+
+  test('when groups are shown and deleted from the CLI, then it prints them and a deleted group is gone', async () => {
+    await cli('groups', 'create', 'short-lived', '--description', 'Temp');
+    expect(await cli('groups', 'show', 'short-lived')).toEqual({
+      name: 'short-lived',
+      description: 'Temp',
+      createdAt: expect.stringMatching(ISO),
+    });
+    expect(await cli('groups', 'delete', 'short-lived')).toEqual({ deleted: 'short-lived' });
+    expect(await refused('groups', 'show', 'short-lived')).toMatchObject({ code: 2, stderr: 'Group not found\n' });
+  });
+
+  test('when a template is set from a file, then it is created, replaced with the next version, shown, listed and deleted', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'admin-cli-'));
+    const file = join(dir, 'template.json');
+    await writeFile(file, JSON.stringify({ channel: 'SMS', text: 'Your code: __OTP__' }));
+    expect(await cli('templates', 'set', 'promo_sms', '--file', file)).toMatchObject({ name: 'promo_sms', version: 1, source: 'admin' });
+    await writeFile(file, JSON.stringify({ channel: 'SMS', text: 'Code __OTP__' }));
+    expect(await cli('templates', 'set', 'promo_sms', '--file', file, '--comments', 'shorter')).toMatchObject({
+      version: 2,
+      text: 'Code __OTP__',
+    });
+    expect(await cli('templates', 'show', 'promo_sms')).toMatchObject({ name: 'promo_sms', version: 2 });
+    expect(((await cli('templates', 'list')) as { name: string }[]).map((t) => t.name)).toContain('promo_sms');
+    await writeFile(file, JSON.stringify({ channel: 'FAX', text: 'x' }));
+    expect(await refused('templates', 'set', 'promo_sms', '--file', file)).toMatchObject({
+      code: 2,
+      stderr: 'Invalid field channel: must be equal to one of the allowed values\n',
+    });
+    expect(await cli('templates', 'delete', 'promo_sms')).toEqual({ deleted: 'promo_sms' });
+    expect(await refused('templates', 'show', 'promo_sms')).toMatchObject({ code: 2, stderr: 'Template not found\n' });
+  });
+
+  test('when a user is blocked and unblocked from the CLI, then the user shows it and both are recorded with the reason', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'cli-user', enterpriseId: 'cli-bank' });
+    expect(await cli('users', 'block', 'cli-user', '--enterprise', 'cli-bank', '--reason', 'lost phone')).toMatchObject({
+      enterpriseId: 'cli-bank',
+      userId: 'cli-user',
+      blocked: true,
+      blockedReason: 'lost phone',
+    });
+    const unblocked = await cli('users', 'unblock', 'cli-user', '--enterprise', 'cli-bank');
+    expect(unblocked).toMatchObject({ userId: 'cli-user' });
+    expect(unblocked).not.toHaveProperty('blocked');
+    const activity = await fetch(`${service.url}/admin/activity?enterpriseId=cli-bank&userId=cli-user`, {
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
+    // Newest first to the second only: entries written by two processes within one second may come in either order.
+    const entries = ((await activity.json()) as { activity: { action: string; comments?: string }[] }).activity;
+    expect(entries.map((e) => [e.action, e.comments]).sort()).toEqual([
+      ['user.blocked', 'lost phone'],
+      ['user.unblocked', undefined],
+    ]);
+  });
+
+  test('when the outbox is listed from the CLI, then it prints the newest messages first, filtered by address', async () => {
+    await insertOutboxMessage(service.ctx.mongo, { channel: 'SMS', to: '+15550001111', text: 'first' });
+    await insertOutboxMessage(service.ctx.mongo, { channel: 'SMS', to: '+15550001111', text: 'second' });
+    await insertOutboxMessage(service.ctx.mongo, { channel: 'SMS', to: '+15550002222', text: 'other' });
+    const listed = (await cli('outbox', 'list', '--to', '+15550001111', '--limit', '5')) as { text: string }[];
+    expect(listed.map((m) => m.text)).toEqual(['second', 'first']);
+    expect(listed[0]).not.toHaveProperty('id');
+    expect(await refused('outbox', 'list', '--limit', '0')).toMatchObject({ code: 2, stderr: '[Invalid field limit]\n' });
   });
 });

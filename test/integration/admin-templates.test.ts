@@ -161,7 +161,7 @@ describe('message templates: seeding and admin API', () => {
       timestamp: D1_TIMESTAMP,
       status: 404,
       error: 'Not Found',
-      message: 'Template nope not found',
+      message: 'Template not found',
       path: '/admin/templates/nope',
     });
   });
@@ -179,7 +179,7 @@ describe('message templates: seeding and admin API', () => {
       timestamp: D1_TIMESTAMP,
       status: 404,
       error: 'Not Found',
-      message: 'Template short_lived not found',
+      message: 'Template not found',
       path: '/admin/templates/short_lived',
     });
   });

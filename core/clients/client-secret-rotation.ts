@@ -1,0 +1,60 @@
+import type { Connection } from 'mongoose';
+import { createActivityRepository } from '../activity/activity.repository.js';
+import { ConflictError, NotFoundError } from '../errors/app-error.js';
+import { invalidateClient } from './client-lookup.cache.js';
+import { generateClientSecret, hashClientSecret, verifyClientSecret } from './client-secret.js';
+import { findClientWithSecret, replaceSecretHash, type ClientWithSecret } from './clients.repository.js';
+
+export interface RotatedClientSecret {
+  clientSecret: string;
+  /** Until when the replaced secret is still accepted; null when it stopped at once. */
+  previousSecretExpiresAt: Date | null;
+}
+
+/**
+ * Gives a confidential client a new secret (returned once, stored as its HMAC). The replaced
+ * secret keeps working for `graceSeconds` so the client's deployments can switch without an
+ * outage; only one replaced secret is kept, so rotating again during a grace period ends the
+ * older one at once. Two rotations at the same moment: one wins, the other is a ConflictError
+ * (its caller would otherwise hold a secret that was already demoted). Recorded as
+ * `client.secret-rotated`.
+ */
+export async function rotateClientSecret(
+  connection: Connection,
+  clientId: string,
+  options: { graceSeconds: number; comments?: string; now?: Date },
+): Promise<RotatedClientSecret> {
+  const client = await findClientWithSecret(connection, clientId);
+  if (!client || client.isPublic || client.secretHash === null) throw new NotFoundError('Client not found');
+  const clientSecret = generateClientSecret();
+  const now = options.now ?? new Date();
+  const previousSecretExpiresAt = options.graceSeconds > 0 ? new Date(now.getTime() + options.graceSeconds * 1000) : null;
+  if (!(await replaceSecretHash(connection, clientId, client.secretHash, hashClientSecret(clientSecret), previousSecretExpiresAt))) {
+    if (!(await findClientWithSecret(connection, clientId))) throw new NotFoundError('Client not found');
+    throw new ConflictError('Client secret was rotated by another request at the same time; rotate again');
+  }
+  invalidateClient(connection, clientId);
+  await createActivityRepository(connection).append({
+    actor: { type: 'admin' },
+    action: 'client.secret-rotated',
+    enterpriseId: client.enterpriseId,
+    clientId,
+    comments: options.comments,
+  });
+  return { clientSecret, previousSecretExpiresAt };
+}
+
+/** The stored forms a presented secret may match: the current one, and the replaced one until its grace period ends. */
+export type StoredSecrets = Pick<ClientWithSecret, 'secretHash' | 'previousSecretHash' | 'previousSecretExpiresAt'>;
+
+/**
+ * True when `presented` is the client's current secret, or the replaced one within its grace
+ * period. Both comparisons always run (each constant-time), so the answer's timing does not tell
+ * which secret matched.
+ */
+export function acceptsClientSecret(stored: StoredSecrets, presented: string, now: Date = new Date()): boolean {
+  const current = typeof stored.secretHash === 'string' && verifyClientSecret(stored.secretHash, presented);
+  const inGrace = stored.previousSecretExpiresAt instanceof Date && now.getTime() < stored.previousSecretExpiresAt.getTime();
+  const previous = typeof stored.previousSecretHash === 'string' && verifyClientSecret(stored.previousSecretHash, presented);
+  return current || (inGrace && previous);
+}

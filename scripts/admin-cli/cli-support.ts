@@ -1,0 +1,99 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Connection } from 'mongoose';
+import { ValidationError } from '../../core/errors/app-error.js';
+import { projectRoot } from '../../core/project-root.js';
+import { getValidator } from '../../core/schemas/schema-registry.js';
+import { schemaViolation } from '../../api/middleware/validate-body.middleware.js';
+
+/** A mistake in the command line: printed with exit code 2. */
+export class UsageError extends Error {}
+
+/** The options every command may read (parsed by node:util parseArgs). */
+export interface CliOptions {
+  name?: string;
+  enterprise?: string;
+  scopes?: string;
+  'allowed-ips'?: string;
+  'redirect-uris'?: string;
+  'web-origins'?: string;
+  public?: boolean;
+  'third-party'?: boolean;
+  description?: string;
+  comments?: string;
+  reason?: string;
+  file?: string;
+  to?: string;
+  limit?: string;
+}
+
+export interface CommandInput {
+  mongo: Connection;
+  /** The positional argument after `<resource> <action>` (an id or a name). */
+  arg: string | undefined;
+  options: CliOptions;
+}
+
+export type Command = (input: CommandInput) => Promise<unknown>;
+
+/** `a, b,,c` → `['a', 'b', 'c']`; an absent or empty option is the empty list. */
+export const list = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+export function required(value: string | undefined, what: string): string {
+  if (!value) throw new UsageError(`${what} is required`);
+  return value;
+}
+
+/** The same check (and message) as the admin API's body validation for this schema. */
+export function checkAgainstSchema(schemaId: string, body: unknown): void {
+  const validate = getValidator(schemaId);
+  if (!validate(body)) throw schemaViolation(validate.errors ?? []);
+}
+
+/** `?comments=` of the API: at most 1000 characters kept. */
+export const comments = (options: CliOptions) => options.comments?.slice(0, 1000);
+
+/** Local secrets `npm start` generated for this checkout, when there are any. */
+function localSecrets(): Record<string, string> {
+  const file = join(projectRoot, '.local', 'secrets.json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : {};
+}
+
+/** MONGODB_URI, or the database `npm start` uses on the local server it recorded. */
+export function mongoUri(): string {
+  if (process.env.MONGODB_URI) return process.env.MONGODB_URI;
+  const record = join(projectRoot, '.local', 'mongo.json');
+  if (!existsSync(record)) throw new UsageError('MONGODB_URI is not set and no local MongoDB was started by `npm start`');
+  return `${(JSON.parse(readFileSync(record, 'utf8')) as { url: string }).url}/svc-identity`;
+}
+
+/**
+ * The key that seals callback secrets: OTP_ENCRYPTION_KEY, else the one `npm start` generated
+ * for this checkout. Without it a confidential client could get no callback secret, so the
+ * command stops instead of creating a client whose callbacks cannot be signed.
+ */
+export function encryptionKey(): Buffer {
+  const hex = process.env.OTP_ENCRYPTION_KEY || localSecrets().OTP_ENCRYPTION_KEY;
+  if (!hex) throw new UsageError("OTP_ENCRYPTION_KEY is not set (the service's key; it seals the client's callback secret)");
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new UsageError('OTP_ENCRYPTION_KEY must be 64 hex characters');
+  return Buffer.from(hex, 'hex');
+}
+
+/** CLIENT_SECRET_GRACE_SECONDS as the service reads it (default 86400, 0 to 2592000). */
+export function clientSecretGraceSeconds(): number {
+  const raw = process.env.CLIENT_SECRET_GRACE_SECONDS;
+  if (raw === undefined || raw === '') return 86_400;
+  if (!/^[0-9]{1,7}$/.test(raw) || Number(raw) > 2_592_000) throw new UsageError('CLIENT_SECRET_GRACE_SECONDS must be 0 to 2592000');
+  return Number(raw);
+}
+
+/** Refuses a value the same way as the API's `?limit=`. */
+export function limitOption(value: string | undefined, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!/^[0-9]{1,3}$/.test(value) || Number(value) < 1 || Number(value) > max) throw new ValidationError('[Invalid field limit]');
+  return Number(value);
+}

@@ -1,0 +1,110 @@
+import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
+import { toClientResponse } from '../../core/clients/client-view.js';
+import { CLIENT_SCOPES, findClient, listClients, type ClientScope } from '../../core/clients/clients.repository.js';
+import {
+  registerClient,
+  removeClient,
+  rotateClientCallbackSecret,
+  updateClient,
+  type RegisterClientInput,
+  type UpdateClientInput,
+} from '../../core/clients/clients.service.js';
+import { NotFoundError } from '../../core/errors/app-error.js';
+import {
+  checkAgainstSchema,
+  clientSecretGraceSeconds,
+  comments,
+  encryptionKey,
+  list,
+  required,
+  UsageError,
+  type CliOptions,
+  type Command,
+} from './cli-support.js';
+
+/** Names a scope the service does not know, listing the known ones (friendlier than the schema's `scopes[0]`). */
+function scopesOption(value: string | undefined): ClientScope[] {
+  const scopes = list(value);
+  const unknown = scopes.filter((s) => !(CLIENT_SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')} (known: ${CLIENT_SCOPES.join(', ')})`);
+  return scopes as ClientScope[];
+}
+
+/** The PATCH body the options describe: only the options given, an empty string empties a list. */
+function patchOf(options: CliOptions): UpdateClientInput {
+  return {
+    ...(options.name === undefined ? {} : { name: options.name }),
+    ...(options.scopes === undefined ? {} : { scopes: scopesOption(options.scopes) }),
+    ...(options['allowed-ips'] === undefined ? {} : { allowedIps: list(options['allowed-ips']) }),
+    ...(options['redirect-uris'] === undefined ? {} : { redirectUris: list(options['redirect-uris']) }),
+    ...(options['web-origins'] === undefined ? {} : { webOrigins: list(options['web-origins']) }),
+  };
+}
+
+const create: Command = async ({ mongo, options }) => {
+  const input: RegisterClientInput = {
+    name: required(options.name, '--name'),
+    ...(options.enterprise === undefined ? {} : { enterpriseId: options.enterprise }),
+    scopes: scopesOption(options.scopes),
+    allowedIps: list(options['allowed-ips']),
+    redirectUris: list(options['redirect-uris']),
+    webOrigins: list(options['web-origins']),
+    public: options.public === true,
+    firstParty: options['third-party'] !== true,
+  };
+  checkAgainstSchema('admin-clients.create.json', input);
+  // Every confidential client gets a callback secret, as through the admin API.
+  const key = input.public ? undefined : encryptionKey();
+  const { client, clientSecret, callbackSecret } = await registerClient(mongo, input, {
+    comments: comments(options),
+    ...(key ? { encryptionKey: key } : {}),
+  });
+  return {
+    ...toClientResponse(client),
+    ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
+    ...(callbackSecret === undefined ? {} : { callback_secret: callbackSecret }),
+  };
+};
+
+const patch: Command = async ({ mongo, arg, options }) => {
+  const clientId = required(arg, 'client id');
+  const input = patchOf(options);
+  if (Object.keys(input).length === 0)
+    throw new UsageError('give at least one of --name, --scopes, --allowed-ips, --redirect-uris, --web-origins');
+  checkAgainstSchema('admin-clients.update.json', input);
+  return toClientResponse(await updateClient(mongo, clientId, input, comments(options)));
+};
+
+const show: Command = async ({ mongo, arg }) => {
+  const client = await findClient(mongo, required(arg, 'client id'));
+  if (!client) throw new NotFoundError('Client not found');
+  return toClientResponse(client);
+};
+
+export const clientCommands: Record<string, Command> = {
+  'clients create': create,
+  'clients list': async ({ mongo }) => (await listClients(mongo)).map(toClientResponse),
+  'clients show': show,
+  'clients get': show,
+  'clients patch': patch,
+  'clients update': patch,
+  'clients rotate-secret': async ({ mongo, arg, options }) => {
+    const clientId = required(arg, 'client id');
+    const rotated = await rotateClientSecret(mongo, clientId, { graceSeconds: clientSecretGraceSeconds(), comments: comments(options) });
+    return {
+      client_id: clientId,
+      client_secret: rotated.clientSecret,
+      previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
+    };
+  },
+  'clients rotate-callback-secret': async ({ mongo, arg, options }) => {
+    const clientId = required(arg, 'client id');
+    const secret = await rotateClientCallbackSecret(mongo, clientId, { encryptionKey: encryptionKey(), comments: comments(options) });
+    return { client_id: clientId, callback_secret: secret };
+  },
+  'clients delete': async ({ mongo, arg, options }) => {
+    const clientId = required(arg, 'client id');
+    await removeClient(mongo, clientId, comments(options));
+    return { deleted: clientId };
+  },
+};

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { NotFoundError } from '../../core/errors/app-error.js';
+import type { TemplateContent } from '../../core/templates/template.types.js';
+import { createTemplate, deleteTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
+import { checkAgainstSchema, comments, required, UsageError, type Command } from './cli-support.js';
+
+/** The template content in the file named by --file: the JSON body of `PUT /admin/templates/{name}`. */
+function contentFromFile(path: string): Omit<TemplateContent, 'name'> {
+  let content: unknown;
+  try {
+    content = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--file ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  checkAgainstSchema('admin-templates.update.json', content);
+  return content as Omit<TemplateContent, 'name'>;
+}
+
+export const templateCommands: Record<string, Command> = {
+  'templates list': async ({ mongo }) => listTemplates(mongo),
+  'templates show': async ({ mongo, arg }) => {
+    const template = await findTemplate(mongo, required(arg, 'template name'));
+    if (!template) throw new NotFoundError('Template not found');
+    return template;
+  },
+  // Creates the template, or replaces the content of the existing one (its version grows by one).
+  'templates set': async ({ mongo, arg, options }) => {
+    const name = required(arg, 'template name');
+    const content = contentFromFile(required(options.file, '--file'));
+    if (await findTemplate(mongo, name)) {
+      try {
+        return await updateTemplate(mongo, name, content, comments(options));
+      } catch (err) {
+        // Deleted in between: create it below.
+        if (!(err instanceof NotFoundError)) throw err;
+      }
+    }
+    checkAgainstSchema('admin-templates.create.json', { name, ...content });
+    return createTemplate(mongo, { name, ...content }, comments(options));
+  },
+  'templates delete': async ({ mongo, arg }) => {
+    const name = required(arg, 'template name');
+    await deleteTemplate(mongo, name);
+    return { deleted: name };
+  },
+};
