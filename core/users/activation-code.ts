@@ -16,16 +16,37 @@ export const generateActivationCode = () => generateFromAlphabet(ACTIVATION_CODE
 export const generateVerificationKey = () => generateFromAlphabet(VERIFICATION_KEY_LENGTH);
 
 /**
+ * Codes are compared without regard to letter case: generated codes use upper-case letters only,
+ * and a person typing one on a phone keyboard often gets lower case. Predefined codes are treated
+ * the same way, so one rule holds for every code. `toUpperCase` is locale-independent.
+ */
+export const normaliseActivationCode = (code: string) => code.toUpperCase();
+
+/**
  * HMAC-SHA256 keyed with the server key, bound to the user so a digest copied to another user
  * does not verify there; the prefix keeps it apart from OTP digests made with the same key.
+ * The code is normalised first, so the digest is the same for any letter case.
  */
 export function digestActivationCode(userId: string, code: string, hmacKey: Buffer): string {
-  return createHmac('sha256', hmacKey).update(`activation\u0000${userId}\u0000${code}`, 'utf8').digest('base64url');
+  return digestExactly(userId, normaliseActivationCode(code), hmacKey).toString('base64url');
 }
 
-/** Constant-time: both sides are fixed-length digests, so neither content nor length leaks. */
+function digestExactly(userId: string, code: string, hmacKey: Buffer): Buffer {
+  return createHmac('sha256', hmacKey).update(`activation\u0000${userId}\u0000${code}`, 'utf8').digest();
+}
+
+/**
+ * Constant-time: both sides are fixed-length digests, so neither content nor length leaks. Two
+ * candidates are always computed and compared: the normalised code (every digest made since codes
+ * ignore case) and the code exactly as typed (digests of mixed-case predefined codes stored before
+ * that); both comparisons run whatever the first one found, so the time says nothing.
+ */
 export function verifyActivationCode(userId: string, code: string, digest: string, hmacKey: Buffer): boolean {
   const expected = Buffer.from(digest, 'base64url');
-  const actual = Buffer.from(digestActivationCode(userId, code, hmacKey), 'base64url');
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+  const normalised = digestExactly(userId, normaliseActivationCode(code), hmacKey);
+  const exact = digestExactly(userId, code, hmacKey);
+  if (expected.length !== normalised.length) return false;
+  const matchesNormalised = timingSafeEqual(expected, normalised);
+  const matchesExact = timingSafeEqual(expected, exact);
+  return matchesNormalised || matchesExact;
 }

@@ -155,6 +155,15 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect(await res.json()).toEqual({ userId, status: 'ACTIVE', verificationKey: expect.any(String) });
   });
 
+  test('when the generated code is typed in lower case, then it activates like the code itself (codes ignore letter case)', async () => {
+    const { userId, code } = await enrollWithCode();
+    expect(code).toMatch(/^[A-Z0-9]{8}$/);
+    const res = await activate({ userId, activationCode: code.toLowerCase() });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ userId, status: 'ACTIVE', verificationKey: expect.any(String) });
+    expect(await (await activate({ userId, activationCode: code })).json()).toEqual(wrong(99));
+  });
+
   test('when a stranger sends 5+ wrong codes from one address, then that address waits (429, Retry-After) while the right code from another address activates', async () => {
     const { userId, code } = await enrollWithCode();
     for (const left of [99, 98, 97, 96, 95, 94]) {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import {
   ACTIVATION_ALPHABET,
   digestActivationCode,
@@ -30,5 +30,20 @@ describe('activation codes', () => {
     expect(verifyActivationCode('bob', 'ABCD2345', digest, key)).toBe(false);
     expect(verifyActivationCode('alice', 'ABCD2345', digest, randomBytes(32))).toBe(false);
     expect(verifyActivationCode('alice', 'ABCD2345', 'short', key)).toBe(false);
+  });
+
+  test('when a code is typed in another letter case, then it verifies as the code itself, for generated and predefined codes alike', () => {
+    const digest = digestActivationCode('alice', 'K7PQ2XMA', key);
+    for (const typed of ['k7pq2xma', 'K7pq2XmA']) expect(verifyActivationCode('alice', typed, digest, key)).toBe(true);
+    expect(digestActivationCode('alice', 'k7pq2xma', key)).toBe(digest);
+    const predefined = digestActivationCode('bob', 'Secret-Code-42', key);
+    expect(verifyActivationCode('bob', 'SECRET-CODE-42', predefined, key)).toBe(true);
+    expect(verifyActivationCode('bob', 'secret-code-43', predefined, key)).toBe(false);
+  });
+
+  test('when a digest was stored from a mixed-case predefined code before codes ignored case, then that exact code still verifies', () => {
+    const legacy = createHmac('sha256', key).update('activation\u0000bob\u0000Secret-Code-42', 'utf8').digest('base64url');
+    expect(verifyActivationCode('bob', 'Secret-Code-42', legacy, key)).toBe(true);
+    expect(verifyActivationCode('bob', 'Secret-Code-43', legacy, key)).toBe(false);
   });
 });
