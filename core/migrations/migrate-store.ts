@@ -6,6 +6,7 @@ import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
 import type { Logger } from '../logger/logger.js';
 import { DECLARED_MODELS } from './declared-models.js';
 import { obsoleteIndexes } from './store-check.js';
+import { dropSupersededIndexes } from './superseded-indexes.js';
 
 export interface MigrationReport {
   /** Indexes of an older version dropped (`collection.index`). */
@@ -49,7 +50,8 @@ async function rebuild(connection: Connection, drift: IndexDrift, declared: Decl
 }
 
 /**
- * Brings the database to this version: data migrations first (the pre-enterprise one), then
+ * Brings the database to this version: data migrations first (the pre-enterprise one), indexes
+ * an older version replaced dropped, then
  * every declared index as declared (missing ones created, a changed TTL modified in place, any
  * other changed option by drop-and-create). Idempotent: a second run changes nothing, and a
  * run interrupted half-way is finished by the next. Run by `npm run migrate` before a version
@@ -59,6 +61,7 @@ export async function migrateStore(connection: Connection, logger: Logger): Prom
   const report: MigrationReport = { dropped: [], modified: [], rebuilt: [], created: [] };
   report.dropped.push(...(await obsoleteIndexes(connection)));
   await migrateToEnterprises(connection, logger);
+  report.dropped.push(...(await dropSupersededIndexes(connection)));
   for (const { name, schema } of DECLARED_MODELS) {
     const model = registeredModel(connection, name, schema);
     await model.init();

@@ -108,4 +108,17 @@ describe('index changes go through the migration command', () => {
     const service = await startTestService('migrate-unique', { MONGODB_URI: uri });
     await service.close();
   });
+  test('when an index an older version declared was replaced, then processes start beside it and the migration drops it once', async () => {
+    // The activity record's index of before it was ordered by time.
+    await mongo.collection('activity').createIndex({ enterpriseId: 1, userId: 1, _id: -1 });
+    const service = await startTestService('migrate-superseded', { MONGODB_URI: uri });
+    await service.close();
+
+    expect(await migrate(uri)).toEqual({
+      code: 0,
+      report: { dropped: ['activity.enterpriseId_1_userId_1__id_-1'], modified: [], rebuilt: [], created: [] },
+    });
+    expect((await indexesOf(mongo, 'activity')).map((i) => i.name)).not.toContain('enterpriseId_1_userId_1__id_-1');
+    expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
+  });
 });
