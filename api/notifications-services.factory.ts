@@ -13,7 +13,9 @@ export interface NotificationsServices {
 export function createNotificationsServices(ctx: ServiceContext): NotificationsServices {
   const users = createUsersRepository(ctx.mongo);
   const notifications = createNotificationsService({
-    repository: createNotificationsRepository(ctx.mongo),
+    repository: createNotificationsRepository(ctx.mongo, {
+      onEnded: (uuids) => void ctx.notificationEnds.publish(uuids),
+    }),
     users,
     enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(ctx.queues.notification, uuid, expiresAt),
     enqueueCallback: (uuid) => enqueueCallback(ctx.queues['notification-callback'], uuid),

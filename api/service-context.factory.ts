@@ -7,7 +7,8 @@ import { prepareStoreAtStart } from '../core/migrations/store-check.js';
 import { createDispatchRetry } from '../core/queues/dispatch-retry.queue.js';
 import { createDispatchEnqueuer, enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
-import { createProducerRedis, pingRedis, waitForRedis } from '../core/queues/redis-connection.js';
+import { createProducerRedis, createWorkerRedis, pingRedis, waitForRedis } from '../core/queues/redis-connection.js';
+import { createNotificationEndEvents } from '../core/notifications/notification-end-events.js';
 import { warnUnlessNoEviction } from '../core/queues/redis-eviction-policy.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
 import type { ServiceContext } from './service-context.js';
@@ -32,7 +33,14 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
     redis,
     logger,
   });
-  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch };
+  const notificationEnds = createNotificationEndEvents({
+    redis,
+    // A subscriber connection waits out Redis outages (and resubscribes) instead of failing fast.
+    openSubscriber: () => createWorkerRedis(config.redis),
+    channel: `${config.queuePrefix}:notification-ended`,
+    logger,
+  });
+  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch, notificationEnds };
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   else await warnUnlessNoEviction(redis, logger);
   await seedTemplates(mongo, logger);
@@ -42,6 +50,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
     close: async () => {
       await dispatch.close(2000);
       await closeQueueRegistry(queues);
+      notificationEnds.close();
       redis.disconnect();
       await mongo.close();
     },

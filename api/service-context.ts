@@ -5,6 +5,7 @@ import type { Logger } from '../core/logger/logger.js';
 import type { Metrics } from '../core/metrics/metrics.js';
 import type { DispatchRetry } from '../core/queues/dispatch-retry.queue.js';
 import type { QueueRegistry } from '../core/queues/queue-registry.js';
+import type { NotificationEndEvents } from '../core/notifications/notification-end-events.js';
 
 /** Everything the HTTP edge needs, built once per process (or per test file). */
 export interface ServiceContext {
@@ -16,4 +17,6 @@ export interface ServiceContext {
   metrics: Metrics;
   /** Dispatch enqueue of the request path, retried in process while Redis is unreachable. */
   dispatch: DispatchRetry;
+  /** Notifications reaching a final state, heard by every API process (waiting requests). */
+  notificationEnds: NotificationEndEvents;
 }

@@ -43,13 +43,23 @@ export const notificationsRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/v1/notifications/{uuid}',
-    summary: 'Read a notification the calling client created: status, action taken, signing status',
+    summary:
+      'Read a notification the calling client created: status, action taken, signing status. With `wait`, the answer comes as soon as the notification reaches a final state (whichever API process it ends through), or after `wait` seconds with the state as it is then',
     tag: 'notifications',
     auth: bearer,
+    query: [
+      {
+        name: 'wait',
+        description:
+          'Seconds to wait for a final state (0 to 60; 0 or absent answers at once). A process already holding 1000 waiting requests answers at once; a draining process answers its waiting requests within a second',
+        schema: { type: 'integer', minimum: 0, maximum: 60 },
+      },
+    ],
     responses: {
       '200': { description: 'The notification', schema: 'notifications.notification.json' },
       ...guardErrors,
       '404': error('`Notification not found`: unknown, or created by another client (of this enterprise or another)'),
+      '422': error('`[Invalid field wait]`: not a whole number of seconds from 0 to 60'),
     },
   },
   {

@@ -6,7 +6,9 @@ import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
+import { isDraining } from '../draining-state.js';
 import type { ServiceContext } from '../service-context.js';
+import { parseWaitSeconds, waitForFinalState } from './notification-wait.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -48,7 +50,18 @@ export function notificationsRoutes(ctx: ServiceContext, service: NotificationsS
 
   router.get('/v1/notifications/:uuid', ...guard, async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
-    res.json(toNotificationResponse(await service.read({ clientId, enterpriseId }, notificationUuidParam(String(req.params.uuid)))));
+    const uuid = notificationUuidParam(String(req.params.uuid));
+    const seconds = parseWaitSeconds(req.query.wait);
+    const notification = await waitForFinalState({
+      read: () => service.read({ clientId, enterpriseId }, uuid),
+      events: ctx.notificationEnds,
+      uuid,
+      seconds,
+      res,
+      isDraining: () => isDraining(req.app),
+    });
+    // undefined: the client went away while waiting; there is no one to answer.
+    if (notification) res.json(toNotificationResponse(notification));
   });
 
   router.post('/v1/notifications/:uuid/cancel', ...guard, async (req, res) => {

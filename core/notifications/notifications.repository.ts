@@ -85,7 +85,15 @@ function countEnded(status: FinalStatus, count: number): void {
   if (count > 0) notificationsEnded.inc({ status }, count);
 }
 
-export function createNotificationsRepository(connection: Connection) {
+export interface NotificationsRepositoryHooks {
+  /**
+   * Told after a write ended these notifications (not expiry: readers see that by the clock), so
+   * that waiting requests hear of it at once. Given uuids may include some the write did not end.
+   */
+  onEnded?: (notificationUuids: string[]) => void;
+}
+
+export function createNotificationsRepository(connection: Connection, hooks: NotificationsRepositoryHooks = {}) {
   const model = () => notificationModel(connection);
 
   return {
@@ -117,7 +125,10 @@ export function createNotificationsRepository(connection: Connection) {
           { new: true, projection: PROJECTION },
         )
         .lean<Notification>();
-      if (ended) countEnded(to, 1);
+      if (ended) {
+        countEnded(to, 1);
+        hooks.onEnded?.([notificationUuid]);
+      }
       return ended;
     },
 
@@ -143,7 +154,10 @@ export function createNotificationsRepository(connection: Connection) {
           { new: true, projection: PROJECTION },
         )
         .lean<Notification>();
-      if (ended) countEnded('TAMPERED', 1);
+      if (ended) {
+        countEnded('TAMPERED', 1);
+        hooks.onEnded?.([notificationUuid]);
+      }
       return ended;
     },
 
@@ -216,6 +230,7 @@ export function createNotificationsRepository(connection: Connection) {
         await model()
       ).updateMany({ _id: { $in: notificationUuids }, ...transitionFilter(to, now) }, { $set: { status: to, answeredAt: now } });
       countEnded(to, result.modifiedCount);
+      if (result.modifiedCount > 0) hooks.onEnded?.(notificationUuids);
       return result.modifiedCount;
     },
 

@@ -1,0 +1,100 @@
+import type { Logger } from '../logger/logger.js';
+import type { RedisClient } from '../queues/redis-connection.js';
+
+/**
+ * "These notifications reached a final state", told to every API process through Redis pub/sub,
+ * so that an enterprise waiting on one process (`GET /v1/notifications/{uuid}?wait=`) hears of an
+ * answer given through another. Pub/sub delivers at most once (nothing is kept for a subscriber
+ * that is reconnecting, nor across a Redis failover): it makes waiting fast, never correct on its
+ * own. Waiters therefore also read the record again on a timer, and expiry needs no message at
+ * all (a reader sees an ACTIVE record past its `expiresAt` as EXPIRED).
+ */
+export interface NotificationEndEvents {
+  /** Tells every process; never throws (a lost message costs a waiter one poll interval). */
+  publish(notificationUuids: readonly string[]): Promise<void>;
+  /** Calls `onEnded` when `notificationUuid` is said to have ended; returns the unsubscribe. */
+  listen(notificationUuid: string, onEnded: () => void): () => void;
+  /** Resolves once this process's subscription is in place (the first listener starts it). */
+  ready(): Promise<void>;
+  /** Listeners in this process now. */
+  listeners(): number;
+  close(): void;
+}
+
+export function createNotificationEndEvents(deps: {
+  /** The process's command connection: publishes. */
+  redis: RedisClient;
+  /** Opens the one subscriber connection of this process, on first use. */
+  openSubscriber: () => RedisClient;
+  /** The deployment's channel (its queue prefix), so two deployments on one Redis stay apart. */
+  channel: string;
+  logger: Logger;
+}): NotificationEndEvents {
+  const byUuid = new Map<string, Set<() => void>>();
+  let subscriber: RedisClient | undefined;
+  let subscribed: Promise<void> | undefined;
+  let count = 0;
+
+  const onMessage = (channel: string, message: string) => {
+    if (channel !== deps.channel) return;
+    for (const uuid of message.split(',')) for (const listener of byUuid.get(uuid) ?? []) listener();
+  };
+
+  const subscribe = (): Promise<void> => {
+    if (!subscribed) {
+      subscriber = deps.openSubscriber();
+      subscriber.on('error', (err: Error) => deps.logger.warn({ err: err.message }, 'notification events: redis subscriber error'));
+      subscriber.on('message', onMessage);
+      subscribed = subscriber.subscribe(deps.channel).then(
+        () => undefined,
+        (err: Error) => {
+          // Waiters still poll; the next listener tries again.
+          deps.logger.warn({ err: err.message }, 'notification events: subscribe failed');
+          subscriber?.disconnect();
+          subscriber = undefined;
+          subscribed = undefined;
+        },
+      );
+    }
+    return subscribed;
+  };
+
+  return {
+    async publish(notificationUuids) {
+      if (notificationUuids.length === 0) return;
+      try {
+        await deps.redis.publish(deps.channel, notificationUuids.join(','));
+      } catch (err) {
+        deps.logger.warn({ err: (err as Error).message }, 'notification events: publish failed (waiters fall back to polling)');
+      }
+    },
+
+    listen(notificationUuid, onEnded) {
+      void subscribe();
+      const set = byUuid.get(notificationUuid) ?? new Set<() => void>();
+      byUuid.set(notificationUuid, set);
+      set.add(onEnded);
+      count += 1;
+      let removed = false;
+      return () => {
+        if (removed) return;
+        removed = true;
+        count -= 1;
+        set.delete(onEnded);
+        if (set.size === 0) byUuid.delete(notificationUuid);
+      };
+    },
+
+    ready: () => subscribe() ?? Promise.resolve(),
+
+    listeners: () => count,
+
+    close() {
+      subscriber?.disconnect();
+      subscriber = undefined;
+      subscribed = undefined;
+      byUuid.clear();
+      count = 0;
+    },
+  };
+}

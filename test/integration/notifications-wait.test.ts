@@ -1,0 +1,152 @@
+import { createNotificationEndEvents } from '../../core/notifications/notification-end-events.js';
+import { createWorkerRedis } from '../../core/queues/redis-connection.js';
+import { findFreePort } from '../../scripts/local-services.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
+import { eventually } from '../support/otp-helpers.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+import { sendJson } from '../support/users-helpers.js';
+import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
+
+// An enterprise waiting for the answer: `GET /v1/notifications/{uuid}?wait=` on one API process
+// returns when the notification ends through another (this test's own process and a second API
+// process started from its compiled entry, on the same Redis and MongoDB).
+describe('GET /v1/notifications/{uuid}?wait=: waiting for the answer across API processes', () => {
+  let service: TestService;
+  let other: WorkerProcess;
+  let otherUrl: string;
+  let enterprise: string;
+  let userToken: string;
+
+  beforeAll(async () => {
+    service = await startTestService('notifwait');
+    const port = await findFreePort();
+    other = spawnProcessEntry('api/main.js', { ...service.env, PORT: String(port) });
+    otherUrl = `http://127.0.0.1:${port}`;
+    ({ accessToken: enterprise } = await createClientWithToken(service, { scopes: ['notifications'] }));
+    const appClientId = await registerAppClient(service);
+    await insertUser(service.ctx.mongo, { userId: 'waiter1' });
+    userToken = await mintUserToken(service, { userId: 'waiter1', clientId: appClientId });
+    await waitForOutput(other, 'API listening', 120000);
+  });
+  afterAll(async () => {
+    other.child.kill('SIGTERM');
+    await other.exited;
+    await service.close();
+  });
+
+  async function createNotification(): Promise<string> {
+    const res = await sendJson(`${service.url}/v1/notifications`, 'POST', enterprise, notificationBody('waiter1'));
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { notification_uuid: string }).notification_uuid;
+  }
+  const read = (base: string, uuid: string, wait: string, signal?: AbortSignal) =>
+    fetch(`${base}/v1/notifications/${uuid}?wait=${wait}`, {
+      headers: { authorization: `Bearer ${enterprise}` },
+      ...(signal ? { signal } : {}),
+    });
+
+  test('when the user answers through one process while the enterprise waits on another, then the wait returns UPDATED before its timeout', async () => {
+    const uuid = await createNotification();
+    const started = Date.now();
+    const waiting = read(otherUrl, uuid, '30');
+    const answered = await sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', userToken, { response: 'accept' });
+    expect(answered.status).toBe(200);
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ notification_uuid: uuid, status: 'UPDATED', action: 'accept' });
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  test('when the enterprise cancels through the other process, then a wait on this one returns CANCELLED', async () => {
+    const uuid = await createNotification();
+    const waiting = read(service.url, uuid, '30');
+    const cancelled = await sendJson(`${otherUrl}/v1/notifications/${uuid}/cancel`, 'POST', enterprise, {});
+    expect(cancelled.status).toBe(200);
+    expect(await (await waiting).json()).toMatchObject({ status: 'CANCELLED' });
+  });
+
+  test('when nothing happens, then the wait ends at its timeout with the state as it is', async () => {
+    const uuid = await createNotification();
+    const started = Date.now();
+    const res = await read(otherUrl, uuid, '1');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(await res.json()).toMatchObject({ status: 'ACTIVE' });
+  });
+
+  test('when the notification expires during the wait, then the wait returns EXPIRED (no message needed: the clock says so)', async () => {
+    const uuid = await createNotification();
+    await service.ctx.mongo
+      .collection('notifications')
+      .updateOne({ _id: uuid as never }, { $set: { expiresAt: new Date(Date.now() + 1500) } });
+    expect(await (await read(otherUrl, uuid, '30')).json()).toMatchObject({ status: 'EXPIRED' });
+  });
+
+  test('when the notification has already ended, then the answer comes at once; a plain read never waits', async () => {
+    const uuid = await createNotification();
+    await sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', userToken, { response: 'reject' });
+    expect(await (await read(otherUrl, uuid, '60')).json()).toMatchObject({ status: 'UPDATED', action: 'reject' });
+    expect(await (await read(otherUrl, uuid, '0')).json()).toMatchObject({ status: 'UPDATED' });
+  });
+
+  test('when the client goes away, then its listener is released', async () => {
+    const uuid = await createNotification();
+    const abort = new AbortController();
+    const waiting = read(service.url, uuid, '60', abort.signal).catch((err: Error) => err.name);
+    await eventually(async () => (service.ctx.notificationEnds.listeners() === 1 ? true : undefined));
+    abort.abort();
+    expect(await waiting).toBe('AbortError');
+    await eventually(async () => (service.ctx.notificationEnds.listeners() === 0 ? true : undefined));
+  });
+
+  test.each(['61', '-1', '1.5', 'abc', ''])('when wait is %p, then 422 [Invalid field wait]', async (wait) => {
+    const uuid = await createNotification();
+    const res = await read(service.url, uuid, wait);
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({ message: '[Invalid field wait]' });
+  });
+
+  test('when another client waits on the notification, then 404 as for a plain read', async () => {
+    const uuid = await createNotification();
+    const { accessToken: stranger } = await createClientWithToken(service, { scopes: ['notifications'] });
+    const res = await fetch(`${otherUrl}/v1/notifications/${uuid}?wait=5`, { headers: { authorization: `Bearer ${stranger}` } });
+    expect(res.status).toBe(404);
+  });
+});
+
+describe('notification end events on Redis', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('notifevents');
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  test('when one process publishes that a notification ended, then a listener of another process hears it, and an unsubscribed one does not', async () => {
+    const events = (name: string) =>
+      createNotificationEndEvents({
+        redis: service.ctx.redis,
+        openSubscriber: () => createWorkerRedis(service.config.redis),
+        channel: `${service.config.queuePrefix}:notification-ended-test`,
+        logger: service.ctx.logger.child({ name }),
+      });
+    const [a, b] = [events('a'), events('b')];
+    try {
+      const heard: string[] = [];
+      const stop = b.listen('n-1', () => heard.push('n-1'));
+      b.listen('n-2', () => heard.push('n-2'));
+      await b.ready();
+      await a.publish(['n-1', 'n-3']);
+      await eventually(async () => (heard.length > 0 ? true : undefined));
+      stop();
+      await a.publish(['n-1', 'n-2']);
+      await eventually(async () => (heard.includes('n-2') ? true : undefined));
+      expect(heard).toEqual(['n-1', 'n-2']);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+});
