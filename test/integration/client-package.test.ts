@@ -29,8 +29,9 @@ describe('the client library as a package', () => {
     mkdirSync(checkout);
     symlinkSync(join(projectRoot, 'node_modules'), join(checkout, 'node_modules'), 'dir');
     const sdk = join(checkout, 'sdk');
-    for (const entry of ['package.json', 'tsconfig.json', 'README.md', 'CHANGELOG.md', 'src'])
-      cpSync(join(projectRoot, 'sdk', entry), join(sdk, entry), { recursive: true });
+    const source = join(projectRoot, 'sdk');
+    cpSync(source, sdk, { recursive: true, filter: (path) => !/^[\\/](dist|node_modules)([\\/]|$)/.test(path.slice(source.length)) });
+    expect(readdirSync(sdk)).not.toContain('dist');
 
     await run('npm', ['pack', '--pack-destination', workDir, ...NPM_QUIET], { cwd: sdk, timeout: 120_000 });
     const tarball = readdirSync(workDir).find((name) => name.endsWith('.tgz'));
