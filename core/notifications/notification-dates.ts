@@ -4,7 +4,7 @@
  * ambiguous in general; this table fixes one meaning each (IST is India, as the client library's
  * users mean it).
  */
-const ZONE_OFFSETS_MINUTES: Record<string, number> = {
+export const ZONE_OFFSETS_MINUTES: Readonly<Record<string, number>> = {
   UTC: 0,
   GMT: 0,
   Z: 0,

@@ -65,7 +65,7 @@ export function createActivationService(deps: ActivationDeps) {
 
   /**
    * Known and unknown users take the same path: one throttle admission in Redis, one user read
-   * (both at once), one HMAC and a constant-time comparison; only a right code does more. So
+   * (both at once), the same HMACs and constant-time comparisons; only a right code does more. So
    * neither the answers nor their timing tell whether a user exists (measured in bench/).
    */
   async function check(command: ActivateCommand): Promise<ActivationResult> {

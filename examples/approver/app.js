@@ -160,7 +160,8 @@ async function finishSignInIfRedirected() {
   try {
     saveTokens(await signIn.finish(here, pending));
   } catch (err) {
-    say(`Sign-in failed: ${err.error_description ?? err.message}`, true);
+    // An SvcIdentityError: kind 'sign-in-again' when the redirect carried an error, 'network' when unreachable.
+    say(`Sign-in failed: ${err.message}${err.kind === 'network' ? ' (try again in a moment)' : ''}`, true);
   }
 }
 
@@ -247,6 +248,8 @@ function describeError(error) {
   if (/too many wrong numbers/.test(error.message))
     return 'The number was wrong too many times, so this request was refused and reported to its sender.';
   if (error.status === 409 || error.status === 410) return 'This request is no longer waiting for an answer.';
+  if (error.kind === 'sign-in-again') return 'Your sign-in has ended. Sign in again.';
+  if (error.kind === 'network') return 'The service cannot be reached right now. Try again in a moment.';
   return `Could not complete that: ${error.message}`;
 }
 

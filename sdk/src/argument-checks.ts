@@ -1,16 +1,15 @@
 // Argument checks run before any request, so an app learns about a bad argument (code 4) without a
 // round trip, the same way on every platform.
-import { ClientLibraryError, ResultCode, type OperationName } from './result-codes.js';
+import { invalidArgument, type OperationName } from './errors.js';
+import { toServiceDate, type RangeEnd } from './service-dates.js';
 
-/** `yyyy-MM-dd'T'HH:mm:ss` then a zone abbreviation (UTC, GMT, IST...) or an offset (+05:30). */
-const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[A-Z]{2,5}|[+-](\d{2}):(\d{2}))$/;
 const ACTION_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const HISTORY_STATUSES = ['UPDATED', 'EXPIRED', 'TAMPERED', 'DISMISSED', 'DISCARD', 'CANCELLED'] as const;
 
 function refuse(operation: OperationName, message: string): never {
-  throw new ClientLibraryError(operation, ResultCode.INVALID_ARGUMENTS, message);
+  throw invalidArgument(operation, message);
 }
 
 export function checkRecordCount(operation: OperationName, value: unknown): number {
@@ -32,25 +31,31 @@ export function checkOptionalString(operation: OperationName, name: string, valu
   return value;
 }
 
-function isCalendarDate(year: number, month: number, day: number): boolean {
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+/** A date argument: a text in one of the service's forms, a toISOString() text, or a Date. */
+export type DateArgument = string | Date;
+
+const DATE_RULE =
+  'must be a Date or look like 2026-11-22T09:30:00Z, 2026-11-22T09:30:00UTC, 2026-11-22T15:00:00+05:30 or 2026-11-22T09:30:00.000Z';
+
+function checkDate(operation: OperationName, name: string, value: unknown, end: RangeEnd) {
+  if (value instanceof Date) {
+    const date = toServiceDate(value, end);
+    if (!date) refuse(operation, `${name} is an invalid Date`);
+    return date;
+  }
+  const text = checkOptionalString(operation, name, value);
+  if (text === '') return undefined;
+  const date = toServiceDate(text, end);
+  if (!date) refuse(operation, `${name} ${DATE_RULE}`);
+  return date;
 }
 
-export function checkDate(operation: OperationName, name: string, value: unknown): string {
-  const text = checkOptionalString(operation, name, value);
-  if (text === '') return text;
-  const match = DATE_PATTERN.exec(text);
-  const bad = () => refuse(operation, `${name} must look like 2026-11-22T09:30:00UTC or 2026-11-22T15:00:00+05:30`);
-  if (!match) bad();
-  const [, year, month, day, hour, minute, second, offsetHours, offsetMinutes] = match!.map(Number);
-  const inRange =
-    hour < 24 &&
-    minute < 60 &&
-    second < 60 &&
-    (offsetHours === undefined || Number.isNaN(offsetHours) || (offsetHours <= 14 && offsetMinutes < 60));
-  if (!inRange || !isCalendarDate(year, month, day)) bad();
-  return text;
+/** startDate and endDate as the service is sent them ('' when unused); the end may not come first. */
+export function checkDateRange(operation: OperationName, startDate: unknown, endDate: unknown): { startDate: string; endDate: string } {
+  const start = checkDate(operation, 'startDate', startDate, 'start');
+  const end = checkDate(operation, 'endDate', endDate, 'end');
+  if (start && end && start.instant.getTime() > end.instant.getTime()) refuse(operation, 'endDate must not be before startDate');
+  return { startDate: start?.text ?? '', endDate: end?.text ?? '' };
 }
 
 export function checkStatus(operation: OperationName, value: unknown): string {

@@ -1,4 +1,5 @@
-export { ClientLibraryError, ResultCode, type OperationName, type ResultCodeValue } from './result-codes.js';
+export { ResultCode, type ResultCodeValue } from './result-codes.js';
+export { ClientLibraryError, SvcIdentityError, type ErrorKind, type OperationName, type SvcIdentityErrorFields } from './errors.js';
 export { NotificationClient, type NotificationClientOptions, type NotificationEvents } from './notification-client.js';
 export { actionNeedsNumber } from './notification-types.js';
 export type {
@@ -20,4 +21,4 @@ export {
 } from './device-key.js';
 export { IndexedDbDeviceKeyStore, MemoryDeviceKeyStore, type DeviceKeyStore } from './device-key-store.js';
 export { SignIn, type PendingSignIn, type SignInOptions, type SignOutResult, type TokenSet } from './sign-in.js';
-export { HISTORY_STATUSES } from './argument-checks.js';
+export { HISTORY_STATUSES, type DateArgument } from './argument-checks.js';

@@ -3,13 +3,14 @@
 import {
   checkAction,
   checkActionFilter,
-  checkDate,
+  checkDateRange,
   checkMatchingNumber,
   checkNotificationId,
   checkOptionalString,
   checkRecordCount,
   checkStartIndex,
   checkStatus,
+  type DateArgument,
 } from './argument-checks.js';
 import { signAnswer } from './device-key.js';
 import type { DeviceKeyStore } from './device-key-store.js';
@@ -21,7 +22,9 @@ import {
   type Notification,
   type UpdateAcknowledgement,
 } from './notification-types.js';
-import { ClientLibraryError, ResultCode, type OperationName } from './result-codes.js';
+import { asSvcIdentityError, invalidArgument, SvcIdentityError, type ErrorKind, type OperationName } from './errors.js';
+import { ResultCode } from './result-codes.js';
+import { checkTimeout, timeoutSignal } from './timeout.js';
 
 export interface NotificationClientOptions {
   /** Base URL of the service, e.g. https://id.example.com */
@@ -32,6 +35,8 @@ export interface NotificationClientOptions {
   deviceKeys?: DeviceKeyStore;
   /** Another fetch implementation (defaults to the global one). */
   fetch?: typeof fetch;
+  /** How long a request may wait for an answer before it fails as `network` (default 30000). */
+  timeoutMs?: number;
 }
 
 export interface NotificationEvents {
@@ -39,7 +44,7 @@ export interface NotificationEvents {
   onGetNotifications: EventPayload<{ notifications: Notification[] }>;
   onUpdateNotification: EventPayload<UpdateAcknowledgement>;
   onGetNotificationsHistory: EventPayload<{ history: HistoryRecord[] }>;
-  error: ClientLibraryError;
+  error: SvcIdentityError;
 }
 
 interface ErrorBody {
@@ -59,9 +64,21 @@ function codeOf(status: number, body: ErrorBody): 4 | 39 | 141 {
   return ResultCode.UNKNOWN_ERROR;
 }
 
+/**
+ * What the app does about a refusal: 401 (token expired, revoked or not a user's) and a token
+ * without the scope the operation needs mean a new sign-in; 5xx means the service is unwell, so
+ * a later retry; any other 4xx is a refusal of this request.
+ */
+function kindOf(status: number, body: ErrorBody): ErrorKind {
+  if (status === 401 || body.error === 'insufficient_scope' || body.error === 'invalid_token') return 'sign-in-again';
+  if (status >= 500) return 'network';
+  return 'refused';
+}
+
 export class NotificationClient extends TypedEmitter<NotificationEvents> {
   private readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
   /** Pending notifications seen last, so an answer knows whether to sign or ask for the number. */
   private readonly seen = new Map<string, Notification>();
 
@@ -69,6 +86,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
     super();
     this.baseUrl = options.serviceUrl.replace(/\/+$/, '');
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    this.timeoutMs = checkTimeout(options.timeoutMs);
   }
 
   /** GetNotifications(recordCount, enterpriseID, startIndex, startDate, endDate): pending notifications, newest first. */
@@ -76,8 +94,8 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
     recordCount: number,
     enterpriseID: string,
     startIndex: number,
-    startDate: string,
-    endDate: string,
+    startDate: DateArgument,
+    endDate: DateArgument,
   ): Promise<EventPayload<{ notifications: Notification[] }>> {
     const operation: OperationName = 'GetNotifications';
     return this.deliver(operation, 'onGetNotifications', async () => {
@@ -85,8 +103,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
         recordCount: String(checkRecordCount(operation, recordCount)),
         enterpriseID: checkOptionalString(operation, 'enterpriseID', enterpriseID),
         startIndex: String(checkStartIndex(operation, startIndex)),
-        startDate: checkDate(operation, 'startDate', startDate),
-        endDate: checkDate(operation, 'endDate', endDate),
+        ...checkDateRange(operation, startDate, endDate),
       };
       const data = await this.request<{ notifications: Notification[] }>(operation, 'GET', '/v1/me/notifications', query);
       for (const notification of data.notifications) this.seen.set(notification.notification_uuid, notification);
@@ -110,11 +127,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       const notification = await this.findPending(uuid);
       // Only actions that need the number are refused without it: saying no never needs it.
       if (notification && actionNeedsNumber(notification, action) && matchingNumber === undefined) {
-        throw new ClientLibraryError(
-          operation,
-          ResultCode.INVALID_ARGUMENTS,
-          'this notification asks for the number shown by the app requesting approval',
-        );
+        throw invalidArgument(operation, 'this notification asks for the number shown by the app requesting approval');
       }
       const body: Record<string, string> = { response: action };
       if (matchingNumber !== undefined) body.number = matchingNumber;
@@ -133,8 +146,8 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
     recordCount: number,
     enterpriseID: string,
     startIndex: number,
-    startDate: string,
-    endDate: string,
+    startDate: DateArgument,
+    endDate: DateArgument,
     notificationStatus: string,
     actionPerformed: string,
     keywordSearch: string,
@@ -146,8 +159,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
         recordCount: String(checkRecordCount(operation, recordCount)),
         enterpriseID: checkOptionalString(operation, 'enterpriseID', enterpriseID),
         startIndex: String(checkStartIndex(operation, startIndex)),
-        startDate: checkDate(operation, 'startDate', startDate),
-        endDate: checkDate(operation, 'endDate', endDate),
+        ...checkDateRange(operation, startDate, endDate),
         notificationStatus: checkStatus(operation, notificationStatus),
         actionPerformed: checkActionFilter(operation, actionPerformed),
         keywordSearch: checkOptionalString(operation, 'keywordSearch', keywordSearch),
@@ -173,10 +185,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
         this.emit(event, payload);
         return payload;
       } catch (err) {
-        const error =
-          err instanceof ClientLibraryError
-            ? err
-            : new ClientLibraryError(operation, ResultCode.UNKNOWN_ERROR, err instanceof Error ? err.message : String(err));
+        const error = asSvcIdentityError(operation, err);
         this.emit('error', error);
         throw error;
       }
@@ -198,13 +207,23 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
 
   private async sign(operation: OperationName, uuid: string, action: string): Promise<string> {
     const keys = await this.options.deviceKeys?.load();
-    if (!keys)
-      throw new ClientLibraryError(
-        operation,
-        ResultCode.INVALID_ARGUMENTS,
-        'this notification requires a signature, and no device key is stored on this device',
-      );
+    if (!keys) throw invalidArgument(operation, 'this notification requires a signature, and no device key is stored on this device');
     return signAnswer(keys.privateKey, uuid, action);
+  }
+
+  /** The app's access token; failing to get one (e.g. the refresh was refused) means signing in again. */
+  private async accessToken(operation: OperationName): Promise<string> {
+    try {
+      return await this.options.getAccessToken();
+    } catch (err) {
+      if (err instanceof SvcIdentityError) throw err;
+      throw new SvcIdentityError({
+        operation,
+        kind: 'sign-in-again',
+        message: `no access token: ${err instanceof Error ? err.message : String(err)}`,
+        cause: err,
+      });
+    }
   }
 
   private async request<Data>(
@@ -216,29 +235,42 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
   ): Promise<Data> {
     const url = new URL(`${this.baseUrl}${path}`);
     for (const [name, value] of Object.entries(query ?? {})) if (value !== '') url.searchParams.set(name, value);
-    const headers: Record<string, string> = { authorization: `Bearer ${await this.options.getAccessToken()}`, accept: 'application/json' };
+    const headers: Record<string, string> = { authorization: `Bearer ${await this.accessToken(operation)}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const timeout = timeoutSignal(this.timeoutMs);
     let res: Response;
+    let text: string;
     try {
-      res = await this.fetchImpl(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      res = await this.fetchImpl(url, {
+        method,
+        headers,
+        signal: timeout.signal,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      text = await res.text();
     } catch (err) {
-      throw new ClientLibraryError(
+      const reason = timeout.signal.aborted ? timeout.signal.reason : err;
+      throw new SvcIdentityError({
         operation,
-        ResultCode.UNKNOWN_ERROR,
-        `the service could not be reached: ${err instanceof Error ? err.message : String(err)}`,
-      );
+        kind: 'network',
+        message: `the service could not be reached: ${reason instanceof Error ? reason.message : String(reason)}`,
+        cause: reason,
+      });
+    } finally {
+      timeout.done();
     }
-    const text = await res.text();
     let parsed: unknown;
     try {
       parsed = text === '' ? {} : JSON.parse(text);
-    } catch {
-      throw new ClientLibraryError(
+    } catch (err) {
+      throw new SvcIdentityError({
         operation,
-        ResultCode.UNKNOWN_ERROR,
-        `the service answered ${res.status} with a body that is not JSON`,
-        res.status,
-      );
+        kind: res.status === 401 ? 'sign-in-again' : res.ok || res.status >= 500 ? 'network' : 'refused',
+        code: ResultCode.UNKNOWN_ERROR,
+        message: `the service answered ${res.status} with a body that is not JSON`,
+        status: res.status,
+        cause: err,
+      });
     }
     if (!res.ok) {
       const error = parsed as ErrorBody & Record<string, unknown>;
@@ -248,8 +280,16 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
           : typeof error.error_description === 'string'
             ? error.error_description
             : `the service answered ${res.status}`;
-      const { timestamp: _t, status: _s, error: _e, message: _m, path: _p, code: _c, error_description: _d, ...details } = error;
-      throw new ClientLibraryError(operation, codeOf(res.status, error), message, res.status, details);
+      const { timestamp: _t, status: _s, message: _m, path: _p, code: _c, error_description: _d, ...details } = error;
+      throw new SvcIdentityError({
+        operation,
+        kind: kindOf(res.status, error),
+        code: codeOf(res.status, error),
+        message,
+        status: res.status,
+        details,
+        cause: parsed,
+      });
     }
     return parsed as Data;
   }

@@ -1,6 +1,9 @@
 // Sign-in for apps: the authorization code flow with PKCE against the service's authorization
 // server, on oauth4webapi (a standards-checked OAuth 2.0 / OpenID Connect client for any runtime).
 import * as oauth from 'oauth4webapi';
+import { SvcIdentityError, type OperationName } from './errors.js';
+import { signInError } from './sign-in-errors.js';
+import { checkTimeout, timeoutSignal } from './timeout.js';
 
 export interface SignInOptions {
   /** Base URL of the service, e.g. https://id.example.com (the issuer is `<serviceUrl>/svc/authserver`). */
@@ -13,6 +16,8 @@ export interface SignInOptions {
   scope?: string;
   /** Allow http:// service URLs (local runs only). */
   allowInsecureHttp?: boolean;
+  /** How long each request may wait for an answer before it fails as `network` (default 30000). */
+  timeoutMs?: number;
 }
 
 /** What the app keeps between starting the sign-in and handling the redirect (e.g. sessionStorage). */
@@ -40,22 +45,43 @@ export interface SignOutResult {
 
 const DEFAULT_SCOPE = 'openid offline_access notifications';
 
+type RequestOptions = { [oauth.allowInsecureRequests]?: boolean; signal: AbortSignal };
+
 export class SignIn {
   private server: oauth.AuthorizationServer | undefined;
   private readonly client: oauth.Client;
-  private readonly requestOptions: { [oauth.allowInsecureRequests]?: boolean };
+  private readonly insecure: { [oauth.allowInsecureRequests]?: boolean };
+  private readonly timeoutMs: number;
 
   constructor(private readonly options: SignInOptions) {
     this.client = { client_id: options.clientId };
-    this.requestOptions = options.allowInsecureHttp ? { [oauth.allowInsecureRequests]: true } : {};
+    this.insecure = options.allowInsecureHttp ? { [oauth.allowInsecureRequests]: true } : {};
+    this.timeoutMs = checkTimeout(options.timeoutMs);
+  }
+
+  /**
+   * Runs one step with a time limit on its requests; every failure leaves as an SvcIdentityError
+   * (see sign-in-errors.ts for which kind).
+   */
+  private async step<T>(operation: OperationName, run: (requestOptions: RequestOptions) => Promise<T>): Promise<T> {
+    const timeout = timeoutSignal(this.timeoutMs);
+    try {
+      return await run({ ...this.insecure, signal: timeout.signal });
+    } catch (err) {
+      throw signInError(operation, err, timeout.signal.aborted ? timeout.signal.reason : undefined);
+    } finally {
+      timeout.done();
+    }
   }
 
   /** The authorization server's metadata, read once from its discovery document. */
   async discover(): Promise<oauth.AuthorizationServer> {
     if (!this.server) {
-      const issuer = new URL(`${this.options.serviceUrl.replace(/\/+$/, '')}/svc/authserver`);
-      const response = await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...this.requestOptions });
-      this.server = await oauth.processDiscoveryResponse(issuer, response);
+      this.server = await this.step('Discover', async (requestOptions) => {
+        const issuer = new URL(`${this.options.serviceUrl.replace(/\/+$/, '')}/svc/authserver`);
+        const response = await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...requestOptions });
+        return oauth.processDiscoveryResponse(issuer, response);
+      });
     }
     return this.server;
   }
@@ -63,7 +89,8 @@ export class SignIn {
   /** The URL to send the user to, and what to keep until the redirect comes back. */
   async start(): Promise<{ url: string; pending: PendingSignIn }> {
     const server = await this.discover();
-    if (!server.authorization_endpoint) throw new Error('the service has no authorization endpoint');
+    if (!server.authorization_endpoint)
+      throw new SvcIdentityError({ operation: 'StartSignIn', kind: 'refused', message: 'the service has no authorization endpoint' });
     const codeVerifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(server.authorization_endpoint);
@@ -84,24 +111,28 @@ export class SignIn {
   /** Checks the redirect (state, issuer, error) and exchanges its code for tokens. */
   async finish(redirectedTo: string | URL, pending: PendingSignIn): Promise<TokenSet> {
     const server = await this.discover();
-    const parameters = oauth.validateAuthResponse(server, this.client, new URL(redirectedTo), pending.state);
-    const response = await oauth.authorizationCodeGrantRequest(
-      server,
-      this.client,
-      oauth.None(),
-      parameters,
-      this.options.redirectUri,
-      pending.codeVerifier,
-      this.requestOptions,
-    );
-    return toTokenSet(await oauth.processAuthorizationCodeResponse(server, this.client, response));
+    return this.step('FinishSignIn', async (requestOptions) => {
+      const parameters = oauth.validateAuthResponse(server, this.client, new URL(redirectedTo), pending.state);
+      const response = await oauth.authorizationCodeGrantRequest(
+        server,
+        this.client,
+        oauth.None(),
+        parameters,
+        this.options.redirectUri,
+        pending.codeVerifier,
+        requestOptions,
+      );
+      return toTokenSet(await oauth.processAuthorizationCodeResponse(server, this.client, response));
+    });
   }
 
   /** New tokens from a refresh token; the service rotates refresh tokens, so keep the new one. */
   async refresh(refreshToken: string): Promise<TokenSet> {
     const server = await this.discover();
-    const response = await oauth.refreshTokenGrantRequest(server, this.client, oauth.None(), refreshToken, this.requestOptions);
-    return toTokenSet(await oauth.processRefreshTokenResponse(server, this.client, response));
+    return this.step('Refresh', async (requestOptions) => {
+      const response = await oauth.refreshTokenGrantRequest(server, this.client, oauth.None(), refreshToken, requestOptions);
+      return toTokenSet(await oauth.processRefreshTokenResponse(server, this.client, response));
+    });
   }
 
   /**
@@ -117,14 +148,18 @@ export class SignIn {
     const notRevoked: SignOutResult['notRevoked'] = [];
     const revoke = async (token: string | undefined, hint: 'refresh_token' | 'access_token') => {
       if (!token) return;
+      const timeout = timeoutSignal(this.timeoutMs);
       try {
         const response = await oauth.revocationRequest(server, this.client, oauth.None(), token, {
-          ...this.requestOptions,
+          ...this.insecure,
+          signal: timeout.signal,
           additionalParameters: { token_type_hint: hint },
         });
         await oauth.processRevocationResponse(response);
       } catch {
         notRevoked.push(hint);
+      } finally {
+        timeout.done();
       }
     };
     // The refresh token first: once its grant is gone, a stolen copy of either token is useless.

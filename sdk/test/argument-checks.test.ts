@@ -60,7 +60,7 @@ describe('client library argument checks (code 4 before any request)', () => {
   test.each([
     ['an unknown status', 'ANSWERED', '', '2026-11-22T09:30:00+05:30'],
     ['an action filter that is not an action value', 'UPDATED', 'Accept me', ''],
-    ['an offset beyond 14 hours', '', '', '2026-11-22T09:30:00+15:00'],
+    ['an offset beyond 23 hours', '', '', '2026-11-22T09:30:00+24:00'],
   ])('when GetNotificationHistory gets %s, then it fails with code 4 and sends nothing', async (_case, status, action, startDate) => {
     const { client, requests } = clientRecordingRequests();
     const error = await refusal(client.getNotificationHistory(0, '', 1, startDate, '', status, action, '', ''));

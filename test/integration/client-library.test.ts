@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   ClientLibraryError,
+  SvcIdentityError,
   MemoryDeviceKeyStore,
   NotificationClient,
   SignIn,
@@ -116,7 +117,10 @@ describe('client library against the running service', () => {
     expect(renewed.refreshToken).not.toBe(extra.tokens.refreshToken);
     const me = await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${renewed.accessToken}` } });
     expect(me.status).toBe(200);
-    await expect(extra.signIn.refresh(extra.tokens.refreshToken as string)).rejects.toThrow();
+    // A reused refresh token is invalid_grant: the library's one error type says to sign in again.
+    const reused = await extra.signIn.refresh(extra.tokens.refreshToken as string).catch((e: unknown) => e);
+    expect(reused).toBeInstanceOf(SvcIdentityError);
+    expect(reused).toMatchObject({ kind: 'sign-in-again', operation: 'Refresh', details: { error: 'invalid_grant' } });
   }, 60000);
 
   test('when GetNotifications is called positionally, then the event and the promise carry the same response.ResponseData, newest first, paged', async () => {
@@ -136,6 +140,14 @@ describe('client library against the running service', () => {
     expect(page.response.ResponseData.notifications.map((n) => n.notification_uuid)).toEqual([uuids[1]]);
     const future = await person.client.getNotifications(0, '', 1, '2099-01-01T00:00:00UTC', '2099-12-31T00:00:00+05:30');
     expect(future.response.ResponseData.notifications).toEqual([]);
+    // A Date and a toISOString() text (milliseconds) reach the service in a form it takes, and
+    // the range widened to whole seconds still holds notifications created within it.
+    const recent = await person.client.getNotifications(0, '', 1, new Date(Date.now() - 3_600_000), new Date().toISOString());
+    expect(recent.response.ResponseData.notifications.map((n) => n.notification_uuid)).toEqual(
+      expect.arrayContaining([first.uuid, second.uuid]),
+    );
+    const mixed = await person.client.getNotifications(0, '', 1, '2026-01-01T05:30:00+0530', '2099-01-01T00:00:00 GMT');
+    expect(mixed.response.ResponseData.notifications.map((n) => n.notification_uuid)).toContain(first.uuid);
   });
 
   test('when UpdateNotification answers an unsigned notification, then the event says Success and the enterprise sees UPDATED with signature NA', async () => {
@@ -218,6 +230,7 @@ describe('client library against the running service', () => {
     ['GetNotifications with a negative recordCount', (c: NotificationClient) => c.getNotifications(-1, '', 1, '', '')],
     ['GetNotifications with startIndex 0', (c: NotificationClient) => c.getNotifications(0, '', 0, '', '')],
     ['GetNotifications with a date that is not a date', (c: NotificationClient) => c.getNotifications(0, '', 1, '2026-13-45', '')],
+    ['GetNotifications with an invalid Date', (c: NotificationClient) => c.getNotifications(0, '', 1, new Date(Number.NaN), '')],
     [
       'GetNotificationHistory with an unknown status',
       (c: NotificationClient) => c.getNotificationHistory(0, '', 1, '', '', 'ACTIVE', '', '', ''),
@@ -234,10 +247,10 @@ describe('client library against the running service', () => {
 
   test('when the notification is unknown, then code 4 with the service message; when the token is not a user token, then code 39', async () => {
     await person.client.getNotifications(0, '', 1, '', '');
-    await expect(person.client.updateNotification(randomUUID(), 'accept')).rejects.toMatchObject({ code: 4, status: 404 });
+    await expect(person.client.updateNotification(randomUUID(), 'accept')).rejects.toMatchObject({ code: 4, status: 404, kind: 'refused' });
     const stranger = new NotificationClient({ serviceUrl: service.url, getAccessToken: () => enterprise });
     const error = nextEvent<ClientLibraryError>(stranger, 'error');
-    await expect(stranger.getNotifications(0, '', 1, '', '')).rejects.toMatchObject({ code: 39, status: 401 });
+    await expect(stranger.getNotifications(0, '', 1, '', '')).rejects.toMatchObject({ code: 39, status: 401, kind: 'sign-in-again' });
     expect((await error).message).toBe(`Invalid access token: ${enterprise}`);
   });
 
@@ -246,7 +259,7 @@ describe('client library against the running service', () => {
     const { uuid } = await notify('lib-bob');
     await blockUser(service, 'lib-bob');
     const error = nextEvent<ClientLibraryError>(blocked.client, 'error');
-    await expect(blocked.client.getNotifications(0, '', 1, '', '')).rejects.toMatchObject({ code: 141, status: 403 });
+    await expect(blocked.client.getNotifications(0, '', 1, '', '')).rejects.toMatchObject({ code: 141, status: 403, kind: 'refused' });
     expect(await error).toMatchObject({ code: 141, message: 'User is blocked' });
     await expect(blocked.client.updateNotification(uuid, 'accept')).rejects.toMatchObject({ code: 141 });
     await expect(blocked.client.getNotificationHistory(0, '', 1, '', '', '', '', '', '')).rejects.toMatchObject({ code: 141 });

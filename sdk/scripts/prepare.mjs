@@ -1,0 +1,20 @@
+// `prepare` runs whenever npm installs this folder: in a checkout (build it, so the workspace and
+// the approver app use fresh code), but also where it cannot build, such as the Docker stages
+// that install dependencies before copying the sources, or production installs without
+// TypeScript. There it says why it skips instead of failing the install; `prepack` always builds.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const here = new URL('..', import.meta.url);
+const missing = ['tsconfig.json', 'src/index.ts'].filter((file) => !existsSync(new URL(file, here)));
+try {
+  createRequire(new URL('package.json', here)).resolve('typescript/bin/tsc');
+} catch {
+  missing.push('typescript (a dev dependency)');
+}
+if (missing.length > 0) {
+  console.log(`@svc-identity/client: not built here (missing ${missing.join(', ')}); npm pack builds it`);
+} else {
+  execFileSync('npm', ['run', 'build'], { cwd: here, stdio: 'inherit' });
+}
