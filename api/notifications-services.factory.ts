@@ -15,7 +15,16 @@ export function createNotificationsServices(ctx: ServiceContext): NotificationsS
   const notifications = createNotificationsService({
     repository: createNotificationsRepository(ctx.mongo, {
       onEnded: (uuids) => void ctx.notificationEnds.publish(uuids),
+      onEndedRecord: (n) =>
+        void ctx.userEvents.publish(n.enterpriseId, n.userId, { type: 'ended', notification_uuid: n.notificationUuid, status: n.status }),
     }),
+    onCreated: (n) =>
+      void ctx.userEvents.publish(n.enterpriseId, n.userId, {
+        type: 'created',
+        notification_uuid: n.notificationUuid,
+        status: n.status,
+        expires_at: n.expiresAt.toISOString(),
+      }),
     users,
     enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(ctx.queues.notification, uuid, expiresAt),
     enqueueCallback: (uuid) => enqueueCallback(ctx.queues['notification-callback'], uuid),

@@ -9,6 +9,7 @@ import { createDispatchEnqueuer, enqueueDispatch } from '../core/queues/dispatch
 import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
 import { createProducerRedis, createWorkerRedis, pingRedis, waitForRedis } from '../core/queues/redis-connection.js';
 import { createNotificationEndEvents } from '../core/notifications/notification-end-events.js';
+import { createNotificationUserEvents } from '../core/notifications/notification-user-events.js';
 import { warnUnlessNoEviction } from '../core/queues/redis-eviction-policy.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
 import type { ServiceContext } from './service-context.js';
@@ -40,7 +41,13 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
     channel: `${config.queuePrefix}:notification-ended`,
     logger,
   });
-  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch, notificationEnds };
+  const userEvents = createNotificationUserEvents({
+    redis,
+    openSubscriber: () => createWorkerRedis(config.redis),
+    prefix: config.queuePrefix,
+    logger,
+  });
+  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch, notificationEnds, userEvents };
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   else await warnUnlessNoEviction(redis, logger);
   await seedTemplates(mongo, logger);
@@ -51,6 +58,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
       await dispatch.close(2000);
       await closeQueueRegistry(queues);
       notificationEnds.close();
+      userEvents.close();
       redis.disconnect();
       await mongo.close();
     },

@@ -6,6 +6,7 @@ import type { Metrics } from '../core/metrics/metrics.js';
 import type { DispatchRetry } from '../core/queues/dispatch-retry.queue.js';
 import type { QueueRegistry } from '../core/queues/queue-registry.js';
 import type { NotificationEndEvents } from '../core/notifications/notification-end-events.js';
+import type { NotificationUserEvents } from '../core/notifications/notification-user-events.js';
 
 /** Everything the HTTP edge needs, built once per process (or per test file). */
 export interface ServiceContext {
@@ -19,4 +20,6 @@ export interface ServiceContext {
   dispatch: DispatchRetry;
   /** Notifications reaching a final state, heard by every API process (waiting requests). */
   notificationEnds: NotificationEndEvents;
+  /** Each user's notification events, for the open streams of every API process. */
+  userEvents: NotificationUserEvents;
 }

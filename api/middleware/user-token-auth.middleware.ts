@@ -34,32 +34,44 @@ export const USER_BLOCKED_CODE = 141;
  */
 export function requireUserToken(ctx: ServiceContext, users: Pick<UsersRepository, 'findUser'>, scope: string): RequestHandler {
   return async (req, res, next) => {
-    const header = req.get('authorization');
-    const match = header === undefined ? null : BEARER_RE.exec(header.trim());
-    if (!match) throw new BearerError(401, 'unauthorized', 'Full authentication is required to access this resource');
-    const token = match[1] as string;
-    const invalid = () => new BearerError(401, 'invalid_token', `Invalid access token: ${token}`);
-
-    // Opaque token values are short and never contain dots; a JWT is not looked up at all.
-    if (token.includes('.') || token.length > 128) throw invalid();
-    const found = await findAccessTokenRecord(ctx.mongo, token);
-    const record = found?.payload as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
-    if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
-    if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
-    const client = await lookupClient(ctx.mongo, record.clientId);
-    if (!client) throw invalid();
-    // The token's account is (enterprise, user); it is only ever good within its client's enterprise.
-    const account = userOfAccountId(record.accountId);
-    if (!account || account.enterpriseId !== client.enterpriseId) throw invalid();
-    const user = await findUserForSignIn(users, client, account.userId);
-    if (user?.blocked) throw new BearerError(403, 'user_blocked', 'User is blocked', { code: USER_BLOCKED_CODE });
-    // Ended by a block: unblocking restores nothing, the user signs in again.
-    if (!user || !canSignIn(user) || found?.ended) throw invalid();
-
-    const scopes = typeof record.scope === 'string' ? record.scope.split(' ').filter(Boolean) : [];
-    if (!scopes.includes(scope)) throw insufficientScope(scope);
-    const auth: UserAuthInfo = { user, clientId: client.clientId, scopes };
-    res.locals.user = auth;
+    res.locals.user = await authenticateUserToken(ctx, users, req.get('authorization'), scope);
     next();
   };
+}
+
+/**
+ * The checks of requireUserToken on an `Authorization` header; throws the refusal. Also run again
+ * by long-lived answers (the notification stream), so a token revoked or a user blocked meanwhile
+ * ends them.
+ */
+export async function authenticateUserToken(
+  ctx: ServiceContext,
+  users: Pick<UsersRepository, 'findUser'>,
+  header: string | undefined,
+  scope: string,
+): Promise<UserAuthInfo> {
+  const match = header === undefined ? null : BEARER_RE.exec(header.trim());
+  if (!match) throw new BearerError(401, 'unauthorized', 'Full authentication is required to access this resource');
+  const token = match[1] as string;
+  const invalid = () => new BearerError(401, 'invalid_token', `Invalid access token: ${token}`);
+
+  // Opaque token values are short and never contain dots; a JWT is not looked up at all.
+  if (token.includes('.') || token.length > 128) throw invalid();
+  const found = await findAccessTokenRecord(ctx.mongo, token);
+  const record = found?.payload as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
+  if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
+  if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
+  const client = await lookupClient(ctx.mongo, record.clientId);
+  if (!client) throw invalid();
+  // The token's account is (enterprise, user); it is only ever good within its client's enterprise.
+  const account = userOfAccountId(record.accountId);
+  if (!account || account.enterpriseId !== client.enterpriseId) throw invalid();
+  const user = await findUserForSignIn(users, client, account.userId);
+  if (user?.blocked) throw new BearerError(403, 'user_blocked', 'User is blocked', { code: USER_BLOCKED_CODE });
+  // Ended by a block: unblocking restores nothing, the user signs in again.
+  if (!user || !canSignIn(user) || found?.ended) throw invalid();
+
+  const scopes = typeof record.scope === 'string' ? record.scope.split(' ').filter(Boolean) : [];
+  if (!scopes.includes(scope)) throw insufficientScope(scope);
+  return { user, clientId: client.clientId, scopes };
 }

@@ -91,6 +91,26 @@ export const notificationsRouteDocs: RouteDoc[] = [
   },
   {
     method: 'get',
+    path: '/v1/me/notifications/stream',
+    summary:
+      "Server-sent events of the signed-in user's notifications: `created` (a new one; data notification_uuid, status ACTIVE, expires_at) and `ended` (a final state given by an answer, dismissal, cancel or discard; expiry sends nothing). Each event has an id; send it back as `Last-Event-ID` to get what was missed (the last 100 events, kept a day). A comment every 15 s; the token is checked again each time and the stream ends when it no longer passes",
+    tag: 'notifications (user)',
+    auth: user,
+    headers: [
+      {
+        name: 'Last-Event-ID',
+        description: 'The id of the last event received: the events after it are sent first',
+        schema: { type: 'string', pattern: '^[0-9]+-[0-9]+$' },
+      },
+    ],
+    responses: {
+      '200': { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
+      ...userGuardErrors,
+      '503': userError('Too many open streams on this process, or events unavailable (Redis down); retry after Retry-After'),
+    },
+  },
+  {
+    method: 'get',
     path: '/v1/me/notifications/history',
     summary: `GetNotificationHistory: ended notifications, newest first. ${listParams} Also notificationStatus, actionPerformed, keywordSearch (subject and message, case-insensitive), deviceID.`,
     tag: 'notifications (user)',

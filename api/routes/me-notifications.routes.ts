@@ -10,6 +10,7 @@ import { jsonBody } from '../middleware/json-body.middleware.js';
 import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { notificationStreamHandler } from './me-notification-stream.js';
 import { notificationUuidParam } from './notifications.routes.js';
 
 /** A pending notification as GetNotifications returns it (plus what the app needs to answer). */
@@ -64,6 +65,8 @@ export function meNotificationsRoutes(
     const list = await service.listActive(enterpriseId, userId, parseListOptions(req.query));
     res.json({ notifications: list.map(toActiveResponse) });
   });
+
+  router.get('/v1/me/notifications/stream', user, notificationStreamHandler(ctx, users, logger));
 
   router.get('/v1/me/notifications/history', user, async (req, res) => {
     const { enterpriseId, userId } = userAuthOf(res).user;

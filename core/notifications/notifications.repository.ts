@@ -91,6 +91,8 @@ export interface NotificationsRepositoryHooks {
    * that waiting requests hear of it at once. Given uuids may include some the write did not end.
    */
   onEnded?: (notificationUuids: string[]) => void;
+  /** Told with the record when one notification was ended (answers, cancel, dismiss, discard). */
+  onEndedRecord?: (ended: Notification) => void;
 }
 
 export function createNotificationsRepository(connection: Connection, hooks: NotificationsRepositoryHooks = {}) {
@@ -128,6 +130,7 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
       if (ended) {
         countEnded(to, 1);
         hooks.onEnded?.([notificationUuid]);
+        hooks.onEndedRecord?.(ended);
       }
       return ended;
     },
@@ -157,6 +160,7 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
       if (ended) {
         countEnded('TAMPERED', 1);
         hooks.onEnded?.([notificationUuid]);
+        hooks.onEndedRecord?.(ended);
       }
       return ended;
     },

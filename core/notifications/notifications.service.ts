@@ -61,6 +61,8 @@ export interface NotificationsDeps {
   logger: Logger;
   /** Which addresses a callbackUrl may name (checked again when each callback is sent). */
   callbackPolicy: CallbackAddressPolicy;
+  /** Told once a new notification is stored and still wanted (its user's open streams hear of it). */
+  onCreated?: (n: Notification) => void;
   now?: () => Date;
 }
 
@@ -222,6 +224,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
         await repository.end(n.notificationUuid, {}, 'DISCARD', now());
         throw userNotFound();
       }
+      deps.onCreated?.(n);
       return { notificationUuid: n.notificationUuid, ...(n.number !== undefined ? { number: n.number } : {}) };
     },
 

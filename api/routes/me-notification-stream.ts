@@ -1,0 +1,87 @@
+import type { Request, Response } from 'express';
+import { ServiceUnavailableError } from '../../core/errors/app-error.js';
+import type { Logger } from '../../core/logger/logger.js';
+import { isStreamId, type UserNotificationEvent } from '../../core/notifications/notification-user-events.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
+import { isDraining } from '../draining-state.js';
+import { authenticateUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+
+/** Open streams one API process holds; past it a new one is refused with 503 and Retry-After. */
+export const MAX_STREAMS_PER_PROCESS = 1000;
+/**
+ * A comment line this often keeps proxies from closing an idle stream; each one also checks the
+ * token again (revoked, expired, user blocked: the stream ends).
+ */
+export const HEARTBEAT_MS = 15_000;
+/** How long the client waits before reconnecting after the stream ends (EventSource `retry`). */
+const RECONNECT_MS = 3000;
+
+const frame = (id: string, event: UserNotificationEvent) => `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+
+/**
+ * `GET /v1/me/notifications/stream`: server-sent events of the signed-in user's notifications:
+ * `created` for each new one and `ended` for each final state given by an answer, a dismissal, a
+ * cancel or a discard (expiry sends nothing: `created` carries `expires_at`). `Last-Event-ID`
+ * resumes after the last event the client saw.
+ */
+export function notificationStreamHandler(ctx: ServiceContext, users: Pick<UsersRepository, 'findUser'>, logger: Logger) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const { user } = userAuthOf(res);
+    if (ctx.userEvents.streams() >= MAX_STREAMS_PER_PROCESS || isDraining(req.app)) {
+      res.set('Retry-After', String(RECONNECT_MS / 1000));
+      throw new ServiceUnavailableError('Too many open notification streams, try again later');
+    }
+    const lastEventId = req.get('last-event-id');
+    let ended = false;
+    let ticks = 0;
+    const timer: { heartbeat?: NodeJS.Timeout } = {};
+    let stop: () => void = () => undefined;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      clearInterval(timer.heartbeat);
+      stop();
+      res.end();
+    };
+    // Events that arrive before the answer's head is out wait for it.
+    let pending: string[] | undefined = [];
+    try {
+      stop = await ctx.userEvents.open(user.enterpriseId, user.userId, {
+        // An id that is not a stream id (another server's, or garbage) resumes nothing.
+        ...(lastEventId !== undefined && isStreamId(lastEventId) ? { lastEventId } : {}),
+        send: (id, event) => {
+          if (pending) pending.push(frame(id, event));
+          else if (!ended) res.write(frame(id, event));
+        },
+      });
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'notification stream: events not available');
+      res.set('Retry-After', String(RECONNECT_MS / 1000));
+      throw new ServiceUnavailableError('Notification events are not available, try again later');
+    }
+    // The head goes out only now: a client that has it knows this process is already listening.
+    res.status(200).set({
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      // Proxies such as nginx would hold events back in their buffers.
+      'X-Accel-Buffering': 'no',
+    });
+    res.write(`retry: ${RECONNECT_MS}\n\n${pending.join('')}`);
+    pending = undefined;
+    res.on('close', end);
+    // Every second: a draining server lets its streams go at once (clients reconnect elsewhere).
+    timer.heartbeat = setInterval(() => {
+      if (isDraining(req.app)) return end();
+      if (++ticks % (HEARTBEAT_MS / 1000) !== 0) return;
+      res.write(': keep-alive\n\n');
+      authenticateUserToken(ctx, users, req.get('authorization'), 'notifications').then(
+        (again) => {
+          if (again.user.userId !== user.userId || again.user.enterpriseId !== user.enterpriseId) end();
+        },
+        () => end(),
+      );
+    }, 1000);
+    if (res.destroyed) end();
+  };
+}
