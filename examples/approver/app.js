@@ -289,12 +289,18 @@ async function main() {
     say(`Answer sent: ${response.ResponseData.message}${verified}`);
     refresh();
   });
+  // New approvals and answers given elsewhere show up at once, without Refresh.
+  client.on('onNotificationCreated', refresh);
+  client.on('onNotificationEnded', refresh);
   client.on('error', (error) => {
+    // The stream reconnects by itself; a dropped connection is not worth a message.
+    if (error.operation === 'WatchNotifications' && error.kind === 'network') return;
     say(describeError(error), true);
     if (error.operation === 'UpdateNotification') refresh();
   });
   $('refresh-button').addEventListener('click', refresh);
   refresh();
+  client.watchNotifications();
 }
 
 main().catch((err) => say(err.message, true));

@@ -16,7 +16,14 @@ export type ErrorKind = 'sign-in-again' | 'refused' | 'network';
 
 /** The notification operations, and the steps of signing in and out. */
 export type OperationName =
-  'GetNotifications' | 'UpdateNotification' | 'GetNotificationHistory' | 'Discover' | 'StartSignIn' | 'FinishSignIn' | 'Refresh';
+  | 'GetNotifications'
+  | 'UpdateNotification'
+  | 'GetNotificationHistory'
+  | 'WatchNotifications'
+  | 'Discover'
+  | 'StartSignIn'
+  | 'FinishSignIn'
+  | 'Refresh';
 
 export interface SvcIdentityErrorFields {
   operation: OperationName;

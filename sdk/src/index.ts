@@ -1,6 +1,12 @@
 export { ResultCode, type ResultCodeValue } from './result-codes.js';
 export { ClientLibraryError, SvcIdentityError, type ErrorKind, type OperationName, type SvcIdentityErrorFields } from './errors.js';
-export { NotificationClient, type NotificationClientOptions, type NotificationEvents } from './notification-client.js';
+export {
+  NotificationClient,
+  type NotificationChange,
+  type NotificationClientOptions,
+  type NotificationEvents,
+  type NotificationWatch,
+} from './notification-client.js';
 export { actionNeedsNumber } from './notification-types.js';
 export type {
   EventPayload,

@@ -24,6 +24,7 @@ import {
 } from './notification-types.js';
 import { asSvcIdentityError, invalidArgument, SvcIdentityError, type ErrorKind, type OperationName } from './errors.js';
 import { ResultCode } from './result-codes.js';
+import { readEventStream } from './event-stream.js';
 import { checkTimeout, timeoutSignal } from './timeout.js';
 
 export interface NotificationClientOptions {
@@ -44,8 +45,30 @@ export interface NotificationEvents {
   onGetNotifications: EventPayload<{ notifications: Notification[] }>;
   onUpdateNotification: EventPayload<UpdateAcknowledgement>;
   onGetNotificationsHistory: EventPayload<{ history: HistoryRecord[] }>;
+  /** From `watchNotifications`: a new notification for the user (read it with getNotifications). */
+  onNotificationCreated: NotificationChange;
+  /** From `watchNotifications`: one of the user's notifications reached a final state. */
+  onNotificationEnded: NotificationChange;
   error: SvcIdentityError;
 }
+
+/** What the service's notification stream says of one notification. */
+export interface NotificationChange {
+  type: 'created' | 'ended';
+  notification_uuid: string;
+  /** ACTIVE for `created`; the final state for `ended`. */
+  status: string;
+  /** For `created`: when it expires (no event comes for expiry). */
+  expires_at?: string;
+}
+
+/** Stops a `watchNotifications`. */
+export interface NotificationWatch {
+  stop(): void;
+}
+
+/** The longest wait between reconnections after failures in a row. */
+const MAX_RECONNECT_MS = 60_000;
 
 interface ErrorBody {
   code?: unknown;
@@ -166,6 +189,98 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
         deviceID: checkOptionalString(operation, 'deviceID', deviceID),
       };
       return this.request<{ history: HistoryRecord[] }>(operation, 'GET', '/v1/me/notifications/history', query);
+    });
+  }
+
+  /**
+   * Listens to the service's stream of the user's notifications and emits `onNotificationCreated`
+   * and `onNotificationEnded` as they happen, so an app shows a new approval at once. Reconnects
+   * by itself (resuming after the last event it got, so nothing is missed or repeated), waiting
+   * longer after failures in a row; each failure is also emitted as `error`. A failure of kind
+   * `sign-in-again` stops it: sign in, then call it again.
+   */
+  watchNotifications(): NotificationWatch {
+    const operation: OperationName = 'WatchNotifications';
+    let stopped = false;
+    let lastEventId: string | undefined;
+    let retryMs = 3000;
+    let connection: AbortController | undefined;
+    let pause: (() => void) | undefined;
+    const run = async () => {
+      for (let failures = 0; !stopped;) {
+        connection = new AbortController();
+        try {
+          const res = await this.fetchImpl(`${this.baseUrl}/v1/me/notifications/stream`, {
+            headers: {
+              authorization: `Bearer ${await this.accessToken(operation)}`,
+              accept: 'text/event-stream',
+              ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+            },
+            signal: connection.signal,
+          });
+          if (!res.ok || !res.body) throw await this.refusal(operation, res);
+          failures = 0;
+          await readEventStream(
+            res.body,
+            (event) => {
+              if (event.id !== undefined) lastEventId = event.id;
+              if (event.event !== 'created' && event.event !== 'ended') return;
+              const change = JSON.parse(event.data) as NotificationChange;
+              this.emit(event.event === 'created' ? 'onNotificationCreated' : 'onNotificationEnded', change);
+            },
+            (ms) => (retryMs = ms),
+          );
+        } catch (err) {
+          if (stopped) return;
+          const error =
+            err instanceof SvcIdentityError
+              ? err
+              : new SvcIdentityError({
+                  operation,
+                  kind: 'network',
+                  message: `the notification stream broke: ${err instanceof Error ? err.message : String(err)}`,
+                  cause: err,
+                });
+          this.emit('error', error);
+          if (error.kind === 'sign-in-again') return;
+          failures += 1;
+        }
+        if (stopped) return;
+        const wait = Math.min(retryMs * 2 ** Math.min(failures, 6), MAX_RECONNECT_MS);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          pause = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    };
+    void run();
+    return {
+      stop: () => {
+        stopped = true;
+        connection?.abort();
+        pause?.();
+      },
+    };
+  }
+
+  /** The library's error for a refused stream answer. */
+  private async refusal(operation: OperationName, res: Response): Promise<SvcIdentityError> {
+    let body: ErrorBody = {};
+    try {
+      body = JSON.parse(await res.text()) as ErrorBody;
+    } catch {
+      // Not JSON: the status alone says what happened.
+    }
+    return new SvcIdentityError({
+      operation,
+      kind: kindOf(res.status, body),
+      code: codeOf(res.status, body),
+      message: typeof body.message === 'string' ? body.message : `the service answered ${res.status}`,
+      status: res.status,
+      cause: body,
     });
   }
 

@@ -134,6 +134,21 @@ describe('approver app in a real browser', () => {
     signedIn = page;
   }, 120000);
 
+  test('when a new approval is created while the app is open, then it appears without Refresh, and leaves when the enterprise cancels it', async () => {
+    if (!signedIn) throw new Error('the sign-in test did not leave a signed-in page');
+    const page = signedIn;
+    const { notification_uuid: uuid } = await createNotification({
+      body: [{ lng: 'English', subject: 'Wire transfer', message: 'Approve sending 250 EUR to ACME Ltd?' }],
+    });
+    const card = page.locator('#pending-list li', { hasText: 'Wire transfer' });
+    await card.waitFor();
+    await page.screenshot({ path: 'test-results/approver-live-1280.png', fullPage: true });
+    if (process.env.UPDATE_DOC_IMAGES === '1') await page.screenshot({ path: 'docs/images/approver-live-approval.png' });
+    const cancelled = await sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', enterprise, {});
+    expect(cancelled.status).toBe(200);
+    await card.waitFor({ state: 'detached' });
+  });
+
   test('when a notification asks for number matching, then a wrong number tells the tries left and keeps what was typed, and the right one approves', async () => {
     if (!signedIn) throw new Error('the sign-in test did not leave a signed-in page');
     const page = signedIn;
