@@ -1,3 +1,4 @@
+import { rateLimitHeaders } from '../../core/throttling/rate-limit-headers.js';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
@@ -256,7 +257,7 @@ export function interactionRoutes(
       const selfUrl = req.originalUrl.split('?')[0] ?? '';
       try {
         const address = req.ip ?? 'unknown';
-        await services.limits.consumeIp(address);
+        res.set(rateLimitHeaders([await services.limits.consumeIp(address)]));
         switch (body.step) {
           case 'user': {
             const userId = typeof body.userId === 'string' ? body.userId.trim() : '';

@@ -3,6 +3,7 @@ import type { ActivityRepository } from '../../core/activity/activity.repository
 import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/enterprises/enterprise-id.js';
 import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
 import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
+import { rateLimitHeaders } from '../../core/throttling/rate-limit-headers.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import { removeUser, type EnrollmentService } from '../../core/users/enrollment.service.js';
@@ -70,8 +71,8 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
 
   // Public: the per-address limit comes first, so a caller over it costs one Redis call and never
   // has a body read or parsed.
-  const activationPerIp: RequestHandler = async (req, _res, next) => {
-    await services.throttle.consumeIp(callerAddress(req));
+  const activationPerIp: RequestHandler = async (req, res, next) => {
+    res.set(rateLimitHeaders([await services.throttle.consumeIp(callerAddress(req))]));
     next();
   };
   router.post(

@@ -3,6 +3,7 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 import type { RedisClient } from '../queues/redis-connection.js';
+import { rateLimitHeaders as budgetHeaders } from '../throttling/rate-limit-headers.js';
 import { createRedisLimiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
 
 export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient';
@@ -25,16 +26,9 @@ const POLICY_NAMES: Record<LimitName, string> = {
   validatePerClient: 'validate-per-client',
 };
 
-/**
- * `RateLimit-Policy` and `RateLimit` (IETF httpapi RateLimit header fields, structured-field
- * lists): each budget the request used, its quota and window, what is left and when it resets.
- */
+/** The OTP budgets' RateLimit headers (see core/throttling/rate-limit-headers.ts). */
 export function rateLimitHeaders(states: LimitState[]): Record<string, string> {
-  if (states.length === 0) return {};
-  return {
-    'RateLimit-Policy': states.map((s) => `"${POLICY_NAMES[s.name]}";q=${s.quota};w=${s.windowSeconds}`).join(', '),
-    RateLimit: states.map((s) => `"${POLICY_NAMES[s.name]}";r=${s.remaining};t=${s.resetSeconds}`).join(', '),
-  };
+  return budgetHeaders(states.map(({ name, ...rest }) => ({ policy: POLICY_NAMES[name], ...rest })));
 }
 
 /**

@@ -2,7 +2,9 @@ import type { RedisClient } from '../queues/redis-connection.js';
 import type { RateLimit } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 import { createPairThenUserBudget } from '../throttling/pair-then-user-budget.js';
-import { createRedisLimiter, retryAfterSeconds, takePoint } from '../throttling/redis-limiter.js';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { budgetState, rateLimitHeaders, type BudgetState } from '../throttling/rate-limit-headers.js';
+import { createRedisLimiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
 
 export interface LoginLimitsConfig {
   /** Every form post per caller address, whatever the user: a flood guard. */
@@ -20,12 +22,15 @@ export interface LoginLimitsConfig {
 /** An address the user signed in from is remembered this long as theirs. */
 const FAMILIAR_ADDRESS_SECONDS = 90 * 24 * 3600;
 
-const tooMany = (msBeforeNext: number) => {
+const tooMany = (msBeforeNext: number, budget?: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
   return new AppError('RATE_LIMITED', 429, `Too many attempts. Try again in ${retryAfter} seconds.`, {
-    headers: { 'Retry-After': String(retryAfter) },
+    headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(budget ? [budget] : []) },
   });
 };
+
+/** The name of the caller address's sign-in budget in the RateLimit headers. */
+export const SIGN_IN_ADDRESS_POLICY = 'sign-in-per-address';
 
 /**
  * Abuse limits of the sign-in pages, in Redis so every API instance shares them. Steps and codes
@@ -51,10 +56,19 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
   }
 
   return {
-    /** One form post of this address; 429 with Retry-After when its budget is spent. */
-    async consumeIp(address: string): Promise<void> {
-      const wait = await takePoint(perIp, address);
-      if (wait !== undefined) throw tooMany(wait);
+    /**
+     * One form post of this address, and where its budget stands (the RateLimit headers); 429
+     * with Retry-After when it is spent. The budgets that involve a user id are never reported:
+     * they would tell a stranger about someone else's sign-ins.
+     */
+    async consumeIp(address: string): Promise<BudgetState> {
+      const { points, durationSeconds } = config.perIp;
+      try {
+        return budgetState(SIGN_IN_ADDRESS_POLICY, points, durationSeconds, await perIp.consume(address));
+      } catch (err) {
+        if (!(err instanceof RateLimiterRes)) throw err;
+        throw tooMany(err.msBeforeNext, budgetState(SIGN_IN_ADDRESS_POLICY, points, durationSeconds, err));
+      }
     },
 
     /** One step for this user from this address (and a code to send, when `sendsCode`); 429 when refused. */

@@ -3,6 +3,7 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config/config.js';
 import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
 import { AppError } from '../errors/app-error.js';
+import { budgetState, rateLimitHeaders, type BudgetState } from '../throttling/rate-limit-headers.js';
 import { createRedisLimiter as limiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
 
 export interface ActivationThrottleConfig {
@@ -21,12 +22,15 @@ export interface ActivationThrottleConfig {
 
 const ADDRESS_MEMORY_SECONDS = 24 * 3600;
 
-export const rateLimited = (msBeforeNext: number) => {
+export const rateLimited = (msBeforeNext: number, budget?: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
   return new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
-    headers: { 'Retry-After': String(retryAfter) },
+    headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(budget ? [budget] : []) },
   });
 };
+
+/** The name of the caller address's activation budget in the RateLimit headers. */
+export const ACTIVATION_ADDRESS_POLICY = 'activation-per-address';
 
 export const activationLocked = () =>
   new AppError('ACTIVATION_LOCKED', 423, 'Too many wrong activation codes; ask for a new activation code');
@@ -99,13 +103,18 @@ export function createActivationThrottle(redis: RedisClient, prefix: string, con
   return {
     maxFailures: config.maxFailures,
 
-    /** One point of the caller address's request budget; 429 when spent. */
-    async consumeIp(ip: string): Promise<void> {
+    /**
+     * One point of the caller address's request budget, and where it stands (the RateLimit
+     * headers); 429 when spent. The budgets of a user are never reported: they would tell a
+     * stranger about someone else's attempts.
+     */
+    async consumeIp(ip: string): Promise<BudgetState> {
+      const { points, durationSeconds } = config.perIp;
       try {
-        await perIp.consume(ip);
+        return budgetState(ACTIVATION_ADDRESS_POLICY, points, durationSeconds, await perIp.consume(ip));
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) throw err;
-        throw rateLimited(err.msBeforeNext);
+        throw rateLimited(err.msBeforeNext, budgetState(ACTIVATION_ADDRESS_POLICY, points, durationSeconds, err));
       }
     },
 

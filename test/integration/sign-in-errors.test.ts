@@ -467,12 +467,21 @@ describe('sign-in: rate limits', () => {
     const walker = new FormWalker(service.url);
     let page = await start(walker);
     const statuses: number[] = [];
+    const budgets: (string | null)[][] = [];
     for (let i = 0; i < 3; i += 1) {
       page = await walker.page(page.url, { form: { csrf: csrfOf(page.html), step: 'user', userId: 'bad id with spaces' } });
       statuses.push(page.status);
+      budgets.push([page.headers.get('ratelimit-policy'), page.headers.get('ratelimit')?.replace(/t=\d+/, 't=T') ?? null]);
     }
     // 3 posts of the first test + these: the fourth post of this address is the last allowed.
     expect(statuses).toEqual([400, 429, 429]);
+    // The address's own budget is reported on every post (never a budget tied to a user id).
+    const policy = '"sign-in-per-address";q=4;w=60';
+    expect(budgets).toEqual([
+      [policy, '"sign-in-per-address";r=0;t=T'],
+      [policy, '"sign-in-per-address";r=0;t=T'],
+      [policy, '"sign-in-per-address";r=0;t=T'],
+    ]);
   });
 });
 

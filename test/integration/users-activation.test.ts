@@ -346,10 +346,18 @@ describe('Activation limits: per address, X-Forwarded-For, and the 100-failure c
 
   test('when one address tries more than its budget across userIds, even with made-up X-Forwarded-For headers, then 429', async () => {
     // TRUST_PROXY is off: the header is ignored and the socket address is counted.
-    for (let i = 0; i < 8; i += 1) expect((await activate(`spread-${i}`, { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(422);
+    const left: (string | null)[] = [];
+    for (let i = 0; i < 8; i += 1) {
+      const res = await activate(`spread-${i}`, { 'x-forwarded-for': `198.51.100.${i}` });
+      expect(res.status).toBe(422);
+      expect(res.headers.get('ratelimit-policy')).toBe('"activation-per-address";q=8;w=60');
+      left.push(res.headers.get('ratelimit')?.replace(/;t=\d+$/, '') ?? null);
+    }
+    expect(left).toEqual([7, 6, 5, 4, 3, 2, 1, 0].map((r) => `"activation-per-address";r=${r}`));
     const res = await activate('spread-x', { 'x-forwarded-for': '198.51.100.200' });
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(res.headers.get('ratelimit')).toMatch(/^"activation-per-address";r=0;t=\d+$/);
     expect(await res.json()).toEqual(limited);
   });
 
