@@ -18,7 +18,19 @@ describe('project toolchain', () => {
   test('when the admin CLI is asked for --help, then it prints every command on stdout and exits 0', async () => {
     const { stdout, stderr } = await run(process.execPath, [join(projectRoot, 'dist', 'scripts', 'admin-cli.js'), '--help']);
     expect(stderr).toBe('');
-    for (const command of ['clients create', 'clients list', 'clients get', 'clients delete', 'groups create', 'groups list']) {
+    for (const command of [
+      'clients create',
+      'clients list',
+      'clients show',
+      'clients patch',
+      'clients rotate-secret',
+      'clients delete',
+      'groups create',
+      'groups list',
+      'templates set',
+      'users block',
+      'outbox list',
+    ]) {
       expect(stdout).toContain(command);
     }
   });
