@@ -2,7 +2,7 @@ import type { ErrorRequestHandler } from 'express';
 import { toErrorResponse } from '../../core/errors/error-body.js';
 import type { Logger } from '../../core/logger/logger.js';
 import { clientLibraryCode } from '../../core/notifications/client-library-codes.js';
-import { fromBodyParser } from './body-parser-errors.js';
+import { toEdgeError } from './edge-errors.js';
 
 /**
  * Errors of the user API (`/v1/me/...`): the usual bodies plus `code`, the client library's
@@ -11,7 +11,7 @@ import { fromBodyParser } from './body-parser-errors.js';
 export function clientLibraryErrors(logger: Logger): ErrorRequestHandler {
   return (rawErr: unknown, req, res, next) => {
     if (res.headersSent) return next(rawErr);
-    const err = (rawErr && typeof rawErr === 'object' && fromBodyParser(rawErr as { type?: string })) || rawErr;
+    const err = toEdgeError(rawErr, req, logger);
     const response = toErrorResponse(err, req.originalUrl.split('?')[0] ?? req.path);
     if (response.errorId) (req.log ?? logger).error({ err: rawErr, errorId: response.errorId }, 'unexpected error');
     const error = typeof response.body.error === 'string' ? response.body.error : undefined;

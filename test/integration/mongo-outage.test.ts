@@ -76,6 +76,28 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
       headers: { authorization: `Bearer ${token}` },
     });
     expect(status.status).toBe(503);
+    // The user API (the client library's routes) refuses the same way, in its own body with `code`
+    // 39 (unknown error: the app may retry later); the token lookup is the store work that fails.
+    const userApiStarted = Date.now();
+    const userApi = await fetch(`${service.url}/v1/me/notifications`, { headers: { authorization: 'Bearer opaqueUserToken123' } });
+    expect({
+      status: userApi.status,
+      retryAfter: userApi.headers.get('retry-after'),
+      body: await userApi.json(),
+      fast: Date.now() - userApiStarted <= ANSWER_BOUND_MS,
+    }).toEqual({
+      status: 503,
+      retryAfter: '5',
+      body: {
+        timestamp: stamp,
+        status: 503,
+        error: 'Service Unavailable',
+        message: 'Service unavailable: the database is not reachable; retry later',
+        path: '/v1/me/notifications',
+        code: 39,
+      },
+      fast: true,
+    });
     const readinessStarted = Date.now();
     const readiness = await fetch(`${service.url}/readyz`);
     expect({ status: readiness.status, body: await readiness.json(), fast: Date.now() - readinessStarted <= ANSWER_BOUND_MS }).toEqual({
