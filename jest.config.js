@@ -18,12 +18,11 @@ export default {
     },
     {
       // The client library compiles against the browser's types (DOM), as apps that use it do.
+      // Its tests need no service (their HTTP servers are their own), so they run in `npm run test:unit`.
       ...shared,
       displayName: 'sdk',
       testMatch: ['<rootDir>/sdk/test/**/*.test.ts'],
       transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'sdk/tsconfig.test.json' }] },
-      globalSetup: '<rootDir>/test/support/global-setup.mjs',
-      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
   ],
   testTimeout: 30000,
