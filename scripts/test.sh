@@ -49,7 +49,7 @@ status=0
 run_jest "$results" "$@" || status=$?
 # The cluster pass: the files that exercise Redis (the OTP pipeline from accept to validation,
 # the sent journal, limits, sign-in, the workers, the queue dashboard, readiness, two processes of
-# each role sharing work) again, on a
+# each role sharing work, waiting and streaming notification events across API processes) again, on a
 # local Redis Cluster of 3 masters that the global setup starts.
 cluster_results=$(mktemp)
 if [ $# -eq 0 ]; then
@@ -57,6 +57,7 @@ if [ $# -eq 0 ]; then
     test/integration/otp-flow.test.ts test/integration/otp-delivery.test.ts test/integration/sent-journal.test.ts \
     test/integration/users-activation.test.ts test/integration/sign-in-errors.test.ts test/integration/notifications-worker.test.ts \
     test/integration/worker-recovery.test.ts test/integration/platform-health.test.ts test/integration/redis-cluster.test.ts test/integration/scaling-apart.test.ts \
+    test/integration/notifications-wait.test.ts test/integration/notifications-stream.test.ts \
     test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
   FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1
 fi
