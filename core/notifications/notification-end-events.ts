@@ -1,4 +1,5 @@
 import type { Logger } from '../logger/logger.js';
+import { createChannelSubscriber } from '../queues/channel-subscriber.js';
 import type { RedisClient } from '../queues/redis-connection.js';
 
 /**
@@ -31,33 +32,18 @@ export function createNotificationEndEvents(deps: {
   logger: Logger;
 }): NotificationEndEvents {
   const byUuid = new Map<string, Set<() => void>>();
-  let subscriber: RedisClient | undefined;
-  let subscribed: Promise<void> | undefined;
   let count = 0;
-
-  const onMessage = (channel: string, message: string) => {
-    if (channel !== deps.channel) return;
-    for (const uuid of message.split(',')) for (const listener of byUuid.get(uuid) ?? []) listener();
-  };
-
-  const subscribe = (): Promise<void> => {
-    if (!subscribed) {
-      subscriber = deps.openSubscriber();
-      subscriber.on('error', (err: Error) => deps.logger.warn({ err: err.message }, 'notification events: redis subscriber error'));
-      subscriber.on('message', onMessage);
-      subscribed = subscriber.subscribe(deps.channel).then(
-        () => undefined,
-        (err: Error) => {
-          // Waiters still poll; the next listener tries again.
-          deps.logger.warn({ err: err.message }, 'notification events: subscribe failed');
-          subscriber?.disconnect();
-          subscriber = undefined;
-          subscribed = undefined;
-        },
-      );
-    }
-    return subscribed;
-  };
+  const subscription = createChannelSubscriber({
+    openSubscriber: deps.openSubscriber,
+    channel: deps.channel,
+    label: 'notification events',
+    logger: deps.logger,
+    onMessage: (message) => {
+      for (const uuid of message.split(',')) for (const listener of byUuid.get(uuid) ?? []) listener();
+    },
+  });
+  // Waiters still poll when the subscription fails; the next listener tries again.
+  const subscribe = (): Promise<void> => subscription.ready().catch(() => undefined);
 
   return {
     async publish(notificationUuids) {
@@ -85,14 +71,12 @@ export function createNotificationEndEvents(deps: {
       };
     },
 
-    ready: () => subscribe() ?? Promise.resolve(),
+    ready: subscribe,
 
     listeners: () => count,
 
     close() {
-      subscriber?.disconnect();
-      subscriber = undefined;
-      subscribed = undefined;
+      subscription.close();
       byUuid.clear();
       count = 0;
     },

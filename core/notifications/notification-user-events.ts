@@ -1,4 +1,5 @@
 import type { Logger } from '../logger/logger.js';
+import { createChannelSubscriber } from '../queues/channel-subscriber.js';
 import type { RedisClient } from '../queues/redis-connection.js';
 
 /** What a user's event stream says: a new notification, or one of theirs reaching a final state. */
@@ -60,34 +61,21 @@ export function createNotificationUserEvents(deps: {
   const keyOf = (enterpriseId: string, userId: string) =>
     `${deps.prefix}:user-events:${encodeURIComponent(enterpriseId)}:${encodeURIComponent(userId)}`;
   const byKey = new Map<string, Set<(id: string, event: UserNotificationEvent) => void>>();
-  let subscriber: RedisClient | undefined;
-  let subscribed: Promise<void> | undefined;
   let count = 0;
-
-  const onMessage = (from: string, message: string) => {
-    if (from !== channel) return;
-    try {
-      const { key, id, event } = JSON.parse(message) as { key: string; id: string; event: UserNotificationEvent };
-      for (const deliver of byKey.get(key) ?? []) deliver(id, event);
-    } catch (err) {
-      deps.logger.warn({ err: (err as Error).message }, 'user events: unreadable message ignored');
-    }
-  };
-
-  const subscribe = (): Promise<void> => {
-    if (!subscribed) {
-      subscriber = deps.openSubscriber();
-      subscriber.on('error', (err: Error) => deps.logger.warn({ err: err.message }, 'user events: redis subscriber error'));
-      subscriber.on('message', onMessage);
-      subscribed = subscriber.subscribe(channel).then(() => undefined);
-      subscribed.catch(() => {
-        subscriber?.disconnect();
-        subscriber = undefined;
-        subscribed = undefined;
-      });
-    }
-    return subscribed;
-  };
+  const subscription = createChannelSubscriber({
+    openSubscriber: deps.openSubscriber,
+    channel,
+    label: 'user events',
+    logger: deps.logger,
+    onMessage: (message) => {
+      try {
+        const { key, id, event } = JSON.parse(message) as { key: string; id: string; event: UserNotificationEvent };
+        for (const deliver of byKey.get(key) ?? []) deliver(id, event);
+      } catch (err) {
+        deps.logger.warn({ err: (err as Error).message }, 'user events: unreadable message ignored');
+      }
+    },
+  });
 
   return {
     async publish(enterpriseId, userId, event) {
@@ -127,7 +115,7 @@ export function createNotificationUserEvents(deps: {
         if (set.size === 0) byKey.delete(key);
       };
       try {
-        await subscribe();
+        await subscription.ready();
         if (listener.lastEventId !== undefined) {
           const missed = await deps.redis.xrange(key, `(${listener.lastEventId}`, '+');
           for (const [id, fields] of missed) {
@@ -148,9 +136,7 @@ export function createNotificationUserEvents(deps: {
     streams: () => count,
 
     close() {
-      subscriber?.disconnect();
-      subscriber = undefined;
-      subscribed = undefined;
+      subscription.close();
       byKey.clear();
       count = 0;
     },
