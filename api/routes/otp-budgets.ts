@@ -1,4 +1,5 @@
 import { userKey } from '../../core/enterprises/enterprise-id.js';
+import { isStoreUnavailable } from '../../core/db/store-unavailable.js';
 import { AppError } from '../../core/errors/app-error.js';
 import type { LimitState, RateLimits } from '../../core/otp/otp-rate-limits.js';
 
@@ -32,5 +33,12 @@ export function takeOtpBudgets(limits: RateLimits, ref: { clientId: string; ente
   return { admission, refund };
 }
 
-/** Points go back when the request is refused for the caller's own mistake (4xx but 429). */
-export const refundable = (err: unknown) => err instanceof AppError && err.status >= 400 && err.status < 500 && err.status !== 429;
+/**
+ * Points go back when the request sent nothing to the person and the person did nothing: refused
+ * for the caller's own mistake (4xx but 429), or not accepted because the service could not store
+ * it (MongoDB unreachable, or the request's deadline passed: 503, nothing queued). An outage never
+ * uses up a person's budget, however often the caller retries through it.
+ */
+export const refundable = (err: unknown): boolean =>
+  isStoreUnavailable(err) ||
+  (err instanceof AppError && ((err.status >= 400 && err.status < 500 && err.status !== 429) || err.status === 503));

@@ -119,6 +119,9 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
         30000,
         200,
       );
+      // The refusals during the outage used none of the person's budget (5 per 10 minutes): one
+      // code before, one now.
+      expect(res.headers.get('ratelimit')).toMatch(/"otp-per-user";r=3;t=\d+/);
       const { otpUuid } = (await res.json()) as { otpUuid: string };
       await eventually(async () =>
         (await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === 'SENT' ? true : undefined,
