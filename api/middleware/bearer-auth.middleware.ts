@@ -14,6 +14,8 @@ export interface AuthInfo {
   /** The client's enterprise: every user the request touches is looked up there. */
   enterpriseId: string;
   scopes: string[];
+  /** A test client (docs/operations.md, "Test mode"): its messages never reach a provider. */
+  test: boolean;
 }
 
 export function authOf(res: Response): AuthInfo {
@@ -65,7 +67,7 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
     if (!scopes.includes(scope)) {
       throw insufficientScope(scope);
     }
-    const auth: AuthInfo = { clientId: claims.client_id, enterpriseId: client.enterpriseId, scopes };
+    const auth: AuthInfo = { clientId: claims.client_id, enterpriseId: client.enterpriseId, scopes, test: client.test === true };
     res.locals.auth = auth;
     next();
   };

@@ -12,6 +12,7 @@ export function toClientResponse(client: Client): Record<string, unknown> {
     webOrigins: client.webOrigins,
     public: client.isPublic,
     firstParty: client.firstParty,
+    test: client.test === true,
     hasCallbackSecret: client.hasCallbackSecret === true,
     createdAt: client.createdAt.toISOString(),
   };

@@ -18,6 +18,8 @@ export interface Client {
   isPublic: boolean;
   /** First-party apps skip the consent page; clients stored before the field existed are first-party. */
   firstParty: boolean;
+  /** A test client: its messages never reach a provider (docs/operations.md, "Test mode"); absent means false. */
+  test?: boolean;
   createdAt: Date;
   /** Whether notification callbacks can be signed (read from the store; not written through this field). */
   hasCallbackSecret?: boolean;
@@ -44,6 +46,7 @@ export const clientSchema = new Schema<ClientWithSecret>(
     webOrigins: { type: [String], default: [] },
     isPublic: { type: Boolean, required: true },
     firstParty: { type: Boolean, default: true },
+    test: { type: Boolean, default: false },
     secretHash: { type: String, default: null },
     previousSecretHash: { type: String, default: null },
     previousSecretExpiresAt: { type: Date, default: null },
@@ -65,6 +68,7 @@ const withoutSecret = ({
   webOrigins,
   isPublic,
   firstParty,
+  test,
   createdAt,
   callbackSecretEncrypted,
 }: ClientWithSecret): Client => ({
@@ -77,6 +81,7 @@ const withoutSecret = ({
   webOrigins: webOrigins ?? [],
   isPublic,
   firstParty: firstParty !== false,
+  test: test === true,
   createdAt,
   hasCallbackSecret: typeof callbackSecretEncrypted === 'string' && callbackSecretEncrypted !== '',
 });
@@ -133,7 +138,7 @@ export async function setRedirectUris(connection: Connection, clientId: string, 
   return updateClientFields(connection, clientId, { redirectUris });
 }
 
-export type UpdatableClientFields = Partial<Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins'>>;
+export type UpdatableClientFields = Partial<Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins' | 'test'>>;
 
 /** Replaces the given fields of a client; false when the client does not exist. */
 export async function updateClientFields(connection: Connection, clientId: string, fields: UpdatableClientFields): Promise<boolean> {

@@ -32,6 +32,8 @@ export interface RegisterClientInput {
   public?: boolean;
   /** Default true: the consent page is skipped for the operator's own apps. */
   firstParty?: boolean;
+  /** Default false: a test client's messages go to the outbox with simulated receipts. */
+  test?: boolean;
 }
 
 export interface RegisteredClient {
@@ -85,6 +87,7 @@ export async function registerClient(
     webOrigins,
     isPublic,
     firstParty: input.firstParty !== false,
+    test: input.test === true,
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
     callbackSecretEncrypted:
       callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
@@ -97,7 +100,7 @@ export async function registerClient(
     action: 'client.created',
     enterpriseId: client.enterpriseId,
     clientId: client.clientId,
-    comments,
+    comments: client.test ? ['test=true', comments].filter(Boolean).join('; ') : comments,
   });
   return { client, ...(clientSecret === undefined ? {} : { clientSecret }), ...(callbackSecret === undefined ? {} : { callbackSecret }) };
 }
@@ -123,6 +126,7 @@ export interface UpdateClientInput {
   allowedIps?: string[];
   redirectUris?: string[];
   webOrigins?: string[];
+  test?: boolean;
 }
 
 /**
@@ -141,6 +145,7 @@ export async function updateClient(connection: Connection, clientId: string, inp
     ...(input.allowedIps === undefined ? {} : { allowedIps: [...new Set(input.allowedIps.map(normalizeCidr))] }),
     ...(input.redirectUris === undefined ? {} : { redirectUris: checked.redirectUris }),
     ...(input.webOrigins === undefined ? {} : { webOrigins: checked.webOrigins }),
+    ...(input.test === undefined ? {} : { test: input.test }),
   };
   if (!(await updateClientFields(connection, clientId, fields))) throw new NotFoundError('Client not found');
   invalidateClient(connection, clientId);
@@ -149,7 +154,8 @@ export async function updateClient(connection: Connection, clientId: string, inp
     action: 'client.updated',
     enterpriseId: client.enterpriseId,
     clientId,
-    comments,
+    // The test flag decides whether messages reach people: its changes are named in the record.
+    comments: input.test === undefined ? comments : [`test=${input.test}`, comments].filter(Boolean).join('; '),
   });
   return { ...client, ...fields };
 }

@@ -42,6 +42,8 @@ export interface GenerateOtpCommand {
   clientId: string;
   /** The calling client's enterprise: the user is looked up there only. */
   enterpriseId: string;
+  /** Sent by a test client: its messages go to the outbox with simulated receipts. */
+  test?: boolean;
   request: GenerateOtpRequest;
   /** Canonical JSON of the request body, for the idempotency check. */
   rawBody: unknown;
@@ -122,6 +124,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     request: GenerateOtpRequest,
     freshCode: string | undefined,
     deadline: number | undefined,
+    test: boolean,
   ): Promise<void> {
     // A fresh uuid cannot exist yet: a plain insert; a resumable one may (a retried request).
     const stored = freshCode === undefined ? await deps.otps.insertIfAbsent(record) : await deps.otps.insert(record);
@@ -141,6 +144,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
           channel,
           to: addresses[channel] as string,
           template: request.channels[channel] as string,
+          ...(test ? { test: true } : {}),
           macros: { ...request.dynamicMacros },
           secretMacros: encryptSecret(JSON.stringify({ [OTP_MACRO]: code }), deps.keys.encryptionKey, id),
           state: 'QUEUED',
@@ -279,7 +283,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         resendCode: encryptSecret(code, deps.keys.encryptionKey, resendCodeContext(otpUuid)),
         createdAt,
       };
-      await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline);
+      await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline, command.test === true);
       otpRequests.inc({ outcome: 'accepted' });
       return { otpUuid };
     },

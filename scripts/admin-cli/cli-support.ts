@@ -19,6 +19,9 @@ export interface CliOptions {
   'web-origins'?: string;
   public?: boolean;
   'third-party'?: boolean;
+  /** Test mode on (create, patch) or off (patch, `--no-test`). */
+  test?: boolean;
+  'no-test'?: boolean;
   description?: string;
   comments?: string;
   reason?: string;
