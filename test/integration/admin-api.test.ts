@@ -82,6 +82,7 @@ describe('admin API: clients and groups', () => {
         webOrigins: [],
         public: false,
         firstParty: true,
+        test: false,
         hasCallbackSecret: true,
         createdAt: expect.stringMatching(ISO),
       });
@@ -153,6 +154,7 @@ describe('admin API: clients and groups', () => {
           'public',
           'redirectUris',
           'scopes',
+          'test',
           'webOrigins',
         ]);
       }

@@ -123,4 +123,16 @@ describe('test mode: a test client never reaches a provider', () => {
       ]),
     );
   });
+
+  test('when the flag is not a boolean, then the admin API refuses it with 422 and the client keeps its mode', async () => {
+    const res = await fetch(`${service.url}/admin/clients/${testClientId}`, {
+      method: 'PATCH',
+      headers: admin(),
+      body: JSON.stringify({ test: 'yes' }),
+    });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { message: string }).message).toBe('Invalid field test: must be boolean');
+    const shown = await fetch(`${service.url}/admin/clients/${testClientId}`, { headers: admin() });
+    expect(((await shown.json()) as { test: boolean }).test).toBe(true);
+  });
 });
