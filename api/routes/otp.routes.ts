@@ -114,12 +114,12 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
 
   // No body: the same code goes again to the same addresses with the same templates.
   router.post('/v1/svc-otp/:otpUuid/resend', ...auth, async (req, res) => {
-    const { clientId, enterpriseId } = authOf(res);
+    const { clientId, enterpriseId, test } = authOf(res);
     const otpUuid = otpUuidParam(String(req.params.otpUuid));
     const idempotencyKey = idempotencyKeyOf(req);
     let budgets: OtpBudgets | undefined;
     const admit = (userId: string) => {
-      budgets = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId });
+      budgets = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId, test });
       return budgets.admission;
     };
     let result: Awaited<ReturnType<OtpResendService['resend']>>;

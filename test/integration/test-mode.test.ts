@@ -49,6 +49,7 @@ describe('test mode: a test client never reaches a provider', () => {
     realToken = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
     await insertUser(service.ctx.mongo, { userId: 'ok', mobileNumber: '+15550001234', emailId: 'ok@example.com' });
     await insertUser(service.ctx.mongo, { userId: 'fails', mobileNumber: '+15005550001', emailId: 'failed@example.com' });
+    await insertUser(service.ctx.mongo, { userId: 'resender', emailId: 'FAILED@example.org' });
     await insertUser(service.ctx.mongo, { userId: 'undelivered', mobileNumber: '+15005550002', emailId: 'undelivered@example.com' });
   });
   afterAll(async () => {
@@ -75,6 +76,20 @@ describe('test mode: a test client never reaches a provider', () => {
     const message = await outboxMessageFor(service, '+15550001234', otpUuid);
     expect(message.text).toMatch(/\d{6}/);
     expect(await settled(otpUuid)).toEqual([expect.objectContaining({ channel: 'SMS', state: 'DELIVERED' })]);
+    expect(stub.requests).toHaveLength(0);
+  });
+
+  test('when a test OTP is resent, then the resend lands in the outbox too and Twilio is still never called', async () => {
+    const res = await generate(testToken, 'resender', { dispatchOptions: { EMAIL: 'otp_email' } });
+    const { otpUuid } = (await res.json()) as { otpUuid: string };
+    await settled(otpUuid);
+    const resent = await postJson(`${service.url}/v1/svc-otp/${otpUuid}/resend`, testToken, undefined);
+    expect(resent.status).toBe(200);
+    const rows = await eventually(async () => {
+      const all = await settled(otpUuid);
+      return all.length === 2 ? all : undefined;
+    });
+    expect(rows.map((r) => r.state)).toEqual(['FAILED', 'FAILED']);
     expect(stub.requests).toHaveLength(0);
   });
 
