@@ -53,7 +53,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
 
   // Up to 100 dynamic macros of 1000 characters each (the schema): more than the small limit.
   router.post('/v1/svc-otp', stampArrival, ...auth, ...jsonBody(ctx, { limit: '256kb' }), async (req, res) => {
-    const { clientId, enterpriseId, test } = authOf(res);
+    const { clientId, enterpriseId, test, testCodes } = authOf(res);
     const receivedAt = res.locals.receivedAt as number;
     const request = parseGenerateOtpRequest(req.body);
     const idempotencyKey = idempotencyKeyOf(req);
@@ -72,6 +72,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
         clientId,
         enterpriseId,
         test,
+        fixedCode: testCodes.get(request.userId),
         request,
         rawBody: req.body,
         idempotencyKey,

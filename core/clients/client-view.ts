@@ -13,6 +13,7 @@ export function toClientResponse(client: Client): Record<string, unknown> {
     public: client.isPublic,
     firstParty: client.firstParty,
     test: client.test === true,
+    testCodes: client.testCodes ?? [],
     hasCallbackSecret: client.hasCallbackSecret === true,
     createdAt: client.createdAt.toISOString(),
   };

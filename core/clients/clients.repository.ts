@@ -1,6 +1,12 @@
 import { Schema, type Connection } from 'mongoose';
 import { modelFor } from '../db/model-registry.js';
 
+/** A named test user's fixed OTP (test clients only). */
+export interface TestCode {
+  userId: string;
+  code: string;
+}
+
 export const CLIENT_SCOPES = ['otp', 'users', 'notifications'] as const;
 export type ClientScope = (typeof CLIENT_SCOPES)[number];
 
@@ -20,6 +26,8 @@ export interface Client {
   firstParty: boolean;
   /** A test client: its messages never reach a provider (docs/operations.md, "Test mode"); absent means false. */
   test?: boolean;
+  /** Test clients only: fixed codes sent to these users instead of random ones. */
+  testCodes?: TestCode[];
   createdAt: Date;
   /** Whether notification callbacks can be signed (read from the store; not written through this field). */
   hasCallbackSecret?: boolean;
@@ -47,6 +55,7 @@ export const clientSchema = new Schema<ClientWithSecret>(
     isPublic: { type: Boolean, required: true },
     firstParty: { type: Boolean, default: true },
     test: { type: Boolean, default: false },
+    testCodes: { type: [{ _id: false, userId: String, code: String }], default: [] },
     secretHash: { type: String, default: null },
     previousSecretHash: { type: String, default: null },
     previousSecretExpiresAt: { type: Date, default: null },
@@ -69,6 +78,7 @@ const withoutSecret = ({
   isPublic,
   firstParty,
   test,
+  testCodes,
   createdAt,
   callbackSecretEncrypted,
 }: ClientWithSecret): Client => ({
@@ -82,6 +92,7 @@ const withoutSecret = ({
   isPublic,
   firstParty: firstParty !== false,
   test: test === true,
+  testCodes: (testCodes ?? []).map(({ userId, code }) => ({ userId, code })),
   createdAt,
   hasCallbackSecret: typeof callbackSecretEncrypted === 'string' && callbackSecretEncrypted !== '',
 });
@@ -138,7 +149,9 @@ export async function setRedirectUris(connection: Connection, clientId: string, 
   return updateClientFields(connection, clientId, { redirectUris });
 }
 
-export type UpdatableClientFields = Partial<Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins' | 'test'>>;
+export type UpdatableClientFields = Partial<
+  Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins' | 'test' | 'testCodes'>
+>;
 
 /** Replaces the given fields of a client; false when the client does not exist. */
 export async function updateClientFields(connection: Connection, clientId: string, fields: UpdatableClientFields): Promise<boolean> {

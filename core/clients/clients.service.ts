@@ -16,6 +16,7 @@ import {
   type Client,
   type ClientScope,
   type UpdatableClientFields,
+  type TestCode,
 } from './clients.repository.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import { normalizeWebOrigin } from './web-origins.js';
@@ -34,6 +35,8 @@ export interface RegisterClientInput {
   firstParty?: boolean;
   /** Default false: a test client's messages go to the outbox with simulated receipts. */
   test?: boolean;
+  /** Test clients only: fixed codes for named test users. */
+  testCodes?: TestCode[];
 }
 
 export interface RegisteredClient {
@@ -88,6 +91,7 @@ export async function registerClient(
     isPublic,
     firstParty: input.firstParty !== false,
     test: input.test === true,
+    testCodes: checkedTestCodes(input.test === true, input.testCodes ?? []),
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
     callbackSecretEncrypted:
       callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
@@ -127,6 +131,16 @@ export interface UpdateClientInput {
   redirectUris?: string[];
   webOrigins?: string[];
   test?: boolean;
+  testCodes?: TestCode[];
+}
+
+/** Fixed codes only on a test client, one per user; clearing the flag drops them (see updateClient). */
+function checkedTestCodes(test: boolean, testCodes: TestCode[]): TestCode[] {
+  if (testCodes.length > 0 && !test)
+    throw new ValidationError('Invalid field testCodes: only a test client (test: true) can have fixed codes');
+  const users = testCodes.map((c) => c.userId);
+  if (new Set(users).size !== users.length) throw new ValidationError('Invalid field testCodes: one code per userId');
+  return testCodes.map(({ userId, code }) => ({ userId, code }));
 }
 
 /**
@@ -146,6 +160,12 @@ export async function updateClient(connection: Connection, clientId: string, inp
     ...(input.redirectUris === undefined ? {} : { redirectUris: checked.redirectUris }),
     ...(input.webOrigins === undefined ? {} : { webOrigins: checked.webOrigins }),
     ...(input.test === undefined ? {} : { test: input.test }),
+    // A client taken out of test mode keeps no fixed codes; codes given for a non-test client are refused.
+    ...(input.testCodes !== undefined
+      ? { testCodes: checkedTestCodes(input.test ?? client.test === true, input.testCodes) }
+      : input.test === false
+        ? { testCodes: [] }
+        : {}),
   };
   if (!(await updateClientFields(connection, clientId, fields))) throw new NotFoundError('Client not found');
   invalidateClient(connection, clientId);

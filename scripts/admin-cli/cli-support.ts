@@ -22,6 +22,8 @@ export interface CliOptions {
   /** Test mode on (create, patch) or off (patch, `--no-test`). */
   test?: boolean;
   'no-test'?: boolean;
+  /** `userId:code,...` (the API's testCodes); "" empties the list. */
+  'test-codes'?: string;
   description?: string;
   comments?: string;
   reason?: string;

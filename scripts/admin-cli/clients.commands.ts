@@ -37,11 +37,21 @@ function testOption(options: CliOptions): boolean | undefined {
   return options['no-test'] === true ? false : undefined;
 }
 
+/** `alice:123456,bob:654321` → the API's testCodes; the code is what follows the first colon. */
+function testCodesOption(value: string): { userId: string; code: string }[] {
+  return list(value).map((pair) => {
+    const at = pair.indexOf(':');
+    if (at <= 0 || at === pair.length - 1) throw new UsageError(`--test-codes: '${pair}' is not userId:code`);
+    return { userId: pair.slice(0, at), code: pair.slice(at + 1) };
+  });
+}
+
 /** The PATCH body the options describe: only the options given, an empty string empties a list. */
 function patchOf(options: CliOptions): UpdateClientInput {
   const test = testOption(options);
   return {
     ...(test === undefined ? {} : { test }),
+    ...(options['test-codes'] === undefined ? {} : { testCodes: testCodesOption(options['test-codes']) }),
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.scopes === undefined ? {} : { scopes: scopesOption(options.scopes) }),
     ...(options['allowed-ips'] === undefined ? {} : { allowedIps: list(options['allowed-ips']) }),
@@ -61,6 +71,7 @@ const create: Command = async ({ mongo, options }) => {
     public: options.public === true,
     firstParty: options['third-party'] !== true,
     ...(options.test === true ? { test: true } : {}),
+    ...(options['test-codes'] === undefined ? {} : { testCodes: testCodesOption(options['test-codes']) }),
   };
   checkAgainstSchema('admin-clients.create.json', input);
   // Every confidential client gets a callback secret, as through the admin API.
@@ -80,7 +91,9 @@ const patch: Command = async ({ mongo, arg, options }) => {
   const clientId = required(arg, 'client id');
   const input = patchOf(options);
   if (Object.keys(input).length === 0)
-    throw new UsageError('give at least one of --name, --scopes, --allowed-ips, --redirect-uris, --web-origins, --test, --no-test');
+    throw new UsageError(
+      'give at least one of --name, --scopes, --allowed-ips, --redirect-uris, --web-origins, --test, --no-test, --test-codes',
+    );
   checkAgainstSchema('admin-clients.update.json', input);
   return toClientResponse(await updateClient(mongo, clientId, input, comments(options)));
 };

@@ -83,6 +83,7 @@ describe('admin API: clients and groups', () => {
         public: false,
         firstParty: true,
         test: false,
+        testCodes: [],
         hasCallbackSecret: true,
         createdAt: expect.stringMatching(ISO),
       });
@@ -155,6 +156,7 @@ describe('admin API: clients and groups', () => {
           'redirectUris',
           'scopes',
           'test',
+          'testCodes',
           'webOrigins',
         ]);
       }

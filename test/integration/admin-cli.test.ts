@@ -67,6 +67,7 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       public: false,
       firstParty: true,
       test: false,
+      testCodes: [],
       hasCallbackSecret: true,
       createdAt: expect.stringMatching(ISO),
       client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
@@ -214,7 +215,17 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     const id = created.client_id as string;
     expect(await cli('clients', 'patch', id, '--no-test', '--comments', 'go live')).toMatchObject({ test: false });
     expect(await cli('clients', 'show', id)).toMatchObject({ test: false });
-    expect(await cli('clients', 'patch', id, '--test')).toMatchObject({ test: true });
+    expect(await cli('clients', 'patch', id, '--test', '--test-codes', 'alice:123456,bob:65:43')).toMatchObject({
+      test: true,
+      testCodes: [
+        { userId: 'alice', code: '123456' },
+        { userId: 'bob', code: '65:43' },
+      ],
+    });
+    expect(await refused('clients', 'patch', id, '--test-codes', 'alice')).toMatchObject({
+      code: 2,
+      stderr: "--test-codes: 'alice' is not userId:code\n",
+    });
     expect(await refused('clients', 'patch', id, '--test', '--no-test')).toEqual({
       code: 2,
       stdout: '',

@@ -21,6 +21,7 @@ describe('test mode: a test client never reaches a provider', () => {
   let testToken: string;
   let testClientId: string;
   let realToken: string;
+  let realClientId: string;
   const admin = () => ({ authorization: `Bearer ${service.config.adminToken ?? ''}`, 'content-type': 'application/json' });
 
   beforeAll(async () => {
@@ -46,9 +47,12 @@ describe('test mode: a test client never reaches a provider', () => {
     expect(((await shown.json()) as { test: boolean }).test).toBe(true);
     const tokenRes = await requestToken(service, { clientId: body.client_id, clientSecret: body.client_secret });
     testToken = ((await tokenRes.json()) as { access_token: string }).access_token;
-    realToken = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
+    const real = await createClientWithToken(service, { scopes: ['otp'] });
+    realToken = real.accessToken;
+    realClientId = real.clientId;
     await insertUser(service.ctx.mongo, { userId: 'ok', mobileNumber: '+15550001234', emailId: 'ok@example.com' });
     await insertUser(service.ctx.mongo, { userId: 'fails', mobileNumber: '+15005550001', emailId: 'failed@example.com' });
+    await insertUser(service.ctx.mongo, { userId: 'fixed', mobileNumber: '+15550004321' });
     await insertUser(service.ctx.mongo, { userId: 'resender', emailId: 'FAILED@example.org' });
     await insertUser(service.ctx.mongo, { userId: 'undelivered', mobileNumber: '+15005550002', emailId: 'undelivered@example.com' });
   });
@@ -149,5 +153,50 @@ describe('test mode: a test client never reaches a provider', () => {
     expect(((await res.json()) as { message: string }).message).toBe('Invalid field test: must be boolean');
     const shown = await fetch(`${service.url}/admin/clients/${testClientId}`, { headers: admin() });
     expect(((await shown.json()) as { test: boolean }).test).toBe(true);
+  });
+
+  test('when a test client has a fixed code for a user, then that code is sent and validates; one that does not fit the format is refused with 422', async () => {
+    const patch = (id: string, body: unknown) =>
+      fetch(`${service.url}/admin/clients/${id}`, { method: 'PATCH', headers: admin(), body: JSON.stringify(body) });
+    const set = await patch(testClientId, { testCodes: [{ userId: 'fixed', code: '424242' }] });
+    expect(set.status).toBe(200);
+    expect(((await set.json()) as { testCodes: unknown }).testCodes).toEqual([{ userId: 'fixed', code: '424242' }]);
+    // The client cache of this process was invalidated by the change: the next request sees it.
+    const res = await generate(testToken, 'fixed');
+    expect(res.status).toBe(200);
+    const { otpUuid } = (await res.json()) as { otpUuid: string };
+    expect((await outboxMessageFor(service, '+15550004321', otpUuid)).text).toContain('424242');
+    const validated = await postJson(`${service.url}/v1/svc-otp/${otpUuid}/validate`, testToken, { otp: '424242' });
+    expect(((await validated.json()) as { status: string }).status).toBe('SUCCESS');
+
+    expect((await patch(testClientId, { testCodes: [{ userId: 'fixed', code: 'ABCDEF' }] })).status).toBe(200);
+    const refused = await generate(testToken, 'fixed');
+    expect(refused.status).toBe(422);
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      'Invalid field testCodes: the fixed code of user fixed does not fit the OTP format requested',
+    );
+  });
+
+  test('when fixed codes are given to a client that is not a test client, then 422; clearing the flag drops them', async () => {
+    const res = await fetch(`${service.url}/admin/clients/${realClientId}`, {
+      method: 'PATCH',
+      headers: admin(),
+      body: JSON.stringify({ testCodes: [{ userId: 'ok', code: '111111' }] }),
+    });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { message: string }).message).toBe(
+      'Invalid field testCodes: only a test client (test: true) can have fixed codes',
+    );
+    const cleared = await fetch(`${service.url}/admin/clients/${testClientId}`, {
+      method: 'PATCH',
+      headers: admin(),
+      body: JSON.stringify({ test: false }),
+    });
+    expect(((await cleared.json()) as { testCodes: unknown }).testCodes).toEqual([]);
+    await fetch(`${service.url}/admin/clients/${testClientId}`, {
+      method: 'PATCH',
+      headers: admin(),
+      body: JSON.stringify({ test: true }),
+    });
   });
 });
