@@ -13,11 +13,11 @@ import { templateCommands } from './admin-cli/templates.commands.js';
 import { userCommands } from './admin-cli/users.commands.js';
 
 const USAGE = `usage: npm run admin -- <command>
-  clients create --name <name> --scopes otp,users,notifications [--enterprise <enterpriseId>] [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--web-origins https://app.example] [--public] [--third-party] [--comments <text>]
+  clients create --name <name> --scopes otp,users,notifications [--enterprise <enterpriseId>] [--allowed-ips 127.0.0.1/32,::1/128] [--redirect-uris https://a/cb] [--web-origins https://app.example] [--public] [--third-party] [--test] [--test-codes alice:123456,bob:654321] [--comments <text>]
   clients list
   clients show <clientId>
-  clients patch <clientId> [--name <name>] [--scopes otp,users] [--allowed-ips 10.0.0.0/8] [--redirect-uris https://a/cb] [--web-origins https://app.example] [--comments <text>]
-      (a list given replaces the old one; "" empties it)
+  clients patch <clientId> [--name <name>] [--scopes otp,users] [--allowed-ips 10.0.0.0/8] [--redirect-uris https://a/cb] [--web-origins https://app.example] [--test | --no-test] [--test-codes alice:123456] [--comments <text>]
+      (a list given replaces the old one; "" empties it; --test/--no-test sets/clears test mode)
   clients rotate-secret <clientId> [--comments <text>]
   clients rotate-callback-secret <clientId> [--comments <text>]
   clients delete <clientId> [--comments <text>]
@@ -51,6 +51,9 @@ function parse(args: string[]): { command: Command; arg: string | undefined; opt
       'web-origins': { type: 'string' },
       public: { type: 'boolean' },
       'third-party': { type: 'boolean' },
+      test: { type: 'boolean' },
+      'no-test': { type: 'boolean' },
+      'test-codes': { type: 'string' },
       description: { type: 'string' },
       comments: { type: 'string' },
       reason: { type: 'string' },

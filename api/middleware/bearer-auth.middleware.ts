@@ -14,6 +14,10 @@ export interface AuthInfo {
   /** The client's enterprise: every user the request touches is looked up there. */
   enterpriseId: string;
   scopes: string[];
+  /** A test client (docs/operations.md, "Test mode"): its messages never reach a provider. */
+  test: boolean;
+  /** A test client's fixed codes by userId (none for other clients). */
+  testCodes: ReadonlyMap<string, string>;
 }
 
 export function authOf(res: Response): AuthInfo {
@@ -65,7 +69,13 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
     if (!scopes.includes(scope)) {
       throw insufficientScope(scope);
     }
-    const auth: AuthInfo = { clientId: claims.client_id, enterpriseId: client.enterpriseId, scopes };
+    const auth: AuthInfo = {
+      clientId: claims.client_id,
+      enterpriseId: client.enterpriseId,
+      scopes,
+      test: client.test === true,
+      testCodes: new Map(client.test === true ? (client.testCodes ?? []).map((c) => [c.userId, c.code] as const) : []),
+    };
     res.locals.auth = auth;
     next();
   };

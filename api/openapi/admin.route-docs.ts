@@ -82,7 +82,7 @@ export const adminRouteDocs: RouteDoc[] = [
     method: 'patch',
     path: '/admin/clients/{clientId}',
     summary:
-      "Replace a client's name, scopes, IP allow-list, redirect URIs and/or web origins (the fields given), checked as at registration; a removed scope is refused on existing tokens, an added one comes with the next token",
+      "Replace a client's name, scopes, IP allow-list, redirect URIs, web origins and/or test flag (the fields given), checked as at registration; a removed scope is refused on existing tokens, an added one comes with the next token",
     tag: 'admin',
     auth: { kind: 'admin' },
     requestSchema: 'admin-clients.update.json',

@@ -16,10 +16,16 @@ export interface OtpBudgets {
  * across the enterprise's clients (several backends together cannot flood one person, and one
  * enterprise never uses up another's budget for a userId they share).
  */
-export function takeOtpBudgets(limits: RateLimits, ref: { clientId: string; enterpriseId: string; userId: string }): OtpBudgets {
+export function takeOtpBudgets(
+  limits: RateLimits,
+  ref: { clientId: string; enterpriseId: string; userId: string; test?: boolean },
+): OtpBudgets {
+  // Test clients' traffic counts against a per-user budget of its own (`test:` keys), so an
+  // integration test never uses up a real user's budget, nor the other way round.
+  const userBudgetKey = userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId });
   const budgets = [
     { name: 'otpPerClient', key: ref.clientId },
-    { name: 'otpPerUser', key: userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId }) },
+    { name: 'otpPerUser', key: ref.test === true ? `test:${userBudgetKey}` : userBudgetKey },
   ] as const;
   const taken = Promise.allSettled(budgets.map((b) => limits.consume(b.name, b.key)));
   const admission = taken.then((outcomes) => {

@@ -53,7 +53,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
 
   // Up to 100 dynamic macros of 1000 characters each (the schema): more than the small limit.
   router.post('/v1/svc-otp', stampArrival, ...auth, ...jsonBody(ctx, { limit: '256kb' }), async (req, res) => {
-    const { clientId, enterpriseId } = authOf(res);
+    const { clientId, enterpriseId, test, testCodes } = authOf(res);
     const receivedAt = res.locals.receivedAt as number;
     const request = parseGenerateOtpRequest(req.body);
     const idempotencyKey = idempotencyKeyOf(req);
@@ -63,7 +63,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
       res.status(200).set('Idempotent-Replayed', 'true').json({ otpUuid: replayed });
       return;
     }
-    const { admission, refund } = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId: request.userId });
+    const { admission, refund } = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId: request.userId, test });
     // Points go back when the request is refused for the caller's own mistake (4xx but 429) or
     // turns out to be a replay: neither sends anything to the person.
     let result: { otpUuid: string; replayed?: true };
@@ -71,6 +71,8 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
       result = await services.generation.generate({
         clientId,
         enterpriseId,
+        test,
+        fixedCode: testCodes.get(request.userId),
         request,
         rawBody: req.body,
         idempotencyKey,
@@ -113,12 +115,12 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
 
   // No body: the same code goes again to the same addresses with the same templates.
   router.post('/v1/svc-otp/:otpUuid/resend', ...auth, async (req, res) => {
-    const { clientId, enterpriseId } = authOf(res);
+    const { clientId, enterpriseId, test } = authOf(res);
     const otpUuid = otpUuidParam(String(req.params.otpUuid));
     const idempotencyKey = idempotencyKeyOf(req);
     let budgets: OtpBudgets | undefined;
     const admit = (userId: string) => {
-      budgets = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId });
+      budgets = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId, test });
       return budgets.admission;
     };
     let result: Awaited<ReturnType<OtpResendService['resend']>>;

@@ -12,6 +12,8 @@ export function toClientResponse(client: Client): Record<string, unknown> {
     webOrigins: client.webOrigins,
     public: client.isPublic,
     firstParty: client.firstParty,
+    test: client.test === true,
+    testCodes: client.testCodes ?? [],
     hasCallbackSecret: client.hasCallbackSecret === true,
     createdAt: client.createdAt.toISOString(),
   };

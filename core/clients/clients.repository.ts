@@ -1,6 +1,12 @@
 import { Schema, type Connection } from 'mongoose';
 import { modelFor } from '../db/model-registry.js';
 
+/** A named test user's fixed OTP (test clients only). */
+export interface TestCode {
+  userId: string;
+  code: string;
+}
+
 export const CLIENT_SCOPES = ['otp', 'users', 'notifications'] as const;
 export type ClientScope = (typeof CLIENT_SCOPES)[number];
 
@@ -18,6 +24,10 @@ export interface Client {
   isPublic: boolean;
   /** First-party apps skip the consent page; clients stored before the field existed are first-party. */
   firstParty: boolean;
+  /** A test client: its messages never reach a provider (docs/operations.md, "Test mode"); absent means false. */
+  test?: boolean;
+  /** Test clients only: fixed codes sent to these users instead of random ones. */
+  testCodes?: TestCode[];
   createdAt: Date;
   /** Whether notification callbacks can be signed (read from the store; not written through this field). */
   hasCallbackSecret?: boolean;
@@ -44,6 +54,8 @@ export const clientSchema = new Schema<ClientWithSecret>(
     webOrigins: { type: [String], default: [] },
     isPublic: { type: Boolean, required: true },
     firstParty: { type: Boolean, default: true },
+    test: { type: Boolean, default: false },
+    testCodes: { type: [{ _id: false, userId: String, code: String }], default: [] },
     secretHash: { type: String, default: null },
     previousSecretHash: { type: String, default: null },
     previousSecretExpiresAt: { type: Date, default: null },
@@ -65,6 +77,8 @@ const withoutSecret = ({
   webOrigins,
   isPublic,
   firstParty,
+  test,
+  testCodes,
   createdAt,
   callbackSecretEncrypted,
 }: ClientWithSecret): Client => ({
@@ -77,6 +91,8 @@ const withoutSecret = ({
   webOrigins: webOrigins ?? [],
   isPublic,
   firstParty: firstParty !== false,
+  test: test === true,
+  testCodes: (testCodes ?? []).map(({ userId, code }) => ({ userId, code })),
   createdAt,
   hasCallbackSecret: typeof callbackSecretEncrypted === 'string' && callbackSecretEncrypted !== '',
 });
@@ -133,7 +149,9 @@ export async function setRedirectUris(connection: Connection, clientId: string, 
   return updateClientFields(connection, clientId, { redirectUris });
 }
 
-export type UpdatableClientFields = Partial<Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins'>>;
+export type UpdatableClientFields = Partial<
+  Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins' | 'test' | 'testCodes'>
+>;
 
 /** Replaces the given fields of a client; false when the client does not exist. */
 export async function updateClientFields(connection: Connection, clientId: string, fields: UpdatableClientFields): Promise<boolean> {

@@ -16,6 +16,7 @@ import {
   type Client,
   type ClientScope,
   type UpdatableClientFields,
+  type TestCode,
 } from './clients.repository.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import { normalizeWebOrigin } from './web-origins.js';
@@ -32,6 +33,10 @@ export interface RegisterClientInput {
   public?: boolean;
   /** Default true: the consent page is skipped for the operator's own apps. */
   firstParty?: boolean;
+  /** Default false: a test client's messages go to the outbox with simulated receipts. */
+  test?: boolean;
+  /** Test clients only: fixed codes for named test users. */
+  testCodes?: TestCode[];
 }
 
 export interface RegisteredClient {
@@ -85,6 +90,8 @@ export async function registerClient(
     webOrigins,
     isPublic,
     firstParty: input.firstParty !== false,
+    test: input.test === true,
+    testCodes: checkedTestCodes(input.test === true, input.testCodes ?? []),
     secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
     callbackSecretEncrypted:
       callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
@@ -97,7 +104,7 @@ export async function registerClient(
     action: 'client.created',
     enterpriseId: client.enterpriseId,
     clientId: client.clientId,
-    comments,
+    comments: client.test ? ['test=true', comments].filter(Boolean).join('; ') : comments,
   });
   return { client, ...(clientSecret === undefined ? {} : { clientSecret }), ...(callbackSecret === undefined ? {} : { callbackSecret }) };
 }
@@ -123,6 +130,17 @@ export interface UpdateClientInput {
   allowedIps?: string[];
   redirectUris?: string[];
   webOrigins?: string[];
+  test?: boolean;
+  testCodes?: TestCode[];
+}
+
+/** Fixed codes only on a test client, one per user; clearing the flag drops them (see updateClient). */
+function checkedTestCodes(test: boolean, testCodes: TestCode[]): TestCode[] {
+  if (testCodes.length > 0 && !test)
+    throw new ValidationError('Invalid field testCodes: only a test client (test: true) can have fixed codes');
+  const users = testCodes.map((c) => c.userId);
+  if (new Set(users).size !== users.length) throw new ValidationError('Invalid field testCodes: one code per userId');
+  return testCodes.map(({ userId, code }) => ({ userId, code }));
 }
 
 /**
@@ -141,6 +159,13 @@ export async function updateClient(connection: Connection, clientId: string, inp
     ...(input.allowedIps === undefined ? {} : { allowedIps: [...new Set(input.allowedIps.map(normalizeCidr))] }),
     ...(input.redirectUris === undefined ? {} : { redirectUris: checked.redirectUris }),
     ...(input.webOrigins === undefined ? {} : { webOrigins: checked.webOrigins }),
+    ...(input.test === undefined ? {} : { test: input.test }),
+    // A client taken out of test mode keeps no fixed codes; codes given for a non-test client are refused.
+    ...(input.testCodes !== undefined
+      ? { testCodes: checkedTestCodes(input.test ?? client.test === true, input.testCodes) }
+      : input.test === false
+        ? { testCodes: [] }
+        : {}),
   };
   if (!(await updateClientFields(connection, clientId, fields))) throw new NotFoundError('Client not found');
   invalidateClient(connection, clientId);
@@ -149,7 +174,8 @@ export async function updateClient(connection: Connection, clientId: string, inp
     action: 'client.updated',
     enterpriseId: client.enterpriseId,
     clientId,
-    comments,
+    // The test flag decides whether messages reach people: its changes are named in the record.
+    comments: input.test === undefined ? comments : [`test=${input.test}`, comments].filter(Boolean).join('; '),
   });
   return { ...client, ...fields };
 }

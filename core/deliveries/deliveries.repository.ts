@@ -17,6 +17,7 @@ export const deliverySchema = new Schema<DeliveryDoc>(
     channel: { type: String, required: true },
     to: { type: String, required: true },
     template: { type: String, required: true },
+    test: { type: Boolean },
     macros: { type: Schema.Types.Mixed, default: {} },
     secretMacros: { type: String },
     state: { type: String, required: true },

@@ -2,7 +2,9 @@ import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
 import type { Delivery } from './delivery.types.js';
 
 /** What the dispatch worker needs to send a delivery without reading its row first. */
-type EnvelopeContent = Pick<Delivery, 'kind' | 'refId' | 'channel' | 'to' | 'template' | 'macros' | 'secretMacros'> & { notAfter: number };
+type EnvelopeContent = Pick<Delivery, 'kind' | 'refId' | 'channel' | 'to' | 'template' | 'macros' | 'secretMacros' | 'test'> & {
+  notAfter: number;
+};
 
 const context = (deliveryId: string) => `dispatch:${deliveryId}`;
 
@@ -16,8 +18,18 @@ export const MAX_SEALED_LENGTH = 65536;
  * too large for a job (many long macro values): that job carries only the id and the worker reads.
  */
 export function sealDelivery(delivery: Delivery, key: Buffer): string | undefined {
-  const { kind, refId, channel, to, template, macros, secretMacros } = delivery;
-  const content: EnvelopeContent = { kind, refId, channel, to, template, macros, secretMacros, notAfter: delivery.notAfter.getTime() };
+  const { kind, refId, channel, to, template, macros, secretMacros, test } = delivery;
+  const content: EnvelopeContent = {
+    kind,
+    refId,
+    channel,
+    to,
+    template,
+    macros,
+    secretMacros,
+    ...(test ? { test } : {}),
+    notAfter: delivery.notAfter.getTime(),
+  };
   const sealed = encryptSecret(JSON.stringify(content), key, context(delivery.id));
   return sealed.length <= MAX_SEALED_LENGTH ? sealed : undefined;
 }

@@ -27,6 +27,8 @@ export interface Delivery {
   channel: Channel;
   to: string;
   template: string;
+  /** Sent for a test client: never reaches a provider (workers/dispatch/test-mode-send.ts). */
+  test?: boolean;
   /** Non-secret macro values (the caller's dynamicMacros). */
   macros: Record<string, string>;
   /**

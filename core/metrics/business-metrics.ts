@@ -24,7 +24,7 @@ export const otpValidations = new Counter({
 
 export const deliveryOutcomes = new Counter({
   name: 'svc_deliveries_total',
-  help: 'Messages by channel, provider and state reached: SENT (provider accepted), FAILED, and from receipts DELIVERED / FAILED',
+  help: 'Messages by channel, provider (test: a test client, never sent) and state reached: SENT (provider accepted), FAILED, and from receipts DELIVERED / FAILED',
   labelNames: ['channel', 'provider', 'state'] as const,
   registers: [businessRegistry],
 });

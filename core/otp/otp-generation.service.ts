@@ -10,6 +10,7 @@ import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRepository } from './idempotency.repository.js';
 import { digestOtp } from './otp-digest.js';
 import { generateOtp } from './otp-generator.js';
+import { fitsOtpFormat } from './otp-format-fit.js';
 import type { OtpKeys } from './otp-keys.js';
 import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
@@ -42,6 +43,10 @@ export interface GenerateOtpCommand {
   clientId: string;
   /** The calling client's enterprise: the user is looked up there only. */
   enterpriseId: string;
+  /** Sent by a test client: its messages go to the outbox with simulated receipts. */
+  test?: boolean;
+  /** A test client's fixed code for this user (its `testCodes`): sent instead of a random one. */
+  fixedCode?: string;
   request: GenerateOtpRequest;
   /** Canonical JSON of the request body, for the idempotency check. */
   rawBody: unknown;
@@ -122,6 +127,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     request: GenerateOtpRequest,
     freshCode: string | undefined,
     deadline: number | undefined,
+    test: boolean,
   ): Promise<void> {
     // A fresh uuid cannot exist yet: a plain insert; a resumable one may (a retried request).
     const stored = freshCode === undefined ? await deps.otps.insertIfAbsent(record) : await deps.otps.insert(record);
@@ -141,6 +147,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
           channel,
           to: addresses[channel] as string,
           template: request.channels[channel] as string,
+          ...(test ? { test: true } : {}),
           macros: { ...request.dynamicMacros },
           secretMacros: encryptSecret(JSON.stringify({ [OTP_MACRO]: code }), deps.keys.encryptionKey, id),
           state: 'QUEUED',
@@ -209,6 +216,12 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
 
     async generate(command: GenerateOtpCommand): Promise<{ otpUuid: string; replayed?: true }> {
       const { request, clientId, enterpriseId } = command;
+      // Before anything is taken or written: a fixed code that does not fit is the caller's mistake.
+      if (command.fixedCode !== undefined && !fitsOtpFormat(command.fixedCode, request.segments)) {
+        throw new ValidationError(
+          `Invalid field testCodes: the fixed code of user ${request.userId} does not fit the OTP format requested`,
+        );
+      }
       // Admission (rate limits), template checks and the user read run at once; their verdicts
       // still come in the documented order: 429, then 422, then 404.
       const [admitted, templates, found] = await Promise.allSettled([
@@ -257,7 +270,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         }
       }
 
-      const code = generateOtp(request.segments);
+      const code = command.fixedCode ?? generateOtp(request.segments);
       const resumable = command.idempotencyKey !== undefined;
       const channels = CHANNELS.filter((c) => request.channels[c] !== undefined);
       const record: OtpRecord = {
@@ -279,7 +292,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         resendCode: encryptSecret(code, deps.keys.encryptionKey, resendCodeContext(otpUuid)),
         createdAt,
       };
-      await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline);
+      await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline, command.test === true);
       otpRequests.inc({ outcome: 'accepted' });
       return { otpUuid };
     },

@@ -75,6 +75,8 @@ export function createOtpResendService(deps: OtpResendDeps) {
         channel,
         to: first.to,
         template: first.template,
+        // A test OTP's resends stay test messages (never a provider), whatever the client is now.
+        ...(first.test ? { test: true } : {}),
         macros: { ...first.macros },
         secretMacros: encryptSecret(JSON.stringify({ [OTP_MACRO]: code }), deps.keys.encryptionKey, id),
         state: 'QUEUED',

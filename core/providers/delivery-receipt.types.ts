@@ -1,5 +1,8 @@
 export interface DeliveryReceipt {
-  provider: 'twilio' | 'sendgrid';
+  /** `test`: a receipt simulated for a test client's message (test mode). */
+  provider: 'twilio' | 'sendgrid' | 'test';
+  /** The message's channel, when the provider does not tell it (test receipts). */
+  channel?: 'SMS' | 'EMAIL';
   /**
    * Twilio: the Message SID. SendGrid: the part of `sg_message_id` before the first dot, which
    * equals the X-Message-Id returned at send time.

@@ -68,7 +68,7 @@ export function recordDeliveryReceipt(
     let updated = 0;
     for (const id of new Set(ids)) updated += await apply(receipt, id);
     if (updated > 0) {
-      const channel = receipt.provider === 'twilio' ? 'SMS' : 'EMAIL';
+      const channel = receipt.channel ?? (receipt.provider === 'twilio' ? 'SMS' : 'EMAIL');
       deliveryOutcomes.inc({ channel, provider: receipt.provider, state: receipt.state });
     }
     logger.info({ provider: receipt.provider, state: receipt.state, updated }, 'delivery receipt');

@@ -19,6 +19,11 @@ export interface CliOptions {
   'web-origins'?: string;
   public?: boolean;
   'third-party'?: boolean;
+  /** Test mode on (create, patch) or off (patch, `--no-test`). */
+  test?: boolean;
+  'no-test'?: boolean;
+  /** `userId:code,...` (the API's testCodes); "" empties the list. */
+  'test-codes'?: string;
   description?: string;
   comments?: string;
   reason?: string;

@@ -30,9 +30,28 @@ function scopesOption(value: string | undefined): ClientScope[] {
   return scopes as ClientScope[];
 }
 
+/** `--test` / `--no-test`: undefined when neither is given; both at once is a mistake. */
+function testOption(options: CliOptions): boolean | undefined {
+  if (options.test === true && options['no-test'] === true) throw new UsageError('give --test or --no-test, not both');
+  if (options.test === true) return true;
+  return options['no-test'] === true ? false : undefined;
+}
+
+/** `alice:123456,bob:654321` → the API's testCodes; the code is what follows the first colon. */
+function testCodesOption(value: string): { userId: string; code: string }[] {
+  return list(value).map((pair) => {
+    const at = pair.indexOf(':');
+    if (at <= 0 || at === pair.length - 1) throw new UsageError(`--test-codes: '${pair}' is not userId:code`);
+    return { userId: pair.slice(0, at), code: pair.slice(at + 1) };
+  });
+}
+
 /** The PATCH body the options describe: only the options given, an empty string empties a list. */
 function patchOf(options: CliOptions): UpdateClientInput {
+  const test = testOption(options);
   return {
+    ...(test === undefined ? {} : { test }),
+    ...(options['test-codes'] === undefined ? {} : { testCodes: testCodesOption(options['test-codes']) }),
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.scopes === undefined ? {} : { scopes: scopesOption(options.scopes) }),
     ...(options['allowed-ips'] === undefined ? {} : { allowedIps: list(options['allowed-ips']) }),
@@ -51,6 +70,8 @@ const create: Command = async ({ mongo, options }) => {
     webOrigins: list(options['web-origins']),
     public: options.public === true,
     firstParty: options['third-party'] !== true,
+    ...(options.test === true ? { test: true } : {}),
+    ...(options['test-codes'] === undefined ? {} : { testCodes: testCodesOption(options['test-codes']) }),
   };
   checkAgainstSchema('admin-clients.create.json', input);
   // Every confidential client gets a callback secret, as through the admin API.
@@ -70,7 +91,9 @@ const patch: Command = async ({ mongo, arg, options }) => {
   const clientId = required(arg, 'client id');
   const input = patchOf(options);
   if (Object.keys(input).length === 0)
-    throw new UsageError('give at least one of --name, --scopes, --allowed-ips, --redirect-uris, --web-origins');
+    throw new UsageError(
+      'give at least one of --name, --scopes, --allowed-ips, --redirect-uris, --web-origins, --test, --no-test, --test-codes',
+    );
   checkAgainstSchema('admin-clients.update.json', input);
   return toClientResponse(await updateClient(mongo, clientId, input, comments(options)));
 };

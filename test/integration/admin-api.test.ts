@@ -82,6 +82,8 @@ describe('admin API: clients and groups', () => {
         webOrigins: [],
         public: false,
         firstParty: true,
+        test: false,
+        testCodes: [],
         hasCallbackSecret: true,
         createdAt: expect.stringMatching(ISO),
       });
@@ -153,6 +155,8 @@ describe('admin API: clients and groups', () => {
           'public',
           'redirectUris',
           'scopes',
+          'test',
+          'testCodes',
           'webOrigins',
         ]);
       }

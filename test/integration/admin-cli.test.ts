@@ -11,6 +11,7 @@ import { insertUser } from '../support/user-fixtures.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
 
 const run = promisify(execFile);
 const CLI = join(projectRoot, 'dist', 'scripts', 'admin-cli.js');
@@ -65,6 +66,8 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       webOrigins: [],
       public: false,
       firstParty: true,
+      test: false,
+      testCodes: [],
       hasCallbackSecret: true,
       createdAt: expect.stringMatching(ISO),
       client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
@@ -204,6 +207,36 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       code: 2,
       stderr: expect.stringMatching(/^give at least one of/),
     });
+  });
+
+  test('when test mode is set from the CLI, then --test creates a test client, --no-test clears it, both at once are refused', async () => {
+    const created = (await cli('clients', 'create', '--name', 'tests', '--scopes', 'otp', '--test')) as Record<string, unknown>;
+    expect(created.test).toBe(true);
+    const id = created.client_id as string;
+    expect(await cli('clients', 'patch', id, '--no-test', '--comments', 'go live')).toMatchObject({ test: false });
+    expect(await cli('clients', 'show', id)).toMatchObject({ test: false });
+    expect(await cli('clients', 'patch', id, '--test', '--test-codes', 'alice:123456,bob:65:43')).toMatchObject({
+      test: true,
+      testCodes: [
+        { userId: 'alice', code: '123456' },
+        { userId: 'bob', code: '65:43' },
+      ],
+    });
+    expect(await refused('clients', 'patch', id, '--test-codes', 'alice')).toMatchObject({
+      code: 2,
+      stderr: "--test-codes: 'alice' is not userId:code\n",
+    });
+    expect(await refused('clients', 'patch', id, '--test', '--no-test')).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'give --test or --no-test, not both\n',
+    });
+    const { entries } = await createActivityRepository(service.ctx.mongo).list({ limit: 100 });
+    expect(entries.filter((e) => e.clientId === id).map((e) => [e.action, e.comments])).toEqual([
+      ['client.updated', 'test=true'],
+      ['client.updated', 'test=false; go live'],
+      ['client.created', 'test=true'],
+    ]);
   });
 
   test('when secrets are rotated from the CLI, then both client secrets work during the grace period and the callback secret is replaced', async () => {

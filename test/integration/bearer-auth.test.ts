@@ -138,14 +138,16 @@ describe('bearer middleware', () => {
     const { clientId, accessToken } = await createClientWithToken(service, { scopes: ['otp', 'notifications'] });
     const res = await call(`Bearer ${accessToken}`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ auth: { clientId, enterpriseId: 'default', scopes: ['otp', 'notifications'] } });
+    expect(await res.json()).toEqual({
+      auth: { clientId, enterpriseId: 'default', scopes: ['otp', 'notifications'], test: false, testCodes: {} },
+    });
   });
 
   test('when the scheme is written in lower case, then the token is still accepted', async () => {
     const { clientId, accessToken } = await createClientWithToken(service, { scopes: ['otp'] });
     const res = await call(`bearer ${accessToken}`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ auth: { clientId, enterpriseId: 'default', scopes: ['otp'] } });
+    expect(await res.json()).toEqual({ auth: { clientId, enterpriseId: 'default', scopes: ['otp'], test: false, testCodes: {} } });
   });
 
   test('when the client is deleted through the admin API, then its existing tokens are refused', async () => {

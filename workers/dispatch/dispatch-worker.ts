@@ -14,6 +14,8 @@ import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import { createProviders } from '../../core/providers/providers.factory.js';
+import { OutboxProvider } from '../../core/providers/outbox.provider.js';
+import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
 import { dispatchBackoffMs, requeueDispatch } from '../../core/queues/dispatch.queue.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from './dispatch.processor.js';
@@ -40,6 +42,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
       providers: createProviders(config, mongo, log),
       encryptionKey: keys.encryptionKey,
       twilioStatusCallbackUrl: `${config.publicUrl}/webhooks/twilio/status`,
+      testMode: { outbox: new OutboxProvider(mongo, log), onReceipt: recordDeliveryReceipt(deliveries, journal, log) },
       logger: log,
     }),
     connection: workerRedis,

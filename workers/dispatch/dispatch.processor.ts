@@ -17,6 +17,7 @@ import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
 import { getValidator } from '../../core/schemas/schema-registry.js';
 import type { MessageTemplate, RenderedMessage } from '../../core/templates/template.types.js';
 import { renderTemplate } from '../../core/templates/template-renderer.js';
+import { simulateReceipt, TEST_PROVIDER, type TestModeSend } from './test-mode-send.js';
 
 export interface DispatchProcessorDeps {
   deliveries: DeliveriesRepository;
@@ -29,6 +30,8 @@ export interface DispatchProcessorDeps {
   encryptionKey: Buffer;
   /** Where Twilio should post delivery receipts. */
   twilioStatusCallbackUrl?: string;
+  /** Where test clients' messages go instead of a provider; without it they go to the real providers. */
+  testMode?: TestModeSend;
   logger: Logger;
   now?: () => Date;
 }
@@ -43,8 +46,13 @@ function secretMacros(delivery: Delivery, key: Buffer): Record<string, string> {
   return JSON.parse(decryptSecret(delivery.secretMacros, key, delivery.id)) as Record<string, string>;
 }
 
+const isTest = (deps: DispatchProcessorDeps, delivery: Delivery) => delivery.test === true && deps.testMode !== undefined;
+
 const providerOf = (deps: DispatchProcessorDeps, delivery: Delivery): string =>
-  delivery.channel === 'SMS' ? deps.providers.sms.name : deps.providers.email.name;
+  isTest(deps, delivery) ? TEST_PROVIDER : delivery.channel === 'SMS' ? deps.providers.sms.name : deps.providers.email.name;
+
+const providersOf = (deps: DispatchProcessorDeps, delivery: Delivery): Providers =>
+  isTest(deps, delivery) && deps.testMode ? { sms: deps.testMode.outbox, email: deps.testMode.outbox } : deps.providers;
 
 /** The provider call, timed by outcome: its latency and error rate are what operators alert on. */
 async function send(deps: DispatchProcessorDeps, delivery: Delivery, message: RenderedMessage): Promise<SentMessage> {
@@ -61,10 +69,11 @@ async function send(deps: DispatchProcessorDeps, delivery: Delivery, message: Re
 
 async function callProvider(deps: DispatchProcessorDeps, delivery: Delivery, message: RenderedMessage): Promise<SentMessage> {
   const otpUuid = delivery.kind === 'otp' ? delivery.refId : undefined;
+  const providers = providersOf(deps, delivery);
   if (delivery.channel === 'SMS') {
-    return deps.providers.sms.send({ to: delivery.to, text: message.text, statusCallbackUrl: deps.twilioStatusCallbackUrl, otpUuid });
+    return providers.sms.send({ to: delivery.to, text: message.text, statusCallbackUrl: deps.twilioStatusCallbackUrl, otpUuid });
   }
-  return deps.providers.email.send({
+  return providers.email.send({
     to: delivery.to,
     subject: message.subject ?? '',
     text: message.text,
@@ -185,6 +194,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     // this fail, the job's retry finds no record and sends again: at least once, never lost.
     await deps.sent.record({ deliveryId, providerMessageId: sent.providerMessageId, attempts: attempt, sentAt: now() });
     deliveryOutcomes.inc({ channel: delivery.channel, provider: providerOf(deps, delivery), state: 'SENT' });
+    if (isTest(deps, delivery) && deps.testMode) await simulateReceipt(deps.testMode, delivery, sent, deps.logger);
     return { state: 'SENT', providerMessageId: sent.providerMessageId };
   };
 }
