@@ -41,7 +41,7 @@ describe('IP allow-list middleware', () => {
     const { clientId, accessToken } = await createClientWithToken(service, { scopes: ['users'], allowedIps: ['127.0.0.0/8'] });
     const res = await call(url, accessToken);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ auth: { clientId, enterpriseId: 'default', scopes: ['users'] } });
+    expect(await res.json()).toEqual({ auth: { clientId, enterpriseId: 'default', scopes: ['users'], test: false, testCodes: {} } });
   });
 
   test('when the IPv4 socket address is outside the list, then 401 IP not whitelisted', async () => {
@@ -66,7 +66,7 @@ describe('IP allow-list middleware', () => {
     const refused = await createClientWithToken(service, { scopes: ['users'], allowedIps: ['127.0.0.1/32'] });
     const ok = await call(url, allowed.accessToken);
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ auth: { clientId: allowed.clientId, enterpriseId: 'default', scopes: ['users'] } });
+    expect(await ok.json()).toEqual({ auth: { clientId: allowed.clientId, enterpriseId: 'default', scopes: ['users'], test: false, testCodes: {} } });
     const no = await call(url, refused.accessToken);
     expect(no.status).toBe(401);
     expect(await no.json()).toEqual(notWhitelisted('::1'));
@@ -85,7 +85,7 @@ describe('IP allow-list middleware', () => {
     const { clientId, accessToken } = await createClientWithToken(service, { scopes: ['users'], allowedIps: ['203.0.113.0/24'] });
     const ok = await call(url, accessToken, { 'x-forwarded-for': '198.51.100.1, 203.0.113.5' });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ auth: { clientId, enterpriseId: 'default', scopes: ['users'] } });
+    expect(await ok.json()).toEqual({ auth: { clientId, enterpriseId: 'default', scopes: ['users'], test: false, testCodes: {} } });
     // A spoofed first hop does not help when the proxy-added last hop is outside the list.
     const spoofed = await call(url, accessToken, { 'x-forwarded-for': '203.0.113.5, 198.51.100.1' });
     expect(spoofed.status).toBe(401);
