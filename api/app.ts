@@ -1,5 +1,9 @@
 import express, { type Express } from 'express';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
+import { deliveryFailoverOn } from '../core/deliveries/delivery-failover.js';
+import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
+import { createOtpsRepository } from '../core/otp/otps.repository.js';
+import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
 import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
@@ -65,11 +69,16 @@ export function buildApp(ctx: ServiceContext): Express {
   const deliveryReplay = createDeliveryReplayServices(ctx);
   app.use(adminDeliveriesRoutes(ctx, deliveryReplay));
   app.use(adminDeliveryReplayPageRoutes(ctx, deliveryReplay));
+  const deliveries = createDeliveriesRepository(ctx.mongo);
+  const failover = deliveryFailoverOn(
+    { deliveries, otps: createOtpsRepository(ctx.mongo) },
+    ctx.config,
+    otpKeysFromConfig(ctx.config).encryptionKey,
+    (deliveryId) => enqueueDispatch(ctx.queues.dispatch, deliveryId),
+    ctx.logger,
+  );
   app.use(
-    webhookRoutes(
-      ctx,
-      recordDeliveryReceipt(createDeliveriesRepository(ctx.mongo), createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger),
-    ),
+    webhookRoutes(ctx, recordDeliveryReceipt(deliveries, createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger, failover)),
   );
   app.use(otpRoutes(ctx, otpServices));
   const { notifications, users } = createNotificationsServices(ctx);

@@ -26,12 +26,15 @@ export function webhookRoutes(ctx: ServiceContext, onReceipt: RecordDeliveryRece
   const router = Router();
 
   router.post('/webhooks/twilio/status', parsedWith(express.urlencoded({ extended: false, limit: '100kb' })), async (req, res) => {
-    const authToken = ctx.config.twilio?.authToken;
     const params = (req.body ?? {}) as Record<string, unknown>;
+    // Each account signs its own callbacks with its own token; AccountSid says which one called.
+    const secondary = ctx.config.twilioSecondary;
+    const fromSecondary = secondary !== undefined && params.AccountSid === secondary.accountSid;
+    const authToken = fromSecondary ? secondary.authToken : ctx.config.twilio?.authToken;
     // Twilio signs the URL it was given, which is the public one (behind proxies), query included.
     const url = `${ctx.config.publicUrl}${req.originalUrl}`;
     if (!authToken || !verifyTwilioSignature(authToken, req.get('x-twilio-signature'), url, params)) throw forbidden();
-    await handleTwilioStatus(params, onReceipt);
+    await handleTwilioStatus(params, onReceipt, secondary?.accountSid);
     res.status(204).end();
   });
 

@@ -106,6 +106,10 @@ export interface Config {
   };
   /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */
   readonly twilio: TwilioConfig | undefined;
+  /** A second Twilio account SMS fails over to (docs/operations.md); only with the primary one. */
+  readonly twilioSecondary: TwilioConfig | undefined;
+  /** When a provider counts as failing, so that new messages go to the other one of its channel. */
+  readonly providerBreaker: ProviderBreakerConfig;
   /** Set when a SendGrid API key is given; otherwise e-mail goes to the outbox. */
   readonly sendgrid: SendgridConfig | undefined;
   /** Base64 DER public key verifying SendGrid event webhooks; without it they are refused. */
@@ -123,6 +127,17 @@ export interface TwilioConfig {
   readonly messagingServiceSid: string | undefined;
   /** Only for tests and mocks: replaces https://api.twilio.com. */
   readonly apiBaseUrl: string | undefined;
+}
+
+export interface ProviderBreakerConfig {
+  /** Share of failed sends over the window that opens the breaker. */
+  readonly errorPercent: number;
+  /** The window the error rate is measured over. */
+  readonly windowMs: number;
+  /** Fewer sends than this in the window never open the breaker. */
+  readonly minRequests: number;
+  /** How long an open breaker keeps traffic away before one trial send goes through. */
+  readonly resetMs: number;
 }
 
 export interface SendgridConfig {
@@ -277,27 +292,37 @@ function isAddressOrCidr(value: string): boolean {
 
 // A half-configured provider would silently fall back to the outbox; refuse to start instead.
 function providerProblems(raw: Record<string, unknown>): string[] {
-  const problems: string[] = [];
-  const hasSid = raw.TWILIO_ACCOUNT_SID !== undefined;
-  const hasToken = raw.TWILIO_AUTH_TOKEN !== undefined;
-  if (hasSid !== hasToken)
-    problems.push(
-      `${hasSid ? 'TWILIO_AUTH_TOKEN' : 'TWILIO_ACCOUNT_SID'}: is required with ${hasSid ? 'TWILIO_ACCOUNT_SID' : 'TWILIO_AUTH_TOKEN'}`,
-    );
-  if (hasSid && hasToken && raw.TWILIO_FROM === undefined && raw.TWILIO_MESSAGING_SERVICE_SID === undefined) {
-    problems.push('TWILIO_FROM: TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID is required with Twilio credentials');
+  const problems = [...twilioProblems(raw, 'TWILIO_'), ...twilioProblems(raw, 'TWILIO_SECONDARY_')];
+  if (raw.TWILIO_SECONDARY_ACCOUNT_SID !== undefined && raw.TWILIO_ACCOUNT_SID === undefined) {
+    problems.push('TWILIO_SECONDARY_ACCOUNT_SID: a secondary Twilio account needs the primary one (TWILIO_ACCOUNT_SID)');
   }
   return problems;
 }
 
-function readTwilio(raw: Record<string, unknown>): TwilioConfig | undefined {
-  if (raw.TWILIO_ACCOUNT_SID === undefined || raw.TWILIO_AUTH_TOKEN === undefined) return undefined;
+/** `TWILIO_` (the primary account) or `TWILIO_SECONDARY_` (the one SMS fails over to). */
+type TwilioPrefix = 'TWILIO_' | 'TWILIO_SECONDARY_';
+
+function twilioProblems(raw: Record<string, unknown>, prefix: TwilioPrefix): string[] {
+  const problems: string[] = [];
+  const sid = `${prefix}ACCOUNT_SID`;
+  const token = `${prefix}AUTH_TOKEN`;
+  const hasSid = raw[sid] !== undefined;
+  const hasToken = raw[token] !== undefined;
+  if (hasSid !== hasToken) problems.push(`${hasSid ? token : sid}: is required with ${hasSid ? sid : token}`);
+  if (hasSid && hasToken && raw[`${prefix}FROM`] === undefined && raw[`${prefix}MESSAGING_SERVICE_SID`] === undefined) {
+    problems.push(`${prefix}FROM: ${prefix}FROM or ${prefix}MESSAGING_SERVICE_SID is required with Twilio credentials`);
+  }
+  return problems;
+}
+
+function readTwilio(raw: Record<string, unknown>, prefix: TwilioPrefix = 'TWILIO_'): TwilioConfig | undefined {
+  if (raw[`${prefix}ACCOUNT_SID`] === undefined || raw[`${prefix}AUTH_TOKEN`] === undefined) return undefined;
   return Object.freeze({
-    accountSid: raw.TWILIO_ACCOUNT_SID as string,
-    authToken: raw.TWILIO_AUTH_TOKEN as string,
-    from: raw.TWILIO_FROM as string | undefined,
-    messagingServiceSid: raw.TWILIO_MESSAGING_SERVICE_SID as string | undefined,
-    apiBaseUrl: (raw.TWILIO_API_BASE_URL as string | undefined)?.replace(/\/$/, ''),
+    accountSid: raw[`${prefix}ACCOUNT_SID`] as string,
+    authToken: raw[`${prefix}AUTH_TOKEN`] as string,
+    from: raw[`${prefix}FROM`] as string | undefined,
+    messagingServiceSid: raw[`${prefix}MESSAGING_SERVICE_SID`] as string | undefined,
+    apiBaseUrl: (raw[`${prefix}API_BASE_URL`] as string | undefined)?.replace(/\/$/, ''),
   });
 }
 
@@ -446,6 +471,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }),
     }),
     twilio: readTwilio(raw),
+    twilioSecondary: readTwilio(raw, 'TWILIO_SECONDARY_'),
+    providerBreaker: Object.freeze({
+      errorPercent: (raw.PROVIDER_BREAKER_ERROR_PERCENT as number | undefined) ?? 50,
+      windowMs: ((raw.PROVIDER_BREAKER_WINDOW_SECONDS as number | undefined) ?? 60) * 1000,
+      minRequests: (raw.PROVIDER_BREAKER_MIN_REQUESTS as number | undefined) ?? 5,
+      resetMs: ((raw.PROVIDER_BREAKER_RESET_SECONDS as number | undefined) ?? 30) * 1000,
+    }),
     sendgrid: readSendgrid(raw),
     sendgridWebhookPublicKey: raw.SENDGRID_WEBHOOK_PUBLIC_KEY as string | undefined,
     emailFrom: raw.EMAIL_FROM as string,

@@ -18,6 +18,8 @@ export const deliverySchema = new Schema<DeliveryDoc>(
     to: { type: String, required: true },
     template: { type: String, required: true },
     test: { type: Boolean },
+    failover: { type: Number },
+    route: { type: String },
     macros: { type: Schema.Types.Mixed, default: {} },
     secretMacros: { type: String },
     state: { type: String, required: true },
@@ -118,6 +120,12 @@ export function createDeliveriesRepository(connection: Connection) {
 
     findById(id: string): Promise<Delivery | undefined> {
       return lookups.submit(id);
+    },
+
+    /** The rows a provider's receipt names (normally one). */
+    async findByProviderMessageId(providerMessageId: string): Promise<Delivery[]> {
+      const docs = await (await model()).find({ providerMessageId }).sort({ _id: 1 }).limit(10).lean<DeliveryDoc[]>();
+      return docs.map(toDelivery);
     },
 
     /** Oldest first (a resend's rows after the first ones), then by channel. */

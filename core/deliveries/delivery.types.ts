@@ -15,6 +15,14 @@ export const otpDeliveryIds = (otpUuid: string, channels: readonly Channel[], re
   ...resends.flatMap((resendId) => channels.map((channel) => otpResendDeliveryId(otpUuid, channel, resendId))),
 ];
 
+export type FailoverStep = 1 | 2;
+
+/** The delivery (and job) id of a failover row: one per step, so a repeated trigger sends nothing twice. */
+export const failoverDeliveryId = (originalId: string, step: FailoverStep) => `${originalId}-failover-${step}`;
+
+/** The id of the message a failover row stands in for (itself for an original row). */
+export const originalDeliveryId = (id: string) => id.replace(/-failover-[12]$/, '');
+
 /** One message to one address through one channel: the unit the dispatch worker delivers. */
 export interface Delivery {
   /** Also the BullMQ job id, e.g. `otp-<uuid>-SMS`: retries and re-enqueues deduplicate on it. */
@@ -27,6 +35,13 @@ export interface Delivery {
   channel: Channel;
   to: string;
   template: string;
+  /**
+   * A failover row (delivery-failover.ts): 1 = the same message through the channel's other
+   * account, 2 = the OTP's fallback channel. Its id is `<failed row's first id>-failover-<n>`.
+   */
+  failover?: FailoverStep;
+  /** The SMS account this row must go through (a failover row); unset lets the breakers choose. */
+  route?: 'primary' | 'secondary';
   /** Sent for a test client: never reaches a provider (workers/dispatch/test-mode-send.ts). */
   test?: boolean;
   /** Non-secret macro values (the caller's dynamicMacros). */

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * What the service does, counted where it happens (API and workers alike). One registry per
@@ -34,6 +34,20 @@ export const providerSendDuration = new Histogram({
   help: 'Time of one send call to a provider, by channel, provider and outcome (ok, transient, permanent)',
   labelNames: ['channel', 'provider', 'outcome'] as const,
   buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [businessRegistry],
+});
+
+export const providerBreakerState = new Gauge({
+  name: 'svc_provider_breaker_state',
+  help: "A provider account's circuit breaker in this process: 0 closed (takes traffic), 0.5 half open (one trial), 1 open (traffic goes to the other account)",
+  labelNames: ['channel', 'provider'] as const,
+  registers: [businessRegistry],
+});
+
+export const deliveryFailovers = new Counter({
+  name: 'svc_delivery_failovers_total',
+  help: 'Messages sent again after one ended FAILED, by the failed channel and the way out: account (same channel, the other account) or channel (the fallback channel)',
+  labelNames: ['channel', 'via'] as const,
   registers: [businessRegistry],
 });
 

@@ -82,16 +82,20 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
 
   /** Template existence, channel match and macro completeness (all 422). */
   async function checkTemplates(request: GenerateOtpRequest): Promise<void> {
-    const texts: string[] = [];
-    for (const channel of CHANNELS) {
+    const wanted = CHANNELS.flatMap((channel) => {
       const name = request.channels[channel];
-      if (name === undefined) continue;
+      return name === undefined ? [] : [{ field: `dispatchOptions.${channel}`, channel, name }];
+    });
+    const { fallback } = request;
+    if (fallback) wanted.push({ field: `fallbackDispatchOptions.${fallback.channel}`, channel: fallback.channel, name: fallback.template });
+    const texts: string[] = [];
+    for (const { field, channel, name } of wanted) {
       const template = await deps.templates.findTemplate(name);
       if (!template || template.channel !== channel) {
-        throw new ValidationError(`dispatchOptions.${channel}: template '${name}' does not exist for channel ${channel}`);
+        throw new ValidationError(`${field}: template '${name}' does not exist for channel ${channel}`);
       }
       if (!template.texts.some((text) => text.includes(OTP_MACRO))) {
-        throw new ValidationError(`dispatchOptions.${channel}: template '${name}' does not contain ${OTP_MACRO}`);
+        throw new ValidationError(`${field}: template '${name}' does not contain ${OTP_MACRO}`);
       }
       texts.push(...template.texts);
     }
@@ -235,14 +239,19 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       const user = found.value;
       // A blocked user is not found for enterprise calls either.
       if (!user || user.status === 'DELETED' || user.blocked) throw new NotFoundError('User not found');
+      const addressOf = (channel: Channel, field: string) => {
+        const address = channel === 'SMS' ? user.mobileNumber : user.emailId;
+        if (!address) throw new ValidationError(`${field}: user has no ${channel === 'SMS' ? 'mobileNumber' : 'emailId'} registered`);
+        return address;
+      };
       const addresses: Partial<Record<Channel, string>> = {};
       for (const channel of CHANNELS) {
-        if (request.channels[channel] === undefined) continue;
-        const address = channel === 'SMS' ? user.mobileNumber : user.emailId;
-        if (!address)
-          throw new ValidationError(`dispatchOptions.${channel}: user has no ${channel === 'SMS' ? 'mobileNumber' : 'emailId'} registered`);
-        addresses[channel] = address;
+        if (request.channels[channel] !== undefined) addresses[channel] = addressOf(channel, `dispatchOptions.${channel}`);
       }
+      const fallback = request.fallback && {
+        ...request.fallback,
+        to: addressOf(request.fallback.channel, `fallbackDispatchOptions.${request.fallback.channel}`),
+      };
 
       let otpUuid: string = randomUUID();
       const createdAt = now();
@@ -287,6 +296,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         generateJwt: request.generateJwt,
         msgId: request.msgId,
         channels,
+        ...(fallback ? { fallback } : {}),
         ...(resumable ? { codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, otpUuid) } : {}),
         // Encrypted like the rows' copy, for resends while the OTP is ACTIVE (dropped when it ends).
         resendCode: encryptSecret(code, deps.keys.encryptionKey, resendCodeContext(otpUuid)),

@@ -3,7 +3,7 @@ import { describeSchemaError } from '../schemas/schema-error-message.js';
 import { getValidator } from '../schemas/schema-registry.js';
 import { DEFAULT_LEGACY_OTP_SPEC, legacySpecToSegment } from './otp-legacy-spec.js';
 import { normalizeSegments } from './otp-segment.rules.js';
-import type { GenerateOtpBody, GenerateOtpRequest, HashSpec } from './otp.types.js';
+import type { GenerateOtpBody, GenerateOtpRequest, HashSpec, OtpChannel } from './otp.types.js';
 
 const SCHEMA_ID = 'otp.generate.json';
 
@@ -33,6 +33,11 @@ export function parseGenerateOtpRequest(body: unknown): GenerateOtpRequest {
     throw new ValidationError(first ? describeSchemaError(SCHEMA_ID, first) : 'Invalid request body');
   }
 
+  const [fallback] = Object.entries(body.fallbackDispatchOptions ?? {}) as [OtpChannel, string][];
+  if (fallback && body.dispatchOptions[fallback[0]] !== undefined) {
+    throw new ValidationError(`fallbackDispatchOptions.${fallback[0]}: the channel is already in dispatchOptions`);
+  }
+
   // otpSpecs wins when both are sent; the legacy format (or its N-6 default) otherwise.
   const segments =
     body.otpSpecs !== undefined ? normalizeSegments(body.otpSpecs) : [legacySpecToSegment(body.otpSpec ?? DEFAULT_LEGACY_OTP_SPEC)];
@@ -41,6 +46,7 @@ export function parseGenerateOtpRequest(body: unknown): GenerateOtpRequest {
     userId: body.userId,
     segments: Object.freeze(segments),
     channels: Object.freeze({ ...body.dispatchOptions }),
+    ...(fallback ? { fallback: Object.freeze({ channel: fallback[0], template: fallback[1] }) } : {}),
     dynamicMacros: Object.freeze({ ...body.dynamicMacros }),
     attempts: body.attempts,
     expiresIn: body.expiresIn,

@@ -1,6 +1,12 @@
 import { AppError, NotFoundError } from '../errors/app-error.js';
 import { rowAfterSend, type DeliveriesRepository } from '../deliveries/deliveries.repository.js';
-import { otpDeliveryIds, otpResendDeliveryId, type Delivery } from '../deliveries/delivery.types.js';
+import {
+  failoverDeliveryId,
+  originalDeliveryId,
+  otpDeliveryIds,
+  otpResendDeliveryId,
+  type Delivery,
+} from '../deliveries/delivery.types.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { verifyOtp } from './otp-digest.js';
 import type { OtpKeys } from './otp-keys.js';
@@ -67,7 +73,10 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
    */
   async function deliveryRows(record: OtpRecord): Promise<Delivery[]> {
     const { otpUuid } = record;
-    const sent = await deps.sentJournal.find(otpDeliveryIds(otpUuid, record.channels, record.resends)).catch(() => []);
+    // Failover rows are looked up too (they exist only for some messages; a miss costs nothing).
+    const ids = otpDeliveryIds(otpUuid, record.channels, record.resends);
+    const withFailovers = [...ids, ...ids.flatMap((id) => [failoverDeliveryId(id, 1), failoverDeliveryId(id, 2)])];
+    const sent = await deps.sentJournal.find(withFailovers).catch(() => []);
     const rows = await deps.deliveries.findByRef(otpUuid);
     const byId = new Map(sent.map((outcome) => [outcome.deliveryId, outcome]));
     return rows.map((d) => {
@@ -124,7 +133,9 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
         ...(record.msgId !== undefined ? { msgId: record.msgId } : {}),
         deliveries: deliveries.map((d) => ({
           channel: d.channel,
-          ...(resendOf.has(d.id) ? { resend: resendOf.get(d.id) } : {}),
+          ...(resendOf.has(originalDeliveryId(d.id)) ? { resend: resendOf.get(originalDeliveryId(d.id)) } : {}),
+          ...(d.failover !== undefined ? { failover: d.failover } : {}),
+          ...(d.provider ? { provider: d.provider } : {}),
           state: d.state,
           ...(d.providerMessageId ? { providerMessageId: d.providerMessageId } : {}),
           ...(d.lastError ? { lastError: d.lastError } : {}),

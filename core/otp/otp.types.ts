@@ -26,6 +26,7 @@ export interface GenerateOtpBody {
   otpSpecs?: OtpSegmentBody[];
   otpSpec?: string;
   dispatchOptions: Partial<Record<OtpChannel, string>>;
+  fallbackDispatchOptions?: Partial<Record<OtpChannel, string>>;
   dynamicMacros: Record<string, string>;
   attempts: number;
   expiresIn: number;
@@ -55,6 +56,8 @@ export interface GenerateOtpRequest {
   readonly userId: string;
   readonly segments: readonly NormalizedSegment[];
   readonly channels: Readonly<Partial<Record<OtpChannel, string>>>;
+  /** The channel a failed message falls back to, and its template (`fallbackDispatchOptions`). */
+  readonly fallback?: Readonly<{ channel: OtpChannel; template: string }>;
   readonly dynamicMacros: Readonly<Record<string, string>>;
   readonly attempts: number;
   readonly expiresIn: number;

@@ -21,6 +21,11 @@ export interface OtpRecord {
   msgId?: string;
   channels: Channel[];
   /**
+   * The request's fallback channel (`fallbackDispatchOptions`): where the code goes once when
+   * every other way of a message failed (delivery-failover.ts), with the address read at request time.
+   */
+  fallback?: { channel: Channel; template: string; to: string };
+  /**
    * The code, encrypted, kept only until the delivery rows exist, so a retried request can
    * finish a half-done acceptance with the same code. Removed right after.
    */
@@ -56,6 +61,7 @@ export const otpSchema = new Schema<OtpDoc>(
     generateJwt: { type: Boolean, required: true },
     msgId: { type: String },
     channels: { type: [String], required: true },
+    fallback: { type: new Schema({ channel: String, template: String, to: String }, { _id: false }), default: undefined },
     codeEncrypted: { type: String },
     resendCode: { type: String },
     resends: { type: [String], default: undefined },

@@ -1,6 +1,6 @@
 export interface DeliveryReceipt {
   /** `test`: a receipt simulated for a test client's message (test mode). */
-  provider: 'twilio' | 'sendgrid' | 'test';
+  provider: 'twilio' | 'twilio-secondary' | 'sendgrid' | 'test';
   /** The message's channel, when the provider does not tell it (test receipts). */
   channel?: 'SMS' | 'EMAIL';
   /**

@@ -5,14 +5,15 @@ import { SENDGRID_REFERENCE_ARG } from './sendgrid-reference.js';
  * Twilio status callback → receipt. Intermediate states (queued, sending, sent) are not final
  * and give no receipt.
  */
-export function receiptFromTwilioStatus(params: Record<string, unknown>): DeliveryReceipt | undefined {
+export function receiptFromTwilioStatus(params: Record<string, unknown>, secondaryAccountSid?: string): DeliveryReceipt | undefined {
   const sid = params.MessageSid;
   const status = params.MessageStatus;
   if (typeof sid !== 'string' || typeof status !== 'string') return undefined;
-  if (status === 'delivered') return { provider: 'twilio', providerMessageId: sid, state: 'DELIVERED' };
+  const provider = secondaryAccountSid !== undefined && params.AccountSid === secondaryAccountSid ? 'twilio-secondary' : 'twilio';
+  if (status === 'delivered') return { provider, providerMessageId: sid, state: 'DELIVERED' };
   if (status === 'failed' || status === 'undelivered') {
     const code = typeof params.ErrorCode === 'string' && params.ErrorCode !== '' ? ` (Twilio ${params.ErrorCode})` : '';
-    return { provider: 'twilio', providerMessageId: sid, state: 'FAILED', error: `${status}${code}` };
+    return { provider, providerMessageId: sid, state: 'FAILED', error: `${status}${code}` };
   }
   return undefined;
 }

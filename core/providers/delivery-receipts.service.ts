@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import type { DeliveryFailover } from '../deliveries/delivery-failover.js';
 import type { Logger } from '../logger/logger.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { applySentOutcomes } from '../deliveries/sent-outcomes.js';
@@ -8,8 +9,12 @@ import { receiptFromSendgridEvent, receiptFromTwilioStatus, type SendgridEvent }
 import { isWebhookEventSeen, markWebhookEventSeen } from './webhook-events.repository.js';
 import { deliveryOutcomes } from '../metrics/business-metrics.js';
 
-export async function handleTwilioStatus(params: Record<string, unknown>, onReceipt: RecordDeliveryReceipt): Promise<void> {
-  const receipt = receiptFromTwilioStatus(params);
+export async function handleTwilioStatus(
+  params: Record<string, unknown>,
+  onReceipt: RecordDeliveryReceipt,
+  secondaryAccountSid?: string,
+): Promise<void> {
+  const receipt = receiptFromTwilioStatus(params, secondaryAccountSid);
   // Twilio sends no event id; receipts are idempotent state updates, so a repeat is harmless.
   if (receipt) await onReceipt(receipt);
 }
@@ -43,12 +48,22 @@ export async function handleSendgridEvents(
  * Applies a receipt to the delivery rows sent under that provider id (or our own reference). A
  * receipt can beat its row to SENT (the dispatch worker writes rows a few milliseconds after the
  * send, later if it died or MongoDB was away): the journaled send is written first, then the receipt.
+ * A failure receipt then sends an OTP's code again another way (delivery-failover.ts). That runs
+ * on every repeat of the receipt, not only when it changed a row: a failover that failed midway
+ * (and answered the provider with an error, so that it calls again) is finished by the repeat.
  */
 export function recordDeliveryReceipt(
-  deliveries: Pick<DeliveriesRepository, 'applyReceipt' | 'markSentMany'>,
+  deliveries: Pick<DeliveriesRepository, 'applyReceipt' | 'markSentMany' | 'findByProviderMessageId'>,
   journal: Pick<SentJournal, 'findByProviderMessageId' | 'forget'>,
   logger: Logger,
+  failover?: Pick<DeliveryFailover, 'failOver'>,
 ): RecordDeliveryReceipt {
+  const failOverRows = async (providerMessageId: string) => {
+    if (!failover) return;
+    for (const row of await deliveries.findByProviderMessageId(providerMessageId)) {
+      if (row.state === 'FAILED') await failover.failOver(row, 'provider');
+    }
+  };
   const apply = async (receipt: DeliveryReceipt, providerMessageId: string): Promise<number> => {
     const updated = await deliveries.applyReceipt(providerMessageId, receipt.state, receipt.error, new Date(), receipt.provider);
     if (updated > 0) return updated;
@@ -66,9 +81,12 @@ export function recordDeliveryReceipt(
   return async (receipt) => {
     const ids = [receipt.providerMessageId, receipt.reference].filter((id): id is string => typeof id === 'string' && id.length > 0);
     let updated = 0;
-    for (const id of new Set(ids)) updated += await apply(receipt, id);
+    for (const id of new Set(ids)) {
+      updated += await apply(receipt, id);
+      if (receipt.state === 'FAILED') await failOverRows(id);
+    }
     if (updated > 0) {
-      const channel = receipt.channel ?? (receipt.provider === 'twilio' ? 'SMS' : 'EMAIL');
+      const channel = receipt.channel ?? (receipt.provider.startsWith('twilio') ? 'SMS' : 'EMAIL');
       deliveryOutcomes.inc({ channel, provider: receipt.provider, state: receipt.state });
     }
     logger.info({ provider: receipt.provider, state: receipt.state, updated }, 'delivery receipt');

@@ -27,7 +27,8 @@ export interface SentMessage {
  * (give up) from ./provider-errors.ts, and nothing else for provider failures.
  */
 export interface SmsProvider {
-  readonly name: 'twilio' | 'outbox';
+  /** `twilio-secondary`: the account SMS fails over to (sms-routing.ts). */
+  readonly name: 'twilio' | 'twilio-secondary' | 'outbox';
   send(message: SmsMessage): Promise<SentMessage>;
 }
 
@@ -39,4 +40,6 @@ export interface EmailProvider {
 export interface Providers {
   sms: SmsProvider;
   email: EmailProvider;
+  /** A second SMS account, when configured: failover target and breaker fallback (sms-routing.ts). */
+  smsSecondary?: SmsProvider;
 }

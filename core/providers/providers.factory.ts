@@ -10,10 +10,17 @@ import { TwilioSmsProvider } from './twilio-sms.provider.js';
  * Picks each channel on its own: Twilio when TWILIO_ACCOUNT_SID/AUTH_TOKEN are set, SendGrid when
  * SENDGRID_API_KEY is set, else the outbox. Config validation refuses half-configured Twilio.
  */
-export function createProviders(config: Pick<Config, 'twilio' | 'sendgrid' | 'emailFrom'>, mongo: Connection, logger: Logger): Providers {
+export function createProviders(
+  config: Pick<Config, 'twilio' | 'sendgrid' | 'emailFrom'> & Partial<Pick<Config, 'twilioSecondary'>>,
+  mongo: Connection,
+  logger: Logger,
+): Providers {
   const outbox = new OutboxProvider(mongo, logger);
   const sms = config.twilio ? new TwilioSmsProvider(config.twilio) : outbox;
+  // Config validation refuses a secondary account without a primary one.
+  const smsSecondary =
+    config.twilio && config.twilioSecondary ? new TwilioSmsProvider(config.twilioSecondary, { secondary: true }) : undefined;
   const email = config.sendgrid ? new SendgridEmailProvider(config.sendgrid, config.emailFrom) : outbox;
-  logger.info({ sms: sms.name, email: email.name }, 'message providers');
-  return { sms, email };
+  logger.info({ sms: sms.name, smsSecondary: smsSecondary?.name, email: email.name }, 'message providers');
+  return { sms, email, ...(smsSecondary ? { smsSecondary } : {}) };
 }

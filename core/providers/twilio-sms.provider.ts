@@ -47,13 +47,14 @@ class ClassifyingRequestClient extends twilio.RequestClient {
 
 /** Sends SMS through the real Twilio SDK (Messages API). */
 export class TwilioSmsProvider implements SmsProvider {
-  readonly name = 'twilio';
+  readonly name: 'twilio' | 'twilio-secondary';
   private readonly client: twilio.Twilio;
 
   constructor(
     private readonly config: TwilioConfig,
-    options: { timeoutMs?: number; keepAlive?: boolean } = {},
+    options: { timeoutMs?: number; keepAlive?: boolean; secondary?: boolean } = {},
   ) {
+    this.name = options.secondary ? 'twilio-secondary' : 'twilio';
     this.client = twilio(config.accountSid, config.authToken, {
       httpClient: new ClassifyingRequestClient({ timeout: options.timeoutMs ?? 15000, keepAlive: options.keepAlive ?? true }),
       // Retries belong to the dispatch queue (backoff, attempts), not to the SDK.

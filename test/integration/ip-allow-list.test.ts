@@ -66,7 +66,9 @@ describe('IP allow-list middleware', () => {
     const refused = await createClientWithToken(service, { scopes: ['users'], allowedIps: ['127.0.0.1/32'] });
     const ok = await call(url, allowed.accessToken);
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ auth: { clientId: allowed.clientId, enterpriseId: 'default', scopes: ['users'], test: false, testCodes: {} } });
+    expect(await ok.json()).toEqual({
+      auth: { clientId: allowed.clientId, enterpriseId: 'default', scopes: ['users'], test: false, testCodes: {} },
+    });
     const no = await call(url, refused.accessToken);
     expect(no.status).toBe(401);
     expect(await no.json()).toEqual(notWhitelisted('::1'));

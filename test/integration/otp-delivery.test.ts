@@ -147,7 +147,13 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const otpUuid = await generate();
     const rows = await settled(otpUuid, 'FAILED');
     expect(rows).toEqual([
-      { channel: 'SMS', state: 'FAILED', lastError: expect.stringContaining('not a valid phone number'), updatedAt: expect.any(String) },
+      {
+        channel: 'SMS',
+        state: 'FAILED',
+        provider: 'twilio',
+        lastError: expect.stringContaining('not a valid phone number'),
+        updatedAt: expect.any(String),
+      },
     ]);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(stub.requests).toHaveLength(1);

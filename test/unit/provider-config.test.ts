@@ -44,4 +44,35 @@ describe('provider configuration', () => {
       new ConfigError(['TWILIO_FROM: TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID is required with Twilio credentials']),
     );
   });
+
+  test('when a secondary Twilio account is set, then it needs its token, its sender and the primary account; the breaker has defaults', () => {
+    const primary = { TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'secret-token', TWILIO_FROM: '+15005550006' };
+    const second = `AC${'1'.repeat(32)}`;
+    const config = loadConfig({
+      ...base,
+      ...primary,
+      TWILIO_SECONDARY_ACCOUNT_SID: second,
+      TWILIO_SECONDARY_AUTH_TOKEN: 'other-token',
+      TWILIO_SECONDARY_MESSAGING_SERVICE_SID: `MG${'2'.repeat(32)}`,
+    });
+    expect(config.twilioSecondary).toEqual({
+      accountSid: second,
+      authToken: 'other-token',
+      from: undefined,
+      messagingServiceSid: `MG${'2'.repeat(32)}`,
+      apiBaseUrl: undefined,
+    });
+    expect(config.providerBreaker).toEqual({ errorPercent: 50, windowMs: 60000, minRequests: 5, resetMs: 30000 });
+    expect(() => loadConfig({ ...base, ...primary, TWILIO_SECONDARY_ACCOUNT_SID: second })).toThrow(
+      new ConfigError(['TWILIO_SECONDARY_AUTH_TOKEN: is required with TWILIO_SECONDARY_ACCOUNT_SID']),
+    );
+    expect(() =>
+      loadConfig({
+        ...base,
+        TWILIO_SECONDARY_ACCOUNT_SID: second,
+        TWILIO_SECONDARY_AUTH_TOKEN: 'other-token',
+        TWILIO_SECONDARY_FROM: '+1500',
+      }),
+    ).toThrow(new ConfigError(['TWILIO_SECONDARY_ACCOUNT_SID: a secondary Twilio account needs the primary one (TWILIO_ACCOUNT_SID)']));
+  });
 });

@@ -16,7 +16,9 @@ import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import { createProviders } from '../../core/providers/providers.factory.js';
 import { OutboxProvider } from '../../core/providers/outbox.provider.js';
 import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
-import { dispatchBackoffMs, requeueDispatch } from '../../core/queues/dispatch.queue.js';
+import { dispatchBackoffMs, enqueueDispatch, requeueDispatch } from '../../core/queues/dispatch.queue.js';
+import { deliveryFailoverOn } from '../../core/deliveries/delivery-failover.js';
+import { createSmsRouting } from '../../core/providers/sms-routing.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from './dispatch.processor.js';
 
@@ -31,6 +33,9 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
   const sent = createSentOutcomes({ journal, deliveries, logger: log, maxBacklog: config.sentJournalMaxBacklog });
   const keys = otpKeysFromConfig(config);
   const otps = createOtpsRepository(mongo);
+  const providers = createProviders(config, mongo, log);
+  const smsRouting = createSmsRouting(providers.sms, providers.smsSecondary, config.providerBreaker, log);
+  const failover = deliveryFailoverOn({ deliveries, otps }, config, keys.encryptionKey, (id) => enqueueDispatch(queues.dispatch, id), log);
 
   const worker = createManagedWorker({
     queue: 'dispatch',
@@ -39,10 +44,12 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
       sent,
       findTemplate: (name) => findTemplateCached(mongo, name),
       otpStatus: (otpUuid) => otps.statusOf(otpUuid),
-      providers: createProviders(config, mongo, log),
+      providers,
+      smsRouting,
+      failover,
       encryptionKey: keys.encryptionKey,
       twilioStatusCallbackUrl: `${config.publicUrl}/webhooks/twilio/status`,
-      testMode: { outbox: new OutboxProvider(mongo, log), onReceipt: recordDeliveryReceipt(deliveries, journal, log) },
+      testMode: { outbox: new OutboxProvider(mongo, log), onReceipt: recordDeliveryReceipt(deliveries, journal, log, failover) },
       logger: log,
     }),
     connection: workerRedis,
@@ -69,6 +76,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
         { name: 'resend code sweeper', run: () => codeSweeper.stop() },
         { name: 'dispatch jobs in flight', run: () => drainWorker(worker) },
         { name: 'sent outcomes', run: () => sent.close() },
+        { name: 'SMS breakers', run: async () => smsRouting.close() },
         ...closeSteps,
       ],
       log,

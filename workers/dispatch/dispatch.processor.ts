@@ -11,8 +11,10 @@ import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-
 import type { Logger } from '../../core/logger/logger.js';
 import { deliveryOutcomes, providerSendDuration } from '../../core/metrics/business-metrics.js';
 import { decryptSecret } from '../../core/otp/secret-box.js';
+import type { DeliveryFailover, FailureCause } from '../../core/deliveries/delivery-failover.js';
 import { PermanentProviderError } from '../../core/providers/provider-errors.js';
 import type { Providers, SentMessage } from '../../core/providers/provider.types.js';
+import { isRecipientFailure, type SmsRouting } from '../../core/providers/sms-routing.js';
 import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
 import { getValidator } from '../../core/schemas/schema-registry.js';
 import type { MessageTemplate, RenderedMessage } from '../../core/templates/template.types.js';
@@ -27,6 +29,10 @@ export interface DispatchProcessorDeps {
   /** The stored status of an OTP (undefined when its record is gone), read right before its message is sent. */
   otpStatus: (otpUuid: string) => Promise<string | undefined>;
   providers: Providers;
+  /** SMS through its accounts and their breakers; without it, SMS goes to `providers.sms` directly. */
+  smsRouting?: SmsRouting;
+  /** Sends an OTP's code again another way once its message ended FAILED; without it, nothing does. */
+  failover?: Pick<DeliveryFailover, 'failOver'>;
   encryptionKey: Buffer;
   /** Where Twilio should post delivery receipts. */
   twilioStatusCallbackUrl?: string;
@@ -51,25 +57,54 @@ const isTest = (deps: DispatchProcessorDeps, delivery: Delivery) => delivery.tes
 const providerOf = (deps: DispatchProcessorDeps, delivery: Delivery): string =>
   isTest(deps, delivery) ? TEST_PROVIDER : delivery.channel === 'SMS' ? deps.providers.sms.name : deps.providers.email.name;
 
-const providersOf = (deps: DispatchProcessorDeps, delivery: Delivery): Providers =>
-  isTest(deps, delivery) && deps.testMode ? { sms: deps.testMode.outbox, email: deps.testMode.outbox } : deps.providers;
-
-/** The provider call, timed by outcome: its latency and error rate are what operators alert on. */
-async function send(deps: DispatchProcessorDeps, delivery: Delivery, message: RenderedMessage): Promise<SentMessage> {
-  const stopTimer = providerSendDuration.startTimer({ channel: delivery.channel, provider: providerOf(deps, delivery) });
-  try {
-    const sent = await callProvider(deps, delivery, message);
-    stopTimer({ outcome: 'ok' });
-    return sent;
-  } catch (err) {
-    stopTimer({ outcome: err instanceof PermanentProviderError ? 'permanent' : 'transient' });
-    throw err;
+/** A send that names the provider it went through (the breakers may pick the secondary SMS account). */
+class ProviderSendError extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly provider: string,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
   }
 }
 
-async function callProvider(deps: DispatchProcessorDeps, delivery: Delivery, message: RenderedMessage): Promise<SentMessage> {
+/** The provider call, timed by outcome: its latency and error rate are what operators alert on. */
+async function send(
+  deps: DispatchProcessorDeps,
+  delivery: Delivery,
+  message: RenderedMessage,
+): Promise<SentMessage & { provider: string }> {
+  const started = process.hrtime.bigint();
+  const observe = (provider: string, outcome: string) =>
+    providerSendDuration.observe({ channel: delivery.channel, provider, outcome }, Number(process.hrtime.bigint() - started) / 1e9);
   const otpUuid = delivery.kind === 'otp' ? delivery.refId : undefined;
-  const providers = providersOf(deps, delivery);
+  if (delivery.channel === 'SMS' && !isTest(deps, delivery) && deps.smsRouting) {
+    const sms = { to: delivery.to, text: message.text, statusCallbackUrl: deps.twilioStatusCallbackUrl, otpUuid };
+    const result = await deps.smsRouting.send(sms, delivery.route);
+    if (result.ok) {
+      observe(result.provider, 'ok');
+      return { ...result.sent, provider: result.provider };
+    }
+    observe(result.provider, result.error instanceof PermanentProviderError ? 'permanent' : 'transient');
+    throw new ProviderSendError(result.error, result.provider);
+  }
+  const provider = providerOf(deps, delivery);
+  try {
+    const sent = await callProvider(deps, delivery, message, otpUuid);
+    observe(provider, 'ok');
+    return { ...sent, provider };
+  } catch (err) {
+    observe(provider, err instanceof PermanentProviderError ? 'permanent' : 'transient');
+    throw new ProviderSendError(err, provider);
+  }
+}
+
+async function callProvider(
+  deps: DispatchProcessorDeps,
+  delivery: Delivery,
+  message: RenderedMessage,
+  otpUuid?: string,
+): Promise<SentMessage> {
+  const providers = isTest(deps, delivery) && deps.testMode ? { sms: deps.testMode.outbox, email: deps.testMode.outbox } : deps.providers;
   if (delivery.channel === 'SMS') {
     return providers.sms.send({ to: delivery.to, text: message.text, statusCallbackUrl: deps.twilioStatusCallbackUrl, otpUuid });
   }
@@ -118,14 +153,21 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
 
   // A row that failed while it could still be sent keeps its encrypted code for an operator's
   // replay (the sweeper drops it when the window closes); an expired one has nothing to replay.
-  const markFailed = async (delivery: Delivery, reason: string, attempt?: number) => {
+  const markFailed = async (delivery: Delivery, reason: string, attempt?: number, provider = providerOf(deps, delivery)) => {
     const expired = reason === EXPIRED_BEFORE_SENDING;
     await deps.deliveries.markFailed(delivery.id, reason, {
       attempts: attempt,
-      provider: expired ? undefined : providerOf(deps, delivery),
+      provider: expired ? undefined : provider,
       keepSecrets: !expired,
     });
-    deliveryOutcomes.inc({ channel: delivery.channel, provider: providerOf(deps, delivery), state: 'FAILED' });
+    deliveryOutcomes.inc({ channel: delivery.channel, provider, state: 'FAILED' });
+  };
+
+  // Written before the row says FAILED: should this process die in between, the job's retry
+  // finds the row still QUEUED and gets here again (the failover row's id makes that a no-op).
+  const failOver = async (delivery: Delivery, provider: string, cause: FailureCause) => {
+    if (!deps.failover) return;
+    await deps.failover.failOver({ ...delivery, provider }, cause);
   };
 
   return async (job: Job<DispatchJobData>, token?: string): Promise<DispatchResult> => {
@@ -175,25 +217,29 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt);
       return { state: 'SKIPPED', reason: 'cancelled' };
     }
-    let sent: SentMessage;
+    let sent: SentMessage & { provider: string };
     try {
       sent = await send(deps, delivery, message);
-    } catch (err) {
+    } catch (thrown) {
+      const { cause: err, provider } = thrown as ProviderSendError;
       if (err instanceof PermanentProviderError) {
-        await markFailed(delivery, err.reason, attempt);
+        await failOver(delivery, provider, isRecipientFailure(err) ? 'recipient' : 'provider');
+        await markFailed(delivery, err.reason, attempt, provider);
         throw new UnrecoverableError(err.reason);
       }
       const reason = (err as Error).message;
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (lastAttempt) await markFailed(delivery, `gave up after ${attempt} attempts: ${reason}`, attempt);
-      else await deps.deliveries.recordTransientError(deliveryId, reason, attempt);
-      deps.logger.warn({ deliveryId, attempt, err: reason }, 'transient delivery failure');
+      if (lastAttempt) {
+        await failOver(delivery, provider, 'provider');
+        await markFailed(delivery, `gave up after ${attempt} attempts: ${reason}`, attempt, provider);
+      } else await deps.deliveries.recordTransientError(deliveryId, reason, attempt);
+      deps.logger.warn({ deliveryId, attempt, provider, err: reason }, 'transient delivery failure');
       throw err;
     }
     // Durable before the job ends; the row follows within milliseconds (sent-outcomes.ts). Should
     // this fail, the job's retry finds no record and sends again: at least once, never lost.
     await deps.sent.record({ deliveryId, providerMessageId: sent.providerMessageId, attempts: attempt, sentAt: now() });
-    deliveryOutcomes.inc({ channel: delivery.channel, provider: providerOf(deps, delivery), state: 'SENT' });
+    deliveryOutcomes.inc({ channel: delivery.channel, provider: sent.provider, state: 'SENT' });
     if (isTest(deps, delivery) && deps.testMode) await simulateReceipt(deps.testMode, delivery, sent, deps.logger);
     return { state: 'SENT', providerMessageId: sent.providerMessageId };
   };

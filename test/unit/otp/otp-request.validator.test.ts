@@ -2,7 +2,8 @@ import { parseGenerateOtpRequest } from '../../../core/otp/otp-request.validator
 import { rejectionOf, validBody } from './otp-request-fixtures.js';
 
 const HASH_SPECS_TEXT = 'PLAIN, SHA_256, SHA_384, SHA_512, SHA_HEX_256, SHA_HEX_384, SHA_HEX_512';
-const TOP_LEVEL_FIELDS = 'userId, otpSpecs, otpSpec, dispatchOptions, dynamicMacros, attempts, expiresIn, hashSpec, msgId, generateJwt';
+const TOP_LEVEL_FIELDS =
+  'userId, otpSpecs, otpSpec, dispatchOptions, fallbackDispatchOptions, dynamicMacros, attempts, expiresIn, hashSpec, msgId, generateJwt';
 
 describe('parseGenerateOtpRequest: 400', () => {
   test.each([
