@@ -110,6 +110,26 @@ describe('test mode: a test client never reaches a provider', () => {
     expect(stub.requests).toHaveLength(0);
   });
 
+  test('when a test SMS fails (the magic number) and the request named a fallback channel, then the code goes to that channel once, still to the outbox', async () => {
+    const res = await generate(testToken, 'fails', { fallbackDispatchOptions: { EMAIL: 'otp_email' } });
+    expect(res.status).toBe(200);
+    const { otpUuid } = (await res.json()) as { otpUuid: string };
+    const rows = await eventually(async () => {
+      const status = await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${testToken}` } });
+      const views = ((await status.json()) as { deliveries: DeliveryView[] }).deliveries;
+      return views.length === 2 && views[1]?.state === 'FAILED' ? views : undefined;
+    });
+    // The fallback address is a magic one too: it fails as well, and nothing follows it.
+    expect(rows).toEqual([
+      expect.objectContaining({ channel: 'SMS', state: 'FAILED', provider: 'test', lastError: 'failed (test mode)' }),
+      expect.objectContaining({ channel: 'EMAIL', state: 'FAILED', failover: 2, lastError: 'failed (test mode)' }),
+    ]);
+    const sms = await outboxMessageFor(service, '+15005550001', otpUuid);
+    const email = await outboxMessageFor(service, 'failed@example.com', otpUuid);
+    expect(email.text.match(/[0-9]{6}/)?.[0]).toBe(sms.text.match(/[0-9]{6}/)?.[0]);
+    expect(stub.requests).toHaveLength(0);
+  });
+
   test('when a test client uses up its per-user budget, then a real client still has the real one for that user', async () => {
     // The budget is 2 per user; the first test already used one of the test budget.
     expect((await generate(testToken, 'ok')).status).toBe(200);
