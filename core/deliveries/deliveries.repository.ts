@@ -1,6 +1,15 @@
 import { Schema, type Connection, type mongo } from 'mongoose';
 import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../db/model-registry.js';
+import {
+  CANCELLED_BEFORE_SENDING,
+  EXPIRED_BEFORE_SENDING,
+  receiptFilter,
+  replayFilter,
+  REQUEST_NOT_ANSWERED,
+  takesASendFilter,
+  unsentFilter,
+} from './delivery-states.js';
 import type { Channel, Delivery, DeliveryState } from './delivery.types.js';
 import type { SentOutcome } from './sent-journal.js';
 
@@ -40,25 +49,8 @@ deliverySchema.index({ providerMessageId: 1 }, { sparse: true });
 // The operators' list of failed deliveries: newest first, `_id` breaking ties (delivery-replay.ts).
 deliverySchema.index({ state: 1, updatedAt: -1, _id: -1 });
 
-/** Why a row ended without a send: its OTP expired first. */
-export const EXPIRED_BEFORE_SENDING = 'expired before it could be sent';
-/** Why a row ended without a send: its OTP was cancelled first. */
-export const CANCELLED_BEFORE_SENDING = 'cancelled before it could be sent';
-/** Rows of a request whose answer was an error (its store failed while writing them). */
-export const REQUEST_NOT_ANSWERED = 'request failed before it was answered';
-
-// A send journaled just as its OTP expired or was cancelled may reach the row after the row was
-// ended as unsent: the send is the truth. The filter and the predicate below say the same.
-const ENDED_UNSENT = [EXPIRED_BEFORE_SENDING, CANCELLED_BEFORE_SENDING];
-const TAKES_A_SEND = { $or: [{ state: 'QUEUED' as const }, { state: 'FAILED' as const, lastError: { $in: ENDED_UNSENT } }] };
-
-/** The row as markSentMany leaves it after `outcome` (unchanged if the send no longer applies). */
-export function rowAfterSend(row: Delivery, outcome: SentOutcome): Delivery {
-  const takesIt = row.state === 'QUEUED' || (row.state === 'FAILED' && ENDED_UNSENT.includes(row.lastError ?? ''));
-  if (!takesIt) return row;
-  const { lastError: _cleared, secretMacros: _dropped, ...rest } = row;
-  return { ...rest, state: 'SENT', providerMessageId: outcome.providerMessageId, attempts: outcome.attempts, updatedAt: outcome.sentAt };
-}
+// The state rules (which rows a write applies to) live in delivery-states.ts; re-exported for callers.
+export { CANCELLED_BEFORE_SENDING, EXPIRED_BEFORE_SENDING, REQUEST_NOT_ANSWERED, rowAfterSend } from './delivery-states.js';
 
 export interface DeliveryListQuery {
   state: DeliveryState;
@@ -87,7 +79,7 @@ export function createDeliveriesRepository(connection: Connection) {
   }, STORE_BATCHING);
   // Outcomes recorded by concurrent jobs go out in one unordered bulk write.
   const rowUpdates = createGroupCommit<{ id: string; update: mongo.UpdateFilter<DeliveryDoc> }, void>(async (updates) => {
-    const operations = updates.map(({ id, update }) => ({ updateOne: { filter: { _id: id, state: 'QUEUED' as const }, update } }));
+    const operations = updates.map(({ id, update }) => ({ updateOne: { filter: { _id: id, ...unsentFilter() }, update } }));
     return settleBulkWrite(
       updates.map((_, i) => i),
       updates.length,
@@ -142,7 +134,7 @@ export function createDeliveriesRepository(connection: Connection) {
       const result = await (
         await model()
       ).updateMany(
-        { refId: otpUuid, kind: 'otp', state: 'QUEUED' },
+        { refId: otpUuid, kind: 'otp', ...unsentFilter() },
         { $set: { state: 'FAILED', lastError: CANCELLED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
       return result.modifiedCount;
@@ -159,7 +151,7 @@ export function createDeliveriesRepository(connection: Connection) {
       ).bulkWrite(
         outcomes.map(({ deliveryId, providerMessageId, attempts, sentAt }) => ({
           updateOne: {
-            filter: { _id: deliveryId, ...TAKES_A_SEND },
+            filter: { _id: deliveryId, ...takesASendFilter() },
             update: {
               $set: { state: 'SENT' as const, providerMessageId, attempts, updatedAt: sentAt },
               $unset: { secretMacros: 1 as const, lastError: 1 as const },
@@ -212,7 +204,7 @@ export function createDeliveriesRepository(connection: Connection) {
       const result = await (
         await model()
       ).updateMany(
-        { providerMessageId, state: 'SENT' },
+        { providerMessageId, ...receiptFilter() },
         { $set: { state, updatedAt: now, ...(error ? { lastError: error } : {}), ...failedWith } },
       );
       return result.modifiedCount;
@@ -223,7 +215,7 @@ export function createDeliveriesRepository(connection: Connection) {
       const docs = await (
         await model()
       )
-        .find({ state: 'QUEUED', updatedAt: { $lt: olderThan }, notAfter: { $gt: now } })
+        .find({ ...unsentFilter(), updatedAt: { $lt: olderThan }, notAfter: { $gt: now } })
         .sort({ updatedAt: 1, _id: 1 }) // _id: a tie-break, or equal times come in any order
         .limit(limit)
         .lean<DeliveryDoc[]>();
@@ -235,7 +227,7 @@ export function createDeliveriesRepository(connection: Connection) {
       const result = await (
         await model()
       ).updateMany(
-        { state: 'QUEUED', notAfter: { $lte: now } },
+        { ...unsentFilter(), notAfter: { $lte: now } },
         { $set: { state: 'FAILED', lastError: EXPIRED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
       return result.modifiedCount;
@@ -277,7 +269,7 @@ export function createDeliveriesRepository(connection: Connection) {
     async reopenFailed(id: string, failedAt: Date, now = new Date()): Promise<boolean> {
       const result = await (
         await model()
-      ).updateOne({ _id: id, state: 'FAILED', updatedAt: failedAt }, { $set: { state: 'QUEUED', updatedAt: now }, $inc: { replays: 1 } });
+      ).updateOne({ _id: id, ...replayFilter(failedAt) }, { $set: { state: 'QUEUED', updatedAt: now }, $inc: { replays: 1 } });
       return result.modifiedCount === 1;
     },
 
@@ -290,13 +282,13 @@ export function createDeliveriesRepository(connection: Connection) {
       await (
         await model()
       ).updateMany(
-        { _id: { $in: ids }, state: 'QUEUED' },
+        { _id: { $in: ids }, ...unsentFilter() },
         { $set: { state: 'FAILED', lastError: REQUEST_NOT_ANSWERED, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
     },
 
     async touch(ids: string[], now = new Date()): Promise<void> {
-      await (await model()).updateMany({ _id: { $in: ids }, state: 'QUEUED' }, { $set: { updatedAt: now } });
+      await (await model()).updateMany({ _id: { $in: ids }, ...unsentFilter() }, { $set: { updatedAt: now } });
     },
   };
 }

@@ -1,5 +1,6 @@
 import { AppError, NotFoundError } from '../errors/app-error.js';
-import { rowAfterSend, type DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import { createDeliveryReader } from '../deliveries/delivery-reader.js';
 import {
   failoverDeliveryId,
   originalDeliveryId,
@@ -66,23 +67,12 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     }
   }
 
-  /**
-   * Rows whose send is journaled are reported as they will read a moment later (see markSentMany).
-   * The journal is read first: an entry disappears only after its row says SENT, so a send is
-   * never missed between the two reads. Without Redis the rows still answer, milliseconds behind.
-   */
-  async function deliveryRows(record: OtpRecord): Promise<Delivery[]> {
-    const { otpUuid } = record;
-    // Failover rows are looked up too (they exist only for some messages; a miss costs nothing).
-    const ids = otpDeliveryIds(otpUuid, record.channels, record.resends);
-    const withFailovers = [...ids, ...ids.flatMap((id) => [failoverDeliveryId(id, 1), failoverDeliveryId(id, 2)])];
-    const sent = await deps.sentJournal.find(withFailovers).catch(() => []);
-    const rows = await deps.deliveries.findByRef(otpUuid);
-    const byId = new Map(sent.map((outcome) => [outcome.deliveryId, outcome]));
-    return rows.map((d) => {
-      const outcome = byId.get(d.id);
-      return outcome ? rowAfterSend(d, outcome) : d;
-    });
+  const reader = createDeliveryReader({ journal: deps.sentJournal, deliveries: deps.deliveries });
+
+  /** Every message of the OTP: its first ones, each resend's, and the failover rows of any of them. */
+  function deliveryRows(record: OtpRecord): Promise<Delivery[]> {
+    const ids = otpDeliveryIds(record.otpUuid, record.channels, record.resends);
+    return reader.byRef(record.otpUuid, [...ids, ...ids.flatMap((id) => [failoverDeliveryId(id, 1), failoverDeliveryId(id, 2)])]);
   }
 
   async function checkCode(otpUuid: string, clientId: string, code: string): Promise<{ otpUuid: string; status: 'SUCCESS'; jwt?: string }> {
