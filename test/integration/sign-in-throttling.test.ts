@@ -5,7 +5,7 @@ import { registerClient } from '../../core/clients/clients.service.js';
 import { projectRoot } from '../../core/project-root.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { eventually, readOutbox } from '../support/otp-helpers.js';
-import { csrfOf, FormWalker, loginCodeFor, signInWithForms, type Page } from '../support/sign-in-helpers.js';
+import { csrfOf, FormWalker, loginCodeFor, loginCodesSettled, signInWithForms, type Page } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -117,7 +117,7 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
     const again = await postUserId('rita', '127.0.0.8');
     expect(again.page.status).toBe(403);
     expect(again.page.html).toContain(LOCKED_TEXT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await loginCodesSettled(service, authorizeUrl());
     expect(await loginMessages('+15550400003', since)).toEqual([]);
     const activity = await admin('GET', '/admin/activity?userId=rita');
     expect(((await activity.json()) as { activity: { action: string; comments?: string }[] }).activity).toEqual([
