@@ -91,8 +91,11 @@ describe('client library argument checks (code 4 before any request)', () => {
 
   test('when only events are listened to, then a failed operation is reported without an unhandled rejection', async () => {
     const { client, errors } = clientRecordingRequests();
+    const reported = new Promise((resolve) => client.once('error', resolve));
     void client.getNotifications(-1, '', 1, '', '');
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await reported;
+    // One turn of the event loop: an unhandled rejection of the ignored promise would be raised by now.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(errors.map((e) => e.code)).toEqual([4]);
   });
 });

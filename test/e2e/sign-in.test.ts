@@ -4,7 +4,7 @@ import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { launchBrowser } from '../support/browser.js';
 import { startTestApp, type TestApp } from '../support/oauth-test-app.js';
-import { readOutbox } from '../support/otp-helpers.js';
+import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { loginCodeFor } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
@@ -194,16 +194,11 @@ describe('sign-in pages in a real browser', () => {
     await page.getByRole('status').waitFor();
     expect(await page.getByRole('status').innerText()).toContain('A new code is on its way');
     await page.screenshot({ path: 'test-results/sign-in-5-new-code.png' });
-    const second = await (async () => {
-      for (;;) {
-        const mails = (await readOutbox(service, 'bob@example.com')).filter((m) => /sign-in code/.test(m.text));
-        if (mails.length >= 2)
-          return /\b(\d{6})\b/.exec(
-            mails.sort((a, b) => a.createdAt.localeCompare(b.createdAt))[mails.length - 1]?.text ?? '',
-          )?.[1] as string;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    })();
+    const second = await eventually(async () => {
+      const mails = (await readOutbox(service, 'bob@example.com')).filter((m) => /sign-in code/.test(m.text));
+      if (mails.length < 2) return undefined;
+      return /\b(\d{6})\b/.exec(mails.sort((a, b) => a.createdAt.localeCompare(b.createdAt))[mails.length - 1]?.text ?? '')?.[1] as string;
+    });
     if (first !== second) {
       await page.getByLabel('Sign-in code').fill(first);
       await page.getByRole('button', { name: 'Sign in' }).click();

@@ -3,12 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOtpServices } from '../../api/otp-services.factory.js';
 import { loadConfig } from '../../core/config/config.js';
+import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
+import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { DEFAULT_SERVER_SELECTION_TIMEOUT_MS } from '../../core/db/mongo-connection.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
+import { requeueDispatch } from '../../core/queues/dispatch.queue.js';
 import { startMongoServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
+import { queueSettled } from '../support/queue-state.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
@@ -126,8 +131,19 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
       await eventually(async () =>
         (await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid }))?.state === 'SENT' ? true : undefined,
       );
-      // Sweeps ran meanwhile (grace 0.3 s): the only message is the one answered 200.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Anything the refusals left QUEUED is what a sweep would send: one sweep with its clock past
+      // the grace period, then every job it queued has run. The only message is the one answered 200.
+      await sweepDeliveries(
+        {
+          deliveries: createDeliveriesRepository(service.ctx.mongo),
+          journal: createSentJournal(service.ctx.redis, service.config.queuePrefix),
+          enqueue: (id) => requeueDispatch(service.ctx.queues.dispatch, id),
+          logger: memoryLogger().logger,
+          graceMs: service.config.sweeperGraceMs,
+        },
+        new Date(Date.now() + service.config.sweeperGraceMs),
+      );
+      await queueSettled(service.ctx.queues.dispatch);
       // Before the outage one OTP, after it one: two messages, two rows, none for the refusals.
       expect(await service.ctx.mongo.collection('outbox').countDocuments({})).toBe(2);
       expect(await service.ctx.mongo.collection('deliveries').countDocuments({})).toBe(2);

@@ -681,9 +681,9 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
   });
 
   describe('expiry enforced at answer time (no worker running)', () => {
-    // A service whose clock runs 14 s behind: what it creates with the minimum expiresIn (15 s)
-    // is due one second from now on the real clock.
-    const nearlyDue = () =>
+    // A service whose clock runs 15.5 s behind: what it creates with the minimum expiresIn (15 s)
+    // fell due half a second ago on the real clock, and no worker has expired it.
+    const alreadyDue = () =>
       createNotificationsService({
         repository: createNotificationsRepository(service.ctx.mongo),
         users: createUsersRepository(service.ctx.mongo),
@@ -691,15 +691,14 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         enqueueCallback: (uuid) => enqueueCallback(service.ctx.queues['notification-callback'], uuid),
         logger: memoryLogger().logger,
         callbackPolicy: service.config.notifications.callbackAddresses,
-        now: () => new Date(Date.now() - 14_000),
+        now: () => new Date(Date.now() - 15_500),
       });
 
     test('when a user answers after expiresAt while the record still says ACTIVE, then 410 and the record becomes EXPIRED', async () => {
-      const { notificationUuid: uuid } = await nearlyDue().create(
+      const { notificationUuid: uuid } = await alreadyDue().create(
         { clientId: enterpriseClientId, enterpriseId: 'default' },
         { ...(notificationBody('plain1') as unknown as CreateNotificationInput), expiresIn: 15 },
       );
-      await new Promise((resolve) => setTimeout(resolve, 1200));
       const stored = await (await notificationModel(service.ctx.mongo)).findOne({ notificationUuid: uuid }).lean();
       expect(stored?.status).toBe('ACTIVE');
       expect(await (await read(uuid)).json()).toMatchObject({ status: 'EXPIRED' });

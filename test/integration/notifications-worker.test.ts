@@ -3,14 +3,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { notificationModel, createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
-import { enqueueCallback, enqueueExpiry, expiryJobId } from '../../core/queues/notification.queue.js';
+import { callbackJobId, enqueueCallback, enqueueExpiry, expiryJobId } from '../../core/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';
+import { jobEnded } from '../support/queue-state.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { sendJson } from '../support/users-helpers.js';
+import { untilClockReaches } from '../support/waiting.js';
 import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
 
 interface Received {
@@ -102,7 +104,7 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
   };
   const answer = (uuid: string, response = 'accept') =>
     sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', userToken, { response });
-  /** Creates through the real service with its clock `aheadMs` short of expiresIn: due that soon on the real clock. */
+  /** Creates through the real service with its clock set back: due `dueInMs` from now on the real clock (negative: already past due). */
   const createDueIn = async (dueInMs: number, overrides: Partial<CreateNotificationInput> = {}) => {
     const service_ = createNotificationsService({
       repository: createNotificationsRepository(service.ctx.mongo),
@@ -170,7 +172,8 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(150);
     expect(calls[2].at - calls[1].at).toBeGreaterThanOrEqual(350);
     await eventually(async () => ((await stored(uuid))?.callbackState === 'SENT' ? true : undefined));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The callback job completed (not waiting for another retry): no 4th call comes.
+    expect(await jobEnded(service.ctx.queues['notification-callback'], callbackJobId(uuid))).toBe('completed');
     expect(callbacksFor(uuid)).toHaveLength(3);
   });
 
@@ -225,7 +228,7 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
         const expiresAt = (await stored(uuid))?.expiresAt.getTime() ?? 0;
         // Half the streams start well before expiresAt (an answer should win), half just before it.
         const startAt = expiresAt - (i % 2 === 0 ? 150 : 3);
-        while (Date.now() < startAt) await new Promise((resolve) => setTimeout(resolve, 1));
+        await untilClockReaches(startAt);
         const accepted: number[] = [];
         while (Date.now() < expiresAt + 300) {
           const res = await answer(uuid);
@@ -254,13 +257,13 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
 
   test('when the worker is stopped, then answers after expiresAt are 410; after a restart the sweep expires what lost its job, and retention deletes old ended notifications', async () => {
     await stopWorker();
-    const answeredLate = await createDueIn(300);
-    const lostJob = await createDueIn(300, { callbackUrl: receiver.url });
+    // Both fell due half a second ago (the service's clock is set back), with no worker to expire them.
+    const answeredLate = await createDueIn(-500);
+    const lostJob = await createDueIn(-500, { callbackUrl: receiver.url });
     expect(await service.ctx.queues.notification.remove(expiryJobId(lostJob))).toBe(1);
     const old = await create();
     expect((await answer(old)).status).toBe(200);
     await (await Notifications()).updateOne({ notificationUuid: old }, { $set: { answeredAt: new Date(Date.now() - 91 * 86_400_000) } });
-    await new Promise((resolve) => setTimeout(resolve, 800));
 
     const late = await answer(answeredLate);
     expect(late.status).toBe(410);

@@ -14,6 +14,7 @@ import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
 import { startProviderStub, type ProviderStub } from '../support/provider-stub.js';
+import { jobEnded } from '../support/queue-state.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
@@ -155,7 +156,8 @@ describe('OTP delivery through providers, retries and receipts', () => {
         updatedAt: expect.any(String),
       },
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The job failed for good (a job that will be retried waits as delayed): no second try comes.
+    expect(await jobEnded(service.ctx.queues.dispatch, `otp-${otpUuid}-SMS`)).toBe('failed');
     expect(stub.requests).toHaveLength(1);
   });
 

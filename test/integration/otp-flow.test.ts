@@ -3,6 +3,7 @@ import { userModel } from '../../core/users/users.repository.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson, readOutbox } from '../support/otp-helpers.js';
+import { queueSettled } from '../support/queue-state.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
@@ -213,7 +214,8 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     const second = await generate(body, { 'Idempotency-Key': 'k-123' });
     expect(second.status).toBe(200);
     expect(await second.json()).toEqual(first);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Whatever the retry queued has run by now.
+    await queueSettled(service.ctx.queues.dispatch);
     expect((await readOutbox(service, mobile)).filter((m) => m.otpUuid === first.otpUuid)).toHaveLength(1);
     const changed = await generate({ ...body, attempts: 5 }, { 'Idempotency-Key': 'k-123' });
     expect(changed.status).toBe(422);

@@ -66,7 +66,7 @@ describe('OTP abuse limits and Redis outages', () => {
 
   test('when Redis is down while an OTP is accepted, then the request still succeeds and the sweeper delivers it once Redis is back', async () => {
     await redis.stop();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(async () => (service.ctx.redis.status !== 'ready' ? true : undefined));
     const res = await generate('erin');
     expect(res.status).toBe(200);
     const { otpUuid } = (await res.json()) as { otpUuid: string };

@@ -1,5 +1,6 @@
 import { startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { eventually } from '../support/waiting.js';
 
 describe('readiness when Redis stops', () => {
   let redis: LocalService;
@@ -17,7 +18,8 @@ describe('readiness when Redis stops', () => {
   test('when Redis is stopped, then /readyz is 503 naming redis and the process keeps serving', async () => {
     expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
     await redis.stop();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The service has seen the connection drop.
+    await eventually(async () => (service.ctx.redis.status !== 'ready' ? true : undefined));
     const res = await fetch(`${service.url}/readyz`);
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ status: 'unavailable', checks: { mongodb: 'up', redis: 'down' }, down: ['redis'] });

@@ -3,7 +3,7 @@ import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
 import { readOutbox } from '../support/otp-helpers.js';
-import { csrfOf, FormWalker, loginCodeFor, signInWithForms } from '../support/sign-in-helpers.js';
+import { csrfOf, FormWalker, loginCodeFor, loginCodesSettled, signInWithForms } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
@@ -240,7 +240,7 @@ describe('sign-in: errors, replays and refusals', () => {
     expect(missing.html).toContain('security token');
     const wrong = await walker.page(first.url, { form: { csrf: 'x'.repeat(43), step: 'user', userId: 'gina' } });
     expect(wrong.status).toBe(403);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await loginCodesSettled(service, authorizeUrl(validParams()));
     expect(await readOutbox(service, '+15550300003')).toEqual([]);
   });
 
@@ -263,7 +263,7 @@ describe('sign-in: errors, replays and refusals', () => {
       expect(wrong.status).toBe(400);
       expect(wrong.html).toContain('That code is not right. 4 attempts left.');
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await loginCodesSettled(service, authorizeUrl(validParams()));
     expect(await readOutbox(service, '+15550300004')).toEqual([]);
   });
 
@@ -351,7 +351,7 @@ describe('sign-in: errors, replays and refusals', () => {
       const first = await walker.page(authorizeUrl(validParams()));
       const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'jack' } });
       expect(codePage.html).toContain('name="otp"');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await loginCodesSettled(service, authorizeUrl(validParams()));
       expect(await readOutbox(service, '+15550300010')).toHaveLength(before);
 
       // Unblocking restores nothing: the token from before the block stays refused.

@@ -50,7 +50,8 @@ describe('worker processes: graceful shutdown and crashes', () => {
     const otpUuid = await generate();
     await eventually(async () => (stub && stub.requests.length === 1 ? true : undefined));
     worker.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The second signal comes once the first one's shutdown has begun (the job is still in flight).
+    await waitForOutput(worker, 'shutting down');
     worker.child.kill('SIGTERM');
     const exit = await worker.exited;
     expect(exit).toEqual({ code: 0, signal: null });

@@ -1,4 +1,8 @@
 import type { TestService } from './test-service.js';
+import { eventually } from './waiting.js';
+
+// Most tests import it from here, next to the outbox they wait on.
+export { eventually };
 
 export interface OutboxEntry {
   channel: 'SMS' | 'EMAIL';
@@ -16,17 +20,6 @@ export async function readOutbox(service: TestService, to: string): Promise<Outb
   });
   if (res.status !== 200) throw new Error(`outbox answered ${res.status}`);
   return (await res.json()) as OutboxEntry[];
-}
-
-/** Polls until `check` returns a value (bounded: tests never hang on a lost message). */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
 }
 
 /** Waits for the outbox message of one OTP and returns it. */

@@ -1,6 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import { eventually, readOutbox } from './otp-helpers.js';
+import { queueSettled } from './queue-state.js';
 import type { TestService } from './test-service.js';
+import { insertUser } from './user-fixtures.js';
 
 /** One HTTP answer of the form walker, body read. */
 export interface Page {
@@ -160,4 +162,31 @@ export async function signInWithForms(
   if (after.html.includes('name="decision"'))
     return walker.leaves(after.url, { form: { csrf: csrfOf(after.html), step: 'consent', decision: 'allow' } });
   throw new Error(`sign-in did not finish: ${after.status} ${after.html.slice(0, 600)}`);
+}
+
+let settleRuns = 0;
+/** The control sign-in comes from an address of its own, so it spends none of the test's per-address budget. */
+const SETTLE_ADDRESS = '127.0.0.254';
+
+/**
+ * Waits until every sign-in step answered so far has done what it does after answering, so a
+ * test can then assert that one of them sent nothing. A login code is generated only after its
+ * page has answered (the page costs a known and an unknown user id the same), and a step that
+ * sends nothing leaves no trace to wait on. So one more step is taken, for a fresh user who can
+ * receive a code: the steps before it started their after-answer work before it started its own,
+ * which is the same work or more. Once its code is in the outbox and the dispatch queue holds
+ * nothing that may still run, whatever the earlier steps queued has been sent.
+ */
+export async function loginCodesSettled(service: TestService, authorizationUrl: string): Promise<void> {
+  settleRuns += 1;
+  const userId = `settle-${settleRuns}`;
+  const mobile = `+1555099${String(settleRuns).padStart(4, '0')}`;
+  await insertUser(service.ctx.mongo, { userId, mobileNumber: mobile });
+  const walker = new FormWalker(service.url, SETTLE_ADDRESS);
+  const first = await walker.page(authorizationUrl);
+  const since = new Date();
+  const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
+  if (!codePage.html.includes('name="otp"')) throw new Error(`no code form: ${codePage.status} ${codePage.html.slice(0, 400)}`);
+  await loginCodeFor(service, mobile, since);
+  await queueSettled(service.ctx.queues.dispatch);
 }

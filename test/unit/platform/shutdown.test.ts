@@ -1,23 +1,39 @@
+import { jest } from '@jest/globals';
 import { createShutdown } from '../../../core/lifecycle/shutdown.js';
 import { memoryLogger } from '../../support/test-service.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('createShutdown', () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
   test('when an early step overruns the deadline, then later steps still get their own minimum time and finish', async () => {
+    // The shutdown's clock is jest's: time passes when the test says so.
+    jest.useFakeTimers();
     const { logger, lines } = memoryLogger();
     const done: string[] = [];
     let aborted = false;
+    let finishStores = () => {};
     const shutdown = createShutdown(
       [
-        { name: 'drain', run: () => sleep(10000), minMs: 50, abort: () => (aborted = true) },
-        { name: 'stores', run: () => sleep(100).then(() => done.push('stores')), minMs: 1000 },
+        { name: 'drain', run: () => new Promise(() => {}), minMs: 50, abort: () => (aborted = true) },
+        {
+          name: 'stores',
+          run: () => new Promise<void>((resolve) => (finishStores = resolve)).then(() => done.push('stores')),
+          minMs: 1000,
+        },
       ],
       logger,
       20,
     );
-    expect(await shutdown()).toBe(false);
+    const result = shutdown();
+    // The drain is cut at its own 50 ms (past the 20 ms deadline).
+    await jest.advanceTimersByTimeAsync(50);
     expect(aborted).toBe(true);
+    // The stores step still has its 1 s: 900 ms on, it is not cut, and it finishes.
+    await jest.advanceTimersByTimeAsync(900);
+    finishStores();
+    expect(await result).toBe(false);
     expect(done).toEqual(['stores']);
     expect(
       lines()
