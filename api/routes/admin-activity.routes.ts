@@ -1,11 +1,11 @@
 import { Router, type Request } from 'express';
+import { USER_ID_RE } from '../../core/users/user-id.js';
 import { createActivityRepository, type ActivityEntry } from '../../core/activity/activity.repository.js';
 import { ENTERPRISE_ID_RE } from '../../core/enterprises/enterprise-id.js';
 import { ValidationError } from '../../core/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
-const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
 const CURSOR_RE = /^[0-9a-f]{24}$/;
 export const ACTIVITY_PAGE_DEFAULT = 50;
 export const ACTIVITY_PAGE_MAX = 500;

@@ -1,4 +1,5 @@
 import { Router, type Request, type RequestHandler } from 'express';
+import { USER_ID_RE } from '../../core/users/user-id.js';
 import type { ActivityRepository } from '../../core/activity/activity.repository.js';
 import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/enterprises/enterprise-id.js';
 import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
@@ -32,8 +33,6 @@ export interface UsersRouteServices {
   /** Ends the user's pending notifications as DISCARD (deleting a user). */
   discardPendingNotifications: (enterpriseId: string, userId: string) => Promise<number>;
 }
-
-const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
 
 function userIdParam(value: string): string {
   if (!USER_ID_RE.test(value)) throw new NotFoundError('User not found');

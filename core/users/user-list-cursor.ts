@@ -1,3 +1,4 @@
+import { USER_ID_RE } from './user-id.js';
 import type { UserListPosition } from './users.repository.js';
 
 const VERSION = 'u1';
@@ -23,6 +24,6 @@ export function decodeUserCursor(cursor: string): UserListPosition | undefined {
   }
   if (!Array.isArray(parsed) || parsed.length !== 2) return undefined;
   const [at, userId] = parsed as unknown[];
-  if (!Number.isSafeInteger(at) || typeof userId !== 'string' || !/^[A-Za-z0-9._@-]{1,64}$/.test(userId)) return undefined;
+  if (!Number.isSafeInteger(at) || typeof userId !== 'string' || !USER_ID_RE.test(userId)) return undefined;
   return { createdAt: new Date(at as number), userId };
 }
