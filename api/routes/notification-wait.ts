@@ -41,32 +41,44 @@ export async function waitForFinalState(args: {
   let current = await read();
   if (seconds === 0 || current.status !== 'ACTIVE' || events.listeners() >= MAX_WAITERS_PER_PROCESS) return current;
   const deadline = Date.now() + seconds * 1000;
+  // Set by every end event; cleared as each read starts. An event told while a read is in flight
+  // (the read may have seen the record just before the answer) means "read again now": without
+  // this the waiter would sleep a whole poll interval on a stale ACTIVE.
+  let told = false;
   let wake: () => void = () => undefined;
-  const stopListening = events.listen(uuid, () => wake());
+  const stopListening = events.listen(uuid, () => {
+    told = true;
+    wake();
+  });
   let gone = false;
   const onClose = () => {
     gone = true;
     wake();
   };
   res.on('close', onClose);
+  const readAgain = () => {
+    told = false;
+    return read();
+  };
   try {
     await events.ready();
     // Read again now that this process listens: an answer given in between is not missed.
-    current = await read();
+    current = await readAgain();
     while (current.status === 'ACTIVE' && !gone && !isDraining()) {
       const now = Date.now();
       if (now >= deadline) break;
       // The record turns EXPIRED at expiresAt by the clock: wake then, too.
       const sleep = Math.min(deadline - now, WAIT_POLL_MS, Math.max(current.expiresAt.getTime() - now + 1, 0));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, sleep);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      if (!told)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, sleep);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
       if (gone) break;
-      current = await read();
+      current = await readAgain();
     }
   } finally {
     stopListening();

@@ -75,13 +75,17 @@ export interface ProjectApi extends NodeChild {
   url: string;
 }
 
-export async function startProjectApi(env: Record<string, string>, nodeArgs: string[] = []): Promise<ProjectApi> {
+/**
+ * Starts the API on a free port. Its public URL is its own address unless `publicUrl` names
+ * another: several processes of one deployment share the address their tokens are issued for.
+ */
+export async function startProjectApi(env: Record<string, string>, nodeArgs: string[] = [], publicUrl?: string): Promise<ProjectApi> {
   const port = await findFreePort();
   const url = `http://127.0.0.1:${port}`;
   const child = await startNode(
     'project API',
     join(distDir, 'api', 'main.js'),
-    { ...env, PORT: String(port), PUBLIC_URL: url },
+    { ...env, PORT: String(port), PUBLIC_URL: publicUrl ?? url },
     { readyCheck: () => httpOk(`${url}/readyz`), nodeArgs },
   );
   return { ...child, url };

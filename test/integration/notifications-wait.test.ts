@@ -1,4 +1,9 @@
+import { EventEmitter } from 'node:events';
+import type { Response } from 'express';
+import { WAIT_POLL_MS, waitForFinalState } from '../../api/routes/notification-wait.js';
 import { createNotificationEndEvents } from '../../core/notifications/notification-end-events.js';
+import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
+import type { Notification } from '../../core/notifications/notification.types.js';
 import { createWorkerRedis } from '../../core/queues/redis-connection.js';
 import { findFreePort } from '../../scripts/local-services.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -88,6 +93,43 @@ describe('GET /v1/notifications/{uuid}?wait=: waiting for the answer across API 
     await sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', userToken, { response: 'reject' });
     expect(await (await read(otherUrl, uuid, '60')).json()).toMatchObject({ status: 'UPDATED', action: 'reject' });
     expect(await (await read(otherUrl, uuid, '0')).json()).toMatchObject({ status: 'UPDATED' });
+  });
+
+  test('when the answer is told while the waiter is reading, then it reads again at once rather than sleeping a poll interval', async () => {
+    const uuid = await createNotification();
+    const records = createNotificationsRepository(service.ctx.mongo);
+    let reads = 0;
+    let staleReadDoneAt = 0;
+    const read = async (): Promise<Notification> => {
+      reads += 1;
+      const found = (await records.find(uuid)) as Notification;
+      if (reads === 2) {
+        // The answer lands after this read saw ACTIVE, and its end event reaches this process
+        // (this test's listener is called with the waiter's) before the read returns.
+        const heard = new Promise<void>((resolve) => {
+          const stop = service.ctx.notificationEnds.listen(uuid, () => {
+            stop();
+            resolve();
+          });
+        });
+        const answered = await sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', userToken, { response: 'accept' });
+        expect(answered.status).toBe(200);
+        await heard;
+        staleReadDoneAt = Date.now();
+      }
+      return found;
+    };
+    const result = await waitForFinalState({
+      read,
+      events: service.ctx.notificationEnds,
+      uuid,
+      seconds: 30,
+      res: new EventEmitter() as unknown as Response,
+      isDraining: () => false,
+    });
+    expect(result).toMatchObject({ status: 'UPDATED' });
+    expect(reads).toBe(3);
+    expect(Date.now() - staleReadDoneAt).toBeLessThan(WAIT_POLL_MS / 2);
   });
 
   test('when the client goes away, then its listener is released', async () => {
