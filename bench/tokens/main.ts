@@ -12,7 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { otpDeliveryId } from '../../core/deliveries/delivery.types.js';
-import { decryptSecret } from '../../core/otp/secret-box.js';
+import { decryptSecret } from '../../core/crypto/secret-box.js';
 import {
   envInt,
   envString,

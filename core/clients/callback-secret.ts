@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { findCallbackSecretEncrypted, setCallbackSecretEncrypted } from './clients.repository.js';
 
 // The callback secret keys an HMAC the service computes, so, unlike the client secret, it cannot

@@ -1,4 +1,4 @@
-import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import type { Delivery } from './delivery.types.js';
 
 /** What the dispatch worker needs to send a delivery without reading its row first. */

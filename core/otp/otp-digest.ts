@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { OtpKeys } from './otp-keys.js';
 import type { HashSpec } from './otp.types.js';
-import { decryptSecret, encryptSecret } from './secret-box.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 
 const HMAC_ALGORITHMS: Record<Exclude<HashSpec, 'PLAIN'>, { algorithm: string; encoding: 'base64' | 'hex' }> = {
   SHA_256: { algorithm: 'sha256', encoding: 'base64' },

@@ -15,7 +15,7 @@ import type { OtpKeys } from './otp-keys.js';
 import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { resendCodeContext } from './otp-resend.service.js';
-import { decryptSecret, encryptSecret } from './secret-box.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../metrics/business-metrics.js';
 
 /** What the generation needs to know about a template: its channel and its macro-bearing texts. */

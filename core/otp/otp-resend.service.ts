@@ -10,7 +10,7 @@ import type { OtpKeys } from './otp-keys.js';
 import type { LimitState } from './otp-rate-limits.js';
 import { outcomeError, publicStatus } from './otp-validation.service.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
-import { decryptSecret, encryptSecret } from './secret-box.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 
 export interface OtpResendDeps {
   otps: Pick<OtpsRepository, 'findForClient' | 'addResend'>;

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
-import type { DeliveryFailover } from '../deliveries/delivery-failover.js';
+import type { Delivery } from '../deliveries/delivery.types.js';
 import type { Logger } from '../logger/logger.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { applySentOutcomes } from '../deliveries/sent-outcomes.js';
@@ -56,7 +56,7 @@ export function recordDeliveryReceipt(
   deliveries: Pick<DeliveriesRepository, 'applyReceipt' | 'markSentMany' | 'findByProviderMessageId'>,
   journal: Pick<SentJournal, 'findByProviderMessageId' | 'forget'>,
   logger: Logger,
-  failover?: Pick<DeliveryFailover, 'failOver'>,
+  failover?: { failOver: (failed: Delivery, cause: 'provider') => Promise<unknown> },
 ): RecordDeliveryReceipt {
   const failOverRows = async (providerMessageId: string) => {
     if (!failover) return;

@@ -3,7 +3,7 @@ import type { DeliveriesRepository } from '../deliveries/deliveries.repository.j
 import type { Channel, Delivery } from '../deliveries/delivery.types.js';
 import type { Logger } from '../logger/logger.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
-import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { activationLink } from './activation-link.js';
 import type { UsersRepository } from './users.repository.js';
 

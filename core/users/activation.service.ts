@@ -4,7 +4,7 @@ import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
 import type { SignInFailuresRepository } from '../sign-in/sign-in-failures.repository.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
-import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, verifyActivationCode } from './activation-code.js';
 import type { ActivationThrottle } from './activation-throttle.js';
 import { userExists } from './enrollment.service.js';

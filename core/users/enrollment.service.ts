@@ -6,7 +6,7 @@ import { ConflictError, NotFoundError } from '../errors/app-error.js';
 import { findMissingGroupNames } from '../groups/groups.repository.js';
 import type { Logger } from '../logger/logger.js';
 import type { OtpKeys } from '../otp/otp-keys.js';
-import { encryptSecret } from '../otp/secret-box.js';
+import { encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, generateVerificationKey } from './activation-code.js';
 import type { ActivationDeliveries } from './activation-deliveries.service.js';
 import type { EnrollmentRequest } from './enrollment-request.validator.js';

@@ -17,7 +17,7 @@ import { createProviders } from '../../core/providers/providers.factory.js';
 import { OutboxProvider } from '../../core/providers/outbox.provider.js';
 import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
 import { dispatchBackoffMs, enqueueDispatch, requeueDispatch } from '../../core/queues/dispatch.queue.js';
-import { deliveryFailoverOn } from '../../core/deliveries/delivery-failover.js';
+import { deliveryFailoverOn } from '../../core/otp/otp-failover.js';
 import { createSmsRouting } from '../../core/providers/sms-routing.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from './dispatch.processor.js';

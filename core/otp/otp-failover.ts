@@ -1,11 +1,11 @@
 import type { Logger } from '../logger/logger.js';
 import { deliveryFailovers } from '../metrics/business-metrics.js';
-import { resendCodeContext } from '../otp/otp-resend.service.js';
-import type { OtpRecord, OtpsRepository } from '../otp/otps.repository.js';
-import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import { resendCodeContext } from './otp-resend.service.js';
+import type { OtpRecord, OtpsRepository } from './otps.repository.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { OTP_MACRO } from '../templates/template-macros.js';
-import type { DeliveriesRepository } from './deliveries.repository.js';
-import { failoverDeliveryId, originalDeliveryId, type Delivery, type FailoverStep } from './delivery.types.js';
+import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
+import { failoverDeliveryId, originalDeliveryId, type Delivery, type FailoverStep } from '../deliveries/delivery.types.js';
 
 /** Why a message ended FAILED: its account (outage, refusal, carrier receipt) or its recipient (invalid number). */
 export type FailureCause = 'provider' | 'recipient';

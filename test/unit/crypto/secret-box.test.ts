@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { decryptSecret, encryptSecret } from '../../../core/otp/secret-box.js';
+import { decryptSecret, encryptSecret } from '../../../core/crypto/secret-box.js';
 
 const key = randomBytes(32);
 
