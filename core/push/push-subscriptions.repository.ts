@@ -47,7 +47,8 @@ export function createPushSubscriptionsRepository(connection: Connection) {
       at: Date,
     ): Promise<{ record: PushSubscriptionRecord; created: boolean }> {
       const Sub = await model(connection);
-      for (let attempt = 0; ; attempt++) {
+      // Three rounds settle any interleaving of one concurrent insert and one delete.
+      for (let attempt = 0; attempt < 3; attempt++) {
         const existing = await Sub.findOne({ ...owner, endpoint }).lean();
         if (existing) {
           const set = { p256dh: write.p256dh, authBox: write.sealAuth(existing.subscriptionId), updatedAt: at };
@@ -74,9 +75,10 @@ export function createPushSubscriptionsRepository(connection: Connection) {
           await Sub.create(record);
           return { record, created: true };
         } catch (err) {
-          if (!isDuplicateKeyError(err) || attempt > 0) throw err;
+          if (!isDuplicateKeyError(err)) throw err;
         }
       }
+      throw new Error('push subscription kept changing while it was registered');
     },
 
     async list(owner: Owner): Promise<PushSubscriptionRecord[]> {

@@ -185,6 +185,26 @@ describe('Push subscriptions of the signed-in user', () => {
     for (const s of await list(bob)) expect((await remove(bob, s.subscription_id)).status).toBe(204);
   });
 
+  test('when the same browser registers several times at once, then one record is made (one 201, the others 200)', async () => {
+    const body = browserSubscription(endpointOf('race'));
+    const answers = await Promise.all([1, 2, 3, 4, 5].map(() => register(bob, body)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 201]);
+    const ids = new Set(await Promise.all(answers.map(async (r) => ((await r.json()) as { subscription_id: string }).subscription_id)));
+    expect(ids.size).toBe(1);
+    expect(await list(bob)).toHaveLength(1);
+    for (const s of await list(bob)) expect((await remove(bob, s.subscription_id)).status).toBe(204);
+  });
+
+  test('when more new browsers than allowed register at once, then no more than the cap are kept and the others get 409', async () => {
+    const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => register(bob, browserSubscription(endpointOf(`burst${n}`)))));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
+    const kept = await list(bob);
+    expect(kept.length).toBeLessThanOrEqual(3);
+    expect(kept.length).toBe(statuses.filter((status) => status === 201).length);
+    for (const s of kept) expect((await remove(bob, s.subscription_id)).status).toBe(204);
+  });
+
   test('when another user, or the same user id of another enterprise, lists or deletes a subscription, then they neither see nor reach it', async () => {
     const res = await register(alice, browserSubscription(endpointOf('mine')));
     const { subscription_id: id } = (await res.json()) as { subscription_id: string };
