@@ -33,6 +33,8 @@ import { homeRoutes } from './routes/home.routes.js';
 import { meRoutes } from './routes/me.routes.js';
 import { createNotificationsServices } from './notifications-services.factory.js';
 import { meNotificationsRoutes } from './routes/me-notifications.routes.js';
+import { mePushSubscriptionsRoutes } from './routes/me-push-subscriptions.routes.js';
+import { createPushServices } from './push-services.factory.js';
 import { notificationsRoutes } from './routes/notifications.routes.js';
 import { otpRoutes } from './routes/otp.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
@@ -97,6 +99,8 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(meRoutes(ctx));
   app.use(notificationsRoutes(ctx, notifications));
   app.use(meNotificationsRoutes(ctx, notifications, users, ctx.logger));
+  const push = createPushServices(ctx);
+  app.use(mePushSubscriptionsRoutes(ctx, push.subscriptions, push.vapidKeys, users, ctx.logger));
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));

@@ -1,6 +1,7 @@
 import { createNotificationsRepository } from '../core/notifications/notifications.repository.js';
 import { createNotificationsService, type NotificationsService } from '../core/notifications/notifications.service.js';
 import { enqueueCallback, enqueueExpiry } from '../core/queues/notification.queue.js';
+import { enqueuePushFanout } from '../core/queues/push.queue.js';
 import { createUsersRepository, type UsersRepository } from '../core/users/users.repository.js';
 import type { ServiceContext } from './service-context.js';
 
@@ -28,6 +29,7 @@ export function createNotificationsServices(ctx: ServiceContext): NotificationsS
     users,
     enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(ctx.queues.notification, uuid, expiresAt),
     enqueueCallback: (uuid) => enqueueCallback(ctx.queues['notification-callback'], uuid),
+    enqueuePush: (uuid) => enqueuePushFanout(ctx.queues['notification-push'], uuid),
     logger: ctx.logger,
     callbackPolicy: ctx.config.notifications.callbackAddresses,
   });

@@ -6,6 +6,7 @@ import { messagingRouteDocs } from './messaging.route-docs.js';
 import { notificationsRouteDocs } from './notifications.route-docs.js';
 import { operationsRouteDocs } from './operations.route-docs.js';
 import { otpRouteDocs } from './otp.route-docs.js';
+import { pushRouteDocs } from './push.route-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 import { usersRouteDocs } from './users.route-docs.js';
 
@@ -24,5 +25,6 @@ export const routeDocs: RouteDoc[] = [
   ...usersRouteDocs,
   ...meRouteDocs,
   ...notificationsRouteDocs,
+  ...pushRouteDocs,
   ...demoRouteDocs,
 ];

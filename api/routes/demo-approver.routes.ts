@@ -45,6 +45,8 @@ function loadAssets(ctx: ServiceContext) {
     `script-src 'self' 'sha256-${importMapHash}'`,
     "style-src 'self'",
     "connect-src 'self'",
+    // The service worker that shows Web Push alerts (sw.js).
+    "worker-src 'self'",
     "img-src 'self' data:",
     "base-uri 'none'",
     "form-action 'none'",
@@ -58,6 +60,7 @@ function loadAssets(ctx: ServiceContext) {
   const appFiles = new Map<string, Asset>([
     ['app.js', { type: 'application/javascript', body: readFileSync(join(appDir, 'app.js')) }],
     ['style.css', { type: 'text/css', body: readFileSync(join(appDir, 'style.css')) }],
+    ['sw.js', { type: 'application/javascript', body: readFileSync(join(appDir, 'sw.js')) }],
     ['config.json', { type: 'application/json', body: JSON.stringify(config) }],
   ]);
   const libraries = new Map([

@@ -1,3 +1,4 @@
+import { createECDH } from 'node:crypto';
 import AjvModule from 'ajv';
 import ipaddr from 'ipaddr.js';
 import { configSchema } from './config.schema.js';
@@ -104,6 +105,8 @@ export interface Config {
      */
     readonly callbackAddresses: { readonly allowLoopback: boolean; readonly allowedNetworks: readonly string[] };
   };
+  /** Web Push to the users' browsers (content-free: it only says something is waiting). */
+  readonly push: PushConfig;
   /** Set when Twilio credentials are given; otherwise SMS goes to the outbox. */
   readonly twilio: TwilioConfig | undefined;
   /** A second Twilio account SMS fails over to (docs/operations.md); only with the primary one. */
@@ -118,6 +121,19 @@ export interface Config {
 }
 
 export type { RedisTarget } from './redis-target.js';
+
+export interface PushConfig {
+  /** The VAPID key pair from VAPID_PUBLIC_KEY / VAPID_PRIVATE_KEY; unset: one generated once and kept in MongoDB. */
+  readonly vapidKeys: { readonly publicKey: string; readonly privateKey: string } | undefined;
+  /** The contact push services see in every VAPID token (mailto: or https:). */
+  readonly vapidSubject: string;
+  readonly subscriptionsPerUser: number;
+  readonly concurrency: number;
+  readonly retryBaseMs: number;
+  readonly timeoutMs: number;
+  /** Where subscription endpoints may point besides public https addresses: loopback (development or opt-in). */
+  readonly endpointAddresses: { readonly allowLoopback: boolean; readonly allowedNetworks: readonly string[] };
+}
 
 export interface TwilioConfig {
   readonly accountSid: string;
@@ -183,6 +199,10 @@ const DEFAULTS: Record<string, string> = {
   NOTIFICATION_CALLBACK_CONCURRENCY: '10',
   NOTIFICATION_CALLBACK_RETRY_BASE_MS: '1000',
   NOTIFICATION_CALLBACK_TIMEOUT_MS: '10000',
+  PUSH_SUBSCRIPTIONS_PER_USER: '10',
+  PUSH_CONCURRENCY: '10',
+  PUSH_RETRY_BASE_MS: '1000',
+  PUSH_TIMEOUT_MS: '10000',
   EMAIL_FROM: 'no-reply@example.com',
   WORKER_LOCK_DURATION_MS: '8000',
   SWEEPER_INTERVAL_MS: '15000',
@@ -271,6 +291,22 @@ function callbackNetworksProblems(value: unknown): string[] {
   return bad.length > 0
     ? [`NOTIFICATION_CALLBACK_ALLOWED_NETWORKS: must be a comma-separated list of CIDR ranges; not valid: ${bad.join(', ')}`]
     : [];
+}
+
+/** Both VAPID keys or neither, and a pair that belongs together: a wrong pair would have every push refused. */
+function vapidKeyProblems(publicKey: unknown, privateKey: unknown): string[] {
+  if (publicKey === undefined && privateKey === undefined) return [];
+  if (typeof publicKey !== 'string' || typeof privateKey !== 'string') {
+    return ['VAPID_PRIVATE_KEY: VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY are set together or not at all'];
+  }
+  try {
+    const ecdh = createECDH('prime256v1');
+    ecdh.setPrivateKey(Buffer.from(privateKey, 'base64url'));
+    if (ecdh.getPublicKey('base64url') === publicKey) return [];
+  } catch {
+    // Not a P-256 private key: reported below.
+  }
+  return ['VAPID_PRIVATE_KEY: must be the P-256 private key of VAPID_PUBLIC_KEY (base64url, as web-push generate-vapid-keys prints them)'];
 }
 
 function splitList(value: string): string[] {
@@ -364,6 +400,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const redis = readRedisTarget(raw);
   problems.push(...redis.problems);
   problems.push(...callbackNetworksProblems(raw.NOTIFICATION_CALLBACK_ALLOWED_NETWORKS));
+  problems.push(...vapidKeyProblems(raw.VAPID_PUBLIC_KEY, raw.VAPID_PRIVATE_KEY));
   if ((raw.ACTIVATION_MAX_FAILURES as number) <= (raw.ACTIVATION_FREE_FAILURES_PER_USER as number)) {
     problems.push('ACTIVATION_FREE_FAILURES_PER_USER: must be below ACTIVATION_MAX_FAILURES');
   }
@@ -468,6 +505,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       callbackAddresses: Object.freeze({
         allowLoopback: (raw.NOTIFICATION_CALLBACK_ALLOW_LOOPBACK ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
         allowedNetworks: Object.freeze(splitList((raw.NOTIFICATION_CALLBACK_ALLOWED_NETWORKS as string | undefined) ?? '')),
+      }),
+    }),
+    push: Object.freeze({
+      vapidKeys:
+        raw.VAPID_PUBLIC_KEY === undefined || raw.VAPID_PRIVATE_KEY === undefined
+          ? undefined
+          : Object.freeze({ publicKey: raw.VAPID_PUBLIC_KEY as string, privateKey: raw.VAPID_PRIVATE_KEY as string }),
+      vapidSubject: (raw.VAPID_SUBJECT as string | undefined) ?? `mailto:${raw.EMAIL_FROM as string}`,
+      subscriptionsPerUser: raw.PUSH_SUBSCRIPTIONS_PER_USER as number,
+      concurrency: raw.PUSH_CONCURRENCY as number,
+      retryBaseMs: raw.PUSH_RETRY_BASE_MS as number,
+      timeoutMs: raw.PUSH_TIMEOUT_MS as number,
+      endpointAddresses: Object.freeze({
+        allowLoopback: (raw.PUSH_ENDPOINT_ALLOW_LOOPBACK ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
+        allowedNetworks: Object.freeze([]),
       }),
     }),
     twilio: readTwilio(raw),

@@ -71,3 +71,10 @@ export const notificationExpiryLag = new Histogram({
   buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
   registers: [businessRegistry],
 });
+
+export const pushSends = new Counter({
+  name: 'svc_push_sends_total',
+  help: 'Web Push sends to a subscription by outcome: sent (push service accepted), gone (404/410, subscription deleted), retry (429/5xx or network error, tried again), failed (retries used up), rejected (other refusal), refused (address not allowed), skipped (notification ended first)',
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});

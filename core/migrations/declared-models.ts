@@ -8,6 +8,7 @@ import { deliverySchema } from '../deliveries/deliveries.repository.js';
 import { groupSchema } from '../groups/groups.repository.js';
 import { notificationSchema } from '../notifications/notifications.repository.js';
 import { idempotencySchema } from '../otp/idempotency.repository.js';
+import { pushSubscriptionSchema } from '../push/push-subscriptions.repository.js';
 import { otpSchema } from '../otp/otps.repository.js';
 import { outboxSchema } from '../providers/outbox.repository.js';
 import { webhookEventSchema } from '../providers/webhook-events.repository.js';
@@ -34,6 +35,7 @@ export const DECLARED_MODELS: { name: string; schema: Schema<never> }[] = [
   { name: 'OtpIdempotencyKey', schema: idempotencySchema },
   { name: 'Otp', schema: otpSchema },
   { name: 'OutboxMessage', schema: outboxSchema },
+  { name: 'PushSubscription', schema: pushSubscriptionSchema },
   { name: 'WebhookEvent', schema: webhookEventSchema },
   { name: 'LoginState', schema: loginStateSchema },
   { name: 'SignInFailures', schema: signInFailuresSchema },

@@ -54,7 +54,12 @@ function checkedLookup(protocol: string, options: GuardedPostOptions): LookupFun
  * (never followed). Resolves with the status; a refused address rejects with
  * CallbackAddressRefusedError, a network error or the timeout with its own error.
  */
-export function guardedPost(url: string, body: string, headers: Record<string, string>, options: GuardedPostOptions): Promise<number> {
+export function guardedPost(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  options: GuardedPostOptions,
+): Promise<number> {
   const check = checkCallbackUrl(url, options.policy);
   if (!check.ok) return Promise.reject(new CallbackAddressRefusedError(check.reason));
   const target = new URL(url);

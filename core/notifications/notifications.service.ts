@@ -58,6 +58,11 @@ export interface NotificationsDeps {
   enqueueExpiry: (notificationUuid: string, expiresAt: Date) => Promise<void>;
   /** Queues the callback; failures are tolerated (the sweep re-queues WAITING callbacks). */
   enqueueCallback: (notificationUuid: string) => Promise<void>;
+  /**
+   * Queues the Web Push of a new notification (its user's browsers hear that something waits).
+   * Failures are tolerated: a push only hastens what the app's stream and polling also show.
+   */
+  enqueuePush?: (notificationUuid: string) => Promise<void>;
   logger: Logger;
   /** Which addresses a callbackUrl may name (checked again when each callback is sent). */
   callbackPolicy: CallbackAddressPolicy;
@@ -225,6 +230,11 @@ export function createNotificationsService(deps: NotificationsDeps) {
         throw userNotFound();
       }
       deps.onCreated?.(n);
+      await deps
+        .enqueuePush?.(n.notificationUuid)
+        .catch((err: unknown) =>
+          log.warn({ err, notificationUuid: n.notificationUuid }, 'push not queued; the app finds it on its next look'),
+        );
       return { notificationUuid: n.notificationUuid, ...(n.number !== undefined ? { number: n.number } : {}) };
     },
 

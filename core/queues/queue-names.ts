@@ -1,3 +1,3 @@
 /** Every BullMQ queue of the system; nothing else names a queue. */
-export const QUEUE_NAMES = ['dispatch', 'enrollment', 'notification', 'notification-callback'] as const;
+export const QUEUE_NAMES = ['dispatch', 'enrollment', 'notification', 'notification-callback', 'notification-push'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -138,6 +138,7 @@ async function startSignIn() {
  * device is asked who they are and sees only their own approvals.
  */
 async function signOut() {
+  await turnOffAlerts().catch((err) => console.warn(`alerts not turned off: ${err.message}`));
   const tokens = storedTokens() ?? {};
   sessionStorage.clear();
   $('pending-list').replaceChildren();
@@ -255,6 +256,46 @@ function describeError(error) {
 
 let client;
 
+// Web Push: this browser hears of a new approval even when the page is closed. The push says only
+// that something waits; the service worker (sw.js) shows a generic alert.
+const pushSupported = 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
+
+async function pushRegistration() {
+  const registration = await navigator.serviceWorker.register('sw.js');
+  return { registration, subscription: await registration.pushManager.getSubscription() };
+}
+
+/** Asks for permission (a click is needed for that), subscribes and tells the service. */
+async function turnOnAlerts() {
+  if ((await Notification.requestPermission()) !== 'granted') {
+    say('Alerts are blocked for this page in the browser settings.', true);
+    return;
+  }
+  const { registration, subscription } = await pushRegistration();
+  const active =
+    subscription ?? (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: await client.getPushKey() }));
+  await client.registerPushSubscription(active);
+  $('alerts-button').hidden = true;
+  say('Alerts are on: this device tells you when an approval waits.');
+}
+
+/** At each start: an existing subscription is registered again (harmless), else the button is offered. */
+async function keepAlertsRegistered() {
+  if (!pushSupported) return;
+  const { subscription } = await pushRegistration();
+  if (subscription && Notification.permission === 'granted') await client.registerPushSubscription(subscription);
+  else $('alerts-button').hidden = false;
+}
+
+/** At sign-out: this browser stops hearing of this person's approvals. */
+async function turnOffAlerts() {
+  if (!pushSupported || !client) return;
+  const { subscription } = await pushRegistration();
+  if (!subscription) return;
+  await client.unregisterPushSubscription(subscription);
+  await subscription.unsubscribe();
+}
+
 function refresh() {
   client.getNotifications(0, '', 1, '', '');
   client.getNotificationHistory(20, '', 1, '', '', '', '', '', '');
@@ -301,6 +342,10 @@ async function main() {
   $('refresh-button').addEventListener('click', refresh);
   refresh();
   client.watchNotifications();
+  $('alerts-button').addEventListener('click', () =>
+    turnOnAlerts().catch((err) => say(`Alerts could not be turned on: ${err.message}`, true)),
+  );
+  await keepAlertsRegistered().catch((err) => console.warn(`alerts not registered: ${err.message}`));
 }
 
 main().catch((err) => say(err.message, true));

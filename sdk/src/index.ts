@@ -6,6 +6,8 @@ export {
   type NotificationClientOptions,
   type NotificationEvents,
   type NotificationWatch,
+  type PushSubscriptionJson,
+  type RegisteredPushSubscription,
 } from './notification-client.js';
 export { actionNeedsNumber } from './notification-types.js';
 export type {

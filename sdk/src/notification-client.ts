@@ -62,6 +62,37 @@ export interface NotificationChange {
   expires_at?: string;
 }
 
+/** What `PushSubscription.toJSON()` gives (a browser's `PushSubscription` is accepted as is). */
+export interface PushSubscriptionJson {
+  endpoint: string;
+  expirationTime?: number | null;
+  keys: { p256dh: string; auth: string };
+}
+
+/** A push subscription as the service keeps it for the user (its keys are never returned). */
+export interface RegisteredPushSubscription {
+  subscription_id: string;
+  endpoint: string;
+  expiration_time?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A browser PushSubscription (its toJSON) or the JSON itself. */
+type PushSubscriptionLike = PushSubscriptionJson | { toJSON(): unknown; endpoint: string };
+
+function subscriptionJson(subscription: PushSubscriptionLike): PushSubscriptionJson {
+  const json = (
+    'toJSON' in subscription && typeof subscription.toJSON === 'function' ? subscription.toJSON() : subscription
+  ) as PushSubscriptionJson;
+  // Only what the service accepts: browsers may add fields in later versions.
+  return {
+    endpoint: json.endpoint,
+    ...(json.expirationTime !== undefined ? { expirationTime: json.expirationTime } : {}),
+    keys: { p256dh: json.keys?.p256dh, auth: json.keys?.auth },
+  };
+}
+
 /** Stops a `watchNotifications`. */
 export interface NotificationWatch {
   stop(): void;
@@ -266,6 +297,68 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
     };
   }
 
+  /**
+   * The service's VAPID public key, for `PushManager.subscribe({ userVisibleOnly: true,
+   * applicationServerKey })` (browsers accept the base64url text as is).
+   */
+  async getPushKey(): Promise<string> {
+    const operation: OperationName = 'GetPushKey';
+    try {
+      return (await this.request<{ applicationServerKey: string }>(operation, 'GET', '/v1/me/push-key')).applicationServerKey;
+    } catch (err) {
+      throw asSvcIdentityError(operation, err);
+    }
+  }
+
+  /**
+   * Registers this browser's push subscription for the signed-in user: each new notification then
+   * sends it a push that only says something is waiting (`{"type":"notification"}`); the service
+   * worker shows a prompt and the app reads the notification with getNotifications. Registering the
+   * same subscription again is harmless (it updates its keys), so apps may do it at every start.
+   */
+  async registerPushSubscription(subscription: PushSubscriptionLike): Promise<RegisteredPushSubscription> {
+    const operation: OperationName = 'RegisterPushSubscription';
+    try {
+      return await this.request<RegisteredPushSubscription>(
+        operation,
+        'POST',
+        '/v1/me/push-subscriptions',
+        undefined,
+        subscriptionJson(subscription),
+      );
+    } catch (err) {
+      throw asSvcIdentityError(operation, err);
+    }
+  }
+
+  /**
+   * Stops pushes to this browser for the signed-in user (call it at sign-out, before or after
+   * `PushSubscription.unsubscribe()`). Resolves false when the service did not hold it.
+   */
+  async unregisterPushSubscription(subscription: PushSubscriptionLike | string): Promise<boolean> {
+    const operation: OperationName = 'UnregisterPushSubscription';
+    const endpoint = typeof subscription === 'string' ? subscription : subscription.endpoint;
+    try {
+      const { subscriptions } = await this.request<{ subscriptions: RegisteredPushSubscription[] }>(
+        operation,
+        'GET',
+        '/v1/me/push-subscriptions',
+      );
+      const registered = subscriptions.find((s) => s.endpoint === endpoint);
+      if (!registered) return false;
+      try {
+        await this.request(operation, 'DELETE', `/v1/me/push-subscriptions/${encodeURIComponent(registered.subscription_id)}`);
+      } catch (err) {
+        // Deleted meanwhile (another tab): the outcome the caller wanted.
+        if (err instanceof SvcIdentityError && err.status === 404) return false;
+        throw err;
+      }
+      return true;
+    } catch (err) {
+      throw asSvcIdentityError(operation, err);
+    }
+  }
+
   /** The library's error for a refused stream answer. */
   private async refusal(operation: OperationName, res: Response): Promise<SvcIdentityError> {
     let body: ErrorBody = {};
@@ -343,7 +436,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
 
   private async request<Data>(
     operation: OperationName,
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
     query?: Record<string, string>,
     body?: unknown,

@@ -108,6 +108,10 @@ describe('approver app in a real browser', () => {
     await page.locator('form button[type="submit"]').first().click();
     await page.getByText(`Signed in as ${USER_ID}`).waitFor();
     expect(new URL(page.url()).search).toBe('');
+    // Web Push: the service worker that shows alerts is installed for the app, and alerts are offered.
+    await page.getByRole('button', { name: 'Alert me on this device' }).waitFor();
+    const scope = await page.evaluate<string | undefined>('navigator.serviceWorker.getRegistration().then((r) => r?.scope)');
+    expect(scope).toBe(`${new URL(page.url()).origin}/demo/approver/`);
 
     const { notification_uuid: uuid } = await createNotification({ ds_required: true });
     await page.getByRole('button', { name: 'Refresh' }).click();

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createECDH, randomBytes, randomUUID } from 'node:crypto';
 import {
   ClientLibraryError,
   SvcIdentityError,
@@ -253,6 +253,33 @@ describe('client library against the running service', () => {
     await expect(stranger.getNotifications(0, '', 1, '', '')).rejects.toMatchObject({ code: 39, status: 401, kind: 'sign-in-again' });
     expect((await error).message).toBe(`Invalid access token: ${enterprise}`);
   });
+
+  test('when the app registers and unregisters a browser push subscription through the library, then the service holds it in between', async () => {
+    const pusher = await signedInPerson('lib-push');
+    expect(Buffer.from(await pusher.client.getPushKey(), 'base64url')).toHaveLength(65);
+    const ecdh = createECDH('prime256v1');
+    ecdh.generateKeys();
+    const json = {
+      endpoint: 'https://push.example.com/send/lib-push',
+      expirationTime: null,
+      keys: { p256dh: ecdh.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') },
+    };
+    // What a browser hands over: a PushSubscription object, read through its toJSON().
+    const browserSubscription = { endpoint: json.endpoint, toJSON: () => json };
+    const registered = await pusher.client.registerPushSubscription(browserSubscription);
+    expect(registered).toMatchObject({ endpoint: json.endpoint, subscription_id: expect.any(String) as unknown });
+    expect(await pusher.client.registerPushSubscription(json)).toMatchObject({ subscription_id: registered.subscription_id });
+
+    expect(await pusher.client.unregisterPushSubscription(browserSubscription)).toBe(true);
+    expect(await pusher.client.unregisterPushSubscription(json.endpoint)).toBe(false);
+    await expect(pusher.client.registerPushSubscription({ ...json, endpoint: 'https://10.0.0.1/push' })).rejects.toMatchObject({
+      operation: 'RegisterPushSubscription',
+      code: 4,
+      status: 422,
+      kind: 'refused',
+      message: 'Invalid field endpoint: must reach a public address (10.0.0.1 is in the private range)',
+    });
+  }, 60000);
 
   test('when an admin blocks the user, then every operation ends in an error event with code 141 and the service message', async () => {
     const blocked = await signedInPerson('lib-bob');

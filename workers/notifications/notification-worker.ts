@@ -11,8 +11,13 @@ import { createNotificationsService } from '../../core/notifications/notificatio
 import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
 import { callbackBackoffMs, enqueueCallback, enqueueExpiry } from '../../core/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
+import { createPushDelivery } from '../../core/push/push-delivery.service.js';
+import { createPushSubscriptionsRepository } from '../../core/push/push-subscriptions.repository.js';
+import { getVapidKeys } from '../../core/push/vapid-keys.js';
+import { enqueuePushSends, pushBackoffMs } from '../../core/queues/push.queue.js';
 import { createExpireNotificationProcessor } from './expire-notification.processor.js';
 import { createSendCallbackProcessor } from './send-callback.processor.js';
+import { createSendPushProcessor } from './send-push.processor.js';
 
 const SWEEP_BATCH = 1000;
 // A callback still WAITING this long after its notification ended lost its job: queue it again.
@@ -22,7 +27,8 @@ const RETENTION_INTERVAL_MS = 10 * 60_000;
 /**
  * The notification worker: expiry jobs (one delayed job per notification), the sweep that
  * expires whatever those jobs missed, retention of ended notifications, and signed callbacks on
- * their own queue so a slow or failing receiver never holds up expiries.
+ * their own queue so a slow or failing receiver never holds up expiries, and Web Push on a third
+ * queue (a slow push service holds up neither).
  */
 export async function startNotificationWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const log = logger.child({ worker: 'notification' });
@@ -36,10 +42,11 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
     logger: log,
     callbackPolicy: config.notifications.callbackAddresses,
   });
+  const { encryptionKey } = otpKeysFromConfig(config);
   const delivery = createCallbackDelivery({
     repository,
     mongo,
-    encryptionKey: otpKeysFromConfig(config).encryptionKey,
+    encryptionKey,
     timeoutMs: config.notifications.callbackTimeoutMs,
     policy: config.notifications.callbackAddresses,
     logger: log,
@@ -63,6 +70,28 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
     backoffStrategy: (attemptsMade) => callbackBackoffMs(attemptsMade, config.notifications.callbackRetryBaseMs),
   });
 
+  const pushes = createManagedWorker({
+    queue: 'notification-push',
+    processor: createSendPushProcessor(
+      createPushDelivery({
+        notifications: repository,
+        subscriptions: createPushSubscriptionsRepository(mongo),
+        vapidKeys: () => getVapidKeys(mongo, config.push, encryptionKey),
+        vapidSubject: config.push.vapidSubject,
+        encryptionKey,
+        policy: config.push.endpointAddresses,
+        timeoutMs: config.push.timeoutMs,
+        enqueueSends: (uuid, ids) => enqueuePushSends(queues['notification-push'], uuid, ids),
+        logger: log,
+      }),
+    ),
+    connection: workerRedis,
+    config,
+    concurrency: config.push.concurrency,
+    logger: log,
+    backoffStrategy: (attemptsMade) => pushBackoffMs(attemptsMade, config.push.retryBaseMs),
+  });
+
   const sweep = async () => {
     const { expired, callbacksRequeued } = await service.sweep({ batchSize: SWEEP_BATCH, callbackGraceMs: CALLBACK_REQUEUE_GRACE_MS });
     if (expired > 0 || callbacksRequeued > 0) log.info({ expired, callbacksRequeued }, 'notification sweep');
@@ -78,6 +107,7 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
   const retention = startPeriodicTask('notification retention', purge, RETENTION_INTERVAL_MS, log);
   await runManagedWorker(expiries, log);
   await runManagedWorker(callbacks, log);
+  await runManagedWorker(pushes, log);
   return {
     shutdown: createShutdown(
       [
@@ -85,6 +115,7 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
         { name: 'retention', run: () => retention.stop() },
         { name: 'expiry jobs in flight', run: () => drainWorker(expiries) },
         { name: 'callbacks in flight', run: () => drainWorker(callbacks) },
+        { name: 'pushes in flight', run: () => drainWorker(pushes) },
         ...closeSteps,
       ],
       log,
