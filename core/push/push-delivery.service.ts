@@ -4,7 +4,7 @@ import type { CallbackAddressPolicy } from '../notifications/callback-address-po
 import { CallbackAddressRefusedError, type Resolver } from '../notifications/guarded-post.js';
 import { effectiveStatus } from '../notifications/notification-states.js';
 import type { NotificationsRepository } from '../notifications/notifications.repository.js';
-import { decryptSecret } from '../otp/secret-box.js';
+import { decryptSecret } from '../crypto/secret-box.js';
 import { classifyPushStatus, sendPush } from './push-sender.js';
 import type { PushSubscriptionsRepository } from './push-subscriptions.repository.js';
 import { authBoxContext } from './push-subscriptions.service.js';

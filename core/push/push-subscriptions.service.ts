@@ -1,7 +1,7 @@
 import { ECDH } from 'node:crypto';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
 import { checkCallbackUrl, type CallbackAddressPolicy } from '../notifications/callback-address-policy.js';
-import { encryptSecret } from '../otp/secret-box.js';
+import { encryptSecret } from '../crypto/secret-box.js';
 import type { PushSubscriptionInput, PushSubscriptionRecord } from './push-subscription.types.js';
 import type { PushSubscriptionsRepository } from './push-subscriptions.repository.js';
 

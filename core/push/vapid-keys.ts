@@ -2,7 +2,7 @@ import { createECDH } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { ensureServerSecret } from '../auth/server-secrets.repository.js';
 import type { PushConfig } from '../config/config.js';
-import { decryptSecret, encryptSecret } from '../otp/secret-box.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 
 /** The application server's key pair (RFC 8292), base64url as browsers and web-push take it. */
 export interface VapidKeys {
