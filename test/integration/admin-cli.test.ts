@@ -277,9 +277,10 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       [['users', 'block', 'nobody'], 'User not found'],
       [['users', 'unlock-sign-in', 'nobody'], 'User not found'],
     ];
-    for (const [args, message] of cases)
-      expect([args.join(' '), await refused(...args)]).toEqual([args.join(' '), { code: 2, stdout: '', stderr: `${message}\n` }]);
-  });
+    // Ten CLI processes, each starting Node and connecting to MongoDB: side by side, with room for a busy machine.
+    const answers = await Promise.all(cases.map(async ([args]) => [args.join(' '), await refused(...args)]));
+    expect(answers).toEqual(cases.map(([args, message]) => [args.join(' '), { code: 2, stdout: '', stderr: `${message}\n` }]));
+  }, 120_000);
 
   test('when groups are shown and deleted from the CLI, then it prints them and a deleted group is gone', async () => {
     await cli('groups', 'create', 'short-lived', '--description', 'Temp');
