@@ -1,5 +1,5 @@
 // Import rules checked by `npm test` (npx depcruise). The layering is explained in docs/design.md.
-const FOUNDATION = '^core/(config|errors|logger|schemas|batching|db|enterprises|project-root)';
+const FOUNDATION = '^core/(config|errors|logger|schemas|batching|db|enterprises|crypto|project-root)';
 const INFRASTRUCTURE = '^core/(queues|metrics|lifecycle)/';
 
 module.exports = {
@@ -33,6 +33,13 @@ module.exports = {
       to: { path: '^(api|workers|scripts|test|bench|sdk)/' },
     },
     {
+      name: 'core-speaks-no-http',
+      severity: 'error',
+      comment: 'core/ knows nothing of Express: requests and responses belong to api/.',
+      from: { path: '^core/' },
+      to: { path: 'node_modules/(express|@types/express)/' },
+    },
+    {
       name: 'sdk-stands-alone',
       severity: 'error',
       comment: 'The client library is published on its own: it imports only its own files and packages.',
@@ -56,7 +63,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|dist|\\.local)/' },
+    exclude: { path: '^(dist|\\.local)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
   },

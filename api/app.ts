@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { deliveryFailoverOn } from '../core/otp/otp-failover.js';
-import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
 import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
 import { createSentJournal } from '../core/deliveries/sent-journal.js';

@@ -4,7 +4,7 @@ import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { createIdempotencyRepository } from '../core/otp/idempotency.repository.js';
 import { createOtpGenerationService } from '../core/otp/otp-generation.service.js';
 import { createOtpJwtSigner } from '../core/otp/otp-jwt.js';
-import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createRateLimits } from '../core/otp/otp-rate-limits.js';
 import { createOtpCancellationService } from '../core/otp/otp-cancellation.service.js';
 import { createOtpResendService } from '../core/otp/otp-resend.service.js';

@@ -1,4 +1,4 @@
-import { otpKeysFromConfig } from '../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createPushSubscriptionsRepository } from '../core/push/push-subscriptions.repository.js';
 import { createPushSubscriptionsService, type PushSubscriptionsService } from '../core/push/push-subscriptions.service.js';
 import { getVapidKeys, type VapidKeys } from '../core/push/vapid-keys.js';

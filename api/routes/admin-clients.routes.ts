@@ -11,7 +11,7 @@ import {
   type UpdateClientInput,
 } from '../../core/clients/clients.service.js';
 import { NotFoundError } from '../../core/errors/app-error.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sealDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { encryptSecret } from '../../core/crypto/secret-box.js';
 import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS } from '../../core/queues/dispatch.queue.js';
 import { seedTemplates } from '../../core/templates/templates.seeder.js';

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { OtpKeys } from './otp-keys.js';
+import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { HashSpec } from './otp.types.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 

@@ -11,7 +11,7 @@ import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRepository } from './idempotency
 import { digestOtp } from './otp-digest.js';
 import { generateOtp } from './otp-generator.js';
 import { fitsOtpFormat } from './otp-format-fit.js';
-import type { OtpKeys } from './otp-keys.js';
+import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { resendCodeContext } from './otp-resend.service.js';

@@ -6,7 +6,7 @@ import { AppError, NotFoundError, ValidationError } from '../errors/app-error.js
 import type { Logger } from '../logger/logger.js';
 import { OTP_MACRO } from '../templates/template-macros.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
-import type { OtpKeys } from './otp-keys.js';
+import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { LimitState } from './otp-rate-limits.js';
 import { outcomeError, publicStatus } from './otp-validation.service.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';

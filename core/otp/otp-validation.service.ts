@@ -10,7 +10,7 @@ import {
 } from '../deliveries/delivery.types.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { verifyOtp } from './otp-digest.js';
-import type { OtpKeys } from './otp-keys.js';
+import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { HashSpec } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { otpValidations } from '../metrics/business-metrics.js';

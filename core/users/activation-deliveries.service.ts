@@ -2,7 +2,7 @@ import { DEFAULT_ENTERPRISE_ID, userSubject, type UserRef } from '../enterprises
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import type { Channel, Delivery } from '../deliveries/delivery.types.js';
 import type { Logger } from '../logger/logger.js';
-import type { OtpKeys } from '../otp/otp-keys.js';
+import type { OtpKeys } from '../crypto/otp-keys.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { activationLink } from './activation-link.js';
 import type { UsersRepository } from './users.repository.js';

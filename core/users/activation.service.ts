@@ -1,9 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
-import type { SignInFailuresRepository } from '../sign-in/sign-in-failures.repository.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
-import type { OtpKeys } from '../otp/otp-keys.js';
+import type { OtpKeys } from '../crypto/otp-keys.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, verifyActivationCode } from './activation-code.js';
 import type { ActivationThrottle } from './activation-throttle.js';
@@ -24,8 +23,11 @@ export interface ActivationDeps {
   /** Queues the activation messages of a code issue; tolerates Redis being down. */
   queueActivation: (ref: UserRef, issue: number) => Promise<void>;
   activity: Pick<ActivityRepository, 'append'>;
-  /** Completing activation again unlocks a sign-in locked by wrong login codes. */
-  signInFailures: Pick<SignInFailuresRepository, 'clear'>;
+  /**
+   * Completing activation again unlocks a sign-in locked by wrong login codes (the sign-in
+   * feature's failures record; true when there was a lock to clear).
+   */
+  signInFailures: { clear: (ref: UserRef) => Promise<boolean> };
   keys: OtpKeys;
   codeTtlSeconds: number;
   /** Every refused activation answers no sooner than this after it arrived (see activate). */

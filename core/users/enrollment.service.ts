@@ -5,7 +5,7 @@ import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
 import { ConflictError, NotFoundError } from '../errors/app-error.js';
 import { findMissingGroupNames } from '../groups/groups.repository.js';
 import type { Logger } from '../logger/logger.js';
-import type { OtpKeys } from '../otp/otp-keys.js';
+import type { OtpKeys } from '../crypto/otp-keys.js';
 import { encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, generateVerificationKey } from './activation-code.js';
 import type { ActivationDeliveries } from './activation-deliveries.service.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readCallbackSecret } from '../../core/clients/callback-secret.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { insertOutboxMessage } from '../../core/providers/outbox.repository.js';
 import { projectRoot } from '../../core/project-root.js';
 import { insertUser } from '../support/user-fixtures.js';

@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';

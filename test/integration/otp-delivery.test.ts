@@ -7,7 +7,7 @@ import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from '../../workers/dispatch/dispatch.processor.js';
 import { openDelivery, sealDelivery } from '../../core/deliveries/delivery-envelope.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';

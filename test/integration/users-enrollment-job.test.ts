@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { enqueueDispatch } from '../../core/queues/dispatch.queue.js';
 import { enrollmentJobId, type EnrollmentJobData } from '../../core/queues/enrollment.queue.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';

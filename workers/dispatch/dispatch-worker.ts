@@ -10,7 +10,7 @@ import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
 import { createShutdown } from '../../core/lifecycle/shutdown.js';
 import type { Logger } from '../../core/logger/logger.js';
 import type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import { createProviders } from '../../core/providers/providers.factory.js';

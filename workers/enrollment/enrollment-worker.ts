@@ -7,7 +7,7 @@ import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';
 import { createShutdown } from '../../core/lifecycle/shutdown.js';
 import type { Logger } from '../../core/logger/logger.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { enqueueDispatch } from '../../core/queues/dispatch.queue.js';
 import { createActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';

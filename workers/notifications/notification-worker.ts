@@ -8,7 +8,7 @@ import type { Logger } from '../../core/logger/logger.js';
 import { createCallbackDelivery } from '../../core/notifications/callback-delivery.service.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
-import { otpKeysFromConfig } from '../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { callbackBackoffMs, enqueueCallback, enqueueExpiry } from '../../core/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createPushDelivery } from '../../core/push/push-delivery.service.js';

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { digestOtp, verifyOtp } from '../../../core/otp/otp-digest.js';
-import { otpKeysFromConfig, type OtpKeys } from '../../../core/otp/otp-keys.js';
+import { otpKeysFromConfig, type OtpKeys } from '../../../core/crypto/otp-keys.js';
 import { HASH_SPECS, type HashSpec } from '../../../core/otp/otp.types.js';
 
 function freshKeys(): OtpKeys {

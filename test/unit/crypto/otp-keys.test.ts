@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { otpKeysFromConfig } from '../../../core/otp/otp-keys.js';
+import { otpKeysFromConfig } from '../../../core/crypto/otp-keys.js';
 
 const hex = randomBytes(32).toString('hex');
 const hmac = randomBytes(32);
