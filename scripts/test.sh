@@ -12,6 +12,8 @@ echo "[test] node $(node --version)" >&2
 # The client library first: tests import it as a package, through its built type declarations.
 npx tsc -p sdk/tsconfig.json
 npx tsc -p tsconfig.json --noEmit
+# The client library's own tests run through Jest without a type check: checked here.
+npx tsc -p sdk/tsconfig.test.json --noEmit
 # The benchmarks and drills have a build of their own (npm run bench:*, drills): it must keep compiling.
 npx tsc -p tsconfig.bench.json --noEmit --incremental false
 npx eslint . --max-warnings=0

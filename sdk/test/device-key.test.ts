@@ -12,7 +12,7 @@ describe('device key', () => {
     const uuid = '0b9d6a0e-1c2f-4c3a-8d2e-6f1f2b3c4d5e';
     const signature = await signAnswer(keys.privateKey, uuid, 'accept');
     expect(signature).toMatch(/^[A-Za-z0-9_-]{86}$/);
-    const publicKey = createPublicKey({ key: registration.publicKeyJwk, format: 'jwk' });
+    const publicKey = createPublicKey({ key: { ...registration.publicKeyJwk }, format: 'jwk' });
     const bytes = Buffer.from(signature, 'base64url');
     expect(verify('sha256', Buffer.from(`${uuid}.accept`), { key: publicKey, dsaEncoding: 'ieee-p1363' }, bytes)).toBe(true);
     expect(verify('sha256', Buffer.from(`${uuid}.reject`), { key: publicKey, dsaEncoding: 'ieee-p1363' }, bytes)).toBe(false);

@@ -18,7 +18,7 @@ describe('which answers need the matching number', () => {
       actions: [
         { ...actions[1], requiresNumber: false },
         { ...actions[0], requiresNumber: true },
-      ] as typeof actions,
+      ] as unknown as typeof actions,
     };
     expect(actionNeedsNumber(notification, 'reject')).toBe(false);
     expect(actionNeedsNumber(notification, 'accept')).toBe(true);
