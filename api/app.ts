@@ -27,6 +27,7 @@ import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { homeRoutes } from './routes/home.routes.js';
 import { meRoutes } from './routes/me.routes.js';
+import { mePasskeysRoutes } from './routes/me-passkeys.routes.js';
 import { createNotificationsServices } from './notifications-services.factory.js';
 import { meNotificationsRoutes } from './routes/me-notifications.routes.js';
 import { notificationsRoutes } from './routes/notifications.routes.js';
@@ -86,6 +87,7 @@ export function buildApp(ctx: ServiceContext): Express {
   );
   app.use(adminSignInLockRoutes(ctx));
   app.use(meRoutes(ctx));
+  app.use(mePasskeysRoutes(ctx));
   app.use(notificationsRoutes(ctx, notifications));
   app.use(meNotificationsRoutes(ctx, notifications, users, ctx.logger));
 
