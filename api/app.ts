@@ -21,6 +21,7 @@ import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
 import { adminQueuesRoutes, QUEUES_DASHBOARD_PATH } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { adminSignInLockRoutes } from './routes/admin-sign-in-lock.routes.js';
+import { adminPasskeysRoutes } from './routes/admin-passkeys.routes.js';
 import { adminUsersRoutes } from './routes/admin-users.routes.js';
 import { demoApproverRoutes } from './routes/demo-approver.routes.js';
 import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
@@ -86,6 +87,7 @@ export function buildApp(ctx: ServiceContext): Express {
     }),
   );
   app.use(adminSignInLockRoutes(ctx));
+  app.use(adminPasskeysRoutes(ctx));
   app.use(meRoutes(ctx));
   app.use(mePasskeysRoutes(ctx));
   app.use(notificationsRoutes(ctx, notifications));
