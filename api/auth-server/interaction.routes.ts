@@ -164,7 +164,9 @@ export function interactionRoutes(
           clientName: client.name,
           action,
           csrf: state.csrf,
-          ...(offered ? { passkey: { challenge, rpId: services.passkeys.rpId } } : {}),
+          // After an error the passkeys are offered by the button only, never straight away in the
+          // field's suggestions: a browser that answers those by itself would go round in circles.
+          ...(offered ? { passkey: { challenge, rpId: services.passkeys.rpId, conditional: extra.error === undefined } } : {}),
           ...extra,
         },
         client.redirectOrigin,

@@ -30,8 +30,8 @@ export interface PageData {
   message?: string;
   restart?: boolean;
   scopes?: { name: string; label: string }[];
-  /** The passkey sign-in the user-id page offers: its one challenge and the relying party id. */
-  passkey?: { challenge: string; rpId: string };
+  /** The passkey sign-in the user-id page offers: its one challenge, the relying party id, and whether the field suggests passkeys. */
+  passkey?: { challenge: string; rpId: string; conditional: boolean };
 }
 
 export interface RenderedPage {

@@ -23,7 +23,10 @@ export type OperationName =
   | 'Discover'
   | 'StartSignIn'
   | 'FinishSignIn'
-  | 'Refresh';
+  | 'Refresh'
+  | 'RegisterPasskey'
+  | 'ListPasskeys'
+  | 'RemovePasskey';
 
 export interface SvcIdentityErrorFields {
   operation: OperationName;
