@@ -4,6 +4,8 @@ export type PasskeyAnswer = AuthenticationResponseJSON;
 
 const B64URL_RE = /^[A-Za-z0-9_-]*$/;
 const MAX_FIELD = 4096;
+// The whole answer as one form field: within the sign-in form's 10 kB body with the other fields.
+const MAX_ANSWER = 8000;
 
 const isB64url = (value: unknown, min = 1): value is string =>
   typeof value === 'string' && value.length >= min && value.length <= MAX_FIELD && B64URL_RE.test(value);
@@ -14,7 +16,7 @@ const isB64url = (value: unknown, min = 1): value is string =>
  * checked here; what it proves is checked by the passkey sign-in.
  */
 export function parsePasskeyAnswer(field: unknown): PasskeyAnswer | undefined {
-  if (typeof field !== 'string' || field.length > 4 * MAX_FIELD) return undefined;
+  if (typeof field !== 'string' || field.length > MAX_ANSWER) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(field);
