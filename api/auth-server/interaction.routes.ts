@@ -67,7 +67,8 @@ export function interactionRoutes(
 ): Router {
   const router = Router();
   const path = `${AUTH_SERVER_PATH}/interaction/:uid`;
-  const form = express.urlencoded({ extended: false, limit: '10kb', parameterLimit: 20 });
+  // Room for a passkey answer (up to 6000 characters, percent-encoded) besides the short fields.
+  const form = express.urlencoded({ extended: false, limit: '80kb', parameterLimit: 20 });
 
   function send(res: Response, status: number, name: PageName, data: PageData, formTargets: string[] = []): void {
     const page = renderPage(name, data, formTargets);

@@ -116,7 +116,7 @@ export const authServerRouteDocs: RouteDoc[] = [
         description: 'CSRF token missing or wrong; account not active yet; account cannot sign in (HTML page)',
         contentType: 'text/html',
       },
-      '413': { description: 'Form body above 10 kB', schema: 'common.error.json' },
+      '413': { description: 'Form body above 80 kB', schema: 'common.error.json' },
       '429': { description: 'Too many attempts from this address or for this user id (HTML page, Retry-After)', contentType: 'text/html' },
     },
   },
