@@ -151,6 +151,9 @@ describe('passkeys in a real browser', () => {
   }, 120000);
 
   test('when the user is blocked, then their passkey signs nobody in', async () => {
+    // The app opened afresh with the tab's tokens, signed in.
+    await page.goto(`${service.url}/demo/approver/`);
+    await page.getByText(`Signed in as ${USER_ID}`).waitFor();
     await addPasskey('Second try');
     expect((await admin('PUT', `/admin/users/${USER_ID}/blocked`, { blocked: true })).status).toBe(200);
     await page.goto(`${service.url}/demo/approver/`);
