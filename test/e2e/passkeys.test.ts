@@ -70,6 +70,7 @@ describe('passkeys in a real browser', () => {
 
   async function signInWithCode(): Promise<void> {
     const since = new Date();
+    await page.waitForLoadState('networkidle');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByLabel('User ID').fill(USER_ID);
     await page.getByRole('button', { name: 'Continue' }).click();
@@ -97,6 +98,9 @@ describe('passkeys in a real browser', () => {
 
   /** From the app's Sign in to the login page, then the passkey button. */
   async function usePasskey(screenshot?: string): Promise<void> {
+    // "Not signed in" and the Sign in button are in the page's HTML: the app's script has run
+    // (and listens to the button) once its requests are done.
+    await page.waitForLoadState('networkidle');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     const button = page.getByRole('button', { name: 'Sign in with a passkey' });
     await button.waitFor();
@@ -117,6 +121,7 @@ describe('passkeys in a real browser', () => {
     // present, one passkey) answers by itself, as a person picking it in the field's suggestions.
     await signOut();
     const since = new Date();
+    await page.waitForLoadState('networkidle');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByText(`Signed in as ${USER_ID}`).waitFor();
     await page.getByText(/last used/).waitFor();
