@@ -161,10 +161,11 @@ describe('passkeys in a real browser', () => {
     await page.getByText(`Signed in as ${USER_ID}`).waitFor();
     await addPasskey('Second try');
     expect((await admin('PUT', `/admin/users/${USER_ID}/blocked`, { blocked: true })).status).toBe(200);
-    await page.goto(`${service.url}/demo/approver/`);
-    // Blocking ended the app's tokens; the app finds out and offers Sign in again.
+    // Blocking ended the app's tokens: the tab forgets them (on a page of the service's origin
+    // with no script of its own, so the app cannot store refreshed ones meanwhile) and opens the app.
+    await page.goto(`${service.url}/healthz`);
     await page.evaluate('sessionStorage.clear()');
-    await page.reload();
+    await page.goto(`${service.url}/demo/approver/`);
     await usePasskey();
     await page.getByText('This account cannot sign in. Contact your administrator.').waitFor();
     expect(page.url()).toContain('/svc/authserver/interaction/');
