@@ -22,6 +22,7 @@ describe('passkeys in a real browser', () => {
   let browser: Browser | undefined;
   let page: Page;
   let cdp: CDPSession;
+  let authenticatorId = '';
   const errors: string[] = [];
 
   beforeAll(async () => {
@@ -40,7 +41,7 @@ describe('passkeys in a real browser', () => {
     cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     // A platform authenticator with a screen lock the "person" always passes.
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {
         protocol: 'ctap2',
         transport: 'internal',
@@ -49,7 +50,7 @@ describe('passkeys in a real browser', () => {
         isUserVerified: true,
         automaticPresenceSimulation: true,
       },
-    });
+    }));
   });
   afterAll(async () => {
     await browser?.close();
@@ -159,6 +160,8 @@ describe('passkeys in a real browser', () => {
     // The app opened afresh with the tab's tokens, signed in.
     await page.goto(`${service.url}/demo/approver/`);
     await page.getByText(`Signed in as ${USER_ID}`).waitFor();
+    // The device forgets the removed passkey, so the browser has one to offer, the new one.
+    await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
     await addPasskey('Second try');
     expect((await admin('PUT', `/admin/users/${USER_ID}/blocked`, { blocked: true })).status).toBe(200);
     // Blocking ended the app's tokens: the tab forgets them (on a page of the service's origin
