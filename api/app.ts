@@ -25,12 +25,14 @@ import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
 import { adminQueuesRoutes, QUEUES_DASHBOARD_PATH } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { adminSignInLockRoutes } from './routes/admin-sign-in-lock.routes.js';
+import { adminPasskeysRoutes } from './routes/admin-passkeys.routes.js';
 import { adminUsersRoutes } from './routes/admin-users.routes.js';
 import { demoApproverRoutes } from './routes/demo-approver.routes.js';
 import { DOCS_PATH, docsRoutes } from './routes/docs.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { homeRoutes } from './routes/home.routes.js';
 import { meRoutes } from './routes/me.routes.js';
+import { mePasskeysRoutes } from './routes/me-passkeys.routes.js';
 import { createNotificationsServices } from './notifications-services.factory.js';
 import { meNotificationsRoutes } from './routes/me-notifications.routes.js';
 import { mePushSubscriptionsRoutes } from './routes/me-push-subscriptions.routes.js';
@@ -96,7 +98,9 @@ export function buildApp(ctx: ServiceContext): Express {
     }),
   );
   app.use(adminSignInLockRoutes(ctx));
+  app.use(adminPasskeysRoutes(ctx));
   app.use(meRoutes(ctx));
+  app.use(mePasskeysRoutes(ctx));
   app.use(notificationsRoutes(ctx, notifications));
   app.use(meNotificationsRoutes(ctx, notifications, users, ctx.logger));
   const push = createPushServices(ctx);

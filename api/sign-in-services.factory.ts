@@ -1,5 +1,7 @@
 import { createActivityRepository } from '../core/activity/activity.repository.js';
 import { signIns } from '../core/metrics/business-metrics.js';
+import { createPasskeySignIn } from '../core/passkeys/passkey-sign-in.service.js';
+import { createPasskeysRepository } from '../core/passkeys/passkeys.repository.js';
 import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
 import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
 import { createLoginService } from '../core/sign-in/login.service.js';
@@ -16,8 +18,9 @@ export function createSignInServices(
 ): Omit<InteractionServices, 'logger'> {
   const states = createLoginStatesRepository(ctx.mongo);
   const limits = createLoginLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.login);
+  const users = createUsersRepository(ctx.mongo);
   const login = createLoginService({
-    users: createUsersRepository(ctx.mongo),
+    users,
     states,
     limits,
     failures: createSignInFailuresRepository(ctx.mongo),
@@ -39,5 +42,20 @@ export function createSignInServices(
       return outcome;
     },
   };
-  return { login: countedLogin, states, limits };
+  const passkeySignIn = createPasskeySignIn({
+    passkeys: createPasskeysRepository(ctx.mongo),
+    users,
+    limits,
+    config: ctx.config.passkeys,
+    logger: ctx.logger,
+  });
+  const passkeys: InteractionServices['passkeys'] = {
+    rpId: ctx.config.passkeys.rpId,
+    verify: async (...args) => {
+      const outcome = await passkeySignIn.verify(...args);
+      signIns.inc({ outcome: `passkey_${outcome.kind.replace(/-/g, '_')}` });
+      return outcome;
+    },
+  };
+  return { login: countedLogin, states, limits, passkeys };
 }

@@ -8,7 +8,11 @@ import type { Logger } from '../../core/logger/logger.js';
 import type { LoginLimits } from '../../core/sign-in/login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
 import type { LoginService } from '../../core/sign-in/login.service.js';
+import type { PasskeyOutcome } from '../../core/passkeys/passkey-sign-in.service.js';
+import { generateChallenge } from '../../core/passkeys/passkey-challenge.js';
+import { parsePasskeyAnswer } from '../../core/passkeys/passkey-answer.js';
 import { accountIdOf, userOfAccountId, type SignInClient } from '../../core/sign-in/sign-in-users.js';
+import type { PasskeyAnswer } from '../../core/passkeys/passkey-answer.js';
 import { AUTH_SERVER_PATH } from './auth-server.js';
 import { enterpriseOfClient, isFirstParty } from './oidc-adapter.js';
 import { renderPage, type PageData, type PageName } from './login-pages.js';
@@ -18,6 +22,11 @@ export interface InteractionServices {
   states: LoginStatesRepository;
   limits: LoginLimits;
   logger: Logger;
+  /** Sign-in with a passkey: the relying party id the page asks the browser for, and the check of its answer. */
+  passkeys: {
+    rpId: string;
+    verify(client: SignInClient, answer: PasskeyAnswer, challenge: string, address: string): Promise<PasskeyOutcome>;
+  };
 }
 
 const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -46,9 +55,10 @@ function sameToken(expected: string, given: unknown): boolean {
 }
 
 /**
- * The login interaction (user id → login code → back to the app) and the consent page, as
- * server-rendered forms that post back to their own URL. Every page carries its own CSRF token,
- * no script runs, and nothing loads from elsewhere.
+ * The login interaction (user id → login code → back to the app, or a passkey instead) and the
+ * consent page, as server-rendered forms that post back to their own URL. Every page carries its
+ * own CSRF token and nothing loads from elsewhere; the one script, on the user-id page, asks the
+ * browser for a passkey and posts its answer as a form.
  */
 export function interactionRoutes(
   getProvider: () => Promise<Provider>,
@@ -57,7 +67,8 @@ export function interactionRoutes(
 ): Router {
   const router = Router();
   const path = `${AUTH_SERVER_PATH}/interaction/:uid`;
-  const form = express.urlencoded({ extended: false, limit: '10kb', parameterLimit: 20 });
+  // Room for a passkey answer (up to 6000 characters, percent-encoded) besides the short fields.
+  const form = express.urlencoded({ extended: false, limit: '80kb', parameterLimit: 20 });
 
   function send(res: Response, status: number, name: PageName, data: PageData, formTargets: string[] = []): void {
     const page = renderPage(name, data, formTargets);
@@ -132,21 +143,33 @@ export function interactionRoutes(
     return [...new Set([...oidc, ...resource])].map((name) => ({ name, label: SCOPE_LABELS[name] ?? name }));
   }
 
-  function showLogin(
+  async function showLogin(
     res: Response,
     req: Request,
     state: LoginState,
     client: { name: string; redirectOrigin: string[] },
     extra: Partial<PageData> = {},
     status = 200,
-  ): void {
+  ): Promise<void> {
     const action = req.originalUrl.split('?')[0] ?? '';
     if (state.userId === undefined) {
+      // Each showing of the page has its own passkey challenge, good for one answer.
+      const challenge = generateChallenge();
+      const offered = await services.states.setPasskeyChallenge(state.uid, challenge);
       send(
         res,
         status,
         'login-user',
-        { title: 'Sign in', clientName: client.name, action, csrf: state.csrf, ...extra },
+        {
+          title: 'Sign in',
+          clientName: client.name,
+          action,
+          csrf: state.csrf,
+          // After an error the passkeys are offered by the button only, never straight away in the
+          // field's suggestions: a browser that answers those by itself would go round in circles.
+          ...(offered ? { passkey: { challenge, rpId: services.passkeys.rpId, conditional: extra.error === undefined } } : {}),
+          ...extra,
+        },
         client.redirectOrigin,
       );
     } else {
@@ -179,6 +202,48 @@ export function interactionRoutes(
         restart: true,
       },
       client.redirectOrigin,
+    );
+
+  const notActivePage = (res: Response, client: { name: string; redirectOrigin: string[] }, selfUrl: string, state: LoginState) =>
+    send(
+      res,
+      403,
+      'message',
+      {
+        title: 'Activate your account first',
+        clientName: client.name,
+        message:
+          'Your account is not active yet. Activate it with the activation code you received when you were enrolled, then sign in again.',
+        action: selfUrl,
+        csrf: state.csrf,
+        restart: true,
+      },
+      client.redirectOrigin,
+    );
+
+  const refusedPage = (res: Response, client: { name: string; redirectOrigin: string[] }, selfUrl: string, state: LoginState) =>
+    send(
+      res,
+      403,
+      'message',
+      {
+        title: 'Sign-in refused',
+        clientName: client.name,
+        message: 'This account cannot sign in. Contact your administrator.',
+        action: selfUrl,
+        csrf: state.csrf,
+        restart: true,
+      },
+      client.redirectOrigin,
+    );
+
+  /** The session's account is the user with the enterprise of the app signed in to. */
+  const finishLogin = (req: Request, res: Response, provider: Provider, client: SignInClient, userId: string) =>
+    provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: accountIdOf({ enterpriseId: client.enterpriseId, userId }) } },
+      { mergeWithLastSubmission: false },
     );
 
   /**
@@ -278,13 +343,7 @@ export function interactionRoutes(
             const outcome = await services.login.verify(state, client, code, address);
             switch (outcome.kind) {
               case 'signed-in':
-                return await provider.interactionFinished(
-                  req,
-                  res,
-                  // The session's account is the user with the enterprise of the app signed in to.
-                  { login: { accountId: accountIdOf({ enterpriseId: client.enterpriseId, userId: outcome.userId }) } },
-                  { mergeWithLastSubmission: false },
-                );
+                return await finishLogin(req, res, provider, client, outcome.userId);
               case 'wrong-code':
                 return showLogin(
                   res,
@@ -301,36 +360,45 @@ export function interactionRoutes(
               case 'sign-in-locked':
                 return signInLockedPage(res, client, selfUrl, state);
               case 'not-active':
-                return send(
-                  res,
-                  403,
-                  'message',
-                  {
-                    title: 'Activate your account first',
-                    clientName: client.name,
-                    message:
-                      'Your account is not active yet. Activate it with the activation code you received when you were enrolled, then sign in again.',
-                    action: selfUrl,
-                    csrf: state.csrf,
-                    restart: true,
-                  },
-                  client.redirectOrigin,
-                );
+                return notActivePage(res, client, selfUrl, state);
               default:
-                return send(
+                return refusedPage(res, client, selfUrl, state);
+            }
+          }
+          case 'passkey': {
+            // Taken before anything is checked: a challenge answers once, whatever the answer.
+            const challenge = await services.states.takePasskeyChallenge(interaction.uid);
+            const answer = parsePasskeyAnswer(body.credential);
+            if (state.userId !== undefined) return res.redirect(303, selfUrl);
+            if (!answer) return showLogin(res, req, state, client, { error: 'The passkey answer was incomplete. Please try again.' }, 400);
+            if (challenge === undefined)
+              return showLogin(res, req, state, client, { error: 'That passkey sign-in is out of date. Please try again.' }, 400);
+            const outcome = await services.passkeys.verify(client, answer, challenge, address);
+            switch (outcome.kind) {
+              case 'signed-in':
+                return await finishLogin(req, res, provider, client, outcome.userId);
+              case 'unknown-passkey':
+                return showLogin(
                   res,
-                  403,
-                  'message',
-                  {
-                    title: 'Sign-in refused',
-                    clientName: client.name,
-                    message: 'This account cannot sign in. Contact your administrator.',
-                    action: selfUrl,
-                    csrf: state.csrf,
-                    restart: true,
-                  },
-                  client.redirectOrigin,
+                  req,
+                  state,
+                  client,
+                  { error: 'This passkey is not registered for this app. Use another passkey, or continue with your user id.' },
+                  400,
                 );
+              case 'not-verified':
+                return showLogin(
+                  res,
+                  req,
+                  state,
+                  client,
+                  { error: 'That passkey could not be verified. Try again, or continue with your user id.' },
+                  400,
+                );
+              case 'not-active':
+                return notActivePage(res, client, selfUrl, state);
+              default:
+                return refusedPage(res, client, selfUrl, state);
             }
           }
           case 'resend': {

@@ -30,11 +30,13 @@ export interface PageData {
   message?: string;
   restart?: boolean;
   scopes?: { name: string; label: string }[];
+  /** The passkey sign-in the user-id page offers: its one challenge, the relying party id, and whether the field suggests passkeys. */
+  passkey?: { challenge: string; rpId: string; conditional: boolean };
 }
 
 export interface RenderedPage {
   html: string;
-  /** Content-Security-Policy for this response: nothing loads, one inline style by nonce. */
+  /** Content-Security-Policy for this response: nothing loads; one inline style (and script, on the passkey page) by nonce. */
   csp: string;
 }
 
@@ -57,11 +59,14 @@ export function renderPage(name: PageName, data: PageData, formTargets: string[]
     message: '',
     restart: false,
     scopes: [],
+    passkey: false,
     ...data,
     nonce,
   });
   const formAction = ["'self'", ...new Set(formTargets)].join(' ');
-  const csp = `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'none'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
+  // The passkey script posts its answer as a form: it needs no connection of its own (connect-src stays 'none').
+  const script = data.passkey ? ` script-src 'nonce-${nonce}';` : '';
+  const csp = `default-src 'none';${script} style-src 'nonce-${nonce}'; img-src 'none'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
   return { html, csp };
 }
 

@@ -29,7 +29,7 @@ export function userRoutesCors(ctx: ServiceContext): RequestHandler {
       res.setHeader('Access-Control-Allow-Origin', origin);
       res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Retry-After');
       if (!preflight) return next();
-      res.setHeader('Access-Control-Allow-Methods', 'GET, POST');
+      res.setHeader('Access-Control-Allow-Methods', 'GET, POST, DELETE');
       res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept');
       res.setHeader('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
       res.status(204).end();

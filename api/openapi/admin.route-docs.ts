@@ -229,4 +229,45 @@ export const adminRouteDocs: RouteDoc[] = [
       '422': { description: 'Invalid enterpriseId', schema: 'common.error.json' },
     },
   },
+  {
+    method: 'get',
+    path: '/admin/users/{userId}/passkeys',
+    summary: "A user's passkeys, oldest first (no key material)",
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    query: [
+      {
+        name: 'enterpriseId',
+        description: 'The enterprise of the user (default `default`)',
+        schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' },
+      },
+    ],
+    responses: {
+      '200': { description: 'The passkeys', schema: 'passkeys.passkey.json', array: true },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'User not found', schema: 'common.error.json' },
+      '422': { description: 'Invalid enterpriseId', schema: 'common.error.json' },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/admin/users/{userId}/passkeys/{passkeyId}',
+    summary: "Remove one of a user's passkeys (a lost device): it can no longer sign in; recorded in the activity record",
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    query: [
+      {
+        name: 'enterpriseId',
+        description: 'The enterprise of the user (default `default`)',
+        schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' },
+      },
+      { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
+    ],
+    responses: {
+      '204': { description: 'Removed' },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '404': { description: 'The user has no passkey by that id (or it was removed already)', schema: 'common.error.json' },
+      '422': { description: 'Invalid enterpriseId', schema: 'common.error.json' },
+    },
+  },
 ];

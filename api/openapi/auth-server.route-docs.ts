@@ -97,22 +97,26 @@ export const authServerRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/svc/authserver/interaction/{uid}',
-    summary: 'A sign-in form posted back to its page (user id, code, send a new code, use another account, consent)',
+    summary: "A sign-in form posted back to its page (user id, code, send a new code, use another account, consent, a passkey's answer)",
     tag: 'sign-in pages',
     auth: { kind: 'none' },
     requestSchema: 'sign-in.form.json',
     requestContentType: 'application/x-www-form-urlencoded',
     responses: {
       '200': { description: 'The code page again, saying a new code was sent', contentType: 'text/html' },
-      '303': { description: 'To the next page (code form after the user id), or on to the app after the right code or consent' },
+      '303': {
+        description: 'To the next page (code form after the user id), or on to the app after the right code, a verified passkey or consent',
+      },
       '400': {
-        description: 'The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired',
+        description:
+          "The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired; a passkey answer that is malformed, answers no current challenge, does not verify, or is not registered in the app's enterprise",
         contentType: 'text/html',
       },
       '403': {
         description: 'CSRF token missing or wrong; account not active yet; account cannot sign in (HTML page)',
         contentType: 'text/html',
       },
+      '413': { description: 'Form body above 80 kB', schema: 'common.error.json' },
       '429': { description: 'Too many attempts from this address or for this user id (HTML page, Retry-After)', contentType: 'text/html' },
     },
   },

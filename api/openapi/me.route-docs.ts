@@ -17,4 +17,76 @@ export const meRouteDocs: RouteDoc[] = [
       '403': { description: 'insufficient_scope, or user_blocked (with code 141)', schema: 'common.bearer-error.json' },
     },
   },
+  ...passkeyRouteDocs(),
 ];
+
+function passkeyRouteDocs(): RouteDoc[] {
+  const auth = { kind: 'user', scope: 'notifications' } as const;
+  const refusals = {
+    '401': { description: 'Missing header, or a token that is not a valid user token', schema: 'common.bearer-error.json' },
+    '403': { description: 'insufficient_scope, or user_blocked (with code 141)', schema: 'common.bearer-error.json' },
+  };
+  return [
+    {
+      method: 'post',
+      path: '/v1/me/passkeys/registration-options',
+      summary:
+        'Start registering a passkey: WebAuthn creation options with a challenge good once, for this user through this app (no body)',
+      tag: 'me',
+      auth,
+      responses: {
+        '200': {
+          description: 'Options for navigator.credentials.create',
+          schema: 'passkeys.registration-options.json',
+          links: { register: { method: 'post', path: '/v1/me/passkeys', parameters: {}, description: 'Send the authenticator answer' } },
+        },
+        ...refusals,
+      },
+    },
+    {
+      method: 'post',
+      path: '/v1/me/passkeys',
+      summary:
+        'Register a passkey: the authenticator answer to the options (challenge, origin, relying party id and user verification are checked)',
+      tag: 'me',
+      auth,
+      requestSchema: 'passkeys.register.json',
+      responses: {
+        '201': {
+          description: 'The passkey',
+          schema: 'passkeys.passkey.json',
+          links: {
+            remove: { method: 'delete', path: '/v1/me/passkeys/{passkeyId}', parameters: { passkeyId: '$response.body#/id' } },
+          },
+        },
+        ...refusals,
+        '409': { description: 'This passkey is already registered', schema: 'common.error.json' },
+        '422': {
+          description:
+            'Invalid body; unknown, expired or used registration options; the answer does not verify (origin, relying party, user verification, signature); the user has 20 passkeys already',
+          schema: 'common.error.json',
+        },
+      },
+    },
+    {
+      method: 'get',
+      path: '/v1/me/passkeys',
+      summary: "The signed-in user's passkeys, oldest first",
+      tag: 'me',
+      auth,
+      responses: { '200': { description: 'The passkeys', schema: 'passkeys.passkey.json', array: true }, ...refusals },
+    },
+    {
+      method: 'delete',
+      path: '/v1/me/passkeys/{passkeyId}',
+      summary: 'Remove one of your passkeys: it can no longer sign in',
+      tag: 'me',
+      auth,
+      responses: {
+        '204': { description: 'Removed' },
+        ...refusals,
+        '404': { description: 'You have no passkey by that id (or it was removed already)', schema: 'common.error.json' },
+      },
+    },
+  ];
+}

@@ -14,6 +14,8 @@ export type ActivityAction =
   | 'user.unblocked'
   | 'user.sign-in-locked'
   | 'user.sign-in-unlocked'
+  | 'user.passkey-added'
+  | 'user.passkey-removed'
   | 'client.created'
   | 'client.updated'
   | 'client.secret-rotated'

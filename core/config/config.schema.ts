@@ -23,6 +23,10 @@ export const configSchema = {
     DEMO_APPROVER: { enum: ['on', 'off'] },
     // The app page an activation link opens; the link's details follow in its fragment.
     ACTIVATION_APP_URL: { type: 'string', pattern: '^https?://[^#\\s]+$', maxLength: 500 },
+    // Passkeys (WebAuthn): the relying party id (a host name) and the page origins allowed to use
+    // it, comma-separated; both checked against each other in passkey-config.ts.
+    PASSKEY_RP_ID: { type: 'string', pattern: '^[A-Za-z0-9.-]{1,253}$' },
+    PASSKEY_ORIGINS: { type: 'string', minLength: 1, maxLength: 2000 },
     BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     SMALL_BODY_LIMIT: { type: 'string', pattern: '^[0-9]+(b|kb|mb)$' },
     OTP_HMAC_KEY: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{43,}$' },

@@ -3,6 +3,7 @@ import AjvModule from 'ajv';
 import ipaddr from 'ipaddr.js';
 import { configSchema } from './config.schema.js';
 import { queuePrefixFor, readRedisTarget, type RedisTarget } from './redis-target.js';
+import { readPasskeyConfig, type PasskeyConfig } from './passkey-config.js';
 
 const Ajv = AjvModule.default;
 
@@ -27,6 +28,8 @@ export interface Config {
    * app of this service, `PUBLIC_URL/demo/approver/`.
    */
   readonly activationAppUrl: string;
+  /** Passkeys (WebAuthn): relying party id and the origins whose pages may use it. */
+  readonly passkeys: PasskeyConfig;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs (never `true`). */
   readonly trustProxy: false | number | string;
   /** Request body limit of routes that carry images (enrollment with a selfie). */
@@ -121,6 +124,7 @@ export interface Config {
 }
 
 export type { RedisTarget } from './redis-target.js';
+export type { PasskeyConfig } from './passkey-config.js';
 
 export interface PushConfig {
   /** The VAPID key pair from VAPID_PUBLIC_KEY / VAPID_PRIVATE_KEY; unset: one generated once and kept in MongoDB. */
@@ -404,6 +408,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((raw.ACTIVATION_MAX_FAILURES as number) <= (raw.ACTIVATION_FREE_FAILURES_PER_USER as number)) {
     problems.push('ACTIVATION_FREE_FAILURES_PER_USER: must be below ACTIVATION_MAX_FAILURES');
   }
+  const passkeys = readPasskeyConfig(raw);
+  problems.push(...passkeys.problems);
   if (problems.length > 0 || !redis.target) throw new ConfigError([...new Set(problems)].sort());
 
   return Object.freeze({
@@ -419,6 +425,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: raw.ADMIN_TOKEN as string | undefined,
     demoApprover: (raw.DEMO_APPROVER ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
     activationAppUrl: (raw.ACTIVATION_APP_URL as string | undefined) ?? `${(raw.PUBLIC_URL as string).replace(/\/$/, '')}/demo/approver/`,
+    passkeys: passkeys.config,
     trustProxy: parseTrustProxy(raw.TRUST_PROXY as string),
     bodyLimit: raw.BODY_LIMIT as string,
     smallBodyLimit: raw.SMALL_BODY_LIMIT as string,

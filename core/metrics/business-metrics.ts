@@ -53,7 +53,7 @@ export const deliveryFailovers = new Counter({
 
 export const signIns = new Counter({
   name: 'svc_sign_ins_total',
-  help: 'Login-code checks on the sign-in pages by outcome: signed_in, wrong_code, locked, expired, not_active, refused',
+  help: 'Login-code checks on the sign-in pages by outcome: signed_in, wrong_code, locked, expired, not_active, refused; passkey answers as passkey_signed_in, passkey_unknown_passkey, passkey_not_verified, passkey_not_active, passkey_refused',
   labelNames: ['outcome'] as const,
   registers: [businessRegistry],
 });

@@ -10,6 +10,7 @@ import { notificationSchema } from '../notifications/notifications.repository.js
 import { idempotencySchema } from '../otp/idempotency.repository.js';
 import { pushSubscriptionSchema } from '../push/push-subscriptions.repository.js';
 import { otpSchema } from '../otp/otps.repository.js';
+import { passkeySchema } from '../passkeys/passkeys.repository.js';
 import { outboxSchema } from '../providers/outbox.repository.js';
 import { webhookEventSchema } from '../providers/webhook-events.repository.js';
 import { loginStateSchema } from '../sign-in/login-states.repository.js';
@@ -34,6 +35,7 @@ export const DECLARED_MODELS: { name: string; schema: Schema<never> }[] = [
   { name: 'Notification', schema: notificationSchema },
   { name: 'OtpIdempotencyKey', schema: idempotencySchema },
   { name: 'Otp', schema: otpSchema },
+  { name: 'Passkey', schema: passkeySchema },
   { name: 'OutboxMessage', schema: outboxSchema },
   { name: 'PushSubscription', schema: pushSubscriptionSchema },
   { name: 'WebhookEvent', schema: webhookEventSchema },

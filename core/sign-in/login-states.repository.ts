@@ -17,6 +17,8 @@ export interface LoginState {
   otpUuid?: string;
   decoyAttemptsUsed?: number;
   codeSentAt?: Date;
+  /** The challenge of the passkey sign-in the user-id page offers (a new one each time it is shown). */
+  passkeyChallenge?: string;
   expiresAt: Date;
 }
 
@@ -31,6 +33,7 @@ export const loginStateSchema = new Schema<LoginStateDoc>(
     otpUuid: { type: String },
     decoyAttemptsUsed: { type: Number },
     codeSentAt: { type: Date },
+    passkeyChallenge: { type: String },
     expiresAt: { type: Date, required: true },
   },
   { collection: 'login_states', versionKey: false },
@@ -107,6 +110,29 @@ export function createLoginStatesRepository(connection: Connection) {
         )
         .lean<LoginState>();
       return doc?.decoyAttemptsUsed;
+    },
+
+    /** A fresh passkey challenge for the page being shown; the one before it no longer works. */
+    async setPasskeyChallenge(uid: string, challenge: string): Promise<boolean> {
+      const res = await (await model()).updateOne(live(uid), { $set: { passkeyChallenge: challenge } });
+      return res.matchedCount === 1;
+    },
+
+    /**
+     * The page's passkey challenge, used up by this call whatever the answer turns out to be, so
+     * an answer is checked against it once; undefined when there is none (used, or never shown).
+     */
+    async takePasskeyChallenge(uid: string): Promise<string | undefined> {
+      const doc = await (
+        await model()
+      )
+        .findOneAndUpdate(
+          { ...live(uid), passkeyChallenge: { $exists: true } },
+          { $unset: { passkeyChallenge: 1 } },
+          { new: false, projection: PROJECTION },
+        )
+        .lean<LoginState>();
+      return doc?.passkeyChallenge;
     },
 
     /** "Use another account": back to the user id form. */

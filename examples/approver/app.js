@@ -3,6 +3,7 @@
 import {
   IndexedDbDeviceKeyStore,
   NotificationClient,
+  Passkeys,
   SignIn,
   actionNeedsNumber,
   deviceRegistration,
@@ -255,6 +256,50 @@ function describeError(error) {
 }
 
 let client;
+let passkeys;
+
+/** The user's passkeys, each with its Remove button. */
+async function showPasskeys() {
+  const list = await passkeys.list();
+  $('passkeys-empty').hidden = list.length > 0;
+  $('passkey-list').replaceChildren(
+    ...list.map((passkey) => {
+      const item = document.createElement('li');
+      const name = document.createElement('h3');
+      name.textContent = passkey.name;
+      const when = document.createElement('p');
+      when.className = 'muted';
+      const used = passkey.lastUsedAt ? `, last used ${new Date(passkey.lastUsedAt).toLocaleString()}` : ', not used yet';
+      when.textContent = `Added ${new Date(passkey.createdAt).toLocaleString()}${used}${passkey.deviceType === 'multiDevice' ? ' (synced)' : ''}`;
+      const remove = document.createElement('button');
+      remove.type = 'button';
+      remove.className = 'secondary';
+      remove.textContent = `Remove ${passkey.name}`;
+      remove.addEventListener('click', () =>
+        passkeys
+          .remove(passkey.id)
+          .then(() => say(`Passkey ${passkey.name} removed: it can no longer sign in.`))
+          .then(showPasskeys)
+          .catch((err) => say(describeError(err), true)),
+      );
+      item.append(name, when, remove);
+      return item;
+    }),
+  );
+}
+
+async function addPasskey(event) {
+  event.preventDefault();
+  const name = String(new FormData(event.target).get('name') ?? '').trim();
+  try {
+    const passkey = await passkeys.register(name || undefined);
+    event.target.reset();
+    say(`Passkey ${passkey.name} added. Next time, choose "Sign in with a passkey" on the sign-in page.`);
+    await showPasskeys();
+  } catch (err) {
+    say(err.kind === 'refused' ? `No passkey added: ${err.message}` : describeError(err), true);
+  }
+}
 
 // Web Push: this browser hears of a new approval even when the page is closed. The push says only
 // that something waits; the service worker (sw.js) shows a generic alert.
@@ -317,11 +362,22 @@ async function main() {
   $('signout-button').hidden = false;
   $('pending-section').hidden = false;
   $('history-section').hidden = false;
+  $('passkeys-section').hidden = false;
+  // One token provider for everything: a refresh token is used once (rotation), never by two callers.
+  const getAccessToken = signIn.accessTokenProvider(tokens, saveTokens);
   client = new NotificationClient({
     serviceUrl: config.serviceUrl,
-    getAccessToken: signIn.accessTokenProvider(tokens, saveTokens),
+    getAccessToken,
     deviceKeys,
   });
+  // Passkeys only where the browser can make them (a secure page with WebAuthn).
+  if (window.PublicKeyCredential) {
+    passkeys = new Passkeys({ serviceUrl: config.serviceUrl, getAccessToken });
+    $('passkey-form').addEventListener('submit', addPasskey);
+    showPasskeys().catch((err) => say(describeError(err), true));
+  } else {
+    $('passkeys-section').hidden = true;
+  }
   client.on('onGetNotifications', ({ response }) => renderPending(response.ResponseData.notifications));
   client.on('onGetNotificationsHistory', ({ response }) => renderHistory(response.ResponseData.history));
   client.on('onUpdateNotification', ({ response }) => {

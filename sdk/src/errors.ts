@@ -26,7 +26,10 @@ export type OperationName =
   | 'Discover'
   | 'StartSignIn'
   | 'FinishSignIn'
-  | 'Refresh';
+  | 'Refresh'
+  | 'RegisterPasskey'
+  | 'ListPasskeys'
+  | 'RemovePasskey';
 
 export interface SvcIdentityErrorFields {
   operation: OperationName;

@@ -30,3 +30,4 @@ export {
 export { IndexedDbDeviceKeyStore, MemoryDeviceKeyStore, type DeviceKeyStore } from './device-key-store.js';
 export { SignIn, type PendingSignIn, type SignInOptions, type SignOutResult, type TokenSet } from './sign-in.js';
 export { HISTORY_STATUSES, type DateArgument } from './argument-checks.js';
+export { Passkeys, type PasskeyInfo, type PasskeysOptions } from './passkeys.js';

@@ -70,7 +70,7 @@ describe('web origins of clients (CORS)', () => {
       expect(res.status).toBe(204);
       expect(corsHeaders(res)).toEqual({
         'access-control-allow-origin': origin,
-        'access-control-allow-methods': 'GET, POST',
+        'access-control-allow-methods': 'GET, POST, DELETE',
         'access-control-allow-headers': 'Authorization, Content-Type, Accept',
         'access-control-max-age': '600',
         'access-control-expose-headers': 'WWW-Authenticate, Retry-After',

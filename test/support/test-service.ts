@@ -92,10 +92,12 @@ export async function freePort(): Promise<number> {
 export async function startTestService(
   label: string,
   overrides: Record<string, string> = {},
-  options: { ownPublicUrl?: boolean } = {},
+  options: { ownPublicUrl?: boolean; publicHost?: 'localhost' } = {},
 ): Promise<TestService> {
   const port = options.ownPublicUrl ? await freePort() : 0;
-  const env = testEnv(label, { ...(options.ownPublicUrl ? { PUBLIC_URL: `http://127.0.0.1:${port}` } : {}), ...overrides });
+  // `localhost` where browsers need a host name (passkeys: an IP address is no relying party id).
+  const host = options.publicHost ?? '127.0.0.1';
+  const env = testEnv(label, { ...(options.ownPublicUrl ? { PUBLIC_URL: `http://${host}:${port}` } : {}), ...overrides });
   const config = loadConfig(env);
   const { logger, lines } = memoryLogger();
   const ctx = await createServiceContext(config, logger);
@@ -103,7 +105,7 @@ export async function startTestService(
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(port, '127.0.0.1', () => resolve(s));
   });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = `http://${host}:${(server.address() as AddressInfo).port}`;
   return {
     ctx,
     config,

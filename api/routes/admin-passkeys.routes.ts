@@ -1,0 +1,37 @@
+import { Router } from 'express';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { NotFoundError } from '../../core/errors/app-error.js';
+import { removePasskey } from '../../core/passkeys/passkey-removal.js';
+import { createPasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+import { enterpriseQuery } from './enterprise-query.js';
+import { toPasskeyResponse } from './passkey-response.js';
+
+/**
+ * A user's passkeys for the admins: listed, and removed one by one (a lost device). The user is
+ * named by `?enterpriseId=` (default `default`) and userId; a removal goes to the activity record
+ * with `?comments=`.
+ */
+export function adminPasskeysRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const users = createUsersRepository(ctx.mongo);
+  const passkeys = createPasskeysRepository(ctx.mongo);
+  const activity = createActivityRepository(ctx.mongo);
+
+  router.get('/admin/users/:userId/passkeys', requireAdminToken(ctx), async (req, res) => {
+    const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
+    if (!(await users.findUser(ref))) throw new NotFoundError('User not found');
+    res.json((await passkeys.list(ref)).map(toPasskeyResponse));
+  });
+
+  router.delete('/admin/users/:userId/passkeys/:passkeyId', requireAdminToken(ctx), async (req, res) => {
+    const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
+    const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
+    await removePasskey({ passkeys, activity }, ref, String(req.params.passkeyId), { type: 'admin' }, comments);
+    res.status(204).end();
+  });
+
+  return router;
+}

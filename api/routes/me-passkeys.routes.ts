@@ -1,0 +1,52 @@
+import { Router } from 'express';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { createPasskeyRegistration, type PasskeyRegistration } from '../../core/passkeys/passkey-registration.service.js';
+import { removePasskey } from '../../core/passkeys/passkey-removal.js';
+import { createPasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
+import { createRegistrationChallenges } from '../../core/passkeys/registration-challenges.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { jsonBody } from '../middleware/json-body.middleware.js';
+import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
+import { validateBody } from '../middleware/validate-body.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+import { toPasskeyResponse } from './passkey-response.js';
+
+/**
+ * The signed-in user's passkeys (user tokens only): registration in two steps (options with a
+ * challenge, then the authenticator's answer), the list, and removal. A blocked user's token is
+ * refused before any of this (403 user_blocked).
+ */
+export function mePasskeysRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const userToken = requireUserToken(ctx, createUsersRepository(ctx.mongo), 'notifications');
+  const passkeys = createPasskeysRepository(ctx.mongo);
+  const activity = createActivityRepository(ctx.mongo);
+  const registration = createPasskeyRegistration({
+    passkeys,
+    challenges: createRegistrationChallenges(ctx.redis, ctx.config.queuePrefix),
+    activity,
+    config: ctx.config.passkeys,
+  });
+
+  router.post('/v1/me/passkeys/registration-options', userToken, async (_req, res) => {
+    const { user, clientId } = userAuthOf(res);
+    res.set('Cache-Control', 'no-store').json(await registration.options(user, clientId));
+  });
+
+  router.post('/v1/me/passkeys', userToken, ...jsonBody(ctx), validateBody('passkeys.register.json'), async (req, res) => {
+    const { user, clientId } = userAuthOf(res);
+    const passkey = await registration.register(user, clientId, req.body as PasskeyRegistration);
+    res.status(201).json(toPasskeyResponse(passkey));
+  });
+
+  router.get('/v1/me/passkeys', userToken, async (_req, res) => {
+    res.json((await passkeys.list(userAuthOf(res).user)).map(toPasskeyResponse));
+  });
+
+  router.delete('/v1/me/passkeys/:passkeyId', userToken, async (req, res) => {
+    await removePasskey({ passkeys, activity }, userAuthOf(res).user, String(req.params.passkeyId), { type: 'user' });
+    res.status(204).end();
+  });
+
+  return router;
+}

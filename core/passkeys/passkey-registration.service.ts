@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import {
+  generateRegistrationOptions,
+  verifyRegistrationResponse,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import type { ActivityRepository } from '../activity/activity.repository.js';
+import type { PasskeyConfig } from '../config/config.js';
+import { userKey } from '../enterprises/enterprise-id.js';
+import { ConflictError, ValidationError } from '../errors/app-error.js';
+import type { User } from '../users/user.types.js';
+import { challengeOf } from './client-data.js';
+import { DuplicatePasskeyError, type Passkey, type PasskeysRepository } from './passkeys.repository.js';
+import { REGISTRATION_TIMEOUT_MS, type RegistrationChallenges } from './registration-challenges.js';
+
+/** Passkeys one user may hold: enough for every device they own, bounded against abuse. */
+export const MAX_PASSKEYS_PER_USER = 20;
+const DEFAULT_NAME = 'Passkey';
+
+export interface PasskeyRegistrationDeps {
+  passkeys: PasskeysRepository;
+  challenges: RegistrationChallenges;
+  activity: Pick<ActivityRepository, 'append'>;
+  config: PasskeyConfig;
+  now?: () => Date;
+}
+
+export interface PasskeyRegistration {
+  name?: string;
+  credential: RegistrationResponseJSON;
+}
+
+/**
+ * Registering a passkey for a signed-in user: options (a fresh challenge, held for this user and
+ * app), then the authenticator's answer, checked by @simplewebauthn/server against that challenge,
+ * the relying party id and the allowed origins, with user verification required. Only
+ * discoverable credentials are asked for, so the sign-in page can offer them without a user id.
+ */
+export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  return {
+    async options(user: User, clientId: string): Promise<PublicKeyCredentialCreationOptionsJSON> {
+      const existing = await deps.passkeys.list(user);
+      // One handle per user, so re-registering on the same authenticator replaces its passkey
+      // there; random, so it says nothing about the user.
+      const userHandle = existing[0]?.userHandle ?? isoBase64URL.fromBuffer(randomBytes(32));
+      const displayName = `${user.firstName} ${user.lastName}`.trim() || user.userId;
+      const options = await generateRegistrationOptions({
+        rpName: deps.config.rpId,
+        rpID: deps.config.rpId,
+        userName: user.userId,
+        userID: isoBase64URL.toBuffer(userHandle),
+        userDisplayName: displayName,
+        timeout: REGISTRATION_TIMEOUT_MS,
+        attestationType: 'none',
+        excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
+        authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+      });
+      await deps.challenges.issue(options.challenge, { user: userKey(user), clientId, userHandle });
+      return options;
+    },
+
+    async register(user: User, clientId: string, request: PasskeyRegistration): Promise<Passkey> {
+      const challenge = challengeOf(request.credential.response.clientDataJSON);
+      const holder = challenge === undefined ? undefined : await deps.challenges.take(challenge);
+      if (!holder || holder.user !== userKey(user) || holder.clientId !== clientId)
+        throw new ValidationError('Unknown, expired or used registration options: ask for new ones');
+      let verified;
+      try {
+        verified = await verifyRegistrationResponse({
+          response: request.credential,
+          expectedChallenge: challenge as string,
+          expectedOrigin: [...deps.config.origins],
+          expectedRPID: deps.config.rpId,
+          requireUserVerification: true,
+        });
+      } catch (err) {
+        throw new ValidationError(`Passkey not accepted: ${(err as Error).message}`);
+      }
+      if (!verified.verified) throw new ValidationError('Passkey not accepted');
+      const info = verified.registrationInfo;
+      if ((await deps.passkeys.count(user)) >= MAX_PASSKEYS_PER_USER)
+        throw new ValidationError(`A user may have at most ${MAX_PASSKEYS_PER_USER} passkeys: remove one first`);
+      let passkey: Passkey;
+      try {
+        passkey = await deps.passkeys.add(
+          {
+            enterpriseId: user.enterpriseId,
+            userId: user.userId,
+            credentialId: info.credential.id,
+            publicKey: isoBase64URL.fromBuffer(info.credential.publicKey),
+            counter: info.credential.counter,
+            userHandle: holder.userHandle,
+            transports: info.credential.transports ?? request.credential.response.transports ?? [],
+            name: request.name?.trim() || DEFAULT_NAME,
+            aaguid: info.aaguid,
+            deviceType: info.credentialDeviceType,
+            backedUp: info.credentialBackedUp,
+          },
+          now(),
+        );
+      } catch (err) {
+        if (err instanceof DuplicatePasskeyError) throw new ConflictError('This passkey is already registered');
+        throw err;
+      }
+      await deps.activity.append({
+        actor: { type: 'user' },
+        action: 'user.passkey-added',
+        enterpriseId: user.enterpriseId,
+        userId: user.userId,
+        clientId,
+        comments: `passkey ${passkey.id} (${passkey.name})`,
+      });
+      return passkey;
+    },
+  };
+}
+
+export type PasskeyRegistrationService = ReturnType<typeof createPasskeyRegistration>;

@@ -1,0 +1,83 @@
+import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import type { PasskeyConfig } from '../config/config.js';
+import type { Logger } from '../logger/logger.js';
+import type { LoginLimits } from '../sign-in/login-rate-limits.js';
+import { canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
+import type { UsersRepository } from '../users/users.repository.js';
+import type { PasskeysRepository } from './passkeys.repository.js';
+
+/** Passkey sign-ins do not wait for the user forever: what the page asks browsers for. */
+export const SIGN_IN_TIMEOUT_MS = 5 * 60 * 1000;
+
+export interface PasskeySignInDeps {
+  passkeys: Pick<PasskeysRepository, 'findByCredential' | 'recordUse'>;
+  users: Pick<UsersRepository, 'findUser'>;
+  limits: Pick<LoginLimits, 'consumeStep' | 'rememberAddress'>;
+  config: PasskeyConfig;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export type PasskeyOutcome =
+  | { kind: 'signed-in'; userId: string }
+  /** No passkey by that credential id in the enterprise of the app (removed, or never registered here). */
+  | { kind: 'unknown-passkey' }
+  /** The answer did not verify (signature, origin, relying party, user verification, counter). */
+  | { kind: 'not-verified' }
+  | { kind: 'not-active' }
+  /** The user is blocked or deleted. */
+  | { kind: 'refused' };
+
+/**
+ * Sign-in with a passkey on the login page: the browser's answer to the page's one challenge,
+ * checked by @simplewebauthn/server against the passkey of the app's enterprise (never another
+ * enterprise's), the relying party id and the allowed origins, with user verification required.
+ * The user must still be allowed to sign in (active, not blocked). Attempts count against the
+ * same per-user budgets as the code steps.
+ */
+export function createPasskeySignIn(deps: PasskeySignInDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  return {
+    async verify(client: SignInClient, answer: AuthenticationResponseJSON, challenge: string, address: string): Promise<PasskeyOutcome> {
+      const passkey = await deps.passkeys.findByCredential(client.enterpriseId, answer.id);
+      if (!passkey) return { kind: 'unknown-passkey' };
+      const key = signInUserKey(client, passkey.userId);
+      await deps.limits.consumeStep(key, address, false);
+      // A discoverable credential names its user: it must be the one the passkey was registered for.
+      if (answer.response.userHandle !== undefined && answer.response.userHandle !== passkey.userHandle) return { kind: 'not-verified' };
+      let newCounter: number;
+      try {
+        const verified = await verifyAuthenticationResponse({
+          response: answer,
+          expectedChallenge: challenge,
+          expectedOrigin: [...deps.config.origins],
+          expectedRPID: deps.config.rpId,
+          credential: { id: passkey.credentialId, publicKey: isoBase64URL.toBuffer(passkey.publicKey), counter: passkey.counter },
+          requireUserVerification: true,
+        });
+        if (!verified.verified) return { kind: 'not-verified' };
+        newCounter = verified.authenticationInfo.newCounter;
+      } catch (err) {
+        const message = (err as Error).message;
+        // A counter that did not move forward: the passkey may have been copied (WebAuthn §6.1.1).
+        if (/counter value/i.test(message))
+          deps.logger.warn({ passkeyId: passkey.id, clientId: client.clientId }, 'passkey sign counter went back: refused');
+        else deps.logger.info({ passkeyId: passkey.id, clientId: client.clientId, reason: message }, 'passkey answer did not verify');
+        return { kind: 'not-verified' };
+      }
+      if (!(await deps.passkeys.recordUse(passkey, newCounter, now()))) return { kind: 'not-verified' };
+      const user = await findUserForSignIn(deps.users, client, passkey.userId);
+      if (user && canSignIn(user)) {
+        await deps.limits.rememberAddress(key, address);
+        return { kind: 'signed-in', userId: user.userId };
+      }
+      if (user && !user.blocked && (user.status === 'CREATED' || user.status === 'ONBOARDING')) return { kind: 'not-active' };
+      deps.logger.info({ clientId: client.clientId }, 'passkey sign-in refused: user deleted or blocked');
+      return { kind: 'refused' };
+    },
+  };
+}
+
+export type PasskeySignIn = ReturnType<typeof createPasskeySignIn>;

@@ -1,0 +1,176 @@
+import { registerClient } from '../../core/clients/clients.service.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { authorizeUrl, exchangeCode, type TestApp } from '../support/oauth-flow-helpers.js';
+import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
+import { SoftwareAuthenticator } from '../support/software-authenticator.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+
+interface Options {
+  challenge: string;
+  rp: { id: string; name: string };
+  user: { id: string; name: string; displayName: string };
+  excludeCredentials: { id: string }[];
+  authenticatorSelection: Record<string, unknown>;
+  attestation: string;
+}
+
+/**
+ * Registering, listing and removing passkeys through /v1/me/passkeys with a user's token, with
+ * answers made by a software authenticator: what is checked (challenge once and for this user,
+ * origin, relying party, user verification) and what each refusal says.
+ */
+describe('passkeys: registration, list and removal by the user', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let app: TestApp;
+  let origin = '';
+
+  beforeAll(async () => {
+    service = await startTestService('passkeys-reg', {}, { ownPublicUrl: true });
+    origin = new URL(service.url).origin;
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'Bank', scopes: [], redirectUris: [redirectUri] });
+    app = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  async function tokenOf(userId: string, mobileNumber: string): Promise<string> {
+    await insertUser(service.ctx.mongo, { userId, firstName: 'Pat', lastName: 'Key', mobileNumber });
+    const walker = new FormWalker(service.url);
+    const callback = await signInWithForms(service, walker, authorizeUrl(service, app), userId, mobileNumber);
+    return (await exchangeCode(service, app, callback)).access_token as string;
+  }
+
+  const call = (token: string, method: string, path: string, body?: unknown) =>
+    fetch(`${service.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const optionsFor = async (token: string): Promise<Options> => {
+    const res = await call(token, 'POST', '/v1/me/passkeys/registration-options');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    return (await res.json()) as Options;
+  };
+  const errorOf = async (res: Response) => ({ status: res.status, message: ((await res.json()) as { message: string }).message });
+
+  test('when a signed-in user registers a passkey, then it is listed, excluded from the next options, recorded, and removable once', async () => {
+    const token = await tokenOf('pk-alice', '+15550700001');
+    const authenticator = new SoftwareAuthenticator(origin);
+    const options = await optionsFor(token);
+    expect(options).toMatchObject({
+      rp: { id: '127.0.0.1' },
+      user: { name: 'pk-alice', displayName: 'Pat Key' },
+      attestation: 'none',
+      excludeCredentials: [],
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    });
+
+    const created = await call(token, 'POST', '/v1/me/passkeys', { name: 'Laptop', credential: authenticator.create(options) });
+    expect(created.status).toBe(201);
+    const passkey = (await created.json()) as Record<string, unknown>;
+    expect(passkey).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'Laptop',
+      credentialId: authenticator.credentials[0]?.id.toString('base64url'),
+      transports: ['internal'],
+      deviceType: 'singleDevice',
+      backedUp: false,
+      aaguid: '00000000-0000-0000-0000-000000000000',
+      createdAt: expect.any(String),
+    });
+
+    const list = await call(token, 'GET', '/v1/me/passkeys');
+    expect(list.status).toBe(200);
+    expect(await list.json()).toEqual([passkey]);
+    const next = await optionsFor(token);
+    // The same user handle for every passkey of the user, and the one held already is excluded.
+    expect(next.user.id).toBe(options.user.id);
+    expect(next.excludeCredentials.map((c) => c.id)).toEqual([passkey.credentialId]);
+    const activity = await service.ctx.mongo.collection('activity').find({ userId: 'pk-alice' }).toArray();
+    expect(activity.map((a) => a.action as string)).toContain('user.passkey-added');
+
+    expect((await call(token, 'DELETE', `/v1/me/passkeys/${String(passkey.id)}`)).status).toBe(204);
+    expect(await (await call(token, 'GET', '/v1/me/passkeys')).json()).toEqual([]);
+    expect(await errorOf(await call(token, 'DELETE', `/v1/me/passkeys/${String(passkey.id)}`))).toEqual({
+      status: 404,
+      message: 'Passkey not found',
+    });
+    const after = await service.ctx.mongo.collection('activity').find({ userId: 'pk-alice', action: 'user.passkey-removed' }).toArray();
+    expect(after).toHaveLength(1);
+  });
+
+  test('when options are used twice, by another user, or answered from another origin or relying party or without user verification, then 422', async () => {
+    const token = await tokenOf('pk-bob', '+15550700002');
+    const otherToken = await tokenOf('pk-carol', '+15550700003');
+    const authenticator = new SoftwareAuthenticator(origin);
+    const register = (t: string, credential: unknown) => call(t, 'POST', '/v1/me/passkeys', { credential });
+    const stale = 'Unknown, expired or used registration options: ask for new ones';
+
+    const options = await optionsFor(token);
+    // Another user's token cannot use these options, and the attempt uses them up.
+    expect(await errorOf(await register(otherToken, authenticator.create(options)))).toEqual({ status: 422, message: stale });
+    expect(await errorOf(await register(token, authenticator.create(options)))).toEqual({ status: 422, message: stale });
+    // A challenge never issued.
+    expect(await errorOf(await register(token, authenticator.create(options, { challenge: 'bm90LWEtY2hhbGxlbmdlLWF0LWFsbA' })))).toEqual({
+      status: 422,
+      message: stale,
+    });
+
+    const wrongOrigin = await errorOf(
+      await register(token, authenticator.create(await optionsFor(token), { origin: 'https://evil.example' })),
+    );
+    expect(wrongOrigin.status).toBe(422);
+    expect(wrongOrigin.message).toMatch(/^Passkey not accepted: .*origin/i);
+    const wrongRp = await errorOf(await register(token, authenticator.create(await optionsFor(token), { rpId: 'evil.example' })));
+    expect(wrongRp.status).toBe(422);
+    expect(wrongRp.message).toMatch(/^Passkey not accepted: .*RP ID/i);
+    const noUv = await errorOf(await register(token, authenticator.create(await optionsFor(token), { userVerified: false })));
+    expect(noUv.status).toBe(422);
+    expect(noUv.message).toMatch(/^Passkey not accepted: .*user could not be verified/i);
+    expect(await (await call(token, 'GET', '/v1/me/passkeys')).json()).toEqual([]);
+
+    // Malformed bodies are refused by the schema.
+    const missing = await errorOf(await call(token, 'POST', '/v1/me/passkeys', { name: 'x' }));
+    expect(missing).toEqual({ status: 422, message: "Invalid field credential: must have required property 'credential'" });
+  });
+
+  test("when a user removes a passkey of another user, or an enterprise token calls, then 404 and 401, and the other user's passkey stays", async () => {
+    const token = await tokenOf('pk-dave', '+15550700004');
+    const otherToken = await tokenOf('pk-erin', '+15550700005');
+    const options = await optionsFor(otherToken);
+    const created = (await (
+      await call(otherToken, 'POST', '/v1/me/passkeys', { credential: new SoftwareAuthenticator(origin).create(options) })
+    ).json()) as { id: string; name: string };
+    expect(created.name).toBe('Passkey');
+    expect((await call(token, 'DELETE', `/v1/me/passkeys/${created.id}`)).status).toBe(404);
+    expect(((await (await call(otherToken, 'GET', '/v1/me/passkeys')).json()) as unknown[]).length).toBe(1);
+
+    const { accessToken } = await createClientWithToken(service, { scopes: ['notifications'] });
+    expect((await call(accessToken, 'GET', '/v1/me/passkeys')).status).toBe(401);
+    expect((await call(accessToken, 'POST', '/v1/me/passkeys/registration-options')).status).toBe(401);
+  });
+
+  test('when the same credential is sent twice with fresh options, then the second is 409', async () => {
+    const token = await tokenOf('pk-fay', '+15550700006');
+    const authenticator = new SoftwareAuthenticator(origin);
+    const first = authenticator.create(await optionsFor(token));
+    expect((await call(token, 'POST', '/v1/me/passkeys', { credential: first })).status).toBe(201);
+    // The same attestation again, answering new options: the credential id is taken.
+    const options = await optionsFor(token);
+    const again = authenticator.create(options);
+    const replay = {
+      ...first,
+      response: { ...(first.response as object), clientDataJSON: (again.response as { clientDataJSON: string }).clientDataJSON },
+    };
+    const res = await call(token, 'POST', '/v1/me/passkeys', { credential: replay });
+    expect(await errorOf(res)).toEqual({ status: 409, message: 'This passkey is already registered' });
+  });
+});

@@ -1,0 +1,172 @@
+import { registerClient } from '../../core/clients/clients.service.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { authorizeUrl, exchangeCode, readMe, type TestApp } from '../support/oauth-flow-helpers.js';
+import { csrfOf, FormWalker, signInWithForms, type Page } from '../support/sign-in-helpers.js';
+import { SoftwareAuthenticator } from '../support/software-authenticator.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+
+/**
+ * Signing in with a passkey on the login page, as a browser would post it (the page's script
+ * turns the authenticator's answer into a form post): the page's challenge, checked once; the
+ * passkey of the app's enterprise only; removed passkeys, blocked users, other origins and a
+ * sign counter that went back are refused.
+ */
+describe('passkeys: sign-in on the login page', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let app: TestApp;
+  let otherApp: TestApp;
+  let origin = '';
+
+  beforeAll(async () => {
+    service = await startTestService('passkeys-signin', {}, { ownPublicUrl: true });
+    origin = new URL(service.url).origin;
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const first = await registerClient(service.ctx.mongo, { name: 'Bank', scopes: [], redirectUris: [redirectUri] });
+    app = { clientId: first.client.clientId, clientSecret: first.clientSecret as string, redirectUri };
+    const other = await registerClient(service.ctx.mongo, {
+      name: 'Other',
+      enterpriseId: 'other-co',
+      scopes: [],
+      redirectUris: [redirectUri],
+    });
+    otherApp = { clientId: other.client.clientId, clientSecret: other.clientSecret as string, redirectUri };
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  /** A user with one passkey on `authenticator`, registered with a token from a code sign-in. */
+  async function userWithPasskey(userId: string, mobileNumber: string) {
+    await insertUser(service.ctx.mongo, { userId, mobileNumber });
+    const callback = await signInWithForms(service, new FormWalker(service.url), authorizeUrl(service, app), userId, mobileNumber);
+    const token = (await exchangeCode(service, app, callback)).access_token as string;
+    const auth = { authorization: `Bearer ${token}` };
+    const options = (await (
+      await fetch(`${service.url}/v1/me/passkeys/registration-options`, { method: 'POST', headers: auth })
+    ).json()) as {
+      challenge: string;
+      rp: { id: string };
+      user: { id: string };
+    };
+    const authenticator = new SoftwareAuthenticator(origin);
+    const res = await fetch(`${service.url}/v1/me/passkeys`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ credential: authenticator.create(options) }),
+    });
+    expect(res.status).toBe(201);
+    const passkey = (await res.json()) as { id: string };
+    return { authenticator, passkeyId: passkey.id };
+  }
+
+  const challengeOf = (page: Page) => {
+    const match = /data-challenge="([A-Za-z0-9_-]+)" data-rp-id="([^"]+)"/.exec(page.html);
+    if (!match) throw new Error(`no passkey offer on the page: ${page.html.slice(0, 300)}`);
+    return { challenge: match[1] as string, rpId: match[2] as string };
+  };
+  const postAnswer = (walker: FormWalker, page: Page, answer: unknown) =>
+    walker.request(page.url, { form: { csrf: csrfOf(page.html), step: 'passkey', credential: JSON.stringify(answer) } });
+  const errorOn = (result: Page | { redirectedTo: string }) => {
+    if ('redirectedTo' in result) throw new Error(`left for ${result.redirectedTo}`);
+    return { status: result.status, error: /<p class="error" role="alert">([^<]*)<\/p>/.exec(result.html)?.[1], html: result.html };
+  };
+
+  test('when the page is answered with the passkey, then the app gets a code for that user; the page offers a new challenge each time and script runs by nonce only', async () => {
+    const { authenticator } = await userWithPasskey('pk-ann', '+15550710001');
+    const walker = new FormWalker(service.url);
+    const page = await walker.page(authorizeUrl(service, app));
+    const offer = challengeOf(page);
+    expect(offer.rpId).toBe('127.0.0.1');
+    expect(page.html).toContain('autocomplete="username webauthn"');
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]+'; style-src/);
+    expect(page.headers.get('content-security-policy')).not.toContain('connect-src');
+    const again = await walker.page(page.url);
+    expect(challengeOf(again).challenge).not.toBe(offer.challenge);
+
+    // The first page's challenge was replaced when the page was shown again.
+    expect(errorOn(await postAnswer(walker, again, authenticator.get(offer.challenge)))).toMatchObject({
+      status: 400,
+      error: 'That passkey could not be verified. Try again, or continue with your user id.',
+    });
+    const fresh = await walker.page(page.url);
+    const callback = await postAnswer(walker, fresh, authenticator.get(challengeOf(fresh).challenge));
+    if (!('redirectedTo' in callback)) throw new Error(`not signed in: ${callback.status} ${callback.html.slice(0, 400)}`);
+    const tokens = await exchangeCode(service, app, callback.redirectedTo);
+    expect(((await (await readMe(service, tokens.access_token as string)).json()) as { userId: string }).userId).toBe('pk-ann');
+    const stored = await service.ctx.mongo.collection('passkeys').findOne({ userId: 'pk-ann' });
+    expect(stored?.counter).toBe(2);
+    expect(stored?.lastUsedAt).toBeInstanceOf(Date);
+  });
+
+  test('when an answer is posted twice, then the second answers a challenge that is gone; a malformed answer is refused', async () => {
+    const { authenticator } = await userWithPasskey('pk-ben', '+15550710002');
+    const walker = new FormWalker(service.url);
+    const page = await walker.page(authorizeUrl(service, app));
+    const answer = authenticator.get(challengeOf(page).challenge, { origin: 'https://evil.example' });
+    expect(errorOn(await postAnswer(walker, page, answer))).toMatchObject({
+      status: 400,
+      error: 'That passkey could not be verified. Try again, or continue with your user id.',
+    });
+    // The page shown with the error carries a new challenge; the old one never comes back.
+    expect(errorOn(await postAnswer(walker, page, authenticator.get(challengeOf(page).challenge)))).toMatchObject({
+      status: 400,
+      error: 'That passkey could not be verified. Try again, or continue with your user id.',
+    });
+    expect(
+      errorOn(await walker.request(page.url, { form: { csrf: csrfOf(page.html), step: 'passkey', credential: '{"id":1}' } })),
+    ).toMatchObject({
+      status: 400,
+      error: 'The passkey answer was incomplete. Please try again.',
+    });
+  });
+
+  test('when the passkey was removed, belongs to another enterprise, answers without user verification or with a counter that went back, then sign-in is refused', async () => {
+    const { authenticator, passkeyId } = await userWithPasskey('pk-cat', '+15550710003');
+    // Each attempt from a browser of its own, so a sign-in leaves no session behind for the next.
+    const attempt = async (answerFor: (challenge: string) => unknown, target = app) => {
+      const walker = new FormWalker(service.url);
+      const page = await walker.page(authorizeUrl(service, target));
+      return postAnswer(walker, page, answerFor(challengeOf(page).challenge));
+    };
+    const notVerified = { status: 400, error: 'That passkey could not be verified. Try again, or continue with your user id.' };
+
+    expect(errorOn(await attempt((c) => authenticator.get(c, { userVerified: false })))).toMatchObject(notVerified);
+    // Signed in once, the counter stands at 5; an answer that counts lower may come from a copy.
+    expect(await attempt((c) => authenticator.get(c, { counter: 5 }))).toHaveProperty('redirectedTo');
+    expect(errorOn(await attempt((c) => authenticator.get(c, { counter: 3 })))).toMatchObject(notVerified);
+    expect(service.logLines().some((line) => line.msg === 'passkey sign counter went back: refused')).toBe(true);
+    expect(errorOn(await attempt((c) => authenticator.get(c), otherApp))).toMatchObject({
+      status: 400,
+      error: 'This passkey is not registered for this app. Use another passkey, or continue with your user id.',
+    });
+
+    const removed = await fetch(`${service.url}/admin/users/pk-cat/passkeys/${passkeyId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${service.config.adminToken}` },
+    });
+    expect(removed.status).toBe(204);
+    expect(errorOn(await attempt((c) => authenticator.get(c)))).toMatchObject({
+      status: 400,
+      error: 'This passkey is not registered for this app. Use another passkey, or continue with your user id.',
+    });
+  });
+
+  test('when the user is blocked, then the right passkey answer ends on the refusal page', async () => {
+    const { authenticator } = await userWithPasskey('pk-dan', '+15550710004');
+    const blocked = await fetch(`${service.url}/admin/users/pk-dan/blocked`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ blocked: true }),
+    });
+    expect(blocked.status).toBe(200);
+    const walker = new FormWalker(service.url);
+    const page = await walker.page(authorizeUrl(service, app));
+    const result = errorOn(await postAnswer(walker, page, authenticator.get(challengeOf(page).challenge)));
+    expect(result.status).toBe(403);
+    expect(result.html).toContain('This account cannot sign in. Contact your administrator.');
+  });
+});
