@@ -24,7 +24,10 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
     await mongo.close();
     throw err;
   }
-  const redis = createProducerRedis(config.redis);
+  // Commands issued in the same turn of the event loop (a request's two rate limits, other
+  // requests' limits and enqueues) leave in one write instead of one each: fewer system calls
+  // for the API and for Redis. Every caller still gets its own reply or error.
+  const redis = createProducerRedis(config.redis, { enableAutoPipelining: true });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const metrics = createMetrics(queues, { mongodb: () => pingMongo(mongo), redis: () => pingRedis(redis) });

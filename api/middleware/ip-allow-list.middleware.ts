@@ -5,6 +5,27 @@ import { AppError } from '../../core/errors/app-error.js';
 import type { ServiceContext } from '../service-context.js';
 import { authOf } from './bearer-auth.middleware.js';
 
+type ParsedRange = [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined;
+
+// Parsed ranges by their text (undefined when unparseable): parsing an IPv6 range on every
+// request was a few per cent of an OTP request's CPU. Bounded, as the texts come from client
+// records: emptied when full, and rebuilt from the ranges in use.
+const parsedRanges = new Map<string, ParsedRange>();
+const MAX_PARSED_RANGES = 10_000;
+
+function parsedRange(cidr: string): ParsedRange {
+  if (parsedRanges.has(cidr)) return parsedRanges.get(cidr);
+  let parsed: ParsedRange;
+  try {
+    parsed = ipaddr.parseCIDR(cidr);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsedRanges.size >= MAX_PARSED_RANGES) parsedRanges.clear();
+  parsedRanges.set(cidr, parsed);
+  return parsed;
+}
+
 /**
  * True when `address` lies in one of `cidrs`. IPv4-mapped IPv6 callers (`::ffff:10.1.2.3`, what a
  * dual-stack socket reports for IPv4) match IPv4 ranges, and IPv4 callers match `::ffff:0:0/96`
@@ -18,8 +39,10 @@ export function isAddressAllowed(address: string, cidrs: readonly string[]): boo
     return false;
   }
   return cidrs.some((cidr) => {
+    const parsed = parsedRange(cidr);
+    if (parsed === undefined) return false;
     try {
-      const [range, bits] = ipaddr.parseCIDR(cidr);
+      const [range, bits] = parsed;
       if (caller.kind() === range.kind()) return caller.match(range, bits);
       if (caller.kind() === 'ipv4' && range.kind() === 'ipv6') return (caller as ipaddr.IPv4).toIPv4MappedAddress().match(range, bits);
       if (caller.kind() === 'ipv6' && range.kind() === 'ipv4') return false;

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { pooledRandomBytes, secretKeyOf } from './secret-key-cache.js';
 
 const VERSION = 'v1';
 const IV_BYTES = 12; // the GCM nonce size NIST recommends
@@ -15,8 +16,8 @@ function assertKey(key: Buffer): void {
  */
 export function encryptSecret(plain: string, key: Buffer, context = ''): string {
   assertKey(key);
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+  const iv = pooledRandomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', secretKeyOf(key), iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
   return [VERSION, iv, cipher.getAuthTag(), ciphertext]
@@ -31,7 +32,7 @@ export function decryptSecret(blob: string, key: Buffer, context = ''): string {
   if (parts.length !== 4 || parts[0] !== VERSION) throw new Error('Not an encrypted secret');
   const [iv, tag, ciphertext] = parts.slice(1).map((part) => Buffer.from(part, 'base64url'));
   if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error('Not an encrypted secret');
-  const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+  const decipher = createDecipheriv('aes-256-gcm', secretKeyOf(key), iv, { authTagLength: TAG_BYTES });
   decipher.setAAD(Buffer.from(context, 'utf8'));
   decipher.setAuthTag(tag);
   return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');

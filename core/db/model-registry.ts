@@ -82,5 +82,11 @@ export async function modelFor<T>(connection: Connection, name: string, schema: 
  * an `undefined` field as null, mongoose leaves it out.
  */
 export function withoutUndefined<T extends object>(doc: T): T {
-  return Object.fromEntries(Object.entries(doc).filter(([, value]) => value !== undefined)) as T;
+  // A plain loop: no entry arrays per document on the request path.
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(doc)) {
+    const value = (doc as Record<string, unknown>)[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out as T;
 }

@@ -35,6 +35,27 @@ function without(chars: string, excluded: ReadonlySet<string>): string[] {
   return [...chars].filter((c) => !excluded.has(c));
 }
 
+// Pools by segment shape: nearly every request asks for one of a few shapes (N-6 above all), so
+// the character arrays are built once rather than on every code. Bounded: emptied when full.
+const poolsByShape = new Map<string, SegmentPools>();
+const MAX_CACHED_SHAPES = 1000;
+
+/** The pools a segment draws from (shared and frozen); an empty pool is a validation error upstream. */
+export function segmentPoolsOf(segment: NormalizedSegment): SegmentPools {
+  const shape = JSON.stringify([segment.charSets, segment.exclude, ...MINIMUM_RULES.map((rule) => segment[rule.field])]);
+  let pools = poolsByShape.get(shape);
+  if (pools === undefined) {
+    const built = buildSegmentPools(segment);
+    pools = Object.freeze({
+      union: Object.freeze(built.union),
+      required: Object.freeze(built.required.map((r) => Object.freeze({ ...r, pool: Object.freeze(r.pool) }))),
+    });
+    if (poolsByShape.size >= MAX_CACHED_SHAPES) poolsByShape.clear();
+    poolsByShape.set(shape, pools);
+  }
+  return pools;
+}
+
 /** The pools a segment draws from; an empty pool here is a validation error upstream. */
 export function buildSegmentPools(segment: NormalizedSegment): SegmentPools {
   const excluded = new Set(segment.exclude);

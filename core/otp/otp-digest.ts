@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { HashSpec } from './otp.types.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
+import { secretKeyOf } from '../crypto/secret-key-cache.js';
 
 const HMAC_ALGORITHMS: Record<Exclude<HashSpec, 'PLAIN'>, { algorithm: string; encoding: 'base64' | 'hex' }> = {
   SHA_256: { algorithm: 'sha256', encoding: 'base64' },
@@ -13,7 +14,7 @@ const HMAC_ALGORITHMS: Record<Exclude<HashSpec, 'PLAIN'>, { algorithm: string; e
 };
 
 function hmac(code: string, algorithm: string, key: Buffer): Buffer {
-  return createHmac(algorithm, key).update(code, 'utf8').digest();
+  return createHmac(algorithm, secretKeyOf(key)).update(code, 'utf8').digest();
 }
 
 /**

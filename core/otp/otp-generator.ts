@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { buildSegmentPools } from './otp-charsets.js';
+import { segmentPoolsOf } from './otp-charsets.js';
 import type { NormalizedSegment } from './otp.types.js';
 
 // crypto.randomInt rejects out-of-range draws internally, so every pick is uniform (no modulo bias).
@@ -17,7 +17,7 @@ function shuffleInPlace(chars: string[]): string[] {
 }
 
 function generateSegment(segment: NormalizedSegment): string {
-  const { union, required } = buildSegmentPools(segment);
+  const { union, required } = segmentPoolsOf(segment);
   const chars: string[] = [];
   for (const { pool, count } of required) {
     if (pool.length === 0) throw new Error('OTP segment has a minimum whose pool is empty; validate segments first');

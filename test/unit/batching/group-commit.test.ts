@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { setImmediate as tick } from 'node:timers/promises';
-import { createGroupCommit, outcomesOfBulkWrite, type ItemOutcome } from '../../../core/batching/group-commit.js';
+import { createBatchedLookup, createGroupCommit, outcomesOfBulkWrite, type ItemOutcome } from '../../../core/batching/group-commit.js';
 
 /** A store whose flushes stay open until the test releases them. */
 function controlledStore() {
@@ -185,5 +185,37 @@ describe('outcomes of an unordered bulk write', () => {
       { ok: true, value: undefined },
       { ok: true, value: undefined },
     ]);
+  });
+});
+
+describe('batched lookup', () => {
+  test('when several callers ask for the same key in one batch, then each gets its own copy and the store is asked once', async () => {
+    const loads: string[][] = [];
+    const lookup = createBatchedLookup(
+      (keys: string[]) => {
+        loads.push(keys);
+        return Promise.resolve(keys.map((key) => ({ key, tags: ['a'] })));
+      },
+      (doc) => doc.key,
+      (doc) => doc,
+    );
+    const [first, second, other] = await Promise.all([lookup.submit('k1'), lookup.submit('k1'), lookup.submit('k2')]);
+    expect(loads).toEqual([['k1', 'k2']]);
+    expect(first).toEqual({ key: 'k1', tags: ['a'] });
+    expect(second).toEqual(first);
+    expect(second).not.toBe(first);
+    expect(second?.tags).not.toBe(first?.tags);
+    first?.tags.push('changed');
+    expect(second?.tags).toEqual(['a']);
+    expect(other).toEqual({ key: 'k2', tags: ['a'] });
+  });
+
+  test('when a key is unknown to the store, then its caller gets undefined', async () => {
+    const lookup = createBatchedLookup(
+      () => Promise.resolve([{ key: 'k1' }]),
+      (doc: { key: string }) => doc.key,
+      (doc) => doc,
+    );
+    await expect(Promise.all([lookup.submit('k1'), lookup.submit('nope')])).resolves.toEqual([{ key: 'k1' }, undefined]);
   });
 });
