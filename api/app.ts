@@ -3,7 +3,7 @@ import { createDeliveriesRepository } from '../core/deliveries/deliveries.reposi
 import { deliveryFailoverOn } from '../core/otp/otp-failover.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
-import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
+import { enqueueDispatch } from '../core/platform/queues/dispatch.queue.js';
 import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
 import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';

@@ -1,10 +1,10 @@
-import { rateLimitHeaders } from '../../core/throttling/rate-limit-headers.js';
+import { rateLimitHeaders } from '../../core/platform/throttling/rate-limit-headers.js';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
-import { AppError } from '../../core/errors/app-error.js';
-import type { Logger } from '../../core/logger/logger.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import type { LoginLimits } from '../../core/sign-in/login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
 import type { LoginService } from '../../core/sign-in/login.service.js';

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { AppError, ServiceUnavailableError } from '../../core/errors/app-error.js';
+import { AppError, ServiceUnavailableError } from '../../core/platform/errors/app-error.js';
 import type { ServiceContext } from '../service-context.js';
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();

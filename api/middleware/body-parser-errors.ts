@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { AppError, BadRequestError } from '../../core/errors/app-error.js';
+import { AppError, BadRequestError } from '../../core/platform/errors/app-error.js';
 
 interface ParserError {
   type?: string;

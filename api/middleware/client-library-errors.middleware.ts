@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
-import { toErrorResponse } from '../../core/errors/error-body.js';
-import type { Logger } from '../../core/logger/logger.js';
+import { toErrorResponse } from '../../core/platform/errors/error-body.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import { clientLibraryCode } from '../../core/notifications/client-library-codes.js';
 import { toEdgeError } from './edge-errors.js';
 

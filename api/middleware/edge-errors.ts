@@ -1,7 +1,7 @@
 import type { Request } from 'express';
-import { isStoreUnavailable } from '../../core/db/store-unavailable.js';
-import { ServiceUnavailableError } from '../../core/errors/app-error.js';
-import type { Logger } from '../../core/logger/logger.js';
+import { isStoreUnavailable } from '../../core/platform/db/store-unavailable.js';
+import { ServiceUnavailableError } from '../../core/platform/errors/app-error.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import { fromBodyParser } from './body-parser-errors.js';
 
 /** Seconds a client is asked to wait when a store is down: about one reconnect attempt. */

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError } from '../../core/errors/app-error.js';
-import { toErrorResponse } from '../../core/errors/error-body.js';
-import type { Logger } from '../../core/logger/logger.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
+import { toErrorResponse } from '../../core/platform/errors/error-body.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import { toEdgeError } from './edge-errors.js';
 
 export function notFoundHandler(): RequestHandler {

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import ipaddr from 'ipaddr.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
-import { AppError } from '../../core/errors/app-error.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
 import type { ServiceContext } from '../service-context.js';
 import { authOf } from './bearer-auth.middleware.js';
 

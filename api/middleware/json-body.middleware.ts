@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { AppError, BadRequestError } from '../../core/errors/app-error.js';
+import { AppError, BadRequestError } from '../../core/platform/errors/app-error.js';
 import type { ServiceContext } from '../service-context.js';
 import { parsedWith } from './body-parser-errors.js';
 

@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { AppError } from '../../core/errors/app-error.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
 import type { RouteDoc } from '../openapi/route-docs.types.js';
 import { pathPattern } from '../openapi/route-templates.js';
 import type { ServiceContext } from '../service-context.js';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { AppError } from '../../core/errors/app-error.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

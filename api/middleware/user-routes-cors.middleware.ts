@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { isWebOriginOfAnyClient } from '../../core/clients/client-lookup.cache.js';
-import { AppError } from '../../core/errors/app-error.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
 import type { ServiceContext } from '../service-context.js';
 
 /** The signed-in user's routes, the ones apps in other pages call with the user's token. */

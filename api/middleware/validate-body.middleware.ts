@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
-import { AppError, ValidationError } from '../../core/errors/app-error.js';
-import { getValidator, type ErrorObject } from '../../core/schemas/schema-registry.js';
+import { AppError, ValidationError } from '../../core/platform/errors/app-error.js';
+import { getValidator, type ErrorObject } from '../../core/platform/schemas/schema-registry.js';
 
 /** The body field an Ajv error is about: `scopes[1]`, `name`, or the missing/extra property. */
 export function fieldOfAjvError(error: ErrorObject): string {

@@ -1,4 +1,4 @@
-import { loadSchemas, type JsonSchema } from '../../core/schemas/schema-registry.js';
+import { loadSchemas, type JsonSchema } from '../../core/platform/schemas/schema-registry.js';
 import { routeDocs, type RouteDoc } from './route-docs.js';
 import type { RouteLink } from './route-docs.types.js';
 

@@ -1,6 +1,6 @@
 import express, { Router, type Response } from 'express';
 import { REPLAY_MAX, type DeliveryReplay } from '../../core/deliveries/delivery-replay.js';
-import { AppError } from '../../core/errors/app-error.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { createAdminFormTokens } from '../middleware/admin-form-token.js';
 import { parsedWith } from '../middleware/body-parser-errors.js';

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { ServiceUnavailableError } from '../../core/errors/app-error.js';
-import type { Logger } from '../../core/logger/logger.js';
+import { ServiceUnavailableError } from '../../core/platform/errors/app-error.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import { isStreamId, type UserNotificationEvent } from '../../core/notifications/notification-user-events.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { isDraining } from '../draining-state.js';

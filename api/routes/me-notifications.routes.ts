@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Logger } from '../../core/logger/logger.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import { parseHistoryOptions, parseListOptions } from '../../core/notifications/list-options.parser.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import { actionRequiresNumber } from '../../core/notifications/number-match.js';

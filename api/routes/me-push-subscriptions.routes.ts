@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Logger } from '../../core/logger/logger.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import type { PushSubscriptionInput, PushSubscriptionRecord } from '../../core/push/push-subscription.types.js';
 import type { PushSubscriptionsService } from '../../core/push/push-subscriptions.service.js';
 import type { VapidKeys } from '../../core/push/vapid-keys.js';

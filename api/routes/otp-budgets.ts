@@ -1,6 +1,6 @@
-import { userKey } from '../../core/enterprises/enterprise-id.js';
-import { isStoreUnavailable } from '../../core/db/store-unavailable.js';
-import { AppError } from '../../core/errors/app-error.js';
+import { userKey } from '../../core/platform/tenancy/enterprise-id.js';
+import { isStoreUnavailable } from '../../core/platform/db/store-unavailable.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
 import type { LimitState, RateLimits } from '../../core/otp/otp-rate-limits.js';
 
 /** The limits one request that sends a code took, and how to give them back. */

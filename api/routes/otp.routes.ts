@@ -1,5 +1,5 @@
 import { Router, type Request, type RequestHandler } from 'express';
-import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import { NotFoundError, ValidationError } from '../../core/platform/errors/app-error.js';
 import type { OtpCancellationService } from '../../core/otp/otp-cancellation.service.js';
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';

@@ -1,5 +1,5 @@
 import express, { Router } from 'express';
-import { AppError, BadRequestError } from '../../core/errors/app-error.js';
+import { AppError, BadRequestError } from '../../core/platform/errors/app-error.js';
 import type { RecordDeliveryReceipt } from '../../core/providers/delivery-receipt.types.js';
 import type { SendgridEvent } from '../../core/providers/delivery-receipts.mapper.js';
 import { handleSendgridEvents, handleTwilioStatus } from '../../core/providers/delivery-receipts.service.js';

@@ -1,4 +1,4 @@
-import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import type { Refusal } from './notification-states.js';
 import type { FinalStatus } from './notification.types.js';
 

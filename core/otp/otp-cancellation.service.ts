@@ -1,6 +1,6 @@
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
-import { NotFoundError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
+import { NotFoundError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { OtpsRepository } from './otps.repository.js';
 import { outcomeError, publicStatus, type OtpValidationService } from './otp-validation.service.js';
 

@@ -1,10 +1,10 @@
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { RateLimit } from '../config/config.js';
-import { AppError } from '../errors/app-error.js';
-import type { RedisClient } from '../queues/redis-connection.js';
-import { rateLimitHeaders as budgetHeaders } from '../throttling/rate-limit-headers.js';
-import { createRedisLimiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
+import type { RateLimit } from '../platform/config/config.js';
+import { AppError } from '../platform/errors/app-error.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
+import { rateLimitHeaders as budgetHeaders } from '../platform/throttling/rate-limit-headers.js';
+import { createRedisLimiter, retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient';
 

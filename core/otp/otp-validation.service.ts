@@ -1,4 +1,4 @@
-import { AppError, NotFoundError } from '../errors/app-error.js';
+import { AppError, NotFoundError } from '../platform/errors/app-error.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { createDeliveryReader } from '../deliveries/delivery-reader.js';
 import {
@@ -13,7 +13,7 @@ import { verifyOtp } from './otp-digest.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { HashSpec } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
-import { otpValidations } from '../metrics/business-metrics.js';
+import { otpValidations } from '../platform/metrics/business-metrics.js';
 
 export interface OtpValidationDeps {
   otps: OtpsRepository;

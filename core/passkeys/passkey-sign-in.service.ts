@@ -1,7 +1,7 @@
 import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
-import type { PasskeyConfig } from '../config/config.js';
-import type { Logger } from '../logger/logger.js';
+import type { PasskeyConfig } from '../platform/config/config.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { LoginLimits } from '../sign-in/login-rate-limits.js';
 import { canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
 import type { UsersRepository } from '../users/users.repository.js';

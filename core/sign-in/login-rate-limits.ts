@@ -1,10 +1,10 @@
-import type { RedisClient } from '../queues/redis-connection.js';
-import type { RateLimit } from '../config/config.js';
-import { AppError } from '../errors/app-error.js';
-import { createPairThenUserBudget } from '../throttling/pair-then-user-budget.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
+import type { RateLimit } from '../platform/config/config.js';
+import { AppError } from '../platform/errors/app-error.js';
+import { createPairThenUserBudget } from '../platform/throttling/pair-then-user-budget.js';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { budgetState, rateLimitHeaders, type BudgetState } from '../throttling/rate-limit-headers.js';
-import { createRedisLimiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
+import { budgetState, rateLimitHeaders, type BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { createRedisLimiter, retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export interface LoginLimitsConfig {
   /** Every form post per caller address, whatever the user: a flood guard. */

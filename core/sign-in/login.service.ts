@@ -1,6 +1,6 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { AppError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
+import { AppError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { legacySpecToSegment } from '../otp/otp-legacy-spec.js';
 import type { GenerateOtpCommand } from '../otp/otp-generation.service.js';
 import type { User } from '../users/user.types.js';

@@ -1,4 +1,4 @@
-import { ENTERPRISE_ID_RE, userKey, type UserRef } from '../enterprises/enterprise-id.js';
+import { ENTERPRISE_ID_RE, userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import type { User } from '../users/user.types.js';
 import type { UsersRepository } from '../users/users.repository.js';
 

@@ -1,10 +1,10 @@
-import type { RedisClient } from '../queues/redis-connection.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { RateLimit } from '../config/config.js';
-import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
-import { AppError } from '../errors/app-error.js';
-import { budgetState, rateLimitHeaders, type BudgetState } from '../throttling/rate-limit-headers.js';
-import { createRedisLimiter as limiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
+import type { RateLimit } from '../platform/config/config.js';
+import { userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
+import { AppError } from '../platform/errors/app-error.js';
+import { budgetState, rateLimitHeaders, type BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { createRedisLimiter as limiter, retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export interface ActivationThrottleConfig {
   /** Requests per caller address over all users: a cheap flood guard. */

@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
-import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, verifyActivationCode } from './activation-code.js';

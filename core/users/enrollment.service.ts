@@ -1,10 +1,10 @@
 import type { Connection } from 'mongoose';
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
-import { ConflictError, NotFoundError } from '../errors/app-error.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
+import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import { findMissingGroupNames } from '../groups/groups.repository.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import { encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, generateVerificationKey } from './activation-code.js';

@@ -1,5 +1,5 @@
-import { AppError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
+import { AppError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { selfieFailure, type CheckedSelfie } from './selfie-image.checker.js';
 
 export interface FaceAnalyzerConfig {

@@ -1,6 +1,6 @@
 import { createNotificationsRepository, notificationModel } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
-import { enqueueCallback, enqueueExpiry } from '../../core/queues/notification.queue.js';
+import { enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import {

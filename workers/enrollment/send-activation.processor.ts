@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
-import type { EnrollmentJobData } from '../../core/queues/enrollment.queue.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
+import type { EnrollmentJobData } from '../../core/platform/queues/enrollment.queue.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import type { ActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
 
 /**

@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { NotificationsService } from '../../core/notifications/notifications.service.js';
-import type { NotificationJobData } from '../../core/queues/notification.queue.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import type { NotificationJobData } from '../../core/platform/queues/notification.queue.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 
 // A job that runs a little early (clock skew between this host and Redis) waits in process when
 // the wait is this short; longer, it goes back to the delayed set.

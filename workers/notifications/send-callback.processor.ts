@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { CallbackDelivery } from '../../core/notifications/callback-delivery.service.js';
-import type { NotificationJobData } from '../../core/queues/notification.queue.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import type { NotificationJobData } from '../../core/platform/queues/notification.queue.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 
 /** One signed callback; failures are retried with backoff, the last one marks it FAILED. */
 export function createSendCallbackProcessor(delivery: CallbackDelivery) {

@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { PushDelivery } from '../../core/push/push-delivery.service.js';
-import { PUSH_FANOUT_JOB, type PushFanoutJobData, type PushSendJobData } from '../../core/queues/push.queue.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import { PUSH_FANOUT_JOB, type PushFanoutJobData, type PushSendJobData } from '../../core/platform/queues/push.queue.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 
 /** The push queue: fan-out jobs queue one send job per subscription; send jobs push to one browser. */
 export function createSendPushProcessor(delivery: PushDelivery) {

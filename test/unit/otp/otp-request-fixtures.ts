@@ -1,4 +1,4 @@
-import { AppError } from '../../../core/errors/app-error.js';
+import { AppError } from '../../../core/platform/errors/app-error.js';
 import { parseGenerateOtpRequest } from '../../../core/otp/otp-request.validator.js';
 
 /** A minimal valid Generate OTP body; tests override one field at a time. */

@@ -1,5 +1,5 @@
-import { AppError, BearerError, ConflictError, insufficientScope } from '../../../core/errors/app-error.js';
-import { formatErrorTimestamp, toErrorResponse } from '../../../core/errors/error-body.js';
+import { AppError, BearerError, ConflictError, insufficientScope } from '../../../core/platform/errors/app-error.js';
+import { formatErrorTimestamp, toErrorResponse } from '../../../core/platform/errors/error-body.js';
 
 const at = new Date(Date.UTC(2026, 10, 21, 23, 45, 37));
 
