@@ -27,6 +27,7 @@ export function createSignInServices(
     activity: createActivityRepository(ctx.mongo),
     maxFailures: ctx.config.login.maxFailures,
     userStepFloorMs: ctx.config.login.userStepFloorMs,
+    codeTtlSeconds: ctx.config.login.codeTtlSeconds,
     otp: {
       generate: (command) => otp.generation.generate(command),
       validate: (otpUuid, clientId, code) => otp.validation.validate(otpUuid, clientId, code),

@@ -29,11 +29,6 @@ export function tokenIdentity(publicUrl: string): { issuer: string; audience: st
   return { issuer: `${publicUrl}${AUTH_SERVER_PATH}`, audience: `${publicUrl}/v1` };
 }
 
-/** How long a user's sign-in session (the provider's cookie session) and its interaction live. */
-const SESSION_TTL_SECONDS = 24 * 3600;
-const INTERACTION_TTL_SECONDS = 15 * 60;
-const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
-
 /** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
 export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   const { config, mongo, logger } = ctx;
@@ -79,10 +74,10 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       // Authorization codes are single use and live at most 60 seconds.
       AuthorizationCode: 60,
       IdToken: config.accessTokenTtlSeconds,
-      RefreshToken: REFRESH_TOKEN_TTL_SECONDS,
-      Grant: REFRESH_TOKEN_TTL_SECONDS,
-      Session: SESSION_TTL_SECONDS,
-      Interaction: INTERACTION_TTL_SECONDS,
+      RefreshToken: config.signIn.refreshTokenTtlSeconds,
+      Grant: config.signIn.refreshTokenTtlSeconds,
+      Session: config.signIn.sessionTtlSeconds,
+      Interaction: config.signIn.interactionTtlSeconds,
     },
     // S256 only (the provider's default); required for public clients, accepted from confidential ones.
     pkce: { required: (_oidcCtx, client) => client.clientAuthMethod === 'none' },

@@ -17,10 +17,9 @@ export interface LoginLimitsConfig {
   codesPerUserAddress: RateLimit;
   /** Codes sent for one user at the request of every address it has not signed in from. */
   codesPerUser: RateLimit;
+  /** An address the user signed in from is remembered this long as theirs. */
+  familiarAddressSeconds: number;
 }
-
-/** An address the user signed in from is remembered this long as theirs. */
-const FAMILIAR_ADDRESS_SECONDS = 90 * 24 * 3600;
 
 const tooMany = (msBeforeNext: number, budget?: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
@@ -87,7 +86,7 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
      */
     async rememberAddress(userKey: string, address: string): Promise<void> {
       await Promise.all([
-        redis.set(familiarKey(userKey, address), '1', 'EX', FAMILIAR_ADDRESS_SECONDS),
+        redis.set(familiarKey(userKey, address), '1', 'EX', config.familiarAddressSeconds),
         steps.restorePair(userKey, address),
         codes.restorePair(userKey, address),
       ]);

@@ -10,10 +10,9 @@ import type { LoginState, LoginStatesRepository } from './login-states.repositor
 import type { SignInFailuresRepository } from './sign-in-failures.repository.js';
 import { canReceiveLoginCode, canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-users.js';
 
-/** The login code: 6 digits, 5 minutes, 5 attempts, through the OTP pipeline. */
+/** The login code: 6 digits, 5 attempts, through the OTP pipeline (its lifetime is LOGIN_CODE_TTL_SECONDS). */
 export const LOGIN_CODE = Object.freeze({
   spec: 'N-6',
-  expiresInSeconds: 300,
   attempts: 5,
   smsTemplate: 'login_sms',
   emailTemplate: 'login_email',
@@ -32,6 +31,8 @@ export interface LoginServiceDeps {
   maxFailures: number;
   /** The user-id and new-code steps answer no sooner than this after they arrived (see start). */
   userStepFloorMs: number;
+  /** How long a sent login code is valid. */
+  codeTtlSeconds: number;
   otp: {
     generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }>;
     validate(otpUuid: string, clientId: string, code: string): Promise<unknown>;
@@ -93,7 +94,7 @@ export function createLoginService(deps: LoginServiceDeps) {
           channels,
           dynamicMacros: { [APP_NAME_MACRO]: client.name },
           attempts: LOGIN_CODE.attempts,
-          expiresIn: LOGIN_CODE.expiresInSeconds,
+          expiresIn: deps.codeTtlSeconds,
           hashSpec: 'SHA_256',
           generateJwt: false,
         },
