@@ -177,8 +177,13 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       familiarAddressSeconds: s.LOGIN_FAMILIAR_ADDRESS_SECONDS,
     }),
     /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service. */
-    faceAnalyzer: s.FACE_ANALYZER_URL === undefined ? undefined : Object.freeze({ url: s.FACE_ANALYZER_URL, timeoutMs: s.FACE_ANALYZER_TIMEOUT_MS }),
-    concurrency: Object.freeze({ dispatch: s.DISPATCH_CONCURRENCY, enrollment: s.ENROLLMENT_CONCURRENCY, notification: s.NOTIFICATION_CONCURRENCY }),
+    faceAnalyzer:
+      s.FACE_ANALYZER_URL === undefined ? undefined : Object.freeze({ url: s.FACE_ANALYZER_URL, timeoutMs: s.FACE_ANALYZER_TIMEOUT_MS }),
+    concurrency: Object.freeze({
+      dispatch: s.DISPATCH_CONCURRENCY,
+      enrollment: s.ENROLLMENT_CONCURRENCY,
+      notification: s.NOTIFICATION_CONCURRENCY,
+    }),
     /** The notification worker: expiry sweep, retention of ended notifications, callbacks. */
     notifications: Object.freeze({
       sweepIntervalMs: s.NOTIFICATION_SWEEP_INTERVAL_MS,

@@ -81,7 +81,8 @@ export function readSettings(env: NodeJS.ProcessEnv, keys: readonly SettingName[
     const declaration = SETTINGS[key] as SettingDeclaration;
     const value = raw[key];
     if (declaration.check && typeof value === 'string') problems.push(...declaration.check(value).map((problem) => `${key}: ${problem}`));
-    if (declaration.requiredInProduction && value === undefined && raw.NODE_ENV === 'production') problems.push(`${key}: is required in production`);
+    if (declaration.requiredInProduction && value === undefined && raw.NODE_ENV === 'production')
+      problems.push(`${key}: is required in production`);
     if (declaration.kind === 'switch' && value !== undefined) raw[key] = value === 'on';
   }
   return { values: raw as Settings, problems };

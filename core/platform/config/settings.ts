@@ -509,7 +509,13 @@ export const SETTINGS = {
     format: 'http(s)://host[:port] without a path',
     doc: 'tests and mocks only: replaces `https://api.sendgrid.com/`',
   },
-  EMAIL_FROM: { section: 'providers', kind: 'string', minLength: 3, default: 'no-reply@example.com', doc: 'sender address of every e-mail' },
+  EMAIL_FROM: {
+    section: 'providers',
+    kind: 'string',
+    minLength: 3,
+    default: 'no-reply@example.com',
+    doc: 'sender address of every e-mail',
+  },
   SENDGRID_WEBHOOK_PUBLIC_KEY: {
     section: 'providers',
     kind: 'string',
