@@ -1,9 +1,11 @@
-import { rateLimitHeaders } from '../../core/platform/throttling/rate-limit-headers.js';
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
+import { timingSafeEqual } from 'node:crypto';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
-import { AppError } from '../../core/platform/errors/app-error.js';
+import { RateLimitedError } from '../../core/platform/errors/app-error.js';
+import { errorPageOf } from '../errors/error-pipeline.js';
+import { toHttpRefusal } from '../errors/http-error-mapping.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import type { LoginLimits } from '../../core/sign-in/login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
@@ -257,9 +259,8 @@ export function interactionRoutes(
         await handler(req, res);
       } catch (err) {
         if (res.headersSent) throw err;
-        const errorId = randomUUID();
-        services.logger.error({ err, errorId }, 'sign-in page failed');
-        const status = err instanceof AppError && err.status >= 500 ? err.status : 500;
+        const { status, headers, errorId } = errorPageOf(err, req, services.logger);
+        res.set(headers);
         send(res, status, 'message', {
           title: 'Sign-in is unavailable',
           message: `Sign-in could not continue. Please try again in a moment. (reference ${errorId})`,
@@ -428,8 +429,8 @@ export function interactionRoutes(
             return showLogin(res, req, state, client, { error: 'Something was missing from that form. Please try again.' }, 400);
         }
       } catch (err) {
-        if (err instanceof AppError && err.status === 429) {
-          res.set(err.headers);
+        if (err instanceof RateLimitedError) {
+          res.set(toHttpRefusal(err)?.headers);
           return showLogin(res, req, (await services.states.find(interaction.uid)) ?? state, client, { error: err.message }, 429);
         }
         throw err;

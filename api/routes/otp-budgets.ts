@@ -41,10 +41,10 @@ export function takeOtpBudgets(
 
 /**
  * Points go back when the request sent nothing to the person and the person did nothing: refused
- * for the caller's own mistake (4xx but 429), or not accepted because the service could not store
- * it (MongoDB unreachable, or the request's deadline passed: 503, nothing queued). An outage never
- * uses up a person's budget, however often the caller retries through it.
+ * for the caller's own mistake (anything but a spent budget or a failed dependency), or not
+ * accepted because the service could not store it (MongoDB unreachable, or the request's deadline
+ * passed: unavailable, nothing queued). An outage never uses up a person's budget, however often
+ * the caller retries through it.
  */
 export const refundable = (err: unknown): boolean =>
-  isStoreUnavailable(err) ||
-  (err instanceof AppError && ((err.status >= 400 && err.status < 500 && err.status !== 429) || err.status === 503));
+  isStoreUnavailable(err) || (err instanceof AppError && err.kind !== 'rate-limited' && err.kind !== 'dependency-failed');

@@ -1,9 +1,8 @@
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../platform/config/config.js';
-import { AppError } from '../platform/errors/app-error.js';
+import { RateLimitedError, type RateBudget } from '../platform/errors/app-error.js';
 import type { RedisClient } from '../platform/queues/redis-connection.js';
-import { rateLimitHeaders as budgetHeaders } from '../platform/throttling/rate-limit-headers.js';
 import { createRedisLimiter, retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient';
@@ -26,9 +25,9 @@ const POLICY_NAMES: Record<LimitName, string> = {
   validatePerClient: 'validate-per-client',
 };
 
-/** The OTP budgets' RateLimit headers (see core/throttling/rate-limit-headers.ts). */
-export function rateLimitHeaders(states: LimitState[]): Record<string, string> {
-  return budgetHeaders(states.map(({ name, ...rest }) => ({ policy: POLICY_NAMES[name], ...rest })));
+/** The OTP budgets under the names the caller is told (the RateLimit headers). */
+export function reportedBudgets(states: LimitState[]): RateBudget[] {
+  return states.map(({ name, ...rest }) => ({ policy: POLICY_NAMES[name], ...rest }));
 }
 
 /**
@@ -53,15 +52,16 @@ export function createRateLimits(redis: RedisClient, prefix: string, limits: Rec
   });
 
   return {
-    /** Consumes one point; throws 429 (error body, Retry-After, RateLimit headers) when the budget is spent. */
+    /** Consumes one point; throws RateLimitedError (with the spent budget) when the budget is spent. */
     async consume(name: LimitName, key: string): Promise<LimitState> {
       try {
         return stateOf(name, await limiters[name].consume(key));
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) throw err;
         const retryAfter = retryAfterSeconds(err.msBeforeNext);
-        throw new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
-          headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders([stateOf(name, err)]) },
+        throw new RateLimitedError(`Too many requests: retry after ${retryAfter} seconds`, {
+          retryAfterSeconds: retryAfter,
+          budgets: reportedBudgets([stateOf(name, err)]),
         });
       }
     },

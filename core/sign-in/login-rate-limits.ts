@@ -1,9 +1,9 @@
 import type { RedisClient } from '../platform/queues/redis-connection.js';
 import type { RateLimit } from '../platform/config/config.js';
-import { AppError } from '../platform/errors/app-error.js';
+import { RateLimitedError } from '../platform/errors/app-error.js';
 import { createPairThenUserBudget } from '../platform/throttling/pair-then-user-budget.js';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { budgetState, rateLimitHeaders, type BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { budgetState, type BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { createRedisLimiter, retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export interface LoginLimitsConfig {
@@ -24,8 +24,9 @@ const FAMILIAR_ADDRESS_SECONDS = 90 * 24 * 3600;
 
 const tooMany = (msBeforeNext: number, budget?: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
-  return new AppError('RATE_LIMITED', 429, `Too many attempts. Try again in ${retryAfter} seconds.`, {
-    headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(budget ? [budget] : []) },
+  return new RateLimitedError(`Too many attempts. Try again in ${retryAfter} seconds.`, {
+    retryAfterSeconds: retryAfter,
+    budgets: budget ? [budget] : [],
   });
 };
 

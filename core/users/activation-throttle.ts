@@ -2,8 +2,8 @@ import type { RedisClient } from '../platform/queues/redis-connection.js';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../platform/config/config.js';
 import { userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
-import { AppError } from '../platform/errors/app-error.js';
-import { budgetState, rateLimitHeaders, type BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { LockedError, RateLimitedError } from '../platform/errors/app-error.js';
+import { budgetState, type BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { createRedisLimiter as limiter, retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export interface ActivationThrottleConfig {
@@ -24,8 +24,9 @@ const ADDRESS_MEMORY_SECONDS = 24 * 3600;
 
 export const rateLimited = (msBeforeNext: number, budget?: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
-  return new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
-    headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(budget ? [budget] : []) },
+  return new RateLimitedError(`Too many requests: retry after ${retryAfter} seconds`, {
+    retryAfterSeconds: retryAfter,
+    budgets: budget ? [budget] : [],
   });
 };
 
@@ -33,7 +34,7 @@ export const rateLimited = (msBeforeNext: number, budget?: BudgetState) => {
 export const ACTIVATION_ADDRESS_POLICY = 'activation-per-address';
 
 export const activationLocked = () =>
-  new AppError('ACTIVATION_LOCKED', 423, 'Too many wrong activation codes; ask for a new activation code');
+  new LockedError('ACTIVATION_LOCKED', 'Too many wrong activation codes; ask for a new activation code');
 
 /**
  * One scope of the throttle (a user, or a user seen from one address): a counter of
