@@ -101,7 +101,9 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
     const budget = await services.limits.consume('validatePerClient', clientId);
     res.set(rateLimitHeaders(reportedBudgets([budget])));
     const body = req.body as { otp: string };
-    res.status(200).json(validationAnswer(await services.validation.validate(otpUuidParam(String(req.params.otpUuid)), clientId, body.otp)));
+    res
+      .status(200)
+      .json(validationAnswer(await services.validation.validate(otpUuidParam(String(req.params.otpUuid)), clientId, body.otp)));
   });
 
   router.get('/v1/svc-otp/:otpUuid', ...auth, async (req, res) => {

@@ -5,15 +5,7 @@
  * a kind into a status, headers and a body.
  */
 export type ErrorKind =
-  | 'malformed'
-  | 'invalid'
-  | 'not-found'
-  | 'conflict'
-  | 'gone'
-  | 'locked'
-  | 'rate-limited'
-  | 'unavailable'
-  | 'dependency-failed';
+  'malformed' | 'invalid' | 'not-found' | 'conflict' | 'gone' | 'locked' | 'rate-limited' | 'unavailable' | 'dependency-failed';
 
 export interface AppErrorOptions {
   /** Short label of the refusal shown beside the message (for example `Invalid data.`); the edge defaults it by kind. */
