@@ -1,7 +1,6 @@
 import { RateLimitedError } from '../platform/errors/app-error.js';
 import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
-import { parsePasskeyAnswer, type PasskeyAnswer } from '../passkeys/passkey-answer.js';
-import type { PasskeyOutcome } from '../passkeys/passkey-sign-in.service.js';
+import { parsePasskeyAnswer, type PasskeyAnswer, type PasskeyOutcome } from './passkey-answer.js';
 import type { LoginLimits } from './login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from './login-states.repository.js';
 import type { LoginService } from './login.service.js';
