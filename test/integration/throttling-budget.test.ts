@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import { createProducerRedis, waitForRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
 import { createBudget, type BudgetDeclaration } from '../../core/platform/throttling/budget.js';
 import type { BudgetState } from '../../core/platform/throttling/rate-limit-headers.js';
@@ -46,6 +47,10 @@ describe('a declared budget', () => {
     await b.take('ent:alice|10.0.0.1');
     expect(await redis.exists(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBe(1);
     expect(await redis.pttl(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBeGreaterThan(590_000);
+    if (redis instanceof Cluster) {
+      const slotOf = async (key: string) => Number(await redis.call('CLUSTER', 'KEYSLOT', key));
+      expect(await slotOf(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBe(await slotOf(`${prefix}:dispatch:x`));
+    }
   });
 
   test('when consume finds the budget spent, then it throws what the feature makes of the wait and the state; else it answers the state', async () => {
@@ -77,8 +82,10 @@ describe('a declared budget', () => {
     expect((await separate.take('alice', { test: true })).admitted).toBe(false);
     expect((await separate.take('alice')).admitted).toBe(true);
     expect(await redis.exists(`${prefix}:rl:${separate.declaration.name}:test:alice`)).toBe(1);
+    // A refused take counts too (as before the factory): two on the test key, one on the real one.
+    expect(await separate.peek('alice', { test: true })).toBe(2);
     await separate.refund('alice', { test: true });
-    expect(await separate.peek('alice', { test: true })).toBe(0);
+    expect(await separate.peek('alice', { test: true })).toBe(1);
     expect(await separate.peek('alice')).toBe(1);
 
     const shared = budget({ points: 1 });
