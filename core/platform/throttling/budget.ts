@@ -60,30 +60,35 @@ export function createBudget(redis: RedisClient, prefix: string, declaration: Bu
     state: budgetState(policy, points, durationSeconds, res),
   });
 
+  /** Takes one point; refusal is an answer here, not an error. */
+  async function take(subject: string, options: TakeOptions = {}): Promise<Taken> {
+    const key = keyOf(subject, options);
+    try {
+      const res =
+        options.durationSeconds === undefined
+          ? await limiter.consume(key)
+          : await limiter.consume(key, 1, { customDuration: options.durationSeconds });
+      return taken(true, res);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return taken(false, err);
+      throw err;
+    }
+  }
+
   return {
     declaration,
-
-    /** Takes one point; refusal is an answer here, not an error. */
-    async take(subject: string, options: TakeOptions = {}): Promise<Taken> {
-      const key = keyOf(subject, options);
-      try {
-        const res =
-          options.durationSeconds === undefined
-            ? await limiter.consume(key)
-            : await limiter.consume(key, 1, { customDuration: options.durationSeconds });
-        return taken(true, res);
-      } catch (err) {
-        if (err instanceof RateLimiterRes) return taken(false, err);
-        throw err;
-      }
-    },
+    take,
 
     /**
      * Takes one point and answers where the budget stands; when it is spent, throws what
      * `refused` makes of the wait and the budget's state (the feature words its own 429).
      */
-    async consume(subject: string, refused: (waitMs: number, state: BudgetState) => Error, options: SubjectOptions = {}): Promise<BudgetState> {
-      const result = await this.take(subject, options);
+    async consume(
+      subject: string,
+      refused: (waitMs: number, state: BudgetState) => Error,
+      options: SubjectOptions = {},
+    ): Promise<BudgetState> {
+      const result = await take(subject, options);
       if (!result.admitted) throw refused(result.waitMs, result.state);
       return result.state;
     },
