@@ -42,7 +42,10 @@ export const SIGN_IN_ADDRESS_POLICY = 'sign-in-per-address';
 export function createLoginLimits(redis: RedisClient, prefix: string, config: LoginLimitsConfig) {
   const perIp = createBudget(redis, prefix, { name: 'login:perIp', ...config.perIp, policy: SIGN_IN_ADDRESS_POLICY });
   const steps = createPairThenUserBudget(redis, prefix, 'login:steps', { perPair: config.perUserAddress, perUser: config.perUser });
-  const codes = createPairThenUserBudget(redis, prefix, 'login:codes', { perPair: config.codesPerUserAddress, perUser: config.codesPerUser });
+  const codes = createPairThenUserBudget(redis, prefix, 'login:codes', {
+    perPair: config.codesPerUserAddress,
+    perUser: config.codesPerUser,
+  });
   // Next to the budgets' keys (`<prefix>:rl:login:...`), though not a budget itself.
   const familiarKey = (userKey: string, address: string) => `${prefix}:rl:login:familiar:${userKey}|${address}`;
 
