@@ -4,7 +4,7 @@ import type { OtpCancellationService } from '../../core/otp/otp-cancellation.ser
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
-import { reportedBudgets, type RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
 import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import { validationAnswer } from './otp-validation-answer.js';
 import type { OtpResendService } from '../../core/otp/otp-resend.service.js';
@@ -92,14 +92,14 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
     }
     res
       .status(200)
-      .set(rateLimitHeaders(reportedBudgets(await admission)))
+      .set(rateLimitHeaders(await admission))
       .json(result);
   });
 
   router.post('/v1/svc-otp/:otpUuid/validate', ...auth, ...jsonBody(ctx), validateBody('otp.validate.json'), async (req, res) => {
     const { clientId } = authOf(res);
     const budget = await services.limits.consume('validatePerClient', clientId);
-    res.set(rateLimitHeaders(reportedBudgets([budget])));
+    res.set(rateLimitHeaders([budget]));
     const body = req.body as { otp: string };
     res
       .status(200)
@@ -138,7 +138,7 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
       // A duplicate that lost the race to its twin took limits for nothing: they go back.
       await budgets?.refund();
       res.set('Idempotent-Replayed', 'true');
-    } else res.set(rateLimitHeaders(reportedBudgets(result.limits)));
+    } else res.set(rateLimitHeaders(result.limits));
     res.status(200).json(await services.validation.status(otpUuid, clientId));
   });
 

@@ -5,8 +5,8 @@ import type { LoginLimits } from './login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from './login-states.repository.js';
 import type { LoginService } from './login.service.js';
 import type { SignInClient } from './sign-in-users.js';
+import { USER_ID_RE } from '../users/user-id.js';
 
-const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
 const CODE_RE = /^[0-9]{6}$/;
 
 export interface SignInStepsDeps {
