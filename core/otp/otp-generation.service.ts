@@ -4,7 +4,7 @@ import type { DeliveriesRepository } from '../deliveries/deliveries.repository.j
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
 import { createUnansweredRows } from '../deliveries/unanswered-rows.js';
 import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
-import { NotFoundError, ServiceUnavailableError, ValidationError } from '../platform/errors/app-error.js';
+import { NotFoundError, UnavailableError, ValidationError } from '../platform/errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRepository } from './idempotency.repository.js';
@@ -162,8 +162,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         };
       });
       if (deadline !== undefined && Date.now() > deadline) {
-        throw new ServiceUnavailableError('Service unavailable: the request took too long; retry later', {
-          headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+        throw new UnavailableError('Service unavailable: the request took too long; retry later', {
+          retryAfterSeconds: RETRY_AFTER_SECONDS,
         });
       }
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);

@@ -75,8 +75,8 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     /** Queues the activation messages of one code issue (also used by the admin re-issue). */
     queueActivation,
 
-    /** Enrolls the user in the calling client's enterprise; recorded in the activity record. */
-    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ location: string }> {
+    /** Enrolls the user in the calling client's enterprise (recorded in the activity record); the user it made. */
+    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ userId: string }> {
       const { clientId, enterpriseId } = caller;
       const subject = userSubject({ enterpriseId, userId: request.userId });
       // Local image checks are request validation; the analyzer (remote, slow) runs only for a
@@ -136,7 +136,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         comments: request.comments,
       });
       if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
-      return { location: `/v1/users/${user.userId}` };
+      return { userId: user.userId };
     },
   };
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toHttpRefusal } from '../../api/errors/http-error-mapping.js';
 import { createOtpServices } from '../../api/otp-services.factory.js';
 import { loadConfig } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
@@ -155,15 +156,21 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
   test('when an OTP request is past its deadline before its rows are written, then it is refused with 503 and nothing is queued or sent', async () => {
     const { generation } = createOtpServices(service.ctx);
     const rowsBefore = await service.ctx.mongo.collection('deliveries').countDocuments({});
-    await expect(
-      generation.generate({
+    const refusal = await generation
+      .generate({
         clientId: 'deadline-test',
         enterpriseId: 'default',
         request: parseGenerateOtpRequest(otpBody('gina')),
         rawBody: otpBody('gina'),
         deadline: Date.now() - 1,
-      }),
-    ).rejects.toMatchObject({
+      })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    expect(refusal).toMatchObject({ kind: 'unavailable', retryAfterSeconds: 5 });
+    // What the error edge answers it with.
+    expect(toHttpRefusal(refusal)).toMatchObject({
       status: 503,
       headers: { 'Retry-After': '5' },
       message: 'Service unavailable: the request took too long; retry later',

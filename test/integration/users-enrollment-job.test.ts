@@ -109,7 +109,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
       logger: logs.logger,
     });
     const request = parseEnrollmentRequest(userBody('no-redis', { emailId: 'noredis@example.com' }));
-    expect(await enrollment.enroll({ clientId: 'client-1', enterpriseId: 'default' }, request)).toEqual({ location: '/v1/users/no-redis' });
+    expect(await enrollment.enroll({ clientId: 'client-1', enterpriseId: 'default' }, request)).toEqual({ userId: 'no-redis' });
     const rows = await deliveries().findByRef('no-redis');
     expect(rows.map((r) => [r.channel, r.state])).toEqual([['EMAIL', 'QUEUED']]);
     expect(rows[0].notAfter.getTime() - rows[0].queuedAt.getTime()).toBeLessThanOrEqual(3600 * 1000);

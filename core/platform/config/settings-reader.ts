@@ -2,6 +2,7 @@
 // check (Ajv coerces numbers), the checks a schema cannot say, and the production-only
 // requirements. Every problem is named `KEY: what is wrong`.
 import AjvModule, { type ErrorObject } from 'ajv';
+import { schemaErrorField, schemaErrorLine } from '../schemas/schema-error-message.js';
 import type { SettingDeclaration } from './setting-declaration.js';
 import { SETTINGS, type SettingName, type Settings } from './settings.js';
 
@@ -62,11 +63,11 @@ function withDefaults(env: NodeJS.ProcessEnv, keys: readonly SettingName[]): Rec
 }
 
 function schemaProblem(error: ErrorObject): string {
-  const key = error.instancePath.replace(/^\//, '') || String(error.params.missingProperty ?? '');
+  const key = schemaErrorField(error);
   const declaration = declarationOf(key);
   // A pattern says nothing to an operator; the declaration says in words what it accepts.
   if (error.keyword === 'pattern' && declaration?.kind === 'string' && declaration.format) return `${key}: must be ${declaration.format}`;
-  return `${key}: ${error.message ?? 'is invalid'}`;
+  return schemaErrorLine(error, '(configuration)');
 }
 
 /**

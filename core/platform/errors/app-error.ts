@@ -1,87 +1,125 @@
-import { STATUS_CODES } from 'node:http';
+/**
+ * The refusals of the service as domain errors: each class says what went wrong (the input is
+ * malformed, a thing is missing, gone, locked, a budget is spent, a store is unavailable ...),
+ * never how a protocol answers it. The HTTP edge (api/errors/http-error-mapping.ts) alone turns
+ * a kind into a status, headers and a body.
+ */
+export type ErrorKind =
+  'malformed' | 'invalid' | 'not-found' | 'conflict' | 'gone' | 'locked' | 'rate-limited' | 'unavailable' | 'dependency-failed';
 
 export interface AppErrorOptions {
-  /** Short label written in the body's `error` field; defaults to the HTTP reason phrase. */
+  /** Short label of the refusal shown beside the message (for example `Invalid data.`); the edge defaults it by kind. */
   error?: string;
-  /** Extra fields merged into the response body (for example `userStatus`). */
+  /** Facts about the refusal the caller is told (for example `attemptsLeft`, `userStatus`). */
   extra?: Record<string, unknown>;
-  /** Headers the edge must set (for example `Retry-After`). */
-  headers?: Record<string, string>;
-  /** Whether the message may be shown to callers; unexposed errors become a generic 500. */
-  expose?: boolean;
   cause?: unknown;
 }
 
-/** The one base error of the project: a stable code, an HTTP status and a caller-facing message. */
-export class AppError extends Error {
-  readonly error: string;
+/** The one base error of the project: a stable code, a kind and a caller-facing message. */
+export abstract class AppError extends Error {
+  abstract readonly kind: ErrorKind;
+  readonly error: string | undefined;
   readonly extra: Record<string, unknown>;
-  readonly headers: Record<string, string>;
-  readonly expose: boolean;
 
   constructor(
     readonly code: string,
-    readonly status: number,
     message: string,
     options: AppErrorOptions = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'AppError';
-    this.error = options.error ?? STATUS_CODES[status] ?? 'Error';
+    this.name = new.target.name;
+    this.error = options.error;
     this.extra = options.extra ?? {};
-    this.headers = options.headers ?? {};
-    this.expose = options.expose ?? status < 500;
   }
 }
 
+/** The request cannot be read (a missing field, a body that is not an object). */
 export class BadRequestError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('BAD_REQUEST', 400, message, options);
+  readonly kind = 'malformed';
+  constructor(message: string, options?: AppErrorOptions & { code?: string }) {
+    super(options?.code ?? 'BAD_REQUEST', message, options);
   }
 }
 
+/** The request reads, but a value breaks a rule (includes a wrong code). */
 export class ValidationError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('VALIDATION_FAILED', 422, message, options);
+  readonly kind = 'invalid';
+  constructor(message: string, options?: AppErrorOptions & { code?: string }) {
+    super(options?.code ?? 'VALIDATION_FAILED', message, options);
   }
 }
 
 export class NotFoundError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('NOT_FOUND', 404, message, options);
+  readonly kind = 'not-found';
+  constructor(message: string, options?: AppErrorOptions & { code?: string }) {
+    super(options?.code ?? 'NOT_FOUND', message, options);
   }
 }
 
+/** The thing is in a state that refuses the request (already used, exists, changed meanwhile). */
 export class ConflictError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('CONFLICT', 409, message, options);
+  readonly kind = 'conflict';
+  constructor(message: string, options?: AppErrorOptions & { code?: string }) {
+    super(options?.code ?? 'CONFLICT', message, options);
   }
 }
 
-export class ServiceUnavailableError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('SERVICE_UNAVAILABLE', 503, message, { ...options, expose: true });
+/** The thing ended for good (expired, cancelled): asking again never helps. */
+export class GoneError extends AppError {
+  readonly kind = 'gone';
+  constructor(code: string, message: string, options?: AppErrorOptions) {
+    super(code, message, options);
   }
 }
 
-/**
- * OAuth-style errors (RFC 6750) use their own body shape `{error, error_description}`
- * instead of the enterprise error body `{timestamp, status, error, message, path}`.
- */
-export class BearerError extends AppError {
-  constructor(
-    status: 401 | 403,
-    readonly oauthError: string,
-    readonly description: string,
-    extra: Record<string, unknown> = {},
-    /** The scope the request needed (insufficient_scope), named in the challenge so the caller knows what to ask for. */
-    readonly requiredScope?: string,
-  ) {
-    super(oauthError.toUpperCase(), status, description, { error: oauthError, extra });
+/** Too many failures locked the thing until someone acts (a new code, an admin). */
+export class LockedError extends AppError {
+  readonly kind = 'locked';
+  constructor(code: string, message: string, options?: AppErrorOptions) {
+    super(code, message, options);
   }
 }
 
-/** RFC 6750 3.1: the token is valid but does not carry the scope the route needs. */
-export function insufficientScope(scope: string): BearerError {
-  return new BearerError(403, 'insufficient_scope', `The access token does not grant the scope '${scope}'`, {}, scope);
+/** Where one budget stood when it refused or admitted a request (what the caller may be told). */
+export interface RateBudget {
+  /** The budget's stable name. */
+  policy: string;
+  /** Requests allowed per window. */
+  quota: number;
+  windowSeconds: number;
+  remaining: number;
+  /** Seconds until the window starts over. */
+  resetSeconds: number;
+}
+
+/** A budget is spent: the caller may try again after `retryAfterSeconds`. */
+export class RateLimitedError extends AppError {
+  readonly kind = 'rate-limited';
+  readonly retryAfterSeconds: number;
+  /** The caller's own budgets that may be reported; never a budget of someone else. */
+  readonly budgets: readonly RateBudget[];
+  constructor(message: string, limit: { retryAfterSeconds: number; budgets?: readonly RateBudget[] }) {
+    super('RATE_LIMITED', message);
+    this.retryAfterSeconds = limit.retryAfterSeconds;
+    this.budgets = limit.budgets ?? [];
+  }
+}
+
+/** The service cannot answer now (a store down, a feature switched off, too busy); the message is shown. */
+export class UnavailableError extends AppError {
+  readonly kind = 'unavailable';
+  /** How long the caller should wait before trying again, when known. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(message: string, options?: AppErrorOptions & { retryAfterSeconds?: number }) {
+    super('SERVICE_UNAVAILABLE', message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
+  }
+}
+
+/** A service this one depends on failed; the message is part of a contract, so it is shown. */
+export class DependencyFailedError extends AppError {
+  readonly kind = 'dependency-failed';
+  constructor(code: string, message: string, options?: AppErrorOptions) {
+    super(code, message, options);
+  }
 }
