@@ -32,6 +32,7 @@ export const configSchema = {
     OTP_HMAC_KEY: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{43,}$' },
     OTP_ENCRYPTION_KEY: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
     SIGNING_KEY_JWK: { type: 'string', minLength: 2 },
+    ACCESS_TOKEN_SIGNING_ALG: { enum: ['ES256', 'RS256'] },
     ACCESS_TOKEN_TTL_SECONDS: { type: 'integer', minimum: 60, maximum: 86400 },
     TOKEN_REVOCATION_CHECK_SECONDS: { type: 'integer', minimum: 0, maximum: 300 },
     CLIENT_SECRET_GRACE_SECONDS: { type: 'integer', minimum: 0, maximum: 2592000 },

@@ -39,6 +39,8 @@ export interface Config {
   readonly otpHmacKey: string | undefined;
   readonly otpEncryptionKey: string | undefined;
   readonly signingKeyJwk: string | undefined;
+  /** Signs access tokens (client_credentials JWTs) and OTP validation JWTs; ID tokens stay RS256. */
+  readonly accessTokenSigningAlg: 'ES256' | 'RS256';
   readonly accessTokenTtlSeconds: number;
   /** How long an API process trusts its last look-up of whether an enterprise token was revoked. */
   readonly tokenRevocationCheckSeconds: number;
@@ -188,6 +190,7 @@ const DEFAULTS: Record<string, string> = {
   BODY_LIMIT: '7mb',
   SMALL_BODY_LIMIT: '64kb',
   ACCESS_TOKEN_TTL_SECONDS: '3600',
+  ACCESS_TOKEN_SIGNING_ALG: 'ES256',
   TOKEN_REVOCATION_CHECK_SECONDS: '5',
   CLIENT_SECRET_GRACE_SECONDS: '86400',
   SHUTDOWN_DEADLINE_MS: '25000',
@@ -432,6 +435,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otpHmacKey: raw.OTP_HMAC_KEY as string | undefined,
     otpEncryptionKey: raw.OTP_ENCRYPTION_KEY as string | undefined,
     signingKeyJwk: raw.SIGNING_KEY_JWK as string | undefined,
+    accessTokenSigningAlg: raw.ACCESS_TOKEN_SIGNING_ALG as 'ES256' | 'RS256',
     accessTokenTtlSeconds: raw.ACCESS_TOKEN_TTL_SECONDS as number,
     tokenRevocationCheckSeconds: raw.TOKEN_REVOCATION_CHECK_SECONDS as number,
     clientSecretGraceSeconds: raw.CLIENT_SECRET_GRACE_SECONDS as number,
