@@ -19,6 +19,7 @@ import {
   webOriginsOfClient,
 } from './oidc-adapter.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
+import { NodeSigningKey } from './node-signing-key.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
@@ -46,7 +47,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
 
   const configuration: Configuration = {
     adapter: createOidcAdapter(mongo),
-    jwks: { keys: signingKeys.all.map((key) => key.privateJwk) },
+    jwks: { keys: signingKeys.all.map((key) => new NodeSigningKey(key)) },
     cookies: { keys: cookieKeys },
     routes: {
       authorization: '/oauth/authorize',
@@ -90,6 +91,9 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     rotateRefreshToken: true,
     features: {
       devInteractions: { enabled: false },
+      // Lets tokens be signed by NodeSigningKey (node:crypto); pinned to the experiment's version,
+      // so an oidc-provider that changes the interface refuses to start instead of misbehaving.
+      externalSigningSupport: { enabled: true, ack: 'experimental-01' },
       clientCredentials: { enabled: true },
       // Offered to confidential clients for their own tokens.
       introspection: {

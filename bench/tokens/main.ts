@@ -293,8 +293,8 @@ await runBenchmark('tokens', async (cleanup) => {
     return { round: r, order, svc: s, keycloak: k, ratio: round(s.signInsPerCpuSecond / k.signInsPerCpuSecond, 2) };
   });
   const signInMedians = {
-    svcSignInsPerCpuSecond: median(signInRounds.map((g) => g.svc.signInsPerCpuSecond)),
-    keycloakSignInsPerCpuSecond: median(signInRounds.map((g) => g.keycloak.signInsPerCpuSecond)),
+    svcSignInsPerCpuSecond: round(median(signInRounds.map((g) => g.svc.signInsPerCpuSecond)), 1),
+    keycloakSignInsPerCpuSecond: round(median(signInRounds.map((g) => g.keycloak.signInsPerCpuSecond)), 1),
     ratio: round(median(signInRounds.map((g) => g.ratio))),
   };
 
