@@ -3,12 +3,13 @@ import { createDeliveriesRepository } from '../core/deliveries/deliveries.reposi
 import { deliveryFailoverOn } from '../core/otp/otp-failover.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
-import { enqueueDispatch } from '../core/queues/dispatch.queue.js';
+import { enqueueDispatch } from '../core/platform/queues/dispatch.queue.js';
 import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
 import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
 import { authServerRoutes } from './auth-server/auth-server.routes.js';
-import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
+import { notFoundHandler } from './middleware/error-handler.js';
+import { errorHandler } from './errors/error-pipeline.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { methodNotAllowed } from './middleware/method-not-allowed.middleware.js';
 import { requestLogging } from './middleware/request-logging.js';

@@ -3,7 +3,7 @@ import { createDeliveriesRepository } from '../core/deliveries/deliveries.reposi
 import { createDeliveryReplay, type DeliveryReplay } from '../core/deliveries/delivery-replay.js';
 import { otpStillWanted } from '../core/otp/otp-replay-check.js';
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
-import { requeueDispatch } from '../core/queues/dispatch.queue.js';
+import { requeueDispatch } from '../core/platform/queues/dispatch.queue.js';
 import { activationStillWanted } from '../core/users/activation-replay-check.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 import type { ServiceContext } from './service-context.js';

@@ -1,7 +1,7 @@
 import { createNotificationsRepository } from '../core/notifications/notifications.repository.js';
 import { createNotificationsService, type NotificationsService } from '../core/notifications/notifications.service.js';
-import { enqueueCallback, enqueueExpiry } from '../core/queues/notification.queue.js';
-import { enqueuePushFanout } from '../core/queues/push.queue.js';
+import { enqueueCallback, enqueueExpiry } from '../core/platform/queues/notification.queue.js';
+import { enqueuePushFanout } from '../core/platform/queues/push.queue.js';
 import { createUsersRepository, type UsersRepository } from '../core/users/users.repository.js';
 import type { ServiceContext } from './service-context.js';
 

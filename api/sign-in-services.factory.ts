@@ -1,5 +1,5 @@
 import { createActivityRepository } from '../core/activity/activity.repository.js';
-import { signIns } from '../core/metrics/business-metrics.js';
+import { signIns } from '../core/platform/metrics/business-metrics.js';
 import { createPasskeySignIn } from '../core/passkeys/passkey-sign-in.service.js';
 import { createPasskeysRepository } from '../core/passkeys/passkeys.repository.js';
 import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';

@@ -1,6 +1,6 @@
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
-import { enqueueEnrollment } from '../core/queues/enrollment.queue.js';
+import { enqueueEnrollment } from '../core/platform/queues/enrollment.queue.js';
 import { createSignInFailuresRepository } from '../core/sign-in/sign-in-failures.repository.js';
 import { createActivationDeliveries } from '../core/users/activation-deliveries.service.js';
 import { createActivityRepository } from '../core/activity/activity.repository.js';

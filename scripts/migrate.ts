@@ -3,11 +3,11 @@
 // changes nothing and exits 3 when a migration is needed. Prints JSON on stdout, logs on stderr.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connectMongo } from '../core/db/mongo-connection.js';
-import { createLogger } from '../core/logger/logger.js';
+import { connectMongo } from '../core/platform/db/mongo-connection.js';
+import { createLogger } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { checkStore } from '../core/migrations/store-check.js';
-import { projectRoot } from '../core/project-root.js';
+import { projectRoot } from '../core/platform/project-root.js';
 
 /** MONGODB_URI, or the database `npm start` uses on the local server it recorded. */
 function mongoUri(): string {

@@ -14,7 +14,7 @@ import {
   findOidcRecord,
   upsertOidcRecord,
 } from '../../core/auth/oidc-records.repository.js';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { USER_TOKEN_SCOPES } from './user-token-scopes.js';
 
 /** Our client fields carried in the provider's client metadata (kept under these names on its Client). */

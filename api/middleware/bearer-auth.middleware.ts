@@ -4,7 +4,7 @@ import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
 import { getSigningKeys } from '../../core/auth/signing-key.service.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
-import { BearerError, insufficientScope } from '../../core/errors/app-error.js';
+import { BearerError, insufficientScope } from '../errors/http-error.js';
 import { tokenIdentity } from '../auth-server/auth-server.js';
 import type { ServiceContext } from '../service-context.js';
 

@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { findAccessTokenRecord } from '../../core/auth/oidc-records.repository.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
-import { BearerError, insufficientScope } from '../../core/errors/app-error.js';
+import { BearerError, insufficientScope } from '../errors/http-error.js';
 import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';

@@ -1,8 +1,8 @@
 import { Router, type Request } from 'express';
 import { USER_ID_RE } from '../../core/users/user-id.js';
 import { createActivityRepository, type ActivityEntry } from '../../core/activity/activity.repository.js';
-import { ENTERPRISE_ID_RE } from '../../core/enterprises/enterprise-id.js';
-import { ValidationError } from '../../core/errors/app-error.js';
+import { ENTERPRISE_ID_RE } from '../../core/platform/tenancy/enterprise-id.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 

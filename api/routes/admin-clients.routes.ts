@@ -10,7 +10,7 @@ import {
   type RegisterClientInput,
   type UpdateClientInput,
 } from '../../core/clients/clients.service.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';

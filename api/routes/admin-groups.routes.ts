@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { createGroup, findGroup, listGroups, type Group } from '../../core/groups/groups.repository.js';
 import { deleteGroup } from '../../core/users/group-deletion.service.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';

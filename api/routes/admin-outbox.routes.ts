@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { ValidationError } from '../../core/errors/app-error.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 import { listOutboxMessages } from '../../core/providers/outbox.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';

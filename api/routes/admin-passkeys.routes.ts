@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
 import { createPasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { endOidcRecordsOfAccount } from '../../core/auth/oidc-records.repository.js';
-import type { UserRef } from '../../core/enterprises/enterprise-id.js';
+import type { UserRef } from '../../core/platform/tenancy/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import { createActivationThrottle } from '../../core/users/activation-throttle.js';
 import { setUserBlocked } from '../../core/users/user-blocking.js';

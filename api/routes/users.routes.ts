@@ -1,10 +1,10 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { USER_ID_RE } from '../../core/users/user-id.js';
 import type { ActivityRepository } from '../../core/activity/activity.repository.js';
-import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/enterprises/enterprise-id.js';
-import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/platform/tenancy/enterprise-id.js';
+import { NotFoundError, ValidationError } from '../../core/platform/errors/app-error.js';
 import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
-import { rateLimitHeaders } from '../../core/throttling/rate-limit-headers.js';
+import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import { removeUser, type EnrollmentService } from '../../core/users/enrollment.service.js';
@@ -64,8 +64,8 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
   router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
     const request = parseEnrollmentRequest(req.body as Record<string, unknown>);
-    const { location } = await services.enrollment.enroll({ clientId, enterpriseId }, request);
-    res.status(201).location(location).end();
+    const { userId } = await services.enrollment.enroll({ clientId, enterpriseId }, request);
+    res.status(201).location(`/v1/users/${userId}`).end();
   });
 
   // Public: the per-address limit comes first, so a caller over it costs one Redis call and never

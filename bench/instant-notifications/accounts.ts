@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { upsertOidcRecord } from '../../core/auth/oidc-records.repository.js';
 import { registerClient } from '../../core/clients/clients.service.js';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 
 /** A client_credentials token with scope `notifications`, from the API's token endpoint. */

@@ -1,5 +1,5 @@
 import { Schema, Types, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 /** Who made a change (or replayed deliveries): an enterprise client, the operator with the admin token, or a user themself. */
 export type ActivityActor = { type: 'client'; clientId: string } | { type: 'admin' } | { type: 'user' };

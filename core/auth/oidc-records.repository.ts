@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 /** What the authorization server persists (sessions, grants, codes, interactions...), by kind and id. */
 export interface OidcRecord {

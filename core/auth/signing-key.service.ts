@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Connection } from 'mongoose';
-import type { Config } from '../config/config.js';
+import type { Config } from '../platform/config/config.js';
 import { ensureServerSecret, findServerSecret } from './server-secrets.repository.js';
 
 export type SigningAlg = 'ES256' | 'RS256';

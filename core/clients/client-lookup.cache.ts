@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { createConnectionTtlCache } from '../db/connection-ttl-cache.js';
+import { createConnectionTtlCache } from '../platform/db/connection-ttl-cache.js';
 import { findClient, findClientWithSecret, listPublicClientLocations, type Client, type ClientWithSecret } from './clients.repository.js';
 import { webOriginsOf } from './web-origins.js';
 

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { createActivityRepository } from '../activity/activity.repository.js';
-import { ConflictError, NotFoundError } from '../errors/app-error.js';
+import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import { invalidateClient } from './client-lookup.cache.js';
 import { generateClientSecret, hashClientSecret, verifyClientSecret } from './client-secret.js';
 import { findClientWithSecret, replaceSecretHash, type ClientWithSecret } from './clients.repository.js';

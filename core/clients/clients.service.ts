@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { Connection } from 'mongoose';
-import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../enterprises/enterprise-id.js';
-import { ValidationError } from '../errors/app-error.js';
+import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../platform/tenancy/enterprise-id.js';
+import { ValidationError } from '../platform/errors/app-error.js';
 import { createActivityRepository } from '../activity/activity.repository.js';
-import { NotFoundError } from '../errors/app-error.js';
+import { NotFoundError } from '../platform/errors/app-error.js';
 import { invalidateClient } from './client-lookup.cache.js';
 import { generateCallbackSecret, rotateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';

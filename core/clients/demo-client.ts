@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
-import { isDuplicateKeyError as isDuplicateKey } from '../db/duplicate-key.js';
-import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
+import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 import { invalidateClient } from './client-lookup.cache.js';
 import { findClient, insertClient, setRedirectUris } from './clients.repository.js';
 

@@ -1,7 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
-import { ConflictError } from '../errors/app-error.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import { ConflictError } from '../platform/errors/app-error.js';
 
 /** A user group (primary and secondary groups of enrolled users refer to it by name). */
 export interface Group {

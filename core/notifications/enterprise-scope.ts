@@ -1,4 +1,4 @@
-import type { UserRef } from '../enterprises/enterprise-id.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 import type { User } from '../users/user.types.js';
 
 /*

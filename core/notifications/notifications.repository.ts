@@ -1,8 +1,8 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { modelFor, withoutUndefined } from '../db/model-registry.js';
+import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
 import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } from './notification-states.js';
 import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
-import { notificationExpiryLag, notificationsEnded } from '../metrics/business-metrics.js';
+import { notificationExpiryLag, notificationsEnded } from '../platform/metrics/business-metrics.js';
 
 export const notificationSchema = new Schema<Notification & { _id: string }>(
   {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../batching/group-commit.js';
-import type { Logger } from '../logger/logger.js';
+import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../platform/batching/group-commit.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { isUserBlocked, type UserFinder } from './enterprise-scope.js';
-import { AppError, ValidationError } from '../errors/app-error.js';
+import { AppError, ValidationError } from '../platform/errors/app-error.js';
 import { invalidArgument, notificationEnded, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
 import { verifyDeviceSignature } from './notification-signature.js';
 import { effectiveStatus, refusalOf } from './notification-states.js';

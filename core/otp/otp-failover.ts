@@ -1,5 +1,5 @@
-import type { Logger } from '../logger/logger.js';
-import { deliveryFailovers } from '../metrics/business-metrics.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { deliveryFailovers } from '../platform/metrics/business-metrics.js';
 import { resendCodeContext } from './otp-resend.service.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
 import { createUnansweredRows } from '../deliveries/unanswered-rows.js';
 import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
-import { NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/app-error.js';
+import { NotFoundError, UnavailableError, ValidationError } from '../platform/errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRepository } from './idempotency.repository.js';
@@ -16,7 +16,7 @@ import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { resendCodeContext } from './otp-resend.service.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
-import { otpRequests } from '../metrics/business-metrics.js';
+import { otpRequests } from '../platform/metrics/business-metrics.js';
 
 /** What the generation needs to know about a template: its channel and its macro-bearing texts. */
 export interface TemplateLookup {
@@ -162,8 +162,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         };
       });
       if (deadline !== undefined && Date.now() > deadline) {
-        throw new ServiceUnavailableError('Service unavailable: the request took too long; retry later', {
-          headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+        throw new UnavailableError('Service unavailable: the request took too long; retry later', {
+          retryAfterSeconds: RETRY_AFTER_SECONDS,
         });
       }
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);

@@ -1,4 +1,4 @@
-import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 import type { StillWantedCheck } from '../deliveries/delivery-replay.types.js';
 import type { OtpsRepository } from './otps.repository.js';
 

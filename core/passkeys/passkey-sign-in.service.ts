@@ -1,11 +1,12 @@
 import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
-import type { PasskeyConfig } from '../config/config.js';
-import type { Logger } from '../logger/logger.js';
+import type { PasskeyConfig } from '../platform/config/config.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { LoginLimits } from '../sign-in/login-rate-limits.js';
 import { canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { PasskeysRepository } from './passkeys.repository.js';
+import type { PasskeyOutcome } from '../sign-in/passkey-answer.js';
 
 /** Passkey sign-ins do not wait for the user forever: what the page asks browsers for. */
 export const SIGN_IN_TIMEOUT_MS = 5 * 60 * 1000;
@@ -18,16 +19,6 @@ export interface PasskeySignInDeps {
   logger: Logger;
   now?: () => Date;
 }
-
-export type PasskeyOutcome =
-  | { kind: 'signed-in'; userId: string }
-  /** No passkey by that credential id in the enterprise of the app (removed, or never registered here). */
-  | { kind: 'unknown-passkey' }
-  /** The answer did not verify (signature, origin, relying party, user verification, counter). */
-  | { kind: 'not-verified' }
-  | { kind: 'not-active' }
-  /** The user is blocked or deleted. */
-  | { kind: 'refused' };
 
 /**
  * Sign-in with a passkey on the login page: the browser's answer to the page's one challenge,

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
-import type { UserRef } from '../enterprises/enterprise-id.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 
 /**
  * A user's passkey (a WebAuthn credential), in the user's enterprise. The public key and the

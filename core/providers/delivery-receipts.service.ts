@@ -1,13 +1,13 @@
 import type { Connection } from 'mongoose';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import type { Delivery } from '../deliveries/delivery.types.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { applySentOutcomes } from '../deliveries/sent-outcomes.js';
 import type { DeliveryReceipt, RecordDeliveryReceipt } from './delivery-receipt.types.js';
 import { receiptFromSendgridEvent, receiptFromTwilioStatus, type SendgridEvent } from './delivery-receipts.mapper.js';
 import { isWebhookEventSeen, markWebhookEventSeen } from './webhook-events.repository.js';
-import { deliveryOutcomes } from '../metrics/business-metrics.js';
+import { deliveryOutcomes } from '../platform/metrics/business-metrics.js';
 
 export async function handleTwilioStatus(
   params: Record<string, unknown>,

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { insertOutboxMessage } from './outbox.repository.js';
 import { classifyNetworkFailure } from './provider-errors.js';
 import type { EmailMessage, EmailProvider, SentMessage, SmsMessage, SmsProvider } from './provider.types.js';

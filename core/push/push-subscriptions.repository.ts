@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
 import type { PushSubscriptionRecord } from './push-subscription.types.js';
 
 export const pushSubscriptionSchema = new Schema<PushSubscriptionRecord>(

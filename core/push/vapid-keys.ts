@@ -1,7 +1,7 @@
 import { createECDH } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { ensureServerSecret } from '../auth/server-secrets.repository.js';
-import type { PushConfig } from '../config/config.js';
+import type { PushConfig } from '../platform/config/config.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 
 /** The application server's key pair (RFC 8292), base64url as browsers and web-push take it. */

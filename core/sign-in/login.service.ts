@@ -1,8 +1,8 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { AppError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { legacySpecToSegment } from '../otp/otp-legacy-spec.js';
 import type { GenerateOtpCommand } from '../otp/otp-generation.service.js';
+import type { OtpCheck } from '../otp/otp-validation.service.js';
 import type { User } from '../users/user.types.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { LoginLimits } from './login-rate-limits.js';
@@ -34,7 +34,7 @@ export interface LoginServiceDeps {
   userStepFloorMs: number;
   otp: {
     generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }>;
-    validate(otpUuid: string, clientId: string, code: string): Promise<unknown>;
+    validate(otpUuid: string, clientId: string, code: string): Promise<OtpCheck>;
   };
   logger: Logger;
   now?: () => Date;
@@ -138,26 +138,16 @@ export function createLoginService(deps: LoginServiceDeps) {
       const attemptsLeft = LOGIN_CODE.attempts - used;
       return { outcome: attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft }, checked: true };
     }
-    try {
-      await deps.otp.validate(state.otpUuid, loginOtpOwner(client.clientId), code);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      switch (err.code) {
-        case 'OTP_FAILED': {
-          const attemptsLeft = Number(err.extra.attemptsLeft ?? 0);
-          return { outcome: attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft }, checked: true };
-        }
-        case 'OTP_LOCKED':
-          return { outcome: { kind: 'locked' }, checked: false };
-        case 'OTP_EXPIRED':
-        case 'OTP_USED':
-        case 'OTP_CANCELLED':
-        case 'NOT_FOUND':
-          return { outcome: { kind: 'expired' }, checked: false };
-        default:
-          throw err;
-      }
+    const otp = await deps.otp.validate(state.otpUuid, loginOtpOwner(client.clientId), code);
+    if (otp.kind === 'wrong') {
+      return {
+        outcome: otp.attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft: otp.attemptsLeft },
+        checked: true,
+      };
     }
+    // An ended code takes no attempt: locked when its attempts are used up, else it expired (or was used, cancelled, or is unknown).
+    if (otp.kind === 'ended' && otp.status === 'LOCKED') return { outcome: { kind: 'locked' }, checked: false };
+    if (otp.kind !== 'valid') return { outcome: { kind: 'expired' }, checked: false };
     // The code proves the address; the account must still be allowed to sign in now.
     const user = await findUserForSignIn(deps.users, client, state.userId);
     if (user && canSignIn(user)) return { outcome: { kind: 'signed-in', userId: user.userId }, checked: true };

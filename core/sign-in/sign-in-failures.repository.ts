@@ -1,7 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
-import type { UserRef } from '../enterprises/enterprise-id.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 
 /**
  * Consecutive failed login-code checks of one user id, over every code and address, until a

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { createConnectionTtlCache } from '../db/connection-ttl-cache.js';
+import { createConnectionTtlCache } from '../platform/db/connection-ttl-cache.js';
 import type { MessageTemplate } from './template.types.js';
 import { findTemplate } from './templates.repository.js';
 

@@ -1,6 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError as isDuplicateKey } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
+import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
 
 export const templateSchema = new Schema<MessageTemplate>(

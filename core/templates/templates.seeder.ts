@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { loadTemplateFiles } from './template-files.loader.js';
 import { validateTemplateSyntax } from './template-renderer.js';
 import { insertTemplate } from './templates.repository.js';

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { createActivityRepository } from '../activity/activity.repository.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import { forgetCachedTemplate } from './template-cache.js';
 import { validateTemplateSyntax } from './template-renderer.js';
 import { loadTemplateFiles } from './template-files.loader.js';

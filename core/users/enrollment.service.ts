@@ -1,10 +1,10 @@
 import type { Connection } from 'mongoose';
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
-import { ConflictError, NotFoundError } from '../errors/app-error.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
+import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import { findMissingGroupNames } from '../groups/groups.repository.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import { encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, generateVerificationKey } from './activation-code.js';
@@ -75,8 +75,8 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     /** Queues the activation messages of one code issue (also used by the admin re-issue). */
     queueActivation,
 
-    /** Enrolls the user in the calling client's enterprise; recorded in the activity record. */
-    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ location: string }> {
+    /** Enrolls the user in the calling client's enterprise (recorded in the activity record); the user it made. */
+    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ userId: string }> {
       const { clientId, enterpriseId } = caller;
       const subject = userSubject({ enterpriseId, userId: request.userId });
       // Local image checks are request validation; the analyzer (remote, slow) runs only for a
@@ -136,7 +136,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         comments: request.comments,
       });
       if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
-      return { location: `/v1/users/${user.userId}` };
+      return { userId: user.userId };
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { findGroup, removeGroup } from '../groups/groups.repository.js';
-import { ConflictError, NotFoundError } from '../errors/app-error.js';
+import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import { createUsersRepository } from './users.repository.js';
 
 /**

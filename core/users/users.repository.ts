@@ -1,7 +1,7 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { createBatchedLookup } from '../batching/group-commit.js';
-import { modelFor } from '../db/model-registry.js';
-import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
+import { createBatchedLookup } from '../platform/batching/group-commit.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import { userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import { PENDING_STATUSES, type User, type UserActivation, type UserDevice, type UserStatus } from './user.types.js';
 
 /** Where a page of the user list starts: after this user in (createdAt, userId) order. */

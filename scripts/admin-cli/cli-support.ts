@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Connection } from 'mongoose';
-import { ValidationError } from '../../core/errors/app-error.js';
-import { projectRoot } from '../../core/project-root.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
+import { projectRoot } from '../../core/platform/project-root.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { schemaViolation } from '../../api/middleware/validate-body.middleware.js';
 
 /** A mistake in the command line: printed with exit code 2. */

@@ -9,7 +9,7 @@ import {
   type RegisterClientInput,
   type UpdateClientInput,
 } from '../../core/clients/clients.service.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import {
   checkAgainstSchema,
   clientSecretGraceSeconds,

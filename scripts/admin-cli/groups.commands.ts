@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { createGroup, findGroup, listGroups, type Group } from '../../core/groups/groups.repository.js';
 import { deleteGroup } from '../../core/users/group-deletion.service.js';
 import { checkAgainstSchema, required, type Command } from './cli-support.js';

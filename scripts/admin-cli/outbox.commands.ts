@@ -1,4 +1,4 @@
-import { ValidationError } from '../../core/errors/app-error.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 import { listOutboxMessages } from '../../core/providers/outbox.repository.js';
 import { limitOption, type Command } from './cli-support.js';
 

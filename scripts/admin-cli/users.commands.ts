@@ -1,9 +1,9 @@
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { endOidcRecordsOfAccount } from '../../core/auth/oidc-records.repository.js';
-import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/platform/tenancy/enterprise-id.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
-import { createLogger } from '../../core/logger/logger.js';
+import { createLogger } from '../../core/platform/logger/logger.js';
 import { createSignInFailuresRepository } from '../../core/sign-in/sign-in-failures.repository.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import { unlockSignIn } from '../../core/sign-in/sign-in-unlock.js';

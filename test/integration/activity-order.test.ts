@@ -1,5 +1,5 @@
 import { Types, type Connection } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { uniqueName } from '../support/test-service.js';

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { readCallbackSecret } from '../../core/clients/callback-secret.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { insertOutboxMessage } from '../../core/providers/outbox.repository.js';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';

@@ -1,5 +1,5 @@
 import { migrateToEnterprises } from '../../core/enterprises/enterprise-migration.js';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';

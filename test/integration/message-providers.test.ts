@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { listOutboxMessages } from '../../core/providers/outbox.repository.js';
 import { PermanentProviderError, TransientProviderError } from '../../core/providers/provider-errors.js';
 import { createProviders } from '../../core/providers/providers.factory.js';

@@ -1,5 +1,5 @@
 import { exportJWK, generateKeyPair } from 'jose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { loadSigningKeys } from '../../core/auth/signing-key.service.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName } from '../support/test-service.js';

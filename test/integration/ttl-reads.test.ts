@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { createOtpsRepository, OTP_KEPT_AFTER_EXPIRY_SECONDS } from '../../core/otp/otps.repository.js';
 import { isWebhookEventSeen, markWebhookEventSeen } from '../../core/providers/webhook-events.repository.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID, webcrypto } from 'node:crypto';
 import { upsertOidcRecord } from '../../core/auth/oidc-records.repository.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { registerClient } from '../../core/clients/clients.service.js';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import type { TestService } from './test-service.js';
 import { sendJson, userBody } from './users-helpers.js';

@@ -1,5 +1,13 @@
-import { AppError, BearerError, ConflictError, insufficientScope } from '../../../core/errors/app-error.js';
-import { formatErrorTimestamp, toErrorResponse } from '../../../core/errors/error-body.js';
+import {
+  ConflictError,
+  DependencyFailedError,
+  GoneError,
+  LockedError,
+  RateLimitedError,
+  UnavailableError,
+} from '../../../core/platform/errors/app-error.js';
+import { BearerError, HttpError, insufficientScope } from '../../../api/errors/http-error.js';
+import { formatErrorTimestamp, toErrorResponse } from '../../../api/errors/error-body.js';
 
 const at = new Date(Date.UTC(2026, 10, 21, 23, 45, 37));
 
@@ -61,9 +69,37 @@ describe('error bodies', () => {
     expect(JSON.stringify(response.body)).not.toContain('hunter2');
   });
 
-  test('when an unexposed 503 AppError is mapped, then its message stays hidden', () => {
-    const response = toErrorResponse(new AppError('X', 502, 'upstream said secret things', { expose: false }), '/p', at);
-    expect(response.status).toBe(502);
-    expect(response.body.message).toMatch(/^Unexpected error; reference /);
+  test('when a spent budget is mapped, then 429 with Retry-After and the RateLimit headers of the budgets it carries', () => {
+    const budget = { policy: 'sign-in-per-address', quota: 30, windowSeconds: 60, remaining: 0, resetSeconds: 12 };
+    const response = toErrorResponse(new RateLimitedError('Too many', { retryAfterSeconds: 12, budgets: [budget] }), '/p', at);
+    expect(response.status).toBe(429);
+    expect(response.body).toMatchObject({ status: 429, error: 'Too Many Requests', message: 'Too many' });
+    expect(response.headers).toEqual({
+      'Retry-After': '12',
+      'RateLimit-Policy': '"sign-in-per-address";q=30;w=60',
+      RateLimit: '"sign-in-per-address";r=0;t=12',
+    });
+  });
+
+  test('when an unavailable store or service is mapped, then 503 with its message, and Retry-After only when a wait is known', () => {
+    const waiting = toErrorResponse(new UnavailableError('Service unavailable; retry later', { retryAfterSeconds: 5 }), '/p', at);
+    expect(waiting.status).toBe(503);
+    expect(waiting.body.message).toBe('Service unavailable; retry later');
+    expect(waiting.headers).toEqual({ 'Retry-After': '5' });
+    expect(toErrorResponse(new UnavailableError('Admin API disabled'), '/p', at).headers).toEqual({});
+  });
+
+  test('when ended, locked or failed-dependency errors are mapped, then 410, 423 and an exposed 500', () => {
+    expect(toErrorResponse(new GoneError('OTP_EXPIRED', 'OTP expired'), '/p', at).body).toMatchObject({ status: 410, error: 'Gone' });
+    expect(toErrorResponse(new LockedError('OTP_LOCKED', 'OTP locked'), '/p', at).body).toMatchObject({ status: 423, error: 'Locked' });
+    const failed = toErrorResponse(new DependencyFailedError('X_FAILED', 'The analyzer failed.'), '/p', at);
+    expect(failed.body).toMatchObject({ status: 500, error: 'Internal Server Error', message: 'The analyzer failed.' });
+    expect(failed.errorId).toBeUndefined();
+  });
+
+  test('when an edge error is mapped, then its own status and headers', () => {
+    const response = toErrorResponse(new HttpError('METHOD_NOT_ALLOWED', 405, 'No', { headers: { Allow: 'GET' } }), '/p', at);
+    expect(response.status).toBe(405);
+    expect(response.headers).toEqual({ Allow: 'GET' });
   });
 });

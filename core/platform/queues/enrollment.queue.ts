@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../tenancy/enterprise-id.js';
 import { JOB_RETENTION } from './job-retention.js';
 
 /**

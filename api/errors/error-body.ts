@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import { AppError, BearerError } from './app-error.js';
+import { BearerError } from './http-error.js';
+import { toHttpRefusal } from './http-error-mapping.js';
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -35,21 +36,18 @@ export function toErrorResponse(err: unknown, path: string, now = new Date()): E
       headers: bearerChallenge(err),
     };
   }
-  if (err instanceof AppError && err.expose) {
-    return {
-      status: err.status,
-      body: { timestamp: formatErrorTimestamp(now), status: err.status, error: err.error, message: err.message, path, ...err.extra },
-      headers: err.headers,
-    };
+  const refusal = toHttpRefusal(err);
+  if (refusal) {
+    const { status, error, message, extra, headers } = refusal;
+    return { status, body: { timestamp: formatErrorTimestamp(now), status, error, message, path, ...extra }, headers };
   }
-  const status = err instanceof AppError ? err.status : 500;
   const errorId = randomUUID();
   return {
-    status,
+    status: 500,
     body: {
       timestamp: formatErrorTimestamp(now),
-      status,
-      error: STATUS_CODES[status] ?? 'Internal Server Error',
+      status: 500,
+      error: STATUS_CODES[500],
       message: `Unexpected error; reference ${errorId}`,
       path,
       errorId,

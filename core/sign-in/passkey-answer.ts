@@ -2,6 +2,17 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 
 export type PasskeyAnswer = AuthenticationResponseJSON;
 
+/** What checking a passkey answer found (core/passkeys/passkey-sign-in.service.ts checks it). */
+export type PasskeyOutcome =
+  | { kind: 'signed-in'; userId: string }
+  /** No passkey by that credential id in the enterprise of the app (removed, or never registered here). */
+  | { kind: 'unknown-passkey' }
+  /** The answer did not verify (signature, origin, relying party, user verification, counter). */
+  | { kind: 'not-verified' }
+  | { kind: 'not-active' }
+  /** The user is blocked or deleted. */
+  | { kind: 'refused' };
+
 const B64URL_RE = /^[A-Za-z0-9_-]*$/;
 const MAX_FIELD = 4096;
 // The whole answer as one form field (the schema's maxLength); real ones are 1000 to 4000 characters.
