@@ -1,4 +1,4 @@
-import { getSigningKey } from '../core/auth/signing-key.service.js';
+import { getSigningKeys } from '../core/auth/signing-key.service.js';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { createIdempotencyRepository } from '../core/otp/idempotency.repository.js';
@@ -27,7 +27,10 @@ export function createOtpServices(ctx: ServiceContext): OtpRouteServices {
     deliveries,
     sentJournal: createSentJournal(ctx.redis, ctx.config.queuePrefix),
     keys,
-    signOtpJwt: createOtpJwtSigner(() => getSigningKey(ctx.mongo, ctx.config), tokenIdentity(ctx.config.publicUrl).issuer),
+    signOtpJwt: createOtpJwtSigner(
+      async () => (await getSigningKeys(ctx.mongo, ctx.config)).tokens,
+      tokenIdentity(ctx.config.publicUrl).issuer,
+    ),
   });
   return {
     generation: createOtpGenerationService({

@@ -2,7 +2,7 @@ import Provider, { errors, interactionPolicy, type Configuration, type KoaContex
 import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.verifier.js';
 import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
 import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
-import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
+import { getSigningKeys, ID_TOKEN_SIGNING_ALG, loadCookieKeys } from '../../core/auth/signing-key.service.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { CLIENT_SCOPES, findClientWithSecret } from '../../core/clients/clients.repository.js';
 import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
@@ -19,6 +19,7 @@ import {
   webOriginsOfClient,
 } from './oidc-adapter.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
+import { NodeSigningKey } from './node-signing-key.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
@@ -32,7 +33,7 @@ export function tokenIdentity(publicUrl: string): { issuer: string; audience: st
 /** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
 export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   const { config, mongo, logger } = ctx;
-  const [signingKey, cookieKeys] = await Promise.all([getSigningKey(mongo, config), loadCookieKeys(mongo)]);
+  const [signingKeys, cookieKeys] = await Promise.all([getSigningKeys(mongo, config), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
   const users = createUsersRepository(mongo);
   const serviceOrigin = new URL(config.publicUrl).origin;
@@ -41,7 +42,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
 
   const configuration: Configuration = {
     adapter: createOidcAdapter(mongo),
-    jwks: { keys: [signingKey.privateJwk] },
+    jwks: { keys: signingKeys.all.map((key) => new NodeSigningKey(key)) },
     cookies: { keys: cookieKeys },
     routes: {
       authorization: '/oauth/authorize',
@@ -60,13 +61,13 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     // `none` for public clients (authorization code + PKCE). A client registered for either
     // secret method may use both. No method that uses the secret as an HMAC key: we only hold its hash.
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG] },
+    enabledJWA: { idTokenSigningAlgValues: [ID_TOKEN_SIGNING_ALG] },
     extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
     clientDefaults: {
       grant_types: ['client_credentials'],
       response_types: [],
       token_endpoint_auth_method: 'client_secret_basic',
-      id_token_signed_response_alg: SIGNING_ALG,
+      id_token_signed_response_alg: ID_TOKEN_SIGNING_ALG,
     },
     ttl: {
       ClientCredentials: config.accessTokenTtlSeconds,
@@ -85,6 +86,9 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     rotateRefreshToken: true,
     features: {
       devInteractions: { enabled: false },
+      // Lets tokens be signed by NodeSigningKey (node:crypto); pinned to the experiment's version,
+      // so an oidc-provider that changes the interface refuses to start instead of misbehaving.
+      externalSigningSupport: { enabled: true, ack: 'experimental-01' },
       clientCredentials: { enabled: true },
       // Offered to confidential clients for their own tokens.
       introspection: {
@@ -149,7 +153,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
               audience,
               accessTokenTTL: config.accessTokenTtlSeconds,
               accessTokenFormat: 'jwt',
-              jwt: { sign: { alg: SIGNING_ALG } },
+              jwt: { sign: { alg: signingKeys.tokens.alg, kid: signingKeys.tokens.kid } },
             };
           }
           // A user's token is opaque: every use is checked against the store, so a revoked
@@ -239,7 +243,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);
   answerForEnterpriseTokens(provider, {
-    verify: createEnterpriseTokenVerifier(async () => signingKey.publicJwk, { issuer, audience }),
+    verify: createEnterpriseTokenVerifier(async () => signingKeys.all.map((key) => key.publicJwk), { issuer, audience }),
     revoked: createRevokedTokensRepository(mongo),
     checks: revocationChecksFor(mongo, config.tokenRevocationCheckSeconds * 1000),
   });

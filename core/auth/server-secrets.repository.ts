@@ -39,3 +39,9 @@ export async function ensureServerSecret<T>(connection: Connection, name: string
     return winner.value as T;
   }
 }
+
+/** The stored value of secret `name`, or undefined when it was never created. */
+export async function findServerSecret<T>(connection: Connection, name: string): Promise<T | undefined> {
+  const existing = await (await model(connection)).findOne({ name }).lean();
+  return existing ? (existing.value as T) : undefined;
+}

@@ -131,6 +131,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     otpHmacKey: s.OTP_HMAC_KEY,
     otpEncryptionKey: s.OTP_ENCRYPTION_KEY,
     signingKeyJwk: s.SIGNING_KEY_JWK,
+    /** Signs access tokens (client_credentials JWTs) and OTP validation JWTs; ID tokens stay RS256. */
+    accessTokenSigningAlg: s.ACCESS_TOKEN_SIGNING_ALG,
     accessTokenTtlSeconds: s.ACCESS_TOKEN_TTL_SECONDS,
     tokenRevocationCheckSeconds: s.TOKEN_REVOCATION_CHECK_SECONDS,
     clientSecretGraceSeconds: s.CLIENT_SECRET_GRACE_SECONDS,

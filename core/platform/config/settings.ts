@@ -204,10 +204,17 @@ export const SETTINGS = {
     minLength: 2,
     secret: true,
     check: privateRsaJwkProblems,
-    doc: 'optional: a private RSA JWK (JSON with `kty: RSA`, `n`, `e`, `d`) signing access tokens (RS256); when unset, a key is generated on first start and kept in MongoDB',
+    doc: 'optional: a private RSA JWK (JSON with `kty: RSA`, `n`, `e`, `d`) signing ID tokens, and access tokens when `ACCESS_TOKEN_SIGNING_ALG=RS256`; when unset, a key is generated on first start and kept in MongoDB',
   },
 
   // --- tokens and sign-in lifetimes ---
+  ACCESS_TOKEN_SIGNING_ALG: {
+    section: 'sign-in',
+    kind: 'enum',
+    values: ['ES256', 'RS256'],
+    default: 'ES256',
+    doc: '`ES256` (P-256 key, generated once and kept in MongoDB) or `RS256` (the RSA key): signs access tokens and OTP validation JWTs; ID tokens are always RS256; keys used before a change stay in the JWKS',
+  },
   ACCESS_TOKEN_TTL_SECONDS: {
     section: 'sign-in',
     kind: 'integer',
