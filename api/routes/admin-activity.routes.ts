@@ -41,8 +41,9 @@ export function adminActivityRoutes(ctx: ServiceContext): Router {
     const limitText = param(req, 'limit', /^[0-9]{1,4}$/);
     const limit = limitText === undefined ? ACTIVITY_PAGE_DEFAULT : Number(limitText);
     if (limit < 1 || limit > ACTIVITY_PAGE_MAX) throw new ValidationError('[Invalid field limit]', { error: 'Invalid data.' });
+    const enterpriseId = param(req, 'enterpriseId', ENTERPRISE_ID_RE);
     const page = await activity.list({
-      enterpriseId: param(req, 'enterpriseId', ENTERPRISE_ID_RE),
+      ...(enterpriseId !== undefined ? { scope: { enterpriseId } } : {}),
       userId: param(req, 'userId', USER_ID_RE),
       before: param(req, 'before', CURSOR_RE),
       limit,

@@ -209,7 +209,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       command: Pick<GenerateOtpCommand, 'clientId' | 'enterpriseId' | 'rawBody' | 'idempotencyKey'>,
     ): Promise<string | undefined> {
       if (command.idempotencyKey === undefined) return undefined;
-      const claim = await deps.idempotency.find(command.enterpriseId, command.clientId, command.idempotencyKey);
+      const claim = await deps.idempotency.find(command, command.idempotencyKey);
       if (!claim || claim.requestHash !== requestHashOf(command.rawBody)) return undefined;
       if (now().getTime() - claim.createdAt.getTime() > IDEMPOTENCY_WINDOW_MS) return undefined;
       const existing = await deps.otps.findForClient(claim.otpUuid, command.clientId);

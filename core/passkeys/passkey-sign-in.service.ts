@@ -41,7 +41,7 @@ export function createPasskeySignIn(deps: PasskeySignInDeps) {
 
   return {
     async verify(client: SignInClient, answer: AuthenticationResponseJSON, challenge: string, address: string): Promise<PasskeyOutcome> {
-      const passkey = await deps.passkeys.findByCredential(client.enterpriseId, answer.id);
+      const passkey = await deps.passkeys.findByCredential(client, answer.id);
       if (!passkey) return { kind: 'unknown-passkey' };
       const key = signInUserKey(client, passkey.userId);
       await deps.limits.consumeStep(key, address, false);

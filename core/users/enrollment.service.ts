@@ -48,7 +48,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
     const [missing] = await deps.groups.findMissingGroupNames([request.primaryGroup, ...request.secondaryGroups]);
     if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
-    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile(enterpriseId, request.mobileNumber)))
+    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile({ enterpriseId }, request.mobileNumber)))
       throw conflict('Mobile number already registered');
   }
 
