@@ -5,7 +5,8 @@ import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.re
 import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { CLIENT_SCOPES, findClientWithSecret } from '../../core/clients/clients.repository.js';
-import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
+import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
+import { canSignIn } from '../../core/users/user-reachability.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage, renderPage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';

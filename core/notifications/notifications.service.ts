@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../platform/batching/group-commit.js';
 import type { Logger } from '../platform/logger/logger.js';
-import { isUserBlocked, type UserFinder } from './enterprise-scope.js';
+import { isReachable, type UserFinder } from '../users/user-reachability.js';
 import type { ClientRef, UserRef } from '../platform/tenancy/enterprise-id.js';
 import { isHeldBy, type NotificationHolder } from './notification-holder.js';
 import { AppError, ValidationError } from '../platform/errors/app-error.js';
@@ -187,7 +187,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
         if (!check.ok) throw invalidArgument('callbackUrl', check.reason);
       }
       const user = await deps.users.findUser({ enterpriseId: client.enterpriseId, userId: input.userId });
-      if (!user || user.status === 'DELETED' || isUserBlocked(user)) throw userNotFound();
+      if (!isReachable(user)) throw userNotFound();
       const dsRequired = input.ds_required === true;
       if (dsRequired && !user.device) throw invalidArgument('ds_required', 'the user has no device key registered at activation');
 
@@ -223,7 +223,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
         );
       // A user deleted or blocked while this was being written would miss the discard: check again.
       const after = await deps.users.findUser({ enterpriseId: client.enterpriseId, userId: input.userId });
-      if (!after || after.status === 'DELETED' || isUserBlocked(after)) {
+      if (!isReachable(after)) {
         await repository.end(n.notificationUuid, 'system', 'DISCARD', now());
         throw userNotFound();
       }

@@ -3,7 +3,8 @@ import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { PasskeyConfig } from '../platform/config/config.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { LoginLimits } from '../sign-in/login-rate-limits.js';
-import { canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
+import { canSignIn } from '../users/user-reachability.js';
+import { findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { PasskeysRepository } from './passkeys.repository.js';
 
