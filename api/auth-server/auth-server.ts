@@ -7,7 +7,7 @@ import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.j
 import { CLIENT_SCOPES, findClientWithSecret } from '../../core/clients/clients.repository.js';
 import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { canSignIn } from '../../core/users/user-reachability.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage, renderPage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
 import {
@@ -36,11 +36,10 @@ const INTERACTION_TTL_SECONDS = 15 * 60;
 const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 
 /** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
-export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
+export async function createAuthServer(ctx: ServiceContext, users: UsersRepository): Promise<Provider> {
   const { config, mongo, logger } = ctx;
   const [signingKey, cookieKeys] = await Promise.all([getSigningKey(mongo, config), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
-  const users = createUsersRepository(mongo);
   const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
   const self: { provider?: Provider } = {};

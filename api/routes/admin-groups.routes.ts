@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { createGroup, findGroup, listGroups, type Group } from '../../core/groups/groups.repository.js';
 import { deleteGroup } from '../../core/users/group-deletion.service.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
@@ -9,7 +10,7 @@ import type { ServiceContext } from '../service-context.js';
 
 const toGroupResponse = (group: Group) => ({ name: group.name, description: group.description, createdAt: group.createdAt.toISOString() });
 
-export function adminGroupsRoutes(ctx: ServiceContext): Router {
+export function adminGroupsRoutes(ctx: ServiceContext, users: Pick<UsersRepository, 'countLiveInGroup'>): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
 
@@ -30,7 +31,7 @@ export function adminGroupsRoutes(ctx: ServiceContext): Router {
   });
 
   router.delete('/admin/groups/:name', admin, async (req, res) => {
-    await deleteGroup(ctx.mongo, req.params.name as string);
+    await deleteGroup(ctx.mongo, users, req.params.name as string);
     res.status(204).end();
   });
 

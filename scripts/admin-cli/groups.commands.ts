@@ -1,6 +1,7 @@
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { createGroup, findGroup, listGroups, type Group } from '../../core/groups/groups.repository.js';
 import { deleteGroup } from '../../core/users/group-deletion.service.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
 import { checkAgainstSchema, required, type Command } from './cli-support.js';
 
 const groupJson = (g: Group) => ({ name: g.name, description: g.description, createdAt: g.createdAt.toISOString() });
@@ -19,7 +20,7 @@ export const groupCommands: Record<string, Command> = {
   },
   'groups delete': async ({ mongo, arg }) => {
     const name = required(arg, 'group name');
-    await deleteGroup(mongo, name);
+    await deleteGroup(mongo, createUsersRepository(mongo), name);
     return { deleted: name };
   },
 };
