@@ -63,10 +63,8 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(adminDeliveryReplayPageRoutes(ctx, services.deliveryReplay));
   app.use(webhookRoutes(ctx, services.deliveryReceipts));
   app.use(otpRoutes(ctx, services.otp));
-  const discardPendingNotifications = (enterpriseId: string, userId: string) =>
-    notifications.discardPendingNotifications(enterpriseId, userId);
-  app.use(usersRoutes(ctx, { ...services.users, discardPendingNotifications }));
-  app.use(adminUsersRoutes(ctx, { ...repositories, discardPendingNotifications }));
+  app.use(usersRoutes(ctx, services.users));
+  app.use(adminUsersRoutes(ctx, { lifecycle: services.userLifecycle, throttle: services.users.throttle }));
   app.use(adminSignInLockRoutes(ctx, repositories));
   app.use(adminPasskeysRoutes(ctx, repositories));
   app.use(meRoutes(ctx, repositories.users));

@@ -1,4 +1,5 @@
 import { createActivityRepository } from '../core/activity/activity.repository.js';
+import { endOidcRecordsOfAccount } from '../core/auth/oidc-records.repository.js';
 import { getSigningKey } from '../core/auth/signing-key.service.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
@@ -32,6 +33,7 @@ import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
 import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
 import { createLoginService } from '../core/sign-in/login.service.js';
 import { createSignInFailuresRepository } from '../core/sign-in/sign-in-failures.repository.js';
+import { accountIdOf } from '../core/sign-in/sign-in-users.js';
 import { findTemplateCached } from '../core/templates/template-cache.js';
 import { createActivationDeliveries } from '../core/users/activation-deliveries.service.js';
 import { activationStillWanted } from '../core/users/activation-replay-check.js';
@@ -39,6 +41,7 @@ import { createActivationThrottle } from '../core/users/activation-throttle.js';
 import { createActivationService } from '../core/users/activation.service.js';
 import { createEnrollmentService, groupsFromConnection } from '../core/users/enrollment.service.js';
 import { createFaceAnalyzerClient } from '../core/users/face-analyzer.client.js';
+import { createUserLifecycle, type UserLifecycle } from '../core/users/user-lifecycle.service.js';
 import { createUserUpdateService } from '../core/users/user-update.service.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 import { tokenIdentity } from './auth-server/auth-server.js';
@@ -74,7 +77,8 @@ export interface ApiServices {
   repositories: ApiRepositories;
   otp: OtpRouteServices;
   signIn: Omit<InteractionServices, 'logger'>;
-  users: Omit<UsersRouteServices, 'discardPendingNotifications'>;
+  users: UsersRouteServices;
+  userLifecycle: UserLifecycle;
   notifications: NotificationsService;
   push: { subscriptions: PushSubscriptionsService; vapidKeys: () => Promise<VapidKeys> };
   deliveryReplay: DeliveryReplay;
@@ -88,12 +92,20 @@ export interface ApiServices {
 export function composeApi(ctx: ServiceContext): ApiServices {
   const repositories = createApiRepositories(ctx);
   const otp = composeOtp(ctx, repositories);
+  const notifications = composeNotifications(ctx, repositories);
+  const userLifecycle = createUserLifecycle({
+    users: repositories.users,
+    activity: repositories.activity,
+    discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
+    endSignIns: (ref) => endOidcRecordsOfAccount(ctx.mongo, accountIdOf(ref), new Date()),
+  });
   return {
     repositories,
     otp,
     signIn: composeSignIn(ctx, repositories, otp),
-    users: composeUsers(ctx, repositories),
-    notifications: composeNotifications(ctx, repositories),
+    users: composeUsers(ctx, repositories, userLifecycle),
+    userLifecycle,
+    notifications,
     push: composePush(ctx, repositories),
     deliveryReplay: composeDeliveryReplay(ctx, repositories),
     deliveryReceipts: composeDeliveryReceipts(ctx, repositories),
@@ -185,7 +197,7 @@ function composeSignIn(
   return { login: countedLogin, states, limits, passkeys };
 }
 
-function composeUsers(ctx: ServiceContext, repositories: ApiRepositories): Omit<UsersRouteServices, 'discardPendingNotifications'> {
+function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecycle: UserLifecycle): UsersRouteServices {
   const { users, activity } = repositories;
   const keys = otpKeysFromConfig(ctx.config);
   const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
@@ -209,6 +221,7 @@ function composeUsers(ctx: ServiceContext, repositories: ApiRepositories): Omit<
   });
   return {
     users,
+    lifecycle,
     update: createUserUpdateService({ users, groups: groupsFromConnection(ctx.mongo), activity }),
     throttle,
     enrollment,
@@ -222,7 +235,6 @@ function composeUsers(ctx: ServiceContext, repositories: ApiRepositories): Omit<
       codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
       failureFloorMs: ctx.config.activation.failureFloorMs,
     }),
-    activity,
   };
 }
 

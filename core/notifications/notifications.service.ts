@@ -340,9 +340,9 @@ export function createNotificationsService(deps: NotificationsDeps) {
      * DISCARD for every pending notification of the user (deleted or blocked). Safe to repeat:
      * call it again after a crash and it finishes the job.
      */
-    async discardPendingNotifications(enterpriseId: string, userId: string): Promise<number> {
+    async discardPendingNotifications(ref: UserRef): Promise<number> {
       const at = now();
-      const pending = await repository.findPendingOfUser({ enterpriseId, userId }, at);
+      const pending = await repository.findPendingOfUser(ref, at);
       const changed = await repository.endMany(
         pending.map((p) => p.notificationUuid),
         'DISCARD',

@@ -2,7 +2,7 @@ import type { Connection } from 'mongoose';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
-import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
+import { ConflictError } from '../platform/errors/app-error.js';
 import { findMissingGroupNames } from '../groups/groups.repository.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
@@ -142,19 +142,3 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
 }
 
 export type EnrollmentService = ReturnType<typeof createEnrollmentService>;
-
-/**
- * DELETE of a user by a client of its enterprise: DELETED, recorded with the caller's comments
- * when it changed something. NotFoundError when the enterprise has no such user.
- */
-export async function removeUser(
-  deps: { users: Pick<UsersRepository, 'markDeleted'>; activity: Pick<ActivityRepository, 'append'> },
-  caller: { clientId: string },
-  ref: UserRef,
-  comments?: string,
-): Promise<void> {
-  const outcome = await deps.users.markDeleted(ref, new Date());
-  if (!outcome) throw new NotFoundError('User not found');
-  if (outcome === 'deleted')
-    await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
-}
