@@ -54,7 +54,7 @@ export function buildApp(ctx: ServiceContext): Express {
   const { repositories, notifications } = services;
   app.use(authServerRoutes(ctx, services.signIn, repositories.users));
   app.use(adminClientsRoutes(ctx));
-  app.use(adminGroupsRoutes(ctx, repositories.users));
+  app.use(adminGroupsRoutes(ctx, repositories));
   app.use(adminTemplatesRoutes(ctx));
   app.use(adminOutboxRoutes(ctx));
   app.use(adminQueuesRoutes(ctx));

@@ -1,7 +1,8 @@
 import { createActivityRepository } from '../core/activity/activity.repository.js';
-import { endOidcRecordsOfAccount } from '../core/auth/oidc-records.repository.js';
+import { createOidcRecordsRepository } from '../core/auth/oidc-records.repository.js';
 import { getSigningKey } from '../core/auth/signing-key.service.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
+import { createGroupsRepository } from '../core/groups/groups.repository.js';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { createDeliveryReplay, type DeliveryReplay } from '../core/deliveries/delivery-replay.js';
 import { createSentJournal } from '../core/deliveries/sent-journal.js';
@@ -39,7 +40,7 @@ import { createActivationDeliveries } from '../core/users/activation-deliveries.
 import { activationStillWanted } from '../core/users/activation-replay-check.js';
 import { createActivationThrottle } from '../core/users/activation-throttle.js';
 import { createActivationService } from '../core/users/activation.service.js';
-import { createEnrollmentService, groupsFromConnection } from '../core/users/enrollment.service.js';
+import { createEnrollmentService } from '../core/users/enrollment.service.js';
 import { createFaceAnalyzerClient } from '../core/users/face-analyzer.client.js';
 import { createUserLifecycle, type UserLifecycle } from '../core/users/user-lifecycle.service.js';
 import { createUserUpdateService } from '../core/users/user-update.service.js';
@@ -54,6 +55,7 @@ import type { ServiceContext } from './service-context.js';
 export function createApiRepositories(ctx: ServiceContext) {
   return {
     users: createUsersRepository(ctx.mongo),
+    groups: createGroupsRepository(ctx.mongo),
     activity: createActivityRepository(ctx.mongo),
     deliveries: createDeliveriesRepository(ctx.mongo),
     otps: createOtpsRepository(ctx.mongo),
@@ -97,7 +99,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     users: repositories.users,
     activity: repositories.activity,
     discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
-    endSignIns: (ref) => endOidcRecordsOfAccount(ctx.mongo, accountIdOf(ref), new Date()),
+    endSignIns: (ref) => createOidcRecordsRepository(ctx.mongo).endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
   });
   return {
     repositories,
@@ -203,7 +205,7 @@ function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecy
   const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
   const enrollment = createEnrollmentService({
     users,
-    groups: groupsFromConnection(ctx.mongo),
+    groups: repositories.groups,
     enqueueEnrollment: (data) => enqueueEnrollment(ctx.queues.enrollment, data),
     activationDeliveries: createActivationDeliveries({
       users,
@@ -222,7 +224,7 @@ function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecy
   return {
     users,
     lifecycle,
-    update: createUserUpdateService({ users, groups: groupsFromConnection(ctx.mongo), activity }),
+    update: createUserUpdateService({ users, groups: repositories.groups, activity }),
     throttle,
     enrollment,
     activation: createActivationService({

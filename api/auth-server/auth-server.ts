@@ -4,7 +4,7 @@ import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
 import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
 import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
-import { CLIENT_SCOPES, findClientWithSecret } from '../../core/clients/clients.repository.js';
+import { createClientsRepository, CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
 import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
@@ -238,7 +238,7 @@ export async function createAuthServer(ctx: ServiceContext, users: UsersReposito
     if (acceptsClientSecret(storedSecretsOfClient(this), actual)) return true;
     // A secret just rotated by another process is not in this process's client cache yet: one
     // look in the store lets the new secret work everywhere at once.
-    const stored = await findClientWithSecret(mongo, this.clientId);
+    const stored = await createClientsRepository(mongo).findClientWithSecret(this.clientId);
     return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
   presentUsersByUserId(provider);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Connection } from 'mongoose';
 import type { Config } from '../platform/config/config.js';
-import { ensureServerSecret } from './server-secrets.repository.js';
+import { createServerSecretsRepository } from './server-secrets.repository.js';
 
 export const SIGNING_ALG = 'RS256';
 
@@ -42,7 +42,7 @@ function toSigningKey(jwk: JWK): SigningKey {
 /** The key that signs access tokens: SIGNING_KEY_JWK when set, else one generated once and kept in MongoDB. */
 export async function loadSigningKey(connection: Connection, config: Pick<Config, 'signingKeyJwk'>): Promise<SigningKey> {
   if (config.signingKeyJwk) return toSigningKey(await completeJwk(JSON.parse(config.signingKeyJwk) as JWK));
-  return toSigningKey(await ensureServerSecret(connection, 'access-token-signing-jwk', generateSigningJwk));
+  return toSigningKey(await createServerSecretsRepository(connection).ensureServerSecret('access-token-signing-jwk', generateSigningJwk));
 }
 
 const loaded = new WeakMap<Connection, Promise<SigningKey>>();
@@ -60,5 +60,7 @@ export function getSigningKey(connection: Connection, config: Pick<Config, 'sign
 
 /** Keys for the authorization server's cookies (interaction and session), kept like the signing key. */
 export function loadCookieKeys(connection: Connection): Promise<string[]> {
-  return ensureServerSecret(connection, 'auth-server-cookie-keys', async () => [randomBytes(32).toString('base64url')]);
+  return createServerSecretsRepository(connection).ensureServerSecret('auth-server-cookie-keys', async () => [
+    randomBytes(32).toString('base64url'),
+  ]);
 }

@@ -1,9 +1,7 @@
-import type { Connection } from 'mongoose';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import { ConflictError } from '../platform/errors/app-error.js';
-import { findMissingGroupNames } from '../groups/groups.repository.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import { encryptSecret } from '../crypto/secret-box.js';
@@ -33,10 +31,6 @@ export interface EnrollmentDeps {
 // Error label `Invalid data.` on every 409 of Add user.
 const conflict = (message: string, extra?: Record<string, unknown>) => new ConflictError(message, { error: 'Invalid data.', extra });
 export const userExists = (user: Pick<User, 'status'>) => conflict(`User is ${user.status}`, { userStatus: user.status });
-
-export const groupsFromConnection = (connection: Connection) => ({
-  findMissingGroupNames: (names: string[]) => findMissingGroupNames(connection, names),
-});
 
 export function createEnrollmentService(deps: EnrollmentDeps) {
   const now = deps.now ?? (() => new Date());

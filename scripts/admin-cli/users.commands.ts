@@ -1,5 +1,5 @@
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
-import { endOidcRecordsOfAccount } from '../../core/auth/oidc-records.repository.js';
+import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/platform/tenancy/enterprise-id.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
@@ -37,7 +37,7 @@ function userLifecycle(mongo: Connection) {
     users,
     activity: createActivityRepository(mongo),
     discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
-    endSignIns: (ref) => endOidcRecordsOfAccount(mongo, accountIdOf(ref), new Date()),
+    endSignIns: (ref) => createOidcRecordsRepository(mongo).endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
   });
 }
 
