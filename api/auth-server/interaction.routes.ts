@@ -1,4 +1,5 @@
 import { rateLimitHeaders } from '../../core/platform/throttling/rate-limit-headers.js';
+import { USER_ID_RE } from '../../core/users/user-id.js';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
@@ -29,7 +30,6 @@ export interface InteractionServices {
   };
 }
 
-const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
 const CODE_RE = /^[0-9]{6}$/;
 
 const SCOPE_LABELS: Record<string, string> = {

@@ -4,7 +4,8 @@ import type { OtpCancellationService } from '../../core/otp/otp-cancellation.ser
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
-import { rateLimitHeaders, type RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import { rateLimitHeaders } from '../../core/platform/throttling/rate-limit-headers.js';
 import type { OtpResendService } from '../../core/otp/otp-resend.service.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';

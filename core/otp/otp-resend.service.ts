@@ -7,7 +7,7 @@ import type { Logger } from '../platform/logger/logger.js';
 import { OTP_MACRO } from '../templates/template-macros.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
-import type { LimitState } from './otp-rate-limits.js';
+import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { outcomeError, publicStatus } from './otp-validation.service.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
@@ -29,11 +29,11 @@ export interface ResendCommand {
   enterpriseId: string;
   idempotencyKey?: string;
   /** Takes the rate limits of a send to this user (429 when spent). */
-  admit: (userId: string) => Promise<LimitState[]>;
+  admit: (userId: string) => Promise<BudgetState[]>;
 }
 
 /** `replayed`: an earlier request with the same key did the resend (its limits may need giving back). */
-export type ResendResult = { replayed: true } | { replayed?: undefined; limits: LimitState[] };
+export type ResendResult = { replayed: true } | { replayed?: undefined; limits: BudgetState[] };
 
 /** Where the resend copy of the code is bound: it decrypts for this OTP only. */
 export const resendCodeContext = (otpUuid: string) => `resend:${otpUuid}`;

@@ -1,10 +1,10 @@
 import type { RedisClient } from '../platform/queues/redis-connection.js';
 import type { RateLimit } from '../platform/config/config.js';
 import { AppError } from '../platform/errors/app-error.js';
+import { createBudget } from '../platform/throttling/budget.js';
 import { createPairThenUserBudget } from '../platform/throttling/pair-then-user-budget.js';
-import { RateLimiterRes } from 'rate-limiter-flexible';
-import { budgetState, rateLimitHeaders, type BudgetState } from '../platform/throttling/rate-limit-headers.js';
-import { createRedisLimiter, retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
+import { rateLimitHeaders, type BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export interface LoginLimitsConfig {
   /** Every form post per caller address, whatever the user: a flood guard. */
@@ -40,11 +40,14 @@ export const SIGN_IN_ADDRESS_POLICY = 'sign-in-per-address';
  * address), while the messages strangers can cause stay bounded by the per-user code budget.
  */
 export function createLoginLimits(redis: RedisClient, prefix: string, config: LoginLimitsConfig) {
-  const base = `${prefix}:rl:login`;
-  const perIp = createRedisLimiter(redis, `${base}:perIp`, config.perIp.points, config.perIp.durationSeconds);
-  const steps = createPairThenUserBudget(redis, `${base}:steps`, { perPair: config.perUserAddress, perUser: config.perUser });
-  const codes = createPairThenUserBudget(redis, `${base}:codes`, { perPair: config.codesPerUserAddress, perUser: config.codesPerUser });
-  const familiarKey = (userKey: string, address: string) => `${base}:familiar:${userKey}|${address}`;
+  const perIp = createBudget(redis, prefix, { name: 'login:perIp', ...config.perIp, policy: SIGN_IN_ADDRESS_POLICY });
+  const steps = createPairThenUserBudget(redis, prefix, 'login:steps', { perPair: config.perUserAddress, perUser: config.perUser });
+  const codes = createPairThenUserBudget(redis, prefix, 'login:codes', {
+    perPair: config.codesPerUserAddress,
+    perUser: config.codesPerUser,
+  });
+  // Next to the budgets' keys (`<prefix>:rl:login:...`), though not a budget itself.
+  const familiarKey = (userKey: string, address: string) => `${prefix}:rl:login:familiar:${userKey}|${address}`;
 
   /** Unknown while Redis is unreachable: then the address counts as a stranger's. */
   async function isFamiliar(userKey: string, address: string): Promise<boolean> {
@@ -62,13 +65,7 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
      * they would tell a stranger about someone else's sign-ins.
      */
     async consumeIp(address: string): Promise<BudgetState> {
-      const { points, durationSeconds } = config.perIp;
-      try {
-        return budgetState(SIGN_IN_ADDRESS_POLICY, points, durationSeconds, await perIp.consume(address));
-      } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-        throw tooMany(err.msBeforeNext, budgetState(SIGN_IN_ADDRESS_POLICY, points, durationSeconds, err));
-      }
+      return perIp.consume(address, tooMany);
     },
 
     /** One step for this user from this address (and a code to send, when `sendsCode`); 429 when refused. */

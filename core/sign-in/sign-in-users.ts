@@ -1,5 +1,6 @@
 import { ENTERPRISE_ID_RE, userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import type { User } from '../users/user.types.js';
+import { USER_ID_RE } from '../users/user-id.js';
 import type { UsersRepository } from '../users/users.repository.js';
 
 /** The client a user signs in to, as the sign-in code needs it. */
@@ -39,6 +40,6 @@ export function userOfAccountId(accountId: string): UserRef | undefined {
   if (colon <= 0) return undefined;
   const enterpriseId = accountId.slice(0, colon);
   const userId = accountId.slice(colon + 1);
-  if (!ENTERPRISE_ID_RE.test(enterpriseId) || !ENTERPRISE_ID_RE.test(userId)) return undefined;
+  if (!ENTERPRISE_ID_RE.test(enterpriseId) || !USER_ID_RE.test(userId)) return undefined;
   return { enterpriseId, userId };
 }

@@ -2,6 +2,7 @@ import { createECDH } from 'node:crypto';
 import AjvModule from 'ajv';
 import ipaddr from 'ipaddr.js';
 import { configSchema } from './config.schema.js';
+import { schemaErrorLine } from '../schemas/schema-error-message.js';
 import { queuePrefixFor, readRedisTarget, type RedisTarget } from './redis-target.js';
 import { readPasskeyConfig, type PasskeyConfig } from './passkey-config.js';
 
@@ -388,10 +389,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const validate = ajv.compile(configSchema);
   const problems: string[] = [];
   if (!validate(raw)) {
-    for (const error of validate.errors ?? []) {
-      const key = error.instancePath.replace(/^\//, '') || String(error.params.missingProperty ?? '');
-      problems.push(`${key}: ${error.message ?? 'is invalid'}`);
-    }
+    for (const error of validate.errors ?? []) problems.push(schemaErrorLine(error, '(configuration)'));
   }
   if (raw.SIGNING_KEY_JWK !== undefined && !isPrivateRsaJwk(raw.SIGNING_KEY_JWK as string)) {
     problems.push('SIGNING_KEY_JWK: must be a private RSA JWK as JSON (kty RSA with n, e, d)');

@@ -1,22 +1,51 @@
 import { getAjv, type ErrorObject } from './schema-registry.js';
 
+// The one place Ajv errors become words. Every wording names the field the way callers write
+// it (schemaErrorField); the rule is Ajv's own (schemaErrorLine: request bodies, the admin CLI,
+// configuration, job payloads) or, for the OTP API, a sentence with both bounds (describeSchemaError).
+
 type SchemaNode = Record<string, unknown>;
+
+const pathParts = (instancePath: string): string[] =>
+  instancePath === ''
+    ? []
+    : instancePath
+        .slice(1)
+        .split('/')
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 
 /** `/otpSpecs/0/length` -> `otpSpecs[0].length`: the way callers write the field they sent. */
 export function formatFieldPath(instancePath: string, child?: string): string {
-  const parts =
-    instancePath === ''
-      ? []
-      : instancePath
-          .slice(1)
-          .split('/')
-          .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pathParts(instancePath);
   if (child !== undefined) parts.push(child);
   return parts.reduce((path, part) => {
     if (/^[0-9]+$/.test(part)) return `${path}[${part}]`;
     if (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(part)) return path === '' ? part : `${path}.${part}`;
     return `${path}[${JSON.stringify(part)}]`;
   }, '');
+}
+
+/** The field an error is about: `scopes[1]`, `name`, or the missing/extra property; '' for the whole value. */
+export function schemaErrorField(error: ErrorObject): string {
+  const params = error.params as { missingProperty?: unknown; additionalProperty?: unknown };
+  const child = params.missingProperty ?? params.additionalProperty;
+  return formatFieldPath(error.instancePath, child === undefined ? undefined : String(child));
+}
+
+/** The rule in Ajv's words (`must be string`); an extra property `is not allowed`. */
+export function schemaErrorReason(error: ErrorObject): string {
+  return error.keyword === 'additionalProperties' ? 'is not allowed' : (error.message ?? 'is invalid');
+}
+
+/** `<field>: <rule>`, the whole value named `whole` (`(body)` for a request body). */
+export function schemaErrorLine(error: ErrorObject, whole = '(body)'): string {
+  return `${schemaErrorField(error) || whole}: ${schemaErrorReason(error)}`;
+}
+
+/** The first error's line (Ajv stops at the first unless `allErrors`), for one-line refusals. */
+export function firstSchemaErrorLine(errors: ErrorObject[] | null | undefined, whole: string): string {
+  const first = errors?.[0];
+  return first ? schemaErrorLine(first, whole) : `${whole}: is invalid`;
 }
 
 function derefSchema(node: unknown): SchemaNode | undefined {
@@ -34,14 +63,7 @@ function derefSchema(node: unknown): SchemaNode | undefined {
  */
 function subschemaAt(rootId: string, instancePath: string): SchemaNode | undefined {
   let node = derefSchema(getAjv().getSchema(rootId)?.schema);
-  const parts =
-    instancePath === ''
-      ? []
-      : instancePath
-          .slice(1)
-          .split('/')
-          .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  for (const part of parts) {
+  for (const part of pathParts(instancePath)) {
     if (!node) return undefined;
     const properties = node.properties as Record<string, unknown> | undefined;
     if (/^[0-9]+$/.test(part) && typeof node.items === 'object') node = derefSchema(node.items);
@@ -82,10 +104,10 @@ export function describeSchemaError(rootId: string, error: ErrorObject): string 
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
-      return `${formatFieldPath(error.instancePath, String(params.missingProperty))} is required`;
+      return `${schemaErrorField(error)} is required`;
     case 'additionalProperties': {
       const allowed = Object.keys((schema.properties as Record<string, unknown> | undefined) ?? {});
-      return `${formatFieldPath(error.instancePath, String(params.additionalProperty))} is not allowed (allowed: ${allowed.join(', ')})`;
+      return `${schemaErrorField(error)} is not allowed (allowed: ${allowed.join(', ')})`;
     }
     case 'type':
       return `${field} must be ${TYPE_NAMES[String(params.type)] ?? String(params.type)}`;

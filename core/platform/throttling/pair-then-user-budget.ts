@@ -1,6 +1,6 @@
 import type { RedisClient } from '../queues/redis-connection.js';
 import type { RateLimit } from '../config/config.js';
-import { createRedisLimiter, takePoint } from './redis-limiter.js';
+import { createBudget } from './budget.js';
 
 export interface PairThenUserLimits {
   /** Requests for one user from one address. */
@@ -16,23 +16,25 @@ export interface PairThenUserLimits {
  * never refused by it, so strangers elsewhere cannot lock the real user out of their own
  * address. The user's budget still bounds what strangers can cause in total (messages sent).
  */
-export function createPairThenUserBudget(redis: RedisClient, prefix: string, limits: PairThenUserLimits) {
-  const perPair = createRedisLimiter(redis, `${prefix}:pair`, limits.perPair.points, limits.perPair.durationSeconds);
-  const perUser = createRedisLimiter(redis, `${prefix}:user`, limits.perUser.points, limits.perUser.durationSeconds);
+export function createPairThenUserBudget(redis: RedisClient, prefix: string, name: string, limits: PairThenUserLimits) {
+  const perPair = createBudget(redis, prefix, { name: `${name}:pair`, ...limits.perPair });
+  const perUser = createBudget(redis, prefix, { name: `${name}:user`, ...limits.perUser });
   return {
     /** Takes one request; the wait in milliseconds when refused, else undefined. */
     async take(userKey: string, address: string, familiar: boolean): Promise<number | undefined> {
-      const pairWait = await takePoint(perPair, `${userKey}|${address}`);
-      if (pairWait !== undefined || familiar) return pairWait;
-      const userWait = await takePoint(perUser, userKey);
+      const pair = await perPair.take(`${userKey}|${address}`);
+      if (!pair.admitted) return pair.waitMs;
+      if (familiar) return undefined;
+      const user = await perUser.take(userKey);
+      if (user.admitted) return undefined;
       // A request the user's budget refused does not use up the pair's either.
-      if (userWait !== undefined) await perPair.reward(`${userKey}|${address}`, 1);
-      return userWait;
+      await perPair.refund(`${userKey}|${address}`);
+      return user.waitMs;
     },
 
     /** The pair proved itself (the user signed in from there): its budget starts over. */
     async restorePair(userKey: string, address: string): Promise<void> {
-      await perPair.delete(`${userKey}|${address}`);
+      await perPair.reset(`${userKey}|${address}`);
     },
   };
 }

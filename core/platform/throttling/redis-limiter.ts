@@ -1,10 +1,10 @@
 import type { RedisClient } from '../queues/redis-connection.js';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 
 /**
  * A counter in Redis, shared by every API instance: `points` per `durationSeconds` under one
  * key prefix. While Redis is unreachable an in-process limiter with the same budget stands in,
- * so an outage never lifts the limits.
+ * so an outage never lifts the limits. Features declare budgets (budget.ts) instead.
  */
 export function createRedisLimiter(redis: RedisClient, keyPrefix: string, points: number, durationSeconds: number): RateLimiterRedis {
   return new RateLimiterRedis({
@@ -19,14 +19,3 @@ export function createRedisLimiter(redis: RedisClient, keyPrefix: string, points
 
 /** Whole seconds to wait, at least 1 (a Retry-After of 0 invites an immediate retry). */
 export const retryAfterSeconds = (msBeforeNext: number): number => Math.max(Math.ceil(msBeforeNext / 1000), 1);
-
-/** Takes one point; the wait in milliseconds when the budget is spent, else undefined. */
-export async function takePoint(limiter: RateLimiterRedis, key: string): Promise<number | undefined> {
-  try {
-    await limiter.consume(key);
-    return undefined;
-  } catch (err) {
-    if (err instanceof RateLimiterRes) return err.msBeforeNext;
-    throw err;
-  }
-}
