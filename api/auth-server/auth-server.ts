@@ -4,9 +4,10 @@ import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
 import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
 import { getSigningKeys, ID_TOKEN_SIGNING_ALG, loadCookieKeys } from '../../core/auth/signing-key.service.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
-import { CLIENT_SCOPES, findClientWithSecret } from '../../core/clients/clients.repository.js';
-import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import { createClientsRepository, CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
+import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
+import { canSignIn } from '../../core/users/user-reachability.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage, renderPage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
 import {
@@ -31,11 +32,10 @@ export function tokenIdentity(publicUrl: string): { issuer: string; audience: st
 }
 
 /** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
-export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
+export async function createAuthServer(ctx: ServiceContext, users: UsersRepository): Promise<Provider> {
   const { config, mongo, logger } = ctx;
   const [signingKeys, cookieKeys] = await Promise.all([getSigningKeys(mongo, config), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
-  const users = createUsersRepository(mongo);
   const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
   const self: { provider?: Provider } = {};
@@ -237,7 +237,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     if (acceptsClientSecret(storedSecretsOfClient(this), actual)) return true;
     // A secret just rotated by another process is not in this process's client cache yet: one
     // look in the store lets the new secret work everywhere at once.
-    const stored = await findClientWithSecret(mongo, this.clientId);
+    const stored = await createClientsRepository(mongo).findClientWithSecret(this.clientId);
     return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
   presentUsersByUserId(provider);

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { toClientResponse } from '../../core/clients/client-view.js';
-import { findClient, listClients } from '../../core/clients/clients.repository.js';
+import { createClientsRepository } from '../../core/clients/clients.repository.js';
 import {
   registerClient,
   removeClient,
@@ -65,11 +65,11 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
   });
 
   router.get('/admin/clients', admin, async (_req, res) => {
-    res.json((await listClients(ctx.mongo)).map(toClientResponse));
+    res.json((await createClientsRepository(ctx.mongo).listClients()).map(toClientResponse));
   });
 
   router.get('/admin/clients/:clientId', admin, async (req, res) => {
-    const client = await findClient(ctx.mongo, String(req.params.clientId));
+    const client = await createClientsRepository(ctx.mongo).findClient(String(req.params.clientId));
     if (!client) throw new NotFoundError('Client not found');
     res.json(toClientResponse(client));
   });

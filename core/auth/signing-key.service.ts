@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Connection } from 'mongoose';
 import type { Config } from '../platform/config/config.js';
-import { ensureServerSecret, findServerSecret } from './server-secrets.repository.js';
+import { createServerSecretsRepository } from './server-secrets.repository.js';
 
 export type SigningAlg = 'ES256' | 'RS256';
 
@@ -61,7 +61,7 @@ function toSigningKey(jwk: JWK): SigningKey {
 /** One algorithm's key: for RS256 SIGNING_KEY_JWK when set, else one generated once and kept in MongoDB. */
 async function loadKey(connection: Connection, settings: KeySettings, alg: SigningAlg): Promise<SigningKey> {
   if (alg === 'RS256' && settings.signingKeyJwk) return toSigningKey(await completeJwk(JSON.parse(settings.signingKeyJwk) as JWK, alg));
-  return toSigningKey(await ensureServerSecret(connection, STORED_AS[alg], () => generateSigningJwk(alg)));
+  return toSigningKey(await createServerSecretsRepository(connection).ensureServerSecret(STORED_AS[alg], () => generateSigningJwk(alg)));
 }
 
 /**
@@ -73,7 +73,7 @@ export async function loadSigningKeys(connection: Connection, settings: KeySetti
   const rsa = await loadKey(connection, settings, 'RS256');
   if (settings.accessTokenSigningAlg === 'RS256') {
     // Switched back from ES256: its key stays published so the tokens it signed keep verifying.
-    const previous = await findServerSecret<JWK>(connection, STORED_AS.ES256);
+    const previous = await createServerSecretsRepository(connection).findServerSecret<JWK>(STORED_AS.ES256);
     return { tokens: rsa, idTokens: rsa, all: previous ? [rsa, toSigningKey(previous)] : [rsa] };
   }
   const ec = await loadKey(connection, settings, 'ES256');
@@ -95,5 +95,7 @@ export function getSigningKeys(connection: Connection, settings: KeySettings): P
 
 /** Keys for the authorization server's cookies (interaction and session), kept like the signing key. */
 export function loadCookieKeys(connection: Connection): Promise<string[]> {
-  return ensureServerSecret(connection, 'auth-server-cookie-keys', async () => [randomBytes(32).toString('base64url')]);
+  return createServerSecretsRepository(connection).ensureServerSecret('auth-server-cookie-keys', async () => [
+    randomBytes(32).toString('base64url'),
+  ]);
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../platform/logger/logger.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 import { deliveryFailovers } from '../platform/metrics/business-metrics.js';
 import { resendCodeContext } from './otp-resend.service.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
@@ -81,7 +82,7 @@ export function createDeliveryFailover(deps: DeliveryFailoverDeps) {
     async failOver(failed: Delivery, cause: FailureCause): Promise<Delivery | undefined> {
       if (failed.kind !== 'otp') return undefined;
       const at = now();
-      const record = await deps.otps.findInEnterprise(failed.refId, failed.enterpriseId ?? 'default');
+      const record = await deps.otps.findInEnterprise(failed.refId, { enterpriseId: failed.enterpriseId ?? DEFAULT_ENTERPRISE_ID });
       if (!record || !stillActive(record, at) || record.resendCode === undefined) return undefined;
       const step = nextStep(failed, record, cause);
       if (step === undefined) return undefined;

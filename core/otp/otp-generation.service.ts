@@ -17,6 +17,7 @@ import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { resendCodeContext } from './otp-resend.service.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
+import { isReachable } from '../users/user-reachability.js';
 
 /** What the generation needs to know about a template: its channel and its macro-bearing texts. */
 export interface TemplateLookup {
@@ -209,7 +210,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       command: Pick<GenerateOtpCommand, 'clientId' | 'enterpriseId' | 'rawBody' | 'idempotencyKey'>,
     ): Promise<string | undefined> {
       if (command.idempotencyKey === undefined) return undefined;
-      const claim = await deps.idempotency.find(command.enterpriseId, command.clientId, command.idempotencyKey);
+      const claim = await deps.idempotency.find(command, command.idempotencyKey);
       if (!claim || claim.requestHash !== requestHashOf(command.rawBody)) return undefined;
       if (now().getTime() - claim.createdAt.getTime() > IDEMPOTENCY_WINDOW_MS) return undefined;
       const existing = await deps.otps.findForClient(claim.otpUuid, command.clientId);
@@ -238,7 +239,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       if (found.status === 'rejected') throw found.reason;
       const user = found.value;
       // A blocked user is not found for enterprise calls either.
-      if (!user || user.status === 'DELETED' || user.blocked) throw new NotFoundError('User not found');
+      if (!isReachable(user)) throw new NotFoundError('User not found');
       const addressOf = (channel: Channel, field: string) => {
         const address = channel === 'SMS' ? user.mobileNumber : user.emailId;
         if (!address) throw new ValidationError(`${field}: user has no ${channel === 'SMS' ? 'mobileNumber' : 'emailId'} registered`);

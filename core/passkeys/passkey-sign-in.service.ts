@@ -3,7 +3,8 @@ import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { PasskeyConfig } from '../platform/config/config.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { LoginLimits } from '../sign-in/login-rate-limits.js';
-import { canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
+import { canSignIn } from '../users/user-reachability.js';
+import { findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { PasskeysRepository } from './passkeys.repository.js';
 import type { PasskeyOutcome } from '../sign-in/passkey-answer.js';
@@ -32,7 +33,7 @@ export function createPasskeySignIn(deps: PasskeySignInDeps) {
 
   return {
     async verify(client: SignInClient, answer: AuthenticationResponseJSON, challenge: string, address: string): Promise<PasskeyOutcome> {
-      const passkey = await deps.passkeys.findByCredential(client.enterpriseId, answer.id);
+      const passkey = await deps.passkeys.findByCredential(client, answer.id);
       if (!passkey) return { kind: 'unknown-passkey' };
       const key = signInUserKey(client, passkey.userId);
       await deps.limits.consumeStep(key, address, false);

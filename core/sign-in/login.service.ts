@@ -8,7 +8,8 @@ import type { UsersRepository } from '../users/users.repository.js';
 import type { LoginLimits } from './login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from './login-states.repository.js';
 import type { SignInFailuresRepository } from './sign-in-failures.repository.js';
-import { canReceiveLoginCode, canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-users.js';
+import { canSignIn, isReachable } from '../users/user-reachability.js';
+import { findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-users.js';
 
 /** The login code: 6 digits, 5 attempts, through the OTP pipeline (its lifetime is LOGIN_CODE_TTL_SECONDS). */
 export const LOGIN_CODE = Object.freeze({
@@ -124,7 +125,7 @@ export function createLoginService(deps: LoginServiceDeps) {
       if (locked) return { kind: 'sign-in-locked' };
       const requestedAt = now();
       await deps.states.setUser(state.uid, userId, requestedAt);
-      const reachable = canReceiveLoginCode(user) && Boolean(user.mobileNumber || user.emailId);
+      const reachable = isReachable(user) && Boolean(user.mobileNumber || user.emailId);
       return { kind: 'code-page', afterAnswer: reachable ? () => deliver(state.uid, client, user, requestedAt) : async () => {} };
     } finally {
       const left = deps.userStepFloorMs - (performance.now() - started);

@@ -27,16 +27,6 @@ export function findUserForSignIn(
 export const signInUserKey = (client: Pick<SignInClient, 'enterpriseId'>, userId: string): string =>
   userKey({ enterpriseId: client.enterpriseId, userId });
 
-/** Who may receive a login code: known, not DELETED, not blocked (others get no message). */
-export function canReceiveLoginCode(user: User | undefined): user is User {
-  return user !== undefined && user.status !== 'DELETED' && !user.blocked;
-}
-
-/** Who may finish a sign-in and use user tokens: ACTIVE and not blocked. */
-export function canSignIn(user: User | undefined): boolean {
-  return user !== undefined && user.status === 'ACTIVE' && !user.blocked;
-}
-
 /**
  * The authorization server's account id: the user with their enterprise, `<enterpriseId>:<userId>`,
  * so a browser session, grant or token never stands for the same userId in another enterprise.

@@ -1,9 +1,7 @@
-import type { Connection } from 'mongoose';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
-import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
-import { findMissingGroupNames } from '../groups/groups.repository.js';
+import { ConflictError } from '../platform/errors/app-error.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import { encryptSecret } from '../crypto/secret-box.js';
@@ -34,10 +32,6 @@ export interface EnrollmentDeps {
 const conflict = (message: string, extra?: Record<string, unknown>) => new ConflictError(message, { error: 'Invalid data.', extra });
 export const userExists = (user: Pick<User, 'status'>) => conflict(`User is ${user.status}`, { userStatus: user.status });
 
-export const groupsFromConnection = (connection: Connection) => ({
-  findMissingGroupNames: (names: string[]) => findMissingGroupNames(connection, names),
-});
-
 export function createEnrollmentService(deps: EnrollmentDeps) {
   const now = deps.now ?? (() => new Date());
 
@@ -48,7 +42,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
     const [missing] = await deps.groups.findMissingGroupNames([request.primaryGroup, ...request.secondaryGroups]);
     if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
-    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile(enterpriseId, request.mobileNumber)))
+    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile({ enterpriseId }, request.mobileNumber)))
       throw conflict('Mobile number already registered');
   }
 
@@ -142,19 +136,3 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
 }
 
 export type EnrollmentService = ReturnType<typeof createEnrollmentService>;
-
-/**
- * DELETE of a user by a client of its enterprise: DELETED, recorded with the caller's comments
- * when it changed something. NotFoundError when the enterprise has no such user.
- */
-export async function removeUser(
-  deps: { users: Pick<UsersRepository, 'markDeleted'>; activity: Pick<ActivityRepository, 'append'> },
-  caller: { clientId: string },
-  ref: UserRef,
-  comments?: string,
-): Promise<void> {
-  const outcome = await deps.users.markDeleted(ref, new Date());
-  if (!outcome) throw new NotFoundError('User not found');
-  if (outcome === 'deleted')
-    await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
-}

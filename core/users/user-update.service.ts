@@ -57,7 +57,7 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
       throw new ValidationError(`[Invalid field ${changes.emailId === null ? 'emailId' : 'mobileNumber'}]`, { error: 'Invalid data.' });
     }
     if (typeof changes.mobileNumber === 'string') {
-      const holder = await deps.users.findLiveByMobile(ref.enterpriseId, changes.mobileNumber);
+      const holder = await deps.users.findLiveByMobile(ref, changes.mobileNumber);
       if (holder && holder.userId !== ref.userId) throw mobileHeld();
     }
   }

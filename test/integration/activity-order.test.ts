@@ -36,7 +36,7 @@ describe('activity record order', () => {
       { actor: { type: 'admin' }, action: 'user.sign-in-unlocked', enterpriseId: 'default', userId: 'ana' },
       new Date(now),
     );
-    const { entries } = await activity.list({ enterpriseId: 'default', userId: 'ana', limit: 10 });
+    const { entries } = await activity.list({ scope: { enterpriseId: 'default' }, userId: 'ana', limit: 10 });
     expect(entries.map((entry) => entry.action)).toEqual(['user.sign-in-unlocked', 'user.sign-in-locked']);
   });
 

@@ -231,8 +231,8 @@ describe('migration of data written before enterprises', () => {
         status: 'ACTIVE',
         sourceType: 'SVC',
       });
-      expect(await repo.findLiveByMobile('default', '+15550009999')).toMatchObject({ enterpriseId: 'default' });
-      expect(await repo.findLiveByMobile('acme', '+15550009999')).toMatchObject({ enterpriseId: 'acme' });
+      expect(await repo.findLiveByMobile({ enterpriseId: 'default' }, '+15550009999')).toMatchObject({ enterpriseId: 'default' });
+      expect(await repo.findLiveByMobile({ enterpriseId: 'acme' }, '+15550009999')).toMatchObject({ enterpriseId: 'acme' });
       // The new unique index holds within an enterprise.
       await expect(
         repo.insert({ ...legacy, enterpriseId: 'acme', userId: 'old-user', status: 'ACTIVE', sourceType: 'SVC' }),

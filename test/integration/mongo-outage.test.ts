@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { composeApi } from '../../api/composition-root.js';
 import { toHttpRefusal } from '../../api/errors/http-error-mapping.js';
-import { createOtpServices } from '../../api/otp-services.factory.js';
 import { loadConfig } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
@@ -154,7 +154,7 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
   }, 90000);
 
   test('when an OTP request is past its deadline before its rows are written, then it is refused with 503 and nothing is queued or sent', async () => {
-    const { generation } = createOtpServices(service.ctx);
+    const { generation } = composeApi(service.ctx).otp;
     const rowsBefore = await service.ctx.mongo.collection('deliveries').countDocuments({});
     const refusal = await generation
       .generate({

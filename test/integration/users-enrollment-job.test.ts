@@ -6,7 +6,8 @@ import { enqueueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { enrollmentJobId, type EnrollmentJobData } from '../../core/platform/queues/enrollment.queue.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';
 import { activationDeliveryId, createActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
-import { createEnrollmentService, groupsFromConnection } from '../../core/users/enrollment.service.js';
+import { createGroupsRepository } from '../../core/groups/groups.repository.js';
+import { createEnrollmentService } from '../../core/users/enrollment.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createSendActivationProcessor } from '../../workers/enrollment/send-activation.processor.js';
@@ -100,7 +101,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     const users = createUsersRepository(service.ctx.mongo);
     const enrollment = createEnrollmentService({
       users,
-      groups: groupsFromConnection(service.ctx.mongo),
+      groups: createGroupsRepository(service.ctx.mongo),
       enqueueEnrollment: () => Promise.reject(new Error('Redis is down')),
       activationDeliveries: activationDeliveries(),
       activity: createActivityRepository(service.ctx.mongo),

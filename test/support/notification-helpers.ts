@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID, webcrypto } from 'node:crypto';
-import { upsertOidcRecord } from '../../core/auth/oidc-records.repository.js';
+import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
@@ -34,7 +34,7 @@ export async function mintUserToken(
   const client = await lookupClient(service.ctx.mongo, options.clientId);
   const accountId = accountIdOf({ enterpriseId: client?.enterpriseId ?? DEFAULT_ENTERPRISE_ID, userId: options.userId });
   const exp = now + (options.expiresInSeconds ?? 600);
-  await upsertOidcRecord(service.ctx.mongo, {
+  await createOidcRecordsRepository(service.ctx.mongo).upsertOidcRecord({
     kind: 'AccessToken',
     key: token,
     grantId: randomUUID(),

@@ -8,14 +8,24 @@ export const DEFAULT_ENTERPRISE_ID = 'default';
 /** Same alphabet as userIds; no `:`, so `<enterpriseId>:<userId>` keys cannot collide. */
 export const ENTERPRISE_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
 
-/** A user is named by both ids: the same userId may exist in two enterprises. */
-export interface UserRef {
+/** The tenant a read or write is confined to. */
+export interface EnterpriseScope {
   enterpriseId: string;
+}
+
+/** A user is named by both ids: the same userId may exist in two enterprises. */
+export interface UserRef extends EnterpriseScope {
   userId: string;
 }
 
 /** One string per user across enterprises, for rate-limit and cache keys. */
 export const userKey = (ref: UserRef): string => `${ref.enterpriseId}:${ref.userId}`;
+
+/** The user a userKey names (enterpriseIds hold no `:`, so the first one splits the two). */
+export function userRefFromKey(key: string): UserRef {
+  const at = key.indexOf(':');
+  return { enterpriseId: key.slice(0, at), userId: key.slice(at + 1) };
+}
 
 /**
  * The user as bound into digests and encryption contexts. The default enterprise keeps the bare
@@ -24,3 +34,8 @@ export const userKey = (ref: UserRef): string => `${ref.enterpriseId}:${ref.user
  */
 export const userSubject = (ref: UserRef): string =>
   ref.enterpriseId === DEFAULT_ENTERPRISE_ID ? ref.userId : `${ref.enterpriseId}\u0000${ref.userId}`;
+
+/** A client is named by its id within its enterprise. */
+export interface ClientRef extends EnterpriseScope {
+  clientId: string;
+}
