@@ -1,6 +1,8 @@
 // Import rules checked by `npm test` (npx depcruise). The layering is explained in docs/design.md.
-const FOUNDATION = '^core/(config|errors|logger|schemas|batching|db|enterprises|crypto|project-root)';
-const INFRASTRUCTURE = '^core/(queues|metrics|lifecycle)/';
+// core/platform/ is the foundation every feature stands on; core/crypto is shared by features and
+// stands only on the platform. Everything else in core/ is a feature folder.
+const PLATFORM = '^core/platform/';
+const PLATFORM_LEAVES = '^core/platform/(config|errors|logger|schemas|batching|db|tenancy|project-root)';
 
 module.exports = {
   forbidden: [
@@ -47,18 +49,26 @@ module.exports = {
       to: { path: '^(api|core|workers|scripts|test|bench)/' },
     },
     {
-      name: 'foundation-stays-down',
+      name: 'platform-stays-down',
       severity: 'error',
-      comment: 'Foundation folders of core/ import only each other.',
-      from: { path: FOUNDATION },
-      to: { path: '^core/', pathNot: FOUNDATION },
+      comment: 'core/platform/ imports nothing from the feature folders of core/ (nor core/crypto).',
+      from: { path: PLATFORM },
+      to: { path: '^core/', pathNot: PLATFORM },
     },
     {
-      name: 'infrastructure-stays-down',
+      name: 'platform-leaves-stay-down',
       severity: 'error',
-      comment: 'Queues, metrics and lifecycle import only foundation and each other, never a feature folder.',
-      from: { path: INFRASTRUCTURE },
-      to: { path: '^core/', pathNot: `${FOUNDATION}|${INFRASTRUCTURE}` },
+      comment:
+        'Config, errors, logging, schemas, batching, db and tenancy import only each other: queues, metrics, throttling and lifecycle build on them.',
+      from: { path: PLATFORM_LEAVES },
+      to: { path: '^core/', pathNot: PLATFORM_LEAVES },
+    },
+    {
+      name: 'crypto-on-platform-only',
+      severity: 'error',
+      comment: 'core/crypto is shared by features, so it imports only core/platform/.',
+      from: { path: '^core/crypto/' },
+      to: { path: '^core/', pathNot: `${PLATFORM}|^core/crypto/` },
     },
   ],
   options: {

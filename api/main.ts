@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
-import type { Config } from '../core/config/config.js';
-import { runProcess } from '../core/lifecycle/run-process.js';
-import { createShutdown } from '../core/lifecycle/shutdown.js';
-import type { Logger } from '../core/logger/logger.js';
+import type { Config } from '../core/platform/config/config.js';
+import { runProcess } from '../core/platform/lifecycle/run-process.js';
+import { createShutdown } from '../core/platform/lifecycle/shutdown.js';
+import type { Logger } from '../core/platform/logger/logger.js';
 import { buildApp } from './app.js';
 import { setDrainingCheck } from './draining-state.js';
 import { trackHttpDrain } from './http-server-drain.js';

@@ -1,16 +1,16 @@
 import { ensureDemoClient } from '../core/clients/demo-client.js';
-import type { Config } from '../core/config/config.js';
-import { connectMongo, pingMongo } from '../core/db/mongo-connection.js';
-import type { Logger } from '../core/logger/logger.js';
-import { createMetrics } from '../core/metrics/metrics.js';
+import type { Config } from '../core/platform/config/config.js';
+import { connectMongo, pingMongo } from '../core/platform/db/mongo-connection.js';
+import type { Logger } from '../core/platform/logger/logger.js';
+import { createMetrics } from '../core/platform/metrics/metrics.js';
 import { prepareStoreAtStart } from '../core/migrations/store-check.js';
-import { createDispatchRetry } from '../core/queues/dispatch-retry.queue.js';
-import { createDispatchEnqueuer, enqueueDispatch } from '../core/queues/dispatch.queue.js';
-import { closeQueueRegistry, createQueueRegistry } from '../core/queues/queue-registry.js';
-import { createProducerRedis, createWorkerRedis, pingRedis, waitForRedis } from '../core/queues/redis-connection.js';
+import { createDispatchRetry } from '../core/platform/queues/dispatch-retry.queue.js';
+import { createDispatchEnqueuer, enqueueDispatch } from '../core/platform/queues/dispatch.queue.js';
+import { closeQueueRegistry, createQueueRegistry } from '../core/platform/queues/queue-registry.js';
+import { createProducerRedis, createWorkerRedis, pingRedis, waitForRedis } from '../core/platform/queues/redis-connection.js';
 import { createNotificationEndEvents } from '../core/notifications/notification-end-events.js';
 import { createNotificationUserEvents } from '../core/notifications/notification-user-events.js';
-import { warnUnlessNoEviction } from '../core/queues/redis-eviction-policy.js';
+import { warnUnlessNoEviction } from '../core/platform/queues/redis-eviction-policy.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
 import type { ServiceContext } from './service-context.js';
 

@@ -1,10 +1,10 @@
-import type { RedisClient } from '../core/queues/redis-connection.js';
+import type { RedisClient } from '../core/platform/queues/redis-connection.js';
 import type { Connection } from 'mongoose';
-import type { Config } from '../core/config/config.js';
-import type { Logger } from '../core/logger/logger.js';
-import type { Metrics } from '../core/metrics/metrics.js';
-import type { DispatchRetry } from '../core/queues/dispatch-retry.queue.js';
-import type { QueueRegistry } from '../core/queues/queue-registry.js';
+import type { Config } from '../core/platform/config/config.js';
+import type { Logger } from '../core/platform/logger/logger.js';
+import type { Metrics } from '../core/platform/metrics/metrics.js';
+import type { DispatchRetry } from '../core/platform/queues/dispatch-retry.queue.js';
+import type { QueueRegistry } from '../core/platform/queues/queue-registry.js';
 import type { NotificationEndEvents } from '../core/notifications/notification-end-events.js';
 import type { NotificationUserEvents } from '../core/notifications/notification-user-events.js';
 

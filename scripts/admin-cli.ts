@@ -3,8 +3,8 @@
 // stdout; refusals go to stderr with exit code 2, in the admin API's words.
 import { parseArgs } from 'node:util';
 import type { Connection } from 'mongoose';
-import { connectMongo } from '../core/db/mongo-connection.js';
-import { AppError } from '../core/errors/app-error.js';
+import { connectMongo } from '../core/platform/db/mongo-connection.js';
+import { AppError } from '../core/platform/errors/app-error.js';
 import { mongoUri, UsageError, type CliOptions, type Command } from './admin-cli/cli-support.js';
 import { clientCommands } from './admin-cli/clients.commands.js';
 import { groupCommands } from './admin-cli/groups.commands.js';

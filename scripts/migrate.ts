@@ -3,15 +3,17 @@
 // changes nothing and exits 3 when a migration is needed. Prints JSON on stdout, logs on stderr.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connectMongo } from '../core/db/mongo-connection.js';
-import { createLogger } from '../core/logger/logger.js';
+import { connectMongo } from '../core/platform/db/mongo-connection.js';
+import { createLogger } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { checkStore } from '../core/migrations/store-check.js';
-import { projectRoot } from '../core/project-root.js';
+import { projectRoot } from '../core/platform/project-root.js';
+import { ConfigError } from '../core/platform/config/config.js';
+import { readSettings } from '../core/platform/config/settings-reader.js';
 
 /** MONGODB_URI, or the database `npm start` uses on the local server it recorded. */
-function mongoUri(): string {
-  if (process.env.MONGODB_URI) return process.env.MONGODB_URI;
+function mongoUri(given: string | undefined): string {
+  if (given !== undefined) return given;
   const record = join(projectRoot, '.local', 'mongo.json');
   if (!existsSync(record)) throw new Error('MONGODB_URI is not set and no local MongoDB was started by `npm start`');
   return `${(JSON.parse(readFileSync(record, 'utf8')) as { url: string }).url}/svc-identity`;
@@ -19,8 +21,11 @@ function mongoUri(): string {
 
 async function main(): Promise<number> {
   const checkOnly = process.argv.includes('--check');
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info', name: 'migrate', destination: process.stderr });
-  const mongo = await connectMongo(mongoUri());
+  // Only the settings migrating needs, read and checked as the service reads them.
+  const { values, problems } = readSettings(process.env, ['LOG_LEVEL', 'MONGODB_URI']);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const logger = createLogger({ level: values.LOG_LEVEL, name: 'migrate', destination: process.stderr });
+  const mongo = await connectMongo(mongoUri(values.MONGODB_URI));
   try {
     if (checkOnly) {
       const check = await checkStore(mongo);

@@ -2,7 +2,7 @@
 // do (the drills) or check them (tests): `type: [NAME=value ...] node [flags] entry`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../core/project-root.js';
+import { projectRoot } from '../core/platform/project-root.js';
 
 export interface ProcfileLine {
   /** The process type, e.g. `web`. */

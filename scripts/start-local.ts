@@ -6,12 +6,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { startApi } from '../api/main.js';
-import { connectMongo } from '../core/db/mongo-connection.js';
-import { loadConfigOrExit } from '../core/lifecycle/run-process.js';
-import { createShutdown, exitOnSignals } from '../core/lifecycle/shutdown.js';
-import { createLogger, type Logger } from '../core/logger/logger.js';
+import { connectMongo } from '../core/platform/db/mongo-connection.js';
+import { loadConfigOrExit } from '../core/platform/lifecycle/run-process.js';
+import { createShutdown, exitOnSignals } from '../core/platform/lifecycle/shutdown.js';
+import { createLogger, type Logger } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
-import { projectRoot } from '../core/project-root.js';
+import { projectRoot } from '../core/platform/project-root.js';
 import { startAllWorkers } from '../workers/all.js';
 import { parseFsyncMode, startMongoServer, startRedisServer } from './local-services.js';
 

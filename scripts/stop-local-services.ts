@@ -1,7 +1,7 @@
 // `npm run services:stop`: stops the local Redis and MongoDB-wire servers that `npm start` left running.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../core/project-root.js';
+import { projectRoot } from '../core/platform/project-root.js';
 
 for (const name of ['redis', 'mongo']) {
   const file = join(projectRoot, '.local', `${name}.json`);

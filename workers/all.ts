@@ -1,6 +1,6 @@
-import type { Config } from '../core/config/config.js';
-import type { RunningWorker } from '../core/lifecycle/worker-lifecycle.js';
-import type { Logger } from '../core/logger/logger.js';
+import type { Config } from '../core/platform/config/config.js';
+import type { RunningWorker } from '../core/platform/lifecycle/worker-lifecycle.js';
+import type { Logger } from '../core/platform/logger/logger.js';
 import { startDispatchWorker } from './dispatch/dispatch-worker.js';
 import { startEnrollmentWorker } from './enrollment/enrollment-worker.js';
 import { startNotificationWorker } from './notifications/notification-worker.js';

@@ -1,3 +1,4 @@
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { Router, type Request, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../service-context.js';
@@ -17,10 +18,10 @@ export const AUTHORIZATION_SERVER_METADATA_PATHS = [
  * needs the signing key from MongoDB, so it is built in the background when the app is built
  * and requests wait for it; buildApp stays synchronous.
  */
-export function authServerRoutes(ctx: ServiceContext, interactions: Omit<InteractionServices, 'logger'>): Router {
+export function authServerRoutes(ctx: ServiceContext, interactions: Omit<InteractionServices, 'logger'>, users: UsersRepository): Router {
   let built: Promise<{ provider: Provider; callback: ReturnType<Provider['callback']> }> | undefined;
   const handler = () => {
-    built ??= createAuthServer(ctx).then((provider) => ({ provider, callback: provider.callback() }));
+    built ??= createAuthServer(ctx, users).then((provider) => ({ provider, callback: provider.callback() }));
     built.catch(() => {
       built = undefined;
     });
@@ -57,7 +58,7 @@ export function authServerRoutes(ctx: ServiceContext, interactions: Omit<Interac
     });
   }
   router.use(interactionRoutes(async () => (await handler()).provider, { ...interactions, logger: ctx.logger }, setForwardedHeaders));
-  router.use(userinfoRoutes(ctx));
+  router.use(userinfoRoutes(ctx, users));
   router.use(AUTH_SERVER_PATH, serve);
   return router;
 }

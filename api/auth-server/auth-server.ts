@@ -2,11 +2,12 @@ import Provider, { errors, interactionPolicy, type Configuration, type KoaContex
 import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.verifier.js';
 import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
 import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
-import { getSigningKey, loadCookieKeys, SIGNING_ALG } from '../../core/auth/signing-key.service.js';
+import { getSigningKeys, ID_TOKEN_SIGNING_ALG, loadCookieKeys } from '../../core/auth/signing-key.service.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
-import { CLIENT_SCOPES, findClientWithSecret } from '../../core/clients/clients.repository.js';
-import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import { createClientsRepository, CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
+import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
+import { canSignIn } from '../../core/users/user-reachability.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage, renderPage } from './login-pages.js';
 import type { ServiceContext } from '../service-context.js';
 import {
@@ -19,6 +20,7 @@ import {
   webOriginsOfClient,
 } from './oidc-adapter.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
+import { NodeSigningKey } from './node-signing-key.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
@@ -29,24 +31,18 @@ export function tokenIdentity(publicUrl: string): { issuer: string; audience: st
   return { issuer: `${publicUrl}${AUTH_SERVER_PATH}`, audience: `${publicUrl}/v1` };
 }
 
-/** How long a user's sign-in session (the provider's cookie session) and its interaction live. */
-const SESSION_TTL_SECONDS = 24 * 3600;
-const INTERACTION_TTL_SECONDS = 15 * 60;
-const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
-
 /** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
-export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
+export async function createAuthServer(ctx: ServiceContext, users: UsersRepository): Promise<Provider> {
   const { config, mongo, logger } = ctx;
-  const [signingKey, cookieKeys] = await Promise.all([getSigningKey(mongo, config), loadCookieKeys(mongo)]);
+  const [signingKeys, cookieKeys] = await Promise.all([getSigningKeys(mongo, config), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
-  const users = createUsersRepository(mongo);
   const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
   const self: { provider?: Provider } = {};
 
   const configuration: Configuration = {
     adapter: createOidcAdapter(mongo),
-    jwks: { keys: [signingKey.privateJwk] },
+    jwks: { keys: signingKeys.all.map((key) => new NodeSigningKey(key)) },
     cookies: { keys: cookieKeys },
     routes: {
       authorization: '/oauth/authorize',
@@ -65,13 +61,13 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     // `none` for public clients (authorization code + PKCE). A client registered for either
     // secret method may use both. No method that uses the secret as an HMAC key: we only hold its hash.
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG] },
+    enabledJWA: { idTokenSigningAlgValues: [ID_TOKEN_SIGNING_ALG] },
     extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
     clientDefaults: {
       grant_types: ['client_credentials'],
       response_types: [],
       token_endpoint_auth_method: 'client_secret_basic',
-      id_token_signed_response_alg: SIGNING_ALG,
+      id_token_signed_response_alg: ID_TOKEN_SIGNING_ALG,
     },
     ttl: {
       ClientCredentials: config.accessTokenTtlSeconds,
@@ -79,10 +75,10 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
       // Authorization codes are single use and live at most 60 seconds.
       AuthorizationCode: 60,
       IdToken: config.accessTokenTtlSeconds,
-      RefreshToken: REFRESH_TOKEN_TTL_SECONDS,
-      Grant: REFRESH_TOKEN_TTL_SECONDS,
-      Session: SESSION_TTL_SECONDS,
-      Interaction: INTERACTION_TTL_SECONDS,
+      RefreshToken: config.signIn.refreshTokenTtlSeconds,
+      Grant: config.signIn.refreshTokenTtlSeconds,
+      Session: config.signIn.sessionTtlSeconds,
+      Interaction: config.signIn.interactionTtlSeconds,
     },
     // S256 only (the provider's default); required for public clients, accepted from confidential ones.
     pkce: { required: (_oidcCtx, client) => client.clientAuthMethod === 'none' },
@@ -90,6 +86,9 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     rotateRefreshToken: true,
     features: {
       devInteractions: { enabled: false },
+      // Lets tokens be signed by NodeSigningKey (node:crypto); pinned to the experiment's version,
+      // so an oidc-provider that changes the interface refuses to start instead of misbehaving.
+      externalSigningSupport: { enabled: true, ack: 'experimental-01' },
       clientCredentials: { enabled: true },
       // Offered to confidential clients for their own tokens.
       introspection: {
@@ -154,7 +153,7 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
               audience,
               accessTokenTTL: config.accessTokenTtlSeconds,
               accessTokenFormat: 'jwt',
-              jwt: { sign: { alg: SIGNING_ALG } },
+              jwt: { sign: { alg: signingKeys.tokens.alg, kid: signingKeys.tokens.kid } },
             };
           }
           // A user's token is opaque: every use is checked against the store, so a revoked
@@ -238,13 +237,13 @@ export async function createAuthServer(ctx: ServiceContext): Promise<Provider> {
     if (acceptsClientSecret(storedSecretsOfClient(this), actual)) return true;
     // A secret just rotated by another process is not in this process's client cache yet: one
     // look in the store lets the new secret work everywhere at once.
-    const stored = await findClientWithSecret(mongo, this.clientId);
+    const stored = await createClientsRepository(mongo).findClientWithSecret(this.clientId);
     return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);
   answerForEnterpriseTokens(provider, {
-    verify: createEnterpriseTokenVerifier(async () => signingKey.publicJwk, { issuer, audience }),
+    verify: createEnterpriseTokenVerifier(async () => signingKeys.all.map((key) => key.publicJwk), { issuer, audience }),
     revoked: createRevokedTokensRepository(mongo),
     checks: revocationChecksFor(mongo, config.tokenRevocationCheckSeconds * 1000),
   });

@@ -1,21 +1,19 @@
-import { rateLimitHeaders } from '../../core/throttling/rate-limit-headers.js';
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
-import { AppError } from '../../core/errors/app-error.js';
-import type { Logger } from '../../core/logger/logger.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import type { LoginLimits } from '../../core/sign-in/login-rate-limits.js';
-import type { LoginState, LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
+import type { LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
 import type { LoginService } from '../../core/sign-in/login.service.js';
-import type { PasskeyOutcome } from '../../core/passkeys/passkey-sign-in.service.js';
-import { generateChallenge } from '../../core/passkeys/passkey-challenge.js';
-import { parsePasskeyAnswer } from '../../core/passkeys/passkey-answer.js';
+import { createSignInSteps, type SignInStepsDeps } from '../../core/sign-in/sign-in-steps.js';
 import { accountIdOf, userOfAccountId, type SignInClient } from '../../core/sign-in/sign-in-users.js';
-import type { PasskeyAnswer } from '../../core/passkeys/passkey-answer.js';
+import { errorPageOf } from '../errors/error-pipeline.js';
+import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import { AUTH_SERVER_PATH } from './auth-server.js';
+import { grantConsent, scopesAsked, type InteractionDetails } from './consent-grant.js';
+import { createLoginResponses } from './login-responses.js';
 import { enterpriseOfClient, isFirstParty } from './oidc-adapter.js';
-import { renderPage, type PageData, type PageName } from './login-pages.js';
 
 export interface InteractionServices {
   login: LoginService;
@@ -23,28 +21,7 @@ export interface InteractionServices {
   limits: LoginLimits;
   logger: Logger;
   /** Sign-in with a passkey: the relying party id the page asks the browser for, and the check of its answer. */
-  passkeys: {
-    rpId: string;
-    verify(client: SignInClient, answer: PasskeyAnswer, challenge: string, address: string): Promise<PasskeyOutcome>;
-  };
-}
-
-const USER_ID_RE = /^[A-Za-z0-9._@-]{1,64}$/;
-const CODE_RE = /^[0-9]{6}$/;
-
-const SCOPE_LABELS: Record<string, string> = {
-  openid: 'Confirm who you are (your user id)',
-  offline_access: 'Stay signed in to the app (refresh tokens)',
-  notifications: 'Read and answer your notifications',
-};
-
-interface InteractionDetails {
-  uid: string;
-  exp: number;
-  prompt: { name: string; details: Record<string, unknown> };
-  params: Record<string, unknown>;
-  session?: { accountId?: string };
-  grantId?: string;
+  passkeys: SignInStepsDeps['passkeys'] & { rpId: string };
 }
 
 function sameToken(expected: string, given: unknown): boolean {
@@ -55,10 +32,9 @@ function sameToken(expected: string, given: unknown): boolean {
 }
 
 /**
- * The login interaction (user id → login code → back to the app, or a passkey instead) and the
- * consent page, as server-rendered forms that post back to their own URL. Every page carries its
- * own CSRF token and nothing loads from elsewhere; the one script, on the user-id page, asks the
- * browser for a passkey and posts its answer as a form.
+ * The HTTP edge of the login interaction and the consent page: server-rendered forms that post
+ * back to their own URL, each with its own CSRF token. It reads the form, asks core/sign-in
+ * (sign-in-steps.ts) what comes next, and renders that as a page or a redirect.
  */
 export function interactionRoutes(
   getProvider: () => Promise<Provider>,
@@ -69,26 +45,8 @@ export function interactionRoutes(
   const path = `${AUTH_SERVER_PATH}/interaction/:uid`;
   // Room for a passkey answer (up to 6000 characters, percent-encoded) besides the short fields.
   const form = express.urlencoded({ extended: false, limit: '80kb', parameterLimit: 20 });
-
-  function send(res: Response, status: number, name: PageName, data: PageData, formTargets: string[] = []): void {
-    const page = renderPage(name, data, formTargets);
-    res
-      .status(status)
-      .set({
-        'Content-Type': 'text/html; charset=utf-8',
-        'Content-Security-Policy': page.csp,
-        'Cache-Control': 'no-store',
-        'X-Content-Type-Options': 'nosniff',
-        'Referrer-Policy': 'no-referrer',
-      })
-      .send(page.html);
-  }
-
-  const expiredPage = (res: Response) =>
-    send(res, 400, 'message', {
-      title: 'This sign-in has expired',
-      message: 'This sign-in page has expired or was opened in another browser. Go back to the app and sign in again.',
-    });
+  const steps = createSignInSteps(services);
+  const pages = createLoginResponses({ states: services.states, rpId: services.passkeys.rpId });
 
   /** The interaction of this browser, or undefined (expired, other browser, wrong uid). */
   async function details(req: Request, res: Response): Promise<{ provider: Provider; interaction: InteractionDetails } | undefined> {
@@ -120,135 +78,16 @@ export function interactionRoutes(
     };
   }
 
-  /** Grants what the consent prompt found missing; undefined when the sign-in is gone. */
-  async function grantConsent(provider: Provider, interaction: InteractionDetails, clientId: string): Promise<string | undefined> {
-    const accountId = interaction.session?.accountId;
-    if (!accountId) return undefined;
-    const grant = interaction.grantId ? await provider.Grant.find(interaction.grantId) : new provider.Grant({ accountId, clientId });
-    if (!grant) return undefined;
-    const details = interaction.prompt.details;
-    const oidcScopes = (details.missingOIDCScope as string[] | undefined) ?? [];
-    if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
-    const claims = (details.missingOIDCClaims as string[] | undefined) ?? [];
-    if (claims.length > 0) grant.addOIDCClaims(claims);
-    for (const [indicator, scopes] of Object.entries((details.missingResourceScopes as Record<string, string[]> | undefined) ?? {})) {
-      grant.addResourceScope(indicator, scopes.join(' '));
-    }
-    return grant.save();
+  /** The consent the page (or a first-party app, without a page) gave; the expired page when the sign-in is gone. */
+  async function finishConsent(req: Request, res: Response, provider: Provider, interaction: InteractionDetails, clientId: string) {
+    const grantId = await grantConsent(provider, interaction, clientId);
+    if (!grantId) return pages.expiredPage(res);
+    return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }
-
-  function scopesAsked(interaction: InteractionDetails): { name: string; label: string }[] {
-    const oidc = (interaction.prompt.details.missingOIDCScope as string[] | undefined) ?? [];
-    const resource = Object.values((interaction.prompt.details.missingResourceScopes as Record<string, string[]> | undefined) ?? {}).flat();
-    return [...new Set([...oidc, ...resource])].map((name) => ({ name, label: SCOPE_LABELS[name] ?? name }));
-  }
-
-  async function showLogin(
-    res: Response,
-    req: Request,
-    state: LoginState,
-    client: { name: string; redirectOrigin: string[] },
-    extra: Partial<PageData> = {},
-    status = 200,
-  ): Promise<void> {
-    const action = req.originalUrl.split('?')[0] ?? '';
-    if (state.userId === undefined) {
-      // Each showing of the page has its own passkey challenge, good for one answer.
-      const challenge = generateChallenge();
-      const offered = await services.states.setPasskeyChallenge(state.uid, challenge);
-      send(
-        res,
-        status,
-        'login-user',
-        {
-          title: 'Sign in',
-          clientName: client.name,
-          action,
-          csrf: state.csrf,
-          // After an error the passkeys are offered by the button only, never straight away in the
-          // field's suggestions: a browser that answers those by itself would go round in circles.
-          ...(offered ? { passkey: { challenge, rpId: services.passkeys.rpId, conditional: extra.error === undefined } } : {}),
-          ...extra,
-        },
-        client.redirectOrigin,
-      );
-    } else {
-      send(
-        res,
-        status,
-        'login-code',
-        { title: 'Enter your code', clientName: client.name, action, csrf: state.csrf, userId: state.userId, ...extra },
-        client.redirectOrigin,
-      );
-    }
-  }
-
-  /**
-   * Sign-in locked after too many wrong codes in a row. User ids that do not exist lock the same
-   * way, so this page tells a stranger only what their own failures did; it tells the person
-   * what to do.
-   */
-  const signInLockedPage = (res: Response, client: { name: string; redirectOrigin: string[] }, selfUrl: string, state: LoginState) =>
-    send(
-      res,
-      403,
-      'message',
-      {
-        title: 'Sign-in is locked',
-        clientName: client.name,
-        message: 'Sign-in to this account is locked because of too many wrong codes in a row. Contact your administrator to unlock it.',
-        action: selfUrl,
-        csrf: state.csrf,
-        restart: true,
-      },
-      client.redirectOrigin,
-    );
-
-  const notActivePage = (res: Response, client: { name: string; redirectOrigin: string[] }, selfUrl: string, state: LoginState) =>
-    send(
-      res,
-      403,
-      'message',
-      {
-        title: 'Activate your account first',
-        clientName: client.name,
-        message:
-          'Your account is not active yet. Activate it with the activation code you received when you were enrolled, then sign in again.',
-        action: selfUrl,
-        csrf: state.csrf,
-        restart: true,
-      },
-      client.redirectOrigin,
-    );
-
-  const refusedPage = (res: Response, client: { name: string; redirectOrigin: string[] }, selfUrl: string, state: LoginState) =>
-    send(
-      res,
-      403,
-      'message',
-      {
-        title: 'Sign-in refused',
-        clientName: client.name,
-        message: 'This account cannot sign in. Contact your administrator.',
-        action: selfUrl,
-        csrf: state.csrf,
-        restart: true,
-      },
-      client.redirectOrigin,
-    );
-
-  /** The session's account is the user with the enterprise of the app signed in to. */
-  const finishLogin = (req: Request, res: Response, provider: Provider, client: SignInClient, userId: string) =>
-    provider.interactionFinished(
-      req,
-      res,
-      { login: { accountId: accountIdOf({ enterpriseId: client.enterpriseId, userId }) } },
-      { mergeWithLastSubmission: false },
-    );
 
   /**
    * Unexpected failures (a store down, a login template an admin broke) end on an HTML page
-   * with a reference that is also logged, never on the API's JSON error body.
+   * with a reference that is also logged (api/errors/error-pipeline.ts), never on the API's JSON body.
    */
   const htmlErrors =
     (handler: (req: Request, res: Response) => Promise<unknown>) =>
@@ -257,13 +96,8 @@ export function interactionRoutes(
         await handler(req, res);
       } catch (err) {
         if (res.headersSent) throw err;
-        const errorId = randomUUID();
-        services.logger.error({ err, errorId }, 'sign-in page failed');
-        const status = err instanceof AppError && err.status >= 500 ? err.status : 500;
-        send(res, status, 'message', {
-          title: 'Sign-in is unavailable',
-          message: `Sign-in could not continue. Please try again in a moment. (reference ${errorId})`,
-        });
+        const { status, headers, errorId } = errorPageOf(err, req, services.logger);
+        pages.errorPage(res.set(headers), errorId, status);
       }
     };
 
@@ -271,34 +105,23 @@ export function interactionRoutes(
     path,
     htmlErrors(async (req, res) => {
       const found = await details(req, res);
-      if (!found) return expiredPage(res);
+      if (!found) return pages.expiredPage(res);
       const { interaction, provider } = found;
       const client = await clientOf(provider, interaction);
       const state = await services.states.open(interaction.uid, client.clientId, new Date(interaction.exp * 1000));
-      if (interaction.prompt.name === 'consent') {
-        // First-party apps never show the page, even when the request insists on consent
-        // (prompt=consent, which OpenID Connect asks for with offline_access).
-        if (client.firstParty) {
-          const grantId = await grantConsent(provider, interaction, client.clientId);
-          if (!grantId) return expiredPage(res);
-          return await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
-        }
-        return send(
-          res,
-          200,
-          'consent',
-          {
-            title: 'Allow access?',
-            clientName: client.name,
-            action: req.originalUrl.split('?')[0],
-            csrf: state.csrf,
-            userId: userOfAccountId(interaction.session?.accountId ?? '')?.userId ?? '',
-            scopes: scopesAsked(interaction),
-          },
-          client.redirectOrigin,
-        );
-      }
-      return showLogin(res, req, state, client);
+      if (interaction.prompt.name !== 'consent') return pages.loginPage(req, res, state, client);
+      // First-party apps never show the page, even when the request insists on consent
+      // (prompt=consent, which OpenID Connect asks for with offline_access).
+      if (client.firstParty) return finishConsent(req, res, provider, interaction, client.clientId);
+      const data = {
+        title: 'Allow access?',
+        clientName: client.name,
+        action: req.originalUrl.split('?')[0],
+        csrf: state.csrf,
+        userId: userOfAccountId(interaction.session?.accountId ?? '')?.userId ?? '',
+        scopes: scopesAsked(interaction),
+      };
+      return pages.send(res, 200, 'consent', data, client.redirectOrigin);
     }),
   );
 
@@ -307,132 +130,39 @@ export function interactionRoutes(
     form,
     htmlErrors(async (req, res) => {
       const found = await details(req, res);
-      if (!found) return expiredPage(res);
+      if (!found) return pages.expiredPage(res);
       const { interaction, provider } = found;
       const client = await clientOf(provider, interaction);
       const state = await services.states.find(interaction.uid);
       const body = (req.body ?? {}) as Record<string, unknown>;
-      if (!state || !sameToken(state.csrf, body.csrf)) {
-        return send(res, 403, 'message', {
-          title: 'Please try again',
-          clientName: client.name,
-          message: 'This form could not be accepted (its security token is missing or out of date). Go back to the app and sign in again.',
-        });
-      }
+      if (!state || !sameToken(state.csrf, body.csrf)) return pages.staleFormPage(res, client);
       const selfUrl = req.originalUrl.split('?')[0] ?? '';
-      try {
-        const address = req.ip ?? 'unknown';
-        res.set(rateLimitHeaders([await services.limits.consumeIp(address)]));
-        switch (body.step) {
-          case 'user': {
-            const userId = typeof body.userId === 'string' ? body.userId.trim() : '';
-            if (!USER_ID_RE.test(userId)) {
-              return showLogin(res, req, state, client, { error: 'Enter your user id: 1 to 64 letters, digits or . _ @ -', userId }, 400);
-            }
-            const step = await services.login.start(state, client, userId, address);
-            if (step.kind === 'sign-in-locked') return signInLockedPage(res, client, selfUrl, state);
-            // The code is generated once the answer has left, so its cost never shows in the answer.
-            res.once('finish', () => void step.afterAnswer());
-            // Post/redirect/get: reloading the code page does not send another code.
-            return res.redirect(303, selfUrl);
+      const { next, budget, afterAnswer } = await steps.post(state, client, body, req.ip ?? 'unknown');
+      if (budget) res.set(rateLimitHeaders([budget]));
+      // The code is sent once the answer has left, so its cost never shows in the answer.
+      if (afterAnswer) res.once('finish', () => void afterAnswer());
+      switch (next.kind) {
+        case 'login-page':
+          return pages.loginPage(req, res, next.state, client, next);
+        case 'same-page':
+          return res.redirect(303, selfUrl);
+        case 'signed-in':
+          // The session's account is the user with the enterprise of the app signed in to.
+          return await provider.interactionFinished(
+            req,
+            res,
+            { login: { accountId: accountIdOf({ enterpriseId: client.enterpriseId, userId: next.userId }) } },
+            { mergeWithLastSubmission: false },
+          );
+        case 'stopped':
+          return pages.stoppedPage(req, res, next.reason, client, state);
+        case 'consent':
+          if (interaction.prompt.name !== 'consent') return res.redirect(303, selfUrl);
+          if (!next.allow) {
+            const denied = { error: 'access_denied', error_description: 'The user denied access' };
+            return await provider.interactionFinished(req, res, denied, { mergeWithLastSubmission: false });
           }
-          case 'code': {
-            if (state.userId === undefined) return res.redirect(303, selfUrl);
-            const code = typeof body.otp === 'string' ? body.otp.trim() : '';
-            if (!CODE_RE.test(code)) return showLogin(res, req, state, client, { error: 'Enter the 6 digits of the code we sent.' }, 400);
-            const outcome = await services.login.verify(state, client, code, address);
-            switch (outcome.kind) {
-              case 'signed-in':
-                return await finishLogin(req, res, provider, client, outcome.userId);
-              case 'wrong-code':
-                return showLogin(
-                  res,
-                  req,
-                  state,
-                  client,
-                  { error: `That code is not right. ${outcome.attemptsLeft} ${outcome.attemptsLeft === 1 ? 'attempt' : 'attempts'} left.` },
-                  400,
-                );
-              case 'locked':
-                return showLogin(res, req, state, client, { error: 'Too many wrong codes. Send a new code to try again.' }, 400);
-              case 'expired':
-                return showLogin(res, req, state, client, { error: 'This code has expired. Send a new code to try again.' }, 400);
-              case 'sign-in-locked':
-                return signInLockedPage(res, client, selfUrl, state);
-              case 'not-active':
-                return notActivePage(res, client, selfUrl, state);
-              default:
-                return refusedPage(res, client, selfUrl, state);
-            }
-          }
-          case 'passkey': {
-            // Taken before anything is checked: a challenge answers once, whatever the answer.
-            const challenge = await services.states.takePasskeyChallenge(interaction.uid);
-            const answer = parsePasskeyAnswer(body.credential);
-            if (state.userId !== undefined) return res.redirect(303, selfUrl);
-            if (!answer) return showLogin(res, req, state, client, { error: 'The passkey answer was incomplete. Please try again.' }, 400);
-            if (challenge === undefined)
-              return showLogin(res, req, state, client, { error: 'That passkey sign-in is out of date. Please try again.' }, 400);
-            const outcome = await services.passkeys.verify(client, answer, challenge, address);
-            switch (outcome.kind) {
-              case 'signed-in':
-                return await finishLogin(req, res, provider, client, outcome.userId);
-              case 'unknown-passkey':
-                return showLogin(
-                  res,
-                  req,
-                  state,
-                  client,
-                  { error: 'This passkey is not registered for this app. Use another passkey, or continue with your user id.' },
-                  400,
-                );
-              case 'not-verified':
-                return showLogin(
-                  res,
-                  req,
-                  state,
-                  client,
-                  { error: 'That passkey could not be verified. Try again, or continue with your user id.' },
-                  400,
-                );
-              case 'not-active':
-                return notActivePage(res, client, selfUrl, state);
-              default:
-                return refusedPage(res, client, selfUrl, state);
-            }
-          }
-          case 'resend': {
-            const step = await services.login.resend(state, client, address);
-            if (step.kind === 'sign-in-locked') return signInLockedPage(res, client, selfUrl, state);
-            res.once('finish', () => void step.afterAnswer());
-            return showLogin(res, req, state, client, { notice: 'A new code is on its way. Codes sent earlier no longer work.' });
-          }
-          case 'restart':
-            await services.states.clearUser(interaction.uid);
-            return res.redirect(303, selfUrl);
-          case 'consent': {
-            if (interaction.prompt.name !== 'consent') return res.redirect(303, selfUrl);
-            if (body.decision !== 'allow') {
-              return await provider.interactionFinished(
-                req,
-                res,
-                { error: 'access_denied', error_description: 'The user denied access' },
-                { mergeWithLastSubmission: false },
-              );
-            }
-            const grantId = await grantConsent(provider, interaction, client.clientId);
-            if (!grantId) return expiredPage(res);
-            return await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
-          }
-          default:
-            return showLogin(res, req, state, client, { error: 'Something was missing from that form. Please try again.' }, 400);
-        }
-      } catch (err) {
-        if (err instanceof AppError && err.status === 429) {
-          res.set(err.headers);
-          return showLogin(res, req, (await services.states.find(interaction.uid)) ?? state, client, { error: err.message }, 429);
-        }
-        throw err;
+          return await finishConsent(req, res, provider, interaction, client.clientId);
       }
     }),
   );

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import Handlebars from 'handlebars';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 
 const pagesDir = join(projectRoot, 'templates', 'pages');
 

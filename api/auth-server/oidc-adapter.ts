@@ -5,16 +5,8 @@ import type { StoredSecrets } from '../../core/clients/client-secret-rotation.js
 import type { ClientWithSecret } from '../../core/clients/clients.repository.js';
 import { isNativeApp } from '../../core/clients/redirect-uris.js';
 import { webOriginsOf } from '../../core/clients/web-origins.js';
-import {
-  consumeOidcRecord,
-  deleteOidcRecord,
-  deleteOidcRecordsOfGrant,
-  GRANT_ISSUED_KINDS,
-  findAccessTokenRecord,
-  findOidcRecord,
-  upsertOidcRecord,
-} from '../../core/auth/oidc-records.repository.js';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { createOidcRecordsRepository, GRANT_ISSUED_KINDS } from '../../core/auth/oidc-records.repository.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { USER_TOKEN_SCOPES } from './user-token-scopes.js';
 
 /** Our client fields carried in the provider's client metadata (kept under these names on its Client). */
@@ -106,12 +98,13 @@ function previousSecretMetadata(client: ClientWithSecret): AdapterPayload {
 
 /** oidc-provider's storage contract over MongoDB; clients come from our clients repository. */
 export function createOidcAdapter(connection: Connection): new (name: string) => Adapter {
+  const records = createOidcRecordsRepository(connection);
   return class MongoOidcAdapter implements Adapter {
     constructor(private readonly kind: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       if (this.kind === 'Session') forgetPersistsLogout(payload);
-      await upsertOidcRecord(connection, {
+      await records.upsertOidcRecord({
         kind: this.kind,
         key: id,
         payload: payload as Record<string, unknown>,
@@ -130,18 +123,18 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
       }
       if (this.kind === 'AccessToken') {
         // A token of a blocked account is no token, for introspection and revocation too.
-        const token = await findAccessTokenRecord(connection, id);
+        const token = await records.findAccessTokenRecord(id);
         return token && !token.ended ? (token.payload as AdapterPayload) : undefined;
       }
-      return (await findOidcRecord(connection, this.kind, { key: id })) as AdapterPayload | undefined;
+      return (await records.findOidcRecord(this.kind, { key: id })) as AdapterPayload | undefined;
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
-      return (await findOidcRecord(connection, this.kind, { userCode })) as AdapterPayload | undefined;
+      return (await records.findOidcRecord(this.kind, { userCode })) as AdapterPayload | undefined;
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return (await findOidcRecord(connection, this.kind, { uid })) as AdapterPayload | undefined;
+      return (await records.findOidcRecord(this.kind, { uid })) as AdapterPayload | undefined;
     }
 
     /**
@@ -151,18 +144,18 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
      * grant and every token issued from it are revoked.
      */
     async consume(id: string): Promise<void> {
-      const grantId = await consumeOidcRecord(connection, this.kind, id);
+      const grantId = await records.consumeOidcRecord(this.kind, id);
       if (grantId === true) return;
-      if (typeof grantId === 'string') await deleteOidcRecordsOfGrant(connection, grantId);
+      if (typeof grantId === 'string') await records.deleteOidcRecordsOfGrant(grantId);
       throw new errors.InvalidGrant(`${this.kind === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
     }
 
     async destroy(id: string): Promise<void> {
-      await deleteOidcRecord(connection, this.kind, id);
+      await records.deleteOidcRecord(this.kind, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await deleteOidcRecordsOfGrant(connection, grantId);
+      await records.deleteOidcRecordsOfGrant(grantId);
     }
   };
 }

@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { AUTH_SERVER_PATH } from './auth-server.js';
@@ -12,9 +12,8 @@ export const USERINFO_PATH = `${AUTH_SERVER_PATH}/userinfo`;
  * publish: `sub`, the bare userId. The token must have been granted `openid`; profile data
  * stays at /v1/me for the `notifications` scope.
  */
-export function userinfoRoutes(ctx: ServiceContext): Router {
+export function userinfoRoutes(ctx: ServiceContext, users: Pick<UsersRepository, 'findUser'>): Router {
   const router = Router();
-  const users = createUsersRepository(ctx.mongo);
   const answer: RequestHandler = (_req, res) => {
     res.json({ sub: userAuthOf(res).user.userId });
   };

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { AppError, ServiceUnavailableError } from '../../core/errors/app-error.js';
+import { UnavailableError } from '../../core/platform/errors/app-error.js';
+import { HttpError } from '../errors/http-error.js';
 import type { ServiceContext } from '../service-context.js';
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
@@ -25,13 +26,13 @@ function presentedToken(authorization: string, allowBasic: boolean): string | un
 export function requireAdminToken(ctx: ServiceContext, options: { allowBasic?: boolean } = {}): RequestHandler {
   const expected = ctx.config.adminToken === undefined ? undefined : digest(ctx.config.adminToken);
   return (req, _res, next) => {
-    if (!expected) throw new ServiceUnavailableError('Admin API disabled: ADMIN_TOKEN is not set');
+    if (!expected) throw new UnavailableError('Admin API disabled: ADMIN_TOKEN is not set');
     const token = presentedToken(req.get('authorization')?.trim() ?? '', options.allowBasic ?? false);
     if (token === undefined || !timingSafeEqual(digest(token), expected)) {
       const headers: Record<string, string> = options.allowBasic
         ? { 'WWW-Authenticate': 'Basic realm="svc-identity admin", charset="UTF-8"' }
         : {};
-      throw new AppError('ADMIN_UNAUTHORIZED', 401, 'Invalid or missing admin token', { headers });
+      throw new HttpError('ADMIN_UNAUTHORIZED', 401, 'Invalid or missing admin token', { headers });
     }
     next();
   };

@@ -1,10 +1,10 @@
 import type { RequestHandler, Response } from 'express';
 import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
 import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
-import { getSigningKey } from '../../core/auth/signing-key.service.js';
+import { getSigningKeys } from '../../core/auth/signing-key.service.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
-import { BearerError, insufficientScope } from '../../core/errors/app-error.js';
+import { BearerError, insufficientScope } from '../errors/http-error.js';
 import { tokenIdentity } from '../auth-server/auth-server.js';
 import type { ServiceContext } from '../service-context.js';
 
@@ -39,7 +39,7 @@ const invalidToken = (token: string) => new BearerError(401, 'invalid_token', `I
  */
 export function requireBearer(ctx: ServiceContext, scope: string): RequestHandler {
   const verify = createEnterpriseTokenVerifier(
-    async () => (await getSigningKey(ctx.mongo, ctx.config)).publicJwk,
+    async () => (await getSigningKeys(ctx.mongo, ctx.config)).all.map((key) => key.publicJwk),
     tokenIdentity(ctx.config.publicUrl),
   );
   const verified = new VerifiedTokenCache();

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { AppError, BadRequestError } from '../../core/errors/app-error.js';
+import { BadRequestError } from '../../core/platform/errors/app-error.js';
+import { HttpError } from '../errors/http-error.js';
 
 interface ParserError {
   type?: string;
@@ -7,14 +8,14 @@ interface ParserError {
 }
 
 /** Errors raised by body-parser, translated to the documented statuses and messages. */
-export function fromBodyParser(err: ParserError): AppError | undefined {
+export function fromBodyParser(err: ParserError): BadRequestError | HttpError | undefined {
   switch (err.type) {
     case 'entity.parse.failed':
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new BadRequestError('Malformed request body');
     case 'entity.too.large':
-      return new AppError('PAYLOAD_TOO_LARGE', 413, 'Request body is too large');
+      return new HttpError('PAYLOAD_TOO_LARGE', 413, 'Request body is too large');
     case 'request.aborted':
       return new BadRequestError('Request aborted');
     default:

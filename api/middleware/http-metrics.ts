@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Metrics } from '../../core/metrics/metrics.js';
+import type { Metrics } from '../../core/platform/metrics/metrics.js';
 import type { RouteDoc } from '../openapi/route-docs.types.js';
 import { createTemplateMatcher } from '../openapi/route-templates.js';
 

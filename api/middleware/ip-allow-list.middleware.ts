@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import ipaddr from 'ipaddr.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
-import { AppError } from '../../core/errors/app-error.js';
+import { HttpError } from '../errors/http-error.js';
 import type { ServiceContext } from '../service-context.js';
 import { authOf } from './bearer-auth.middleware.js';
 
@@ -75,7 +75,7 @@ export function requireAllowedIp(ctx: ServiceContext): RequestHandler {
     const client = await lookupClient(ctx.mongo, clientId);
     const address = req.ip ?? req.socket.remoteAddress ?? '';
     if (!client || !isAddressAllowed(address, client.allowedIps)) {
-      throw new AppError('IP_NOT_WHITELISTED', 401, 'IP not whitelisted', {
+      throw new HttpError('IP_NOT_WHITELISTED', 401, 'IP not whitelisted', {
         extra: { detail: `The server saw the address ${displayAddress(address)}; the client's allowedIps must include it.` },
       });
     }

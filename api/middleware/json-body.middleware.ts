@@ -1,5 +1,6 @@
 import express, { type RequestHandler } from 'express';
-import { AppError, BadRequestError } from '../../core/errors/app-error.js';
+import { BadRequestError } from '../../core/platform/errors/app-error.js';
+import { HttpError } from '../errors/http-error.js';
 import type { ServiceContext } from '../service-context.js';
 import { parsedWith } from './body-parser-errors.js';
 
@@ -22,7 +23,7 @@ function refuseDeclaredTooLarge(maxBytes: number): RequestHandler {
     const declared = Number(req.get('content-length'));
     if (Number.isFinite(declared) && declared > maxBytes) {
       res.set('Connection', 'close');
-      throw new AppError('PAYLOAD_TOO_LARGE', 413, 'Request body is too large');
+      throw new HttpError('PAYLOAD_TOO_LARGE', 413, 'Request body is too large');
     }
     next();
   };
@@ -46,7 +47,7 @@ export function jsonBody(ctx: ServiceContext, options: { limit?: 'small' | 'larg
   const requireJsonType: RequestHandler = (req, _res, next) => {
     const contentType = req.get('content-type') ?? '';
     if (!req.is('application/json')) {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, `Content type '${contentType}' not supported`);
+      throw new HttpError('UNSUPPORTED_MEDIA_TYPE', 415, `Content type '${contentType}' not supported`);
     }
     next();
   };

@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { AppError } from '../../core/errors/app-error.js';
+import { HttpError } from '../errors/http-error.js';
 import type { RouteDoc } from '../openapi/route-docs.types.js';
 import { pathPattern } from '../openapi/route-templates.js';
 import type { ServiceContext } from '../service-context.js';
@@ -51,7 +51,7 @@ export function methodNotAllowed(ctx: ServiceContext, docs: readonly RouteDoc[])
   const refusals = new Map(
     paths.map((path) => {
       const refuse: RequestHandler = (req) => {
-        throw new AppError('METHOD_NOT_ALLOWED', 405, `Request method '${req.method}' is not supported`, {
+        throw new HttpError('METHOD_NOT_ALLOWED', 405, `Request method '${req.method}' is not supported`, {
           headers: { Allow: path.allow },
         });
       };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
-import { maskEmail, maskEmailsInText, maskPhone, type Logger } from '../../core/logger/logger.js';
+import { maskEmail, maskEmailsInText, maskPhone, type Logger } from '../../core/platform/logger/logger.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const USER_PATH_RE = /^(\/(?:v1|admin)\/users\/)([^/]+)/;

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { AppError } from '../../core/errors/app-error.js';
+import { HttpError } from '../errors/http-error.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -29,7 +29,7 @@ export function requireSameOriginForWrites(publicUrl: string): RequestHandler {
         : origin !== undefined
           ? isOwnOrigin(origin, req.get('host'), publicOrigin)
           : /^Bearer /i.test(req.get('authorization') ?? '');
-    if (!sameOrigin) throw new AppError('CROSS_SITE_REQUEST', 403, 'Cross-site request refused');
+    if (!sameOrigin) throw new HttpError('CROSS_SITE_REQUEST', 403, 'Cross-site request refused');
     next();
   };
 }

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { isWebOriginOfAnyClient } from '../../core/clients/client-lookup.cache.js';
-import { AppError } from '../../core/errors/app-error.js';
+import { HttpError } from '../errors/http-error.js';
 import type { ServiceContext } from '../service-context.js';
 
 /** The signed-in user's routes, the ones apps in other pages call with the user's token. */
@@ -23,7 +23,7 @@ export function userRoutesCors(ctx: ServiceContext): RequestHandler {
     const preflight = req.method === 'OPTIONS' && req.get('access-control-request-method') !== undefined;
     isWebOriginOfAnyClient(ctx.mongo, origin).then((allowed) => {
       if (!allowed) {
-        if (preflight) return next(new AppError('ORIGIN_NOT_ALLOWED', 403, `Origin ${origin} may not call ${req.path} from a browser`));
+        if (preflight) return next(new HttpError('ORIGIN_NOT_ALLOWED', 403, `Origin ${origin} may not call ${req.path} from a browser`));
         return next();
       }
       res.setHeader('Access-Control-Allow-Origin', origin);

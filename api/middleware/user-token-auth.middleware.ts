@@ -1,8 +1,9 @@
 import type { RequestHandler, Response } from 'express';
-import { findAccessTokenRecord } from '../../core/auth/oidc-records.repository.js';
+import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
-import { BearerError, insufficientScope } from '../../core/errors/app-error.js';
-import { canSignIn, findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
+import { BearerError, insufficientScope } from '../errors/http-error.js';
+import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
+import { canSignIn } from '../../core/users/user-reachability.js';
 import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import type { ServiceContext } from '../service-context.js';
@@ -57,7 +58,7 @@ export async function authenticateUserToken(
 
   // Opaque token values are short and never contain dots; a JWT is not looked up at all.
   if (token.includes('.') || token.length > 128) throw invalid();
-  const found = await findAccessTokenRecord(ctx.mongo, token);
+  const found = await createOidcRecordsRepository(ctx.mongo).findAccessTokenRecord(token);
   const record = found?.payload as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
   if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
   if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();

@@ -1,26 +1,13 @@
 import type { RequestHandler } from 'express';
-import { AppError, ValidationError } from '../../core/errors/app-error.js';
-import { getValidator, type ErrorObject } from '../../core/schemas/schema-registry.js';
-
-/** The body field an Ajv error is about: `scopes[1]`, `name`, or the missing/extra property. */
-export function fieldOfAjvError(error: ErrorObject): string {
-  const path = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, part) => (/^[0-9]+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
-  const params = error.params as { missingProperty?: string; additionalProperty?: string };
-  const child = params.missingProperty ?? params.additionalProperty;
-  if (child) return path ? `${path}.${child}` : child;
-  return path || '(body)';
-}
+import { AppError, ValidationError } from '../../core/platform/errors/app-error.js';
+import { getValidator, type ErrorObject } from '../../core/platform/schemas/schema-registry.js';
+import { schemaErrorField, schemaErrorLine } from '../../core/platform/schemas/schema-error-message.js';
 
 /** Default: 422 `Invalid field <name>: <rule>` for the first violation (the admin CLI words its refusals the same). */
 export function schemaViolation(errors: ErrorObject[]): AppError {
   const first = errors[0];
   if (!first) return new ValidationError('Invalid request body');
-  const reason = first.keyword === 'additionalProperties' ? 'is not allowed' : (first.message ?? 'is invalid');
-  return new ValidationError(`Invalid field ${fieldOfAjvError(first)}: ${reason}`);
+  return new ValidationError(`Invalid field ${schemaErrorLine(first)}`);
 }
 
 export interface ValidateBodyOptions {
@@ -30,7 +17,7 @@ export interface ValidateBodyOptions {
 
 /** The enterprise wording `[Invalid field <name>]`, for routes that answer in it. */
 export function invalidFieldError(options: { error?: string } = {}): (errors: ErrorObject[]) => AppError {
-  return (errors) => new ValidationError(`[Invalid field ${errors[0] ? fieldOfAjvError(errors[0]) : 'body'}]`, options);
+  return (errors) => new ValidationError(`[Invalid field ${errors[0] ? schemaErrorField(errors[0]) || '(body)' : 'body'}]`, options);
 }
 
 /** Validates `req.body` (already parsed by jsonBody) against the schema with this `$id`. */

@@ -174,8 +174,8 @@ export const adminRouteDocs: RouteDoc[] = [
     tag: 'admin',
     auth: { kind: 'admin' },
     query: [
-      { name: 'enterpriseId', description: 'Only this enterprise', schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
-      { name: 'userId', description: 'Only this user', schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' } },
+      { name: 'enterpriseId', description: 'Only this enterprise', schema: { $ref: 'common.ids.json#/$defs/enterpriseId' } },
+      { name: 'userId', description: 'Only this user', schema: { $ref: 'common.ids.json#/$defs/userId' } },
       { name: 'limit', description: 'Entries per page, 1 to 500 (default 50)', schema: { type: 'integer', minimum: 1, maximum: 500 } },
       {
         name: 'before',
@@ -218,7 +218,7 @@ export const adminRouteDocs: RouteDoc[] = [
       {
         name: 'enterpriseId',
         description: 'The enterprise of the user (default `default`)',
-        schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' },
+        schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
       },
       { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
     ],
@@ -239,7 +239,7 @@ export const adminRouteDocs: RouteDoc[] = [
       {
         name: 'enterpriseId',
         description: 'The enterprise of the user (default `default`)',
-        schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' },
+        schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
       },
     ],
     responses: {
@@ -259,7 +259,7 @@ export const adminRouteDocs: RouteDoc[] = [
       {
         name: 'enterpriseId',
         description: 'The enterprise of the user (default `default`)',
-        schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' },
+        schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
       },
       { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
     ],

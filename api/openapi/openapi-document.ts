@@ -1,4 +1,4 @@
-import { loadSchemas, type JsonSchema } from '../../core/schemas/schema-registry.js';
+import { loadSchemas, type JsonSchema } from '../../core/platform/schemas/schema-registry.js';
 import { routeDocs, type RouteDoc } from './route-docs.js';
 import type { RouteLink } from './route-docs.types.js';
 
@@ -104,7 +104,13 @@ function operation(doc: RouteDoc): Record<string, unknown> {
     schema: { type: 'string' },
   }));
   for (const q of doc.query ?? [])
-    params.push({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: q.schema });
+    params.push({
+      name: q.name,
+      in: 'query',
+      required: q.required ?? false,
+      description: q.description,
+      schema: toComponentRefs(q.schema),
+    });
   for (const h of doc.headers ?? [])
     params.push({ name: h.name, in: 'header', required: h.required ?? false, description: h.description, schema: h.schema });
   if (params.length > 0) op.parameters = params;

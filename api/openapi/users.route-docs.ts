@@ -143,7 +143,7 @@ export const usersRouteDocs: RouteDoc[] = [
       {
         name: 'enterpriseId',
         description: "The user's enterprise (default `default`)",
-        schema: { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,64}$' },
+        schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
       },
       { name: 'comments', description: 'Note kept in the activity record', schema: { type: 'string', maxLength: 1000 } },
     ],

@@ -1,8 +1,8 @@
 import { Router, type Request } from 'express';
 import { USER_ID_RE } from '../../core/users/user-id.js';
-import { createActivityRepository, type ActivityEntry } from '../../core/activity/activity.repository.js';
-import { ENTERPRISE_ID_RE } from '../../core/enterprises/enterprise-id.js';
-import { ValidationError } from '../../core/errors/app-error.js';
+import type { ActivityEntry, ActivityRepository } from '../../core/activity/activity.repository.js';
+import { ENTERPRISE_ID_RE } from '../../core/platform/tenancy/enterprise-id.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
@@ -33,16 +33,16 @@ const toResponse = (entry: ActivityEntry) => ({
 });
 
 /** The activity record (admin activity report): newest first, filtered, a page at a time. */
-export function adminActivityRoutes(ctx: ServiceContext): Router {
+export function adminActivityRoutes(ctx: ServiceContext, activity: Pick<ActivityRepository, 'list'>): Router {
   const router = Router();
-  const activity = createActivityRepository(ctx.mongo);
 
   router.get('/admin/activity', requireAdminToken(ctx), async (req, res) => {
     const limitText = param(req, 'limit', /^[0-9]{1,4}$/);
     const limit = limitText === undefined ? ACTIVITY_PAGE_DEFAULT : Number(limitText);
     if (limit < 1 || limit > ACTIVITY_PAGE_MAX) throw new ValidationError('[Invalid field limit]', { error: 'Invalid data.' });
+    const enterpriseId = param(req, 'enterpriseId', ENTERPRISE_ID_RE);
     const page = await activity.list({
-      enterpriseId: param(req, 'enterpriseId', ENTERPRISE_ID_RE),
+      ...(enterpriseId !== undefined ? { scope: { enterpriseId } } : {}),
       userId: param(req, 'userId', USER_ID_RE),
       before: param(req, 'before', CURSOR_RE),
       limit,

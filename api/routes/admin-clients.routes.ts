@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { toClientResponse } from '../../core/clients/client-view.js';
-import { findClient, listClients } from '../../core/clients/clients.repository.js';
+import { createClientsRepository } from '../../core/clients/clients.repository.js';
 import {
   registerClient,
   removeClient,
@@ -10,7 +10,7 @@ import {
   type RegisterClientInput,
   type UpdateClientInput,
 } from '../../core/clients/clients.service.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
@@ -65,11 +65,11 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
   });
 
   router.get('/admin/clients', admin, async (_req, res) => {
-    res.json((await listClients(ctx.mongo)).map(toClientResponse));
+    res.json((await createClientsRepository(ctx.mongo).listClients()).map(toClientResponse));
   });
 
   router.get('/admin/clients/:clientId', admin, async (req, res) => {
-    const client = await findClient(ctx.mongo, String(req.params.clientId));
+    const client = await createClientsRepository(ctx.mongo).findClient(String(req.params.clientId));
     if (!client) throw new NotFoundError('Client not found');
     res.json(toClientResponse(client));
   });

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { DeliveryReplay } from '../../core/deliveries/delivery-replay.js';
 import type { DeliveryFilter, DeliveryView, ReplayResult, ReplaySelection } from '../../core/deliveries/delivery-replay.types.js';
-import { ValidationError } from '../../core/errors/app-error.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';

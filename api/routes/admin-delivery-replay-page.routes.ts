@@ -1,6 +1,6 @@
 import express, { Router, type Response } from 'express';
 import { REPLAY_MAX, type DeliveryReplay } from '../../core/deliveries/delivery-replay.js';
-import { AppError } from '../../core/errors/app-error.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { createAdminFormTokens } from '../middleware/admin-form-token.js';
 import { parsedWith } from '../middleware/body-parser-errors.js';
@@ -61,7 +61,7 @@ export function adminDeliveryReplayPageRoutes(ctx: ServiceContext, replay: Deliv
       filter = parseDeliveryFilter({ ...query, state: 'FAILED' }, true);
       page = parsePage(query, true);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status !== 422) throw err;
+      if (!(err instanceof ValidationError)) throw err;
       const field = /\[Invalid field (\w+)\]/.exec(err.message)?.[1] ?? 'filter';
       const hint = field === 'since' ? ' Write an instant with its zone, such as 2026-11-25T06:00:00Z.' : '';
       send(res, 422, {

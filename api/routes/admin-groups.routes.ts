@@ -1,7 +1,8 @@
 import { Router } from 'express';
-import { NotFoundError } from '../../core/errors/app-error.js';
-import { createGroup, findGroup, listGroups, type Group } from '../../core/groups/groups.repository.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
+import type { Group, GroupsRepository } from '../../core/groups/groups.repository.js';
 import { deleteGroup } from '../../core/users/group-deletion.service.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
@@ -9,28 +10,29 @@ import type { ServiceContext } from '../service-context.js';
 
 const toGroupResponse = (group: Group) => ({ name: group.name, description: group.description, createdAt: group.createdAt.toISOString() });
 
-export function adminGroupsRoutes(ctx: ServiceContext): Router {
+export function adminGroupsRoutes(ctx: ServiceContext, repositories: { groups: GroupsRepository; users: UsersRepository }): Router {
+  const { groups } = repositories;
   const router = Router();
   const admin = requireAdminToken(ctx);
 
   router.post('/admin/groups', admin, ...jsonBody(ctx), validateBody('admin-groups.create.json'), async (req, res) => {
-    const group = await createGroup(ctx.mongo, req.body as { name: string; description?: string });
+    const group = await groups.createGroup(req.body as { name: string; description?: string });
     res.status(201).json(toGroupResponse(group));
   });
 
   router.get('/admin/groups', admin, async (_req, res) => {
-    res.json((await listGroups(ctx.mongo)).map(toGroupResponse));
+    res.json((await groups.listGroups()).map(toGroupResponse));
   });
 
   router.get('/admin/groups/:name', admin, async (req, res) => {
     const name = req.params.name as string;
-    const group = await findGroup(ctx.mongo, name);
+    const group = await groups.findGroup(name);
     if (!group) throw new NotFoundError('Group not found');
     res.json(toGroupResponse(group));
   });
 
   router.delete('/admin/groups/:name', admin, async (req, res) => {
-    await deleteGroup(ctx.mongo, req.params.name as string);
+    await deleteGroup(repositories, req.params.name as string);
     res.status(204).end();
   });
 

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { ValidationError } from '../../core/errors/app-error.js';
-import { listOutboxMessages } from '../../core/providers/outbox.repository.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
+import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
@@ -20,7 +20,7 @@ function parseQuery(query: Record<string, unknown>): { to?: string; limit: numbe
 export function adminOutboxRoutes(ctx: ServiceContext): Router {
   const router = Router();
   router.get('/admin/outbox', requireAdminToken(ctx), async (req, res) => {
-    const messages = await listOutboxMessages(ctx.mongo, parseQuery(req.query));
+    const messages = await createOutboxRepository(ctx.mongo).listOutboxMessages(parseQuery(req.query));
     res.json(messages.map(({ id: _id, ...message }) => message));
   });
   return router;

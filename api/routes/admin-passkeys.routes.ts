@@ -1,9 +1,9 @@
 import { Router } from 'express';
-import { createActivityRepository } from '../../core/activity/activity.repository.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import type { ActivityRepository } from '../../core/activity/activity.repository.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
-import { createPasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { enterpriseQuery } from './enterprise-query.js';
@@ -14,11 +14,11 @@ import { toPasskeyResponse } from './passkey-response.js';
  * named by `?enterpriseId=` (default `default`) and userId; a removal goes to the activity record
  * with `?comments=`.
  */
-export function adminPasskeysRoutes(ctx: ServiceContext): Router {
+export function adminPasskeysRoutes(
+  ctx: ServiceContext,
+  { users, passkeys, activity }: { users: UsersRepository; passkeys: PasskeysRepository; activity: ActivityRepository },
+): Router {
   const router = Router();
-  const users = createUsersRepository(ctx.mongo);
-  const passkeys = createPasskeysRepository(ctx.mongo);
-  const activity = createActivityRepository(ctx.mongo);
 
   router.get('/admin/users/:userId/passkeys', requireAdminToken(ctx), async (req, res) => {
     const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };

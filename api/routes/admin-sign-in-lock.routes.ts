@@ -1,8 +1,8 @@
 import { Router } from 'express';
-import { createActivityRepository } from '../../core/activity/activity.repository.js';
-import { createSignInFailuresRepository } from '../../core/sign-in/sign-in-failures.repository.js';
+import type { ActivityRepository } from '../../core/activity/activity.repository.js';
+import type { SignInFailuresRepository } from '../../core/sign-in/sign-in-failures.repository.js';
 import { unlockSignIn } from '../../core/sign-in/sign-in-unlock.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { enterpriseQuery } from './enterprise-query.js';
@@ -12,13 +12,12 @@ import { enterpriseQuery } from './enterprise-query.js';
  * until an admin removes the lock here (or the user activates again). The user is named by
  * `?enterpriseId=` (default `default`) and userId; `?comments=` goes to the activity record.
  */
-export function adminSignInLockRoutes(ctx: ServiceContext): Router {
+export function adminSignInLockRoutes(
+  ctx: ServiceContext,
+  repositories: { users: UsersRepository; signInFailures: SignInFailuresRepository; activity: ActivityRepository },
+): Router {
   const router = Router();
-  const deps = {
-    users: createUsersRepository(ctx.mongo),
-    failures: createSignInFailuresRepository(ctx.mongo),
-    activity: createActivityRepository(ctx.mongo),
-  };
+  const deps = { users: repositories.users, failures: repositories.signInFailures, activity: repositories.activity };
 
   router.delete('/admin/users/:userId/sign-in-lock', requireAdminToken(ctx), async (req, res) => {
     const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };

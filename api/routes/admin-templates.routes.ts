@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
 import type { TemplateContent } from '../../core/templates/template.types.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { invalidFieldError, validateBody } from '../middleware/validate-body.middleware.js';

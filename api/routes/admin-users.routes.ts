@@ -1,11 +1,6 @@
 import { Router } from 'express';
-import { createActivityRepository } from '../../core/activity/activity.repository.js';
-import { endOidcRecordsOfAccount } from '../../core/auth/oidc-records.repository.js';
-import type { UserRef } from '../../core/enterprises/enterprise-id.js';
-import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
-import { createActivationThrottle } from '../../core/users/activation-throttle.js';
-import { setUserBlocked } from '../../core/users/user-blocking.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
+import type { UserLifecycle } from '../../core/users/user-lifecycle.service.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
@@ -20,19 +15,12 @@ import { toUserResponse } from './user-response.js';
  * user is named by `?enterpriseId=` (default `default`) and userId; every change is in the activity record.
  */
 export interface AdminUsersRouteServices {
-  /** Ends the user's pending notifications as DISCARD (blocking a user). */
-  discardPendingNotifications: (enterpriseId: string, userId: string) => Promise<number>;
+  lifecycle: Pick<UserLifecycle, 'setBlocked'>;
+  throttle: Pick<ActivationThrottle, 'attemptsLeft'>;
 }
 
 export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteServices): Router {
   const router = Router();
-  const blocking = {
-    users: createUsersRepository(ctx.mongo),
-    activity: createActivityRepository(ctx.mongo),
-    discardPendingNotifications: services.discardPendingNotifications,
-    endSignIns: (ref: UserRef) => endOidcRecordsOfAccount(ctx.mongo, accountIdOf(ref), new Date()),
-  };
-  const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
 
   router.put(
     '/admin/users/:userId/blocked',
@@ -42,8 +30,8 @@ export function adminUsersRoutes(ctx: ServiceContext, services: AdminUsersRouteS
     async (req, res) => {
       const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
       const { blocked, reason } = req.body as { blocked: boolean; reason?: string };
-      const user = await setUserBlocked(blocking, ref, blocked, reason);
-      res.json(toUserResponse(user, user.activation ? await throttle.attemptsLeft(ref) : undefined));
+      const user = await services.lifecycle.setBlocked(ref, blocked, reason);
+      res.json(toUserResponse(user, user.activation ? await services.throttle.attemptsLeft(ref) : undefined));
     },
   );
 

@@ -1,7 +1,7 @@
 import type { DeliveryFilter } from '../../core/deliveries/delivery-replay.types.js';
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from '../../core/deliveries/delivery-replay.js';
 import type { DeliveryState } from '../../core/deliveries/delivery.types.js';
-import { ValidationError } from '../../core/errors/app-error.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 
 const STATES: readonly DeliveryState[] = ['QUEUED', 'SENT', 'DELIVERED', 'FAILED'];
 export const PROVIDER_RE = /^[a-z][a-z0-9-]{0,31}$/;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Handlebars from 'handlebars';
 import type { DeliveryFilter, DeliveryView, ReplayResult } from '../../core/deliveries/delivery-replay.types.js';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 
 // An isolated instance, compiled once, strict: a field the page names but the data lacks is a bug.
 const template = Handlebars.create().compile(readFileSync(join(projectRoot, 'templates', 'admin', 'delivery-replay.hbs'), 'utf8'), {

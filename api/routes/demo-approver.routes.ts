@@ -3,8 +3,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Router } from 'express';
 import { DEMO_CLIENT_ID } from '../../core/clients/demo-client.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
-import { projectRoot } from '../../core/project-root.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 import type { ServiceContext } from '../service-context.js';
 
 export const DEMO_APPROVER_PATH = '/demo/approver';

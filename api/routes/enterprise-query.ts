@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../../core/enterprises/enterprise-id.js';
-import { ValidationError } from '../../core/errors/app-error.js';
+import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../../core/platform/tenancy/enterprise-id.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 
 /** Admin routes name the enterprise in the query (`?enterpriseId=`); absent is `default`. */
 export function enterpriseQuery(req: Request): string {

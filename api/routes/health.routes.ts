@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { pingMongo } from '../../core/db/mongo-connection.js';
-import { pingRedis } from '../../core/queues/redis-connection.js';
+import { pingMongo } from '../../core/platform/db/mongo-connection.js';
+import { pingRedis } from '../../core/platform/queues/redis-connection.js';
 import { isDraining } from '../draining-state.js';
 import type { ServiceContext } from '../service-context.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Router } from 'express';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 import type { ServiceContext } from '../service-context.js';
 import { QUEUES_DASHBOARD_PATH } from './admin-queues.routes.js';
 import { DOCS_PATH } from './docs.routes.js';

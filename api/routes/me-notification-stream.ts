@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { ServiceUnavailableError } from '../../core/errors/app-error.js';
-import type { Logger } from '../../core/logger/logger.js';
+import { UnavailableError } from '../../core/platform/errors/app-error.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import { isStreamId, type UserNotificationEvent } from '../../core/notifications/notification-user-events.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { isDraining } from '../draining-state.js';
@@ -30,7 +30,7 @@ export function notificationStreamHandler(ctx: ServiceContext, users: Pick<Users
     const { user } = userAuthOf(res);
     if (ctx.userEvents.streams() >= MAX_STREAMS_PER_PROCESS || isDraining(req.app)) {
       res.set('Retry-After', String(RECONNECT_MS / 1000));
-      throw new ServiceUnavailableError('Too many open notification streams, try again later');
+      throw new UnavailableError('Too many open notification streams, try again later');
     }
     const lastEventId = req.get('last-event-id');
     let ended = false;
@@ -58,7 +58,7 @@ export function notificationStreamHandler(ctx: ServiceContext, users: Pick<Users
     } catch (err) {
       logger.warn({ err: (err as Error).message }, 'notification stream: events not available');
       res.set('Retry-After', String(RECONNECT_MS / 1000));
-      throw new ServiceUnavailableError('Notification events are not available, try again later');
+      throw new UnavailableError('Notification events are not available, try again later');
     }
     // The head goes out only now: a client that has it knows this process is already listening.
     res.status(200).set({

@@ -1,11 +1,11 @@
 import { Router } from 'express';
-import type { Logger } from '../../core/logger/logger.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import { parseHistoryOptions, parseListOptions } from '../../core/notifications/list-options.parser.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import { actionRequiresNumber } from '../../core/notifications/number-match.js';
 import type { AnswerInput, NotificationsService } from '../../core/notifications/notifications.service.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
-import { clientLibraryErrors } from '../middleware/client-library-errors.middleware.js';
+import { clientLibraryErrors } from '../errors/error-pipeline.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';

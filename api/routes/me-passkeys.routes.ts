@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import type { ActivityRepository } from '../../core/activity/activity.repository.js';
 import { createPasskeyRegistration, type PasskeyRegistration } from '../../core/passkeys/passkey-registration.service.js';
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
-import { createPasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
+import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
 import { createRegistrationChallenges } from '../../core/passkeys/registration-challenges.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
@@ -16,11 +16,12 @@ import { toPasskeyResponse } from './passkey-response.js';
  * challenge, then the authenticator's answer), the list, and removal. A blocked user's token is
  * refused before any of this (403 user_blocked).
  */
-export function mePasskeysRoutes(ctx: ServiceContext): Router {
+export function mePasskeysRoutes(
+  ctx: ServiceContext,
+  { users, passkeys, activity }: { users: UsersRepository; passkeys: PasskeysRepository; activity: ActivityRepository },
+): Router {
   const router = Router();
-  const userToken = requireUserToken(ctx, createUsersRepository(ctx.mongo), 'notifications');
-  const passkeys = createPasskeysRepository(ctx.mongo);
-  const activity = createActivityRepository(ctx.mongo);
+  const userToken = requireUserToken(ctx, users, 'notifications');
   const registration = createPasskeyRegistration({
     passkeys,
     challenges: createRegistrationChallenges(ctx.redis, ctx.config.queuePrefix),

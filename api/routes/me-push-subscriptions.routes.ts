@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import type { Logger } from '../../core/logger/logger.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import type { PushSubscriptionInput, PushSubscriptionRecord } from '../../core/push/push-subscription.types.js';
 import type { PushSubscriptionsService } from '../../core/push/push-subscriptions.service.js';
 import type { VapidKeys } from '../../core/push/vapid-keys.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
-import { clientLibraryErrors } from '../middleware/client-library-errors.middleware.js';
+import { clientLibraryErrors } from '../errors/error-pipeline.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';

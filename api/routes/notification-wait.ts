@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { ValidationError } from '../../core/errors/app-error.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
 import type { NotificationEndEvents } from '../../core/notifications/notification-end-events.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import type { CreateNotificationInput, NotificationsService } from '../../core/notifications/notifications.service.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';

@@ -1,12 +1,13 @@
-import { userKey } from '../../core/enterprises/enterprise-id.js';
-import { isStoreUnavailable } from '../../core/db/store-unavailable.js';
-import { AppError } from '../../core/errors/app-error.js';
-import type { LimitState, RateLimits } from '../../core/otp/otp-rate-limits.js';
+import { userKey } from '../../core/platform/tenancy/enterprise-id.js';
+import { isStoreUnavailable } from '../../core/platform/db/store-unavailable.js';
+import { AppError } from '../../core/platform/errors/app-error.js';
+import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { BudgetState } from '../../core/platform/throttling/rate-limit-headers.js';
 
 /** The limits one request that sends a code took, and how to give them back. */
 export interface OtpBudgets {
   /** Settles with the budgets' states (the RateLimit headers), or rejects with the 429. */
-  admission: Promise<LimitState[]>;
+  admission: Promise<BudgetState[]>;
   /** Gives back what was taken (the request sent nothing to the person). */
   refund: () => Promise<void>;
 }
@@ -20,31 +21,30 @@ export function takeOtpBudgets(
   limits: RateLimits,
   ref: { clientId: string; enterpriseId: string; userId: string; test?: boolean },
 ): OtpBudgets {
-  // Test clients' traffic counts against a per-user budget of its own (`test:` keys), so an
-  // integration test never uses up a real user's budget, nor the other way round.
-  const userBudgetKey = userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId });
+  // Test clients' traffic counts against a per-user budget of its own (see createRateLimits).
+  const test = ref.test === true;
   const budgets = [
     { name: 'otpPerClient', key: ref.clientId },
-    { name: 'otpPerUser', key: ref.test === true ? `test:${userBudgetKey}` : userBudgetKey },
+    { name: 'otpPerUser', key: userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId }) },
   ] as const;
-  const taken = Promise.allSettled(budgets.map((b) => limits.consume(b.name, b.key)));
+  const taken = Promise.allSettled(budgets.map((b) => limits.consume(b.name, b.key, test)));
   const admission = taken.then((outcomes) => {
     for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
-    return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<LimitState>).value);
+    return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<BudgetState>).value);
   });
   const refund = async () => {
     const outcomes = await taken;
-    await Promise.all(budgets.map((b, i) => (outcomes[i]?.status === 'fulfilled' ? limits.refund(b.name, b.key) : undefined)));
+    await Promise.all(budgets.map((b, i) => (outcomes[i]?.status === 'fulfilled' ? limits.refund(b.name, b.key, test) : undefined)));
   };
   return { admission, refund };
 }
 
 /**
  * Points go back when the request sent nothing to the person and the person did nothing: refused
- * for the caller's own mistake (4xx but 429), or not accepted because the service could not store
- * it (MongoDB unreachable, or the request's deadline passed: 503, nothing queued). An outage never
- * uses up a person's budget, however often the caller retries through it.
+ * for the caller's own mistake (anything but a spent budget or a failed dependency), or not
+ * accepted because the service could not store it (MongoDB unreachable, or the request's deadline
+ * passed: unavailable, nothing queued). An outage never uses up a person's budget, however often
+ * the caller retries through it.
  */
 export const refundable = (err: unknown): boolean =>
-  isStoreUnavailable(err) ||
-  (err instanceof AppError && ((err.status >= 400 && err.status < 500 && err.status !== 429) || err.status === 503));
+  isStoreUnavailable(err) || (err instanceof AppError && err.kind !== 'rate-limited' && err.kind !== 'dependency-failed');

@@ -1,10 +1,12 @@
 import { Router, type Request, type RequestHandler } from 'express';
-import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import { NotFoundError, ValidationError } from '../../core/platform/errors/app-error.js';
 import type { OtpCancellationService } from '../../core/otp/otp-cancellation.service.js';
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
-import { rateLimitHeaders, type RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
+import { validationAnswer } from './otp-validation-answer.js';
 import type { OtpResendService } from '../../core/otp/otp-resend.service.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
@@ -99,7 +101,9 @@ export function otpRoutes(ctx: ServiceContext, services: OtpRouteServices): Rout
     const budget = await services.limits.consume('validatePerClient', clientId);
     res.set(rateLimitHeaders([budget]));
     const body = req.body as { otp: string };
-    res.status(200).json(await services.validation.validate(otpUuidParam(String(req.params.otpUuid)), clientId, body.otp));
+    res
+      .status(200)
+      .json(validationAnswer(await services.validation.validate(otpUuidParam(String(req.params.otpUuid)), clientId, body.otp)));
   });
 
   router.get('/v1/svc-otp/:otpUuid', ...auth, async (req, res) => {

@@ -1,13 +1,13 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { USER_ID_RE } from '../../core/users/user-id.js';
-import type { ActivityRepository } from '../../core/activity/activity.repository.js';
-import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/enterprises/enterprise-id.js';
-import { NotFoundError, ValidationError } from '../../core/errors/app-error.js';
+import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/platform/tenancy/enterprise-id.js';
+import { NotFoundError, ValidationError } from '../../core/platform/errors/app-error.js';
 import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
-import { rateLimitHeaders } from '../../core/throttling/rate-limit-headers.js';
+import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
-import { removeUser, type EnrollmentService } from '../../core/users/enrollment.service.js';
+import type { EnrollmentService } from '../../core/users/enrollment.service.js';
+import type { UserLifecycle } from '../../core/users/user-lifecycle.service.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { encodeUserCursor } from '../../core/users/user-list-cursor.js';
 import { parseUserListQuery } from '../../core/users/user-list-query.js';
@@ -24,14 +24,13 @@ import { enterpriseQuery } from './enterprise-query.js';
 import { toUserResponse } from './user-response.js';
 
 export interface UsersRouteServices {
-  users: Pick<UsersRepository, 'findUser' | 'markDeleted' | 'listPage'>;
+  users: Pick<UsersRepository, 'findUser' | 'listPage'>;
   update: UserUpdateService;
   throttle: Pick<ActivationThrottle, 'consumeIp' | 'attemptsLeft'>;
   enrollment: EnrollmentService;
   activation: ActivationService;
-  activity: Pick<ActivityRepository, 'append'>;
-  /** Ends the user's pending notifications as DISCARD (deleting a user). */
-  discardPendingNotifications: (enterpriseId: string, userId: string) => Promise<number>;
+  /** Deleting a user and what that ends. */
+  lifecycle: Pick<UserLifecycle, 'remove'>;
 }
 
 function userIdParam(value: string): string {
@@ -64,8 +63,8 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
   router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
     const request = parseEnrollmentRequest(req.body as Record<string, unknown>);
-    const { location } = await services.enrollment.enroll({ clientId, enterpriseId }, request);
-    res.status(201).location(location).end();
+    const { userId } = await services.enrollment.enroll({ clientId, enterpriseId }, request);
+    res.status(201).location(`/v1/users/${userId}`).end();
   });
 
   // Public: the per-address limit comes first, so a caller over it costs one Redis call and never
@@ -122,10 +121,7 @@ export function usersRoutes(ctx: ServiceContext, services: UsersRouteServices): 
   router.delete('/v1/users/:userId', ...guard, async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
     const ref = refOf(enterpriseId, String(req.params.userId));
-    await removeUser(services, { clientId }, ref, commentsQuery(req));
-    // After the status change, so no notification can be created in between; deleting again
-    // (the user is then already DELETED) finishes a discard a crash interrupted.
-    await services.discardPendingNotifications(enterpriseId, ref.userId);
+    await services.lifecycle.remove({ clientId }, ref, commentsQuery(req));
     res.status(204).end();
   });
 

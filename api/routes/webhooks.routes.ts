@@ -1,5 +1,6 @@
 import express, { Router } from 'express';
-import { AppError, BadRequestError } from '../../core/errors/app-error.js';
+import { BadRequestError } from '../../core/platform/errors/app-error.js';
+import { HttpError } from '../errors/http-error.js';
 import type { RecordDeliveryReceipt } from '../../core/providers/delivery-receipt.types.js';
 import type { SendgridEvent } from '../../core/providers/delivery-receipts.mapper.js';
 import { handleSendgridEvents, handleTwilioStatus } from '../../core/providers/delivery-receipts.service.js';
@@ -7,7 +8,7 @@ import { verifySendgridSignature, verifyTwilioSignature } from '../../core/provi
 import { parsedWith } from '../middleware/body-parser-errors.js';
 import type { ServiceContext } from '../service-context.js';
 
-const forbidden = () => new AppError('FORBIDDEN', 403, 'Invalid webhook signature');
+const forbidden = () => new HttpError('FORBIDDEN', 403, 'Invalid webhook signature');
 
 function parseEvents(raw: Buffer): SendgridEvent[] {
   let parsed: unknown;

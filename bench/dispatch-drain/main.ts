@@ -12,9 +12,9 @@ import { sealDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { encryptSecret } from '../../core/crypto/secret-box.js';
-import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS } from '../../core/queues/dispatch.queue.js';
+import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS } from '../../core/platform/queues/dispatch.queue.js';
 import { seedTemplates } from '../../core/templates/templates.seeder.js';
-import { createLogger } from '../../core/logger/logger.js';
+import { createLogger } from '../../core/platform/logger/logger.js';
 import {
   envInt,
   envString,

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 import { startRedisCluster, type LocalRedisCluster } from '../../scripts/local-redis-cluster.js';
 import { findFreePort, startMongoServer, startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { readProcfile, type ProcfileLine } from '../../scripts/procfile.js';

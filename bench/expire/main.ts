@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
-import { createLogger } from '../../core/logger/logger.js';
+import { createLogger } from '../../core/platform/logger/logger.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import { createNotificationsRepository, notificationModel, toNotificationDoc } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
-import { enqueueExpiry } from '../../core/queues/notification.queue.js';
+import { enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { benchUserId, connectMongo, insertBenchUsers, projectEnv, storesOf } from '../support/arms.js';
 import {

@@ -4,9 +4,9 @@
 // The sign-in that issues such tokens has its own benchmark (bench/tokens).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { upsertOidcRecord } from '../../core/auth/oidc-records.repository.js';
+import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import { registerClient } from '../../core/clients/clients.service.js';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 
 /** A client_credentials token with scope `notifications`, from the API's token endpoint. */
@@ -41,7 +41,7 @@ export async function userTokens(mongo: Connection, userIds: string[]): Promise<
   for (const userId of userIds) {
     const token = randomBytes(32).toString('base64url');
     const accountId = accountIdOf({ enterpriseId: DEFAULT_ENTERPRISE_ID, userId });
-    await upsertOidcRecord(mongo, {
+    await createOidcRecordsRepository(mongo).upsertOidcRecord({
       kind: 'AccessToken',
       key: token,
       grantId: randomUUID(),

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { mongo } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { processCpuMs } from '../support/bench-kit.js';
 import { startMongoServer, type JournalBackend } from '../../scripts/local-services.js';
 

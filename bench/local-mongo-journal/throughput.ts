@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { startMongoServer, type MongoOptions } from '../../scripts/local-services.js';
 
 async function measure(backend: NonNullable<MongoOptions['backend']>, concurrency: number, writes: number): Promise<number> {

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type { Connection } from 'mongoose';
 import { registerClient } from '../../core/clients/clients.service.js';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { toUserDoc, userModel } from '../../core/users/users.repository.js';
 import {
   distDir,

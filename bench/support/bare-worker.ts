@@ -5,10 +5,10 @@
 // does the store work the service must do per message, the plainest way: it reads the
 // delivery row (skipping rows no longer QUEUED) and records the outcome on it.
 import { Worker } from 'bullmq';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import twilio from 'twilio';
-import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
-import { createWorkerRedis } from '../../core/queues/redis-connection.js';
+import type { DispatchJobData } from '../../core/platform/queues/dispatch.queue.js';
+import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
 
 const stubUrl = process.env.STUB_URL ?? '';
 const accountSid = process.env.TWILIO_ACCOUNT_SID ?? 'AC0';

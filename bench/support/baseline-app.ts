@@ -12,9 +12,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Queue } from 'bullmq';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { connectMongo } from '../../core/db/mongo-connection.js';
-import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS, type DispatchJobData } from '../../core/queues/dispatch.queue.js';
-import { createProducerRedis, waitForRedis } from '../../core/queues/redis-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
+import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS, type DispatchJobData } from '../../core/platform/queues/dispatch.queue.js';
+import { createProducerRedis, waitForRedis } from '../../core/platform/queues/redis-connection.js';
 
 const mongo = await connectMongo(process.env.MONGODB_URI ?? '');
 const redis = createProducerRedis({ kind: 'single', url: process.env.REDIS_URL ?? '' });

@@ -1,5 +1,7 @@
 import { Schema, Types, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import type { EnterpriseScope } from '../platform/tenancy/enterprise-id.js';
+import { scopeFilter } from '../platform/tenancy/tenant-filter.js';
 
 /** Who made a change (or replayed deliveries): an enterprise client, the operator with the admin token, or a user themself. */
 export type ActivityActor = { type: 'client'; clientId: string } | { type: 'admin' } | { type: 'user' };
@@ -74,7 +76,8 @@ export const activitySchema = new Schema<ActivityDoc>(
 activitySchema.index({ enterpriseId: 1, userId: 1, at: -1, _id: -1 });
 
 export interface ActivityQuery {
-  enterpriseId?: string;
+  /** Absent: the admin report spans every enterprise (admins see all tenants). */
+  scope?: EnterpriseScope;
   userId?: string;
   /** Only entries older than this entry id (the previous page's `next`). */
   before?: string;
@@ -102,8 +105,7 @@ export function createActivityRepository(connection: Connection) {
 
     /** Newest first; `next` is set when older entries remain. */
     async list(query: ActivityQuery): Promise<{ entries: ActivityEntry[]; next?: string }> {
-      const filter: Record<string, unknown> = {};
-      if (query.enterpriseId !== undefined) filter.enterpriseId = query.enterpriseId;
+      const filter: Record<string, unknown> = query.scope !== undefined ? scopeFilter(query.scope) : {};
       if (query.userId !== undefined) filter.userId = query.userId;
       const collection = await model();
       if (query.before !== undefined) {

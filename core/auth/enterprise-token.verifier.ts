@@ -1,5 +1,4 @@
-import { importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
-import { SIGNING_ALG } from './signing-key.service.js';
+import { createLocalJWKSet, jwtVerify, type JWK, type JWTPayload } from 'jose';
 
 /** The claims of a verified enterprise (client_credentials) access token. */
 export interface EnterpriseTokenClaims extends JWTPayload {
@@ -10,27 +9,28 @@ export interface EnterpriseTokenClaims extends JWTPayload {
 }
 
 /**
- * Verifies an enterprise access token: our signature, issuer, audience, expiry, type `at+jwt`
+ * Verifies an enterprise access token: our signature (by any of our published keys), issuer, audience, expiry, type `at+jwt`
  * (RFC 9068, which keeps other JWTs signed by the same key, such as OTP validation JWTs, out),
  * the client as subject (a user's token names the user and never reaches the enterprise API),
  * and a `jti` to revoke it by. Undefined for anything else.
  */
 export function createEnterpriseTokenVerifier(
-  publicJwk: () => Promise<JWK>,
+  publicJwks: () => Promise<JWK[]>,
   expected: { issuer: string; audience: string },
 ): (token: string) => Promise<EnterpriseTokenClaims | undefined> {
-  let key: ReturnType<typeof importJWK> | undefined;
-  const verificationKey = () => {
-    key ??= publicJwk().then((jwk) => importJWK(jwk, SIGNING_ALG));
-    key.catch(() => {
-      key = undefined;
+  let keys: Promise<{ keySet: ReturnType<typeof createLocalJWKSet>; algorithms: string[] }> | undefined;
+  const verificationKeys = () => {
+    keys ??= publicJwks().then((jwks) => ({ keySet: createLocalJWKSet({ keys: jwks }), algorithms: jwks.map((jwk) => jwk.alg as string) }));
+    keys.catch(() => {
+      keys = undefined;
     });
-    return key;
+    return keys;
   };
   return async (token) => {
     let claims: JWTPayload;
     try {
-      ({ payload: claims } = await jwtVerify(token, await verificationKey(), { ...expected, typ: 'at+jwt', algorithms: [SIGNING_ALG] }));
+      const { keySet, algorithms } = await verificationKeys();
+      ({ payload: claims } = await jwtVerify(token, keySet, { ...expected, typ: 'at+jwt', algorithms }));
     } catch {
       return undefined;
     }

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 /** What the authorization server persists (sessions, grants, codes, interactions...), by kind and id. */
 export interface OidcRecord {
@@ -43,42 +43,6 @@ const model = (connection: Connection) => modelFor(connection, 'OidcRecord', oid
 
 const live = () => ({ $or: [{ expiresAt: { $exists: false } }, { expiresAt: null }, { expiresAt: { $gt: new Date() } }] });
 
-export async function upsertOidcRecord(connection: Connection, record: OidcRecord): Promise<void> {
-  const Records = await model(connection);
-  await Records.replaceOne({ kind: record.kind, key: record.key }, record, { upsert: true });
-}
-
-export async function findOidcRecord(
-  connection: Connection,
-  kind: string,
-  by: { key: string } | { uid: string } | { userCode: string },
-): Promise<Record<string, unknown> | undefined> {
-  const Records = await model(connection);
-  const found = await Records.findOne({ kind, ...by, ...live() }, { _id: 0, payload: 1 }).lean<{ payload: Record<string, unknown> }>();
-  return found?.payload;
-}
-
-/**
- * Marks a one-time record (authorization code, refresh token) as used if it was not: true when
- * this call did; otherwise the record's grant id (or undefined when the record is gone), so the
- * caller can treat the loser of a race as a replay.
- */
-export async function consumeOidcRecord(connection: Connection, kind: string, key: string): Promise<true | string | undefined> {
-  const Records = await model(connection);
-  const result = await Records.updateOne(
-    { kind, key, 'payload.consumed': { $exists: false }, ...live() },
-    { $set: { 'payload.consumed': Math.floor(Date.now() / 1000) } },
-  );
-  if (result.modifiedCount === 1) return true;
-  const found = await Records.findOne({ kind, key, ...live() }, { _id: 0, grantId: 1 }).lean<{ grantId?: string }>();
-  return found?.grantId;
-}
-
-export async function deleteOidcRecord(connection: Connection, kind: string, key: string): Promise<void> {
-  const Records = await model(connection);
-  await Records.deleteOne({ kind, key });
-}
-
 /**
  * The kinds a grant issues: revoking a grant ends these. Other records may name a grant too (an
  * Interaction under way carries the grant it would extend) and must survive its revocation:
@@ -86,32 +50,70 @@ export async function deleteOidcRecord(connection: Connection, kind: string, key
  */
 export const GRANT_ISSUED_KINDS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest'];
 
-export async function deleteOidcRecordsOfGrant(connection: Connection, grantId: string): Promise<void> {
-  const Records = await model(connection);
-  await Records.deleteMany({ grantId, kind: { $in: GRANT_ISSUED_KINDS } });
+export function createOidcRecordsRepository(connection: Connection) {
+  return {
+    async upsertOidcRecord(record: OidcRecord): Promise<void> {
+      const Records = await model(connection);
+      await Records.replaceOne({ kind: record.kind, key: record.key }, record, { upsert: true });
+    },
+
+    async findOidcRecord(
+      kind: string,
+      by: { key: string } | { uid: string } | { userCode: string },
+    ): Promise<Record<string, unknown> | undefined> {
+      const Records = await model(connection);
+      const found = await Records.findOne({ kind, ...by, ...live() }, { _id: 0, payload: 1 }).lean<{ payload: Record<string, unknown> }>();
+      return found?.payload;
+    },
+
+    /**
+     * Marks a one-time record (authorization code, refresh token) as used if it was not: true when
+     * this call did; otherwise the record's grant id (or undefined when the record is gone), so the
+     * caller can treat the loser of a race as a replay.
+     */
+    async consumeOidcRecord(kind: string, key: string): Promise<true | string | undefined> {
+      const Records = await model(connection);
+      const result = await Records.updateOne(
+        { kind, key, 'payload.consumed': { $exists: false }, ...live() },
+        { $set: { 'payload.consumed': Math.floor(Date.now() / 1000) } },
+      );
+      if (result.modifiedCount === 1) return true;
+      const found = await Records.findOne({ kind, key, ...live() }, { _id: 0, grantId: 1 }).lean<{ grantId?: string }>();
+      return found?.grantId;
+    },
+
+    async deleteOidcRecord(kind: string, key: string): Promise<void> {
+      const Records = await model(connection);
+      await Records.deleteOne({ kind, key });
+    },
+
+    async deleteOidcRecordsOfGrant(grantId: string): Promise<void> {
+      const Records = await model(connection);
+      await Records.deleteMany({ grantId, kind: { $in: GRANT_ISSUED_KINDS } });
+    },
+
+    /** A stored access token with whether blocking its account ended it. */
+    async findAccessTokenRecord(key: string): Promise<{ payload: Record<string, unknown>; ended: boolean } | undefined> {
+      const Records = await model(connection);
+      const found = await Records.findOne({ kind: 'AccessToken', key, ...live() }, { _id: 0, payload: 1, endedAt: 1 }).lean<{
+        payload: Record<string, unknown>;
+        endedAt?: Date;
+      }>();
+      return found ? { payload: found.payload, ended: found.endedAt !== undefined && found.endedAt !== null } : undefined;
+    },
+
+    /**
+     * Ends everything the authorization server holds for an account: its access tokens are marked
+     * ended (kept until they expire, so the API can still tell a blocked user apart from a stranger),
+     * and its sessions, grants, codes and refresh tokens are deleted. Idempotent: running it again
+     * finishes what an interrupted run left.
+     */
+    async endOidcRecordsOfAccount(accountId: string, now: Date): Promise<void> {
+      const Records = await model(connection);
+      await Records.updateMany({ accountId, kind: 'AccessToken', endedAt: { $exists: false } }, { $set: { endedAt: now } });
+      await Records.deleteMany({ accountId, kind: { $ne: 'AccessToken' } });
+    },
+  };
 }
 
-/** A stored access token with whether blocking its account ended it. */
-export async function findAccessTokenRecord(
-  connection: Connection,
-  key: string,
-): Promise<{ payload: Record<string, unknown>; ended: boolean } | undefined> {
-  const Records = await model(connection);
-  const found = await Records.findOne({ kind: 'AccessToken', key, ...live() }, { _id: 0, payload: 1, endedAt: 1 }).lean<{
-    payload: Record<string, unknown>;
-    endedAt?: Date;
-  }>();
-  return found ? { payload: found.payload, ended: found.endedAt !== undefined && found.endedAt !== null } : undefined;
-}
-
-/**
- * Ends everything the authorization server holds for an account: its access tokens are marked
- * ended (kept until they expire, so the API can still tell a blocked user apart from a stranger),
- * and its sessions, grants, codes and refresh tokens are deleted. Idempotent: running it again
- * finishes what an interrupted run left.
- */
-export async function endOidcRecordsOfAccount(connection: Connection, accountId: string, now: Date): Promise<void> {
-  const Records = await model(connection);
-  await Records.updateMany({ accountId, kind: 'AccessToken', endedAt: { $exists: false } }, { $set: { endedAt: now } });
-  await Records.deleteMany({ accountId, kind: { $ne: 'AccessToken' } });
-}
+export type OidcRecordsRepository = ReturnType<typeof createOidcRecordsRepository>;

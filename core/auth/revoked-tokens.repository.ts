@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 /**
  * Revoked self-contained access tokens (enterprise JWTs), by `jti`, until they would have
@@ -28,15 +28,10 @@ revokedTokenSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
 const model = (connection: Connection) => modelFor(connection, 'RevokedToken', revokedTokenSchema);
 
-export interface RevokedTokensRepository {
-  /** Records the revocation; revoking twice is the same as once. */
-  revoke(token: { jti: string; clientId: string; expiresAt: Date }, now: Date): Promise<void>;
-  isRevoked(jti: string, now: Date): Promise<boolean>;
-}
-
-export function createRevokedTokensRepository(connection: Connection): RevokedTokensRepository {
+export function createRevokedTokensRepository(connection: Connection) {
   return {
-    async revoke(token, now) {
+    /** Records the revocation; revoking twice is the same as once. */
+    async revoke(token: { jti: string; clientId: string; expiresAt: Date }, now: Date): Promise<void> {
       const Revoked = await model(connection);
       await Revoked.updateOne(
         { jti: token.jti },
@@ -44,9 +39,11 @@ export function createRevokedTokensRepository(connection: Connection): RevokedTo
         { upsert: true },
       );
     },
-    async isRevoked(jti, now) {
+    async isRevoked(jti: string, now: Date): Promise<boolean> {
       const Revoked = await model(connection);
       return (await Revoked.exists({ jti, expiresAt: { $gt: now } })) !== null;
     },
   };
 }
+
+export type RevokedTokensRepository = ReturnType<typeof createRevokedTokensRepository>;

@@ -1,6 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 interface ServerSecretDoc {
   name: string;
@@ -19,23 +19,35 @@ export const serverSecretSchema = new Schema<ServerSecretDoc>(
 
 const model = (connection: Connection) => modelFor(connection, 'ServerSecret', serverSecretSchema);
 
-/**
- * The stored value of secret `name`, created with `generate` when absent. Race-safe without
- * transactions: every process inserts its own candidate and the unique index lets exactly one
- * win; the losers read the winner's value, so concurrent first starts agree on one secret.
- */
-export async function ensureServerSecret<T>(connection: Connection, name: string, generate: () => Promise<T>): Promise<T> {
-  const Secret = await model(connection);
-  const existing = await Secret.findOne({ name }).lean();
-  if (existing) return existing.value as T;
-  const candidate = await generate();
-  try {
-    await Secret.create({ name, value: candidate, createdAt: new Date() });
-    return candidate;
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    const winner = await Secret.findOne({ name }).lean();
-    if (!winner) throw err;
-    return winner.value as T;
-  }
+export function createServerSecretsRepository(connection: Connection) {
+  return {
+    /**
+     * The stored value of secret `name`, created with `generate` when absent. Race-safe without
+     * transactions: every process inserts its own candidate and the unique index lets exactly one
+     * win; the losers read the winner's value, so concurrent first starts agree on one secret.
+     */
+    async ensureServerSecret<T>(name: string, generate: () => Promise<T>): Promise<T> {
+      const Secret = await model(connection);
+      const existing = await Secret.findOne({ name }).lean();
+      if (existing) return existing.value as T;
+      const candidate = await generate();
+      try {
+        await Secret.create({ name, value: candidate, createdAt: new Date() });
+        return candidate;
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+        const winner = await Secret.findOne({ name }).lean();
+        if (!winner) throw err;
+        return winner.value as T;
+      }
+    },
+
+    /** The stored value of secret `name`, or undefined when it was never created. */
+    async findServerSecret<T>(name: string): Promise<T | undefined> {
+      const existing = await (await model(connection)).findOne({ name }).lean();
+      return existing ? (existing.value as T) : undefined;
+    },
+  };
 }
+
+export type ServerSecretsRepository = ReturnType<typeof createServerSecretsRepository>;

@@ -1,64 +1,101 @@
 import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Connection } from 'mongoose';
-import type { Config } from '../config/config.js';
-import { ensureServerSecret } from './server-secrets.repository.js';
+import type { Config } from '../platform/config/config.js';
+import { createServerSecretsRepository } from './server-secrets.repository.js';
 
-export const SIGNING_ALG = 'RS256';
+export type SigningAlg = 'ES256' | 'RS256';
+
+/** ID tokens are RS256: OpenID Connect requires every provider to offer it for them. */
+export const ID_TOKEN_SIGNING_ALG = 'RS256';
 
 export interface SigningKey {
   kid: string;
-  alg: typeof SIGNING_ALG;
+  alg: SigningAlg;
   /** Private JWK: give only to the authorization server (and other token signers). */
   privateJwk: JWK;
   /** Public half, as published at the JWKS endpoint. */
   publicJwk: JWK;
 }
 
-const PUBLIC_RSA_MEMBERS = ['kty', 'n', 'e', 'kid', 'alg', 'use'] as const;
+export interface SigningKeys {
+  /** Signs access tokens and OTP validation JWTs (ACCESS_TOKEN_SIGNING_ALG). */
+  tokens: SigningKey;
+  /** Signs ID tokens. */
+  idTokens: SigningKey;
+  /**
+   * Every key held: published at the JWKS endpoint and accepted when our own tokens come back,
+   * so tokens signed before ACCESS_TOKEN_SIGNING_ALG changed keep working until they expire.
+   */
+  all: SigningKey[];
+}
+
+type KeySettings = Pick<Config, 'signingKeyJwk' | 'accessTokenSigningAlg'>;
+
+const PUBLIC_MEMBERS = ['kty', 'crv', 'x', 'y', 'n', 'e', 'kid', 'alg', 'use'] as const;
+/** Where each key is kept; the RSA key keeps the name it had when it was the only key. */
+const STORED_AS: Record<SigningAlg, string> = { RS256: 'access-token-signing-jwk', ES256: 'access-token-signing-jwk-es256' };
 
 function publicPart(jwk: JWK): JWK {
   const out: JWK = {};
-  for (const member of PUBLIC_RSA_MEMBERS) if (jwk[member] !== undefined) out[member] = jwk[member];
+  for (const member of PUBLIC_MEMBERS) if (jwk[member] !== undefined) out[member] = jwk[member];
   return out;
 }
 
-async function completeJwk(jwk: JWK): Promise<JWK> {
-  if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') throw new Error('SIGNING_KEY_JWK must be a private RSA JWK');
+async function completeJwk(jwk: JWK, alg: SigningAlg): Promise<JWK> {
+  if (alg === 'RS256' && (jwk.kty !== 'RSA' || typeof jwk.d !== 'string')) throw new Error('SIGNING_KEY_JWK must be a private RSA JWK');
   // Without a kid the thumbprint (RFC 7638) is a stable one: restarts keep the same kid.
   const kid = jwk.kid ?? (await calculateJwkThumbprint(jwk));
-  return { ...jwk, kid, alg: SIGNING_ALG, use: 'sig' };
+  return { ...jwk, kid, alg, use: 'sig' };
 }
 
-async function generateSigningJwk(): Promise<JWK> {
-  const { privateKey } = await generateKeyPair(SIGNING_ALG, { modulusLength: 2048, extractable: true });
-  return completeJwk(await exportJWK(privateKey));
+async function generateSigningJwk(alg: SigningAlg): Promise<JWK> {
+  const { privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
+  return completeJwk(await exportJWK(privateKey), alg);
 }
 
 function toSigningKey(jwk: JWK): SigningKey {
-  return { kid: jwk.kid as string, alg: SIGNING_ALG, privateJwk: jwk, publicJwk: publicPart(jwk) };
+  return { kid: jwk.kid as string, alg: jwk.alg as SigningAlg, privateJwk: jwk, publicJwk: publicPart(jwk) };
 }
 
-/** The key that signs access tokens: SIGNING_KEY_JWK when set, else one generated once and kept in MongoDB. */
-export async function loadSigningKey(connection: Connection, config: Pick<Config, 'signingKeyJwk'>): Promise<SigningKey> {
-  if (config.signingKeyJwk) return toSigningKey(await completeJwk(JSON.parse(config.signingKeyJwk) as JWK));
-  return toSigningKey(await ensureServerSecret(connection, 'access-token-signing-jwk', generateSigningJwk));
+/** One algorithm's key: for RS256 SIGNING_KEY_JWK when set, else one generated once and kept in MongoDB. */
+async function loadKey(connection: Connection, settings: KeySettings, alg: SigningAlg): Promise<SigningKey> {
+  if (alg === 'RS256' && settings.signingKeyJwk) return toSigningKey(await completeJwk(JSON.parse(settings.signingKeyJwk) as JWK, alg));
+  return toSigningKey(await createServerSecretsRepository(connection).ensureServerSecret(STORED_AS[alg], () => generateSigningJwk(alg)));
 }
 
-const loaded = new WeakMap<Connection, Promise<SigningKey>>();
-
-/** loadSigningKey, once per connection (the API's process-wide copy). */
-export function getSigningKey(connection: Connection, config: Pick<Config, 'signingKeyJwk'>): Promise<SigningKey> {
-  let key = loaded.get(connection);
-  if (!key) {
-    key = loadSigningKey(connection, config);
-    loaded.set(connection, key);
-    key.catch(() => loaded.delete(connection));
+/**
+ * The signing keys: the RSA key (ID tokens, and access tokens when ACCESS_TOKEN_SIGNING_ALG is
+ * RS256) and, when access tokens are ES256, a P-256 key. ES256 is the default because its
+ * signature costs about a tenth of an RSA-2048 one and every common JWT library verifies it.
+ */
+export async function loadSigningKeys(connection: Connection, settings: KeySettings): Promise<SigningKeys> {
+  const rsa = await loadKey(connection, settings, 'RS256');
+  if (settings.accessTokenSigningAlg === 'RS256') {
+    // Switched back from ES256: its key stays published so the tokens it signed keep verifying.
+    const previous = await createServerSecretsRepository(connection).findServerSecret<JWK>(STORED_AS.ES256);
+    return { tokens: rsa, idTokens: rsa, all: previous ? [rsa, toSigningKey(previous)] : [rsa] };
   }
-  return key;
+  const ec = await loadKey(connection, settings, 'ES256');
+  return { tokens: ec, idTokens: rsa, all: [ec, rsa] };
+}
+
+const loaded = new WeakMap<Connection, Promise<SigningKeys>>();
+
+/** loadSigningKeys, once per connection (the API's process-wide copy). */
+export function getSigningKeys(connection: Connection, settings: KeySettings): Promise<SigningKeys> {
+  let keys = loaded.get(connection);
+  if (!keys) {
+    keys = loadSigningKeys(connection, settings);
+    loaded.set(connection, keys);
+    keys.catch(() => loaded.delete(connection));
+  }
+  return keys;
 }
 
 /** Keys for the authorization server's cookies (interaction and session), kept like the signing key. */
 export function loadCookieKeys(connection: Connection): Promise<string[]> {
-  return ensureServerSecret(connection, 'auth-server-cookie-keys', async () => [randomBytes(32).toString('base64url')]);
+  return createServerSecretsRepository(connection).ensureServerSecret('auth-server-cookie-keys', async () => [
+    randomBytes(32).toString('base64url'),
+  ]);
 }

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
-import { createConnectionTtlCache } from '../db/connection-ttl-cache.js';
-import { findClient, findClientWithSecret, listPublicClientLocations, type Client, type ClientWithSecret } from './clients.repository.js';
+import { createConnectionTtlCache } from '../platform/db/connection-ttl-cache.js';
+import { createClientsRepository, type Client, type ClientWithSecret } from './clients.repository.js';
 import { webOriginsOf } from './web-origins.js';
 
 /**
@@ -10,9 +10,13 @@ import { webOriginsOf } from './web-origins.js';
  */
 export const CLIENT_CACHE_TTL_MS = 10_000;
 
-const cache = createConnectionTtlCache<Client | null>(CLIENT_CACHE_TTL_MS, findClient);
+const cache = createConnectionTtlCache<Client | null>(CLIENT_CACHE_TTL_MS, (connection, clientId) =>
+  createClientsRepository(connection).findClient(clientId),
+);
 // The authorization server reads the client (with its secret hash) on every token request.
-const withSecretCache = createConnectionTtlCache<ClientWithSecret | null>(CLIENT_CACHE_TTL_MS, findClientWithSecret);
+const withSecretCache = createConnectionTtlCache<ClientWithSecret | null>(CLIENT_CACHE_TTL_MS, (connection, clientId) =>
+  createClientsRepository(connection).findClientWithSecret(clientId),
+);
 
 /** The client (or null when it does not exist), at most CLIENT_CACHE_TTL_MS old. */
 export function lookupClient(connection: Connection, clientId: string): Promise<Client | null> {
@@ -29,7 +33,7 @@ export function lookupClientWithSecret(connection: Connection, clientId: string)
 const ALL = 'all';
 const webOriginsCache = createConnectionTtlCache<Set<string>>(
   CLIENT_CACHE_TTL_MS,
-  async (connection) => new Set((await listPublicClientLocations(connection)).flatMap(webOriginsOf)),
+  async (connection) => new Set((await createClientsRepository(connection).listPublicClientLocations()).flatMap(webOriginsOf)),
   1,
 );
 

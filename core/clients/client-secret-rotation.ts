@@ -1,9 +1,9 @@
 import type { Connection } from 'mongoose';
 import { createActivityRepository } from '../activity/activity.repository.js';
-import { ConflictError, NotFoundError } from '../errors/app-error.js';
+import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import { invalidateClient } from './client-lookup.cache.js';
 import { generateClientSecret, hashClientSecret, verifyClientSecret } from './client-secret.js';
-import { findClientWithSecret, replaceSecretHash, type ClientWithSecret } from './clients.repository.js';
+import { createClientsRepository, type ClientWithSecret } from './clients.repository.js';
 
 export interface RotatedClientSecret {
   clientSecret: string;
@@ -24,13 +24,14 @@ export async function rotateClientSecret(
   clientId: string,
   options: { graceSeconds: number; comments?: string; now?: Date },
 ): Promise<RotatedClientSecret> {
-  const client = await findClientWithSecret(connection, clientId);
+  const clients = createClientsRepository(connection);
+  const client = await clients.findClientWithSecret(clientId);
   if (!client || client.isPublic || client.secretHash === null) throw new NotFoundError('Client not found');
   const clientSecret = generateClientSecret();
   const now = options.now ?? new Date();
   const previousSecretExpiresAt = options.graceSeconds > 0 ? new Date(now.getTime() + options.graceSeconds * 1000) : null;
-  if (!(await replaceSecretHash(connection, clientId, client.secretHash, hashClientSecret(clientSecret), previousSecretExpiresAt))) {
-    if (!(await findClientWithSecret(connection, clientId))) throw new NotFoundError('Client not found');
+  if (!(await clients.replaceSecretHash(clientId, client.secretHash, hashClientSecret(clientSecret), previousSecretExpiresAt))) {
+    if (!(await clients.findClientWithSecret(clientId))) throw new NotFoundError('Client not found');
     throw new ConflictError('Client secret was rotated by another request at the same time; rotate again');
   }
   invalidateClient(connection, clientId);

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 /** A named test user's fixed OTP (test clients only). */
 export interface TestCode {
@@ -99,100 +99,99 @@ const withoutSecret = ({
 
 const PROJECTION = { _id: 0 } as const;
 
-export async function insertClient(connection: Connection, client: ClientWithSecret): Promise<Client> {
-  const Clients = await model(connection);
-  await Clients.create(client);
-  return withoutSecret(client);
-}
-
-export async function findClient(connection: Connection, clientId: string): Promise<Client | null> {
-  const found = await findClientWithSecret(connection, clientId);
-  return found && withoutSecret(found);
-}
-
-export async function findClientWithSecret(connection: Connection, clientId: string): Promise<ClientWithSecret | null> {
-  const Clients = await model(connection);
-  return Clients.findOne({ clientId }, PROJECTION).lean<ClientWithSecret>();
-}
-
-export async function listClients(connection: Connection): Promise<Client[]> {
-  const Clients = await model(connection);
-  const rows = await Clients.find({}, PROJECTION).sort({ createdAt: 1, clientId: 1 }).lean<ClientWithSecret[]>();
-  return rows.map(withoutSecret);
-}
-
-/** True when a client was deleted. */
-export async function deleteClient(connection: Connection, clientId: string): Promise<boolean> {
-  const Clients = await model(connection);
-  const result = await Clients.deleteOne({ clientId });
-  return result.deletedCount === 1;
-}
-
-/** The encrypted callback secret, or null when the client has none (or does not exist). */
-export async function findCallbackSecretEncrypted(connection: Connection, clientId: string): Promise<string | null> {
-  const Clients = await model(connection);
-  const row = await Clients.findOne({ clientId }, { _id: 0, callbackSecretEncrypted: 1 }).lean<{
-    callbackSecretEncrypted?: string | null;
-  }>();
-  return row?.callbackSecretEncrypted ?? null;
-}
-
-/** Replaces the client's callback secret; false when the client does not exist. */
-export async function setCallbackSecretEncrypted(connection: Connection, clientId: string, encrypted: string): Promise<boolean> {
-  const Clients = await model(connection);
-  const result = await Clients.updateOne({ clientId }, { $set: { callbackSecretEncrypted: encrypted } });
-  return result.matchedCount === 1;
-}
-
-/** Replaces the client's redirect URIs; false when the client does not exist. */
-export async function setRedirectUris(connection: Connection, clientId: string, redirectUris: string[]): Promise<boolean> {
-  return updateClientFields(connection, clientId, { redirectUris });
-}
-
 export type UpdatableClientFields = Partial<
   Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins' | 'test' | 'testCodes'>
 >;
 
-/** Replaces the given fields of a client; false when the client does not exist. */
-export async function updateClientFields(connection: Connection, clientId: string, fields: UpdatableClientFields): Promise<boolean> {
-  const Clients = await model(connection);
-  const result = await Clients.updateOne({ clientId }, { $set: fields });
-  return result.matchedCount === 1;
-}
-
-/**
- * Puts `secretHash` in place of the current secret only if the current one is still `currentHash`
- * (two rotations at once: one wins); the replaced hash stays accepted until `previousExpiresAt`,
- * or is dropped at once when that is null. False when the client is gone or was rotated meanwhile.
- */
-export async function replaceSecretHash(
-  connection: Connection,
-  clientId: string,
-  currentHash: string,
-  secretHash: string,
-  previousExpiresAt: Date | null,
-): Promise<boolean> {
-  const Clients = await model(connection);
-  const result = await Clients.updateOne(
-    { clientId, secretHash: currentHash },
-    {
-      $set: {
-        secretHash,
-        previousSecretHash: previousExpiresAt === null ? null : currentHash,
-        previousSecretExpiresAt: previousExpiresAt,
-      },
+export function createClientsRepository(connection: Connection) {
+  const repository = {
+    async insertClient(client: ClientWithSecret): Promise<Client> {
+      const Clients = await model(connection);
+      await Clients.create(client);
+      return withoutSecret(client);
     },
-  );
-  return result.matchedCount === 1;
+
+    async findClient(clientId: string): Promise<Client | null> {
+      const found = await repository.findClientWithSecret(clientId);
+      return found && withoutSecret(found);
+    },
+
+    async findClientWithSecret(clientId: string): Promise<ClientWithSecret | null> {
+      const Clients = await model(connection);
+      return Clients.findOne({ clientId }, PROJECTION).lean<ClientWithSecret>();
+    },
+
+    async listClients(): Promise<Client[]> {
+      const Clients = await model(connection);
+      const rows = await Clients.find({}, PROJECTION).sort({ createdAt: 1, clientId: 1 }).lean<ClientWithSecret[]>();
+      return rows.map(withoutSecret);
+    },
+
+    /** True when a client was deleted. */
+    async deleteClient(clientId: string): Promise<boolean> {
+      const Clients = await model(connection);
+      const result = await Clients.deleteOne({ clientId });
+      return result.deletedCount === 1;
+    },
+
+    /** The encrypted callback secret, or null when the client has none (or does not exist). */
+    async findCallbackSecretEncrypted(clientId: string): Promise<string | null> {
+      const Clients = await model(connection);
+      const row = await Clients.findOne({ clientId }, { _id: 0, callbackSecretEncrypted: 1 }).lean<{
+        callbackSecretEncrypted?: string | null;
+      }>();
+      return row?.callbackSecretEncrypted ?? null;
+    },
+
+    /** Replaces the client's callback secret; false when the client does not exist. */
+    async setCallbackSecretEncrypted(clientId: string, encrypted: string): Promise<boolean> {
+      const Clients = await model(connection);
+      const result = await Clients.updateOne({ clientId }, { $set: { callbackSecretEncrypted: encrypted } });
+      return result.matchedCount === 1;
+    },
+
+    /** Replaces the client's redirect URIs; false when the client does not exist. */
+    async setRedirectUris(clientId: string, redirectUris: string[]): Promise<boolean> {
+      return repository.updateClientFields(clientId, { redirectUris });
+    },
+
+    /** Replaces the given fields of a client; false when the client does not exist. */
+    async updateClientFields(clientId: string, fields: UpdatableClientFields): Promise<boolean> {
+      const Clients = await model(connection);
+      const result = await Clients.updateOne({ clientId }, { $set: fields });
+      return result.matchedCount === 1;
+    },
+
+    /**
+     * Puts `secretHash` in place of the current secret only if the current one is still `currentHash`
+     * (two rotations at once: one wins); the replaced hash stays accepted until `previousExpiresAt`,
+     * or is dropped at once when that is null. False when the client is gone or was rotated meanwhile.
+     */
+    async replaceSecretHash(clientId: string, currentHash: string, secretHash: string, previousExpiresAt: Date | null): Promise<boolean> {
+      const Clients = await model(connection);
+      const result = await Clients.updateOne(
+        { clientId, secretHash: currentHash },
+        {
+          $set: {
+            secretHash,
+            previousSecretHash: previousExpiresAt === null ? null : currentHash,
+            previousSecretExpiresAt: previousExpiresAt,
+          },
+        },
+      );
+      return result.matchedCount === 1;
+    },
+
+    /** Redirect URIs and web origins of every public client (the candidates for browser origins). */
+    async listPublicClientLocations(): Promise<Pick<Client, 'isPublic' | 'redirectUris' | 'webOrigins'>[]> {
+      const Clients = await model(connection);
+      const rows = await Clients.find({ isPublic: true }, { _id: 0, isPublic: 1, redirectUris: 1, webOrigins: 1 }).lean<
+        Pick<ClientWithSecret, 'isPublic' | 'redirectUris' | 'webOrigins'>[]
+      >();
+      return rows.map((row) => ({ isPublic: row.isPublic, redirectUris: row.redirectUris ?? [], webOrigins: row.webOrigins ?? [] }));
+    },
+  };
+  return repository;
 }
 
-/** Redirect URIs and web origins of every public client (the candidates for browser origins). */
-export async function listPublicClientLocations(
-  connection: Connection,
-): Promise<Pick<Client, 'isPublic' | 'redirectUris' | 'webOrigins'>[]> {
-  const Clients = await model(connection);
-  const rows = await Clients.find({ isPublic: true }, { _id: 0, isPublic: 1, redirectUris: 1, webOrigins: 1 }).lean<
-    Pick<ClientWithSecret, 'isPublic' | 'redirectUris' | 'webOrigins'>[]
-  >();
-  return rows.map((row) => ({ isPublic: row.isPublic, redirectUris: row.redirectUris ?? [], webOrigins: row.webOrigins ?? [] }));
-}
+export type ClientsRepository = ReturnType<typeof createClientsRepository>;

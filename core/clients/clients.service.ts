@@ -1,23 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { Connection } from 'mongoose';
-import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../enterprises/enterprise-id.js';
-import { ValidationError } from '../errors/app-error.js';
+import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../platform/tenancy/enterprise-id.js';
+import { ValidationError } from '../platform/errors/app-error.js';
 import { createActivityRepository } from '../activity/activity.repository.js';
-import { NotFoundError } from '../errors/app-error.js';
+import { NotFoundError } from '../platform/errors/app-error.js';
 import { invalidateClient } from './client-lookup.cache.js';
 import { generateCallbackSecret, rotateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
-import {
-  deleteClient,
-  findClient,
-  insertClient,
-  updateClientFields,
-  type Client,
-  type ClientScope,
-  type UpdatableClientFields,
-  type TestCode,
-} from './clients.repository.js';
+import { createClientsRepository, type Client, type ClientScope, type UpdatableClientFields, type TestCode } from './clients.repository.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import { normalizeWebOrigin } from './web-origins.js';
 
@@ -80,7 +71,7 @@ export async function registerClient(
   const clientSecret = isPublic ? undefined : generateClientSecret();
   const clientId = randomUUID();
   const callbackSecret = isPublic || !keys.encryptionKey ? undefined : generateCallbackSecret();
-  const client = await insertClient(connection, {
+  const client = await createClientsRepository(connection).insertClient({
     clientId,
     enterpriseId,
     name: input.name,
@@ -150,7 +141,7 @@ function checkedTestCodes(test: boolean, testCodes: TestCode[]): TestCode[] {
  * on; an added one comes with the next token. Recorded as `client.updated`.
  */
 export async function updateClient(connection: Connection, clientId: string, input: UpdateClientInput, comments?: string): Promise<Client> {
-  const client = await findClient(connection, clientId);
+  const client = await createClientsRepository(connection).findClient(clientId);
   if (!client) throw new NotFoundError('Client not found');
   const checked = checkedLocations(client.isPublic, input.redirectUris ?? client.redirectUris, input.webOrigins ?? client.webOrigins);
   const fields: UpdatableClientFields = {
@@ -167,7 +158,7 @@ export async function updateClient(connection: Connection, clientId: string, inp
         ? { testCodes: [] }
         : {}),
   };
-  if (!(await updateClientFields(connection, clientId, fields))) throw new NotFoundError('Client not found');
+  if (!(await createClientsRepository(connection).updateClientFields(clientId, fields))) throw new NotFoundError('Client not found');
   invalidateClient(connection, clientId);
   await createActivityRepository(connection).append({
     actor: { type: 'admin' },
@@ -189,7 +180,7 @@ export async function rotateClientCallbackSecret(
   clientId: string,
   options: { encryptionKey: Buffer; comments?: string },
 ): Promise<string> {
-  const client = await findClient(connection, clientId);
+  const client = await createClientsRepository(connection).findClient(clientId);
   if (!client || client.isPublic) throw new NotFoundError('Client not found');
   const secret = await rotateCallbackSecret(connection, clientId, options.encryptionKey);
   if (secret === null) throw new NotFoundError('Client not found');
@@ -205,8 +196,9 @@ export async function rotateClientCallbackSecret(
 
 /** Deletes a client (its tokens are refused from then on); NotFoundError when unknown. Recorded. */
 export async function removeClient(connection: Connection, clientId: string, comments?: string): Promise<void> {
-  const client = await findClient(connection, clientId);
-  if (!client || !(await deleteClient(connection, clientId))) throw new NotFoundError('Client not found');
+  const clients = createClientsRepository(connection);
+  const client = await clients.findClient(clientId);
+  if (!client || !(await clients.deleteClient(clientId))) throw new NotFoundError('Client not found');
   invalidateClient(connection, clientId);
   await createActivityRepository(connection).append({
     actor: { type: 'admin' },

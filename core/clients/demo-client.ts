@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
-import { isDuplicateKeyError as isDuplicateKey } from '../db/duplicate-key.js';
-import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
+import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 import { invalidateClient } from './client-lookup.cache.js';
-import { findClient, insertClient, setRedirectUris } from './clients.repository.js';
+import { createClientsRepository } from './clients.repository.js';
 
 /** The approver example app's client: a fixed id, so every API process and every restart agree on it. */
 export const DEMO_CLIENT_ID = 'approver-demo';
@@ -15,10 +15,11 @@ export const DEMO_CLIENT_ID = 'approver-demo';
  */
 export async function ensureDemoClient(connection: Connection, publicUrl: string): Promise<{ clientId: string; redirectUri: string }> {
   const redirectUri = `${publicUrl}/demo/approver/`;
-  const existing = await findClient(connection, DEMO_CLIENT_ID);
+  const clients = createClientsRepository(connection);
+  const existing = await clients.findClient(DEMO_CLIENT_ID);
   if (!existing) {
     try {
-      await insertClient(connection, {
+      await clients.insertClient({
         clientId: DEMO_CLIENT_ID,
         enterpriseId: DEFAULT_ENTERPRISE_ID,
         name: 'Approver (example app)',
@@ -36,7 +37,7 @@ export async function ensureDemoClient(connection: Connection, publicUrl: string
       if (!isDuplicateKey(err)) throw err;
     }
   } else if (existing.redirectUris.length !== 1 || existing.redirectUris[0] !== redirectUri) {
-    await setRedirectUris(connection, DEMO_CLIENT_ID, [redirectUri]);
+    await clients.setRedirectUris(DEMO_CLIENT_ID, [redirectUri]);
     invalidateClient(connection, DEMO_CLIENT_ID);
   }
   return { clientId: DEMO_CLIENT_ID, redirectUri };

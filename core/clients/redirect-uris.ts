@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors/app-error.js';
+import { ValidationError } from '../platform/errors/app-error.js';
 
 /**
  * What a redirect URI is, for the rules of OAuth for native apps (RFC 8252) and browser apps:

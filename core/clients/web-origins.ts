@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors/app-error.js';
+import { ValidationError } from '../platform/errors/app-error.js';
 import { isLoopbackHost } from './redirect-uris.js';
 
 /**

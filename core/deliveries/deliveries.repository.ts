@@ -1,6 +1,6 @@
 import { Schema, type Connection, type mongo } from 'mongoose';
-import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
-import { modelFor, withoutUndefined } from '../db/model-registry.js';
+import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../platform/batching/group-commit.js';
+import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
 import {
   CANCELLED_BEFORE_SENDING,
   EXPIRED_BEFORE_SENDING,

@@ -1,8 +1,8 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
-import { ValidationError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
-import { maskContactsInText, maskEmail, maskPhone } from '../logger/logger.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
+import { ValidationError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { maskContactsInText, maskEmail, maskPhone } from '../platform/logger/logger.js';
 import { REQUEST_NOT_ANSWERED, type DeliveriesRepository } from './deliveries.repository.js';
 import type { DeliveryFilter, DeliveryView, ReplayRequest, ReplayResult, ReplaySkip, StillWantedCheck } from './delivery-replay.types.js';
 import type { Delivery, DeliveryKind } from './delivery.types.js';

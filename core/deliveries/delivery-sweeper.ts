@@ -1,4 +1,4 @@
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { Delivery } from './delivery.types.js';
 import type { SentJournal, SentOutcome } from './sent-journal.js';

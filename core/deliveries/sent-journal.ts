@@ -1,4 +1,4 @@
-import type { RedisClient } from '../queues/redis-connection.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
 
 /** A message the provider accepted, as the delivery row will record it. */
 export interface SentOutcome {

@@ -1,5 +1,5 @@
-import { createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
-import type { Logger } from '../logger/logger.js';
+import { createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../platform/batching/group-commit.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { SentJournal, SentOutcome } from './sent-journal.js';
 

@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
-import { existingIndexes } from '../db/model-registry.js';
-import { isMongoError, MONGO_CODES } from '../db/mongo-error-codes.js';
-import type { Logger } from '../logger/logger.js';
-import { DEFAULT_ENTERPRISE_ID } from './enterprise-id.js';
+import { existingIndexes } from '../platform/db/model-registry.js';
+import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 
 /** Indexes of before enterprises: unique per deployment where they are now unique per enterprise. */
 export const PRE_ENTERPRISE_INDEXES: [collection: string, index: string][] = [

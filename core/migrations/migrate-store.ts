@@ -1,9 +1,9 @@
 import type { Connection } from 'mongoose';
-import { declaredIndexes, type DeclaredIndex, type IndexDrift } from '../db/index-drift.js';
-import { compareModelIndexes, forgetIndexBuilds, registeredModel } from '../db/model-registry.js';
-import { isMongoError, MONGO_CODES } from '../db/mongo-error-codes.js';
+import { declaredIndexes, type DeclaredIndex, type IndexDrift } from '../platform/db/index-drift.js';
+import { compareModelIndexes, forgetIndexBuilds, registeredModel } from '../platform/db/model-registry.js';
+import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { DECLARED_MODELS } from './declared-models.js';
 import { obsoleteIndexes } from './store-check.js';
 import { dropSupersededIndexes } from './superseded-indexes.js';

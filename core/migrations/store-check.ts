@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
-import type { IndexDrift } from '../db/index-drift.js';
-import { ensureIndexes, existingIndexes, registeredModel } from '../db/model-registry.js';
+import type { IndexDrift } from '../platform/db/index-drift.js';
+import { ensureIndexes, existingIndexes, registeredModel } from '../platform/db/model-registry.js';
 import { PRE_ENTERPRISE_INDEXES } from '../enterprises/enterprise-migration.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { DECLARED_MODELS } from './declared-models.js';
 
 /** The command that brings the database's indexes and data to this version's declarations. */

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
-import { existingIndexes } from '../db/model-registry.js';
-import { isMongoError, MONGO_CODES } from '../db/mongo-error-codes.js';
+import { existingIndexes } from '../platform/db/model-registry.js';
+import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 
 /**
  * Indexes an older version declared and this one replaced by another. Unlike the pre-enterprise

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { readCallbackSecret } from '../clients/callback-secret.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { CallbackAddressPolicy } from './callback-address-policy.js';
 import { CallbackAddressRefusedError, type Resolver } from './guarded-post.js';
 import { callbackPayload, postCallback } from './notification-callback.js';

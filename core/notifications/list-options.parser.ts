@@ -1,4 +1,4 @@
-import { BadRequestError } from '../errors/app-error.js';
+import { BadRequestError } from '../platform/errors/app-error.js';
 import { parseClientLibraryDate } from './notification-dates.js';
 import { FINAL_STATUSES, type FinalStatus } from './notification.types.js';
 import type { HistoryOptions, ListOptions } from './notifications.service.js';

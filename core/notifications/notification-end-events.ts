@@ -1,6 +1,6 @@
-import type { Logger } from '../logger/logger.js';
-import { createChannelSubscriber } from '../queues/channel-subscriber.js';
-import type { RedisClient } from '../queues/redis-connection.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { createChannelSubscriber } from '../platform/queues/channel-subscriber.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
 
 /**
  * "These notifications reached a final state", told to every API process through Redis pub/sub,

@@ -1,4 +1,4 @@
-import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { ConflictError, GoneError, NotFoundError, ValidationError, type AppError } from '../platform/errors/app-error.js';
 import type { Refusal } from './notification-states.js';
 import type { FinalStatus } from './notification.types.js';
 
@@ -7,7 +7,7 @@ export const userNotFound = () => new NotFoundError('User not found');
 export const notificationEnded = (status: FinalStatus) =>
   new ConflictError(`Notification is ${status}`, { extra: { notificationStatus: status } });
 export const notificationExpired = () =>
-  new AppError('NOTIFICATION_EXPIRED', 410, 'Notification expired', { extra: { notificationStatus: 'EXPIRED' } });
+  new GoneError('NOTIFICATION_EXPIRED', 'Notification expired', { extra: { notificationStatus: 'EXPIRED' } });
 export const invalidArgument = (field: string, rule: string) => new ValidationError(`Invalid field ${field}: ${rule}`);
 
 /** The error a refused write (see notification-states.ts) is answered with. */

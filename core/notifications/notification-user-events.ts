@@ -1,6 +1,6 @@
-import type { Logger } from '../logger/logger.js';
-import { createChannelSubscriber } from '../queues/channel-subscriber.js';
-import type { RedisClient } from '../queues/redis-connection.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { createChannelSubscriber } from '../platform/queues/channel-subscriber.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
 
 /** What a user's event stream says: a new notification, or one of theirs reaching a final state. */
 export interface UserNotificationEvent {

@@ -1,8 +1,11 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { modelFor, withoutUndefined } from '../db/model-registry.js';
+import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
+import { userFilter } from '../platform/tenancy/tenant-filter.js';
+import { holderFilter, type NotificationHolder } from './notification-holder.js';
 import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } from './notification-states.js';
 import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
-import { notificationExpiryLag, notificationsEnded } from '../metrics/business-metrics.js';
+import { notificationExpiryLag, notificationsEnded } from '../platform/metrics/business-metrics.js';
 
 export const notificationSchema = new Schema<Notification & { _id: string }>(
   {
@@ -61,9 +64,7 @@ export interface FinalFields {
   deviceId?: string;
 }
 
-export interface ListQuery {
-  enterpriseId: string;
-  userId: string;
+export interface ListQuery extends UserRef {
   statuses: NotificationStatus[];
   /** Only records with expiresAt after this (the active list hides what has expired by the clock). */
   expiresAfter?: Date;
@@ -113,7 +114,7 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
      */
     async end(
       notificationUuid: string,
-      scope: Record<string, string>,
+      holder: NotificationHolder,
       to: FinalStatus,
       now: Date,
       fields: FinalFields = {},
@@ -122,7 +123,7 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
         await model()
       )
         .findOneAndUpdate(
-          { _id: notificationUuid, ...scope, ...transitionFilter(to, now) },
+          { _id: notificationUuid, ...holderFilter(holder), ...transitionFilter(to, now) },
           { $set: withoutUndefined({ status: to, answeredAt: now, ...fields }) },
           { new: true, projection: PROJECTION },
         )
@@ -136,10 +137,10 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
     },
 
     /** Counts a wrong matching number while attempts remain; null when that was not possible. */
-    async countWrongNumber(notificationUuid: string, userScope: Record<string, string>, now: Date): Promise<Notification | null> {
+    async countWrongNumber(notificationUuid: string, user: UserRef, now: Date): Promise<Notification | null> {
       return (await model())
         .findOneAndUpdate(
-          { _id: notificationUuid, ...userScope, ...countedWrongNumberFilter(now) },
+          { _id: notificationUuid, ...userFilter(user), ...countedWrongNumberFilter(now) },
           { $inc: { numberAttempts: 1 } },
           { new: true, projection: PROJECTION },
         )
@@ -147,12 +148,12 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
     },
 
     /** The last wrong number: TAMPERED. Null when it was not the last one any more (a race). */
-    async endOnLastWrongNumber(notificationUuid: string, userScope: Record<string, string>, now: Date): Promise<Notification | null> {
+    async endOnLastWrongNumber(notificationUuid: string, user: UserRef, now: Date): Promise<Notification | null> {
       const ended = await (
         await model()
       )
         .findOneAndUpdate(
-          { _id: notificationUuid, ...userScope, ...lastWrongNumberFilter(now) },
+          { _id: notificationUuid, ...userFilter(user), ...lastWrongNumberFilter(now) },
           { $set: { status: 'TAMPERED', signingStatus: 'NA', isDsVerified: false, answeredAt: now }, $inc: { numberAttempts: 1 } },
           { new: true, projection: PROJECTION },
         )
@@ -167,8 +168,7 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
 
     async list(query: ListQuery): Promise<Notification[]> {
       const filter: Record<string, unknown> = {
-        enterpriseId: query.enterpriseId,
-        userId: query.userId,
+        ...userFilter(query),
         status: query.statuses.length === 1 ? query.statuses[0] : { $in: query.statuses },
       };
       if (query.expiresAfter) filter.expiresAt = { $gt: query.expiresAfter };
@@ -190,13 +190,9 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
     },
 
     /** The user's ACTIVE, still-in-time notifications (to discard them). */
-    async findPendingOfUser(
-      enterpriseId: string,
-      userId: string,
-      now: Date,
-    ): Promise<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]> {
+    async findPendingOfUser(ref: UserRef, now: Date): Promise<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]> {
       return (await model())
-        .find({ enterpriseId, userId, ...transitionFilter('DISCARD', now) }, { _id: 0, notificationUuid: 1, callbackUrl: 1 })
+        .find({ ...userFilter(ref), ...transitionFilter('DISCARD', now) }, { _id: 0, notificationUuid: 1, callbackUrl: 1 })
         .lean<Pick<Notification, 'notificationUuid' | 'callbackUrl'>[]>();
     },
 

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../batching/group-commit.js';
-import type { Logger } from '../logger/logger.js';
-import { isUserBlocked, type UserFinder } from './enterprise-scope.js';
-import { AppError, ValidationError } from '../errors/app-error.js';
+import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../platform/batching/group-commit.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { isReachable, type UserFinder } from '../users/user-reachability.js';
+import type { ClientRef, UserRef } from '../platform/tenancy/enterprise-id.js';
+import { isHeldBy, type NotificationHolder } from './notification-holder.js';
+import { AppError, ValidationError } from '../platform/errors/app-error.js';
 import { invalidArgument, notificationEnded, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
 import { verifyDeviceSignature } from './notification-signature.js';
 import { effectiveStatus, refusalOf } from './notification-states.js';
@@ -74,10 +76,7 @@ export interface NotificationsDeps {
 export const DEFAULT_EXPIRES_IN_SECONDS = 300;
 
 /** The client a notification belongs to: only it reads and cancels it. */
-export interface NotificationOwner {
-  clientId: string;
-  enterpriseId: string;
-}
+export type NotificationOwner = ClientRef;
 
 const NUMBER_MISSING = 'is required for this answer; type the two-digit number shown where the request was made';
 
@@ -107,28 +106,27 @@ export function createNotificationsService(deps: NotificationsDeps) {
   /** Ends it in `to` (one conditional write), or throws why not. */
   async function end(
     uuid: string,
-    scope: Record<string, string>,
+    holder: NotificationHolder,
     to: FinalStatus,
     fields: Parameters<NotificationsRepository['end']>[4] = {},
   ): Promise<Notification> {
     const at = now();
-    const ended = await repository.end(uuid, scope, to, at, fields);
+    const ended = await repository.end(uuid, holder, to, at, fields);
     if (ended) {
       await queueCallback(ended);
       return ended;
     }
-    throw await refusalFor(uuid, scope, at);
+    throw await refusalFor(uuid, holder, at);
   }
 
-  async function refusalFor(uuid: string, scope: Record<string, string>, at: Date) {
+  async function refusalFor(uuid: string, holder: NotificationHolder, at: Date) {
     const current = await repository.find(uuid);
-    const mine =
-      current && Object.entries(scope).every(([k, v]) => (current as unknown as Record<string, unknown>)[k] === v) ? current : null;
+    const mine = current && isHeldBy(current, holder) ? current : null;
     const refusal = refusalOf(mine, at);
     // Past expiresAt and still ACTIVE: the worker is late or down; write what the clock says
     // (one record by its id: the request path does not join the worker's batches).
     if (refusal.kind === 'expired' && mine?.status === 'ACTIVE') {
-      const expired = await repository.end(uuid, {}, 'EXPIRED', now());
+      const expired = await repository.end(uuid, 'system', 'EXPIRED', now());
       if (expired) await queueCallback(expired);
     }
     return refusalError(refusal);
@@ -189,7 +187,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
         if (!check.ok) throw invalidArgument('callbackUrl', check.reason);
       }
       const user = await deps.users.findUser({ enterpriseId: client.enterpriseId, userId: input.userId });
-      if (!user || user.status === 'DELETED' || isUserBlocked(user)) throw userNotFound();
+      if (!isReachable(user)) throw userNotFound();
       const dsRequired = input.ds_required === true;
       if (dsRequired && !user.device) throw invalidArgument('ds_required', 'the user has no device key registered at activation');
 
@@ -225,8 +223,8 @@ export function createNotificationsService(deps: NotificationsDeps) {
         );
       // A user deleted or blocked while this was being written would miss the discard: check again.
       const after = await deps.users.findUser({ enterpriseId: client.enterpriseId, userId: input.userId });
-      if (!after || after.status === 'DELETED' || isUserBlocked(after)) {
-        await repository.end(n.notificationUuid, {}, 'DISCARD', now());
+      if (!isReachable(after)) {
+        await repository.end(n.notificationUuid, 'system', 'DISCARD', now());
         throw userNotFound();
       }
       deps.onCreated?.(n);
@@ -251,7 +249,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
     /** CANCELLED by its client; an expired notification is one more state it is in (409, not 410). */
     async cancel(owner: NotificationOwner, uuid: string): Promise<Notification> {
       try {
-        return await end(uuid, { enterpriseId: owner.enterpriseId, clientId: owner.clientId }, 'CANCELLED');
+        return await end(uuid, { client: owner }, 'CANCELLED');
       } catch (err) {
         if (err instanceof AppError && err.code === 'NOTIFICATION_EXPIRED') throw notificationEnded('EXPIRED');
         throw err;
@@ -287,10 +285,11 @@ export function createNotificationsService(deps: NotificationsDeps) {
       uuid: string,
       input: AnswerInput,
     ): Promise<{ notificationUuid: string; isDsVerified: boolean }> {
-      const scope = { enterpriseId, userId };
+      const user: UserRef = { enterpriseId, userId };
+      const holder: NotificationHolder = { user };
       const n = await userNotification(enterpriseId, userId, uuid);
       const at = now();
-      if (n.status !== 'ACTIVE' || effectiveStatus(n, at) !== 'ACTIVE') throw await refusalFor(uuid, scope, at);
+      if (n.status !== 'ACTIVE' || effectiveStatus(n, at) !== 'ACTIVE') throw await refusalFor(uuid, holder, at);
       if (!n.actions.some((a) => a.action === input.response))
         throw invalidArgument('response', "is not one of the notification's actions");
       if (n.dsRequired && input.signature === undefined) throw invalidArgument('signature', 'is required for this notification');
@@ -298,41 +297,41 @@ export function createNotificationsService(deps: NotificationsDeps) {
       if (n.number !== undefined && needsNumber(n.actions, input.response)) {
         if (input.number === undefined) throw invalidArgument('number', NUMBER_MISSING);
         if (!matchesNumber(n.number, input.number)) {
-          const counted = await repository.countWrongNumber(uuid, scope, at);
+          const counted = await repository.countWrongNumber(uuid, user, at);
           if (counted) throw wrongNumber(triesLeftAfter(counted.numberAttempts));
-          const tampered = await repository.endOnLastWrongNumber(uuid, scope, at);
+          const tampered = await repository.endOnLastWrongNumber(uuid, user, at);
           if (tampered) {
             await queueCallback(tampered);
             throw wrongNumber(0);
           }
-          throw await refusalFor(uuid, scope, at);
+          throw await refusalFor(uuid, holder, at);
         }
       }
-      const user = await deps.users.findUser({ enterpriseId: enterpriseId, userId: userId });
+      const found = await deps.users.findUser(user);
       if (n.dsRequired) {
-        const verified = user?.device !== undefined && verifyDeviceSignature(user.device, uuid, input.response, input.signature ?? '');
+        const verified = found?.device !== undefined && verifyDeviceSignature(found.device, uuid, input.response, input.signature ?? '');
         if (!verified) {
-          await end(uuid, scope, 'TAMPERED', {
+          await end(uuid, holder, 'TAMPERED', {
             signingStatus: 'Failed',
             isDsVerified: false,
-            ...(user?.device ? { deviceId: user.device.deviceId } : {}),
+            ...(found?.device ? { deviceId: found.device.deviceId } : {}),
           });
           throw invalidArgument('signature', 'does not verify against the registered device key; the notification is TAMPERED');
         }
       }
-      const answered = await end(uuid, scope, 'UPDATED', {
+      const answered = await end(uuid, holder, 'UPDATED', {
         action: input.response,
         signingStatus: n.dsRequired ? 'Verified' : 'NA',
         isDsVerified: n.dsRequired,
-        ...(user?.device ? { deviceId: user.device.deviceId } : {}),
+        ...(found?.device ? { deviceId: found.device.deviceId } : {}),
       });
       return { notificationUuid: answered.notificationUuid, isDsVerified: answered.isDsVerified };
     },
 
     async dismiss(enterpriseId: string, userId: string, uuid: string): Promise<Notification> {
-      const scope = { enterpriseId, userId };
+      const holder: NotificationHolder = { user: { enterpriseId, userId } };
       await userNotification(enterpriseId, userId, uuid);
-      return end(uuid, scope, 'DISMISSED');
+      return end(uuid, holder, 'DISMISSED');
     },
 
     expire,
@@ -341,9 +340,9 @@ export function createNotificationsService(deps: NotificationsDeps) {
      * DISCARD for every pending notification of the user (deleted or blocked). Safe to repeat:
      * call it again after a crash and it finishes the job.
      */
-    async discardPendingNotifications(enterpriseId: string, userId: string): Promise<number> {
+    async discardPendingNotifications(ref: UserRef): Promise<number> {
       const at = now();
-      const pending = await repository.findPendingOfUser(enterpriseId, userId, at);
+      const pending = await repository.findPendingOfUser(ref, at);
       const changed = await repository.endMany(
         pending.map((p) => p.notificationUuid),
         'DISCARD',

@@ -1,6 +1,8 @@
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import type { ClientRef } from '../platform/tenancy/enterprise-id.js';
+import { clientFilter } from '../platform/tenancy/tenant-filter.js';
 
 interface IdempotencyDoc {
   enterpriseId: string;
@@ -32,8 +34,8 @@ export function createIdempotencyRepository(connection: Connection) {
   const model = () => modelFor(connection, 'OtpIdempotencyKey', idempotencySchema);
   return {
     /** The claim of this key, if any (read only). */
-    async find(enterpriseId: string, clientId: string, key: string): Promise<IdempotencyDoc | undefined> {
-      return (await (await model()).findOne({ enterpriseId, clientId, key }).lean<IdempotencyDoc>()) ?? undefined;
+    async find(client: ClientRef, key: string): Promise<IdempotencyDoc | undefined> {
+      return (await (await model()).findOne({ ...clientFilter(client), key }).lean<IdempotencyDoc>()) ?? undefined;
     },
 
     /**
@@ -47,18 +49,14 @@ export function createIdempotencyRepository(connection: Connection) {
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
       }
-      const existing = await (
-        await model()
-      )
-        .findOne({ enterpriseId: entry.enterpriseId, clientId: entry.clientId, key: entry.key })
-        .lean<IdempotencyDoc>();
+      const existing = await (await model()).findOne({ ...clientFilter(entry), key: entry.key }).lean<IdempotencyDoc>();
       if (!existing) return this.claim(entry);
       if (entry.createdAt.getTime() - existing.createdAt.getTime() > IDEMPOTENCY_WINDOW_MS) {
         const replaced = await (
           await model()
         )
           .findOneAndUpdate(
-            { enterpriseId: entry.enterpriseId, clientId: entry.clientId, key: entry.key, createdAt: existing.createdAt },
+            { ...clientFilter(entry), key: entry.key, createdAt: existing.createdAt },
             { $set: { requestHash: entry.requestHash, otpUuid: entry.otpUuid, createdAt: entry.createdAt } },
           )
           .lean<IdempotencyDoc>();

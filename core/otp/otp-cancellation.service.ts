@@ -1,8 +1,8 @@
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
-import { NotFoundError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
+import { NotFoundError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { OtpsRepository } from './otps.repository.js';
-import { outcomeError, publicStatus, type OtpValidationService } from './otp-validation.service.js';
+import { otpEnded, publicStatus, type OtpValidationService } from './otp-validation.service.js';
 
 export interface OtpCancellationDeps {
   otps: Pick<OtpsRepository, 'cancel' | 'findForClient'>;
@@ -31,7 +31,7 @@ export function createOtpCancellationService(deps: OtpCancellationDeps) {
       const record = cancelled ?? (await deps.otps.findForClient(otpUuid, clientId));
       if (!record) throw new NotFoundError('OTP not found');
       const status = publicStatus(record, at);
-      if (status !== 'CANCELLED') throw outcomeError(409, otpUuid, status, `OTP already ended: ${status}`);
+      if (status !== 'CANCELLED') throw otpEnded(otpUuid, status, `OTP already ended: ${status}`);
       // Also on a repeated cancel: it finishes what a cancel cut short by a failure left QUEUED.
       await deps.deliveries.cancelQueued(otpUuid, at);
       if (cancelled) deps.logger.info({ otpUuid }, 'OTP cancelled');

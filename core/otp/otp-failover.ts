@@ -1,5 +1,6 @@
-import type { Logger } from '../logger/logger.js';
-import { deliveryFailovers } from '../metrics/business-metrics.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
+import { deliveryFailovers } from '../platform/metrics/business-metrics.js';
 import { resendCodeContext } from './otp-resend.service.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
@@ -81,7 +82,7 @@ export function createDeliveryFailover(deps: DeliveryFailoverDeps) {
     async failOver(failed: Delivery, cause: FailureCause): Promise<Delivery | undefined> {
       if (failed.kind !== 'otp') return undefined;
       const at = now();
-      const record = await deps.otps.findInEnterprise(failed.refId, failed.enterpriseId ?? 'default');
+      const record = await deps.otps.findInEnterprise(failed.refId, { enterpriseId: failed.enterpriseId ?? DEFAULT_ENTERPRISE_ID });
       if (!record || !stillActive(record, at) || record.resendCode === undefined) return undefined;
       const step = nextStep(failed, record, cause);
       if (step === undefined) return undefined;

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
 import { createUnansweredRows } from '../deliveries/unanswered-rows.js';
 import { otpDeliveryId, type Channel, type Delivery } from '../deliveries/delivery.types.js';
-import { NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/app-error.js';
+import { NotFoundError, UnavailableError, ValidationError } from '../platform/errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { OTP_MACRO, findMissingMacros } from '../templates/template-macros.js';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRepository } from './idempotency.repository.js';
@@ -16,7 +16,8 @@ import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { resendCodeContext } from './otp-resend.service.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
-import { otpRequests } from '../metrics/business-metrics.js';
+import { otpRequests } from '../platform/metrics/business-metrics.js';
+import { isReachable } from '../users/user-reachability.js';
 
 /** What the generation needs to know about a template: its channel and its macro-bearing texts. */
 export interface TemplateLookup {
@@ -162,8 +163,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         };
       });
       if (deadline !== undefined && Date.now() > deadline) {
-        throw new ServiceUnavailableError('Service unavailable: the request took too long; retry later', {
-          headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+        throw new UnavailableError('Service unavailable: the request took too long; retry later', {
+          retryAfterSeconds: RETRY_AFTER_SECONDS,
         });
       }
       if (freshCode === undefined) await deps.deliveries.insertMany(rows);
@@ -209,7 +210,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       command: Pick<GenerateOtpCommand, 'clientId' | 'enterpriseId' | 'rawBody' | 'idempotencyKey'>,
     ): Promise<string | undefined> {
       if (command.idempotencyKey === undefined) return undefined;
-      const claim = await deps.idempotency.find(command.enterpriseId, command.clientId, command.idempotencyKey);
+      const claim = await deps.idempotency.find(command, command.idempotencyKey);
       if (!claim || claim.requestHash !== requestHashOf(command.rawBody)) return undefined;
       if (now().getTime() - claim.createdAt.getTime() > IDEMPOTENCY_WINDOW_MS) return undefined;
       const existing = await deps.otps.findForClient(claim.otpUuid, command.clientId);
@@ -238,7 +239,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       if (found.status === 'rejected') throw found.reason;
       const user = found.value;
       // A blocked user is not found for enterprise calls either.
-      if (!user || user.status === 'DELETED' || user.blocked) throw new NotFoundError('User not found');
+      if (!isReachable(user)) throw new NotFoundError('User not found');
       const addressOf = (channel: Channel, field: string) => {
         const address = channel === 'SMS' ? user.mobileNumber : user.emailId;
         if (!address) throw new ValidationError(`${field}: user has no ${channel === 'SMS' ? 'mobileNumber' : 'emailId'} registered`);

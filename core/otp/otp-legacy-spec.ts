@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors/app-error.js';
+import { ValidationError } from '../platform/errors/app-error.js';
 import type { CharSetId, NormalizedSegment } from './otp.types.js';
 
 /** Used when neither otpSpecs nor otpSpec is sent. */

@@ -1,23 +1,11 @@
-import type { RateLimiterRedis } from 'rate-limiter-flexible';
-import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { RateLimit } from '../config/config.js';
-import { AppError } from '../errors/app-error.js';
-import type { RedisClient } from '../queues/redis-connection.js';
-import { rateLimitHeaders as budgetHeaders } from '../throttling/rate-limit-headers.js';
-import { createRedisLimiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
+import type { RateLimit } from '../platform/config/config.js';
+import { RateLimitedError } from '../platform/errors/app-error.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
+import { createBudget, type Budget } from '../platform/throttling/budget.js';
+import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient';
-
-/** Where one budget stands after a request: what the RateLimit headers report. */
-export interface LimitState {
-  name: LimitName;
-  /** Requests allowed per window. */
-  quota: number;
-  windowSeconds: number;
-  remaining: number;
-  /** Seconds until the window starts over. */
-  resetSeconds: number;
-}
 
 /** Names the budgets carry in the RateLimit headers (stable: clients may key on them). */
 const POLICY_NAMES: Record<LimitName, string> = {
@@ -26,49 +14,34 @@ const POLICY_NAMES: Record<LimitName, string> = {
   validatePerClient: 'validate-per-client',
 };
 
-/** The OTP budgets' RateLimit headers (see core/throttling/rate-limit-headers.ts). */
-export function rateLimitHeaders(states: LimitState[]): Record<string, string> {
-  return budgetHeaders(states.map(({ name, ...rest }) => ({ policy: POLICY_NAMES[name], ...rest })));
-}
+const tooMany = (msBeforeNext: number, budget: BudgetState) => {
+  const retryAfter = retryAfterSeconds(msBeforeNext);
+  return new RateLimitedError(`Too many requests: retry after ${retryAfter} seconds`, { retryAfterSeconds: retryAfter, budgets: [budget] });
+};
 
 /**
  * Abuse limits in Redis, shared by every API instance (an in-process limiter with the same budget
  * stands in while Redis is unreachable). A request refused for the caller's own mistake gives its
- * points back (`refund`), so a mistyped template name never uses up a person's budget.
+ * points back (`refund`), so a mistyped template name never uses up a person's budget. Test
+ * clients' traffic counts against a per-user budget of its own.
  */
 export function createRateLimits(redis: RedisClient, prefix: string, limits: Record<LimitName, RateLimit>) {
-  const limiters = Object.fromEntries(
-    (Object.keys(limits) as LimitName[]).map((name) => {
-      const { points, durationSeconds } = limits[name];
-      return [name, createRedisLimiter(redis, `${prefix}:rl:${name}`, points, durationSeconds)];
-    }),
-  ) as Record<LimitName, RateLimiterRedis>;
-
-  const stateOf = (name: LimitName, res: RateLimiterRes): LimitState => ({
-    name,
-    quota: limits[name].points,
-    windowSeconds: limits[name].durationSeconds,
-    remaining: Math.max(res.remainingPoints, 0),
-    resetSeconds: Math.max(Math.ceil(res.msBeforeNext / 1000), 0),
-  });
+  const budgets = Object.fromEntries(
+    (Object.keys(limits) as LimitName[]).map((name) => [
+      name,
+      createBudget(redis, prefix, { name, ...limits[name], policy: POLICY_NAMES[name], separateTestTraffic: name === 'otpPerUser' }),
+    ]),
+  ) as Record<LimitName, Budget>;
 
   return {
-    /** Consumes one point; throws 429 (error body, Retry-After, RateLimit headers) when the budget is spent. */
-    async consume(name: LimitName, key: string): Promise<LimitState> {
-      try {
-        return stateOf(name, await limiters[name].consume(key));
-      } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-        const retryAfter = retryAfterSeconds(err.msBeforeNext);
-        throw new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
-          headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders([stateOf(name, err)]) },
-        });
-      }
+    /** Consumes one point; throws RateLimitedError (the wait, and the spent budget) when the budget is spent. */
+    async consume(name: LimitName, key: string, test = false): Promise<BudgetState> {
+      return budgets[name].consume(key, tooMany, { test });
     },
 
     /** Gives back the point a request took (it was refused for the caller's own mistake). */
-    async refund(name: LimitName, key: string): Promise<void> {
-      await limiters[name].reward(key, 1);
+    async refund(name: LimitName, key: string, test = false): Promise<void> {
+      await budgets[name].refund(key, { test });
     },
   };
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 import type { StillWantedCheck } from '../deliveries/delivery-replay.types.js';
 import type { OtpsRepository } from './otps.repository.js';
 
@@ -8,7 +8,7 @@ import type { OtpsRepository } from './otps.repository.js';
  */
 export function otpStillWanted(otps: Pick<OtpsRepository, 'findInEnterprise'>): StillWantedCheck {
   return async (delivery, now) => {
-    const otp = await otps.findInEnterprise(delivery.refId, delivery.enterpriseId ?? DEFAULT_ENTERPRISE_ID);
+    const otp = await otps.findInEnterprise(delivery.refId, { enterpriseId: delivery.enterpriseId ?? DEFAULT_ENTERPRISE_ID });
     if (!otp) return { code: 'ended', reason: 'Its OTP no longer exists.' };
     if (otp.status === 'USED') return { code: 'ended', reason: 'Its OTP was used.' };
     if (otp.status === 'CANCELLED') return { code: 'ended', reason: 'Its OTP was cancelled.' };

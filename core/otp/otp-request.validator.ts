@@ -1,6 +1,6 @@
-import { BadRequestError, ValidationError } from '../errors/app-error.js';
-import { describeSchemaError } from '../schemas/schema-error-message.js';
-import { getValidator } from '../schemas/schema-registry.js';
+import { BadRequestError, ValidationError } from '../platform/errors/app-error.js';
+import { describeSchemaError } from '../platform/schemas/schema-error-message.js';
+import { getValidator } from '../platform/schemas/schema-registry.js';
 import { DEFAULT_LEGACY_OTP_SPEC, legacySpecToSegment } from './otp-legacy-spec.js';
 import { normalizeSegments } from './otp-segment.rules.js';
 import type { GenerateOtpBody, GenerateOtpRequest, HashSpec, OtpChannel } from './otp.types.js';

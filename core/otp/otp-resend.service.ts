@@ -2,13 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
 import { otpDeliveryId, otpResendDeliveryId, type Delivery } from '../deliveries/delivery.types.js';
-import { AppError, NotFoundError, ValidationError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
+import { ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { OTP_MACRO } from '../templates/template-macros.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
-import type { LimitState } from './otp-rate-limits.js';
-import { outcomeError, publicStatus } from './otp-validation.service.js';
+import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { otpEnded, publicStatus, type OtpPublicStatus } from './otp-validation.service.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 
@@ -29,11 +29,11 @@ export interface ResendCommand {
   enterpriseId: string;
   idempotencyKey?: string;
   /** Takes the rate limits of a send to this user (429 when spent). */
-  admit: (userId: string) => Promise<LimitState[]>;
+  admit: (userId: string) => Promise<BudgetState[]>;
 }
 
 /** `replayed`: an earlier request with the same key did the resend (its limits may need giving back). */
-export type ResendResult = { replayed: true } | { replayed?: undefined; limits: LimitState[] };
+export type ResendResult = { replayed: true } | { replayed?: undefined; limits: BudgetState[] };
 
 /** Where the resend copy of the code is bound: it decrypts for this OTP only. */
 export const resendCodeContext = (otpUuid: string) => `resend:${otpUuid}`;
@@ -48,7 +48,7 @@ const requestHashOf = (otpUuid: string) => createHash('sha256').update(`resend $
 const keyedResendId = (clientId: string, key: string, claimedAt: Date) =>
   createHash('sha256').update(`${clientId}\n${key}\n${claimedAt.getTime()}`).digest('hex').slice(0, 16);
 
-const notResendable = (otpUuid: string, status: string) => outcomeError(409, otpUuid, status, `OTP cannot be resent: it is ${status}`);
+const notResendable = (otpUuid: string, status: OtpPublicStatus) => otpEnded(otpUuid, status, `OTP cannot be resent: it is ${status}`);
 
 /**
  * Sends an ACTIVE OTP's code again: same code, same channels, same addresses and templates as its
@@ -132,7 +132,8 @@ export function createOtpResendService(deps: OtpResendDeps) {
       const status = publicStatus(record, at);
       if (status !== 'ACTIVE') throw notResendable(otpUuid, status);
       if (record.resendCode === undefined) {
-        throw new AppError('OTP_NOT_RESENDABLE', 409, 'OTP cannot be resent: it was generated before resends were possible', {
+        throw new ConflictError('OTP cannot be resent: it was generated before resends were possible', {
+          code: 'OTP_NOT_RESENDABLE',
           extra: { otpUuid, status },
         });
       }

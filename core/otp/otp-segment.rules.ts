@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors/app-error.js';
+import { ValidationError } from '../platform/errors/app-error.js';
 import { buildSegmentPools, MINIMUM_RULES, type MinimumField } from './otp-charsets.js';
 import { CHAR_SET_IDS, type CharSetId, type NormalizedSegment, type OtpSegmentBody } from './otp.types.js';
 

@@ -1,4 +1,4 @@
-import { AppError, NotFoundError } from '../errors/app-error.js';
+import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { createDeliveryReader } from '../deliveries/delivery-reader.js';
 import {
@@ -13,7 +13,7 @@ import { verifyOtp } from './otp-digest.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { HashSpec } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
-import { otpValidations } from '../metrics/business-metrics.js';
+import { otpValidations } from '../platform/metrics/business-metrics.js';
 
 export interface OtpValidationDeps {
   otps: OtpsRepository;
@@ -37,34 +37,34 @@ export function publicStatus(record: OtpRecord, now: Date): OtpPublicStatus {
   return 'ACTIVE';
 }
 
-/** The validation outcome as an error whose body carries `otpUuid` and `status` (the OTP's state). */
-export function outcomeError(
-  status: number,
-  otpUuid: string,
-  otpStatus: string,
-  message: string,
-  extra: Record<string, unknown> = {},
-): AppError {
-  return new AppError(`OTP_${otpStatus}`, status, message, { extra: { otpUuid, status: otpStatus, ...extra } });
+/**
+ * What checking a code found: the right code (with the JWT asked for), a wrong one (and the
+ * attempts left), or an OTP that no longer takes codes (and why). Each caller turns it into its
+ * own answer: the enterprise route into its refusals, sign-in into its pages.
+ */
+export type OtpCheck =
+  | { kind: 'valid'; otpUuid: string; jwt?: string }
+  | { kind: 'wrong'; otpUuid: string; attemptsLeft: number }
+  | { kind: 'ended'; otpUuid: string; status: Exclude<OtpPublicStatus, 'ACTIVE'> }
+  | { kind: 'unknown'; otpUuid: string };
+
+/** The OTP already ended otherwise (used, expired, locked, cancelled): a conflict carrying its state. */
+export function otpEnded(otpUuid: string, status: OtpPublicStatus, message: string): ConflictError {
+  return new ConflictError(message, { code: `OTP_${status}`, extra: { otpUuid, status } });
+}
+
+/** The state of an OTP that refused to take an attempt: one that still reads ACTIVE had no attempt left for it, so it is locked. */
+function endedStatus(status: OtpPublicStatus): Exclude<OtpPublicStatus, 'ACTIVE'> {
+  return status === 'ACTIVE' ? 'LOCKED' : status;
 }
 
 export function createOtpValidationService(deps: OtpValidationDeps) {
   const now = deps.now ?? (() => new Date());
 
-  async function explainRefusal(otpUuid: string, clientId: string, at: Date): Promise<never> {
+  async function explainRefusal(otpUuid: string, clientId: string, at: Date): Promise<OtpCheck> {
     const record = await deps.otps.findForClient(otpUuid, clientId);
-    if (!record) throw new NotFoundError('OTP not found');
-    switch (publicStatus(record, at)) {
-      case 'USED':
-        throw outcomeError(409, otpUuid, 'USED', 'OTP already used');
-      case 'EXPIRED':
-        throw outcomeError(410, otpUuid, 'EXPIRED', 'OTP expired');
-      // Gone for good, like an expired OTP: the right code is refused too.
-      case 'CANCELLED':
-        throw outcomeError(410, otpUuid, 'CANCELLED', 'OTP cancelled');
-      default:
-        throw outcomeError(423, otpUuid, 'LOCKED', 'OTP locked: no attempts left');
-    }
+    if (!record) return { kind: 'unknown', otpUuid };
+    return { kind: 'ended', otpUuid, status: endedStatus(publicStatus(record, at)) };
   }
 
   const reader = createDeliveryReader({ journal: deps.sentJournal, deliveries: deps.deliveries });
@@ -75,32 +75,30 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     return reader.byRef(record.otpUuid, [...ids, ...ids.flatMap((id) => [failoverDeliveryId(id, 1), failoverDeliveryId(id, 2)])]);
   }
 
-  async function checkCode(otpUuid: string, clientId: string, code: string): Promise<{ otpUuid: string; status: 'SUCCESS'; jwt?: string }> {
+  async function checkCode(otpUuid: string, clientId: string, code: string): Promise<OtpCheck> {
     const at = now();
     const record = await deps.otps.takeAttempt(otpUuid, clientId, at);
     if (!record) return explainRefusal(otpUuid, clientId, at);
     if (!verifyOtp(code, record.digest, record.hashSpec as HashSpec, deps.keys)) {
       const attemptsLeft = Math.max(record.attempts - record.attemptsUsed, 0);
       if (attemptsLeft === 0) await deps.otps.lockIfExhausted(otpUuid);
-      throw outcomeError(422, otpUuid, 'FAILED', 'Invalid OTP', { attemptsLeft });
+      return { kind: 'wrong', otpUuid, attemptsLeft };
     }
     if (!(await deps.otps.markUsed(otpUuid, at))) return explainRefusal(otpUuid, clientId, at);
-    if (!record.generateJwt) return { otpUuid, status: 'SUCCESS' };
-    return { otpUuid, status: 'SUCCESS', jwt: await deps.signOtpJwt({ sub: record.userId, jti: otpUuid, clientId }) };
+    if (!record.generateJwt) return { kind: 'valid', otpUuid };
+    return { kind: 'valid', otpUuid, jwt: await deps.signOtpJwt({ sub: record.userId, jti: otpUuid, clientId }) };
   }
 
+  /** The outcomes counted: the OTP's state a refusal ends in (FAILED for a wrong code); an unknown uuid counts nothing. */
+  const metricOutcome = (check: OtpCheck): string | undefined =>
+    check.kind === 'valid' ? 'SUCCESS' : check.kind === 'wrong' ? 'FAILED' : check.kind === 'ended' ? check.status : undefined;
+
   return {
-    async validate(otpUuid: string, clientId: string, code: string): Promise<{ otpUuid: string; status: 'SUCCESS'; jwt?: string }> {
-      try {
-        const result = await checkCode(otpUuid, clientId, code);
-        otpValidations.inc({ outcome: result.status });
-        return result;
-      } catch (err) {
-        // Refusals carry the OTP's state (FAILED, LOCKED, EXPIRED, USED, CANCELLED); an unknown uuid carries none.
-        const status = err instanceof AppError ? err.extra.status : undefined;
-        if (typeof status === 'string') otpValidations.inc({ outcome: status });
-        throw err;
-      }
+    async validate(otpUuid: string, clientId: string, code: string): Promise<OtpCheck> {
+      const check = await checkCode(otpUuid, clientId, code);
+      const outcome = metricOutcome(check);
+      if (outcome !== undefined) otpValidations.inc({ outcome });
+      return check;
     },
 
     async status(otpUuid: string, clientId: string) {

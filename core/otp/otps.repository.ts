@@ -1,6 +1,8 @@
 import { Schema, type Connection, type mongo } from 'mongoose';
-import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../batching/group-commit.js';
-import { modelFor, withoutUndefined } from '../db/model-registry.js';
+import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../platform/batching/group-commit.js';
+import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
+import type { EnterpriseScope } from '../platform/tenancy/enterprise-id.js';
+import { scopeFilter } from '../platform/tenancy/tenant-filter.js';
 import type { Channel } from '../deliveries/delivery.types.js';
 
 export type OtpStatus = 'ACTIVE' | 'USED' | 'LOCKED' | 'CANCELLED';
@@ -128,8 +130,8 @@ export function createOtpsRepository(connection: Connection) {
     },
 
     /** For the operator (any client of the enterprise, login codes included). */
-    async findInEnterprise(otpUuid: string, enterpriseId: string): Promise<OtpRecord | undefined> {
-      const doc = await (await model()).findOne({ _id: otpUuid, enterpriseId, ...notPurged() }).lean<OtpDoc>();
+    async findInEnterprise(otpUuid: string, scope: EnterpriseScope): Promise<OtpRecord | undefined> {
+      const doc = await (await model()).findOne({ _id: otpUuid, ...scopeFilter(scope), ...notPurged() }).lean<OtpDoc>();
       return doc ? toRecord(doc) : undefined;
     },
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { OtpsRepository } from './otps.repository.js';
 
 /** How far back the first sweep of a process looks (a dispatch worker that was down a while). */

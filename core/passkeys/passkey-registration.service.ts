@@ -7,9 +7,9 @@ import {
 } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import type { PasskeyConfig } from '../config/config.js';
-import { userKey } from '../enterprises/enterprise-id.js';
-import { ConflictError, ValidationError } from '../errors/app-error.js';
+import type { PasskeyConfig } from '../platform/config/config.js';
+import { userKey } from '../platform/tenancy/enterprise-id.js';
+import { ConflictError, ValidationError } from '../platform/errors/app-error.js';
 import type { User } from '../users/user.types.js';
 import { challengeOf } from './client-data.js';
 import { DuplicatePasskeyError, type Passkey, type PasskeysRepository } from './passkeys.repository.js';

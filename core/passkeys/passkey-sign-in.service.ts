@@ -1,11 +1,13 @@
 import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
-import type { PasskeyConfig } from '../config/config.js';
-import type { Logger } from '../logger/logger.js';
+import type { PasskeyConfig } from '../platform/config/config.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { LoginLimits } from '../sign-in/login-rate-limits.js';
-import { canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
+import { canSignIn } from '../users/user-reachability.js';
+import { findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/sign-in-users.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { PasskeysRepository } from './passkeys.repository.js';
+import type { PasskeyOutcome } from '../sign-in/passkey-answer.js';
 
 /** Passkey sign-ins do not wait for the user forever: what the page asks browsers for. */
 export const SIGN_IN_TIMEOUT_MS = 5 * 60 * 1000;
@@ -19,16 +21,6 @@ export interface PasskeySignInDeps {
   now?: () => Date;
 }
 
-export type PasskeyOutcome =
-  | { kind: 'signed-in'; userId: string }
-  /** No passkey by that credential id in the enterprise of the app (removed, or never registered here). */
-  | { kind: 'unknown-passkey' }
-  /** The answer did not verify (signature, origin, relying party, user verification, counter). */
-  | { kind: 'not-verified' }
-  | { kind: 'not-active' }
-  /** The user is blocked or deleted. */
-  | { kind: 'refused' };
-
 /**
  * Sign-in with a passkey on the login page: the browser's answer to the page's one challenge,
  * checked by @simplewebauthn/server against the passkey of the app's enterprise (never another
@@ -41,7 +33,7 @@ export function createPasskeySignIn(deps: PasskeySignInDeps) {
 
   return {
     async verify(client: SignInClient, answer: AuthenticationResponseJSON, challenge: string, address: string): Promise<PasskeyOutcome> {
-      const passkey = await deps.passkeys.findByCredential(client.enterpriseId, answer.id);
+      const passkey = await deps.passkeys.findByCredential(client, answer.id);
       if (!passkey) return { kind: 'unknown-passkey' };
       const key = signInUserKey(client, passkey.userId);
       await deps.limits.consumeStep(key, address, false);

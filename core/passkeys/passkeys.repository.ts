@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
-import type { UserRef } from '../enterprises/enterprise-id.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import type { EnterpriseScope, UserRef } from '../platform/tenancy/enterprise-id.js';
+import { scopeFilter, userFilter } from '../platform/tenancy/tenant-filter.js';
 
 /**
  * A user's passkey (a WebAuthn credential), in the user's enterprise. The public key and the
@@ -62,7 +63,6 @@ export type NewPasskey = Omit<Passkey, 'id' | 'createdAt' | 'lastUsedAt'>;
 
 export function createPasskeysRepository(connection: Connection) {
   const model = () => modelFor(connection, 'Passkey', passkeySchema);
-  const ofUser = (ref: UserRef) => ({ enterpriseId: ref.enterpriseId, userId: ref.userId });
 
   return {
     async add(passkey: NewPasskey, now: Date): Promise<Passkey> {
@@ -78,22 +78,22 @@ export function createPasskeysRepository(connection: Connection) {
 
     /** The user's passkeys, oldest first. */
     async list(ref: UserRef): Promise<Passkey[]> {
-      return (await model()).find(ofUser(ref), PROJECTION).sort({ createdAt: 1, id: 1 }).lean<Passkey[]>();
+      return (await model()).find(userFilter(ref), PROJECTION).sort({ createdAt: 1, id: 1 }).lean<Passkey[]>();
     },
 
     async count(ref: UserRef): Promise<number> {
-      return (await model()).countDocuments(ofUser(ref));
+      return (await model()).countDocuments(userFilter(ref));
     },
 
     /** The user handle of the user's passkeys, if they have one. */
     async userHandleOf(ref: UserRef): Promise<string | undefined> {
-      const found = await (await model()).findOne(ofUser(ref), { _id: 0, userHandle: 1 }).lean<Pick<Passkey, 'userHandle'>>();
+      const found = await (await model()).findOne(userFilter(ref), { _id: 0, userHandle: 1 }).lean<Pick<Passkey, 'userHandle'>>();
       return found?.userHandle;
     },
 
     /** A passkey by credential id, in this enterprise only: one of another enterprise is not found. */
-    async findByCredential(enterpriseId: string, credentialId: string): Promise<Passkey | undefined> {
-      return (await (await model()).findOne({ enterpriseId, credentialId }, PROJECTION).lean<Passkey>()) ?? undefined;
+    async findByCredential(scope: EnterpriseScope, credentialId: string): Promise<Passkey | undefined> {
+      return (await (await model()).findOne({ ...scopeFilter(scope), credentialId }, PROJECTION).lean<Passkey>()) ?? undefined;
     },
 
     /**
@@ -109,7 +109,7 @@ export function createPasskeysRepository(connection: Connection) {
 
     /** Removes one of the user's passkeys; false when the user has none by that id. */
     async remove(ref: UserRef, id: string): Promise<boolean> {
-      const res = await (await model()).deleteOne({ ...ofUser(ref), id });
+      const res = await (await model()).deleteOne({ ...userFilter(ref), id });
       return res.deletedCount === 1;
     },
   };

@@ -1,4 +1,4 @@
-import type { RedisClient } from '../queues/redis-connection.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
 
 /** How long registration options stay good: the WebAuthn timeout we ask browsers for, plus a minute. */
 export const REGISTRATION_TIMEOUT_MS = 5 * 60 * 1000;

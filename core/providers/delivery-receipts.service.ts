@@ -1,13 +1,13 @@
 import type { Connection } from 'mongoose';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import type { Delivery } from '../deliveries/delivery.types.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { applySentOutcomes } from '../deliveries/sent-outcomes.js';
 import type { DeliveryReceipt, RecordDeliveryReceipt } from './delivery-receipt.types.js';
 import { receiptFromSendgridEvent, receiptFromTwilioStatus, type SendgridEvent } from './delivery-receipts.mapper.js';
-import { isWebhookEventSeen, markWebhookEventSeen } from './webhook-events.repository.js';
-import { deliveryOutcomes } from '../metrics/business-metrics.js';
+import { createWebhookEventsRepository } from './webhook-events.repository.js';
+import { deliveryOutcomes } from '../platform/metrics/business-metrics.js';
 
 export async function handleTwilioStatus(
   params: Record<string, unknown>,
@@ -32,13 +32,13 @@ export async function handleSendgridEvents(
   let duplicates = 0;
   for (const event of events) {
     const eventId = typeof event.sg_event_id === 'string' ? event.sg_event_id : undefined;
-    if (eventId && (await isWebhookEventSeen(mongo, 'sendgrid', eventId))) {
+    if (eventId && (await createWebhookEventsRepository(mongo).isWebhookEventSeen('sendgrid', eventId))) {
       duplicates += 1;
       continue;
     }
     const receipt = receiptFromSendgridEvent(event);
     if (receipt) await onReceipt(receipt);
-    if (eventId) await markWebhookEventSeen(mongo, 'sendgrid', eventId);
+    if (eventId) await createWebhookEventsRepository(mongo).markWebhookEventSeen('sendgrid', eventId);
     processed += 1;
   }
   return { processed, duplicates };

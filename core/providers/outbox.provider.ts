@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
-import type { Logger } from '../logger/logger.js';
-import { insertOutboxMessage } from './outbox.repository.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { createOutboxRepository } from './outbox.repository.js';
 import { classifyNetworkFailure } from './provider-errors.js';
 import type { EmailMessage, EmailProvider, SentMessage, SmsMessage, SmsProvider } from './provider.types.js';
 
@@ -22,7 +22,7 @@ export class OutboxProvider implements SmsProvider, EmailProvider {
 
   private async store(channel: 'SMS' | 'EMAIL', message: SmsMessage | EmailMessage): Promise<SentMessage> {
     try {
-      const stored = await insertOutboxMessage(this.mongo, {
+      const stored = await createOutboxRepository(this.mongo).insertOutboxMessage({
         channel,
         to: message.to,
         text: message.text,

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { modelFor } from '../db/model-registry.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 export type OutboxChannel = 'SMS' | 'EMAIL';
 
@@ -35,23 +35,26 @@ outboxSchema.index({ createdAt: -1 });
 
 const outboxModel = (connection: Connection) => modelFor(connection, 'OutboxMessage', outboxSchema);
 
-export async function insertOutboxMessage(
-  connection: Connection,
-  message: Omit<OutboxMessage, 'id' | 'createdAt'>,
-): Promise<OutboxMessage> {
-  const model = await outboxModel(connection);
-  const created = await model.create({ ...message, createdAt: new Date() });
-  const { _id, ...rest } = created.toObject();
-  return { id: String(_id), ...rest };
+export function createOutboxRepository(connection: Connection) {
+  return {
+    async insertOutboxMessage(message: Omit<OutboxMessage, 'id' | 'createdAt'>): Promise<OutboxMessage> {
+      const model = await outboxModel(connection);
+      const created = await model.create({ ...message, createdAt: new Date() });
+      const { _id, ...rest } = created.toObject();
+      return { id: String(_id), ...rest };
+    },
+
+    /** Newest first; `_id` breaks ties between messages stored in the same millisecond. */
+    async listOutboxMessages(filter: { to?: string; limit: number }): Promise<OutboxMessage[]> {
+      const model = await outboxModel(connection);
+      const docs = await model
+        .find(filter.to === undefined ? {} : { to: filter.to })
+        .sort({ createdAt: -1, _id: -1 })
+        .limit(filter.limit)
+        .lean();
+      return docs.map(({ _id, ...rest }) => ({ id: String(_id), ...rest }));
+    },
+  };
 }
 
-/** Newest first; `_id` breaks ties between messages stored in the same millisecond. */
-export async function listOutboxMessages(connection: Connection, filter: { to?: string; limit: number }): Promise<OutboxMessage[]> {
-  const model = await outboxModel(connection);
-  const docs = await model
-    .find(filter.to === undefined ? {} : { to: filter.to })
-    .sort({ createdAt: -1, _id: -1 })
-    .limit(filter.limit)
-    .lean();
-  return docs.map(({ _id, ...rest }) => ({ id: String(_id), ...rest }));
-}
+export type OutboxRepository = ReturnType<typeof createOutboxRepository>;

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
-import type { Config } from '../config/config.js';
-import type { Logger } from '../logger/logger.js';
+import type { Config } from '../platform/config/config.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { OutboxProvider } from './outbox.provider.js';
 import type { Providers } from './provider.types.js';
 import { SendgridEmailProvider } from './sendgrid-email.provider.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@sendgrid/client';
 import { MailService } from '@sendgrid/mail';
-import type { SendgridConfig } from '../config/config.js';
+import type { SendgridConfig } from '../platform/config/config.js';
 import { classifyHttpFailure, classifyNetworkFailure, PermanentProviderError } from './provider-errors.js';
 import type { EmailMessage, EmailProvider, SentMessage } from './provider.types.js';
 import { SENDGRID_REFERENCE_ARG } from './sendgrid-reference.js';

@@ -1,7 +1,7 @@
 import CircuitBreaker from 'opossum';
-import type { ProviderBreakerConfig } from '../config/config.js';
-import type { Logger } from '../logger/logger.js';
-import { providerBreakerState } from '../metrics/business-metrics.js';
+import type { ProviderBreakerConfig } from '../platform/config/config.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { providerBreakerState } from '../platform/metrics/business-metrics.js';
 import { PermanentProviderError, TransientProviderError } from './provider-errors.js';
 import type { SentMessage, SmsMessage, SmsProvider } from './provider.types.js';
 

@@ -1,5 +1,5 @@
 import twilio from 'twilio';
-import type { TwilioConfig } from '../config/config.js';
+import type { TwilioConfig } from '../platform/config/config.js';
 import { classifyHttpFailure, classifyNetworkFailure, PermanentProviderError, TransientProviderError } from './provider-errors.js';
 import type { SentMessage, SmsMessage, SmsProvider } from './provider.types.js';
 

@@ -1,6 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 interface WebhookEventDoc {
   provider: string;
@@ -26,21 +26,30 @@ const keptSince = () => new Date(Date.now() - KEPT_SECONDS * 1000);
 
 const webhookEventModel = (connection: Connection) => modelFor(connection, 'WebhookEvent', webhookEventSchema);
 
-export async function isWebhookEventSeen(connection: Connection, provider: string, eventId: string): Promise<boolean> {
-  const model = await webhookEventModel(connection);
-  return (await model.exists({ provider, eventId, receivedAt: { $gt: keptSince() } })) !== null;
+export function createWebhookEventsRepository(connection: Connection) {
+  return {
+    async isWebhookEventSeen(provider: string, eventId: string): Promise<boolean> {
+      const model = await webhookEventModel(connection);
+      return (await model.exists({ provider, eventId, receivedAt: { $gt: keptSince() } })) !== null;
+    },
+
+    /** Records a processed event; false when it was already recorded. */
+    async markWebhookEventSeen(provider: string, eventId: string): Promise<boolean> {
+      const model = await webhookEventModel(connection);
+      try {
+        await model.create({ provider, eventId, receivedAt: new Date() });
+        return true;
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+        // A record past the TTL counts as forgotten: this event takes it over (once, if concurrent).
+        const renewed = await model.updateOne(
+          { provider, eventId, receivedAt: { $lte: keptSince() } },
+          { $set: { receivedAt: new Date() } },
+        );
+        return renewed.modifiedCount === 1;
+      }
+    },
+  };
 }
 
-/** Records a processed event; false when it was already recorded. */
-export async function markWebhookEventSeen(connection: Connection, provider: string, eventId: string): Promise<boolean> {
-  const model = await webhookEventModel(connection);
-  try {
-    await model.create({ provider, eventId, receivedAt: new Date() });
-    return true;
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    // A record past the TTL counts as forgotten: this event takes it over (once, if concurrent).
-    const renewed = await model.updateOne({ provider, eventId, receivedAt: { $lte: keptSince() } }, { $set: { receivedAt: new Date() } });
-    return renewed.modifiedCount === 1;
-  }
-}
+export type WebhookEventsRepository = ReturnType<typeof createWebhookEventsRepository>;

@@ -1,5 +1,5 @@
-import type { Logger } from '../logger/logger.js';
-import { pushSends } from '../metrics/business-metrics.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { pushSends } from '../platform/metrics/business-metrics.js';
 import type { CallbackAddressPolicy } from '../notifications/callback-address-policy.js';
 import { CallbackAddressRefusedError, type Resolver } from '../notifications/guarded-post.js';
 import { effectiveStatus } from '../notifications/notification-states.js';

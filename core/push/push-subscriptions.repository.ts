@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
+import { userFilter, userRefOf } from '../platform/tenancy/tenant-filter.js';
 import type { PushSubscriptionRecord } from './push-subscription.types.js';
 
 export const pushSubscriptionSchema = new Schema<PushSubscriptionRecord>(
@@ -23,8 +25,6 @@ pushSubscriptionSchema.index({ enterpriseId: 1, userId: 1, endpoint: 1 }, { uniq
 
 const model = (connection: Connection) => modelFor(connection, 'PushSubscription', pushSubscriptionSchema);
 
-type Owner = { enterpriseId: string; userId: string };
-
 /** The fields a registration writes; the id and createdAt are set only when the record is new. */
 export interface SubscriptionWrite {
   p256dh: string;
@@ -41,7 +41,7 @@ export function createPushSubscriptionsRepository(connection: Connection) {
      * unique index: the loser updates the winner's record.
      */
     async upsert(
-      owner: Owner,
+      owner: UserRef,
       endpoint: string,
       write: SubscriptionWrite,
       at: Date,
@@ -49,11 +49,11 @@ export function createPushSubscriptionsRepository(connection: Connection) {
       const Sub = await model(connection);
       // Three rounds settle any interleaving of one concurrent insert and one delete.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const existing = await Sub.findOne({ ...owner, endpoint }).lean();
+        const existing = await Sub.findOne({ ...userFilter(owner), endpoint }).lean();
         if (existing) {
           const set = { p256dh: write.p256dh, authBox: write.sealAuth(existing.subscriptionId), updatedAt: at };
           const updated = await Sub.findOneAndUpdate(
-            { subscriptionId: existing.subscriptionId, ...owner },
+            { subscriptionId: existing.subscriptionId, ...userFilter(owner) },
             write.expiresAt ? { $set: { ...set, expiresAt: write.expiresAt } } : { $set: set, $unset: { expiresAt: 1 } },
             { new: true },
           ).lean();
@@ -63,7 +63,7 @@ export function createPushSubscriptionsRepository(connection: Connection) {
         const subscriptionId = randomUUID();
         const record: PushSubscriptionRecord = {
           subscriptionId,
-          ...owner,
+          ...userRefOf(owner),
           endpoint,
           p256dh: write.p256dh,
           authBox: write.sealAuth(subscriptionId),
@@ -81,26 +81,26 @@ export function createPushSubscriptionsRepository(connection: Connection) {
       throw new Error('push subscription kept changing while it was registered');
     },
 
-    async list(owner: Owner): Promise<PushSubscriptionRecord[]> {
+    async list(owner: UserRef): Promise<PushSubscriptionRecord[]> {
       const Sub = await model(connection);
-      return Sub.find(owner).sort({ createdAt: 1, subscriptionId: 1 }).lean();
+      return Sub.find(userFilter(owner)).sort({ createdAt: 1, subscriptionId: 1 }).lean();
     },
 
-    async count(owner: Owner): Promise<number> {
+    async count(owner: UserRef): Promise<number> {
       const Sub = await model(connection);
-      return Sub.countDocuments(owner);
+      return Sub.countDocuments(userFilter(owner));
     },
 
     /** The user's subscription by id; another user's (of any enterprise) is not found. */
-    async find(owner: Owner, subscriptionId: string): Promise<PushSubscriptionRecord | null> {
+    async find(owner: UserRef, subscriptionId: string): Promise<PushSubscriptionRecord | null> {
       const Sub = await model(connection);
-      return Sub.findOne({ subscriptionId, ...owner }).lean();
+      return Sub.findOne({ subscriptionId, ...userFilter(owner) }).lean();
     },
 
     /** Deletes the user's subscription; false when there was none. */
-    async remove(owner: Owner, subscriptionId: string): Promise<boolean> {
+    async remove(owner: UserRef, subscriptionId: string): Promise<boolean> {
       const Sub = await model(connection);
-      return (await Sub.deleteOne({ subscriptionId, ...owner })).deletedCount === 1;
+      return (await Sub.deleteOne({ subscriptionId, ...userFilter(owner) })).deletedCount === 1;
     },
 
     /**

@@ -1,5 +1,5 @@
 import { ECDH } from 'node:crypto';
-import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import { checkCallbackUrl, type CallbackAddressPolicy } from '../notifications/callback-address-policy.js';
 import { encryptSecret } from '../crypto/secret-box.js';
 import type { PushSubscriptionInput, PushSubscriptionRecord } from './push-subscription.types.js';

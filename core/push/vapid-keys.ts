@@ -1,7 +1,7 @@
 import { createECDH } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { ensureServerSecret } from '../auth/server-secrets.repository.js';
-import type { PushConfig } from '../config/config.js';
+import { createServerSecretsRepository } from '../auth/server-secrets.repository.js';
+import type { PushConfig } from '../platform/config/config.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 
 /** The application server's key pair (RFC 8292), base64url as browsers and web-push take it. */
@@ -40,7 +40,7 @@ export async function loadVapidKeys(
   encryptionKey: Buffer,
 ): Promise<VapidKeys> {
   if (config.vapidKeys) return { ...config.vapidKeys };
-  const stored = await ensureServerSecret(connection, SECRET_NAME, async () => generatePair(encryptionKey));
+  const stored = await createServerSecretsRepository(connection).ensureServerSecret(SECRET_NAME, async () => generatePair(encryptionKey));
   return { publicKey: stored.publicKey, privateKey: decryptSecret(stored.privateKeyBox, encryptionKey, BOX_CONTEXT) };
 }
 

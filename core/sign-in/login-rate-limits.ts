@@ -1,10 +1,10 @@
-import type { RedisClient } from '../queues/redis-connection.js';
-import type { RateLimit } from '../config/config.js';
-import { AppError } from '../errors/app-error.js';
-import { createPairThenUserBudget } from '../throttling/pair-then-user-budget.js';
-import { RateLimiterRes } from 'rate-limiter-flexible';
-import { budgetState, rateLimitHeaders, type BudgetState } from '../throttling/rate-limit-headers.js';
-import { createRedisLimiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
+import type { RateLimit } from '../platform/config/config.js';
+import { RateLimitedError } from '../platform/errors/app-error.js';
+import { createBudget } from '../platform/throttling/budget.js';
+import { createPairThenUserBudget } from '../platform/throttling/pair-then-user-budget.js';
+import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export interface LoginLimitsConfig {
   /** Every form post per caller address, whatever the user: a flood guard. */
@@ -17,15 +17,15 @@ export interface LoginLimitsConfig {
   codesPerUserAddress: RateLimit;
   /** Codes sent for one user at the request of every address it has not signed in from. */
   codesPerUser: RateLimit;
+  /** An address the user signed in from is remembered this long as theirs. */
+  familiarAddressSeconds: number;
 }
-
-/** An address the user signed in from is remembered this long as theirs. */
-const FAMILIAR_ADDRESS_SECONDS = 90 * 24 * 3600;
 
 const tooMany = (msBeforeNext: number, budget?: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
-  return new AppError('RATE_LIMITED', 429, `Too many attempts. Try again in ${retryAfter} seconds.`, {
-    headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(budget ? [budget] : []) },
+  return new RateLimitedError(`Too many attempts. Try again in ${retryAfter} seconds.`, {
+    retryAfterSeconds: retryAfter,
+    budgets: budget ? [budget] : [],
   });
 };
 
@@ -40,11 +40,14 @@ export const SIGN_IN_ADDRESS_POLICY = 'sign-in-per-address';
  * address), while the messages strangers can cause stay bounded by the per-user code budget.
  */
 export function createLoginLimits(redis: RedisClient, prefix: string, config: LoginLimitsConfig) {
-  const base = `${prefix}:rl:login`;
-  const perIp = createRedisLimiter(redis, `${base}:perIp`, config.perIp.points, config.perIp.durationSeconds);
-  const steps = createPairThenUserBudget(redis, `${base}:steps`, { perPair: config.perUserAddress, perUser: config.perUser });
-  const codes = createPairThenUserBudget(redis, `${base}:codes`, { perPair: config.codesPerUserAddress, perUser: config.codesPerUser });
-  const familiarKey = (userKey: string, address: string) => `${base}:familiar:${userKey}|${address}`;
+  const perIp = createBudget(redis, prefix, { name: 'login:perIp', ...config.perIp, policy: SIGN_IN_ADDRESS_POLICY });
+  const steps = createPairThenUserBudget(redis, prefix, 'login:steps', { perPair: config.perUserAddress, perUser: config.perUser });
+  const codes = createPairThenUserBudget(redis, prefix, 'login:codes', {
+    perPair: config.codesPerUserAddress,
+    perUser: config.codesPerUser,
+  });
+  // Next to the budgets' keys (`<prefix>:rl:login:...`), though not a budget itself.
+  const familiarKey = (userKey: string, address: string) => `${prefix}:rl:login:familiar:${userKey}|${address}`;
 
   /** Unknown while Redis is unreachable: then the address counts as a stranger's. */
   async function isFamiliar(userKey: string, address: string): Promise<boolean> {
@@ -62,13 +65,7 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
      * they would tell a stranger about someone else's sign-ins.
      */
     async consumeIp(address: string): Promise<BudgetState> {
-      const { points, durationSeconds } = config.perIp;
-      try {
-        return budgetState(SIGN_IN_ADDRESS_POLICY, points, durationSeconds, await perIp.consume(address));
-      } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-        throw tooMany(err.msBeforeNext, budgetState(SIGN_IN_ADDRESS_POLICY, points, durationSeconds, err));
-      }
+      return perIp.consume(address, tooMany);
     },
 
     /** One step for this user from this address (and a code to send, when `sendsCode`); 429 when refused. */
@@ -87,7 +84,7 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
      */
     async rememberAddress(userKey: string, address: string): Promise<void> {
       await Promise.all([
-        redis.set(familiarKey(userKey, address), '1', 'EX', FAMILIAR_ADDRESS_SECONDS),
+        redis.set(familiarKey(userKey, address), '1', 'EX', config.familiarAddressSeconds),
         steps.restorePair(userKey, address),
         codes.restorePair(userKey, address),
       ]);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
 
 /**
  * Where one sign-in page session stands, keyed by the authorization server's interaction id.

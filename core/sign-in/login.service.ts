@@ -1,19 +1,19 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { AppError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { legacySpecToSegment } from '../otp/otp-legacy-spec.js';
 import type { GenerateOtpCommand } from '../otp/otp-generation.service.js';
+import type { OtpCheck } from '../otp/otp-validation.service.js';
 import type { User } from '../users/user.types.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { LoginLimits } from './login-rate-limits.js';
 import type { LoginState, LoginStatesRepository } from './login-states.repository.js';
 import type { SignInFailuresRepository } from './sign-in-failures.repository.js';
-import { canReceiveLoginCode, canSignIn, findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-users.js';
+import { canSignIn, isReachable } from '../users/user-reachability.js';
+import { findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-users.js';
 
-/** The login code: 6 digits, 5 minutes, 5 attempts, through the OTP pipeline. */
+/** The login code: 6 digits, 5 attempts, through the OTP pipeline (its lifetime is LOGIN_CODE_TTL_SECONDS). */
 export const LOGIN_CODE = Object.freeze({
   spec: 'N-6',
-  expiresInSeconds: 300,
   attempts: 5,
   smsTemplate: 'login_sms',
   emailTemplate: 'login_email',
@@ -32,9 +32,11 @@ export interface LoginServiceDeps {
   maxFailures: number;
   /** The user-id and new-code steps answer no sooner than this after they arrived (see start). */
   userStepFloorMs: number;
+  /** How long a sent login code is valid. */
+  codeTtlSeconds: number;
   otp: {
     generate(command: GenerateOtpCommand): Promise<{ otpUuid: string }>;
-    validate(otpUuid: string, clientId: string, code: string): Promise<unknown>;
+    validate(otpUuid: string, clientId: string, code: string): Promise<OtpCheck>;
   };
   logger: Logger;
   now?: () => Date;
@@ -93,7 +95,7 @@ export function createLoginService(deps: LoginServiceDeps) {
           channels,
           dynamicMacros: { [APP_NAME_MACRO]: client.name },
           attempts: LOGIN_CODE.attempts,
-          expiresIn: LOGIN_CODE.expiresInSeconds,
+          expiresIn: deps.codeTtlSeconds,
           hashSpec: 'SHA_256',
           generateJwt: false,
         },
@@ -123,7 +125,7 @@ export function createLoginService(deps: LoginServiceDeps) {
       if (locked) return { kind: 'sign-in-locked' };
       const requestedAt = now();
       await deps.states.setUser(state.uid, userId, requestedAt);
-      const reachable = canReceiveLoginCode(user) && Boolean(user.mobileNumber || user.emailId);
+      const reachable = isReachable(user) && Boolean(user.mobileNumber || user.emailId);
       return { kind: 'code-page', afterAnswer: reachable ? () => deliver(state.uid, client, user, requestedAt) : async () => {} };
     } finally {
       const left = deps.userStepFloorMs - (performance.now() - started);
@@ -138,26 +140,16 @@ export function createLoginService(deps: LoginServiceDeps) {
       const attemptsLeft = LOGIN_CODE.attempts - used;
       return { outcome: attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft }, checked: true };
     }
-    try {
-      await deps.otp.validate(state.otpUuid, loginOtpOwner(client.clientId), code);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      switch (err.code) {
-        case 'OTP_FAILED': {
-          const attemptsLeft = Number(err.extra.attemptsLeft ?? 0);
-          return { outcome: attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft }, checked: true };
-        }
-        case 'OTP_LOCKED':
-          return { outcome: { kind: 'locked' }, checked: false };
-        case 'OTP_EXPIRED':
-        case 'OTP_USED':
-        case 'OTP_CANCELLED':
-        case 'NOT_FOUND':
-          return { outcome: { kind: 'expired' }, checked: false };
-        default:
-          throw err;
-      }
+    const otp = await deps.otp.validate(state.otpUuid, loginOtpOwner(client.clientId), code);
+    if (otp.kind === 'wrong') {
+      return {
+        outcome: otp.attemptsLeft === 0 ? { kind: 'locked' } : { kind: 'wrong-code', attemptsLeft: otp.attemptsLeft },
+        checked: true,
+      };
     }
+    // An ended code takes no attempt: locked when its attempts are used up, else it expired (or was used, cancelled, or is unknown).
+    if (otp.kind === 'ended' && otp.status === 'LOCKED') return { outcome: { kind: 'locked' }, checked: false };
+    if (otp.kind !== 'valid') return { outcome: { kind: 'expired' }, checked: false };
     // The code proves the address; the account must still be allowed to sign in now.
     const user = await findUserForSignIn(deps.users, client, state.userId);
     if (user && canSignIn(user)) return { outcome: { kind: 'signed-in', userId: user.userId }, checked: true };

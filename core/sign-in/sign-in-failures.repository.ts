@@ -1,7 +1,8 @@
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
-import type { UserRef } from '../enterprises/enterprise-id.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
+import { userFilter } from '../platform/tenancy/tenant-filter.js';
 
 /**
  * Consecutive failed login-code checks of one user id, over every code and address, until a
@@ -36,12 +37,11 @@ const PROJECTION = { _id: 0 } as const;
 
 export function createSignInFailuresRepository(connection: Connection) {
   const model = () => modelFor(connection, 'SignInFailures', signInFailuresSchema);
-  const byRef = (ref: UserRef) => ({ enterpriseId: ref.enterpriseId, userId: ref.userId });
 
   return {
     /** Whether sign-in is locked for this user id (the cap reached). */
     async isLocked(ref: UserRef, maxFailures: number): Promise<boolean> {
-      const doc = await (await model()).findOne(byRef(ref), PROJECTION).lean<SignInFailuresDoc>();
+      const doc = await (await model()).findOne(userFilter(ref), PROJECTION).lean<SignInFailuresDoc>();
       return doc !== null && (doc.lockedAt !== undefined || doc.failures >= maxFailures);
     },
 
@@ -54,7 +54,7 @@ export function createSignInFailuresRepository(connection: Connection) {
       for (let round = 0; round < 2; round += 1) {
         try {
           const doc = await Model.findOneAndUpdate(
-            { ...byRef(ref), failures: { $lt: maxFailures } },
+            { ...userFilter(ref), failures: { $lt: maxFailures } },
             { $inc: { failures: 1 }, $set: { expiresAt: new Date(now.getTime() + FORGET_AFTER_MS) } },
             { upsert: true, new: true, projection: PROJECTION },
           ).lean<SignInFailuresDoc>();
@@ -70,20 +70,22 @@ export function createSignInFailuresRepository(connection: Connection) {
 
     /** The counted check did not happen (the code was already used up or expired). */
     async giveBack(ref: UserRef): Promise<void> {
-      await (await model()).updateOne({ ...byRef(ref), failures: { $gt: 0 }, lockedAt: { $exists: false } }, { $inc: { failures: -1 } });
+      await (
+        await model()
+      ).updateOne({ ...userFilter(ref), failures: { $gt: 0 }, lockedAt: { $exists: false } }, { $inc: { failures: -1 } });
     },
 
     /** The cap is reached: locked for good (no expiry). True for the call that locked it. */
     async lock(ref: UserRef, now: Date): Promise<boolean> {
       const res = await (
         await model()
-      ).updateOne({ ...byRef(ref), lockedAt: { $exists: false } }, { $set: { lockedAt: now }, $unset: { expiresAt: 1 } });
+      ).updateOne({ ...userFilter(ref), lockedAt: { $exists: false } }, { $set: { lockedAt: now }, $unset: { expiresAt: 1 } });
       return res.modifiedCount === 1;
     },
 
     /** A right code, an admin's unlock or a completed activation: the count starts over. True when it was locked. */
     async clear(ref: UserRef): Promise<boolean> {
-      const doc = await (await model()).findOneAndDelete(byRef(ref), { projection: PROJECTION }).lean<SignInFailuresDoc>();
+      const doc = await (await model()).findOneAndDelete(userFilter(ref), { projection: PROJECTION }).lean<SignInFailuresDoc>();
       return doc?.lockedAt !== undefined && doc?.lockedAt !== null;
     },
   };

@@ -1,6 +1,6 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import type { UserRef } from '../enterprises/enterprise-id.js';
-import { NotFoundError } from '../errors/app-error.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
+import { NotFoundError } from '../platform/errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { SignInFailuresRepository } from './sign-in-failures.repository.js';
 

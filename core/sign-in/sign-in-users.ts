@@ -1,5 +1,6 @@
-import { ENTERPRISE_ID_RE, userKey, type UserRef } from '../enterprises/enterprise-id.js';
+import { ENTERPRISE_ID_RE, userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import type { User } from '../users/user.types.js';
+import { USER_ID_RE } from '../users/user-id.js';
 import type { UsersRepository } from '../users/users.repository.js';
 
 /** The client a user signs in to, as the sign-in code needs it. */
@@ -26,16 +27,6 @@ export function findUserForSignIn(
 export const signInUserKey = (client: Pick<SignInClient, 'enterpriseId'>, userId: string): string =>
   userKey({ enterpriseId: client.enterpriseId, userId });
 
-/** Who may receive a login code: known, not DELETED, not blocked (others get no message). */
-export function canReceiveLoginCode(user: User | undefined): user is User {
-  return user !== undefined && user.status !== 'DELETED' && !user.blocked;
-}
-
-/** Who may finish a sign-in and use user tokens: ACTIVE and not blocked. */
-export function canSignIn(user: User | undefined): boolean {
-  return user !== undefined && user.status === 'ACTIVE' && !user.blocked;
-}
-
 /**
  * The authorization server's account id: the user with their enterprise, `<enterpriseId>:<userId>`,
  * so a browser session, grant or token never stands for the same userId in another enterprise.
@@ -49,6 +40,6 @@ export function userOfAccountId(accountId: string): UserRef | undefined {
   if (colon <= 0) return undefined;
   const enterpriseId = accountId.slice(0, colon);
   const userId = accountId.slice(colon + 1);
-  if (!ENTERPRISE_ID_RE.test(enterpriseId) || !ENTERPRISE_ID_RE.test(userId)) return undefined;
+  if (!ENTERPRISE_ID_RE.test(enterpriseId) || !USER_ID_RE.test(userId)) return undefined;
   return { enterpriseId, userId };
 }

@@ -1,12 +1,14 @@
 import type { Connection } from 'mongoose';
-import { createConnectionTtlCache } from '../db/connection-ttl-cache.js';
+import { createConnectionTtlCache } from '../platform/db/connection-ttl-cache.js';
 import type { MessageTemplate } from './template.types.js';
-import { findTemplate } from './templates.repository.js';
+import { createTemplatesRepository } from './templates.repository.js';
 
 /** How long a template read is reused; an edit made in another process shows within this. */
 export const TEMPLATE_CACHE_TTL_MS = 5000;
 
-const cache = createConnectionTtlCache<MessageTemplate | undefined>(TEMPLATE_CACHE_TTL_MS, findTemplate);
+const cache = createConnectionTtlCache<MessageTemplate | undefined>(TEMPLATE_CACHE_TTL_MS, (connection, name) =>
+  createTemplatesRepository(connection).findTemplate(name),
+);
 
 /**
  * Templates are read on every OTP request and every delivery but change rarely: keep each read

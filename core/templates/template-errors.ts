@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors/app-error.js';
+import { ValidationError } from '../platform/errors/app-error.js';
 
 /** Rendering needs a value for every macro the template uses. */
 export class MissingMacroError extends ValidationError {

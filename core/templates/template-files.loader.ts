@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { projectRoot } from '../project-root.js';
+import { projectRoot } from '../platform/project-root.js';
 import type { TemplateChannel, TemplateContent } from './template.types.js';
 
 export const templatesDir = join(projectRoot, 'templates');

@@ -1,6 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
-import { isDuplicateKeyError as isDuplicateKey } from '../db/duplicate-key.js';
-import { modelFor } from '../db/model-registry.js';
+import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
+import { modelFor } from '../platform/db/model-registry.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
 
 export const templateSchema = new Schema<MessageTemplate>(
@@ -25,24 +25,25 @@ function toTemplate(doc: MessageTemplate & { _id?: unknown }): MessageTemplate {
   return rest;
 }
 
-
-export async function findTemplate(connection: Connection, name: string): Promise<MessageTemplate | undefined> {
+export function createTemplatesRepository(connection: Connection) {
+  return {
+async findTemplate(name: string): Promise<MessageTemplate | undefined> {
   const doc = await (await readyModel(connection)).findOne({ name }).lean();
   return doc ? toTemplate(doc) : undefined;
-}
+},
 
-export async function listTemplates(connection: Connection): Promise<MessageTemplate[]> {
+async listTemplates(): Promise<MessageTemplate[]> {
   const docs = await (await readyModel(connection)).find({}).sort({ name: 1 }).lean();
   return docs.map(toTemplate);
-}
+},
 
 /** Removes the template; false when there was none. */
-export async function removeTemplate(connection: Connection, name: string): Promise<boolean> {
+async removeTemplate(name: string): Promise<boolean> {
   return (await (await readyModel(connection)).deleteOne({ name })).deletedCount === 1;
-}
+},
 
 /** Inserts a new template; `undefined` when the name is taken (unique index, race-safe). */
-export async function insertTemplate(connection: Connection, content: TemplateContent, source: MessageTemplate['source']): Promise<MessageTemplate | undefined> {
+async insertTemplate(content: TemplateContent, source: MessageTemplate['source']): Promise<MessageTemplate | undefined> {
   const model = await readyModel(connection);
   try {
     const created = await model.create({ ...content, version: 1, source, updatedAt: new Date() });
@@ -51,10 +52,10 @@ export async function insertTemplate(connection: Connection, content: TemplateCo
     if (isDuplicateKey(err)) return undefined;
     throw err;
   }
-}
+},
 
 /** Replaces the content of an existing template and bumps its version; `undefined` when absent. */
-export async function replaceTemplateContent(connection: Connection, name: string, content: Omit<TemplateContent, 'name'>): Promise<MessageTemplate | undefined> {
+async replaceTemplateContent(name: string, content: Omit<TemplateContent, 'name'>): Promise<MessageTemplate | undefined> {
   const model = await readyModel(connection);
   const unset: Record<string, 1> = {};
   if (content.subject === undefined) unset.subject = 1;
@@ -71,4 +72,8 @@ export async function replaceTemplateContent(connection: Connection, name: strin
     )
     .lean();
   return doc ? toTemplate(doc) : undefined;
+},
+  };
 }
+
+export type TemplatesRepository = ReturnType<typeof createTemplatesRepository>;

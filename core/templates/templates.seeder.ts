@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { loadTemplateFiles } from './template-files.loader.js';
 import { validateTemplateSyntax } from './template-renderer.js';
-import { insertTemplate } from './templates.repository.js';
+import { createTemplatesRepository } from './templates.repository.js';
 import type { TemplateContent } from './template.types.js';
 
 export interface SeedResult {
@@ -19,7 +19,7 @@ export async function seedTemplates(connection: Connection, logger: Logger, temp
   for (const template of templates) {
     // A broken default file should stop the boot, not the first OTP.
     validateTemplateSyntax(template);
-    const created = await insertTemplate(connection, template, 'seed');
+    const created = await createTemplatesRepository(connection).insertTemplate(template, 'seed');
     (created ? result.inserted : result.kept).push(template.name);
   }
   if (result.inserted.length > 0) logger.info({ inserted: result.inserted }, 'default templates seeded');

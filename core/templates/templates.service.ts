@@ -1,13 +1,20 @@
 import type { Connection } from 'mongoose';
 import { createActivityRepository } from '../activity/activity.repository.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import { forgetCachedTemplate } from './template-cache.js';
 import { validateTemplateSyntax } from './template-renderer.js';
 import { loadTemplateFiles } from './template-files.loader.js';
-import { findTemplate, insertTemplate, listTemplates, removeTemplate, replaceTemplateContent } from './templates.repository.js';
+import { createTemplatesRepository } from './templates.repository.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
 
-export { findTemplate, listTemplates };
+/** One template by name (the admin's view; the send path reads through the cache). */
+export function findTemplate(connection: Connection, name: string): Promise<MessageTemplate | undefined> {
+  return createTemplatesRepository(connection).findTemplate(name);
+}
+
+export function listTemplates(connection: Connection): Promise<MessageTemplate[]> {
+  return createTemplatesRepository(connection).listTemplates();
+}
 
 /** E-mail needs a subject; SMS has neither subject nor HTML. Then the HTML must compile. */
 function checkContent(content: Omit<TemplateContent, 'name'>): void {
@@ -20,7 +27,7 @@ function checkContent(content: Omit<TemplateContent, 'name'>): void {
 /** Creates a template (recorded in the activity record with the operator's `comments`). */
 export async function createTemplate(connection: Connection, content: TemplateContent, comments?: string): Promise<MessageTemplate> {
   checkContent(content);
-  const created = await insertTemplate(connection, content, 'admin');
+  const created = await createTemplatesRepository(connection).insertTemplate(content, 'admin');
   if (!created) throw new ConflictError(`Template ${content.name} already exists`);
   forgetCachedTemplate(connection, content.name);
   await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.created', templateName: created.name, comments });
@@ -29,7 +36,7 @@ export async function createTemplate(connection: Connection, content: TemplateCo
 
 export async function updateTemplate(connection: Connection, name: string, content: Omit<TemplateContent, 'name'>, comments?: string): Promise<MessageTemplate> {
   checkContent(content);
-  const updated = await replaceTemplateContent(connection, name, content);
+  const updated = await createTemplatesRepository(connection).replaceTemplateContent(name, content);
   if (!updated) throw new NotFoundError('Template not found');
   forgetCachedTemplate(connection, name);
   await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.updated', templateName: updated.name, comments });
@@ -50,7 +57,7 @@ function isSeededDefault(name: string): boolean {
  */
 export async function deleteTemplate(connection: Connection, name: string): Promise<void> {
   if (isSeededDefault(name)) throw new ConflictError(`Template ${name} is a default template the service needs; update it instead of deleting it`);
-  if (!(await removeTemplate(connection, name))) throw new NotFoundError('Template not found');
+  if (!(await createTemplatesRepository(connection).removeTemplate(name))) throw new NotFoundError('Template not found');
   forgetCachedTemplate(connection, name);
   await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.deleted', templateName: name });
 }

@@ -1,7 +1,7 @@
-import { DEFAULT_ENTERPRISE_ID, userSubject, type UserRef } from '../enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID, userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import type { Channel, Delivery } from '../deliveries/delivery.types.js';
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { activationLink } from './activation-link.js';

@@ -1,4 +1,4 @@
-import type { UserRef } from '../enterprises/enterprise-id.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 
 /**
  * The link of an activation message: the app page with everything activation needs in the

@@ -1,4 +1,4 @@
-import { DEFAULT_ENTERPRISE_ID } from '../enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 import type { StillWantedCheck } from '../deliveries/delivery-replay.types.js';
 import { PENDING_STATUSES } from './user.types.js';
 import type { UsersRepository } from './users.repository.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger/logger.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { ActivationDeliveries } from './activation-deliveries.service.js';
 import type { UsersRepository } from './users.repository.js';
 

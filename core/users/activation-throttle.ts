@@ -1,10 +1,10 @@
-import type { RedisClient } from '../queues/redis-connection.js';
-import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { RateLimit } from '../config/config.js';
-import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
-import { AppError } from '../errors/app-error.js';
-import { budgetState, rateLimitHeaders, type BudgetState } from '../throttling/rate-limit-headers.js';
-import { createRedisLimiter as limiter, retryAfterSeconds } from '../throttling/redis-limiter.js';
+import type { RedisClient } from '../platform/queues/redis-connection.js';
+import type { RateLimit } from '../platform/config/config.js';
+import { userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
+import { LockedError, RateLimitedError } from '../platform/errors/app-error.js';
+import { createBudget } from '../platform/throttling/budget.js';
+import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
+import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
 export interface ActivationThrottleConfig {
   /** Requests per caller address over all users: a cheap flood guard. */
@@ -24,8 +24,9 @@ const ADDRESS_MEMORY_SECONDS = 24 * 3600;
 
 export const rateLimited = (msBeforeNext: number, budget?: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
-  return new AppError('RATE_LIMITED', 429, `Too many requests: retry after ${retryAfter} seconds`, {
-    headers: { 'Retry-After': String(retryAfter), ...rateLimitHeaders(budget ? [budget] : []) },
+  return new RateLimitedError(`Too many requests: retry after ${retryAfter} seconds`, {
+    retryAfterSeconds: retryAfter,
+    budgets: budget ? [budget] : [],
   });
 };
 
@@ -33,7 +34,7 @@ export const rateLimited = (msBeforeNext: number, budget?: BudgetState) => {
 export const ACTIVATION_ADDRESS_POLICY = 'activation-per-address';
 
 export const activationLocked = () =>
-  new AppError('ACTIVATION_LOCKED', 423, 'Too many wrong activation codes; ask for a new activation code');
+  new LockedError('ACTIVATION_LOCKED', 'Too many wrong activation codes; ask for a new activation code');
 
 /**
  * One scope of the throttle (a user, or a user seen from one address): a counter of
@@ -42,34 +43,29 @@ export const activationLocked = () =>
  * counter is taken before the check (atomic in Redis, so a burst of parallel guesses gets no
  * more checks than a sequence would) and given back when the gate refuses.
  */
-function createScope(redis: RedisClient, prefix: string, free: number, maxDelaySeconds: number, memorySeconds: number) {
-  const failures = limiter(redis, `${prefix}:fails`, Number.MAX_SAFE_INTEGER, memorySeconds);
-  const gate = limiter(redis, `${prefix}:gate`, 1, maxDelaySeconds);
+function createScope(redis: RedisClient, prefix: string, name: string, free: number, maxDelaySeconds: number, memorySeconds: number) {
+  const failures = createBudget(redis, prefix, { name: `${name}:fails`, points: Number.MAX_SAFE_INTEGER, durationSeconds: memorySeconds });
+  const gate = createBudget(redis, prefix, { name: `${name}:gate`, points: 1, durationSeconds: maxDelaySeconds });
   const delaySeconds = (attempt: number) => Math.min(2 ** Math.min(attempt - free - 1, 30), maxDelaySeconds);
   return {
     /** Counts this attempt; its number among consecutive attempts. */
     async take(key: string): Promise<number> {
-      return (await failures.consume(key)).consumedPoints;
+      return (await failures.take(key)).consumed;
     },
     async giveBack(key: string): Promise<void> {
-      await failures.reward(key, 1);
+      await failures.refund(key);
     },
     /** Undefined when the attempt may be checked, else how long until it may. */
     async waitFor(key: string, attempt: number): Promise<number | undefined> {
       if (attempt <= free) return undefined;
-      try {
-        await gate.consume(key, 1, { customDuration: delaySeconds(attempt) });
-        return undefined;
-      } catch (err) {
-        if (err instanceof RateLimiterRes) return err.msBeforeNext;
-        throw err;
-      }
+      const opened = await gate.take(key, { durationSeconds: delaySeconds(attempt) });
+      return opened.admitted ? undefined : opened.waitMs;
     },
     async failuresOf(key: string): Promise<number> {
-      return (await failures.get(key))?.consumedPoints ?? 0;
+      return failures.peek(key);
     },
     async forget(key: string): Promise<void> {
-      await Promise.all([failures.delete(key), gate.delete(key)]);
+      await Promise.all([failures.reset(key), gate.reset(key)]);
     },
   };
 }
@@ -83,17 +79,19 @@ function createScope(redis: RedisClient, prefix: string, free: number, maxDelayS
  * ones, so the answers say nothing about whether a user exists.
  */
 export function createActivationThrottle(redis: RedisClient, prefix: string, config: ActivationThrottleConfig) {
-  const perIp = limiter(redis, `${prefix}:rl:activatePerIp`, config.perIp.points, config.perIp.durationSeconds);
+  const perIp = createBudget(redis, prefix, { name: 'activatePerIp', ...config.perIp, policy: ACTIVATION_ADDRESS_POLICY });
   const byAddress = createScope(
     redis,
-    `${prefix}:rl:activateUserAddress`,
+    prefix,
+    'activateUserAddress',
     config.freeFailuresPerAddress,
     config.maxDelayPerAddressSeconds,
     ADDRESS_MEMORY_SECONDS,
   );
   const byUser = createScope(
     redis,
-    `${prefix}:rl:activateUser`,
+    prefix,
+    'activateUser',
     config.freeFailuresPerUser,
     config.maxDelayPerUserSeconds,
     config.codeTtlSeconds,
@@ -109,13 +107,7 @@ export function createActivationThrottle(redis: RedisClient, prefix: string, con
      * stranger about someone else's attempts.
      */
     async consumeIp(ip: string): Promise<BudgetState> {
-      const { points, durationSeconds } = config.perIp;
-      try {
-        return budgetState(ACTIVATION_ADDRESS_POLICY, points, durationSeconds, await perIp.consume(ip));
-      } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-        throw rateLimited(err.msBeforeNext, budgetState(ACTIVATION_ADDRESS_POLICY, points, durationSeconds, err));
-      }
+      return perIp.consume(ip, rateLimited);
     },
 
     /**

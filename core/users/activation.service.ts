@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
-import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.js';
+import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
+import { ConflictError, GoneError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, verifyActivationCode } from './activation-code.js';
@@ -43,7 +43,7 @@ export interface ActivationResult {
 }
 
 export const wrongCode = (attemptsLeft: number) => new ValidationError('Invalid activation code', { extra: { attemptsLeft } });
-export const activationExpired = () => new AppError('ACTIVATION_EXPIRED', 410, 'Activation code expired; ask for a new activation code');
+export const activationExpired = () => new GoneError('ACTIVATION_EXPIRED', 'Activation code expired; ask for a new activation code');
 
 /** The device key must be a real P-256 point (createPublicKey checks it is on the curve). */
 function toDevice(device: NonNullable<ActivateCommand['device']>, now: Date): UserDevice {

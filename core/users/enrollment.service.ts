@@ -1,10 +1,8 @@
-import type { Connection } from 'mongoose';
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import { userSubject, type UserRef } from '../enterprises/enterprise-id.js';
-import { ConflictError, NotFoundError } from '../errors/app-error.js';
-import { findMissingGroupNames } from '../groups/groups.repository.js';
-import type { Logger } from '../logger/logger.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
+import { ConflictError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import { encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, generateVerificationKey } from './activation-code.js';
@@ -34,10 +32,6 @@ export interface EnrollmentDeps {
 const conflict = (message: string, extra?: Record<string, unknown>) => new ConflictError(message, { error: 'Invalid data.', extra });
 export const userExists = (user: Pick<User, 'status'>) => conflict(`User is ${user.status}`, { userStatus: user.status });
 
-export const groupsFromConnection = (connection: Connection) => ({
-  findMissingGroupNames: (names: string[]) => findMissingGroupNames(connection, names),
-});
-
 export function createEnrollmentService(deps: EnrollmentDeps) {
   const now = deps.now ?? (() => new Date());
 
@@ -48,7 +42,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
     const [missing] = await deps.groups.findMissingGroupNames([request.primaryGroup, ...request.secondaryGroups]);
     if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
-    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile(enterpriseId, request.mobileNumber)))
+    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile({ enterpriseId }, request.mobileNumber)))
       throw conflict('Mobile number already registered');
   }
 
@@ -75,8 +69,8 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     /** Queues the activation messages of one code issue (also used by the admin re-issue). */
     queueActivation,
 
-    /** Enrolls the user in the calling client's enterprise; recorded in the activity record. */
-    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ location: string }> {
+    /** Enrolls the user in the calling client's enterprise (recorded in the activity record); the user it made. */
+    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ userId: string }> {
       const { clientId, enterpriseId } = caller;
       const subject = userSubject({ enterpriseId, userId: request.userId });
       // Local image checks are request validation; the analyzer (remote, slow) runs only for a
@@ -136,25 +130,9 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         comments: request.comments,
       });
       if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
-      return { location: `/v1/users/${user.userId}` };
+      return { userId: user.userId };
     },
   };
 }
 
 export type EnrollmentService = ReturnType<typeof createEnrollmentService>;
-
-/**
- * DELETE of a user by a client of its enterprise: DELETED, recorded with the caller's comments
- * when it changed something. NotFoundError when the enterprise has no such user.
- */
-export async function removeUser(
-  deps: { users: Pick<UsersRepository, 'markDeleted'>; activity: Pick<ActivityRepository, 'append'> },
-  caller: { clientId: string },
-  ref: UserRef,
-  comments?: string,
-): Promise<void> {
-  const outcome = await deps.users.markDeleted(ref, new Date());
-  if (!outcome) throw new NotFoundError('User not found');
-  if (outcome === 'deleted')
-    await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
-}

@@ -1,5 +1,5 @@
-import { AppError } from '../errors/app-error.js';
-import type { Logger } from '../logger/logger.js';
+import { DependencyFailedError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { selfieFailure, type CheckedSelfie } from './selfie-image.checker.js';
 
 export interface FaceAnalyzerConfig {
@@ -11,11 +11,7 @@ const REASON_RE = /^[A-Z0-9_]{1,64}$/;
 
 /** The contract's 500 message, word for word; exposed because the message is part of the contract. */
 export const analyzerFailure = (cause?: unknown) =>
-  new AppError('FACE_ANALYZER_FAILED', 500, "Failed to consume aware server's analyze API.", {
-    error: 'Internal Server Error',
-    expose: true,
-    cause,
-  });
+  new DependencyFailedError('FACE_ANALYZER_FAILED', "Failed to consume aware server's analyze API.", { cause });
 
 /**
  * Calls the external face analyzer (contract in docs/enrollment.md):

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type sharpModule from 'sharp';
-import { BadRequestError } from '../errors/app-error.js';
+import { BadRequestError } from '../platform/errors/app-error.js';
 
 export const MAX_SELFIE_BYTES = 5 * 1024 * 1024;
 // "At least 320x240" in either orientation: selfies are usually portrait.

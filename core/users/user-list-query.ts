@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors/app-error.js';
+import { ValidationError } from '../platform/errors/app-error.js';
 import { decodeUserCursor } from './user-list-cursor.js';
 import { USER_STATUSES, type UserStatus } from './user.types.js';
 import type { UserListQuery } from './users.repository.js';

@@ -1,5 +1,5 @@
-import { ValidationError } from '../errors/app-error.js';
-import { getValidator } from '../schemas/schema-registry.js';
+import { ValidationError } from '../platform/errors/app-error.js';
+import { getValidator } from '../platform/schemas/schema-registry.js';
 import { splitGroups } from './enrollment-request.validator.js';
 import type { UserChanges } from './users.repository.js';
 

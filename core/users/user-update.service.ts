@@ -1,7 +1,7 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { isDuplicateKeyError } from '../db/duplicate-key.js';
-import type { UserRef } from '../enterprises/enterprise-id.js';
-import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/app-error.js';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
+import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../platform/errors/app-error.js';
 import { userExists } from './enrollment.service.js';
 import type { User } from './user.types.js';
 import type { UserUpdateRequest } from './user-update-request.validator.js';
@@ -57,7 +57,7 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
       throw new ValidationError(`[Invalid field ${changes.emailId === null ? 'emailId' : 'mobileNumber'}]`, { error: 'Invalid data.' });
     }
     if (typeof changes.mobileNumber === 'string') {
-      const holder = await deps.users.findLiveByMobile(ref.enterpriseId, changes.mobileNumber);
+      const holder = await deps.users.findLiveByMobile(ref, changes.mobileNumber);
       if (holder && holder.userId !== ref.userId) throw mobileHeld();
     }
   }
@@ -94,7 +94,7 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
         }
         return updated;
       }
-      throw new ServiceUnavailableError('Service unavailable: the user kept changing; retry later', { headers: { 'Retry-After': '1' } });
+      throw new UnavailableError('Service unavailable: the user kept changing; retry later', { retryAfterSeconds: 1 });
     },
   };
 }

@@ -1,7 +1,8 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { createBatchedLookup } from '../batching/group-commit.js';
-import { modelFor } from '../db/model-registry.js';
-import { userKey, type UserRef } from '../enterprises/enterprise-id.js';
+import { createBatchedLookup } from '../platform/batching/group-commit.js';
+import { modelFor } from '../platform/db/model-registry.js';
+import { userKey, userRefFromKey, type EnterpriseScope, type UserRef } from '../platform/tenancy/enterprise-id.js';
+import { anyOfUsersFilter, scopeFilter, userFilter, userRefOf } from '../platform/tenancy/tenant-filter.js';
 import { PENDING_STATUSES, type User, type UserActivation, type UserDevice, type UserStatus } from './user.types.js';
 
 /** Where a page of the user list starts: after this user in (createdAt, userId) order. */
@@ -76,13 +77,13 @@ export function userModel(connection: Connection): Promise<Model<UserDoc>> {
   return modelFor(connection, 'User', userSchema);
 }
 
-export const liveMobileKey = (enterpriseId: string, mobileNumber: string) => `${enterpriseId}:${mobileNumber}`;
+export const liveMobileKey = (scope: EnterpriseScope, mobileNumber: string) => `${scope.enterpriseId}:${mobileNumber}`;
 
 /** The stored document of a user (the derived unique key included). */
 export function toUserDoc(user: User): UserDoc {
   return {
     ...user,
-    ...(user.status !== 'DELETED' && user.mobileNumber ? { liveMobileKey: liveMobileKey(user.enterpriseId, user.mobileNumber) } : {}),
+    ...(user.status !== 'DELETED' && user.mobileNumber ? { liveMobileKey: liveMobileKey(user, user.mobileNumber) } : {}),
   };
 }
 
@@ -93,21 +94,15 @@ function toUser(doc: UserDoc & { _id?: unknown; liveMobileNumber?: unknown }): U
 }
 
 const pending = { $in: [...PENDING_STATUSES] };
-const byRef = (ref: UserRef) => ({ enterpriseId: ref.enterpriseId, userId: ref.userId });
 
 export function createUsersRepository(connection: Connection) {
   const model = () => userModel(connection);
   // Look-ups of concurrent requests share one query on the unique (enterpriseId, userId) index.
   const lookups = createBatchedLookup(
     async (keys: string[]) => {
-      const refs = keys.map((key) => {
-        const at = key.indexOf(':');
-        return { enterpriseId: key.slice(0, at), userId: key.slice(at + 1) };
-      });
-      const enterprises = [...new Set(refs.map((r) => r.enterpriseId))];
-      const userIds = [...new Set(refs.map((r) => r.userId))];
+      const refs = keys.map(userRefFromKey);
       // Matches may include other pairs of the two sets; keyOf drops what nobody asked for.
-      return (await model()).collection.find<UserDoc>({ enterpriseId: { $in: enterprises }, userId: { $in: userIds } }).toArray();
+      return (await model()).collection.find<UserDoc>(anyOfUsersFilter(refs)).toArray();
     },
     (doc) => userKey(doc),
     toUser,
@@ -129,13 +124,14 @@ export function createUsersRepository(connection: Connection) {
     async findActivationState(ref: UserRef): Promise<Pick<User, 'status' | 'activation'> | undefined> {
       const doc = await (
         await model()
-      ).collection.findOne<Pick<UserDoc, 'status' | 'activation'>>(byRef(ref), { projection: { _id: 0, status: 1, activation: 1 } });
+      ).collection.findOne<Pick<UserDoc, 'status' | 'activation'>>(userFilter(ref), { projection: { _id: 0, status: 1, activation: 1 } });
       return doc ?? undefined;
     },
 
     /** The user of this enterprise who is not DELETED and holds this mobile number, if any. */
-    async findLiveByMobile(enterpriseId: string, mobileNumber: string): Promise<User | undefined> {
-      const doc = await (await model()).findOne({ liveMobileKey: liveMobileKey(enterpriseId, mobileNumber) }).lean<UserDoc>();
+    async findLiveByMobile(scope: EnterpriseScope, mobileNumber: string): Promise<User | undefined> {
+      // liveMobileKey starts with the enterpriseId: the key itself confines the look-up.
+      const doc = await (await model()).findOne({ liveMobileKey: liveMobileKey(scope, mobileNumber) }).lean<UserDoc>();
       return doc ? toUser(doc) : undefined;
     },
 
@@ -157,7 +153,7 @@ export function createUsersRepository(connection: Connection) {
       const result = await (
         await model()
       ).updateOne(
-        { ...byRef(ref), status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
+        { ...userFilter(ref), status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
         { $set: { status: 'ACTIVE', activatedAt: now, updatedAt: now, ...(device ? { device } : {}) }, $unset: { activation: 1 } },
       );
       return result.modifiedCount === 1;
@@ -167,7 +163,7 @@ export function createUsersRepository(connection: Connection) {
     async replaceActivation(ref: UserRef, previousIssue: number, activation: UserActivation, now: Date): Promise<boolean> {
       const result = await (
         await model()
-      ).updateOne({ ...byRef(ref), status: pending, 'activation.issue': previousIssue }, { $set: { activation, updatedAt: now } });
+      ).updateOne({ ...userFilter(ref), status: pending, 'activation.issue': previousIssue }, { $set: { activation, updatedAt: now } });
       return result.modifiedCount === 1;
     },
 
@@ -186,12 +182,12 @@ export function createUsersRepository(connection: Connection) {
         .sort({ updatedAt: 1, _id: 1 }) // _id: a tie-break, or equal times come in any order
         .limit(limit)
         .lean<{ enterpriseId: string; userId: string; activation: { issue: number } }[]>();
-      return docs.map((d) => ({ enterpriseId: d.enterpriseId, userId: d.userId, issue: d.activation.issue }));
+      return docs.map((d) => ({ ...userRefOf(d), issue: d.activation.issue }));
     },
 
     /** Drops the encrypted code once the activation deliveries hold their own copy. */
     async clearActivationCode(ref: UserRef, issue: number): Promise<void> {
-      await (await model()).updateOne({ ...byRef(ref), 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });
+      await (await model()).updateOne({ ...userFilter(ref), 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });
     },
 
     /** Blocks (with an optional reason) or unblocks the user; false when the user is unknown. */
@@ -199,7 +195,7 @@ export function createUsersRepository(connection: Connection) {
       const update = blocked
         ? { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now } }
         : { $unset: { blocked: 1 }, $set: { updatedAt: now } };
-      const result = await (await model()).updateOne(byRef(ref), update);
+      const result = await (await model()).updateOne(userFilter(ref), update);
       return result.matchedCount === 1;
     },
 
@@ -208,7 +204,7 @@ export function createUsersRepository(connection: Connection) {
      * skip nor repeat a user whatever is enrolled meanwhile. `more` when users remain after it.
      */
     async listPage(query: UserListQuery): Promise<{ users: User[]; more: boolean }> {
-      const filter: Record<string, unknown> = { enterpriseId: query.enterpriseId };
+      const filter: Record<string, unknown> = scopeFilter(query);
       if (query.status !== undefined) filter.status = query.status;
       if (query.group !== undefined) filter.$and = [{ $or: [{ primaryGroup: query.group }, { secondaryGroups: query.group }] }];
       if (query.after !== undefined) {
@@ -242,11 +238,11 @@ export function createUsersRepository(connection: Connection) {
         else set[field] = value;
       }
       if (changes.mobileNumber === null) unset.liveMobileKey = 1;
-      else if (changes.mobileNumber !== undefined) set.liveMobileKey = liveMobileKey(ref.enterpriseId, changes.mobileNumber);
+      else if (changes.mobileNumber !== undefined) set.liveMobileKey = liveMobileKey(ref, changes.mobileNumber);
       const result = await (
         await model()
       ).updateOne(
-        { ...byRef(ref), status: { $ne: 'DELETED' }, updatedAt: readAt },
+        { ...userFilter(ref), status: { $ne: 'DELETED' }, updatedAt: readAt },
         { $set: set, ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}) },
       );
       return result.modifiedCount === 1;
@@ -259,12 +255,12 @@ export function createUsersRepository(connection: Connection) {
     async markDeleted(ref: UserRef, now: Date): Promise<'deleted' | 'already' | undefined> {
       const Users = await model();
       const result = await Users.updateOne(
-        { ...byRef(ref), status: { $ne: 'DELETED' } },
+        { ...userFilter(ref), status: { $ne: 'DELETED' } },
         { $set: { status: 'DELETED', updatedAt: now }, $unset: { liveMobileKey: 1, activation: 1 } },
       );
       if (result.matchedCount === 1) return 'deleted';
       // Deleting twice is not an error: the user exists, already DELETED.
-      return (await Users.exists(byRef(ref))) !== null ? 'already' : undefined;
+      return (await Users.exists(userFilter(ref))) !== null ? 'already' : undefined;
     },
   };
 }

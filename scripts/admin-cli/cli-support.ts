@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Connection } from 'mongoose';
-import { ValidationError } from '../../core/errors/app-error.js';
-import { projectRoot } from '../../core/project-root.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
+import { projectRoot } from '../../core/platform/project-root.js';
+import { readSettings } from '../../core/platform/config/settings-reader.js';
+import type { SettingName, Settings } from '../../core/platform/config/settings.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { schemaViolation } from '../../api/middleware/validate-body.middleware.js';
 
 /** A mistake in the command line: printed with exit code 2. */
@@ -70,7 +72,8 @@ function localSecrets(): Record<string, string> {
 
 /** MONGODB_URI, or the database `npm start` uses on the local server it recorded. */
 export function mongoUri(): string {
-  if (process.env.MONGODB_URI) return process.env.MONGODB_URI;
+  const given = setting('MONGODB_URI', process.env);
+  if (given !== undefined) return given;
   const record = join(projectRoot, '.local', 'mongo.json');
   if (!existsSync(record)) throw new UsageError('MONGODB_URI is not set and no local MongoDB was started by `npm start`');
   return `${(JSON.parse(readFileSync(record, 'utf8')) as { url: string }).url}/svc-identity`;
@@ -82,18 +85,21 @@ export function mongoUri(): string {
  * command stops instead of creating a client whose callbacks cannot be signed.
  */
 export function encryptionKey(): Buffer {
-  const hex = process.env.OTP_ENCRYPTION_KEY || localSecrets().OTP_ENCRYPTION_KEY;
+  const hex = setting('OTP_ENCRYPTION_KEY', { OTP_ENCRYPTION_KEY: process.env.OTP_ENCRYPTION_KEY || localSecrets().OTP_ENCRYPTION_KEY });
   if (!hex) throw new UsageError("OTP_ENCRYPTION_KEY is not set (the service's key; it seals the client's callback secret)");
-  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new UsageError('OTP_ENCRYPTION_KEY must be 64 hex characters');
   return Buffer.from(hex, 'hex');
 }
 
-/** CLIENT_SECRET_GRACE_SECONDS as the service reads it (default 86400, 0 to 2592000). */
+/** CLIENT_SECRET_GRACE_SECONDS as the service reads it. */
 export function clientSecretGraceSeconds(): number {
-  const raw = process.env.CLIENT_SECRET_GRACE_SECONDS;
-  if (raw === undefined || raw === '') return 86_400;
-  if (!/^[0-9]{1,7}$/.test(raw) || Number(raw) > 2_592_000) throw new UsageError('CLIENT_SECRET_GRACE_SECONDS must be 0 to 2592000');
-  return Number(raw);
+  return setting('CLIENT_SECRET_GRACE_SECONDS', process.env);
+}
+
+/** One setting read and checked as the service reads it (core/platform/config/settings.ts); a bad value stops the command. */
+function setting<K extends SettingName>(key: K, env: NodeJS.ProcessEnv): Settings[K] {
+  const { values, problems } = readSettings(env, [key]);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  return values[key];
 }
 
 /** Refuses a value the same way as the API's `?limit=`. */

@@ -1,6 +1,6 @@
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { toClientResponse } from '../../core/clients/client-view.js';
-import { CLIENT_SCOPES, findClient, listClients, type ClientScope } from '../../core/clients/clients.repository.js';
+import { createClientsRepository, CLIENT_SCOPES, type ClientScope } from '../../core/clients/clients.repository.js';
 import {
   registerClient,
   removeClient,
@@ -9,7 +9,7 @@ import {
   type RegisterClientInput,
   type UpdateClientInput,
 } from '../../core/clients/clients.service.js';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import {
   checkAgainstSchema,
   clientSecretGraceSeconds,
@@ -99,14 +99,14 @@ const patch: Command = async ({ mongo, arg, options }) => {
 };
 
 const show: Command = async ({ mongo, arg }) => {
-  const client = await findClient(mongo, required(arg, 'client id'));
+  const client = await createClientsRepository(mongo).findClient(required(arg, 'client id'));
   if (!client) throw new NotFoundError('Client not found');
   return toClientResponse(client);
 };
 
 export const clientCommands: Record<string, Command> = {
   'clients create': create,
-  'clients list': async ({ mongo }) => (await listClients(mongo)).map(toClientResponse),
+  'clients list': async ({ mongo }) => (await createClientsRepository(mongo).listClients()).map(toClientResponse),
   'clients show': show,
   'clients get': show,
   'clients patch': patch,

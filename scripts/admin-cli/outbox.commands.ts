@@ -1,12 +1,12 @@
-import { ValidationError } from '../../core/errors/app-error.js';
-import { listOutboxMessages } from '../../core/providers/outbox.repository.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
+import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
 import { limitOption, type Command } from './cli-support.js';
 
 export const outboxCommands: Record<string, Command> = {
   // What the outbox provider "sent", newest first, as `GET /admin/outbox?to=&limit=` shows it.
   'outbox list': async ({ mongo, options }) => {
     if (options.to === '') throw new ValidationError('[Invalid field to]');
-    const messages = await listOutboxMessages(mongo, {
+    const messages = await createOutboxRepository(mongo).listOutboxMessages({
       ...(options.to === undefined ? {} : { to: options.to }),
       limit: limitOption(options.limit, 20, 100),
     });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { NotFoundError } from '../../core/errors/app-error.js';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import type { TemplateContent } from '../../core/templates/template.types.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
 import { checkAgainstSchema, comments, required, UsageError, type Command } from './cli-support.js';

@@ -1,13 +1,13 @@
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
-import { endOidcRecordsOfAccount } from '../../core/auth/oidc-records.repository.js';
-import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/enterprises/enterprise-id.js';
+import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
+import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/platform/tenancy/enterprise-id.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
-import { createLogger } from '../../core/logger/logger.js';
+import { createLogger } from '../../core/platform/logger/logger.js';
 import { createSignInFailuresRepository } from '../../core/sign-in/sign-in-failures.repository.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import { unlockSignIn } from '../../core/sign-in/sign-in-unlock.js';
-import { setUserBlocked } from '../../core/users/user-blocking.js';
+import { createUserLifecycle } from '../../core/users/user-lifecycle.service.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { toUserResponse } from '../../api/routes/user-response.js';
 import type { Connection } from 'mongoose';
@@ -23,7 +23,7 @@ const userRef = (arg: string | undefined, options: CliOptions): UserRef => ({
  * callbacks of the notifications it discards are sent by the notification worker's sweep, which
  * queues every ended notification whose callback is still waiting.
  */
-function blockingDeps(mongo: Connection) {
+function userLifecycle(mongo: Connection) {
   const users = createUsersRepository(mongo);
   const notifications = createNotificationsService({
     repository: createNotificationsRepository(mongo),
@@ -33,12 +33,12 @@ function blockingDeps(mongo: Connection) {
     logger: createLogger({ level: 'silent', name: 'admin-cli' }),
     callbackPolicy: { allowLoopback: false, allowedNetworks: [] },
   });
-  return {
+  return createUserLifecycle({
     users,
     activity: createActivityRepository(mongo),
-    discardPendingNotifications: (enterpriseId: string, userId: string) => notifications.discardPendingNotifications(enterpriseId, userId),
-    endSignIns: (ref: UserRef) => endOidcRecordsOfAccount(mongo, accountIdOf(ref), new Date()),
-  };
+    discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
+    endSignIns: (ref) => createOidcRecordsRepository(mongo).endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
+  });
 }
 
 function blockCommand(blocked: boolean): Command {
@@ -46,7 +46,7 @@ function blockCommand(blocked: boolean): Command {
     const body = { blocked, ...(options.reason === undefined ? {} : { reason: options.reason }) };
     checkAgainstSchema('admin-users.blocked.json', body);
     const ref = userRef(arg, options);
-    return { enterpriseId: ref.enterpriseId, ...toUserResponse(await setUserBlocked(blockingDeps(mongo), ref, blocked, body.reason)) };
+    return { enterpriseId: ref.enterpriseId, ...toUserResponse(await userLifecycle(mongo).setBlocked(ref, blocked, body.reason)) };
   };
 }
 

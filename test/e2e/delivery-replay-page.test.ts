@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson, readOutbox } from '../support/otp-helpers.js';

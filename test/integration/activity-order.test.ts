@@ -1,5 +1,5 @@
 import { Types, type Connection } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { uniqueName } from '../support/test-service.js';
@@ -36,7 +36,7 @@ describe('activity record order', () => {
       { actor: { type: 'admin' }, action: 'user.sign-in-unlocked', enterpriseId: 'default', userId: 'ana' },
       new Date(now),
     );
-    const { entries } = await activity.list({ enterpriseId: 'default', userId: 'ana', limit: 10 });
+    const { entries } = await activity.list({ scope: { enterpriseId: 'default' }, userId: 'ana', limit: 10 });
     expect(entries.map((entry) => entry.action)).toEqual(['user.sign-in-unlocked', 'user.sign-in-locked']);
   });
 

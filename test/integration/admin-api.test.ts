@@ -1,6 +1,6 @@
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { generateClientSecret, hashClientSecret } from '../../core/clients/client-secret.js';
-import { findClientWithSecret, replaceSecretHash } from '../../core/clients/clients.repository.js';
+import { createClientsRepository } from '../../core/clients/clients.repository.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -345,10 +345,15 @@ describe('admin API: clients and groups', () => {
     test('when another process rotated the secret, then the new one is accepted at once, before the client cache expires', async () => {
       const created = await createConfidential('elsewhere');
       expect(await tokenScope(created.client_id, created.client_secret)).toBe('otp users'); // cached now
-      const stored = await findClientWithSecret(service.ctx.mongo, created.client_id);
+      const stored = await createClientsRepository(service.ctx.mongo).findClientWithSecret(created.client_id);
       const secret = generateClientSecret();
       // What another API process does: the store changes, this process's cache does not hear of it.
-      await replaceSecretHash(service.ctx.mongo, created.client_id, stored?.secretHash ?? '', hashClientSecret(secret), null);
+      await createClientsRepository(service.ctx.mongo).replaceSecretHash(
+        created.client_id,
+        stored?.secretHash ?? '',
+        hashClientSecret(secret),
+        null,
+      );
       expect(await tokenScope(created.client_id, secret)).toBe('otp users');
     });
 

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readCallbackSecret } from '../../core/clients/callback-secret.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
-import { insertOutboxMessage } from '../../core/providers/outbox.repository.js';
-import { projectRoot } from '../../core/project-root.js';
+import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
@@ -337,9 +337,9 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
   });
 
   test('when the outbox is listed from the CLI, then it prints the newest messages first, filtered by address', async () => {
-    await insertOutboxMessage(service.ctx.mongo, { channel: 'SMS', to: '+15550001111', text: 'first' });
-    await insertOutboxMessage(service.ctx.mongo, { channel: 'SMS', to: '+15550001111', text: 'second' });
-    await insertOutboxMessage(service.ctx.mongo, { channel: 'SMS', to: '+15550002222', text: 'other' });
+    await createOutboxRepository(service.ctx.mongo).insertOutboxMessage({ channel: 'SMS', to: '+15550001111', text: 'first' });
+    await createOutboxRepository(service.ctx.mongo).insertOutboxMessage({ channel: 'SMS', to: '+15550001111', text: 'second' });
+    await createOutboxRepository(service.ctx.mongo).insertOutboxMessage({ channel: 'SMS', to: '+15550002222', text: 'other' });
     const listed = (await cli('outbox', 'list', '--to', '+15550001111', '--limit', '5')) as { text: string }[];
     expect(listed.map((m) => m.text)).toEqual(['second', 'first']);
     expect(listed[0]).not.toHaveProperty('id');

@@ -1,4 +1,4 @@
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository, REQUEST_NOT_ANSWERED } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';

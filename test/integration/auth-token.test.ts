@@ -105,12 +105,14 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     }
   });
 
-  test('when JWKS is read, then it holds exactly one public RSA signing key', async () => {
+  test('when JWKS is read, then it holds the public P-256 key of access tokens and the RSA key of ID tokens', async () => {
     const res = await fetch(`${service.url}/svc/authserver/jwks`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as JSONWebKeySet;
-    expect(body.keys).toHaveLength(1);
-    expect(body.keys[0]).toEqual({ kty: 'RSA', n: expect.any(String), e: 'AQAB', kid: expect.any(String), alg: 'RS256', use: 'sig' });
+    expect(body.keys).toEqual([
+      { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String), kid: expect.any(String), alg: 'ES256', use: 'sig' },
+      { kty: 'RSA', n: expect.any(String), e: 'AQAB', kid: expect.any(String), alg: 'RS256', use: 'sig' },
+    ]);
   });
 
   test('when a client asks for one of its scopes, then it gets a JWT with iss, aud, scope, exp and a kid from JWKS', async () => {
@@ -123,7 +125,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
 
     const token = body.access_token as string;
     const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet(await jwks()), { issuer, audience });
-    expect(protectedHeader).toEqual({ alg: 'RS256', typ: 'at+jwt', kid: (await jwks()).keys[0].kid });
+    expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: (await jwks()).keys[0].kid });
     expect(payload).toEqual({
       jti: expect.any(String),
       sub: creds.clientId,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { requireBearer } from '../../api/middleware/bearer-auth.middleware.js';
-import { getSigningKey } from '../../core/auth/signing-key.service.js';
+import { getSigningKeys } from '../../core/auth/signing-key.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { startMiddlewareApp } from '../support/middleware-app.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -31,10 +31,10 @@ describe('bearer middleware', () => {
     claims: Record<string, unknown>,
     options: { expiresAt?: number; otherKey?: boolean; audience?: string } = {},
   ): Promise<string> {
-    const signing = await getSigningKey(service.ctx.mongo, service.config);
+    const signing = (await getSigningKeys(service.ctx.mongo, service.config)).tokens;
     const key = options.otherKey
-      ? (await generateKeyPair('RS256', { extractable: true })).privateKey
-      : await importJWK(signing.privateJwk, 'RS256');
+      ? (await generateKeyPair(signing.alg, { extractable: true })).privateKey
+      : await importJWK(signing.privateJwk, signing.alg);
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({
       client_id: 'c',
@@ -43,7 +43,7 @@ describe('bearer middleware', () => {
       ...claims,
       sub: (claims.sub ?? claims.client_id ?? 'c') as string,
     })
-      .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: signing.kid })
+      .setProtectedHeader({ alg: signing.alg, typ: 'at+jwt', kid: signing.kid })
       .setIssuer(issuer)
       .setAudience(options.audience ?? audience)
       .setIssuedAt(now - 120)
@@ -98,13 +98,13 @@ describe('bearer middleware', () => {
   });
 
   test('when a JWT signed by our key is not an access token (typ), then 401 invalid_token', async () => {
-    const signing = await getSigningKey(service.ctx.mongo, service.config);
+    const signing = (await getSigningKeys(service.ctx.mongo, service.config)).tokens;
     const token = await new SignJWT({ client_id: 'c', scope: 'otp' })
-      .setProtectedHeader({ alg: 'RS256', kid: signing.kid })
+      .setProtectedHeader({ alg: signing.alg, kid: signing.kid })
       .setIssuer(issuer)
       .setAudience(audience)
       .setExpirationTime('5m')
-      .sign(await importJWK(signing.privateJwk, 'RS256'));
+      .sign(await importJWK(signing.privateJwk, signing.alg));
     const res = await call(`Bearer ${token}`);
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual(invalid(token));
@@ -170,8 +170,11 @@ describe('bearer middleware', () => {
     expect(await res.json()).toEqual(invalid(token));
   });
 
-  test('when the verification key is read, then its public JWK carries no private members', async () => {
-    const signing = await getSigningKey(service.ctx.mongo, service.config);
-    expect(Object.keys(signing.publicJwk).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+  test('when the verification keys are read, then their public JWKs carry no private members', async () => {
+    const { all } = await getSigningKeys(service.ctx.mongo, service.config);
+    expect(all.map((key) => Object.keys(key.publicJwk).sort())).toEqual([
+      ['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y'],
+      ['alg', 'e', 'kid', 'kty', 'n', 'use'],
+    ]);
   });
 });

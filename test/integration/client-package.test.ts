@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 
 const run = promisify(execFile);
 const NPM_QUIET = ['--no-audit', '--no-fund', '--loglevel=error'];

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import twilio from 'twilio';
-import { loadConfig } from '../../core/config/config.js';
-import { businessRegistry } from '../../core/metrics/business-metrics.js';
+import { loadConfig } from '../../core/platform/config/config.js';
+import { businessRegistry } from '../../core/platform/metrics/business-metrics.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';

@@ -1,8 +1,8 @@
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
-import { requeueDispatch } from '../../core/queues/dispatch.queue.js';
+import { requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';

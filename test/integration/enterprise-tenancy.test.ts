@@ -1,5 +1,5 @@
 import { migrateToEnterprises } from '../../core/enterprises/enterprise-migration.js';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -231,8 +231,8 @@ describe('migration of data written before enterprises', () => {
         status: 'ACTIVE',
         sourceType: 'SVC',
       });
-      expect(await repo.findLiveByMobile('default', '+15550009999')).toMatchObject({ enterpriseId: 'default' });
-      expect(await repo.findLiveByMobile('acme', '+15550009999')).toMatchObject({ enterpriseId: 'acme' });
+      expect(await repo.findLiveByMobile({ enterpriseId: 'default' }, '+15550009999')).toMatchObject({ enterpriseId: 'default' });
+      expect(await repo.findLiveByMobile({ enterpriseId: 'acme' }, '+15550009999')).toMatchObject({ enterpriseId: 'acme' });
       // The new unique index holds within an enterprise.
       await expect(
         repo.insert({ ...legacy, enterpriseId: 'acme', userId: 'old-user', status: 'ACTIVE', sourceType: 'SVC' }),

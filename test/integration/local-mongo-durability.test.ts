@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { startMongoServer, type FsyncMode, type JournalBackend, type LocalService } from '../../scripts/local-services.js';
 
 // The default set-up, and the strictest one with compactions (snapshot + fresh journal) happening

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mongoose, { type mongo } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { parseFsyncMode, startMongoServer, type FsyncMode, type JournalBackend, type LocalService } from '../../scripts/local-services.js';
 import {
   FILE_HEADER_BYTES,

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
-import { listOutboxMessages } from '../../core/providers/outbox.repository.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
+import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
 import { PermanentProviderError, TransientProviderError } from '../../core/providers/provider-errors.js';
 import { createProviders } from '../../core/providers/providers.factory.js';
 import { SendgridEmailProvider } from '../../core/providers/sendgrid-email.provider.js';
@@ -219,7 +219,7 @@ describe('createProviders and the outbox', () => {
     const email = await providers.email.send({ to: 'grace@example.com', subject: 'S', text: 'code 2', html: '<b>2</b>' });
     expect(sms.providerMessageId).toMatch(/^outbox-[0-9a-f]{24}$/);
     expect(email.providerMessageId).toMatch(/^outbox-[0-9a-f]{24}$/);
-    const stored = await listOutboxMessages(mongo, { limit: 10 });
+    const stored = await createOutboxRepository(mongo).listOutboxMessages({ limit: 10 });
     expect(stored.map(({ id: _id, createdAt: _c, ...m }) => m)).toEqual([
       { channel: 'EMAIL', to: 'grace@example.com', subject: 'S', text: 'code 2', html: '<b>2</b>' },
       { channel: 'SMS', to: '+14155550123', text: 'code 1', otpUuid: 'otp-1' },

@@ -3,7 +3,7 @@ import {
   DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
   SOCKET_TIMEOUT_MS,
   WRITE_CONCERN_TIMEOUT_MS,
-} from '../../core/db/mongo-connection.js';
+} from '../../core/platform/db/mongo-connection.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 
 // Production settings (majority writes, retried writes, timeouts) are applied wherever the

@@ -1,14 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createOtpServices } from '../../api/otp-services.factory.js';
-import { loadConfig } from '../../core/config/config.js';
+import { composeApi } from '../../api/composition-root.js';
+import { toHttpRefusal } from '../../api/errors/http-error-mapping.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
-import { DEFAULT_SERVER_SELECTION_TIMEOUT_MS } from '../../core/db/mongo-connection.js';
+import { DEFAULT_SERVER_SELECTION_TIMEOUT_MS } from '../../core/platform/db/mongo-connection.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
-import { requeueDispatch } from '../../core/queues/dispatch.queue.js';
+import { requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { startMongoServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -153,17 +154,23 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
   }, 90000);
 
   test('when an OTP request is past its deadline before its rows are written, then it is refused with 503 and nothing is queued or sent', async () => {
-    const { generation } = createOtpServices(service.ctx);
+    const { generation } = composeApi(service.ctx).otp;
     const rowsBefore = await service.ctx.mongo.collection('deliveries').countDocuments({});
-    await expect(
-      generation.generate({
+    const refusal = await generation
+      .generate({
         clientId: 'deadline-test',
         enterpriseId: 'default',
         request: parseGenerateOtpRequest(otpBody('gina')),
         rawBody: otpBody('gina'),
         deadline: Date.now() - 1,
-      }),
-    ).rejects.toMatchObject({
+      })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    expect(refusal).toMatchObject({ kind: 'unavailable', retryAfterSeconds: 5 });
+    // What the error edge answers it with.
+    expect(toHttpRefusal(refusal)).toMatchObject({
       status: 503,
       headers: { 'Retry-After': '5' },
       message: 'Service unavailable: the request took too long; retry later',

@@ -1,6 +1,6 @@
 import { createNotificationsRepository, notificationModel } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
-import { enqueueCallback, enqueueExpiry } from '../../core/queues/notification.queue.js';
+import { enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import {
@@ -121,6 +121,10 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       [{ callbackUrl: 'not a url' }, 'Invalid field callbackUrl: must be an absolute URL'],
       [{ ds_required: true }, 'Invalid field ds_required: the user has no device key registered at activation'],
       [{ colour: 'red' }, 'Invalid field colour: is not allowed'],
+      // The user id format (common.ids.json) names the length and the alphabet apart.
+      [{ userId: '' }, 'Invalid field userId: must NOT have fewer than 1 characters'],
+      [{ userId: 'a'.repeat(65) }, 'Invalid field userId: must NOT have more than 64 characters'],
+      [{ userId: 'a b' }, 'Invalid field userId: must match pattern "^[A-Za-z0-9._@-]+$"'],
     ])('when the body has %j, then 422 names the field', async (overrides, message) => {
       const res = await create(notificationBody('plain1', overrides));
       expect(res.status).toBe(422);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { CallbackAddressRefusedError, guardedPost, type Resolver } from '../../core/notifications/guarded-post.js';
 import { createNotificationsRepository, notificationModel } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
-import { callbackJobId, enqueueCallback, enqueueExpiry } from '../../core/queues/notification.queue.js';
+import { callbackJobId, enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
 import { notificationBody } from '../support/notification-helpers.js';

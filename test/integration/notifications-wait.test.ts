@@ -4,7 +4,7 @@ import { WAIT_POLL_MS, waitForFinalState } from '../../api/routes/notification-w
 import { createNotificationEndEvents } from '../../core/notifications/notification-end-events.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
-import { createWorkerRedis } from '../../core/queues/redis-connection.js';
+import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
 import { findFreePort } from '../../scripts/local-services.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';

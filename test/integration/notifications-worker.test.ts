@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { notificationModel, createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
-import { callbackJobId, enqueueCallback, enqueueExpiry, expiryJobId } from '../../core/queues/notification.queue.js';
+import { callbackJobId, enqueueCallback, enqueueExpiry, expiryJobId } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';

@@ -1,7 +1,7 @@
 import { buildOpenApiDocument } from '../../api/openapi/openapi-document.js';
 import { routeDocs } from '../../api/openapi/route-docs.js';
 import type { RouteDoc } from '../../api/openapi/route-docs.types.js';
-import { getAjv, loadSchemas, type JsonSchema } from '../../core/schemas/schema-registry.js';
+import { getAjv, loadSchemas, type JsonSchema } from '../../core/platform/schemas/schema-registry.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { mintUserToken, registerAppClient } from '../support/notification-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';

@@ -5,7 +5,7 @@ import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
-import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
+import type { DispatchJobData } from '../../core/platform/queues/dispatch.queue.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from '../../workers/dispatch/dispatch.processor.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';

@@ -1,6 +1,6 @@
 import twilio from 'twilio';
 import type { Job } from 'bullmq';
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
@@ -9,7 +9,7 @@ import { createDispatchProcessor } from '../../workers/dispatch/dispatch.process
 import { openDelivery, sealDelivery } from '../../core/deliveries/delivery-envelope.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
-import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
+import type { DispatchJobData } from '../../core/platform/queues/dispatch.queue.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';

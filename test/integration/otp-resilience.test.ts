@@ -1,4 +1,4 @@
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { errorHandler, notFoundHandler } from '../../api/middleware/error-handler.js';
+import { notFoundHandler } from '../../api/middleware/error-handler.js';
+import { errorHandler } from '../../api/errors/error-pipeline.js';
 import { requestLogging } from '../../api/middleware/request-logging.js';
 import { memoryLogger } from '../support/test-service.js';
 

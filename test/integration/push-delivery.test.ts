@@ -1,5 +1,5 @@
 import { registerClient } from '../../core/clients/clients.service.js';
-import { enqueuePushSends, pushFanoutJobId, pushSendJobId } from '../../core/queues/push.queue.js';
+import { enqueuePushSends, pushFanoutJobId, pushSendJobId } from '../../core/platform/queues/push.queue.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 import { findFreePort } from '../../scripts/local-services.js';
 import { testEnv } from '../support/test-service.js';
 import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';

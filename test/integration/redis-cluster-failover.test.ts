@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { startRedisCluster, type LocalRedisCluster } from '../../scripts/local-redis-cluster.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';

@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
-import { loadConfig } from '../../core/config/config.js';
-import { dataNodes } from '../../core/queues/redis-connection.js';
+import { loadConfig } from '../../core/platform/config/config.js';
+import { dataNodes } from '../../core/platform/queues/redis-connection.js';
 import { startRedisCluster, type LocalRedisCluster } from '../../scripts/local-redis-cluster.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';

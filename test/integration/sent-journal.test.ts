@@ -1,13 +1,13 @@
 import mongoose from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries, type SweeperDeps } from '../../core/deliveries/delivery-sweeper.js';
 import { createSentJournal, type SentOutcome } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes, SendBacklogError } from '../../core/deliveries/sent-outcomes.js';
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
-import { requeueDispatch } from '../../core/queues/dispatch.queue.js';
-import { createProducerRedis, waitForRedis } from '../../core/queues/redis-connection.js';
+import { requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
+import { createProducerRedis, waitForRedis } from '../../core/platform/queues/redis-connection.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { startFreezableProxy } from '../support/freezable-proxy.js';

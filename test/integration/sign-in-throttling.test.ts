@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { registerClient } from '../../core/clients/clients.service.js';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { csrfOf, FormWalker, loginCodeFor, loginCodesSettled, signInWithForms, type Page } from '../support/sign-in-helpers.js';

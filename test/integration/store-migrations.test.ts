@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Connection } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { checkStore } from '../../core/migrations/store-check.js';
-import { projectRoot } from '../../core/project-root.js';
-import { markWebhookEventSeen } from '../../core/providers/webhook-events.repository.js';
+import { projectRoot } from '../../core/platform/project-root.js';
+import { createWebhookEventsRepository } from '../../core/providers/webhook-events.repository.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName } from '../support/test-service.js';
 
@@ -62,7 +62,7 @@ describe('index changes go through the migration command', () => {
         command: 'npm run migrate (node dist/scripts/migrate.js)',
       });
       // The model still works on the old TTL (no IndexOptionsConflict on every call).
-      expect(await markWebhookEventSeen(service.ctx.mongo, 'sendgrid', 'ev-1')).toBe(true);
+      expect(await createWebhookEventsRepository(service.ctx.mongo).markWebhookEventSeen('sendgrid', 'ev-1')).toBe(true);
     } finally {
       await service.close();
     }

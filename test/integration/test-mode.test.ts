@@ -1,6 +1,6 @@
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
-import { businessRegistry } from '../../core/metrics/business-metrics.js';
+import { businessRegistry } from '../../core/platform/metrics/business-metrics.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';

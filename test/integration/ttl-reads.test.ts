@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
-import { connectMongo } from '../../core/db/mongo-connection.js';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { createOtpsRepository, OTP_KEPT_AFTER_EXPIRY_SECONDS } from '../../core/otp/otps.repository.js';
-import { isWebhookEventSeen, markWebhookEventSeen } from '../../core/providers/webhook-events.repository.js';
+import { createWebhookEventsRepository } from '../../core/providers/webhook-events.repository.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { uniqueName } from '../support/test-service.js';
 
@@ -20,19 +20,19 @@ describe('expiry checked on read where a TTL index deletes', () => {
   });
 
   test('when a webhook event was recorded more than 30 days ago, then it reads as forgotten and one new delivery takes it over', async () => {
-    await markWebhookEventSeen(mongo, 'sendgrid', 'warm-up');
+    await createWebhookEventsRepository(mongo).markWebhookEventSeen('sendgrid', 'warm-up');
     await mongo
       .collection('webhook_events')
       .insertOne({ provider: 'sendgrid', eventId: 'old', receivedAt: new Date(Date.now() - 31 * DAY_MS) });
     await mongo
       .collection('webhook_events')
       .insertOne({ provider: 'sendgrid', eventId: 'recent', receivedAt: new Date(Date.now() - 29 * DAY_MS) });
-    expect(await isWebhookEventSeen(mongo, 'sendgrid', 'old')).toBe(false);
-    expect(await isWebhookEventSeen(mongo, 'sendgrid', 'recent')).toBe(true);
-    const takers = await Promise.all([1, 2, 3].map(() => markWebhookEventSeen(mongo, 'sendgrid', 'old')));
+    expect(await createWebhookEventsRepository(mongo).isWebhookEventSeen('sendgrid', 'old')).toBe(false);
+    expect(await createWebhookEventsRepository(mongo).isWebhookEventSeen('sendgrid', 'recent')).toBe(true);
+    const takers = await Promise.all([1, 2, 3].map(() => createWebhookEventsRepository(mongo).markWebhookEventSeen('sendgrid', 'old')));
     expect(takers.filter(Boolean)).toEqual([true]);
-    expect(await isWebhookEventSeen(mongo, 'sendgrid', 'old')).toBe(true);
-    expect(await markWebhookEventSeen(mongo, 'sendgrid', 'recent')).toBe(false);
+    expect(await createWebhookEventsRepository(mongo).isWebhookEventSeen('sendgrid', 'old')).toBe(true);
+    expect(await createWebhookEventsRepository(mongo).markWebhookEventSeen('sendgrid', 'recent')).toBe(false);
   });
 
   test('when an OTP expired longer ago than its TTL keeps it, then its status reads as unknown', async () => {

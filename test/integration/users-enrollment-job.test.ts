@@ -2,11 +2,12 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
-import { enqueueDispatch } from '../../core/queues/dispatch.queue.js';
-import { enrollmentJobId, type EnrollmentJobData } from '../../core/queues/enrollment.queue.js';
+import { enqueueDispatch } from '../../core/platform/queues/dispatch.queue.js';
+import { enrollmentJobId, type EnrollmentJobData } from '../../core/platform/queues/enrollment.queue.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';
 import { activationDeliveryId, createActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
-import { createEnrollmentService, groupsFromConnection } from '../../core/users/enrollment.service.js';
+import { createGroupsRepository } from '../../core/groups/groups.repository.js';
+import { createEnrollmentService } from '../../core/users/enrollment.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createSendActivationProcessor } from '../../workers/enrollment/send-activation.processor.js';
@@ -100,7 +101,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     const users = createUsersRepository(service.ctx.mongo);
     const enrollment = createEnrollmentService({
       users,
-      groups: groupsFromConnection(service.ctx.mongo),
+      groups: createGroupsRepository(service.ctx.mongo),
       enqueueEnrollment: () => Promise.reject(new Error('Redis is down')),
       activationDeliveries: activationDeliveries(),
       activity: createActivityRepository(service.ctx.mongo),
@@ -109,7 +110,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
       logger: logs.logger,
     });
     const request = parseEnrollmentRequest(userBody('no-redis', { emailId: 'noredis@example.com' }));
-    expect(await enrollment.enroll({ clientId: 'client-1', enterpriseId: 'default' }, request)).toEqual({ location: '/v1/users/no-redis' });
+    expect(await enrollment.enroll({ clientId: 'client-1', enterpriseId: 'default' }, request)).toEqual({ userId: 'no-redis' });
     const rows = await deliveries().findByRef('no-redis');
     expect(rows.map((r) => [r.channel, r.state])).toEqual([['EMAIL', 'QUEUED']]);
     expect(rows[0].notAfter.getTime() - rows[0].queuedAt.getTime()).toBeLessThanOrEqual(3600 * 1000);

@@ -1,5 +1,5 @@
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
-import { loadConfig } from '../../core/config/config.js';
+import { loadConfig } from '../../core/platform/config/config.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
 import { startProviderStub, type ProviderStub } from '../support/provider-stub.js';

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express, { type RequestHandler } from 'express';
-import { errorHandler } from '../../api/middleware/error-handler.js';
+import { errorHandler } from '../../api/errors/error-pipeline.js';
 import type { ServiceContext } from '../../api/service-context.js';
 
 /**

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID, webcrypto } from 'node:crypto';
-import { upsertOidcRecord } from '../../core/auth/oidc-records.repository.js';
+import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { registerClient } from '../../core/clients/clients.service.js';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import type { TestService } from './test-service.js';
 import { sendJson, userBody } from './users-helpers.js';
@@ -34,7 +34,7 @@ export async function mintUserToken(
   const client = await lookupClient(service.ctx.mongo, options.clientId);
   const accountId = accountIdOf({ enterpriseId: client?.enterpriseId ?? DEFAULT_ENTERPRISE_ID, userId: options.userId });
   const exp = now + (options.expiresInSeconds ?? 600);
-  await upsertOidcRecord(service.ctx.mongo, {
+  await createOidcRecordsRepository(service.ctx.mongo).upsertOidcRecord({
     kind: 'AccessToken',
     key: token,
     grantId: randomUUID(),

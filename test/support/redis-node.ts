@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import type { RedisClient } from '../../core/queues/redis-connection.js';
+import type { RedisClient } from '../../core/platform/queues/redis-connection.js';
 
 /**
  * A plain connection to the server that holds `key` (the one Redis, or the cluster master

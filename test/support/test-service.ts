@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 import { buildApp } from '../../api/app.js';
 import type { ServiceContext } from '../../api/service-context.js';
 import { createServiceContext } from '../../api/service-context.factory.js';
-import { loadConfig, type Config } from '../../core/config/config.js';
-import { createLogger, type Logger } from '../../core/logger/logger.js';
+import { loadConfig, type Config } from '../../core/platform/config/config.js';
+import { createLogger, type Logger } from '../../core/platform/logger/logger.js';
 import { testMongoUri } from './test-mongo-uri.js';
 
 export interface TestService {

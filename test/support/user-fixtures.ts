@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { toUserDoc, userModel } from '../../core/users/users.repository.js';
 import type { User } from '../../core/users/user.types.js';
 

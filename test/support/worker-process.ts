@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 
 export interface WorkerProcess {
   child: ChildProcess;

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { projectRoot } from '../../core/project-root.js';
+import { projectRoot } from '../../core/platform/project-root.js';
 
 // The repository's documents and comments state rules themselves: they never send the reader to
 // a decision number, a numbered section of a contract, or a file outside the repository.

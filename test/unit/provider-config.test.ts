@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../core/config/config.js';
+import { ConfigError, loadConfig } from '../../core/platform/config/config.js';
 
 const base = { NODE_ENV: 'test', MONGODB_URI: 'mongodb://127.0.0.1:1/x', REDIS_URL: 'redis://127.0.0.1:1' };
 const SID = `AC${'0'.repeat(32)}`;

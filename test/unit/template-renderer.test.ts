@@ -30,7 +30,7 @@ describe('renderTemplate', () => {
     } catch (err) {
       caught = err;
     }
-    expect(caught).toMatchObject({ status: 422, missing: ['__FIRST_NAME__'], message: 'Missing values for macros __FIRST_NAME__' });
+    expect(caught).toMatchObject({ kind: 'invalid', missing: ['__FIRST_NAME__'], message: 'Missing values for macros __FIRST_NAME__' });
   });
 
   test('when an e-mail is rendered, then the layout wraps the body and values are escaped only in HTML', () => {

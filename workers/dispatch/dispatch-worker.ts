@@ -1,28 +1,28 @@
-import type { Config } from '../../core/config/config.js';
+import type { Config } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
-import { startPeriodicTask } from '../../core/lifecycle/periodic-task.js';
-import { createManagedWorker, drainWorker, runManagedWorker } from '../../core/lifecycle/worker-lifecycle.js';
-import { openWorkerResources } from '../../core/lifecycle/worker-resources.js';
+import { startPeriodicTask } from '../../core/platform/lifecycle/periodic-task.js';
+import { createManagedWorker, drainWorker, runManagedWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
+import { openWorkerResources } from '../../core/platform/lifecycle/worker-resources.js';
 import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
-import { createShutdown } from '../../core/lifecycle/shutdown.js';
-import type { Logger } from '../../core/logger/logger.js';
-import type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
+import { createShutdown } from '../../core/platform/lifecycle/shutdown.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
+import type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import { createProviders } from '../../core/providers/providers.factory.js';
 import { OutboxProvider } from '../../core/providers/outbox.provider.js';
 import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
-import { dispatchBackoffMs, enqueueDispatch, requeueDispatch } from '../../core/queues/dispatch.queue.js';
+import { dispatchBackoffMs, enqueueDispatch, requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { deliveryFailoverOn } from '../../core/otp/otp-failover.js';
 import { createSmsRouting } from '../../core/providers/sms-routing.js';
 import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from './dispatch.processor.js';
 
-export type { RunningWorker } from '../../core/lifecycle/worker-lifecycle.js';
+export type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 
 /** The dispatch worker and its delivery sweeper, ready and taking work. */
 export async function startDispatchWorker(config: Config, logger: Logger): Promise<RunningWorker> {

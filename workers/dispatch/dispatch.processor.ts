@@ -8,15 +8,16 @@ import {
 import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
-import type { Logger } from '../../core/logger/logger.js';
-import { deliveryOutcomes, providerSendDuration } from '../../core/metrics/business-metrics.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
+import { deliveryOutcomes, providerSendDuration } from '../../core/platform/metrics/business-metrics.js';
 import { decryptSecret } from '../../core/crypto/secret-box.js';
 import type { DeliveryFailover, FailureCause } from '../../core/otp/otp-failover.js';
 import { PermanentProviderError } from '../../core/providers/provider-errors.js';
 import type { Providers, SentMessage } from '../../core/providers/provider.types.js';
 import { isRecipientFailure, type SmsRouting } from '../../core/providers/sms-routing.js';
-import type { DispatchJobData } from '../../core/queues/dispatch.queue.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import type { DispatchJobData } from '../../core/platform/queues/dispatch.queue.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
+import { firstSchemaErrorLine } from '../../core/platform/schemas/schema-error-message.js';
 import type { MessageTemplate, RenderedMessage } from '../../core/templates/template.types.js';
 import { renderTemplate } from '../../core/templates/template-renderer.js';
 import { simulateReceipt, TEST_PROVIDER, type TestModeSend } from './test-mode-send.js';
@@ -171,7 +172,8 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
   };
 
   return async (job: Job<DispatchJobData>, token?: string): Promise<DispatchResult> => {
-    if (!validate(job.data)) throw new UnrecoverableError(`invalid dispatch payload: ${JSON.stringify(validate.errors?.[0])}`);
+    if (!validate(job.data))
+      throw new UnrecoverableError(`invalid dispatch payload: ${firstSchemaErrorLine(validate.errors, '(payload)')}`);
     const { deliveryId, sealed } = job.data;
     // This job's lock is the row's only writer while it runs (the job id is the delivery id), so
     // a plain read decides; outcomes are written conditionally on the row still being QUEUED.

@@ -1,5 +1,5 @@
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
-import type { Logger } from '../../core/logger/logger.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import type { DeliveryReceipt, RecordDeliveryReceipt } from '../../core/providers/delivery-receipt.types.js';
 import type { EmailProvider, SentMessage, SmsProvider } from '../../core/providers/provider.types.js';
 

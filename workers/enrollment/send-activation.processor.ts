@@ -1,7 +1,8 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/enterprises/enterprise-id.js';
-import type { EnrollmentJobData } from '../../core/queues/enrollment.queue.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
+import type { EnrollmentJobData } from '../../core/platform/queues/enrollment.queue.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
+import { firstSchemaErrorLine } from '../../core/platform/schemas/schema-error-message.js';
 import type { ActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
 
 /**
@@ -11,7 +12,8 @@ import type { ActivationDeliveries } from '../../core/users/activation-deliverie
 export function createSendActivationProcessor(activationDeliveries: ActivationDeliveries) {
   const validate = getValidator<EnrollmentJobData>('enrollment.send-activation.json');
   return async (job: Job<EnrollmentJobData>): Promise<{ queued: number }> => {
-    if (!validate(job.data)) throw new UnrecoverableError(`invalid enrollment payload: ${JSON.stringify(validate.errors?.[0])}`);
+    if (!validate(job.data))
+      throw new UnrecoverableError(`invalid enrollment payload: ${firstSchemaErrorLine(validate.errors, '(payload)')}`);
     const ref = { enterpriseId: job.data.enterpriseId ?? DEFAULT_ENTERPRISE_ID, userId: job.data.userId };
     const { queued } = await activationDeliveries.prepareAndQueue(ref, job.data.issue);
     return { queued: queued.length };

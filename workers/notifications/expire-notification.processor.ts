@@ -1,7 +1,8 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { NotificationsService } from '../../core/notifications/notifications.service.js';
-import type { NotificationJobData } from '../../core/queues/notification.queue.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import type { NotificationJobData } from '../../core/platform/queues/notification.queue.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
+import { firstSchemaErrorLine } from '../../core/platform/schemas/schema-error-message.js';
 
 // A job that runs a little early (clock skew between this host and Redis) waits in process when
 // the wait is this short; longer, it goes back to the delayed set.
@@ -11,7 +12,7 @@ const MAX_IN_PROCESS_WAIT_MS = 2000;
 export function createExpireNotificationProcessor(service: Pick<NotificationsService, 'expire'>) {
   const validate = getValidator<NotificationJobData>('notification.expire.json');
   return async (job: Job<NotificationJobData>, token?: string): Promise<{ outcome: string }> => {
-    if (!validate(job.data)) throw new UnrecoverableError(`invalid expiry payload: ${JSON.stringify(validate.errors?.[0])}`);
+    if (!validate(job.data)) throw new UnrecoverableError(`invalid expiry payload: ${firstSchemaErrorLine(validate.errors, '(payload)')}`);
     let result = await service.expire(job.data.notificationUuid);
     if (result.outcome === 'not-due' && result.inMs <= MAX_IN_PROCESS_WAIT_MS) {
       await new Promise((resolve) => setTimeout(resolve, result.outcome === 'not-due' ? result.inMs : 0));

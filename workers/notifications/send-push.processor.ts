@@ -1,7 +1,8 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { PushDelivery } from '../../core/push/push-delivery.service.js';
-import { PUSH_FANOUT_JOB, type PushFanoutJobData, type PushSendJobData } from '../../core/queues/push.queue.js';
-import { getValidator } from '../../core/schemas/schema-registry.js';
+import { PUSH_FANOUT_JOB, type PushFanoutJobData, type PushSendJobData } from '../../core/platform/queues/push.queue.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
+import { firstSchemaErrorLine } from '../../core/platform/schemas/schema-error-message.js';
 
 /** The push queue: fan-out jobs queue one send job per subscription; send jobs push to one browser. */
 export function createSendPushProcessor(delivery: PushDelivery) {
@@ -9,10 +10,11 @@ export function createSendPushProcessor(delivery: PushDelivery) {
   const validSend = getValidator<PushSendJobData>('notification-push.send.json');
   return async (job: Job<PushFanoutJobData | PushSendJobData>): Promise<{ outcome: string; subscriptions?: number }> => {
     if (job.name === PUSH_FANOUT_JOB) {
-      if (!validFanout(job.data)) throw new UnrecoverableError(`invalid push fan-out payload: ${JSON.stringify(validFanout.errors?.[0])}`);
+      if (!validFanout(job.data))
+        throw new UnrecoverableError(`invalid push fan-out payload: ${firstSchemaErrorLine(validFanout.errors, '(payload)')}`);
       return delivery.fanout(job.data.notificationUuid);
     }
-    if (!validSend(job.data)) throw new UnrecoverableError(`invalid push payload: ${JSON.stringify(validSend.errors?.[0])}`);
+    if (!validSend(job.data)) throw new UnrecoverableError(`invalid push payload: ${firstSchemaErrorLine(validSend.errors, '(payload)')}`);
     try {
       return { outcome: await delivery.send(job.data.notificationUuid, job.data.subscriptionId) };
     } catch (err) {

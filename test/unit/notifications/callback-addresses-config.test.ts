@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../../core/config/config.js';
+import { ConfigError, loadConfig } from '../../../core/platform/config/config.js';
 
 const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://127.0.0.1:6379' };
 const production = {

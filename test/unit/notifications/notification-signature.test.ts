@@ -1,6 +1,6 @@
 import { createHmac, webcrypto } from 'node:crypto';
 import { verifyDeviceSignature } from '../../../core/notifications/notification-signature.js';
-import { callbackBackoffMs } from '../../../core/queues/notification.queue.js';
+import { callbackBackoffMs } from '../../../core/platform/queues/notification.queue.js';
 import { signCallback } from '../../../core/notifications/notification-callback.js';
 
 async function device() {

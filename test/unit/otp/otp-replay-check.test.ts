@@ -7,7 +7,7 @@ describe('otpStillWanted', () => {
   const delivery = { refId: 'otp-1', enterpriseId: 'acme' } as Parameters<ReturnType<typeof otpStillWanted>>[0];
   const check = (otp: Partial<OtpRecord> | null) =>
     otpStillWanted({
-      findInEnterprise: async (id: string, enterpriseId: string) =>
+      findInEnterprise: async (id: string, { enterpriseId }: { enterpriseId: string }) =>
         otp && id === 'otp-1' && enterpriseId === 'acme'
           ? ({ status: 'ACTIVE', attempts: 3, attemptsUsed: 0, expiresAt: new Date(now.getTime() + 60_000), ...otp } as OtpRecord)
           : undefined,

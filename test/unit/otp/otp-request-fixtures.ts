@@ -1,4 +1,5 @@
-import { AppError } from '../../../core/errors/app-error.js';
+import { AppError } from '../../../core/platform/errors/app-error.js';
+import { STATUS_OF_KIND } from '../../../api/errors/http-error-mapping.js';
 import { parseGenerateOtpRequest } from '../../../core/otp/otp-request.validator.js';
 
 /** A minimal valid Generate OTP body; tests override one field at a time. */
@@ -18,7 +19,7 @@ export function rejectionOf(body: unknown): { status: number; message: string } 
   try {
     parseGenerateOtpRequest(body);
   } catch (error) {
-    if (error instanceof AppError) return { status: error.status, message: error.message };
+    if (error instanceof AppError) return { status: STATUS_OF_KIND[error.kind], message: error.message };
     throw error;
   }
   throw new Error(`expected ${JSON.stringify(body)} to be rejected`);

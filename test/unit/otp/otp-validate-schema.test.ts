@@ -1,5 +1,5 @@
-import { describeSchemaError } from '../../../core/schemas/schema-error-message.js';
-import { getValidator } from '../../../core/schemas/schema-registry.js';
+import { describeSchemaError } from '../../../core/platform/schemas/schema-error-message.js';
+import { getValidator } from '../../../core/platform/schemas/schema-registry.js';
 
 const SCHEMA_ID = 'otp.validate.json';
 

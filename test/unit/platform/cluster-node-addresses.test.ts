@@ -1,4 +1,4 @@
-import { clusterNodeAddresses } from '../../../core/queues/redis-eviction-policy.js';
+import { clusterNodeAddresses } from '../../../core/platform/queues/redis-eviction-policy.js';
 
 describe('addresses of a Redis Cluster from CLUSTER NODES', () => {
   test('when masters and replicas are listed, then every live one is read, IPv6 and host names included, failed ones left out', () => {

@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from '../../../core/config/config.js';
+import { ConfigError, loadConfig } from '../../../core/platform/config/config.js';
+import { readSettings } from '../../../core/platform/config/settings-reader.js';
 
 const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://127.0.0.1:6379' };
 
@@ -76,6 +77,31 @@ describe('configuration', () => {
       expect(() => loadConfig({ ...base, SIGNING_KEY_JWK: value })).toThrow(/SIGNING_KEY_JWK: must be a private RSA JWK/);
     }
     expect(loadConfig({ ...base, SIGNING_KEY_JWK: '{"kty":"RSA","n":"a","e":"AQAB","d":"b"}' }).signingKeyJwk).toContain('RSA');
+  });
+});
+
+describe('sign-in lifetimes', () => {
+  test('when unset, then they keep their former values; when set, then they reach the configuration', () => {
+    const defaults = loadConfig(base);
+    expect(defaults.signIn).toEqual({ refreshTokenTtlSeconds: 2592000, sessionTtlSeconds: 86400, interactionTtlSeconds: 900 });
+    expect(defaults.login).toMatchObject({ codeTtlSeconds: 300, familiarAddressSeconds: 7776000 });
+    const set = loadConfig({ ...base, LOGIN_CODE_TTL_SECONDS: '120', SIGN_IN_SESSION_TTL_SECONDS: '3600' });
+    expect(set.login.codeTtlSeconds).toBe(120);
+    expect(set.signIn.sessionTtlSeconds).toBe(3600);
+    expect(() => loadConfig({ ...base, LOGIN_CODE_TTL_SECONDS: '30' })).toThrow('LOGIN_CODE_TTL_SECONDS: must be >= 60');
+  });
+});
+
+describe('settings read on their own', () => {
+  test('when a pattern does not match, then the message says in words what is accepted', () => {
+    expect(() => loadConfig({ ...base, OTP_ENCRYPTION_KEY: 'abc' })).toThrow('OTP_ENCRYPTION_KEY: must be 64 hex characters');
+  });
+
+  test('when a tool reads only some settings, then only those are checked, with defaults as the service has them', () => {
+    expect(readSettings({}, ['CLIENT_SECRET_GRACE_SECONDS'])).toEqual({ values: { CLIENT_SECRET_GRACE_SECONDS: 86400 }, problems: [] });
+    expect(readSettings({ CLIENT_SECRET_GRACE_SECONDS: '2592001' }, ['CLIENT_SECRET_GRACE_SECONDS']).problems).toEqual([
+      'CLIENT_SECRET_GRACE_SECONDS: must be <= 2592000',
+    ]);
   });
 });
 

@@ -1,19 +1,30 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { projectRoot } from '../../../core/project-root.js';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { projectRoot } from '../../../core/platform/project-root.js';
 
 const coreDir = join(projectRoot, 'core');
 
-/** Which other core/ folders each core/ folder imports from (static and type imports alike). */
+/** The unit a core/ file belongs to: its top folder, or platform/<folder> for the platform's parts. */
+function unitOf(pathInCore: string): string | undefined {
+  const parts = pathInCore.split(sep);
+  if (parts.length < 2 || parts[0] === '..') return undefined;
+  return parts[0] === 'platform' && parts.length > 2 ? `platform/${parts[1]}` : parts[0];
+}
+
+/** Which other core/ units each core/ unit imports from (static and type imports alike). */
 function folderGraph(): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
-  for (const folder of readdirSync(coreDir, { withFileTypes: true }).filter((e) => e.isDirectory())) {
-    const targets = new Set<string>();
-    for (const file of readdirSync(join(coreDir, folder.name), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
-      const text = readFileSync(join(coreDir, folder.name, file), 'utf8');
-      for (const [, target] of text.matchAll(/from '\.\.\/([a-z-]+)\//g)) if (target !== folder.name) targets.add(target as string);
+  const files = readdirSync(coreDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  for (const file of files) {
+    const unit = unitOf(file);
+    if (!unit) continue;
+    const targets = graph.get(unit) ?? new Set<string>();
+    graph.set(unit, targets);
+    const text = readFileSync(join(coreDir, file), 'utf8');
+    for (const [, specifier] of text.matchAll(/from '(\.\.?\/[^']+)'/g)) {
+      const target = unitOf(relative(coreDir, resolve(coreDir, dirname(file), specifier as string)));
+      if (target && target !== unit) targets.add(target);
     }
-    graph.set(folder.name, targets);
   }
   return graph;
 }
@@ -39,6 +50,7 @@ describe('core/ folders import each other without cycles', () => {
     const graph = folderGraph();
     expect(graph.size).toBeGreaterThan(10);
     expect(graph.get('otp')?.has('deliveries')).toBe(true); // the walk sees real edges
+    expect(graph.get('platform/lifecycle')?.has('platform/queues')).toBe(true); // and the platform's parts
     expect(cyclesOf(graph).map((cycle) => cycle.join(' → '))).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DECLARED_MODELS } from '../../../core/migrations/declared-models.js';
-import { projectRoot } from '../../../core/project-root.js';
+import { projectRoot } from '../../../core/platform/project-root.js';
 
 function repositoryFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

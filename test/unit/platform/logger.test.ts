@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, maskEmail, maskPhone } from '../../../core/logger/logger.js';
+import { createLogger, maskEmail, maskPhone } from '../../../core/platform/logger/logger.js';
 
 function capture() {
   const chunks: string[] = [];

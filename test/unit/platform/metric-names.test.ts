@@ -1,4 +1,4 @@
-import { businessRegistry } from '../../../core/metrics/business-metrics.js';
+import { businessRegistry } from '../../../core/platform/metrics/business-metrics.js';
 
 // Prometheus naming: snake_case with the service prefix, counters end in _total, durations are
 // histograms in seconds, label names are snake_case too.

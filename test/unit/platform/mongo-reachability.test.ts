@@ -1,4 +1,4 @@
-import { noServerReachable } from '../../../core/db/mongo-reachability.js';
+import { noServerReachable } from '../../../core/platform/db/mongo-reachability.js';
 
 const topology = (...types: string[]) => ({ servers: new Map(types.map((type, i) => [`db${i}:27017`, { type }])) });
 

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../../core/project-root.js';
+import { projectRoot } from '../../../core/platform/project-root.js';
 import { readProcfile } from '../../../scripts/procfile.js';
 
 // Operators run one process per Procfile line: each must name a compiled entry that exists and

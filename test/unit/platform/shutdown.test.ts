@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { createShutdown } from '../../../core/lifecycle/shutdown.js';
+import { createShutdown } from '../../../core/platform/lifecycle/shutdown.js';
 import { memoryLogger } from '../../support/test-service.js';
 
 describe('createShutdown', () => {

@@ -1,7 +1,7 @@
 import webPush from 'web-push';
-import { loadConfig } from '../../../core/config/config.js';
+import { loadConfig } from '../../../core/platform/config/config.js';
 import { classifyPushStatus } from '../../../core/push/push-sender.js';
-import { pushBackoffMs as pushBackoffMsFor } from '../../../core/queues/push.queue.js';
+import { pushBackoffMs as pushBackoffMsFor } from '../../../core/platform/queues/push.queue.js';
 
 const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://127.0.0.1:6379' };
 

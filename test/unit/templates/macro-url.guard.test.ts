@@ -41,7 +41,7 @@ describe('macros inside URL attributes of e-mail HTML', () => {
   ])('when a link macro gives %j, then rendering is refused naming the macro and the attribute', (link) => {
     const err = refusal('<a class="b" href="__LINK__">go</a>', link);
     expect(err).toBeInstanceOf(UnsafeMacroUrlError);
-    expect(err).toMatchObject({ status: 422, message: 'Macro __LINK__ in a href attribute must give an http, https, mailto, tel URL' });
+    expect(err).toMatchObject({ kind: 'invalid', message: 'Macro __LINK__ in a href attribute must give an http, https, mailto, tel URL' });
   });
 
   test('when the template fixes the scheme and a macro fills the rest, then any value is accepted (escaped)', () => {

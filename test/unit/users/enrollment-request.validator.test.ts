@@ -1,4 +1,4 @@
-import { ValidationError } from '../../../core/errors/app-error.js';
+import { ValidationError } from '../../../core/platform/errors/app-error.js';
 import { parseEnrollmentRequest, splitGroups } from '../../../core/users/enrollment-request.validator.js';
 
 const valid = { userId: 'u1', primaryGroup: 'retail', firstName: 'Ada', lastName: 'L', emailId: 'a@example.com' };

@@ -1,0 +1,302 @@
+import { createActivityRepository } from '../core/activity/activity.repository.js';
+import { createOidcRecordsRepository } from '../core/auth/oidc-records.repository.js';
+import { getSigningKeys } from '../core/auth/signing-key.service.js';
+import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
+import { createGroupsRepository } from '../core/groups/groups.repository.js';
+import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
+import { createDeliveryReplay, type DeliveryReplay } from '../core/deliveries/delivery-replay.js';
+import { createSentJournal } from '../core/deliveries/sent-journal.js';
+import { createNotificationsRepository } from '../core/notifications/notifications.repository.js';
+import { createNotificationsService, type NotificationsService } from '../core/notifications/notifications.service.js';
+import { createIdempotencyRepository } from '../core/otp/idempotency.repository.js';
+import { createOtpCancellationService } from '../core/otp/otp-cancellation.service.js';
+import { deliveryFailoverOn } from '../core/otp/otp-failover.js';
+import { createOtpGenerationService } from '../core/otp/otp-generation.service.js';
+import { createOtpJwtSigner } from '../core/otp/otp-jwt.js';
+import { createRateLimits } from '../core/otp/otp-rate-limits.js';
+import { otpStillWanted } from '../core/otp/otp-replay-check.js';
+import { createOtpResendService } from '../core/otp/otp-resend.service.js';
+import { createOtpValidationService } from '../core/otp/otp-validation.service.js';
+import { createOtpsRepository } from '../core/otp/otps.repository.js';
+import { createPasskeySignIn } from '../core/passkeys/passkey-sign-in.service.js';
+import { createPasskeysRepository } from '../core/passkeys/passkeys.repository.js';
+import { signIns } from '../core/platform/metrics/business-metrics.js';
+import { enqueueEnrollment } from '../core/platform/queues/enrollment.queue.js';
+import { enqueueDispatch, requeueDispatch } from '../core/platform/queues/dispatch.queue.js';
+import { enqueueCallback, enqueueExpiry } from '../core/platform/queues/notification.queue.js';
+import { enqueuePushFanout } from '../core/platform/queues/push.queue.js';
+import type { RecordDeliveryReceipt } from '../core/providers/delivery-receipt.types.js';
+import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
+import { createPushSubscriptionsRepository } from '../core/push/push-subscriptions.repository.js';
+import { createPushSubscriptionsService, type PushSubscriptionsService } from '../core/push/push-subscriptions.service.js';
+import { getVapidKeys, type VapidKeys } from '../core/push/vapid-keys.js';
+import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
+import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
+import { createLoginService } from '../core/sign-in/login.service.js';
+import { createSignInFailuresRepository } from '../core/sign-in/sign-in-failures.repository.js';
+import { accountIdOf } from '../core/sign-in/sign-in-users.js';
+import { findTemplateCached } from '../core/templates/template-cache.js';
+import { createActivationDeliveries } from '../core/users/activation-deliveries.service.js';
+import { activationStillWanted } from '../core/users/activation-replay-check.js';
+import { createActivationThrottle } from '../core/users/activation-throttle.js';
+import { createActivationService } from '../core/users/activation.service.js';
+import { createEnrollmentService } from '../core/users/enrollment.service.js';
+import { createFaceAnalyzerClient } from '../core/users/face-analyzer.client.js';
+import { createUserLifecycle, type UserLifecycle } from '../core/users/user-lifecycle.service.js';
+import { createUserUpdateService } from '../core/users/user-update.service.js';
+import { createUsersRepository } from '../core/users/users.repository.js';
+import { tokenIdentity } from './auth-server/auth-server.js';
+import type { InteractionServices } from './auth-server/interaction.routes.js';
+import type { OtpRouteServices } from './routes/otp.routes.js';
+import type { UsersRouteServices } from './routes/users.routes.js';
+import type { ServiceContext } from './service-context.js';
+
+/** The API process's repositories, each built once here and handed to whoever needs it. */
+export function createApiRepositories(ctx: ServiceContext) {
+  return {
+    users: createUsersRepository(ctx.mongo),
+    groups: createGroupsRepository(ctx.mongo),
+    activity: createActivityRepository(ctx.mongo),
+    deliveries: createDeliveriesRepository(ctx.mongo),
+    otps: createOtpsRepository(ctx.mongo),
+    idempotency: createIdempotencyRepository(ctx.mongo),
+    passkeys: createPasskeysRepository(ctx.mongo),
+    pushSubscriptions: createPushSubscriptionsRepository(ctx.mongo),
+    signInFailures: createSignInFailuresRepository(ctx.mongo),
+    loginStates: createLoginStatesRepository(ctx.mongo),
+    notifications: createNotificationsRepository(ctx.mongo, {
+      onEnded: (uuids) => void ctx.notificationEnds.publish(uuids),
+      onEndedRecord: (n) =>
+        void ctx.userEvents.publish(n.enterpriseId, n.userId, { type: 'ended', notification_uuid: n.notificationUuid, status: n.status }),
+    }),
+  };
+}
+
+export type ApiRepositories = ReturnType<typeof createApiRepositories>;
+
+/** Everything the routes are given: the repositories and the services built on them. */
+export interface ApiServices {
+  repositories: ApiRepositories;
+  otp: OtpRouteServices;
+  signIn: Omit<InteractionServices, 'logger'>;
+  users: UsersRouteServices;
+  userLifecycle: UserLifecycle;
+  notifications: NotificationsService;
+  push: { subscriptions: PushSubscriptionsService; vapidKeys: () => Promise<VapidKeys> };
+  deliveryReplay: DeliveryReplay;
+  deliveryReceipts: RecordDeliveryReceipt;
+}
+
+/**
+ * The API process's composition root: builds every repository and service once, from the
+ * process's context (connections, config, queues), so no route builds its own.
+ */
+export function composeApi(ctx: ServiceContext): ApiServices {
+  const repositories = createApiRepositories(ctx);
+  const otp = composeOtp(ctx, repositories);
+  const notifications = composeNotifications(ctx, repositories);
+  const userLifecycle = createUserLifecycle({
+    users: repositories.users,
+    activity: repositories.activity,
+    discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
+    endSignIns: (ref) => createOidcRecordsRepository(ctx.mongo).endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
+  });
+  return {
+    repositories,
+    otp,
+    signIn: composeSignIn(ctx, repositories, otp),
+    users: composeUsers(ctx, repositories, userLifecycle),
+    userLifecycle,
+    notifications,
+    push: composePush(ctx, repositories),
+    deliveryReplay: composeDeliveryReplay(ctx, repositories),
+    deliveryReceipts: composeDeliveryReceipts(ctx, repositories),
+  };
+}
+
+function composeOtp(ctx: ServiceContext, repositories: ApiRepositories): OtpRouteServices {
+  const { otps, deliveries, idempotency, users } = repositories;
+  const keys = otpKeysFromConfig(ctx.config);
+  const validation = createOtpValidationService({
+    otps,
+    deliveries,
+    sentJournal: createSentJournal(ctx.redis, ctx.config.queuePrefix),
+    keys,
+    signOtpJwt: createOtpJwtSigner(
+      async () => (await getSigningKeys(ctx.mongo, ctx.config)).tokens,
+      tokenIdentity(ctx.config.publicUrl).issuer,
+    ),
+  });
+  return {
+    generation: createOtpGenerationService({
+      otps,
+      deliveries,
+      idempotency,
+      users,
+      templates: {
+        findTemplate: async (name) => {
+          const template = await findTemplateCached(ctx.mongo, name);
+          if (!template) return undefined;
+          return {
+            channel: template.channel,
+            texts: [template.text, template.subject, template.html].filter((t): t is string => t !== undefined),
+          };
+        },
+      },
+      enqueue: ctx.dispatch.enqueue,
+      keys,
+      logger: ctx.logger,
+    }),
+    validation,
+    cancellation: createOtpCancellationService({ otps, deliveries, status: validation.status, logger: ctx.logger }),
+    resend: createOtpResendService({ otps, deliveries, idempotency, enqueue: ctx.dispatch.enqueue, keys, logger: ctx.logger }),
+    limits: createRateLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.rateLimits),
+  };
+}
+
+/** The sign-in pages: login codes through the OTP pipeline, passkeys; every outcome is counted for dashboards. */
+function composeSignIn(
+  ctx: ServiceContext,
+  repositories: ApiRepositories,
+  otp: Pick<OtpRouteServices, 'generation' | 'validation'>,
+): Omit<InteractionServices, 'logger'> {
+  const { users, loginStates: states } = repositories;
+  const limits = createLoginLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.login);
+  const login = createLoginService({
+    users,
+    states,
+    limits,
+    failures: repositories.signInFailures,
+    activity: repositories.activity,
+    maxFailures: ctx.config.login.maxFailures,
+    userStepFloorMs: ctx.config.login.userStepFloorMs,
+    codeTtlSeconds: ctx.config.login.codeTtlSeconds,
+    otp: {
+      generate: (command) => otp.generation.generate(command),
+      validate: (otpUuid, clientId, code) => otp.validation.validate(otpUuid, clientId, code),
+    },
+    logger: ctx.logger,
+  });
+  const countedLogin: typeof login = {
+    ...login,
+    verify: async (...args) => {
+      const outcome = await login.verify(...args);
+      signIns.inc({ outcome: outcome.kind.replace(/-/g, '_') });
+      return outcome;
+    },
+  };
+  const passkeySignIn = createPasskeySignIn({
+    passkeys: repositories.passkeys,
+    users,
+    limits,
+    config: ctx.config.passkeys,
+    logger: ctx.logger,
+  });
+  const passkeys: InteractionServices['passkeys'] = {
+    rpId: ctx.config.passkeys.rpId,
+    verify: async (...args) => {
+      const outcome = await passkeySignIn.verify(...args);
+      signIns.inc({ outcome: `passkey_${outcome.kind.replace(/-/g, '_')}` });
+      return outcome;
+    },
+  };
+  return { login: countedLogin, states, limits, passkeys };
+}
+
+function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecycle: UserLifecycle): UsersRouteServices {
+  const { users, activity } = repositories;
+  const keys = otpKeysFromConfig(ctx.config);
+  const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
+  const enrollment = createEnrollmentService({
+    users,
+    groups: repositories.groups,
+    enqueueEnrollment: (data) => enqueueEnrollment(ctx.queues.enrollment, data),
+    activationDeliveries: createActivationDeliveries({
+      users,
+      deliveries: repositories.deliveries,
+      enqueueDispatch: (id) => ctx.dispatch.enqueue(id),
+      keys,
+      activationAppUrl: ctx.config.activationAppUrl,
+      logger: ctx.logger,
+    }),
+    activity,
+    faceAnalyzer: ctx.config.faceAnalyzer ? createFaceAnalyzerClient(ctx.config.faceAnalyzer, ctx.logger) : undefined,
+    keys,
+    codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
+    logger: ctx.logger,
+  });
+  return {
+    users,
+    lifecycle,
+    update: createUserUpdateService({ users, groups: repositories.groups, activity }),
+    throttle,
+    enrollment,
+    activation: createActivationService({
+      users,
+      throttle,
+      queueActivation: enrollment.queueActivation,
+      activity,
+      signInFailures: repositories.signInFailures,
+      keys,
+      codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
+      failureFloorMs: ctx.config.activation.failureFloorMs,
+    }),
+  };
+}
+
+function composeNotifications(ctx: ServiceContext, repositories: ApiRepositories): NotificationsService {
+  return createNotificationsService({
+    repository: repositories.notifications,
+    onCreated: (n) =>
+      void ctx.userEvents.publish(n.enterpriseId, n.userId, {
+        type: 'created',
+        notification_uuid: n.notificationUuid,
+        status: n.status,
+        expires_at: n.expiresAt.toISOString(),
+      }),
+    users: repositories.users,
+    enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(ctx.queues.notification, uuid, expiresAt),
+    enqueueCallback: (uuid) => enqueueCallback(ctx.queues['notification-callback'], uuid),
+    enqueuePush: (uuid) => enqueuePushFanout(ctx.queues['notification-push'], uuid),
+    logger: ctx.logger,
+    callbackPolicy: ctx.config.notifications.callbackAddresses,
+  });
+}
+
+function composePush(ctx: ServiceContext, repositories: ApiRepositories): ApiServices['push'] {
+  const { encryptionKey } = otpKeysFromConfig(ctx.config);
+  return {
+    subscriptions: createPushSubscriptionsService({
+      repository: repositories.pushSubscriptions,
+      encryptionKey,
+      endpointPolicy: ctx.config.push.endpointAddresses,
+      maxPerUser: ctx.config.push.subscriptionsPerUser,
+    }),
+    vapidKeys: () => getVapidKeys(ctx.mongo, ctx.config.push, encryptionKey),
+  };
+}
+
+/** The operators' replay of failed deliveries: each kind's owner says whether its message is still wanted. */
+function composeDeliveryReplay(ctx: ServiceContext, repositories: ApiRepositories): DeliveryReplay {
+  const otpCheck = otpStillWanted(repositories.otps);
+  return createDeliveryReplay({
+    deliveries: repositories.deliveries,
+    stillWanted: { otp: otpCheck, login: otpCheck, activation: activationStillWanted(repositories.users) },
+    enqueue: (deliveryId) => requeueDispatch(ctx.queues.dispatch, deliveryId),
+    activity: repositories.activity,
+    logger: ctx.logger.child({ component: 'delivery-replay' }),
+  });
+}
+
+/** Providers' delivery receipts; a failed OTP message fails over to the next channel. */
+function composeDeliveryReceipts(ctx: ServiceContext, repositories: ApiRepositories): RecordDeliveryReceipt {
+  const { deliveries, otps } = repositories;
+  const failover = deliveryFailoverOn(
+    { deliveries, otps },
+    ctx.config,
+    otpKeysFromConfig(ctx.config).encryptionKey,
+    (deliveryId) => enqueueDispatch(ctx.queues.dispatch, deliveryId),
+    ctx.logger,
+  );
+  return recordDeliveryReceipt(deliveries, createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger, failover);
+}

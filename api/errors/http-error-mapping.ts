@@ -1,0 +1,51 @@
+import { STATUS_CODES } from 'node:http';
+import { AppError, RateLimitedError, UnavailableError, type ErrorKind } from '../../core/platform/errors/app-error.js';
+import { HttpError } from './http-error.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+
+/** The status each kind of domain error is answered with. */
+export const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
+  malformed: 400,
+  invalid: 422,
+  'not-found': 404,
+  conflict: 409,
+  gone: 410,
+  locked: 423,
+  'rate-limited': 429,
+  unavailable: 503,
+  // The message of a failed dependency is part of a contract (docs/enrollment.md), so it is shown.
+  'dependency-failed': 500,
+};
+
+/** A refusal as HTTP says it, before a body shape is chosen. */
+export interface HttpRefusal {
+  status: number;
+  /** The body's `error` label: the error's own, else the reason phrase. */
+  error: string;
+  message: string;
+  extra: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** What the caller is told to wait for, in the headers a refusal carries. */
+function headersOf(err: AppError): Record<string, string> {
+  if (err instanceof RateLimitedError) return { 'Retry-After': String(err.retryAfterSeconds), ...rateLimitHeaders(err.budgets) };
+  if (err instanceof UnavailableError && err.retryAfterSeconds !== undefined) return { 'Retry-After': String(err.retryAfterSeconds) };
+  return {};
+}
+
+/** The HTTP form of a domain or edge error; undefined for anything else (an unexpected failure). */
+export function toHttpRefusal(err: unknown): HttpRefusal | undefined {
+  if (err instanceof HttpError) {
+    return { status: err.status, error: err.error ?? reason(err.status), message: err.message, extra: err.extra, headers: err.headers };
+  }
+  if (err instanceof AppError) {
+    const status = STATUS_OF_KIND[err.kind];
+    return { status, error: err.error ?? reason(status), message: err.message, extra: err.extra, headers: headersOf(err) };
+  }
+  return undefined;
+}
+
+function reason(status: number): string {
+  return STATUS_CODES[status] ?? 'Error';
+}

@@ -1,0 +1,58 @@
+// Checks of single settings that a JSON Schema cannot say; each returns its problems without the
+// variable's name (the reader puts `KEY: ` in front).
+import ipaddr from 'ipaddr.js';
+
+export function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function isAddressOrCidr(value: string): boolean {
+  try {
+    if (value.includes('/')) ipaddr.parseCIDR(value);
+    else ipaddr.parse(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * TRUST_PROXY says which X-Forwarded-For hop is the caller: a hop count, or the proxies'
+ * addresses/CIDRs. `true` would believe any client-written header, letting a caller pick the
+ * address that allow-lists and per-address limits see, so it is refused.
+ */
+export function trustProxyProblems(value: string): string[] {
+  if (value.trim().toLowerCase() === 'true') {
+    return [
+      "'true' would trust any X-Forwarded-For a caller writes (bypassing IP allow-lists and per-address limits); give the number of proxy hops in front of the service (e.g. 1) or the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)",
+    ];
+  }
+  if (value === 'false' || /^[0-9]{1,2}$/.test(value)) return [];
+  const bad = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((entry) => !isAddressOrCidr(entry));
+  return bad.length > 0 || value.trim() === ''
+    ? [`must be false, a hop count (0-99) or a comma-separated list of addresses/CIDRs; not valid: ${bad.join(', ') || value}`]
+    : [];
+}
+
+/** Callback networks are CIDR ranges only (a bare address is a /32 the operator should say). */
+export function cidrListProblems(value: string): string[] {
+  const bad = splitList(value).filter((entry) => !entry.includes('/') || !isAddressOrCidr(entry));
+  return bad.length > 0 ? [`must be a comma-separated list of CIDR ranges; not valid: ${bad.join(', ')}`] : [];
+}
+
+/** A token-signing key given in env must be usable, or the process would fail on its first token. */
+export function privateRsaJwkProblems(value: string): string[] {
+  try {
+    const jwk = JSON.parse(value) as Record<string, unknown>;
+    if (jwk.kty === 'RSA' && ['n', 'e', 'd'].every((member) => typeof jwk[member] === 'string')) return [];
+  } catch {
+    // Not JSON: reported below.
+  }
+  return ['must be a private RSA JWK as JSON (kty RSA with n, e, d)'];
+}

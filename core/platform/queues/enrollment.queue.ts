@@ -1,0 +1,36 @@
+import type { Queue } from 'bullmq';
+import { DEFAULT_ENTERPRISE_ID } from '../tenancy/enterprise-id.js';
+import { JOB_RETENTION } from './job-retention.js';
+
+/**
+ * The enrollment job names a user and a code issue: never the code or an address. Jobs queued
+ * before enterprises existed have no enterpriseId: theirs is the default enterprise.
+ */
+export interface EnrollmentJobData {
+  enterpriseId?: string;
+  userId: string;
+  issue: number;
+}
+
+export const ENROLLMENT_JOB = 'send-activation';
+
+export const ENROLLMENT_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 1000 },
+  ...JOB_RETENTION,
+} as const;
+
+/**
+ * One job per code issue: a retried enrollment or re-issue never sends twice. The default
+ * enterprise keeps the id of before enterprises; others put the enterprise before a `~`, which
+ * neither id may contain, so the forms cannot collide.
+ */
+export const enrollmentJobId = (enterpriseId: string, userId: string, issue: number) =>
+  enterpriseId === DEFAULT_ENTERPRISE_ID ? `enroll-${userId}-${issue}` : `enroll-${enterpriseId}~${userId}-${issue}`;
+
+export async function enqueueEnrollment(queue: Queue, data: Required<EnrollmentJobData>): Promise<void> {
+  await queue.add(ENROLLMENT_JOB, { enterpriseId: data.enterpriseId, userId: data.userId, issue: data.issue } satisfies EnrollmentJobData, {
+    ...ENROLLMENT_JOB_OPTIONS,
+    jobId: enrollmentJobId(data.enterpriseId, data.userId, data.issue),
+  });
+}

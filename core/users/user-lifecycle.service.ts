@@ -1,0 +1,62 @@
+import type { ActivityRepository } from '../activity/activity.repository.js';
+import { NotFoundError } from '../platform/errors/app-error.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
+import type { User } from './user.types.js';
+import type { UsersRepository } from './users.repository.js';
+
+export interface UserLifecycleDeps {
+  users: Pick<UsersRepository, 'setBlocked' | 'findUser' | 'markDeleted'>;
+  activity: Pick<ActivityRepository, 'append'>;
+  /** Ends the user's pending notifications as DISCARD. */
+  discardPendingNotifications: (ref: UserRef) => Promise<number>;
+  /** Ends the user's access tokens, refresh tokens and browser sessions. */
+  endSignIns: (ref: UserRef) => Promise<void>;
+}
+
+/**
+ * Blocking and deleting a user, with everything each ends. The status is stored first, so
+ * nothing new can be created in between (sign-in, token refresh, OTPs and notifications check
+ * it); doing it again finishes what a crash interrupted. Passkeys and push subscriptions stay:
+ * a blocked or deleted user's sign-ins and tokens are refused, so they are never used.
+ */
+export function createUserLifecycle(deps: UserLifecycleDeps) {
+  return {
+    /**
+     * Admin (API or CLI): blocks or unblocks the user, recorded with the reason. Blocking ends the
+     * user's pending notifications and sign-ins; unblocking restores none of them.
+     * NotFoundError for a user that does not exist in that enterprise.
+     */
+    async setBlocked(ref: UserRef, blocked: boolean, reason?: string): Promise<User> {
+      if (!(await deps.users.setBlocked(ref, blocked, reason, new Date()))) throw new NotFoundError('User not found');
+      await deps.activity.append({
+        actor: { type: 'admin' },
+        action: blocked ? 'user.blocked' : 'user.unblocked',
+        ...ref,
+        comments: reason,
+      });
+      if (blocked) {
+        await deps.discardPendingNotifications(ref);
+        await deps.endSignIns(ref);
+      }
+      const user = await deps.users.findUser(ref);
+      if (!user) throw new NotFoundError('User not found');
+      return user;
+    },
+
+    /**
+     * DELETE by a client of the user's enterprise: DELETED (recorded with the caller's comments
+     * when it changed something), then the user's pending notifications end DISCARD. Deleting
+     * again (the user is already DELETED) finishes a discard a crash interrupted.
+     * NotFoundError when the enterprise has no such user.
+     */
+    async remove(caller: { clientId: string }, ref: UserRef, comments?: string): Promise<void> {
+      const outcome = await deps.users.markDeleted(ref, new Date());
+      if (!outcome) throw new NotFoundError('User not found');
+      if (outcome === 'deleted')
+        await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
+      await deps.discardPendingNotifications(ref);
+    },
+  };
+}
+
+export type UserLifecycle = ReturnType<typeof createUserLifecycle>;

@@ -1,0 +1,105 @@
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import * as oauth from 'oauth4webapi';
+import * as oidc from 'openid-client';
+import { registerClient } from '../../core/clients/clients.service.js';
+import { requestToken } from '../support/auth-helpers.js';
+import { postToAuthServer } from '../support/oauth-flow-helpers.js';
+import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
+import { testMongoUri } from '../support/test-mongo-uri.js';
+
+async function jwksKids(service: TestService): Promise<string[]> {
+  const body = (await (await fetch(`${service.url}/svc/authserver/jwks`)).json()) as { keys: { kid: string }[] };
+  return body.keys.map((k) => k.kid);
+}
+
+async function clientToken(service: TestService, app: { clientId: string; clientSecret: string }): Promise<string> {
+  const res = await requestToken(service, app);
+  const body = (await res.json()) as { access_token?: string };
+  if (res.status !== 200 || !body.access_token) throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+async function introspect(service: TestService, app: { clientId: string; clientSecret: string }, token: string) {
+  return (await (await postToAuthServer(service, '/oauth/introspect', app, { token })).json()) as { active: boolean };
+}
+
+async function newApp(service: TestService) {
+  const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'signing app', scopes: ['otp'] });
+  return { clientId: client.clientId, clientSecret: clientSecret as string };
+}
+
+describe('access-token signing algorithm', () => {
+  test('when a client gets a token with the default settings, then it is ES256 and jose and oauth4webapi verify it from the published JWKS', async () => {
+    const service = await startTestService('signalg-default', {}, { ownPublicUrl: true });
+    try {
+      const { clientId, clientSecret } = await newApp(service);
+      const issuer = new URL(`${service.config.publicUrl}/svc/authserver`);
+      const audience = `${service.config.publicUrl}/v1`;
+      const config = await oidc.discovery(issuer, clientId, clientSecret, undefined, { execute: [oidc.allowInsecureRequests] });
+      const { access_token: token } = await oidc.clientCredentialsGrant(config, { scope: 'otp' });
+      expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'ES256', typ: 'at+jwt' });
+
+      const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri as string));
+      const { payload } = await jwtVerify(token, jwks, { issuer: issuer.href, audience, typ: 'at+jwt' });
+      expect(payload).toMatchObject({ sub: clientId, client_id: clientId, scope: 'otp' });
+
+      // oauth4webapi's RFC 9068 resource-server check, as an API in front of us would run it.
+      const request = new Request('http://127.0.0.1/resource', { headers: { authorization: `Bearer ${token}` } });
+      const claims = await oauth.validateJwtAccessToken(config.serverMetadata(), request, audience, {
+        [oauth.allowInsecureRequests]: true,
+      });
+      expect(claims).toMatchObject({ sub: clientId, client_id: clientId, iss: issuer.href });
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('when a service that signed RS256 restarts with the default, then its RSA key stays published and its tokens stay valid', async () => {
+    const shared = { MONGODB_URI: testMongoUri(uniqueName('signalg-upgrade')), PUBLIC_URL: 'http://127.0.0.1:9' };
+    const before = await startTestService('signalg-rs256', { ...shared, ACCESS_TOKEN_SIGNING_ALG: 'RS256' });
+    let app: { clientId: string; clientSecret: string };
+    let oldToken: string;
+    let oldKids: string[];
+    try {
+      app = await newApp(before);
+      oldToken = await clientToken(before, app);
+      oldKids = await jwksKids(before);
+      expect(decodeProtectedHeader(oldToken).alg).toBe('RS256');
+    } finally {
+      await before.close();
+    }
+    const after = await startTestService('signalg-es256', shared);
+    try {
+      const kids = await jwksKids(after);
+      expect(kids).toHaveLength(2);
+      expect(kids).toContain(oldKids[0]);
+      expect(await introspect(after, app, oldToken)).toMatchObject({ active: true });
+      const newToken = await clientToken(after, app);
+      expect(decodeProtectedHeader(newToken).alg).toBe('ES256');
+      expect(await introspect(after, app, newToken)).toMatchObject({ active: true });
+    } finally {
+      await after.close();
+    }
+  });
+
+  test('when a service goes back from ES256 to RS256, then the P-256 key stays published and its tokens stay valid', async () => {
+    const shared = { MONGODB_URI: testMongoUri(uniqueName('signalg-back')), PUBLIC_URL: 'http://127.0.0.1:9' };
+    const before = await startTestService('signalg-es-first', shared);
+    let app: { clientId: string; clientSecret: string };
+    let ecToken: string;
+    try {
+      app = await newApp(before);
+      ecToken = await clientToken(before, app);
+    } finally {
+      await before.close();
+    }
+    const after = await startTestService('signalg-rs-after', { ...shared, ACCESS_TOKEN_SIGNING_ALG: 'RS256' });
+    try {
+      expect(await jwksKids(after)).toContain(decodeProtectedHeader(ecToken).kid);
+      expect(await introspect(after, app, ecToken)).toMatchObject({ active: true });
+      expect(decodeProtectedHeader(await clientToken(after, app)).alg).toBe('RS256');
+    } finally {
+      await after.close();
+    }
+  });
+});

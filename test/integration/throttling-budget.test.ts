@@ -1,0 +1,103 @@
+import { Cluster } from 'ioredis';
+import { createProducerRedis, waitForRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
+import { createBudget, type BudgetDeclaration } from '../../core/platform/throttling/budget.js';
+import type { BudgetState } from '../../core/platform/throttling/rate-limit-headers.js';
+import { testConfig } from '../support/test-service.js';
+
+// The limiter factory on its own, against the run's Redis (the cluster too, in the cluster pass).
+describe('a declared budget', () => {
+  let redis: RedisClient;
+  let prefix: string;
+  beforeAll(async () => {
+    const config = testConfig('budget');
+    prefix = config.queuePrefix;
+    redis = createProducerRedis(config.redis);
+    // Until Redis is ready the in-process stand-in would answer, which is not what is tested here.
+    expect(await waitForRedis(redis)).toBe(true);
+  });
+  afterAll(() => {
+    redis.disconnect();
+  });
+
+  let n = 0;
+  const budget = (declaration: Partial<BudgetDeclaration> = {}) =>
+    createBudget(redis, prefix, { name: `b${++n}`, points: 2, durationSeconds: 600, ...declaration });
+
+  test('when points are taken, then each answer counts them and says where the budget stands, and the last one is refused with the wait', async () => {
+    const b = budget({ policy: 'some-policy' });
+    const first = await b.take('alice');
+    const second = await b.take('alice');
+    const third = await b.take('alice');
+    expect(first).toMatchObject({
+      admitted: true,
+      consumed: 1,
+      state: { policy: 'some-policy', quota: 2, windowSeconds: 600, remaining: 1 },
+    });
+    expect(second).toMatchObject({ admitted: true, consumed: 2, state: { remaining: 0 } });
+    expect(third).toMatchObject({ admitted: false, state: { policy: 'some-policy', remaining: 0 } });
+    expect(third.waitMs).toBeGreaterThan(590_000);
+    expect(third.waitMs).toBeLessThanOrEqual(600_000);
+    expect(third.state.resetSeconds).toBe(Math.ceil(third.waitMs / 1000));
+    // Another subject has a budget of its own.
+    expect(await b.take('bob')).toMatchObject({ admitted: true, consumed: 1 });
+  });
+
+  test('when a budget is declared, then its keys are <prefix>:rl:<name>:<subject> (the deployment prefix first, so one Cluster slot)', async () => {
+    const b = budget({ name: 'feature:perThing' });
+    await b.take('ent:alice|10.0.0.1');
+    expect(await redis.exists(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBe(1);
+    expect(await redis.pttl(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBeGreaterThan(590_000);
+    if (redis instanceof Cluster) {
+      const slotOf = async (key: string) => Number(await redis.call('CLUSTER', 'KEYSLOT', key));
+      expect(await slotOf(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBe(await slotOf(`${prefix}:dispatch:x`));
+    }
+  });
+
+  test('when consume finds the budget spent, then it throws what the feature makes of the wait and the state; else it answers the state', async () => {
+    const b = budget({ points: 1 });
+    const refused = (waitMs: number, state: BudgetState) => Object.assign(new Error('spent'), { waitMs, state });
+    expect(await b.consume('alice', refused)).toMatchObject({ policy: b.declaration.name, quota: 1, remaining: 0 });
+    const error = (await b.consume('alice', refused).catch((err: unknown) => err)) as Error & { waitMs: number; state: BudgetState };
+    expect(error.message).toBe('spent');
+    expect(error.waitMs).toBeGreaterThan(590_000);
+    expect(error.state).toMatchObject({ quota: 1, windowSeconds: 600, remaining: 0 });
+  });
+
+  test('when a point is refunded, peeked at or the subject reset, then the budget shows it', async () => {
+    const b = budget();
+    await b.take('alice');
+    await b.take('alice');
+    expect(await b.peek('alice')).toBe(2);
+    await b.refund('alice');
+    expect(await b.peek('alice')).toBe(1);
+    expect((await b.take('alice')).admitted).toBe(true);
+    await b.reset('alice');
+    expect(await b.peek('alice')).toBe(0);
+    expect(await b.peek('nobody')).toBe(0);
+  });
+
+  test('when a budget separates test traffic, then test and real subjects never use up each other; else the flag changes nothing', async () => {
+    const separate = budget({ points: 1, separateTestTraffic: true });
+    expect((await separate.take('alice', { test: true })).admitted).toBe(true);
+    expect((await separate.take('alice', { test: true })).admitted).toBe(false);
+    expect((await separate.take('alice')).admitted).toBe(true);
+    expect(await redis.exists(`${prefix}:rl:${separate.declaration.name}:test:alice`)).toBe(1);
+    // A refused take counts too (as before the factory): two on the test key, one on the real one.
+    expect(await separate.peek('alice', { test: true })).toBe(2);
+    await separate.refund('alice', { test: true });
+    expect(await separate.peek('alice', { test: true })).toBe(1);
+    expect(await separate.peek('alice')).toBe(1);
+
+    const shared = budget({ points: 1 });
+    expect((await shared.take('alice', { test: true })).admitted).toBe(true);
+    expect((await shared.take('alice')).admitted).toBe(false);
+  });
+
+  test('when a take names its own window, then that take counts for that long (a gate closing for a growing delay)', async () => {
+    const gate = budget({ points: 1, durationSeconds: 3600 });
+    expect((await gate.take('alice', { durationSeconds: 5 })).admitted).toBe(true);
+    const closed = await gate.take('alice', { durationSeconds: 5 });
+    expect(closed.admitted).toBe(false);
+    expect(closed.waitMs).toBeLessThanOrEqual(5000);
+  });
+});
