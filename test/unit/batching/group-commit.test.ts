@@ -1,6 +1,11 @@
 import { jest } from '@jest/globals';
 import { setImmediate as tick } from 'node:timers/promises';
-import { createBatchedLookup, createGroupCommit, outcomesOfBulkWrite, type ItemOutcome } from '../../../core/platform/batching/group-commit.js';
+import {
+  createBatchedLookup,
+  createGroupCommit,
+  outcomesOfBulkWrite,
+  type ItemOutcome,
+} from '../../../core/platform/batching/group-commit.js';
 
 /** A store whose flushes stay open until the test releases them. */
 function controlledStore() {
