@@ -4,6 +4,9 @@
 // BullMQ worker posting to the same stub with fetch). The stub, in its own process, records the
 // wall-clock arrival of each message and its `To`, which identifies the request: the project
 // sends to user i's own mobile number; the bare worker sends To = the delivery id of the otpUuid.
+// With BASELINE_WORK=required the bare path also does the store work the service must do, the
+// plainest way: the app reads the user, takes two rate limits and inserts the delivery row; the
+// worker reads the row before the send and records the outcome on it.
 import { autocannonPost } from '../support/load.js';
 import { openLoopPost, type SentRequest } from '../support/open-loop.js';
 import {
@@ -44,6 +47,8 @@ const CONNECTIONS = envInt('CONNECTIONS', 10);
 const CONCURRENCY = envInt('CONCURRENCY', 10);
 const FIXED_RATE = envInt('RATE', 0);
 const DRAIN_TIMEOUT_S = envInt('DRAIN_TIMEOUT_S', 240);
+const BASELINE_WORK = envString('BASELINE_WORK', 'minimal');
+const BASELINE_DB = 'bench_e2e_baseline';
 
 type Arm = 'project' | 'baseline';
 
@@ -58,6 +63,12 @@ interface RunResult {
   p90Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** POST to its answer. */
+  answerP50Ms: number;
+  answerP99Ms: number;
+  /** The answer to the message's arrival at the provider. */
+  afterAnswerP50Ms: number;
+  afterAnswerP99Ms: number;
   lastArrivalAfterStartS: number;
 }
 
@@ -74,13 +85,18 @@ async function collectArrivals(stub: ProviderStub, expected: number): Promise<Ma
 
 function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<string, number>): RunResult {
   const latencies: number[] = [];
+  const answers: number[] = [];
+  const afterAnswers: number[] = [];
   let accepted = 0;
   for (const s of sent) {
     if (s.status !== 200 || !s.otpUuid) continue;
     accepted += 1;
     const key = arm === 'project' ? benchMobile(s.index) : `otp-${s.otpUuid}-SMS`;
     const at = arrivals.get(key);
-    if (at !== undefined) latencies.push(at - s.scheduledAt);
+    if (s.answeredAt !== undefined) answers.push(s.answeredAt - s.scheduledAt);
+    if (at === undefined) continue;
+    latencies.push(at - s.scheduledAt);
+    if (s.answeredAt !== undefined) afterAnswers.push(at - s.answeredAt);
   }
   const first = sent[0]?.scheduledAt ?? 0;
   return {
@@ -94,8 +110,29 @@ function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<st
     p90Ms: round(percentile(latencies, 90), 1),
     p99Ms: round(percentile(latencies, 99), 1),
     maxMs: round(Math.max(...latencies), 1),
+    answerP50Ms: round(percentile(answers, 50), 1),
+    answerP99Ms: round(percentile(answers, 99), 1),
+    afterAnswerP50Ms: round(percentile(afterAnswers, 50), 1),
+    afterAnswerP99Ms: round(percentile(afterAnswers, 99), 1),
     lastArrivalAfterStartS: round((Math.max(...arrivals.values()) - first) / 1000, 2),
   };
+}
+
+/** Users of the baseline app's own collection for BASELINE_WORK=required: bench-user-i with the mobile number the project's users have. */
+async function insertBaselineUsers(db: Awaited<ReturnType<typeof connectMongo>>, n: number): Promise<void> {
+  const users = db.collection('baseline_users');
+  for (let from = 0; from < n; from += 1000) {
+    const ops = [];
+    for (let i = from; i < Math.min(n, from + 1000); i++)
+      ops.push({
+        updateOne: {
+          filter: { userId: benchUserId(i) },
+          update: { $set: { status: 'ACTIVE', mobileNumber: benchMobile(i) } },
+          upsert: true,
+        },
+      });
+    await users.bulkWrite(ops, { ordered: false });
+  }
 }
 
 await runBenchmark('otp-e2e', async (cleanup) => {
@@ -109,9 +146,12 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   cleanup(api.stop);
   const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) });
   cleanup(worker.stop);
-  const baseline = await startBaselineApp(storesOf(infra), 'bench_e2e_baseline', 'beb');
+  const baseline = await startBaselineApp(storesOf(infra), BASELINE_DB, 'beb');
   cleanup(baseline.stop);
-  const bare = await startBareWorker(infra.redis.url, 'beb', stub.url, CONCURRENCY);
+  const requiredWork = BASELINE_WORK === 'required';
+  const bare = requiredWork
+    ? await startBareWorker(infra.redis.url, 'beb', stub.url, CONCURRENCY, `${storesOf(infra).mongo}/${BASELINE_DB}`, 'baseline_deliveries')
+    : await startBareWorker(infra.redis.url, 'beb', stub.url, CONCURRENCY);
   cleanup(bare.stop);
 
   // Half the baseline's maximum accept rate, measured here with its bare worker running, after
@@ -132,9 +172,12 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   const token = await projectAccessToken(api.url, mongo);
   const projectDb = mongo;
   cleanup(() => projectDb.close());
+  const baselineDb = await connectMongo(`${infra.mongo.url}/${BASELINE_DB}`);
+  cleanup(() => baselineDb.close());
+  if (requiredWork) await insertBaselineUsers(baselineDb, perRun);
 
   console.log(
-    `otp-e2e: baseline max ${baselineMax === undefined ? 'not measured' : `${round(baselineMax, 1)} req/s`}, offered rate ${rate} req/s for ${DURATION_S} s per run, ${PAIRS} pairs, worker concurrency ${CONCURRENCY}`,
+    `otp-e2e (baseline work ${BASELINE_WORK}): baseline max ${baselineMax === undefined ? 'not measured' : `${round(baselineMax, 1)} req/s`}, offered rate ${rate} req/s for ${DURATION_S} s per run, ${PAIRS} pairs, worker concurrency ${CONCURRENCY}`,
   );
   const targets: Record<Arm, { url: string; headers: Record<string, string> }> = {
     project: { url: `${api.url}/v1/svc-otp`, headers: { authorization: `Bearer ${token}` } },
@@ -144,6 +187,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
     // mongo-java-server answers the worker's `{_id, state}` filters by scanning the collection;
     // real MongoDB uses the _id index. Every run starts with no delivery rows, so runs compare.
     if (arm === 'project') await projectDb.collection('deliveries').deleteMany({});
+    else if (requiredWork) await baselineDb.collection('baseline_deliveries').deleteMany({});
     await stub.arrivals(true);
     const sent = await openLoopPost(targets[arm].url, targets[arm].headers, (i) => otpRequestBody(benchUserId(i)), rate, seconds);
     const accepted = sent.filter((s) => s.status === 200).length;
@@ -163,7 +207,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
       const result = await runArm(arm, pair, DURATION_S);
       runs.push(result);
       console.log(
-        `  pair ${pair} ${arm}: accepted ${result.accepted}/${result.offered}, delivered ${result.delivered}, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`,
+        `  pair ${pair} ${arm}: accepted ${result.accepted}/${result.offered}, delivered ${result.delivered}, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (answer p50 ${result.answerP50Ms}, p99 ${result.answerP99Ms}; after the answer p50 ${result.afterAnswerP50Ms}, p99 ${result.afterAnswerP99Ms})`,
       );
       await sleep(1000);
     }
@@ -171,16 +215,45 @@ await runBenchmark('otp-e2e', async (cleanup) => {
 
   console.log('');
   printTable(
-    ['pair', 'arm', 'offered', 'accepted', 'delivered', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'last arrival s'],
-    runs.map((r) => [r.pair, r.arm, r.offered, r.accepted, r.delivered, r.p50Ms, r.p90Ms, r.p99Ms, r.maxMs, r.lastArrivalAfterStartS]),
+    ['pair', 'arm', 'offered', 'accepted', 'delivered', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'answer p50/p99', 'after answer p50/p99'],
+    runs.map((r) => [
+      r.pair,
+      r.arm,
+      r.offered,
+      r.accepted,
+      r.delivered,
+      r.p50Ms,
+      r.p90Ms,
+      r.p99Ms,
+      r.maxMs,
+      `${r.answerP50Ms}/${r.answerP99Ms}`,
+      `${r.afterAnswerP50Ms}/${r.afterAnswerP99Ms}`,
+    ]),
   );
   const summary = (arm: Arm) => {
     const of = runs.filter((r) => r.arm === arm);
-    return { p50MsMedianOfRuns: round(median(of.map((r) => r.p50Ms)), 1), p99MsMedianOfRuns: round(median(of.map((r) => r.p99Ms)), 1) };
+    const med = (pick: (r: RunResult) => number) => round(median(of.map(pick)), 1);
+    return {
+      p50MsMedianOfRuns: med((r) => r.p50Ms),
+      p99MsMedianOfRuns: med((r) => r.p99Ms),
+      answerP50MsMedianOfRuns: med((r) => r.answerP50Ms),
+      answerP99MsMedianOfRuns: med((r) => r.answerP99Ms),
+      afterAnswerP50MsMedianOfRuns: med((r) => r.afterAnswerP50Ms),
+      afterAnswerP99MsMedianOfRuns: med((r) => r.afterAnswerP99Ms),
+    };
   };
-  const result = { project: summary('project'), baseline: summary('baseline') };
+  const p99Ratios = runs
+    .filter((r) => r.arm === 'project')
+    .map((p) => p.p99Ms / (runs.find((b) => b.arm === 'baseline' && b.pair === p.pair)?.p99Ms ?? NaN));
+  const result = {
+    project: summary('project'),
+    baseline: summary('baseline'),
+    p99RatioMedianOfPairs: round(median(p99Ratios), 2),
+    p99RatiosByPair: p99Ratios.map((r) => round(r, 2)),
+  };
   console.log(`\nproject:  p50 ${result.project.p50MsMedianOfRuns} ms, p99 ${result.project.p99MsMedianOfRuns} ms (median over runs)`);
   console.log(`baseline: p50 ${result.baseline.p50MsMedianOfRuns} ms, p99 ${result.baseline.p99MsMedianOfRuns} ms (median over runs)`);
+  console.log(`p99 project/baseline: median of pairs ${result.p99RatioMedianOfPairs} (${result.p99RatiosByPair.join(' ')}; goal <= 1.5)`);
 
   const file = writeResult('otp-e2e', {
     benchmark: 'otp-e2e',
@@ -196,6 +269,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
       durationSecondsPerRun: DURATION_S,
       warmupSecondsPerArm: WARMUP_S,
       pairs: PAIRS,
+      baselineWork: BASELINE_WORK,
       interleaving: 'pairs alternate which arm runs first',
       load: 'open loop: request i due at start + i/rate, latency from that instant (no coordinated omission); 64 keep-alive sockets',
       latency: 'wall clock at the stub receiving the Twilio Messages POST minus the scheduled send instant',

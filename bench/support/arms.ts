@@ -126,6 +126,7 @@ export async function startBareWorker(
   stubUrl: string,
   concurrency: number,
   mongoUri?: string,
+  rowsCollection = 'deliveries',
 ): Promise<NodeChild> {
   return startNode(
     'bare worker',
@@ -136,7 +137,7 @@ export async function startBareWorker(
       STUB_URL: stubUrl,
       CONCURRENCY: String(concurrency),
       BARE_CLIENT: envString('BARE_CLIENT', 'fetch'),
-      ...(mongoUri ? { BARE_WORK: 'required', MONGODB_URI: mongoUri } : {}),
+      ...(mongoUri ? { BARE_WORK: 'required', MONGODB_URI: mongoUri, ROWS_COLLECTION: rowsCollection } : {}),
       TWILIO_ACCOUNT_SID: TWILIO_TEST_SID,
       TWILIO_AUTH_TOKEN: 'bench-auth-token',
     },

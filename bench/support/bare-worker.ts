@@ -16,7 +16,9 @@ const auth = `Basic ${Buffer.from(`${accountSid}:${process.env.TWILIO_AUTH_TOKEN
 const connection = createWorkerRedis({ kind: 'single', url: process.env.REDIS_URL ?? '' });
 const rows =
   process.env.BARE_WORK === 'required'
-    ? (await connectMongo(process.env.MONGODB_URI ?? '')).collection<{ _id: string; state: string }>('deliveries')
+    ? (await connectMongo(process.env.MONGODB_URI ?? '')).collection<{ _id: string; state: string }>(
+        process.env.ROWS_COLLECTION ?? 'deliveries',
+      )
     : undefined;
 const sdk =
   process.env.BARE_CLIENT === 'sdk'

@@ -6,6 +6,8 @@ export interface SentRequest {
   /** Wall-clock ms at which the request was scheduled (and sent, unless the client queued it). */
   scheduledAt: number;
   status?: number;
+  /** Wall-clock ms at which the answer's last byte arrived. */
+  answeredAt?: number;
   otpUuid?: string;
   error?: string;
 }
@@ -53,6 +55,7 @@ export async function openLoopPost(
                 const chunks: Buffer[] = [];
                 res.on('data', (c: Buffer) => chunks.push(c));
                 res.on('end', () => {
+                  entry.answeredAt = wallMs();
                   entry.status = res.statusCode;
                   try {
                     entry.otpUuid = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { otpUuid?: string }).otpUuid;

@@ -8,16 +8,23 @@ import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
 
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
- * mongo-java-server's memory backend, except that a query naming one `_id` value among other
- * conditions is answered through the `_id` index, as a real mongod does.
+ * mongo-java-server's memory backend, except that two kinds of query are answered through an index,
+ * as a real mongod does: a query naming one `_id` value among other conditions (through the `_id`
+ * index), and a query whose fields are exactly a unique index's keys with `$in` lists among their
+ * values (through that index, one look-up per combination of values).
  *
  * The stock backend only uses an index when the filter has exactly the index's keys, so
  * `{_id: x, state: "QUEUED"}` (every conditional update of the service) scanned the whole
- * collection: 4.8 ms per update on 20 000 documents against 0.8 ms for `{_id: x}`. Results are
- * unchanged: the document found through the index is still matched against the whole filter.
+ * collection: 4.8 ms per update on 20 000 documents against 0.8 ms for `{_id: x}`; and the batched
+ * user look-up `{enterpriseId: {$in: [..]}, userId: {$in: [..]}}` scanned too (9.8 ms on 20 000 users
+ * against 0.8 ms for the equality). Results are unchanged: every document found through an index is
+ * still matched against the whole filter.
  */
 public class IdIndexedMemoryBackend extends MemoryBackend {
     @Override
@@ -51,7 +58,69 @@ public class IdIndexedMemoryBackend extends MemoryBackend {
                     return matchDocuments(query, positions, orderBy, numberToSkip, limit, batchSize, fieldSelector);
                 }
             }
+            Iterable<Integer> inPositions = query == null ? null : positionsOfInLists(query);
+            if (inPositions != null) return matchDocuments(query, inPositions, orderBy, numberToSkip, limit, batchSize, fieldSelector);
             return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+        }
+
+        /** More combinations than this are left to the stock backend (a scan). */
+        private static final int MAX_COMBINATIONS = 10_000;
+
+        /**
+         * Positions of the documents a query of `$in` lists (or plain values) on exactly a unique
+         * index's keys can match, through that index; null when the query has another shape.
+         */
+        private Iterable<Integer> positionsOfInLists(Document query) {
+            boolean anyIn = false;
+            List<List<Object>> valuesPerKey = new ArrayList<>();
+            List<String> keys = new ArrayList<>(query.keySet());
+            for (String key : keys) {
+                Object value = query.get(key);
+                if (isPlainValue(value)) {
+                    valuesPerKey.add(List.of(value));
+                } else if (value instanceof Document condition && condition.size() == 1 && condition.get("$in") instanceof List<?> list) {
+                    for (Object item : list) if (!isPlainValue(item)) return null;
+                    valuesPerKey.add(new ArrayList<>(list));
+                    anyIn = true;
+                } else {
+                    return null;
+                }
+            }
+            if (!anyIn) return null;
+            long combinations = 1;
+            for (List<Object> values : valuesPerKey) combinations *= Math.max(1, values.size());
+            if (combinations > MAX_COMBINATIONS) return null;
+            Index<Integer> index = uniqueIndexOn(Set.copyOf(keys));
+            if (index == null) return null;
+            Set<Integer> positions = new LinkedHashSet<>();
+            List<Document> combos = new ArrayList<>();
+            combos.add(new Document());
+            for (int k = 0; k < keys.size(); k++) {
+                List<Document> next = new ArrayList<>();
+                for (Document partial : combos) {
+                    for (Object value : valuesPerKey.get(k)) {
+                        Document extended = new Document(partial);
+                        extended.put(keys.get(k), value);
+                        next.add(extended);
+                    }
+                }
+                combos = next;
+            }
+            for (Document combo : combos) {
+                if (!index.canHandle(combo)) return null;
+                for (Integer position : index.getPositions(combo)) positions.add(position);
+            }
+            return positions;
+        }
+
+        private Index<Integer> uniqueIndexOn(Set<String> keys) {
+            for (Index<Integer> index : getIndexes()) {
+                if (!index.isUnique() || index.getKeys().size() != keys.size()) continue;
+                boolean same = true;
+                for (IndexKey key : index.getKeys()) same &= keys.contains(key.getKey());
+                if (same) return index;
+            }
+            return null;
         }
 
         /** An equality value: not an operator document, array, or regular expression. */
