@@ -1,42 +1,28 @@
-import type { Connection } from 'mongoose';
-
-export interface ConnectionTtlCache<V> {
+export interface TtlCache<V> {
   /** The cached read when younger than the TTL, else a fresh one (failed reads are not kept). */
-  get(connection: Connection, key: string, now?: number): Promise<V>;
-  forget(connection: Connection, key: string): void;
+  get(key: string, now?: number): Promise<V>;
+  forget(key: string): void;
 }
 
 /**
- * A small read-through cache per MongoDB connection (so tests with many services stay apart)
- * for data read on every request that changes rarely. Bounded: past `maxEntries` it starts over.
+ * A small read-through cache for data read on every request that changes rarely. Each process
+ * builds its own at its composition root, so tests with many services stay apart. Bounded: past
+ * `maxEntries` it starts over.
  */
-export function createConnectionTtlCache<V>(
-  ttlMs: number,
-  load: (connection: Connection, key: string) => Promise<V>,
-  maxEntries = 10_000,
-): ConnectionTtlCache<V> {
-  const caches = new WeakMap<Connection, Map<string, { readAt: number; value: Promise<V> }>>();
-  const cacheOf = (connection: Connection) => {
-    let cache = caches.get(connection);
-    if (!cache) {
-      cache = new Map();
-      caches.set(connection, cache);
-    }
-    return cache;
-  };
+export function createTtlCache<V>(ttlMs: number, load: (key: string) => Promise<V>, maxEntries = 10_000): TtlCache<V> {
+  const cache = new Map<string, { readAt: number; value: Promise<V> }>();
   return {
-    get(connection, key, now = Date.now()) {
-      const cache = cacheOf(connection);
+    get(key, now = Date.now()) {
       const hit = cache.get(key);
       if (hit && now - hit.readAt < ttlMs) return hit.value;
       if (cache.size >= maxEntries) cache.clear();
-      const value = load(connection, key);
+      const value = load(key);
       cache.set(key, { readAt: now, value });
       value.catch(() => cache.delete(key));
       return value;
     },
-    forget(connection, key) {
-      caches.get(connection)?.delete(key);
+    forget(key) {
+      cache.delete(key);
     },
   };
 }
