@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
 import { authServerRoutes } from './auth-server/auth-server.routes.js';
-import { composeApi } from './composition-root.js';
+import { composeApi, type ApiServices } from './composition-root.js';
 import { notFoundHandler } from './middleware/error-handler.js';
 import { errorHandler } from './errors/error-pipeline.js';
 import { httpMetrics } from './middleware/http-metrics.js';
@@ -35,8 +35,11 @@ import { webhookRoutes } from './routes/webhooks.routes.js';
 import { routeDocs } from './openapi/route-docs.js';
 import type { ServiceContext } from './service-context.js';
 
-/** Builds the Express app; listening is main.ts's job so tests can run it on port 0. */
-export function buildApp(ctx: ServiceContext): Express {
+/**
+ * Builds the Express app; listening is main.ts's job so tests can run it on port 0. `services`
+ * are those of the composition root; a test passes them in to reach the same instances.
+ */
+export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi(ctx)): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', ctx.config.trustProxy);
@@ -45,34 +48,33 @@ export function buildApp(ctx: ServiceContext): Express {
   app.use(securityHeaders(ctx, { docs: DOCS_PATH, dashboard: QUEUES_DASHBOARD_PATH, authServer: AUTH_SERVER_PATH }));
   app.use(requestLogging(ctx.logger));
   app.use(httpMetrics(ctx.metrics, routeDocs));
-  app.use(userRoutesCors(ctx));
-  app.use(methodNotAllowed(ctx, routeDocs));
+  app.use(userRoutesCors(services.clientLookup));
+  app.use(methodNotAllowed(ctx, services.clientLookup, routeDocs));
   app.use(homeRoutes(ctx));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
   app.use(demoApproverRoutes(ctx));
-  const services = composeApi(ctx);
-  const { repositories, notifications } = services;
-  app.use(authServerRoutes(ctx, services.signIn, repositories.users));
-  app.use(adminClientsRoutes(ctx));
+  const { repositories, notifications, clientLookup, userTokens } = services;
+  app.use(authServerRoutes(ctx, services.signIn, services.authServer, userTokens));
+  app.use(adminClientsRoutes(ctx, services.clients));
   app.use(adminGroupsRoutes(ctx, repositories));
-  app.use(adminTemplatesRoutes(ctx));
-  app.use(adminOutboxRoutes(ctx));
+  app.use(adminTemplatesRoutes(ctx, services.templates));
+  app.use(adminOutboxRoutes(ctx, repositories.outbox));
   app.use(adminQueuesRoutes(ctx));
   app.use(adminActivityRoutes(ctx, repositories.activity));
   app.use(adminDeliveriesRoutes(ctx, services.deliveryReplay));
   app.use(adminDeliveryReplayPageRoutes(ctx, services.deliveryReplay));
-  app.use(webhookRoutes(ctx, services.deliveryReceipts));
-  app.use(otpRoutes(ctx, services.otp));
-  app.use(usersRoutes(ctx, services.users));
+  app.use(webhookRoutes(ctx, repositories.webhookEvents, services.deliveryReceipts));
+  app.use(otpRoutes(ctx, clientLookup, services.otp));
+  app.use(usersRoutes(ctx, clientLookup, services.users));
   app.use(adminUsersRoutes(ctx, { lifecycle: services.userLifecycle, throttle: services.users.throttle }));
   app.use(adminSignInLockRoutes(ctx, repositories));
   app.use(adminPasskeysRoutes(ctx, repositories));
-  app.use(meRoutes(ctx, repositories.users));
-  app.use(mePasskeysRoutes(ctx, repositories));
-  app.use(notificationsRoutes(ctx, notifications));
-  app.use(meNotificationsRoutes(ctx, notifications, repositories.users, ctx.logger));
-  app.use(mePushSubscriptionsRoutes(ctx, services.push.subscriptions, services.push.vapidKeys, repositories.users, ctx.logger));
+  app.use(meRoutes(userTokens));
+  app.use(mePasskeysRoutes(ctx, repositories, userTokens));
+  app.use(notificationsRoutes(ctx, clientLookup, notifications));
+  app.use(meNotificationsRoutes(ctx, notifications, userTokens, ctx.logger));
+  app.use(mePushSubscriptionsRoutes(ctx, services.push.subscriptions, services.push.vapidKeys, userTokens, ctx.logger));
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));

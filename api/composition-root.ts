@@ -1,5 +1,9 @@
 import { createActivityRepository } from '../core/activity/activity.repository.js';
 import { createOidcRecordsRepository } from '../core/auth/oidc-records.repository.js';
+import { createRevokedTokensRepository } from '../core/auth/revoked-tokens.repository.js';
+import { createClientLookup, type ClientLookup } from '../core/clients/client-lookup.cache.js';
+import type { ClientStores } from '../core/clients/client-stores.js';
+import { createClientsRepository } from '../core/clients/clients.repository.js';
 import { getSigningKeys } from '../core/auth/signing-key.service.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createGroupsRepository } from '../core/groups/groups.repository.js';
@@ -27,6 +31,8 @@ import { enqueueCallback, enqueueExpiry } from '../core/platform/queues/notifica
 import { enqueuePushFanout } from '../core/platform/queues/push.queue.js';
 import type { RecordDeliveryReceipt } from '../core/providers/delivery-receipt.types.js';
 import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
+import { createOutboxRepository } from '../core/providers/outbox.repository.js';
+import { createWebhookEventsRepository } from '../core/providers/webhook-events.repository.js';
 import { createPushSubscriptionsRepository } from '../core/push/push-subscriptions.repository.js';
 import { createPushSubscriptionsService, type PushSubscriptionsService } from '../core/push/push-subscriptions.service.js';
 import { getVapidKeys, type VapidKeys } from '../core/push/vapid-keys.js';
@@ -35,7 +41,9 @@ import { createLoginStatesRepository } from '../core/sign-in/login-states.reposi
 import { createLoginService } from '../core/sign-in/login.service.js';
 import { createSignInFailuresRepository } from '../core/sign-in/sign-in-failures.repository.js';
 import { accountIdOf } from '../core/sign-in/sign-in-users.js';
-import { findTemplateCached } from '../core/templates/template-cache.js';
+import { createTemplateCache, type TemplateCache } from '../core/templates/template-cache.js';
+import type { TemplateStores } from '../core/templates/templates.service.js';
+import { createTemplatesRepository } from '../core/templates/templates.repository.js';
 import { createActivationDeliveries } from '../core/users/activation-deliveries.service.js';
 import { activationStillWanted } from '../core/users/activation-replay-check.js';
 import { createActivationThrottle } from '../core/users/activation-throttle.js';
@@ -45,7 +53,8 @@ import { createFaceAnalyzerClient } from '../core/users/face-analyzer.client.js'
 import { createUserLifecycle, type UserLifecycle } from '../core/users/user-lifecycle.service.js';
 import { createUserUpdateService } from '../core/users/user-update.service.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
-import { tokenIdentity } from './auth-server/auth-server.js';
+import { tokenIdentity, type AuthServerStores } from './auth-server/auth-server.js';
+import type { UserTokenStores } from './middleware/user-token-auth.middleware.js';
 import type { InteractionServices } from './auth-server/interaction.routes.js';
 import type { OtpRouteServices } from './routes/otp.routes.js';
 import type { UsersRouteServices } from './routes/users.routes.js';
@@ -64,6 +73,12 @@ export function createApiRepositories(ctx: ServiceContext) {
     pushSubscriptions: createPushSubscriptionsRepository(ctx.mongo),
     signInFailures: createSignInFailuresRepository(ctx.mongo),
     loginStates: createLoginStatesRepository(ctx.mongo),
+    clients: createClientsRepository(ctx.mongo),
+    templates: createTemplatesRepository(ctx.mongo),
+    oidcRecords: createOidcRecordsRepository(ctx.mongo),
+    revokedTokens: createRevokedTokensRepository(ctx.mongo),
+    outbox: createOutboxRepository(ctx.mongo),
+    webhookEvents: createWebhookEventsRepository(ctx.mongo),
     notifications: createNotificationsRepository(ctx.mongo, {
       onEnded: (uuids) => void ctx.notificationEnds.publish(uuids),
       onEndedRecord: (n) =>
@@ -77,6 +92,13 @@ export type ApiRepositories = ReturnType<typeof createApiRepositories>;
 /** Everything the routes are given: the repositories and the services built on them. */
 export interface ApiServices {
   repositories: ApiRepositories;
+  /** This process's cached client reads: token checks, allow-lists, CORS, the authorization server. */
+  clientLookup: ClientLookup;
+  clients: ClientStores;
+  templateCache: TemplateCache;
+  templates: TemplateStores;
+  userTokens: UserTokenStores;
+  authServer: AuthServerStores;
   otp: OtpRouteServices;
   signIn: Omit<InteractionServices, 'logger'>;
   users: UsersRouteServices;
@@ -93,16 +115,25 @@ export interface ApiServices {
  */
 export function composeApi(ctx: ServiceContext): ApiServices {
   const repositories = createApiRepositories(ctx);
-  const otp = composeOtp(ctx, repositories);
+  const clientLookup = createClientLookup(repositories.clients);
+  const templateCache = createTemplateCache(repositories.templates);
+  const otp = composeOtp(ctx, repositories, templateCache);
   const notifications = composeNotifications(ctx, repositories);
   const userLifecycle = createUserLifecycle({
     users: repositories.users,
     activity: repositories.activity,
     discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
-    endSignIns: (ref) => createOidcRecordsRepository(ctx.mongo).endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
+    endSignIns: (ref) => repositories.oidcRecords.endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
   });
+  const { users, clients, templates, activity, oidcRecords, revokedTokens } = repositories;
   return {
     repositories,
+    clientLookup,
+    clients: { clients, activity, lookup: clientLookup },
+    templateCache,
+    templates: { templates, activity, cache: templateCache },
+    userTokens: { oidcRecords, clients: clientLookup, users },
+    authServer: { users, clients, clientLookup, oidcRecords, revokedTokens },
     otp,
     signIn: composeSignIn(ctx, repositories, otp),
     users: composeUsers(ctx, repositories, userLifecycle),
@@ -114,7 +145,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   };
 }
 
-function composeOtp(ctx: ServiceContext, repositories: ApiRepositories): OtpRouteServices {
+function composeOtp(ctx: ServiceContext, repositories: ApiRepositories, templateCache: TemplateCache): OtpRouteServices {
   const { otps, deliveries, idempotency, users } = repositories;
   const keys = otpKeysFromConfig(ctx.config);
   const validation = createOtpValidationService({
@@ -135,7 +166,7 @@ function composeOtp(ctx: ServiceContext, repositories: ApiRepositories): OtpRout
       users,
       templates: {
         findTemplate: async (name) => {
-          const template = await findTemplateCached(ctx.mongo, name);
+          const template = await templateCache.find(name);
           if (!template) return undefined;
           return {
             channel: template.channel,

@@ -1,3 +1,4 @@
+import { createClientsRepository } from '../core/clients/clients.repository.js';
 import { ensureDemoClient } from '../core/clients/demo-client.js';
 import type { Config } from '../core/platform/config/config.js';
 import { connectMongo, pingMongo } from '../core/platform/db/mongo-connection.js';
@@ -12,6 +13,7 @@ import { createNotificationEndEvents } from '../core/notifications/notification-
 import { createNotificationUserEvents } from '../core/notifications/notification-user-events.js';
 import { warnUnlessNoEviction } from '../core/platform/queues/redis-eviction-policy.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
+import { createTemplatesRepository } from '../core/templates/templates.repository.js';
 import type { ServiceContext } from './service-context.js';
 
 /** Connects MongoDB and Redis and builds the context; `close` releases all of it. */
@@ -53,8 +55,9 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch, notificationEnds, userEvents };
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   else await warnUnlessNoEviction(redis, logger);
-  await seedTemplates(mongo, logger);
-  if (config.demoApprover) await ensureDemoClient(mongo, config.publicUrl);
+  // Start-up bootstraps, once per process before any request: the composition root (composeApi) builds the repositories requests use.
+  await seedTemplates(createTemplatesRepository(mongo), logger);
+  if (config.demoApprover) await ensureDemoClient(createClientsRepository(mongo), config.publicUrl);
   return {
     ...ctx,
     close: async () => {

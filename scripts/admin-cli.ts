@@ -6,6 +6,7 @@ import type { Connection } from 'mongoose';
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
 import { AppError } from '../core/platform/errors/app-error.js';
 import { mongoUri, UsageError, type CliOptions, type Command } from './admin-cli/cli-support.js';
+import { composeCli } from './admin-cli/cli-root.js';
 import { clientCommands } from './admin-cli/clients.commands.js';
 import { groupCommands } from './admin-cli/groups.commands.js';
 import { outboxCommands } from './admin-cli/outbox.commands.js';
@@ -81,7 +82,7 @@ async function main(): Promise<number> {
     // The command line is checked before connecting, so a typo answers at once.
     const { command, arg, options } = parse(args);
     mongo = await connectMongo(mongoUri());
-    const result = await command({ mongo, arg, options });
+    const result = await command({ services: composeCli(mongo), arg, options });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

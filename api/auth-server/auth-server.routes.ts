@@ -1,8 +1,8 @@
-import type { UsersRepository } from '../../core/users/users.repository.js';
 import { Router, type Request, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../service-context.js';
-import { AUTH_SERVER_PATH, createAuthServer } from './auth-server.js';
+import { AUTH_SERVER_PATH, createAuthServer, type AuthServerStores } from './auth-server.js';
+import type { UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { interactionRoutes, type InteractionServices } from './interaction.routes.js';
 import { userinfoRoutes } from './userinfo.routes.js';
 
@@ -18,10 +18,15 @@ export const AUTHORIZATION_SERVER_METADATA_PATHS = [
  * needs the signing key from MongoDB, so it is built in the background when the app is built
  * and requests wait for it; buildApp stays synchronous.
  */
-export function authServerRoutes(ctx: ServiceContext, interactions: Omit<InteractionServices, 'logger'>, users: UsersRepository): Router {
+export function authServerRoutes(
+  ctx: ServiceContext,
+  interactions: Omit<InteractionServices, 'logger'>,
+  stores: AuthServerStores,
+  userTokens: UserTokenStores,
+): Router {
   let built: Promise<{ provider: Provider; callback: ReturnType<Provider['callback']> }> | undefined;
   const handler = () => {
-    built ??= createAuthServer(ctx, users).then((provider) => ({ provider, callback: provider.callback() }));
+    built ??= createAuthServer(ctx, stores).then((provider) => ({ provider, callback: provider.callback() }));
     built.catch(() => {
       built = undefined;
     });
@@ -58,7 +63,7 @@ export function authServerRoutes(ctx: ServiceContext, interactions: Omit<Interac
     });
   }
   router.use(interactionRoutes(async () => (await handler()).provider, { ...interactions, logger: ctx.logger }, setForwardedHeaders));
-  router.use(userinfoRoutes(ctx, users));
+  router.use(userinfoRoutes(userTokens));
   router.use(AUTH_SERVER_PATH, serve);
   return router;
 }

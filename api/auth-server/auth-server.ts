@@ -1,10 +1,12 @@
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.verifier.js';
 import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
-import { createRevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
+import type { OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
+import type { RevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
 import { getSigningKeys, ID_TOKEN_SIGNING_ALG, loadCookieKeys } from '../../core/auth/signing-key.service.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
-import { createClientsRepository, CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
+import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
+import { CLIENT_SCOPES, type ClientsRepository } from '../../core/clients/clients.repository.js';
 import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
@@ -31,9 +33,20 @@ export function tokenIdentity(publicUrl: string): { issuer: string; audience: st
   return { issuer: `${publicUrl}${AUTH_SERVER_PATH}`, audience: `${publicUrl}/v1` };
 }
 
+/** What the authorization server works on, built once by the composition root. */
+export interface AuthServerStores {
+  users: UsersRepository;
+  /** Read past the cache when a presented secret does not match the cached client (a rotation elsewhere). */
+  clients: Pick<ClientsRepository, 'findClientWithSecret'>;
+  clientLookup: Pick<ClientLookup, 'clientWithSecret'>;
+  oidcRecords: OidcRecordsRepository;
+  revokedTokens: RevokedTokensRepository;
+}
+
 /** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
-export async function createAuthServer(ctx: ServiceContext, users: UsersRepository): Promise<Provider> {
+export async function createAuthServer(ctx: ServiceContext, stores: AuthServerStores): Promise<Provider> {
   const { config, mongo, logger } = ctx;
+  const { users } = stores;
   const [signingKeys, cookieKeys] = await Promise.all([getSigningKeys(mongo, config), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
   const serviceOrigin = new URL(config.publicUrl).origin;
@@ -41,7 +54,7 @@ export async function createAuthServer(ctx: ServiceContext, users: UsersReposito
   const self: { provider?: Provider } = {};
 
   const configuration: Configuration = {
-    adapter: createOidcAdapter(mongo),
+    adapter: createOidcAdapter(stores.oidcRecords, stores.clientLookup),
     jwks: { keys: signingKeys.all.map((key) => new NodeSigningKey(key)) },
     cookies: { keys: cookieKeys },
     routes: {
@@ -237,14 +250,14 @@ export async function createAuthServer(ctx: ServiceContext, users: UsersReposito
     if (acceptsClientSecret(storedSecretsOfClient(this), actual)) return true;
     // A secret just rotated by another process is not in this process's client cache yet: one
     // look in the store lets the new secret work everywhere at once.
-    const stored = await createClientsRepository(mongo).findClientWithSecret(this.clientId);
+    const stored = await stores.clients.findClientWithSecret(this.clientId);
     return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);
   answerForEnterpriseTokens(provider, {
     verify: createEnterpriseTokenVerifier(async () => signingKeys.all.map((key) => key.publicJwk), { issuer, audience }),
-    revoked: createRevokedTokensRepository(mongo),
+    revoked: stores.revokedTokens,
     checks: revocationChecksFor(mongo, config.tokenRevocationCheckSeconds * 1000),
   });
   return provider;

@@ -1,11 +1,10 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
-import type { Connection } from 'mongoose';
-import { lookupClientWithSecret } from '../../core/clients/client-lookup.cache.js';
+import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import type { StoredSecrets } from '../../core/clients/client-secret-rotation.js';
 import type { ClientWithSecret } from '../../core/clients/clients.repository.js';
 import { isNativeApp } from '../../core/clients/redirect-uris.js';
 import { webOriginsOf } from '../../core/clients/web-origins.js';
-import { createOidcRecordsRepository, GRANT_ISSUED_KINDS } from '../../core/auth/oidc-records.repository.js';
+import { GRANT_ISSUED_KINDS, type OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { USER_TOKEN_SCOPES } from './user-token-scopes.js';
 
@@ -97,8 +96,10 @@ function previousSecretMetadata(client: ClientWithSecret): AdapterPayload {
 }
 
 /** oidc-provider's storage contract over MongoDB; clients come from our clients repository. */
-export function createOidcAdapter(connection: Connection): new (name: string) => Adapter {
-  const records = createOidcRecordsRepository(connection);
+export function createOidcAdapter(
+  records: OidcRecordsRepository,
+  clients: Pick<ClientLookup, 'clientWithSecret'>,
+): new (name: string) => Adapter {
   return class MongoOidcAdapter implements Adapter {
     constructor(private readonly kind: string) {}
 
@@ -118,7 +119,7 @@ export function createOidcAdapter(connection: Connection): new (name: string) =>
 
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.kind === 'Client') {
-        const client = await lookupClientWithSecret(connection, id);
+        const client = await clients.clientWithSecret(id);
         return client ? toClientMetadata(client) : undefined;
       }
       if (this.kind === 'AccessToken') {

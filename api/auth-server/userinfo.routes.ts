@@ -1,7 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import type { UsersRepository } from '../../core/users/users.repository.js';
-import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
-import type { ServiceContext } from '../service-context.js';
+import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { AUTH_SERVER_PATH } from './auth-server.js';
 
 export const USERINFO_PATH = `${AUTH_SERVER_PATH}/userinfo`;
@@ -12,12 +10,12 @@ export const USERINFO_PATH = `${AUTH_SERVER_PATH}/userinfo`;
  * publish: `sub`, the bare userId. The token must have been granted `openid`; profile data
  * stays at /v1/me for the `notifications` scope.
  */
-export function userinfoRoutes(ctx: ServiceContext, users: Pick<UsersRepository, 'findUser'>): Router {
+export function userinfoRoutes(userTokens: UserTokenStores): Router {
   const router = Router();
   const answer: RequestHandler = (_req, res) => {
     res.json({ sub: userAuthOf(res).user.userId });
   };
-  router.get(USERINFO_PATH, requireUserToken(ctx, users, 'openid'), answer);
-  router.post(USERINFO_PATH, requireUserToken(ctx, users, 'openid'), answer);
+  router.get(USERINFO_PATH, requireUserToken(userTokens, 'openid'), answer);
+  router.post(USERINFO_PATH, requireUserToken(userTokens, 'openid'), answer);
   return router;
 }

@@ -2,7 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
 import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
 import { getSigningKeys } from '../../core/auth/signing-key.service.js';
-import { lookupClient } from '../../core/clients/client-lookup.cache.js';
+import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
 import { BearerError, insufficientScope } from '../errors/http-error.js';
 import { tokenIdentity } from '../auth-server/auth-server.js';
@@ -37,7 +37,7 @@ const invalidToken = (token: string) => new BearerError(401, 'invalid_token', `I
  * (within the client cache window, core/clients/client-lookup.cache.ts), and so are tokens their
  * client revoked (within the revocation check window, core/auth/revocation-checks.ts).
  */
-export function requireBearer(ctx: ServiceContext, scope: string): RequestHandler {
+export function requireBearer(ctx: ServiceContext, clients: Pick<ClientLookup, 'client'>, scope: string): RequestHandler {
   const verify = createEnterpriseTokenVerifier(
     async () => (await getSigningKeys(ctx.mongo, ctx.config)).all.map((key) => key.publicJwk),
     tokenIdentity(ctx.config.publicUrl),
@@ -58,7 +58,7 @@ export function requireBearer(ctx: ServiceContext, scope: string): RequestHandle
       verified.set(token, claims);
     }
     if (await revocations.isRevoked(claims.jti)) throw invalidToken(token);
-    const client = await lookupClient(ctx.mongo, claims.client_id);
+    const client = await clients.client(claims.client_id);
     if (!client) throw invalidToken(token);
 
     // A scope removed from the client since the token was issued no longer counts (within the

@@ -1,8 +1,7 @@
 import type { RequestHandler } from 'express';
 import ipaddr from 'ipaddr.js';
-import { lookupClient } from '../../core/clients/client-lookup.cache.js';
+import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { HttpError } from '../errors/http-error.js';
-import type { ServiceContext } from '../service-context.js';
 import { authOf } from './bearer-auth.middleware.js';
 
 type ParsedRange = [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined;
@@ -69,10 +68,10 @@ function displayAddress(address: string): string {
  * proxies' CIDRs, never "trust everything"). An empty list allows nobody. The refusal keeps the
  and says in `detail` which address the server saw.
  */
-export function requireAllowedIp(ctx: ServiceContext): RequestHandler {
+export function requireAllowedIp(clients: Pick<ClientLookup, 'client'>): RequestHandler {
   return async (req, res, next) => {
     const { clientId } = authOf(res);
-    const client = await lookupClient(ctx.mongo, clientId);
+    const client = await clients.client(clientId);
     const address = req.ip ?? req.socket.remoteAddress ?? '';
     if (!client || !isAddressAllowed(address, client.allowedIps)) {
       throw new HttpError('IP_NOT_WHITELISTED', 401, 'IP not whitelisted', {

@@ -1,7 +1,6 @@
 import type { RequestHandler } from 'express';
-import { isWebOriginOfAnyClient } from '../../core/clients/client-lookup.cache.js';
+import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { HttpError } from '../errors/http-error.js';
-import type { ServiceContext } from '../service-context.js';
 
 /** The signed-in user's routes, the ones apps in other pages call with the user's token. */
 const USER_ROUTES_RE = /^\/v1\/me(\/|$)/;
@@ -15,13 +14,13 @@ const PREFLIGHT_MAX_AGE_SECONDS = 600;
  * call; a simple request from another origin is served without CORS headers, which the browser
  * does not let the page read. Mounted before the 405 check, since preflights use OPTIONS.
  */
-export function userRoutesCors(ctx: ServiceContext): RequestHandler {
+export function userRoutesCors(clients: Pick<ClientLookup, 'isWebOriginOfAnyClient'>): RequestHandler {
   return (req, res, next) => {
     const origin = req.get('origin');
     if (!origin || !USER_ROUTES_RE.test(req.path)) return next();
     res.vary('Origin');
     const preflight = req.method === 'OPTIONS' && req.get('access-control-request-method') !== undefined;
-    isWebOriginOfAnyClient(ctx.mongo, origin).then((allowed) => {
+    clients.isWebOriginOfAnyClient(origin).then((allowed) => {
       if (!allowed) {
         if (preflight) return next(new HttpError('ORIGIN_NOT_ALLOWED', 403, `Origin ${origin} may not call ${req.path} from a browser`));
         return next();

@@ -1,12 +1,11 @@
 import type { RequestHandler, Response } from 'express';
-import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
-import { lookupClient } from '../../core/clients/client-lookup.cache.js';
+import type { OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
+import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { BearerError, insufficientScope } from '../errors/http-error.js';
 import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { User } from '../../core/users/user.types.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
-import type { ServiceContext } from '../service-context.js';
 
 /** The signed-in user behind a user token: set on `res.locals.user` by requireUserToken. */
 export interface UserAuthInfo {
@@ -21,6 +20,14 @@ export function userAuthOf(res: Response): UserAuthInfo {
   return auth;
 }
 
+/** What a user token is checked against, built once by the composition root. */
+export interface UserTokenStores {
+  /** The authorization server's store, where opaque user tokens live. */
+  oidcRecords: Pick<OidcRecordsRepository, 'findAccessTokenRecord'>;
+  clients: Pick<ClientLookup, 'client'>;
+  users: Pick<UsersRepository, 'findUser'>;
+}
+
 const BEARER_RE = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
 /** Code the client library maps a blocked user to (client library code 141). */
@@ -33,9 +40,9 @@ export const USER_BLOCKED_CODE = 141;
  * and are refused like any unknown token. The user must still be allowed to sign in: a blocked
  * user gets 403 `user_blocked`.
  */
-export function requireUserToken(ctx: ServiceContext, users: Pick<UsersRepository, 'findUser'>, scope: string): RequestHandler {
+export function requireUserToken(stores: UserTokenStores, scope: string): RequestHandler {
   return async (req, res, next) => {
-    res.locals.user = await authenticateUserToken(ctx, users, req.get('authorization'), scope);
+    res.locals.user = await authenticateUserToken(stores, req.get('authorization'), scope);
     next();
   };
 }
@@ -45,12 +52,7 @@ export function requireUserToken(ctx: ServiceContext, users: Pick<UsersRepositor
  * by long-lived answers (the notification stream), so a token revoked or a user blocked meanwhile
  * ends them.
  */
-export async function authenticateUserToken(
-  ctx: ServiceContext,
-  users: Pick<UsersRepository, 'findUser'>,
-  header: string | undefined,
-  scope: string,
-): Promise<UserAuthInfo> {
+export async function authenticateUserToken(stores: UserTokenStores, header: string | undefined, scope: string): Promise<UserAuthInfo> {
   const match = header === undefined ? null : BEARER_RE.exec(header.trim());
   if (!match) throw new BearerError(401, 'unauthorized', 'Full authentication is required to access this resource');
   const token = match[1] as string;
@@ -58,16 +60,16 @@ export async function authenticateUserToken(
 
   // Opaque token values are short and never contain dots; a JWT is not looked up at all.
   if (token.includes('.') || token.length > 128) throw invalid();
-  const found = await createOidcRecordsRepository(ctx.mongo).findAccessTokenRecord(token);
+  const found = await stores.oidcRecords.findAccessTokenRecord(token);
   const record = found?.payload as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
   if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
   if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
-  const client = await lookupClient(ctx.mongo, record.clientId);
+  const client = await stores.clients.client(record.clientId);
   if (!client) throw invalid();
   // The token's account is (enterprise, user); it is only ever good within its client's enterprise.
   const account = userOfAccountId(record.accountId);
   if (!account || account.enterpriseId !== client.enterpriseId) throw invalid();
-  const user = await findUserForSignIn(users, client, account.userId);
+  const user = await findUserForSignIn(stores.users, client, account.userId);
   if (user?.blocked) throw new BearerError(403, 'user_blocked', 'User is blocked', { code: USER_BLOCKED_CODE });
   // Ended by a block: unblocking restores nothing, the user signs in again.
   if (!user || !canSignIn(user) || found?.ended) throw invalid();

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { toClientResponse } from '../../core/clients/client-view.js';
-import { createClientsRepository } from '../../core/clients/clients.repository.js';
+import type { ClientStores } from '../../core/clients/client-stores.js';
 import {
   registerClient,
   removeClient,
@@ -20,13 +20,13 @@ import type { ServiceContext } from '../service-context.js';
 /** `?comments=` of a route without a body, cut to what the activity record keeps. */
 const commentsQuery = (query: Record<string, unknown>) => (typeof query.comments === 'string' ? query.comments.slice(0, 1000) : undefined);
 
-export function adminClientsRoutes(ctx: ServiceContext): Router {
+export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
 
   router.post('/admin/clients', admin, ...jsonBody(ctx), validateBody('admin-clients.create.json'), async (req, res) => {
     const { comments, ...input } = req.body as RegisterClientInput & { comments?: string };
-    const { client, clientSecret, callbackSecret } = await registerClient(ctx.mongo, input, {
+    const { client, clientSecret, callbackSecret } = await registerClient(stores, input, {
       comments,
       encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
     });
@@ -43,7 +43,7 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
   // The old secret keeps working for CLIENT_SECRET_GRACE_SECONDS, so the client's deployments can switch one by one.
   router.post('/admin/clients/:clientId/secret', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    const rotated = await rotateClientSecret(ctx.mongo, clientId, {
+    const rotated = await rotateClientSecret(stores, clientId, {
       graceSeconds: ctx.config.clientSecretGraceSeconds,
       comments: commentsQuery(req.query),
     });
@@ -57,7 +57,7 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
   // The old secret stops signing at once: receivers should accept both during their own switch.
   router.post('/admin/clients/:clientId/callback-secret', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    const secret = await rotateClientCallbackSecret(ctx.mongo, clientId, {
+    const secret = await rotateClientCallbackSecret(stores, clientId, {
       encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
       comments: commentsQuery(req.query),
     });
@@ -65,23 +65,23 @@ export function adminClientsRoutes(ctx: ServiceContext): Router {
   });
 
   router.get('/admin/clients', admin, async (_req, res) => {
-    res.json((await createClientsRepository(ctx.mongo).listClients()).map(toClientResponse));
+    res.json((await stores.clients.listClients()).map(toClientResponse));
   });
 
   router.get('/admin/clients/:clientId', admin, async (req, res) => {
-    const client = await createClientsRepository(ctx.mongo).findClient(String(req.params.clientId));
+    const client = await stores.clients.findClient(String(req.params.clientId));
     if (!client) throw new NotFoundError('Client not found');
     res.json(toClientResponse(client));
   });
 
   router.patch('/admin/clients/:clientId', admin, ...jsonBody(ctx), validateBody('admin-clients.update.json'), async (req, res) => {
     const { comments, ...input } = req.body as UpdateClientInput & { comments?: string };
-    res.json(toClientResponse(await updateClient(ctx.mongo, String(req.params.clientId), input, comments)));
+    res.json(toClientResponse(await updateClient(stores, String(req.params.clientId), input, comments)));
   });
 
   router.delete('/admin/clients/:clientId', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    await removeClient(ctx.mongo, clientId, commentsQuery(req.query));
+    await removeClient(stores, clientId, commentsQuery(req.query));
     res.status(204).end();
   });
 

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { ValidationError } from '../../core/platform/errors/app-error.js';
-import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
+import type { OutboxRepository } from '../../core/providers/outbox.repository.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
@@ -17,10 +17,10 @@ function parseQuery(query: Record<string, unknown>): { to?: string; limit: numbe
 }
 
 /** GET /admin/outbox?to=&limit=: what the outbox provider "sent", newest first. */
-export function adminOutboxRoutes(ctx: ServiceContext): Router {
+export function adminOutboxRoutes(ctx: ServiceContext, outbox: Pick<OutboxRepository, 'listOutboxMessages'>): Router {
   const router = Router();
   router.get('/admin/outbox', requireAdminToken(ctx), async (req, res) => {
-    const messages = await createOutboxRepository(ctx.mongo).listOutboxMessages(parseQuery(req.query));
+    const messages = await outbox.listOutboxMessages(parseQuery(req.query));
     res.json(messages.map(({ id: _id, ...message }) => message));
   });
   return router;

@@ -1,5 +1,12 @@
 import { Router } from 'express';
-import { createTemplate, deleteTemplate, findTemplate, listTemplates, updateTemplate } from '../../core/templates/templates.service.js';
+import {
+  createTemplate,
+  deleteTemplate,
+  findTemplate,
+  listTemplates,
+  updateTemplate,
+  type TemplateStores,
+} from '../../core/templates/templates.service.js';
 import type { TemplateContent } from '../../core/templates/template.types.js';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
@@ -7,7 +14,7 @@ import { jsonBody } from '../middleware/json-body.middleware.js';
 import { invalidFieldError, validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
-export function adminTemplatesRoutes(ctx: ServiceContext): Router {
+export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateStores): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
   // A template may hold 200 000 characters of HTML and 20 000 of text (its schema), escaped in JSON.
@@ -15,18 +22,18 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
   const validate = (schemaId: string) => validateBody(schemaId, { toError: invalidFieldError() });
 
   router.get('/admin/templates', admin, async (_req, res) => {
-    res.json(await listTemplates(ctx.mongo));
+    res.json(await listTemplates(templates));
   });
 
   router.get('/admin/templates/:name', admin, async (req, res) => {
-    const template = await findTemplate(ctx.mongo, req.params.name as string);
+    const template = await findTemplate(templates, req.params.name as string);
     if (!template) throw new NotFoundError('Template not found');
     res.json(template);
   });
 
   router.post('/admin/templates', admin, ...json, validate('admin-templates.create.json'), async (req, res) => {
     const { comments, ...content } = req.body as TemplateContent & { comments?: string };
-    const created = await createTemplate(ctx.mongo, content, comments);
+    const created = await createTemplate(templates, content, comments);
     res
       .status(201)
       .location(`/admin/templates/${encodeURIComponent(created.name)}`)
@@ -35,11 +42,11 @@ export function adminTemplatesRoutes(ctx: ServiceContext): Router {
 
   router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {
     const { comments, ...content } = req.body as Omit<TemplateContent, 'name'> & { comments?: string };
-    res.json(await updateTemplate(ctx.mongo, req.params.name as string, content, comments));
+    res.json(await updateTemplate(templates, req.params.name as string, content, comments));
   });
 
   router.delete('/admin/templates/:name', admin, async (req, res) => {
-    await deleteTemplate(ctx.mongo, req.params.name as string);
+    await deleteTemplate(templates, req.params.name as string);
     res.status(204).end();
   });
 

@@ -2,9 +2,8 @@ import type { Request, Response } from 'express';
 import { UnavailableError } from '../../core/platform/errors/app-error.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import { isStreamId, type UserNotificationEvent } from '../../core/notifications/notification-user-events.js';
-import type { UsersRepository } from '../../core/users/users.repository.js';
 import { isDraining } from '../draining-state.js';
-import { authenticateUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
+import { authenticateUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
 /** Open streams one API process holds; past it a new one is refused with 503 and Retry-After. */
@@ -25,7 +24,7 @@ const frame = (id: string, event: UserNotificationEvent) => `id: ${id}\nevent: $
  * cancel or a discard (expiry sends nothing: `created` carries `expires_at`). `Last-Event-ID`
  * resumes after the last event the client saw.
  */
-export function notificationStreamHandler(ctx: ServiceContext, users: Pick<UsersRepository, 'findUser'>, logger: Logger) {
+export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserTokenStores, logger: Logger) {
   return async (req: Request, res: Response): Promise<void> => {
     const { user } = userAuthOf(res);
     if (ctx.userEvents.streams() >= MAX_STREAMS_PER_PROCESS || isDraining(req.app)) {
@@ -75,7 +74,7 @@ export function notificationStreamHandler(ctx: ServiceContext, users: Pick<Users
       if (isDraining(req.app)) return end();
       if (++ticks % (HEARTBEAT_MS / 1000) !== 0) return;
       res.write(': keep-alive\n\n');
-      authenticateUserToken(ctx, users, req.get('authorization'), 'notifications').then(
+      authenticateUserToken(userTokens, req.get('authorization'), 'notifications').then(
         (again) => {
           if (again.user.userId !== user.userId || again.user.enterpriseId !== user.enterpriseId) end();
         },

@@ -4,10 +4,9 @@ import { parseHistoryOptions, parseListOptions } from '../../core/notifications/
 import type { Notification } from '../../core/notifications/notification.types.js';
 import { actionRequiresNumber } from '../../core/notifications/number-match.js';
 import type { AnswerInput, NotificationsService } from '../../core/notifications/notifications.service.js';
-import type { UsersRepository } from '../../core/users/users.repository.js';
 import { clientLibraryErrors } from '../errors/error-pipeline.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
-import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
+import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { notificationStreamHandler } from './me-notification-stream.js';
@@ -54,11 +53,11 @@ const success = (notificationUuid: string, isDsVerified: boolean) => ({
 export function meNotificationsRoutes(
   ctx: ServiceContext,
   service: NotificationsService,
-  users: Pick<UsersRepository, 'findUser'>,
+  userTokens: UserTokenStores,
   logger: Logger,
 ): Router {
   const router = Router();
-  const user = requireUserToken(ctx, users, 'notifications');
+  const user = requireUserToken(userTokens, 'notifications');
 
   router.get('/v1/me/notifications', user, async (req, res) => {
     const { enterpriseId, userId } = userAuthOf(res).user;
@@ -66,7 +65,7 @@ export function meNotificationsRoutes(
     res.json({ notifications: list.map(toActiveResponse) });
   });
 
-  router.get('/v1/me/notifications/stream', user, notificationStreamHandler(ctx, users, logger));
+  router.get('/v1/me/notifications/stream', user, notificationStreamHandler(ctx, userTokens, logger));
 
   router.get('/v1/me/notifications/history', user, async (req, res) => {
     const { enterpriseId, userId } = userAuthOf(res).user;

@@ -4,9 +4,8 @@ import { createPasskeyRegistration, type PasskeyRegistration } from '../../core/
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
 import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
 import { createRegistrationChallenges } from '../../core/passkeys/registration-challenges.js';
-import type { UsersRepository } from '../../core/users/users.repository.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
-import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
+import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { toPasskeyResponse } from './passkey-response.js';
@@ -18,10 +17,11 @@ import { toPasskeyResponse } from './passkey-response.js';
  */
 export function mePasskeysRoutes(
   ctx: ServiceContext,
-  { users, passkeys, activity }: { users: UsersRepository; passkeys: PasskeysRepository; activity: ActivityRepository },
+  { passkeys, activity }: { passkeys: PasskeysRepository; activity: ActivityRepository },
+  userTokens: UserTokenStores,
 ): Router {
   const router = Router();
-  const userToken = requireUserToken(ctx, users, 'notifications');
+  const userToken = requireUserToken(userTokens, 'notifications');
   const registration = createPasskeyRegistration({
     passkeys,
     challenges: createRegistrationChallenges(ctx.redis, ctx.config.queuePrefix),

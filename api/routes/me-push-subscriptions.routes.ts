@@ -3,10 +3,9 @@ import type { Logger } from '../../core/platform/logger/logger.js';
 import type { PushSubscriptionInput, PushSubscriptionRecord } from '../../core/push/push-subscription.types.js';
 import type { PushSubscriptionsService } from '../../core/push/push-subscriptions.service.js';
 import type { VapidKeys } from '../../core/push/vapid-keys.js';
-import type { UsersRepository } from '../../core/users/users.repository.js';
 import { clientLibraryErrors } from '../errors/error-pipeline.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
-import { requireUserToken, userAuthOf } from '../middleware/user-token-auth.middleware.js';
+import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
@@ -29,11 +28,11 @@ export function mePushSubscriptionsRoutes(
   ctx: ServiceContext,
   service: PushSubscriptionsService,
   vapidKeys: () => Promise<VapidKeys>,
-  users: Pick<UsersRepository, 'findUser'>,
+  userTokens: UserTokenStores,
   logger: Logger,
 ): Router {
   const router = Router();
-  const user = requireUserToken(ctx, users, 'notifications');
+  const user = requireUserToken(userTokens, 'notifications');
   const ownerOf = (res: Parameters<typeof userAuthOf>[0]) => {
     const { enterpriseId, userId } = userAuthOf(res).user;
     return { enterpriseId, userId };

@@ -4,6 +4,7 @@ import type { Notification } from '../../core/notifications/notification.types.j
 import type { CreateNotificationInput, NotificationsService } from '../../core/notifications/notifications.service.js';
 import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
+import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import { isDraining } from '../draining-state.js';
@@ -35,9 +36,9 @@ function toNotificationResponse(n: Notification): Record<string, unknown> {
 }
 
 /** Enterprise API of notifications (scope notifications): create; read and cancel only the calling client's own. */
-export function notificationsRoutes(ctx: ServiceContext, service: NotificationsService): Router {
+export function notificationsRoutes(ctx: ServiceContext, clients: Pick<ClientLookup, 'client'>, service: NotificationsService): Router {
   const router = Router();
-  const guard = [requireBearer(ctx, 'notifications'), requireAllowedIp(ctx)];
+  const guard = [requireBearer(ctx, clients, 'notifications'), requireAllowedIp(clients)];
 
   router.post('/v1/notifications', ...guard, ...jsonBody(ctx), validateBody('notifications.create.json'), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);

@@ -4,6 +4,7 @@ import { HttpError } from '../errors/http-error.js';
 import type { RecordDeliveryReceipt } from '../../core/providers/delivery-receipt.types.js';
 import type { SendgridEvent } from '../../core/providers/delivery-receipts.mapper.js';
 import { handleSendgridEvents, handleTwilioStatus } from '../../core/providers/delivery-receipts.service.js';
+import type { WebhookEventsRepository } from '../../core/providers/webhook-events.repository.js';
 import { verifySendgridSignature, verifyTwilioSignature } from '../../core/providers/webhook-signatures.js';
 import { parsedWith } from '../middleware/body-parser-errors.js';
 import type { ServiceContext } from '../service-context.js';
@@ -22,8 +23,8 @@ function parseEvents(raw: Buffer): SendgridEvent[] {
   return parsed as SendgridEvent[];
 }
 
-/** Delivery receipts from the providers; only signed, fresh calls reach `onReceipt`. */
-export function webhookRoutes(ctx: ServiceContext, onReceipt: RecordDeliveryReceipt): Router {
+/** Delivery receipts from the providers; only signed, fresh calls reach `onReceipt`; `seen` keeps SendGrid's event ids. */
+export function webhookRoutes(ctx: ServiceContext, seen: WebhookEventsRepository, onReceipt: RecordDeliveryReceipt): Router {
   const router = Router();
 
   router.post('/webhooks/twilio/status', parsedWith(express.urlencoded({ extended: false, limit: '100kb' })), async (req, res) => {
@@ -49,7 +50,7 @@ export function webhookRoutes(ctx: ServiceContext, onReceipt: RecordDeliveryRece
       timestamp: req.get('x-twilio-email-event-webhook-timestamp'),
     };
     if (!publicKey || !verifySendgridSignature(publicKey, signed)) throw forbidden();
-    const result = await handleSendgridEvents(ctx.mongo, parseEvents(rawBody), onReceipt);
+    const result = await handleSendgridEvents(seen, parseEvents(rawBody), onReceipt);
     res.status(200).json(result);
   });
 

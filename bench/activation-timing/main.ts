@@ -4,7 +4,7 @@
 // never answers instead of the check), against the real API process. Reports means, medians and
 // percentiles per arm, the Mann-Whitney U test over the two samples and a sign test over the pairs.
 import { randomInt } from 'node:crypto';
-import { registerClient } from '../../core/clients/clients.service.js';
+import { registerBenchClient } from '../support/bench-clients.js';
 import { envInt, machineInfo, median, printTable, round, runBenchmark, startInfra, writeResult } from '../support/bench-kit.js';
 import { connectMongo, projectEnv, startProjectApi, storesOf } from '../support/arms.js';
 import { mannWhitney, mean, signTest, summary } from '../support/timing-stats.js';
@@ -25,7 +25,7 @@ await runBenchmark('activation-timing', async (cleanup) => {
   const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' };
   await fetch(`${api.url}/admin/groups`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'retail' }) });
   const mongo = await connectMongo(`${infra.mongo.url}/bench_activation`);
-  const { client, clientSecret } = await registerClient(mongo, {
+  const { client, clientSecret } = await registerBenchClient(mongo, {
     name: 'bench users',
     scopes: ['users'],
     allowedIps: ['127.0.0.1/32', '::1/128'],

@@ -14,6 +14,7 @@ import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { encryptSecret } from '../../core/crypto/secret-box.js';
 import { DISPATCH_JOB, DISPATCH_JOB_OPTIONS } from '../../core/platform/queues/dispatch.queue.js';
 import { seedTemplates } from '../../core/templates/templates.seeder.js';
+import { createTemplatesRepository } from '../../core/templates/templates.repository.js';
 import { createLogger } from '../../core/platform/logger/logger.js';
 import {
   envInt,
@@ -67,7 +68,7 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
   const env = projectEnv(storesOf(infra), 'bench_drain_project', 'bdp', stub.url);
   const mongo = await connectMongo(env.MONGODB_URI);
   cleanup(() => mongo.close());
-  await seedTemplates(mongo, createLogger({ level: 'warn' }));
+  await seedTemplates(createTemplatesRepository(mongo), createLogger({ level: 'warn' }));
   const cpuProf = envString('BENCH_CPU_PROF_DIR', '');
   const worker = await startProjectWorker(
     { ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) },

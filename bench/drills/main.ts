@@ -14,7 +14,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { registerClient } from '../../core/clients/clients.service.js';
+import { registerBenchClient } from '../support/bench-clients.js';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { projectRoot } from '../../core/platform/project-root.js';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
@@ -108,7 +108,7 @@ const percentile = (values: number[], p: number) => {
 async function setUp(cluster: Cluster, userCount: number) {
   const mongo = await connectMongo(cluster.mongoUrl);
   try {
-    const { client, clientSecret } = await registerClient(mongo, {
+    const { client, clientSecret } = await registerBenchClient(mongo, {
       name: 'drills',
       scopes: ['otp'],
       allowedIps: ['127.0.0.1/32', '::1/128'],

@@ -5,13 +5,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
-import { registerClient } from '../../core/clients/clients.service.js';
+import { registerBenchClient } from '../support/bench-clients.js';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 
 /** A client_credentials token with scope `notifications`, from the API's token endpoint. */
 export async function enterpriseToken(apiUrl: string, mongo: Connection): Promise<string> {
-  const { client, clientSecret } = await registerClient(mongo, {
+  const { client, clientSecret } = await registerBenchClient(mongo, {
     name: 'bench enterprise',
     scopes: ['notifications'],
     allowedIps: ['127.0.0.1/32', '::1/128'],
@@ -29,7 +29,7 @@ export async function enterpriseToken(apiUrl: string, mongo: Connection): Promis
 
 /** User access tokens (one hour) of the approver app, a public client, for each of `userIds`. */
 export async function userTokens(mongo: Connection, userIds: string[]): Promise<string[]> {
-  const { client } = await registerClient(mongo, {
+  const { client } = await registerBenchClient(mongo, {
     name: 'bench approver app',
     scopes: ['notifications'],
     public: true,

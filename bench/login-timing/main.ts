@@ -9,7 +9,7 @@
 // RESULT_NAME names the result file.
 import { randomInt } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { registerClient } from '../../core/clients/clients.service.js';
+import { registerBenchClient } from '../support/bench-clients.js';
 import { toUserDoc, userModel } from '../../core/users/users.repository.js';
 import type { User } from '../../core/users/user.types.js';
 import { connectMongo, projectEnv, startProjectApi, storesOf } from '../support/arms.js';
@@ -88,7 +88,7 @@ await runBenchmark('login-timing', async (cleanup) => {
   const mongo = await connectMongo(`${infra.mongo.url}/bench_login`);
   const total = WARMUP + ROUNDS;
   await insertUsers(mongo, total);
-  const { client } = await registerClient(mongo, { name: 'bench app', scopes: [], redirectUris: [REDIRECT] });
+  const { client } = await registerBenchClient(mongo, { name: 'bench app', scopes: [], redirectUris: [REDIRECT] });
   await mongo.close();
   const api = await startProjectApi(env);
   cleanup(api.stop);

@@ -2,7 +2,7 @@
 // points in dist/), the baseline app and bare worker, and the provider stub.
 import { join } from 'node:path';
 import type { Connection } from 'mongoose';
-import { registerClient } from '../../core/clients/clients.service.js';
+import { registerBenchClient } from './bench-clients.js';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { toUserDoc, userModel } from '../../core/users/users.repository.js';
 import {
@@ -181,7 +181,7 @@ export async function insertBenchUsers(mongo: Connection, n: number): Promise<vo
 
 /** A confidential client with scope `otp` and an access token from the real token endpoint. */
 export async function projectAccessToken(apiUrl: string, mongo: Connection): Promise<string> {
-  const { client, clientSecret } = await registerClient(mongo, {
+  const { client, clientSecret } = await registerBenchClient(mongo, {
     name: 'bench client',
     scopes: ['otp'],
     allowedIps: ['127.0.0.1/32', '::1/128'],

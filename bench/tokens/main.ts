@@ -14,7 +14,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
-import { registerClient } from '../../core/clients/clients.service.js';
+import { registerBenchClient } from '../support/bench-clients.js';
 import { otpDeliveryId } from '../../core/deliveries/delivery.types.js';
 import { decryptSecret } from '../../core/crypto/secret-box.js';
 import {
@@ -188,7 +188,7 @@ await runBenchmark('tokens', async (cleanup) => {
   const mongo = await connectMongo(`${infra.mongo.url}/bench_tokens`);
   cleanup(() => mongo.close());
   await insertBenchUsers(mongo, SIGNIN_CONCURRENCY);
-  const { client, clientSecret } = await registerClient(mongo, { name: 'bench app', scopes: ['otp'], redirectUris: [REDIRECT_URI] });
+  const { client, clientSecret } = await registerBenchClient(mongo, { name: 'bench app', scopes: ['otp'], redirectUris: [REDIRECT_URI] });
 
   console.log(`tokens: starting Keycloak ${KEYCLOAK_VERSION} (production mode, dev-file database)`);
   const keycloak = await startKeycloak({ users: SIGNIN_CONCURRENCY, redirectUri: REDIRECT_URI });

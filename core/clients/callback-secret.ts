@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Connection } from 'mongoose';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
-import { createClientsRepository } from './clients.repository.js';
+import type { ClientsRepository } from './clients.repository.js';
 
 // The callback secret keys an HMAC the service computes, so, unlike the client secret, it cannot
 // be stored as a hash: it is kept encrypted with the server key, bound to its client id.
@@ -16,18 +15,21 @@ export function sealCallbackSecret(clientId: string, secret: string, encryptionK
 }
 
 /** A new callback secret for the client, stored encrypted; the clear one is returned once. Null: no such client. */
-export async function rotateCallbackSecret(connection: Connection, clientId: string, encryptionKey: Buffer): Promise<string | null> {
+export async function rotateCallbackSecret(
+  clients: Pick<ClientsRepository, 'setCallbackSecretEncrypted'>,
+  clientId: string,
+  encryptionKey: Buffer,
+): Promise<string | null> {
   const secret = generateCallbackSecret();
-  return (await createClientsRepository(connection).setCallbackSecretEncrypted(
-    clientId,
-    sealCallbackSecret(clientId, secret, encryptionKey),
-  ))
-    ? secret
-    : null;
+  return (await clients.setCallbackSecretEncrypted(clientId, sealCallbackSecret(clientId, secret, encryptionKey))) ? secret : null;
 }
 
 /** The clear callback secret, or null when the client has none. */
-export async function readCallbackSecret(connection: Connection, clientId: string, encryptionKey: Buffer): Promise<string | null> {
-  const sealed = await createClientsRepository(connection).findCallbackSecretEncrypted(clientId);
+export async function readCallbackSecret(
+  clients: Pick<ClientsRepository, 'findCallbackSecretEncrypted'>,
+  clientId: string,
+  encryptionKey: Buffer,
+): Promise<string | null> {
+  const sealed = await clients.findCallbackSecretEncrypted(clientId);
   return sealed === null ? null : decryptSecret(sealed, encryptionKey, context(clientId));
 }

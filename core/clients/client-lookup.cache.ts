@@ -1,6 +1,5 @@
-import type { Connection } from 'mongoose';
-import { createConnectionTtlCache } from '../platform/db/connection-ttl-cache.js';
-import { createClientsRepository, type Client, type ClientWithSecret } from './clients.repository.js';
+import { createTtlCache } from '../platform/ttl-cache.js';
+import type { Client, ClientsRepository, ClientWithSecret } from './clients.repository.js';
 import { webOriginsOf } from './web-origins.js';
 
 /**
@@ -10,41 +9,41 @@ import { webOriginsOf } from './web-origins.js';
  */
 export const CLIENT_CACHE_TTL_MS = 10_000;
 
-const cache = createConnectionTtlCache<Client | null>(CLIENT_CACHE_TTL_MS, (connection, clientId) =>
-  createClientsRepository(connection).findClient(clientId),
-);
-// The authorization server reads the client (with its secret hash) on every token request.
-const withSecretCache = createConnectionTtlCache<ClientWithSecret | null>(CLIENT_CACHE_TTL_MS, (connection, clientId) =>
-  createClientsRepository(connection).findClientWithSecret(clientId),
-);
-
-/** The client (or null when it does not exist), at most CLIENT_CACHE_TTL_MS old. */
-export function lookupClient(connection: Connection, clientId: string): Promise<Client | null> {
-  return cache.get(connection, clientId);
-}
-
-/** The client with its secret hash, for the authorization server; same window as lookupClient. */
-export function lookupClientWithSecret(connection: Connection, clientId: string): Promise<ClientWithSecret | null> {
-  return withSecretCache.get(connection, clientId);
-}
-
 // Browser calls (CORS preflights included) carry no client id: the origin is checked against
 // the web origins of every public client, read as one set.
 const ALL = 'all';
-const webOriginsCache = createConnectionTtlCache<Set<string>>(
-  CLIENT_CACHE_TTL_MS,
-  async (connection) => new Set((await createClientsRepository(connection).listPublicClientLocations()).flatMap(webOriginsOf)),
-  1,
-);
 
-/** True when `origin` is a web origin of some public client; same window as lookupClient. */
-export async function isWebOriginOfAnyClient(connection: Connection, origin: string): Promise<boolean> {
-  return (await webOriginsCache.get(connection, ALL)).has(origin);
+/** This process's reads of clients, each at most CLIENT_CACHE_TTL_MS old; built once at its composition root. */
+export interface ClientLookup {
+  /** The client, or null when it does not exist. */
+  client(clientId: string): Promise<Client | null>;
+  /** The client with its secret hash, for the authorization server (it reads it on every token request). */
+  clientWithSecret(clientId: string): Promise<ClientWithSecret | null>;
+  /** True when `origin` is a web origin of some public client. */
+  isWebOriginOfAnyClient(origin: string): Promise<boolean>;
+  /** Forget what this process read about a client (after it was created, changed or deleted). */
+  invalidate(clientId: string): void;
 }
 
-/** Forget what this process read about a client (after it was created, changed or deleted). */
-export function invalidateClient(connection: Connection, clientId: string): void {
-  cache.forget(connection, clientId);
-  withSecretCache.forget(connection, clientId);
-  webOriginsCache.forget(connection, ALL);
+export function createClientLookup(
+  clients: Pick<ClientsRepository, 'findClient' | 'findClientWithSecret' | 'listPublicClientLocations'>,
+): ClientLookup {
+  const plain = createTtlCache<Client | null>(CLIENT_CACHE_TTL_MS, (clientId) => clients.findClient(clientId));
+  const withSecret = createTtlCache<ClientWithSecret | null>(CLIENT_CACHE_TTL_MS, (clientId) => clients.findClientWithSecret(clientId));
+  const webOrigins = createTtlCache<Set<string>>(
+    CLIENT_CACHE_TTL_MS,
+    async () => new Set((await clients.listPublicClientLocations()).flatMap(webOriginsOf)),
+    1,
+  );
+  return {
+    client: (clientId) => plain.get(clientId),
+    clientWithSecret: (clientId) => withSecret.get(clientId),
+    isWebOriginOfAnyClient: async (origin) => (await webOrigins.get(ALL)).has(origin),
+    invalidate(clientId) {
+      plain.forget(clientId);
+      withSecret.forget(clientId);
+      // A new or changed public client may bring new web origins.
+      webOrigins.forget(ALL);
+    },
+  };
 }

@@ -1,9 +1,7 @@
-import type { Connection } from 'mongoose';
-import { createActivityRepository } from '../activity/activity.repository.js';
 import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
-import { invalidateClient } from './client-lookup.cache.js';
+import type { ClientStores } from './client-stores.js';
 import { generateClientSecret, hashClientSecret, verifyClientSecret } from './client-secret.js';
-import { createClientsRepository, type ClientWithSecret } from './clients.repository.js';
+import type { ClientWithSecret } from './clients.repository.js';
 
 export interface RotatedClientSecret {
   clientSecret: string;
@@ -20,11 +18,11 @@ export interface RotatedClientSecret {
  * `client.secret-rotated`.
  */
 export async function rotateClientSecret(
-  connection: Connection,
+  stores: ClientStores,
   clientId: string,
   options: { graceSeconds: number; comments?: string; now?: Date },
 ): Promise<RotatedClientSecret> {
-  const clients = createClientsRepository(connection);
+  const { clients } = stores;
   const client = await clients.findClientWithSecret(clientId);
   if (!client || client.isPublic || client.secretHash === null) throw new NotFoundError('Client not found');
   const clientSecret = generateClientSecret();
@@ -34,8 +32,8 @@ export async function rotateClientSecret(
     if (!(await clients.findClientWithSecret(clientId))) throw new NotFoundError('Client not found');
     throw new ConflictError('Client secret was rotated by another request at the same time; rotate again');
   }
-  invalidateClient(connection, clientId);
-  await createActivityRepository(connection).append({
+  stores.lookup.invalidate(clientId);
+  await stores.activity.append({
     actor: { type: 'admin' },
     action: 'client.secret-rotated',
     enterpriseId: client.enterpriseId,

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
-import type { Connection } from 'mongoose';
 import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../platform/tenancy/enterprise-id.js';
 import { ValidationError } from '../platform/errors/app-error.js';
-import { createActivityRepository } from '../activity/activity.repository.js';
 import { NotFoundError } from '../platform/errors/app-error.js';
-import { invalidateClient } from './client-lookup.cache.js';
 import { generateCallbackSecret, rotateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
-import { createClientsRepository, type Client, type ClientScope, type UpdatableClientFields, type TestCode } from './clients.repository.js';
+import type { ClientStores } from './client-stores.js';
+import type { Client, ClientScope, UpdatableClientFields, TestCode } from './clients.repository.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import { normalizeWebOrigin } from './web-origins.js';
 
@@ -58,7 +56,7 @@ export function normalizeCidr(value: string): string {
  * by the operator: the admin API or CLI) with the caller's `comments`.
  */
 export async function registerClient(
-  connection: Connection,
+  stores: ClientStores,
   input: RegisterClientInput,
   options: { comments?: string; encryptionKey?: Buffer } = {},
 ): Promise<RegisteredClient> {
@@ -71,7 +69,7 @@ export async function registerClient(
   const clientSecret = isPublic ? undefined : generateClientSecret();
   const clientId = randomUUID();
   const callbackSecret = isPublic || !keys.encryptionKey ? undefined : generateCallbackSecret();
-  const client = await createClientsRepository(connection).insertClient({
+  const client = await stores.clients.insertClient({
     clientId,
     enterpriseId,
     name: input.name,
@@ -89,8 +87,8 @@ export async function registerClient(
     createdAt: new Date(),
   });
   // A new public client may bring new web origins.
-  invalidateClient(connection, clientId);
-  await createActivityRepository(connection).append({
+  stores.lookup.invalidate(clientId);
+  await stores.activity.append({
     actor: { type: 'admin' },
     action: 'client.created',
     enterpriseId: client.enterpriseId,
@@ -140,8 +138,8 @@ function checkedTestCodes(test: boolean, testCodes: TestCode[]): TestCode[] {
  * the client cache window. A removed scope is refused on the client's existing tokens from then
  * on; an added one comes with the next token. Recorded as `client.updated`.
  */
-export async function updateClient(connection: Connection, clientId: string, input: UpdateClientInput, comments?: string): Promise<Client> {
-  const client = await createClientsRepository(connection).findClient(clientId);
+export async function updateClient(stores: ClientStores, clientId: string, input: UpdateClientInput, comments?: string): Promise<Client> {
+  const client = await stores.clients.findClient(clientId);
   if (!client) throw new NotFoundError('Client not found');
   const checked = checkedLocations(client.isPublic, input.redirectUris ?? client.redirectUris, input.webOrigins ?? client.webOrigins);
   const fields: UpdatableClientFields = {
@@ -158,9 +156,9 @@ export async function updateClient(connection: Connection, clientId: string, inp
         ? { testCodes: [] }
         : {}),
   };
-  if (!(await createClientsRepository(connection).updateClientFields(clientId, fields))) throw new NotFoundError('Client not found');
-  invalidateClient(connection, clientId);
-  await createActivityRepository(connection).append({
+  if (!(await stores.clients.updateClientFields(clientId, fields))) throw new NotFoundError('Client not found');
+  stores.lookup.invalidate(clientId);
+  await stores.activity.append({
     actor: { type: 'admin' },
     action: 'client.updated',
     enterpriseId: client.enterpriseId,
@@ -176,15 +174,15 @@ export async function updateClient(connection: Connection, clientId: string, inp
  * stops signing at once. Recorded as `client.callback-secret-rotated`.
  */
 export async function rotateClientCallbackSecret(
-  connection: Connection,
+  stores: ClientStores,
   clientId: string,
   options: { encryptionKey: Buffer; comments?: string },
 ): Promise<string> {
-  const client = await createClientsRepository(connection).findClient(clientId);
+  const client = await stores.clients.findClient(clientId);
   if (!client || client.isPublic) throw new NotFoundError('Client not found');
-  const secret = await rotateCallbackSecret(connection, clientId, options.encryptionKey);
+  const secret = await rotateCallbackSecret(stores.clients, clientId, options.encryptionKey);
   if (secret === null) throw new NotFoundError('Client not found');
-  await createActivityRepository(connection).append({
+  await stores.activity.append({
     actor: { type: 'admin' },
     action: 'client.callback-secret-rotated',
     enterpriseId: client.enterpriseId,
@@ -195,12 +193,11 @@ export async function rotateClientCallbackSecret(
 }
 
 /** Deletes a client (its tokens are refused from then on); NotFoundError when unknown. Recorded. */
-export async function removeClient(connection: Connection, clientId: string, comments?: string): Promise<void> {
-  const clients = createClientsRepository(connection);
-  const client = await clients.findClient(clientId);
-  if (!client || !(await clients.deleteClient(clientId))) throw new NotFoundError('Client not found');
-  invalidateClient(connection, clientId);
-  await createActivityRepository(connection).append({
+export async function removeClient(stores: ClientStores, clientId: string, comments?: string): Promise<void> {
+  const client = await stores.clients.findClient(clientId);
+  if (!client || !(await stores.clients.deleteClient(clientId))) throw new NotFoundError('Client not found');
+  stores.lookup.invalidate(clientId);
+  await stores.activity.append({
     actor: { type: 'admin' },
     action: 'client.deleted',
     enterpriseId: client.enterpriseId,

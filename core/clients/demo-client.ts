@@ -1,8 +1,6 @@
-import type { Connection } from 'mongoose';
 import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
 import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
-import { invalidateClient } from './client-lookup.cache.js';
-import { createClientsRepository } from './clients.repository.js';
+import type { ClientsRepository } from './clients.repository.js';
 
 /** The approver example app's client: a fixed id, so every API process and every restart agree on it. */
 export const DEMO_CLIENT_ID = 'approver-demo';
@@ -13,9 +11,11 @@ export const DEMO_CLIENT_ID = 'approver-demo';
  * processes at once: the fixed client id makes a second insert fail on the unique index, and a
  * changed PUBLIC_URL moves the redirect URI.
  */
-export async function ensureDemoClient(connection: Connection, publicUrl: string): Promise<{ clientId: string; redirectUri: string }> {
+export async function ensureDemoClient(
+  clients: Pick<ClientsRepository, 'findClient' | 'insertClient' | 'setRedirectUris'>,
+  publicUrl: string,
+): Promise<{ clientId: string; redirectUri: string }> {
   const redirectUri = `${publicUrl}/demo/approver/`;
-  const clients = createClientsRepository(connection);
   const existing = await clients.findClient(DEMO_CLIENT_ID);
   if (!existing) {
     try {
@@ -38,7 +38,6 @@ export async function ensureDemoClient(connection: Connection, publicUrl: string
     }
   } else if (existing.redirectUris.length !== 1 || existing.redirectUris[0] !== redirectUri) {
     await clients.setRedirectUris(DEMO_CLIENT_ID, [redirectUri]);
-    invalidateClient(connection, DEMO_CLIENT_ID);
   }
   return { clientId: DEMO_CLIENT_ID, redirectUri };
 }

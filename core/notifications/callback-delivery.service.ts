@@ -1,5 +1,5 @@
-import type { Connection } from 'mongoose';
 import { readCallbackSecret } from '../clients/callback-secret.js';
+import type { ClientsRepository } from '../clients/clients.repository.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { CallbackAddressPolicy } from './callback-address-policy.js';
 import { CallbackAddressRefusedError, type Resolver } from './guarded-post.js';
@@ -9,7 +9,7 @@ import type { NotificationsRepository } from './notifications.repository.js';
 
 export interface CallbackDeliveryDeps {
   repository: NotificationsRepository;
-  mongo: Connection;
+  clients: Pick<ClientsRepository, 'findCallbackSecretEncrypted'>;
   encryptionKey: Buffer;
   timeoutMs: number;
   /** Which addresses callbacks may reach (callback-address-policy.ts). */
@@ -40,7 +40,7 @@ export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
       if (!n.callbackUrl) return 'no-callback';
       if (n.callbackState !== 'WAITING') return 'already-done';
       if (!isFinal(n.status)) throw new CallbackNotReadyError('notification not ended yet');
-      const secret = await readCallbackSecret(deps.mongo, n.clientId, deps.encryptionKey);
+      const secret = await readCallbackSecret(deps.clients, n.clientId, deps.encryptionKey);
       if (secret === null)
         throw new CallbackSecretMissingError('the client has no callback secret (deleted client, or created without one: rotate one)');
       try {

@@ -1,4 +1,3 @@
-import type { Connection } from 'mongoose';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import type { Delivery } from '../deliveries/delivery.types.js';
 import type { Logger } from '../platform/logger/logger.js';
@@ -6,7 +5,7 @@ import type { SentJournal } from '../deliveries/sent-journal.js';
 import { applySentOutcomes } from '../deliveries/sent-outcomes.js';
 import type { DeliveryReceipt, RecordDeliveryReceipt } from './delivery-receipt.types.js';
 import { receiptFromSendgridEvent, receiptFromTwilioStatus, type SendgridEvent } from './delivery-receipts.mapper.js';
-import { createWebhookEventsRepository } from './webhook-events.repository.js';
+import type { WebhookEventsRepository } from './webhook-events.repository.js';
 import { deliveryOutcomes } from '../platform/metrics/business-metrics.js';
 
 export async function handleTwilioStatus(
@@ -24,7 +23,7 @@ export async function handleTwilioStatus(
  * handled, so a failure lets SendGrid's retry deliver it again (at least once, de-duplicated).
  */
 export async function handleSendgridEvents(
-  mongo: Connection,
+  seen: Pick<WebhookEventsRepository, 'isWebhookEventSeen' | 'markWebhookEventSeen'>,
   events: SendgridEvent[],
   onReceipt: RecordDeliveryReceipt,
 ): Promise<{ processed: number; duplicates: number }> {
@@ -32,13 +31,13 @@ export async function handleSendgridEvents(
   let duplicates = 0;
   for (const event of events) {
     const eventId = typeof event.sg_event_id === 'string' ? event.sg_event_id : undefined;
-    if (eventId && (await createWebhookEventsRepository(mongo).isWebhookEventSeen('sendgrid', eventId))) {
+    if (eventId && (await seen.isWebhookEventSeen('sendgrid', eventId))) {
       duplicates += 1;
       continue;
     }
     const receipt = receiptFromSendgridEvent(event);
     if (receipt) await onReceipt(receipt);
-    if (eventId) await createWebhookEventsRepository(mongo).markWebhookEventSeen('sendgrid', eventId);
+    if (eventId) await seen.markWebhookEventSeen('sendgrid', eventId);
     processed += 1;
   }
   return { processed, duplicates };

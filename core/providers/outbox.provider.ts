@@ -1,6 +1,5 @@
-import type { Connection } from 'mongoose';
 import type { Logger } from '../platform/logger/logger.js';
-import { createOutboxRepository } from './outbox.repository.js';
+import type { OutboxRepository } from './outbox.repository.js';
 import { classifyNetworkFailure } from './provider-errors.js';
 import type { EmailMessage, EmailProvider, SentMessage, SmsMessage, SmsProvider } from './provider.types.js';
 
@@ -12,7 +11,7 @@ export class OutboxProvider implements SmsProvider, EmailProvider {
   readonly name = 'outbox';
 
   constructor(
-    private readonly mongo: Connection,
+    private readonly outbox: Pick<OutboxRepository, 'insertOutboxMessage'>,
     private readonly logger: Logger,
   ) {}
 
@@ -22,7 +21,7 @@ export class OutboxProvider implements SmsProvider, EmailProvider {
 
   private async store(channel: 'SMS' | 'EMAIL', message: SmsMessage | EmailMessage): Promise<SentMessage> {
     try {
-      const stored = await createOutboxRepository(this.mongo).insertOutboxMessage({
+      const stored = await this.outbox.insertOutboxMessage({
         channel,
         to: message.to,
         text: message.text,

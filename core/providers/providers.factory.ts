@@ -1,7 +1,7 @@
-import type { Connection } from 'mongoose';
 import type { Config } from '../platform/config/config.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { OutboxProvider } from './outbox.provider.js';
+import type { OutboxRepository } from './outbox.repository.js';
 import type { Providers } from './provider.types.js';
 import { SendgridEmailProvider } from './sendgrid-email.provider.js';
 import { TwilioSmsProvider } from './twilio-sms.provider.js';
@@ -12,10 +12,10 @@ import { TwilioSmsProvider } from './twilio-sms.provider.js';
  */
 export function createProviders(
   config: Pick<Config, 'twilio' | 'sendgrid' | 'emailFrom'> & Partial<Pick<Config, 'twilioSecondary'>>,
-  mongo: Connection,
+  outboxMessages: Pick<OutboxRepository, 'insertOutboxMessage'>,
   logger: Logger,
 ): Providers {
-  const outbox = new OutboxProvider(mongo, logger);
+  const outbox = new OutboxProvider(outboxMessages, logger);
   const sms = config.twilio ? new TwilioSmsProvider(config.twilio) : outbox;
   // Config validation refuses a secondary account without a primary one.
   const smsSecondary =

@@ -1,19 +1,26 @@
-import type { Connection } from 'mongoose';
-import { createActivityRepository } from '../activity/activity.repository.js';
+import type { ActivityRepository } from '../activity/activity.repository.js';
 import { ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
-import { forgetCachedTemplate } from './template-cache.js';
+import type { TemplateCache } from './template-cache.js';
 import { validateTemplateSyntax } from './template-renderer.js';
 import { loadTemplateFiles } from './template-files.loader.js';
-import { createTemplatesRepository } from './templates.repository.js';
+import type { TemplatesRepository } from './templates.repository.js';
 import type { MessageTemplate, TemplateContent } from './template.types.js';
 
-/** One template by name (the admin's view; the send path reads through the cache). */
-export function findTemplate(connection: Connection, name: string): Promise<MessageTemplate | undefined> {
-  return createTemplatesRepository(connection).findTemplate(name);
+/** What the administration of templates works on, built once at a composition root and handed down. */
+export interface TemplateStores {
+  templates: TemplatesRepository;
+  activity: Pick<ActivityRepository, 'append'>;
+  /** This process's template reads, forgotten after an edit so that it applies here at once. */
+  cache: Pick<TemplateCache, 'forget'>;
 }
 
-export function listTemplates(connection: Connection): Promise<MessageTemplate[]> {
-  return createTemplatesRepository(connection).listTemplates();
+/** One template by name (the admin's view; the send path reads through the cache). */
+export function findTemplate(stores: TemplateStores, name: string): Promise<MessageTemplate | undefined> {
+  return stores.templates.findTemplate(name);
+}
+
+export function listTemplates(stores: TemplateStores): Promise<MessageTemplate[]> {
+  return stores.templates.listTemplates();
 }
 
 /** E-mail needs a subject; SMS has neither subject nor HTML. Then the HTML must compile. */
@@ -25,21 +32,21 @@ function checkContent(content: Omit<TemplateContent, 'name'>): void {
 }
 
 /** Creates a template (recorded in the activity record with the operator's `comments`). */
-export async function createTemplate(connection: Connection, content: TemplateContent, comments?: string): Promise<MessageTemplate> {
+export async function createTemplate(stores: TemplateStores, content: TemplateContent, comments?: string): Promise<MessageTemplate> {
   checkContent(content);
-  const created = await createTemplatesRepository(connection).insertTemplate(content, 'admin');
+  const created = await stores.templates.insertTemplate(content, 'admin');
   if (!created) throw new ConflictError(`Template ${content.name} already exists`);
-  forgetCachedTemplate(connection, content.name);
-  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.created', templateName: created.name, comments });
+  stores.cache.forget(content.name);
+  await stores.activity.append({ actor: { type: 'admin' }, action: 'template.created', templateName: created.name, comments });
   return created;
 }
 
-export async function updateTemplate(connection: Connection, name: string, content: Omit<TemplateContent, 'name'>, comments?: string): Promise<MessageTemplate> {
+export async function updateTemplate(stores: TemplateStores, name: string, content: Omit<TemplateContent, 'name'>, comments?: string): Promise<MessageTemplate> {
   checkContent(content);
-  const updated = await createTemplatesRepository(connection).replaceTemplateContent(name, content);
+  const updated = await stores.templates.replaceTemplateContent(name, content);
   if (!updated) throw new NotFoundError('Template not found');
-  forgetCachedTemplate(connection, name);
-  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.updated', templateName: updated.name, comments });
+  stores.cache.forget(name);
+  await stores.activity.append({ actor: { type: 'admin' }, action: 'template.updated', templateName: updated.name, comments });
   return updated;
 }
 
@@ -55,9 +62,9 @@ function isSeededDefault(name: string): boolean {
  * Deletes a template an admin created. The shipped defaults stay (409): the service's own messages
  * need them, and the next start would seed them again anyway; edit them with an update instead.
  */
-export async function deleteTemplate(connection: Connection, name: string): Promise<void> {
+export async function deleteTemplate(stores: TemplateStores, name: string): Promise<void> {
   if (isSeededDefault(name)) throw new ConflictError(`Template ${name} is a default template the service needs; update it instead of deleting it`);
-  if (!(await createTemplatesRepository(connection).removeTemplate(name))) throw new NotFoundError('Template not found');
-  forgetCachedTemplate(connection, name);
-  await createActivityRepository(connection).append({ actor: { type: 'admin' }, action: 'template.deleted', templateName: name });
+  if (!(await stores.templates.removeTemplate(name))) throw new NotFoundError('Template not found');
+  stores.cache.forget(name);
+  await stores.activity.append({ actor: { type: 'admin' }, action: 'template.deleted', templateName: name });
 }

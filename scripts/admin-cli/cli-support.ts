@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Connection } from 'mongoose';
 import { ValidationError } from '../../core/platform/errors/app-error.js';
 import { projectRoot } from '../../core/platform/project-root.js';
 import { readSettings } from '../../core/platform/config/settings-reader.js';
 import type { SettingName, Settings } from '../../core/platform/config/settings.js';
 import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { schemaViolation } from '../../api/middleware/validate-body.middleware.js';
+import type { CliServices } from './cli-root.js';
 
 /** A mistake in the command line: printed with exit code 2. */
 export class UsageError extends Error {}
@@ -35,7 +35,8 @@ export interface CliOptions {
 }
 
 export interface CommandInput {
-  mongo: Connection;
+  /** Built once per run by the CLI's composition root (cli-root.ts). */
+  services: CliServices;
   /** The positional argument after `<resource> <action>` (an id or a name). */
   arg: string | undefined;
   options: CliOptions;

@@ -1,6 +1,6 @@
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { toClientResponse } from '../../core/clients/client-view.js';
-import { createClientsRepository, CLIENT_SCOPES, type ClientScope } from '../../core/clients/clients.repository.js';
+import { CLIENT_SCOPES, type ClientScope } from '../../core/clients/clients.repository.js';
 import {
   registerClient,
   removeClient,
@@ -60,7 +60,7 @@ function patchOf(options: CliOptions): UpdateClientInput {
   };
 }
 
-const create: Command = async ({ mongo, options }) => {
+const create: Command = async ({ services, options }) => {
   const input: RegisterClientInput = {
     name: required(options.name, '--name'),
     ...(options.enterprise === undefined ? {} : { enterpriseId: options.enterprise }),
@@ -76,7 +76,7 @@ const create: Command = async ({ mongo, options }) => {
   checkAgainstSchema('admin-clients.create.json', input);
   // Every confidential client gets a callback secret, as through the admin API.
   const key = input.public ? undefined : encryptionKey();
-  const { client, clientSecret, callbackSecret } = await registerClient(mongo, input, {
+  const { client, clientSecret, callbackSecret } = await registerClient(services.clients, input, {
     comments: comments(options),
     ...(key ? { encryptionKey: key } : {}),
   });
@@ -87,7 +87,7 @@ const create: Command = async ({ mongo, options }) => {
   };
 };
 
-const patch: Command = async ({ mongo, arg, options }) => {
+const patch: Command = async ({ services, arg, options }) => {
   const clientId = required(arg, 'client id');
   const input = patchOf(options);
   if (Object.keys(input).length === 0)
@@ -95,39 +95,45 @@ const patch: Command = async ({ mongo, arg, options }) => {
       'give at least one of --name, --scopes, --allowed-ips, --redirect-uris, --web-origins, --test, --no-test, --test-codes',
     );
   checkAgainstSchema('admin-clients.update.json', input);
-  return toClientResponse(await updateClient(mongo, clientId, input, comments(options)));
+  return toClientResponse(await updateClient(services.clients, clientId, input, comments(options)));
 };
 
-const show: Command = async ({ mongo, arg }) => {
-  const client = await createClientsRepository(mongo).findClient(required(arg, 'client id'));
+const show: Command = async ({ services, arg }) => {
+  const client = await services.clients.clients.findClient(required(arg, 'client id'));
   if (!client) throw new NotFoundError('Client not found');
   return toClientResponse(client);
 };
 
 export const clientCommands: Record<string, Command> = {
   'clients create': create,
-  'clients list': async ({ mongo }) => (await createClientsRepository(mongo).listClients()).map(toClientResponse),
+  'clients list': async ({ services }) => (await services.clients.clients.listClients()).map(toClientResponse),
   'clients show': show,
   'clients get': show,
   'clients patch': patch,
   'clients update': patch,
-  'clients rotate-secret': async ({ mongo, arg, options }) => {
+  'clients rotate-secret': async ({ services, arg, options }) => {
     const clientId = required(arg, 'client id');
-    const rotated = await rotateClientSecret(mongo, clientId, { graceSeconds: clientSecretGraceSeconds(), comments: comments(options) });
+    const rotated = await rotateClientSecret(services.clients, clientId, {
+      graceSeconds: clientSecretGraceSeconds(),
+      comments: comments(options),
+    });
     return {
       client_id: clientId,
       client_secret: rotated.clientSecret,
       previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
     };
   },
-  'clients rotate-callback-secret': async ({ mongo, arg, options }) => {
+  'clients rotate-callback-secret': async ({ services, arg, options }) => {
     const clientId = required(arg, 'client id');
-    const secret = await rotateClientCallbackSecret(mongo, clientId, { encryptionKey: encryptionKey(), comments: comments(options) });
+    const secret = await rotateClientCallbackSecret(services.clients, clientId, {
+      encryptionKey: encryptionKey(),
+      comments: comments(options),
+    });
     return { client_id: clientId, callback_secret: secret };
   },
-  'clients delete': async ({ mongo, arg, options }) => {
+  'clients delete': async ({ services, arg, options }) => {
     const clientId = required(arg, 'client id');
-    await removeClient(mongo, clientId, comments(options));
+    await removeClient(services.clients, clientId, comments(options));
     return { deleted: clientId };
   },
 };

@@ -17,30 +17,30 @@ function contentFromFile(path: string): Omit<TemplateContent, 'name'> {
 }
 
 export const templateCommands: Record<string, Command> = {
-  'templates list': async ({ mongo }) => listTemplates(mongo),
-  'templates show': async ({ mongo, arg }) => {
-    const template = await findTemplate(mongo, required(arg, 'template name'));
+  'templates list': async ({ services }) => listTemplates(services.templates),
+  'templates show': async ({ services, arg }) => {
+    const template = await findTemplate(services.templates, required(arg, 'template name'));
     if (!template) throw new NotFoundError('Template not found');
     return template;
   },
   // Creates the template, or replaces the content of the existing one (its version grows by one).
-  'templates set': async ({ mongo, arg, options }) => {
+  'templates set': async ({ services, arg, options }) => {
     const name = required(arg, 'template name');
     const content = contentFromFile(required(options.file, '--file'));
-    if (await findTemplate(mongo, name)) {
+    if (await findTemplate(services.templates, name)) {
       try {
-        return await updateTemplate(mongo, name, content, comments(options));
+        return await updateTemplate(services.templates, name, content, comments(options));
       } catch (err) {
         // Deleted in between: create it below.
         if (!(err instanceof NotFoundError)) throw err;
       }
     }
     checkAgainstSchema('admin-templates.create.json', { name, ...content });
-    return createTemplate(mongo, { name, ...content }, comments(options));
+    return createTemplate(services.templates, { name, ...content }, comments(options));
   },
-  'templates delete': async ({ mongo, arg }) => {
+  'templates delete': async ({ services, arg }) => {
     const name = required(arg, 'template name');
-    await deleteTemplate(mongo, name);
+    await deleteTemplate(services.templates, name);
     return { deleted: name };
   },
 };

@@ -3,62 +3,22 @@
 // pages (user id, then the code sent to them, read here from the outbox), and the app exchanges
 // the code at the token endpoint. Nothing is written to the stores directly.
 import { createHash, randomBytes } from 'node:crypto';
+import { PageWalker, type WalkedPage } from '../support/page-walker.js';
 
 const REDIRECT_URI = 'http://127.0.0.1/fuzz/callback';
 const USER_ID = 'fuzz-person';
 const EMAIL = 'fuzz-person@example.com';
 
-interface Answer {
-  url: string;
-  status: number;
-  html: string;
-}
-
-/** A cookie-keeping walker of the login pages, as a browser without JavaScript walks them. */
-class LoginPages {
-  private readonly cookies = new Map<string, string>();
-
-  constructor(private readonly baseUrl: string) {}
-
-  /** Follows redirects inside the service; the first one that leaves it (the app's redirect URI) is returned as is. */
-  async visit(url: string, form?: Record<string, string>): Promise<Answer | { leftTo: string }> {
-    let current = url;
-    let body = form ? new URLSearchParams(form).toString() : undefined;
-    for (let hops = 0; hops < 20; hops += 1) {
-      if (!current.startsWith(this.baseUrl)) return { leftTo: current };
-      const res = await fetch(current, {
-        method: body === undefined ? 'GET' : 'POST',
-        redirect: 'manual',
-        headers: {
-          cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-        },
-        ...(body === undefined ? {} : { body }),
-      });
-      for (const line of res.headers.getSetCookie()) {
-        const pair = line.split(';')[0] ?? '';
-        const eq = pair.indexOf('=');
-        if (eq > 0) this.cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
-      }
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
-        current = new URL(location, current).toString();
-        body = undefined;
-        continue;
-      }
-      return { url: current, status: res.status, html: await res.text() };
-    }
-    throw new Error('sign-in: too many redirects');
-  }
-
-  async page(url: string, form?: Record<string, string>): Promise<Answer> {
+/** The login pages as a browser without JavaScript walks them. */
+class LoginPages extends PageWalker {
+  async page(url: string, form?: Record<string, string>): Promise<WalkedPage> {
     const answer = await this.visit(url, form);
     if ('leftTo' in answer) throw new Error(`sign-in: expected a page, was sent to ${answer.leftTo}`);
     return answer;
   }
 }
 
-function csrfOf(page: Answer): string {
+function csrfOf(page: WalkedPage): string {
   const match = /name="csrf" value="([^"]+)"/.exec(page.html);
   if (!match?.[1]) throw new Error(`sign-in: no form on ${page.url} (${page.status}): ${page.html.slice(0, 300)}`);
   return match[1];

@@ -54,7 +54,7 @@ describe('API docs page in a real browser', () => {
 
   test('when the Authorize button is used with a client id and secret, then Swagger UI gets a client-credentials token from the token endpoint', async () => {
     if (!browser) throw new Error('no browser');
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+    const { client, clientSecret } = await registerClient(service.services.clients, {
       name: 'docs user',
       scopes: ['otp'],
       allowedIps: ['127.0.0.1/32', '::1/128'],

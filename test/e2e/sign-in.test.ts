@@ -28,11 +28,11 @@ describe('sign-in pages in a real browser', () => {
     service = await startTestService('signin-e2e', {}, { ownPublicUrl: true });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     app = await startTestApp(service.url);
-    const first = await registerClient(service.ctx.mongo, { name: 'Acme Bank', scopes: [], redirectUris: [app.redirectUri] });
+    const first = await registerClient(service.services.clients, { name: 'Acme Bank', scopes: [], redirectUris: [app.redirectUri] });
     appClientId = first.client.clientId;
     app.useClient({ clientId: appClientId, clientSecret: first.clientSecret as string });
     partnerApp = await startTestApp(service.url);
-    const partner = await registerClient(service.ctx.mongo, {
+    const partner = await registerClient(service.services.clients, {
       name: 'Budget Buddy',
       scopes: [],
       redirectUris: [partnerApp.redirectUri],
@@ -41,7 +41,7 @@ describe('sign-in pages in a real browser', () => {
     partnerApp.useClient({ clientId: partner.client.clientId, clientSecret: partner.clientSecret as string });
     // Another enterprise's app, whose own user `alice` is another person.
     otherEnterpriseApp = await startTestApp(service.url);
-    const other = await registerClient(service.ctx.mongo, {
+    const other = await registerClient(service.services.clients, {
       name: 'Other Bank',
       enterpriseId: 'other-bank',
       scopes: [],

@@ -24,7 +24,7 @@ async function introspect(service: TestService, app: { clientId: string; clientS
 }
 
 async function newApp(service: TestService) {
-  const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'signing app', scopes: ['otp'] });
+  const { client, clientSecret } = await registerClient(service.services.clients, { name: 'signing app', scopes: ['otp'] });
   return { clientId: client.clientId, clientSecret: clientSecret as string };
 }
 

@@ -336,7 +336,7 @@ describe('admin API: clients and groups', () => {
 
     test('when the grace period is 0, then the old secret stops at once', async () => {
       const created = await createConfidential('nograce');
-      const rotated = await rotateClientSecret(service.ctx.mongo, created.client_id, { graceSeconds: 0 });
+      const rotated = await rotateClientSecret(service.services.clients, created.client_id, { graceSeconds: 0 });
       expect(rotated.previousSecretExpiresAt).toBeNull();
       expect(await tokenScope(created.client_id, created.client_secret)).toBe(401);
       expect(await tokenScope(created.client_id, rotated.clientSecret)).toBe('otp users');

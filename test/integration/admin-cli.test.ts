@@ -74,9 +74,13 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       callback_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
     // The callback secret shown is the one callbacks are signed with.
-    expect(await readCallbackSecret(service.ctx.mongo, created.client_id as string, otpKeysFromConfig(service.config).encryptionKey)).toBe(
-      created.callback_secret,
-    );
+    expect(
+      await readCallbackSecret(
+        service.services.repositories.clients,
+        created.client_id as string,
+        otpKeysFromConfig(service.config).encryptionKey,
+      ),
+    ).toBe(created.callback_secret);
     const res = await requestToken(service, { clientId: created.client_id as string, clientSecret: created.client_secret as string });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { scope: string }).scope).toBe('otp users');
@@ -252,9 +256,9 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
 
     const callback = (await cli('clients', 'rotate-callback-secret', created.client_id)) as Record<string, string>;
     expect(callback.callback_secret).not.toBe(created.callback_secret);
-    expect(await readCallbackSecret(service.ctx.mongo, created.client_id, otpKeysFromConfig(service.config).encryptionKey)).toBe(
-      callback.callback_secret,
-    );
+    expect(
+      await readCallbackSecret(service.services.repositories.clients, created.client_id, otpKeysFromConfig(service.config).encryptionKey),
+    ).toBe(callback.callback_secret);
     const activity = await fetch(`${service.url}/admin/activity?limit=100`, {
       headers: { authorization: `Bearer ${service.config.adminToken}` },
     });

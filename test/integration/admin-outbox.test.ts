@@ -11,7 +11,7 @@ describe('GET /admin/outbox', () => {
 
   beforeAll(async () => {
     service = await startTestService('outbox');
-    const outbox = new OutboxProvider(service.ctx.mongo, service.ctx.logger);
+    const outbox = new OutboxProvider(service.services.repositories.outbox, service.ctx.logger);
     for (let i = 1; i <= 25; i += 1) await outbox.send({ to: '+14155550001', text: `sms ${i}` });
     await outbox.send({ to: 'ada@example.com', subject: 'Code', text: 'mail 1', html: '<b>1</b>', otpUuid: 'otp-1' });
     await outbox.send({ to: '+14155550002', text: 'other', otpUuid: 'otp-2' });

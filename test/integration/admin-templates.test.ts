@@ -47,7 +47,7 @@ describe('message templates: seeding and admin API', () => {
       source: 'admin',
       updatedAt: ISO,
     });
-    const result = await seedTemplates(service.ctx.mongo, service.ctx.logger);
+    const result = await seedTemplates(service.services.repositories.templates, service.ctx.logger);
     expect(result).toEqual({
       inserted: [],
       kept: ['activation_email', 'activation_sms', 'login_email', 'login_sms', 'otp_email', 'otp_sms'],

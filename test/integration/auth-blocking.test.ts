@@ -20,7 +20,11 @@ describe('authorization server: blocking ends access, refresh and sessions', () 
     service = await startTestService('auth-blocking', {}, { ownPublicUrl: true });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     const redirectUri = 'http://127.0.0.1:9/callback';
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'Bank', scopes: [], redirectUris: [redirectUri] });
+    const { client, clientSecret } = await registerClient(service.services.clients, {
+      name: 'Bank',
+      scopes: [],
+      redirectUris: [redirectUri],
+    });
     app = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
   });
   afterAll(async () => {

@@ -24,7 +24,7 @@ describe('authorization server: one enterprise per browser session', () => {
       ['c', 'ent-c'],
     ] as const) {
       const redirectUri = `http://127.0.0.1:9/${name}/callback`;
-      const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+      const { client, clientSecret } = await registerClient(service.services.clients, {
         name: `App ${name}`,
         enterpriseId,
         scopes: [],

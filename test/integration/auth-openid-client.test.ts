@@ -29,7 +29,7 @@ describe('authorization server through a standard OAuth client library (openid-c
   }
 
   test('when a confidential client uses the library default (client_secret_post), then client_credentials gives a token with its scopes', async () => {
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'library app', scopes: ['otp', 'users'] });
+    const { client, clientSecret } = await registerClient(service.services.clients, { name: 'library app', scopes: ['otp', 'users'] });
     const config = await discover(client.clientId, clientSecret);
     const tokens = await oidc.clientCredentialsGrant(config, { scope: 'otp' });
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
@@ -40,14 +40,14 @@ describe('authorization server through a standard OAuth client library (openid-c
   });
 
   test('when the same client uses HTTP Basic, then client_credentials works too', async () => {
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'basic app', scopes: ['otp'] });
+    const { client, clientSecret } = await registerClient(service.services.clients, { name: 'basic app', scopes: ['otp'] });
     const config = await discover(client.clientId, clientSecret, oidc.ClientSecretBasic(clientSecret as string));
     const tokens = await oidc.clientCredentialsGrant(config);
     expect(tokens.scope).toBe('otp');
   });
 
   test('when the secret sent in the body is wrong, then the library reports invalid_client', async () => {
-    const { client } = await registerClient(service.ctx.mongo, { name: 'wrong secret app', scopes: ['otp'] });
+    const { client } = await registerClient(service.services.clients, { name: 'wrong secret app', scopes: ['otp'] });
     const config = await discover(client.clientId, 'not-the-secret');
     await expect(oidc.clientCredentialsGrant(config)).rejects.toMatchObject({ error: 'invalid_client' });
   });
@@ -70,7 +70,7 @@ describe('authorization server through a standard OAuth client library (openid-c
   }
 
   test('when a confidential app signs a user in with code + PKCE, then it gets access, refresh and ID tokens for that user', async () => {
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+    const { client, clientSecret } = await registerClient(service.services.clients, {
       name: 'Acme Bank',
       scopes: ['otp'],
       redirectUris: [redirectUri],
@@ -104,7 +104,11 @@ describe('authorization server through a standard OAuth client library (openid-c
   });
 
   test('when an app revokes a user token, then introspection says inactive and /v1/me refuses it', async () => {
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'Revoker', scopes: [], redirectUris: [redirectUri] });
+    const { client, clientSecret } = await registerClient(service.services.clients, {
+      name: 'Revoker',
+      scopes: [],
+      redirectUris: [redirectUri],
+    });
     await insertUser(service.ctx.mongo, { userId: 'oc-bob', emailId: 'oc-bob@example.com' });
     const config = await discover(client.clientId, clientSecret);
     const { callback, codeVerifier, state } = await signIn(config, 'oc-bob', 'oc-bob@example.com', 'notifications');
@@ -117,7 +121,7 @@ describe('authorization server through a standard OAuth client library (openid-c
   });
 
   test('when a public app signs in, then PKCE is required and the code exchange needs no secret', async () => {
-    const { client } = await registerClient(service.ctx.mongo, {
+    const { client } = await registerClient(service.services.clients, {
       name: 'Phone app',
       scopes: [],
       redirectUris: [redirectUri],
@@ -135,7 +139,7 @@ describe('authorization server through a standard OAuth client library (openid-c
   });
 
   test('when a public app signs out with a refresh token, then revoking it with client_id alone ends it', async () => {
-    const { client } = await registerClient(service.ctx.mongo, {
+    const { client } = await registerClient(service.services.clients, {
       name: 'Phone app 2',
       scopes: [],
       redirectUris: [redirectUri],
@@ -150,7 +154,7 @@ describe('authorization server through a standard OAuth client library (openid-c
   });
 
   test('when an enterprise client introspects and revokes its client_credentials token, then it is active, then inactive and refused by the API', async () => {
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+    const { client, clientSecret } = await registerClient(service.services.clients, {
       name: 'Backend',
       scopes: ['otp'],
       allowedIps: ['127.0.0.1/32', '::1/128'],
@@ -175,7 +179,7 @@ describe('authorization server through a standard OAuth client library (openid-c
 
   test('when an app reads userinfo and signs the user out, then userinfo names the user, the next authorization needs a login and the refresh token is refused', async () => {
     const postLogout = 'http://127.0.0.1:9/signed-out';
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+    const { client, clientSecret } = await registerClient(service.services.clients, {
       name: 'Sign-out app',
       scopes: [],
       redirectUris: [redirectUri, postLogout],

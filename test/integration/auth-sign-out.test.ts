@@ -16,7 +16,7 @@ describe('authorization server: sign-out', () => {
     service = await startTestService('auth-sign-out', {}, { ownPublicUrl: true });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     const redirectUri = 'http://127.0.0.1:9/callback';
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+    const { client, clientSecret } = await registerClient(service.services.clients, {
       name: 'Bank',
       scopes: [],
       redirectUris: [redirectUri, signedOut],

@@ -1,4 +1,5 @@
 import { decodeJwt } from 'jose';
+import { composeApi } from '../../api/composition-root.js';
 import { requireBearer } from '../../api/middleware/bearer-auth.middleware.js';
 import { createServiceContext } from '../../api/service-context.factory.js';
 import type { ServiceContext } from '../../api/service-context.js';
@@ -29,9 +30,9 @@ describe('authorization server: introspection and revocation of enterprise token
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     // The bearer check of this process, and of another API process: its own connection, so its
     // own caches, on the same database.
-    here = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, 'otp')]);
+    here = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, service.services.clientLookup, 'otp')]);
     otherProcess = await createServiceContext(service.config, memoryLogger().logger);
-    there = await startMiddlewareApp(otherProcess, [requireBearer(otherProcess, 'otp')]);
+    there = await startMiddlewareApp(otherProcess, [requireBearer(otherProcess, composeApi(otherProcess).clientLookup, 'otp')]);
   });
   afterAll(async () => {
     await here.close();
@@ -120,13 +121,13 @@ describe('authorization server: introspection and revocation of enterprise token
 
   test('when a public app revokes its own refresh token with client_id alone, then the refresh token and its grant end; another app cannot revoke it', async () => {
     const redirectUri = 'http://127.0.0.1:9/public/callback';
-    const { client } = await registerClient(service.ctx.mongo, {
+    const { client } = await registerClient(service.services.clients, {
       name: 'Phone app',
       scopes: [],
       redirectUris: [redirectUri],
       public: true,
     });
-    const stranger = await registerClient(service.ctx.mongo, {
+    const stranger = await registerClient(service.services.clients, {
       name: 'Other phone app',
       scopes: [],
       redirectUris: [redirectUri],
@@ -185,7 +186,11 @@ describe('authorization server: introspection and revocation of enterprise token
 
   test('when a confidential app revokes a user access token, then introspection says inactive', async () => {
     const redirectUri = 'http://127.0.0.1:9/conf/callback';
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'Web app', scopes: [], redirectUris: [redirectUri] });
+    const { client, clientSecret } = await registerClient(service.services.clients, {
+      name: 'Web app',
+      scopes: [],
+      redirectUris: [redirectUri],
+    });
     const app: TestApp = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
     await insertUser(service.ctx.mongo, { userId: 'conf-user', mobileNumber: '+15550500002' });
     const callback = await signInWithForms(service, new FormWalker(service.url), authorizeUrl(service, app), 'conf-user', '+15550500002');

@@ -18,7 +18,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
   });
 
   async function newClient(scopes: ClientScope[]) {
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'acme', scopes });
+    const { client, clientSecret } = await registerClient(service.services.clients, { name: 'acme', scopes });
     return { clientId: client.clientId, clientSecret: clientSecret as string };
   }
 

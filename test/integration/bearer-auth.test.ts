@@ -13,7 +13,7 @@ describe('bearer middleware', () => {
   let audience: string;
   beforeAll(async () => {
     service = await startTestService('bearer');
-    probe = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, 'otp')]);
+    probe = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, service.services.clientLookup, 'otp')]);
     issuer = `${service.config.publicUrl}/svc/authserver`;
     audience = `${service.config.publicUrl}/v1`;
   });

@@ -41,8 +41,9 @@ describe('client library against the running service', () => {
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     await createGroups(service, ['retail']);
     enterprise = (await createClientWithToken(service, { scopes: ['users', 'notifications'] })).accessToken;
-    appClientId = (await registerClient(service.ctx.mongo, { name: 'Approver', scopes: [], public: true, redirectUris: [REDIRECT_URI] }))
-      .client.clientId;
+    appClientId = (
+      await registerClient(service.services.clients, { name: 'Approver', scopes: [], public: true, redirectUris: [REDIRECT_URI] })
+    ).client.clientId;
   });
   afterAll(async () => {
     await worker.shutdown();

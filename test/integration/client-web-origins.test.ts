@@ -26,8 +26,8 @@ describe('web origins of clients (CORS)', () => {
     });
     expect(created.status).toBe(201);
     spaClientId = ((await created.json()) as { client_id: string }).client_id;
-    bankClientId = (await registerClient(service.ctx.mongo, { name: 'Bank', scopes: ['otp'], redirectUris: [`${BANK}/callback`] })).client
-      .clientId;
+    bankClientId = (await registerClient(service.services.clients, { name: 'Bank', scopes: ['otp'], redirectUris: [`${BANK}/callback`] }))
+      .client.clientId;
     await insertUser(service.ctx.mongo, { userId: 'cora', mobileNumber: '+15550500001' });
     userToken = await mintUserToken(service, { userId: 'cora', clientId: spaClientId });
   });

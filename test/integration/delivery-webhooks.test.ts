@@ -33,7 +33,7 @@ describe('delivery receipt webhooks', () => {
     // The real routes with a recording callback in place of the delivery-row update.
     const app = express()
       .use(
-        webhookRoutes(service.ctx, async (receipt) => {
+        webhookRoutes(service.ctx, service.services.repositories.webhookEvents, async (receipt) => {
           receipts.push(receipt);
         }),
       )

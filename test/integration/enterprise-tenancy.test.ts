@@ -252,7 +252,7 @@ describe('migration of data written before enterprises', () => {
       acmeNotify = (await createClientWithToken(service, { scopes: ['users', 'notifications'], enterpriseId: 'acme' })).accessToken;
       globexNotify = (await createClientWithToken(service, { scopes: ['notifications'], enterpriseId: 'globex' })).accessToken;
       const app = (enterpriseId: string) =>
-        registerClient(service.ctx.mongo, {
+        registerClient(service.services.clients, {
           name: `${enterpriseId} app`,
           enterpriseId,
           scopes: [],

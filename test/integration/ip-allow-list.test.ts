@@ -28,7 +28,11 @@ describe('IP allow-list middleware', () => {
   });
 
   async function app(options: { trustProxy?: boolean | number | string; host?: string } = {}) {
-    const started = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, 'users'), requireAllowedIp(service.ctx)], options);
+    const started = await startMiddlewareApp(
+      service.ctx,
+      [requireBearer(service.ctx, service.services.clientLookup, 'users'), requireAllowedIp(service.services.clientLookup)],
+      options,
+    );
     apps.push(started);
     return started;
   }
@@ -105,7 +109,10 @@ describe('IP allow-list middleware', () => {
     const proxied = await startTestService('ipallow-proxy', { TRUST_PROXY: '1' });
     try {
       expect(proxied.config.trustProxy).toBe(1);
-      const started = await startMiddlewareApp(proxied.ctx, [requireBearer(proxied.ctx, 'users'), requireAllowedIp(proxied.ctx)]);
+      const started = await startMiddlewareApp(proxied.ctx, [
+        requireBearer(proxied.ctx, proxied.services.clientLookup, 'users'),
+        requireAllowedIp(proxied.services.clientLookup),
+      ]);
       apps.push(started);
       const { accessToken } = await createClientWithToken(proxied, { scopes: ['users'], allowedIps: ['198.51.100.0/24'] });
       const res = await call(started.url, accessToken, { 'x-forwarded-for': '198.51.100.9' });

@@ -213,7 +213,11 @@ describe('createProviders and the outbox', () => {
 
   test('when no credentials are configured, then both channels use the outbox and store what is sent', async () => {
     const { logger, lines } = memoryLogger();
-    const providers = createProviders({ twilio: undefined, sendgrid: undefined, emailFrom: 'no-reply@example.com' }, mongo, logger);
+    const providers = createProviders(
+      { twilio: undefined, sendgrid: undefined, emailFrom: 'no-reply@example.com' },
+      createOutboxRepository(mongo),
+      logger,
+    );
     expect([providers.sms.name, providers.email.name]).toEqual(['outbox', 'outbox']);
     const sms = await providers.sms.send({ to: '+14155550123', text: 'code 1', otpUuid: 'otp-1' });
     const email = await providers.email.send({ to: 'grace@example.com', subject: 'S', text: 'code 2', html: '<b>2</b>' });
@@ -234,13 +238,13 @@ describe('createProviders and the outbox', () => {
     const { logger } = memoryLogger();
     const both = createProviders(
       { twilio: twilioConfig('http://127.0.0.1:1'), sendgrid: sendgridConfig('http://127.0.0.1:1'), emailFrom: 'a@example.com' },
-      mongo,
+      createOutboxRepository(mongo),
       logger,
     );
     expect([both.sms.name, both.email.name]).toEqual(['twilio', 'sendgrid']);
     const emailOnly = createProviders(
       { twilio: undefined, sendgrid: sendgridConfig('http://127.0.0.1:1'), emailFrom: 'a@example.com' },
-      mongo,
+      createOutboxRepository(mongo),
       logger,
     );
     expect([emailOnly.sms.name, emailOnly.email.name]).toEqual(['outbox', 'sendgrid']);

@@ -27,7 +27,7 @@ describe('native apps: redirect URIs', () => {
     expect(created.status).toBe(201);
     nativeClientId = ((await created.json()) as { client_id: string }).client_id;
     confidentialLoopback = (
-      await registerClient(service.ctx.mongo, { name: 'Local server app', scopes: [], redirectUris: ['http://127.0.0.1/callback'] })
+      await registerClient(service.services.clients, { name: 'Local server app', scopes: [], redirectUris: ['http://127.0.0.1/callback'] })
     ).client.clientId;
     await insertUser(service.ctx.mongo, { userId: 'nadia', mobileNumber: '+15550400001' });
   });

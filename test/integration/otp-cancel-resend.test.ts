@@ -6,7 +6,6 @@ import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import type { DispatchJobData } from '../../core/platform/queues/dispatch.queue.js';
-import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from '../../workers/dispatch/dispatch.processor.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -73,7 +72,7 @@ describe('Cancel and resend an OTP', () => {
         deliveries: rows,
         logger: memoryLogger().logger,
       }),
-      findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
+      findTemplate: (name) => service.services.templateCache.find(name),
       otpStatus: (otpUuid) => createOtpsRepository(service.ctx.mongo).statusOf(otpUuid),
       providers: { sms: { name: 'outbox', send: keep }, email: { name: 'outbox', send: keep } },
       encryptionKey: otpKeysFromConfig(service.config).encryptionKey,

@@ -4,7 +4,6 @@ import { loadConfig } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
-import { findTemplateCached } from '../../core/templates/template-cache.js';
 import { createDispatchProcessor } from '../../workers/dispatch/dispatch.processor.js';
 import { openDelivery, sealDelivery } from '../../core/deliveries/delivery-envelope.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
@@ -74,7 +73,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const processor = createDispatchProcessor({
       deliveries: rows,
       sent: createSentOutcomes({ journal: sentJournal(), deliveries: rows, logger: memoryLogger().logger }),
-      findTemplate: (name) => findTemplateCached(service.ctx.mongo, name),
+      findTemplate: (name) => service.services.templateCache.find(name),
       otpStatus: (otpUuid) => createOtpsRepository(service.ctx.mongo).statusOf(otpUuid),
       providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
       encryptionKey: otpKeysFromConfig(service.config).encryptionKey,

@@ -32,7 +32,11 @@ describe('passkeys: registration, list and removal by the user', () => {
     origin = new URL(service.url).origin;
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     const redirectUri = 'http://127.0.0.1:9/callback';
-    const { client, clientSecret } = await registerClient(service.ctx.mongo, { name: 'Bank', scopes: [], redirectUris: [redirectUri] });
+    const { client, clientSecret } = await registerClient(service.services.clients, {
+      name: 'Bank',
+      scopes: [],
+      redirectUris: [redirectUri],
+    });
     app = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
   });
   afterAll(async () => {

@@ -24,9 +24,9 @@ describe('passkeys: sign-in on the login page', () => {
     origin = new URL(service.url).origin;
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     const redirectUri = 'http://127.0.0.1:9/callback';
-    const first = await registerClient(service.ctx.mongo, { name: 'Bank', scopes: [], redirectUris: [redirectUri] });
+    const first = await registerClient(service.services.clients, { name: 'Bank', scopes: [], redirectUris: [redirectUri] });
     app = { clientId: first.client.clientId, clientSecret: first.clientSecret as string, redirectUri };
-    const other = await registerClient(service.ctx.mongo, {
+    const other = await registerClient(service.services.clients, {
       name: 'Other',
       enterpriseId: 'other-co',
       scopes: [],

@@ -29,7 +29,7 @@ describe('Web Push of new notifications (notification worker process, local RFC 
     receiver = await startPushReceiver();
     await insertUser(service.ctx.mongo, { userId: 'alice' });
     await insertUser(service.ctx.mongo, { userId: 'alice', enterpriseId: 'acme' });
-    const { client: acmeApp } = await registerClient(service.ctx.mongo, {
+    const { client: acmeApp } = await registerClient(service.services.clients, {
       name: 'acme app',
       enterpriseId: 'acme',
       scopes: ['notifications'],

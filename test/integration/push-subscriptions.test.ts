@@ -32,7 +32,7 @@ describe('Push subscriptions of the signed-in user', () => {
     await insertUser(service.ctx.mongo, { userId: 'bob' });
     // The same user id in another enterprise is another person.
     await insertUser(service.ctx.mongo, { userId: 'alice', enterpriseId: 'acme' });
-    const { client: acmeApp } = await registerClient(service.ctx.mongo, {
+    const { client: acmeApp } = await registerClient(service.services.clients, {
       name: 'acme app',
       enterpriseId: 'acme',
       scopes: ['notifications'],

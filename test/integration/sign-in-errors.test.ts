@@ -19,10 +19,11 @@ describe('sign-in: errors, replays and refusals', () => {
   beforeAll(async () => {
     service = await startTestService('signin-errors', {}, { ownPublicUrl: true });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
-    const created = await registerClient(service.ctx.mongo, { name: 'Acme Bank', scopes: ['otp'], redirectUris: [REDIRECT] });
+    const created = await registerClient(service.services.clients, { name: 'Acme Bank', scopes: ['otp'], redirectUris: [REDIRECT] });
     confidential = { clientId: created.client.clientId, clientSecret: created.clientSecret as string };
-    publicClientId = (await registerClient(service.ctx.mongo, { name: 'Phone app', scopes: [], redirectUris: [REDIRECT], public: true }))
-      .client.clientId;
+    publicClientId = (
+      await registerClient(service.services.clients, { name: 'Phone app', scopes: [], redirectUris: [REDIRECT], public: true })
+    ).client.clientId;
     await insertUser(service.ctx.mongo, { userId: 'erin', mobileNumber: '+15550300001' });
     await insertUser(service.ctx.mongo, { userId: 'frank', mobileNumber: '+15550300002' });
     await insertUser(service.ctx.mongo, { userId: 'gina', mobileNumber: '+15550300003' });
@@ -141,7 +142,12 @@ describe('sign-in: errors, replays and refusals', () => {
     });
 
     test('when a third-party app is denied on the consent page, then access_denied with the state', async () => {
-      const partner = await registerClient(service.ctx.mongo, { name: 'Partner', scopes: [], redirectUris: [REDIRECT], firstParty: false });
+      const partner = await registerClient(service.services.clients, {
+        name: 'Partner',
+        scopes: [],
+        redirectUris: [REDIRECT],
+        firstParty: false,
+      });
       const walker = new FormWalker(service.url);
       const first = await walker.page(authorizeUrl(validParams({ client_id: partner.client.clientId })));
       const since = new Date();
@@ -439,7 +445,7 @@ describe('sign-in: rate limits', () => {
       { RATE_LIMIT_LOGIN_PER_IP: '4', RATE_LIMIT_LOGIN_CODES_PER_USER: '2' },
       { ownPublicUrl: true },
     );
-    clientId = (await registerClient(service.ctx.mongo, { name: 'Acme', scopes: [], redirectUris: [REDIRECT] })).client.clientId;
+    clientId = (await registerClient(service.services.clients, { name: 'Acme', scopes: [], redirectUris: [REDIRECT] })).client.clientId;
   });
   afterAll(async () => {
     await service.close();
@@ -491,7 +497,7 @@ describe('sign-in: cookies behind https', () => {
   beforeAll(async () => {
     // Plain http on loopback behind a TLS-terminating proxy: PUBLIC_URL says https.
     service = await startTestService('signin-https', { PUBLIC_URL: 'https://id.example.test' });
-    clientId = (await registerClient(service.ctx.mongo, { name: 'Acme', scopes: [], redirectUris: [REDIRECT] })).client.clientId;
+    clientId = (await registerClient(service.services.clients, { name: 'Acme', scopes: [], redirectUris: [REDIRECT] })).client.clientId;
   });
   afterAll(async () => {
     await service.close();

@@ -32,7 +32,8 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
       { ownPublicUrl: true },
     );
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
-    clientId = (await registerClient(service.ctx.mongo, { name: 'Acme Bank', scopes: [], redirectUris: [REDIRECT] })).client.clientId;
+    clientId = (await registerClient(service.services.clients, { name: 'Acme Bank', scopes: [], redirectUris: [REDIRECT] })).client
+      .clientId;
   });
   afterAll(async () => {
     await worker.shutdown();

@@ -29,10 +29,10 @@ export async function requestToken(
  * IPv6) and gets it an access token from the real token endpoint.
  */
 export async function createClientWithToken(
-  service: Pick<TestService, 'url' | 'ctx'>,
+  service: Pick<TestService, 'url' | 'services'>,
   options: { scopes: ClientScope[]; allowedIps?: string[]; name?: string; enterpriseId?: string },
 ): Promise<ClientWithToken> {
-  const { client, clientSecret } = await registerClient(service.ctx.mongo, {
+  const { client, clientSecret } = await registerClient(service.services.clients, {
     name: options.name ?? 'test client',
     ...(options.enterpriseId === undefined ? {} : { enterpriseId: options.enterpriseId }),
     scopes: options.scopes,

@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID, webcrypto } from 'node:crypto';
-import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
-import { lookupClient } from '../../core/clients/client-lookup.cache.js';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
@@ -8,8 +6,8 @@ import type { TestService } from './test-service.js';
 import { sendJson, userBody } from './users-helpers.js';
 
 /** A public client standing for the approver app users sign in through. */
-export async function registerAppClient(service: Pick<TestService, 'ctx'>): Promise<string> {
-  const { client } = await registerClient(service.ctx.mongo, {
+export async function registerAppClient(service: Pick<TestService, 'services'>): Promise<string> {
+  const { client } = await registerClient(service.services.clients, {
     name: 'approver app',
     scopes: ['notifications'],
     public: true,
@@ -25,16 +23,16 @@ export async function registerAppClient(service: Pick<TestService, 'ctx'>): Prom
  * library's tests; these tests are about what the token lets the user do.
  */
 export async function mintUserToken(
-  service: Pick<TestService, 'ctx'>,
+  service: Pick<TestService, 'services'>,
   options: { userId: string; clientId: string; scope?: string; expiresInSeconds?: number },
 ): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const now = Math.floor(Date.now() / 1000);
   // The account is the user in the enterprise of the app signed in to, as at sign-in.
-  const client = await lookupClient(service.ctx.mongo, options.clientId);
+  const client = await service.services.clientLookup.client(options.clientId);
   const accountId = accountIdOf({ enterpriseId: client?.enterpriseId ?? DEFAULT_ENTERPRISE_ID, userId: options.userId });
   const exp = now + (options.expiresInSeconds ?? 600);
-  await createOidcRecordsRepository(service.ctx.mongo).upsertOidcRecord({
+  await service.services.repositories.oidcRecords.upsertOidcRecord({
     kind: 'AccessToken',
     key: token,
     grantId: randomUUID(),

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { buildApp } from '../../api/app.js';
+import { composeApi, type ApiServices } from '../../api/composition-root.js';
 import type { ServiceContext } from '../../api/service-context.js';
 import { createServiceContext } from '../../api/service-context.factory.js';
 import { loadConfig, type Config } from '../../core/platform/config/config.js';
@@ -11,6 +12,8 @@ import { testMongoUri } from './test-mongo-uri.js';
 
 export interface TestService {
   ctx: ServiceContext;
+  /** The app's own repositories and services (its caches included), as composeApi built them. */
+  services: ApiServices;
   config: Config;
   /** The environment the config was read from (for worker processes and variants). */
   env: Record<string, string>;
@@ -101,13 +104,15 @@ export async function startTestService(
   const config = loadConfig(env);
   const { logger, lines } = memoryLogger();
   const ctx = await createServiceContext(config, logger);
-  const app = buildApp(ctx);
+  const services = composeApi(ctx);
+  const app = buildApp(ctx, services);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(port, '127.0.0.1', () => resolve(s));
   });
   const url = `http://${host}:${(server.address() as AddressInfo).port}`;
   return {
     ctx,
+    services,
     config,
     env,
     url,

@@ -15,11 +15,13 @@ import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import { createProviders } from '../../core/providers/providers.factory.js';
 import { OutboxProvider } from '../../core/providers/outbox.provider.js';
+import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
 import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
 import { dispatchBackoffMs, enqueueDispatch, requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { deliveryFailoverOn } from '../../core/otp/otp-failover.js';
 import { createSmsRouting } from '../../core/providers/sms-routing.js';
-import { findTemplateCached } from '../../core/templates/template-cache.js';
+import { createTemplateCache } from '../../core/templates/template-cache.js';
+import { createTemplatesRepository } from '../../core/templates/templates.repository.js';
 import { createDispatchProcessor } from './dispatch.processor.js';
 
 export type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
@@ -33,7 +35,9 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
   const sent = createSentOutcomes({ journal, deliveries, logger: log, maxBacklog: config.sentJournalMaxBacklog });
   const keys = otpKeysFromConfig(config);
   const otps = createOtpsRepository(mongo);
-  const providers = createProviders(config, mongo, log);
+  const templates = createTemplateCache(createTemplatesRepository(mongo));
+  const outboxMessages = createOutboxRepository(mongo);
+  const providers = createProviders(config, outboxMessages, log);
   const smsRouting = createSmsRouting(providers.sms, providers.smsSecondary, config.providerBreaker, log);
   const failover = deliveryFailoverOn({ deliveries, otps }, config, keys.encryptionKey, (id) => enqueueDispatch(queues.dispatch, id), log);
 
@@ -42,14 +46,14 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
     processor: createDispatchProcessor({
       deliveries,
       sent,
-      findTemplate: (name) => findTemplateCached(mongo, name),
+      findTemplate: (name) => templates.find(name),
       otpStatus: (otpUuid) => otps.statusOf(otpUuid),
       providers,
       smsRouting,
       failover,
       encryptionKey: keys.encryptionKey,
       twilioStatusCallbackUrl: `${config.publicUrl}/webhooks/twilio/status`,
-      testMode: { outbox: new OutboxProvider(mongo, log), onReceipt: recordDeliveryReceipt(deliveries, journal, log, failover) },
+      testMode: { outbox: new OutboxProvider(outboxMessages, log), onReceipt: recordDeliveryReceipt(deliveries, journal, log, failover) },
       logger: log,
     }),
     connection: workerRedis,

@@ -5,6 +5,7 @@ import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
 import { startPeriodicTask } from '../../core/platform/lifecycle/periodic-task.js';
 import { createShutdown } from '../../core/platform/lifecycle/shutdown.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
+import { createClientsRepository } from '../../core/clients/clients.repository.js';
 import { createCallbackDelivery } from '../../core/notifications/callback-delivery.service.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
@@ -45,7 +46,7 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
   const { encryptionKey } = otpKeysFromConfig(config);
   const delivery = createCallbackDelivery({
     repository,
-    mongo,
+    clients: createClientsRepository(mongo),
     encryptionKey,
     timeoutMs: config.notifications.callbackTimeoutMs,
     policy: config.notifications.callbackAddresses,

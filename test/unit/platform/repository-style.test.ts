@@ -19,3 +19,47 @@ describe('repository style', () => {
     expect(text).not.toMatch(others);
   });
 });
+
+// One place builds them: a repository is built once by its process's composition root and handed
+// down, never per request or per call. These are the roots, and the start-up bootstraps that run
+// once per process before any request (server secrets, default templates, the demo client).
+const ROOTS = [
+  /^api\/composition-root\.ts$/, // the API's composeApi
+  /^workers\/[^/]+\/[^/]+-worker\.ts$/, // each worker's start<Name>Worker
+  /^scripts\/admin-cli\/cli-root\.ts$/, // the admin CLI's composeCli
+  /^scripts\/(?!admin-cli\/)/, // every other script is a process of its own
+];
+const START_UP_BOOTSTRAPS = [
+  'api/service-context.factory.ts',
+  'core/auth/revocation-checks.ts',
+  'core/auth/signing-key.service.ts',
+  'core/push/vapid-keys.ts',
+];
+const BUILDS_A_REPOSITORY = /\bcreate[A-Z]\w*Repository\(/;
+const DEFINES_A_REPOSITORY = /^export function create\w+Repository\(/;
+
+function sourcesUnder(folder: string): string[] {
+  return readdirSync(join(projectRoot, folder), { recursive: true, encoding: 'utf8' })
+    .filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'))
+    .map((path) => join(folder, path).split('\\').join('/'));
+}
+
+describe('repositories are built at composition roots only', () => {
+  test('no file outside the roots and start-up bootstraps calls create<Name>Repository(', () => {
+    const misplaced = ['api', 'core', 'workers', 'scripts']
+      .flatMap(sourcesUnder)
+      .filter((path) => !ROOTS.some((root) => root.test(path)) && !START_UP_BOOTSTRAPS.includes(path))
+      .flatMap((path) =>
+        readFileSync(join(projectRoot, path), 'utf8')
+          .split('\n')
+          .map((line, index) => ({ path, line: index + 1, text: line.trim() }))
+          .filter(({ text }) => BUILDS_A_REPOSITORY.test(text) && !DEFINES_A_REPOSITORY.test(text) && !/^(\/\/|\*|\/\*)/.test(text)),
+      )
+      .map(({ path, line, text }) => `${path}:${line}: ${text} (take it from the composition root instead)`);
+    expect(misplaced).toEqual([]);
+  });
+
+  test.each(START_UP_BOOTSTRAPS)('the listed bootstrap %s still builds one (else drop it from the list)', (path) => {
+    expect(readFileSync(join(projectRoot, path), 'utf8')).toMatch(BUILDS_A_REPOSITORY);
+  });
+});

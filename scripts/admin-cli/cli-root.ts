@@ -1,0 +1,56 @@
+import type { Connection } from 'mongoose';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
+import type { ClientStores } from '../../core/clients/client-stores.js';
+import { createClientsRepository } from '../../core/clients/clients.repository.js';
+import { createGroupsRepository } from '../../core/groups/groups.repository.js';
+import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
+import { createNotificationsService } from '../../core/notifications/notifications.service.js';
+import { createLogger } from '../../core/platform/logger/logger.js';
+import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
+import { createSignInFailuresRepository } from '../../core/sign-in/sign-in-failures.repository.js';
+import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
+import type { TemplateStores } from '../../core/templates/templates.service.js';
+import { createTemplatesRepository } from '../../core/templates/templates.repository.js';
+import { createUserLifecycle } from '../../core/users/user-lifecycle.service.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+
+/**
+ * The admin CLI's composition root: its repositories and services, built once per run and handed
+ * to the command. The CLI keeps no cached reads, so a change has nothing of its own to forget.
+ */
+export function composeCli(mongo: Connection) {
+  const users = createUsersRepository(mongo);
+  const activity = createActivityRepository(mongo);
+  const oidcRecords = createOidcRecordsRepository(mongo);
+  // Blocking from the CLI does what the admin route does. The CLI has no queue connection: the
+  // callbacks of the notifications it discards are sent by the notification worker's sweep, which
+  // queues every ended notification whose callback is still waiting.
+  const notifications = createNotificationsService({
+    repository: createNotificationsRepository(mongo),
+    users,
+    enqueueExpiry: () => Promise.resolve(),
+    enqueueCallback: () => Promise.reject(new Error('the admin CLI queues no callbacks')),
+    logger: createLogger({ level: 'silent', name: 'admin-cli' }),
+    callbackPolicy: { allowLoopback: false, allowedNetworks: [] },
+  });
+  const clients: ClientStores = { clients: createClientsRepository(mongo), activity, lookup: { invalidate: () => undefined } };
+  const templates: TemplateStores = { templates: createTemplatesRepository(mongo), activity, cache: { forget: () => undefined } };
+  return {
+    users,
+    activity,
+    groups: createGroupsRepository(mongo),
+    signInFailures: createSignInFailuresRepository(mongo),
+    outbox: createOutboxRepository(mongo),
+    clients,
+    templates,
+    userLifecycle: createUserLifecycle({
+      users,
+      activity,
+      discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
+      endSignIns: (ref) => oidcRecords.endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
+    }),
+  };
+}
+
+export type CliServices = ReturnType<typeof composeCli>;
