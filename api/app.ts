@@ -50,12 +50,15 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(httpMetrics(ctx.metrics, routeDocs));
   app.use(userRoutesCors(services.clientLookup));
   app.use(methodNotAllowed(ctx, services.clientLookup, routeDocs));
+  const { repositories, notifications, clientLookup, userTokens } = services;
+  // The busiest routes first: Express tries every router in order, and the token and OTP requests
+  // no longer walk past the pages, docs and admin routers (none of them shares a path with these).
+  app.use(authServerRoutes(ctx, services.signIn, services.authServer, userTokens));
+  app.use(otpRoutes(ctx, clientLookup, services.otp));
   app.use(homeRoutes(ctx));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
   app.use(demoApproverRoutes(ctx));
-  const { repositories, notifications, clientLookup, userTokens } = services;
-  app.use(authServerRoutes(ctx, services.signIn, services.authServer, userTokens));
   app.use(adminClientsRoutes(ctx, services.clients));
   app.use(adminGroupsRoutes(ctx, repositories));
   app.use(adminTemplatesRoutes(ctx, services.templates));
@@ -65,7 +68,6 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(adminDeliveriesRoutes(ctx, services.deliveryReplay));
   app.use(adminDeliveryReplayPageRoutes(ctx, services.deliveryReplay));
   app.use(webhookRoutes(ctx, repositories.webhookEvents, services.deliveryReceipts));
-  app.use(otpRoutes(ctx, clientLookup, services.otp));
   app.use(usersRoutes(ctx, clientLookup, services.users));
   app.use(adminUsersRoutes(ctx, { lifecycle: services.userLifecycle, throttle: services.users.throttle }));
   app.use(adminSignInLockRoutes(ctx, repositories));

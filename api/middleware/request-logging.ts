@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
-import { maskEmail, maskEmailsInText, maskPhone, type Logger } from '../../core/platform/logger/logger.js';
+import { maskEmail, maskEmailsInText, maskPhone, serializeError, type Logger } from '../../core/platform/logger/logger.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const USER_PATH_RE = /^(\/(?:v1|admin)\/users\/)([^/]+)/;
@@ -40,6 +40,7 @@ export function requestLogging(logger: Logger): RequestHandler {
     serializers: {
       req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: loggablePath(req.url) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      err: serializeError,
     },
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import type { ServiceContext } from '../service-context.js';
 
@@ -61,6 +61,28 @@ function headersWith(directives: Directives, hsts: boolean): RequestHandler {
 }
 
 /**
+ * Helmet's answer for a policy, taken once: its headers depend on the policy alone (no nonces, no
+ * per-request directives), so each request gets the recorded headers in one call instead of
+ * running helmet's fourteen middlewares (about 5 % of a token request's CPU).
+ */
+function answeredOnce(helmetFor: RequestHandler): RequestHandler {
+  const headers = new Map<string, string>();
+  const removed: string[] = [];
+  const recorder = {
+    setHeader: (name: string, value: unknown) => headers.set(name, String(value)),
+    removeHeader: (name: string) => removed.push(name),
+  };
+  let done = false;
+  void helmetFor({} as Request, recorder as unknown as Response, () => (done = true));
+  if (!done) throw new Error('security headers: helmet did not answer synchronously');
+  return (_req, res, next) => {
+    res.setHeaders(headers);
+    for (const name of removed) res.removeHeader(name);
+    next();
+  };
+}
+
+/**
  * Helmet's headers on every answer (nosniff, X-Frame-Options DENY, Referrer-Policy no-referrer,
  * cross-origin isolation headers, no X-Powered-By), with a Content-Security-Policy fitted to what
  * each area serves. Answers are per caller and often carry personal data or secrets (a client
@@ -68,10 +90,10 @@ function headersWith(directives: Directives, hsts: boolean): RequestHandler {
  */
 export function securityHeaders(ctx: ServiceContext, paths: { docs: string; dashboard: string; authServer: string }): RequestHandler {
   const hsts = ctx.config.publicUrl.startsWith('https://');
-  const api = headersWith(API_POLICY, hsts);
-  const docs = headersWith(DOCS_POLICY, hsts);
-  const dashboard = headersWith(DASHBOARD_POLICY, hsts);
-  const authPages = headersWith(AUTH_PAGES_POLICY, hsts);
+  const api = answeredOnce(headersWith(API_POLICY, hsts));
+  const docs = answeredOnce(headersWith(DOCS_POLICY, hsts));
+  const dashboard = answeredOnce(headersWith(DASHBOARD_POLICY, hsts));
+  const authPages = answeredOnce(headersWith(AUTH_PAGES_POLICY, hsts));
   const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
   return (req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');

@@ -30,6 +30,42 @@ describe('logging', () => {
     expect(out).toContain('[REDACTED]');
   });
 
+  test('when secrets sit at any depth, in headers or on a logged error, then each is redacted and the rest is kept', () => {
+    const { logger, text } = capture();
+    const err = Object.assign(new Error('refused'), { code: 'E_SECRET_CODE', token: 'err-token-value', status: 401 });
+    logger.warn(
+      {
+        password: 'top-level-password',
+        outer: { inner: { deeper: { accessToken: 'deep-token-value' } } },
+        headers: {
+          cookie: 'sid=cookie-value',
+          'set-cookie': ['a=set-cookie-value'],
+          'x-twilio-signature': 'sig-value',
+          accept: 'text/html',
+        },
+        list: [{ apiKey: 'listed-api-key' }],
+        err,
+      },
+      'x',
+    );
+    const out = text();
+    for (const secret of [
+      'top-level-password',
+      'deep-token-value',
+      'cookie-value',
+      'set-cookie-value',
+      'sig-value',
+      'listed-api-key',
+      'E_SECRET_CODE',
+      'err-token-value',
+    ])
+      expect(out).not.toContain(secret);
+    const line = JSON.parse(out) as { headers: { accept: string }; err: { message: string; status: number; type: string } };
+    expect(line.headers.accept).toBe('text/html');
+    expect(line.err).toMatchObject({ message: 'refused', status: 401, type: 'Error' });
+    expect(err.token).toBe('err-token-value');
+  });
+
   test('when addresses appear in fields or messages, then they are masked', () => {
     const { logger, text } = capture();
     logger.info({ to: '+919876543210', delivery: { emailId: 'jane.doe@example.com' } }, 'sent to jane.doe@example.com and +44 7700 900123');
