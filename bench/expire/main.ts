@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
+import { AppError } from '../../core/platform/errors/app-error.js';
 import { createLogger } from '../../core/platform/logger/logger.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import { createNotificationsRepository, notificationModel, toNotificationDoc } from '../../core/notifications/notifications.repository.js';
@@ -162,8 +163,9 @@ await runBenchmark('expire', async (cleanup) => {
         await service.answer('default', userId, uuid, { response: 'accept' });
         lateAccepted++;
       } catch (err) {
-        const status = String((err as { status?: number }).status ?? 'error');
-        refusals[status] = (refusals[status] ?? 0) + 1;
+        // The service refuses with a domain error (kind `gone` is the API's 410); anything else is a failure.
+        const kind = err instanceof AppError ? err.kind : 'error';
+        refusals[kind] = (refusals[kind] ?? 0) + 1;
       }
       answers++;
     }
