@@ -7,6 +7,7 @@
 // With BASELINE_WORK=required the bare path also does the store work the service must do, the
 // plainest way: the app reads the user, takes two rate limits and inserts the delivery row; the
 // worker reads the row before the send and records the outcome on it.
+import { readProcfile } from '../../scripts/procfile.js';
 import { autocannonPost } from '../support/load.js';
 import { openLoopPost, type SentRequest } from '../support/open-loop.js';
 import {
@@ -48,6 +49,9 @@ const CONCURRENCY = envInt('CONCURRENCY', 10);
 const FIXED_RATE = envInt('RATE', 0);
 const DRAIN_TIMEOUT_S = envInt('DRAIN_TIMEOUT_S', 240);
 const BASELINE_WORK = envString('BASELINE_WORK', 'minimal');
+// PROCFILE_FLAGS=1: the API and the dispatch worker run with their Procfile lines' Node flags (the
+// heap bounds operators run them with) instead of Node's defaults.
+const PROCFILE_FLAGS = envInt('PROCFILE_FLAGS', 0) === 1;
 const BASELINE_DB = 'bench_e2e_baseline';
 
 type Arm = 'project' | 'baseline';
@@ -142,9 +146,10 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   const stub = await startProviderStub(envInt('STUB_DELAY_MS', 0));
   cleanup(stub.stop);
   const env = projectEnv(storesOf(infra), 'bench_e2e_project', 'bep', stub.url);
-  const api = await startProjectApi(env);
+  const flagsOf = (entry: string) => (PROCFILE_FLAGS ? (readProcfile().find((line) => line.entry === entry)?.flags ?? []) : []);
+  const api = await startProjectApi(env, flagsOf('dist/api/main.js'));
   cleanup(api.stop);
-  const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) });
+  const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) }, flagsOf('dist/workers/dispatch/main.js'));
   cleanup(worker.stop);
   const baseline = await startBaselineApp(storesOf(infra), BASELINE_DB, 'beb');
   cleanup(baseline.stop);
@@ -270,6 +275,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
       warmupSecondsPerArm: WARMUP_S,
       pairs: PAIRS,
       baselineWork: BASELINE_WORK,
+      projectNodeFlags: PROCFILE_FLAGS ? 'the Procfile lines' : "Node's defaults",
       interleaving: 'pairs alternate which arm runs first',
       load: 'open loop: request i due at start + i/rate, latency from that instant (no coordinated omission); 64 keep-alive sockets',
       latency: 'wall clock at the stub receiving the Twilio Messages POST minus the scheduled send instant',
