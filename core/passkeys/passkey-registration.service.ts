@@ -1,11 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  generateRegistrationOptions,
-  verifyRegistrationResponse,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
-import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import type { PasskeyConfig } from '../platform/config/config.js';
 import { userKey } from '../platform/tenancy/enterprise-id.js';
@@ -14,6 +8,7 @@ import type { User } from '../users/user.types.js';
 import { challengeOf } from './client-data.js';
 import { DuplicatePasskeyError, type Passkey, type PasskeysRepository } from './passkeys.repository.js';
 import { REGISTRATION_TIMEOUT_MS, type RegistrationChallenges } from './registration-challenges.js';
+import { loadWebAuthn } from './webauthn-library.js';
 
 /** Passkeys one user may hold: enough for every device they own, bounded against abuse. */
 export const MAX_PASSKEYS_PER_USER = 20;
@@ -43,12 +38,13 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
 
   return {
     async options(user: User, clientId: string): Promise<PublicKeyCredentialCreationOptionsJSON> {
+      const { server, isoBase64URL } = await loadWebAuthn();
       const existing = await deps.passkeys.list(user);
       // One handle per user, so re-registering on the same authenticator replaces its passkey
       // there; random, so it says nothing about the user.
       const userHandle = existing[0]?.userHandle ?? isoBase64URL.fromBuffer(randomBytes(32));
       const displayName = `${user.firstName} ${user.lastName}`.trim() || user.userId;
-      const options = await generateRegistrationOptions({
+      const options = await server.generateRegistrationOptions({
         rpName: deps.config.rpId,
         rpID: deps.config.rpId,
         userName: user.userId,
@@ -64,13 +60,14 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
     },
 
     async register(user: User, clientId: string, request: PasskeyRegistration): Promise<Passkey> {
-      const challenge = challengeOf(request.credential.response.clientDataJSON);
+      const { server, isoBase64URL } = await loadWebAuthn();
+      const challenge = await challengeOf(request.credential.response.clientDataJSON);
       const holder = challenge === undefined ? undefined : await deps.challenges.take(challenge);
       if (!holder || holder.user !== userKey(user) || holder.clientId !== clientId)
         throw new ValidationError('Unknown, expired or used registration options: ask for new ones');
       let verified;
       try {
-        verified = await verifyRegistrationResponse({
+        verified = await server.verifyRegistrationResponse({
           response: request.credential,
           expectedChallenge: challenge as string,
           expectedOrigin: [...deps.config.origins],

@@ -1,5 +1,4 @@
-import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { PasskeyConfig } from '../platform/config/config.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { LoginLimits } from '../sign-in/login-rate-limits.js';
@@ -8,6 +7,7 @@ import { findUserForSignIn, signInUserKey, type SignInClient } from '../sign-in/
 import type { UsersRepository } from '../users/users.repository.js';
 import type { PasskeysRepository } from './passkeys.repository.js';
 import type { PasskeyOutcome } from '../sign-in/passkey-answer.js';
+import { loadWebAuthn } from './webauthn-library.js';
 
 /** Passkey sign-ins do not wait for the user forever: what the page asks browsers for. */
 export const SIGN_IN_TIMEOUT_MS = 5 * 60 * 1000;
@@ -39,9 +39,10 @@ export function createPasskeySignIn(deps: PasskeySignInDeps) {
       await deps.limits.consumeStep(key, address, false);
       // A discoverable credential names its user: it must be the one the passkey was registered for.
       if (answer.response.userHandle !== undefined && answer.response.userHandle !== passkey.userHandle) return { kind: 'not-verified' };
+      const { server, isoBase64URL } = await loadWebAuthn();
       let newCounter: number;
       try {
-        const verified = await verifyAuthenticationResponse({
+        const verified = await server.verifyAuthenticationResponse({
           response: answer,
           expectedChallenge: challenge,
           expectedOrigin: [...deps.config.origins],

@@ -1,4 +1,4 @@
-import webPush from 'web-push';
+import type webPushModule from 'web-push';
 import type { CallbackAddressPolicy } from '../notifications/callback-address-policy.js';
 import { guardedPost, type Resolver } from '../notifications/guarded-post.js';
 import type { VapidKeys } from './vapid-keys.js';
@@ -22,13 +22,19 @@ export interface PushSendOptions {
   resolver?: Resolver;
 }
 
+// web-push (and asn1.js, jws, http_ece under it) is loaded on the first push, not at start: the
+// notification worker imports this file whether or not any app has a push subscription.
+let loadedWebPush: Promise<typeof webPushModule> | undefined;
+const loadWebPush = () => (loadedWebPush ??= import('web-push').then((m) => m.default));
+
 /**
  * Encrypts the payload for the browser (RFC 8291, aes128gcm), signs a VAPID token for the push
  * service's origin (RFC 8292) with web-push, and POSTs it (RFC 8030) through the same address
  * fence as callbacks: the endpoint's host is resolved and checked on the connection itself, and
  * redirects are not followed. Resolves with the push service's status code.
  */
-export function sendPush(target: PushTarget, options: PushSendOptions): Promise<number> {
+export async function sendPush(target: PushTarget, options: PushSendOptions): Promise<number> {
+  const webPush = await loadWebPush();
   const details = webPush.generateRequestDetails(
     { endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } },
     PUSH_PAYLOAD,
