@@ -70,6 +70,14 @@ module.exports = {
       from: { path: '^core/crypto/' },
       to: { path: '^core/', pathNot: `${PLATFORM}|^core/crypto/` },
     },
+    {
+      name: 'heavy-libraries-on-first-use',
+      severity: 'error',
+      comment:
+        'libvips (sharp), the passkey library and web-push are loaded with `await import` where first used (types may be imported): each adds megabytes of start-up memory to processes that mostly never use it.',
+      from: { path: '^(api|core|workers)/' },
+      to: { path: 'node_modules/(sharp|@simplewebauthn/server|web-push)/', dependencyTypesNot: ['type-only', 'dynamic-import'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
