@@ -18,7 +18,10 @@ export function createTtlCache<V>(ttlMs: number, load: (key: string) => Promise<
       if (cache.size >= maxEntries) cache.clear();
       const value = load(key);
       cache.set(key, { readAt: now, value });
-      value.catch(() => cache.delete(key));
+      // Only its own entry: a read forgotten while under way may have been replaced by a fresh one.
+      value.catch(() => {
+        if (cache.get(key)?.value === value) cache.delete(key);
+      });
       return value;
     },
     forget(key) {
