@@ -18,7 +18,10 @@ export interface TemplateCache {
 }
 
 export function createTemplateCache(templates: Pick<TemplatesRepository, 'findTemplate'>): TemplateCache {
-  const cache = createTtlCache<MessageTemplate | undefined>(TEMPLATE_CACHE_TTL_MS, (name) => templates.findTemplate(name));
+  const cache = createTtlCache<MessageTemplate | undefined>(TEMPLATE_CACHE_TTL_MS, (name) => templates.findTemplate(name), {
+    // Requests may name templates that do not exist: those misses never push out real templates.
+    isMiss: (template) => template === undefined,
+  });
   return {
     find: (name, now) => cache.get(name, now),
     forget: (name) => cache.forget(name),

@@ -63,4 +63,37 @@ describe('per-process TTL cache', () => {
     expect(reads).toHaveLength(2);
     expect(await third).toBe('fresh');
   });
+  test('when many unknown keys are read, then the found entries stay cached: misses fill only their own map', async () => {
+    const reads: string[] = [];
+    const cache = createTtlCache(
+      1000,
+      (key: string) => {
+        reads.push(key);
+        return Promise.resolve(key.startsWith('known') ? key : null);
+      },
+      { maxEntries: 3, isMiss: (value) => value === null },
+    );
+    expect(await cache.get('known-a', 0)).toBe('known-a');
+    expect(await cache.get('known-b', 0)).toBe('known-b');
+    for (let i = 0; i < 10; i++) expect(await cache.get(`made-up-${i}`, 1)).toBeNull();
+    expect(await cache.get('made-up-9', 2)).toBeNull();
+    expect(await cache.get('known-a', 3)).toBe('known-a');
+    expect(await cache.get('known-b', 3)).toBe('known-b');
+    // The two found entries and the ten misses were read once each; the last miss came from its map.
+    expect(reads).toHaveLength(12);
+  });
+
+  test('when found entries pass the bound, then that map starts over', async () => {
+    const reads: string[] = [];
+    const cache = createTtlCache(
+      1000,
+      (key: string) => {
+        reads.push(key);
+        return Promise.resolve(key);
+      },
+      { maxEntries: 2 },
+    );
+    for (const key of ['a', 'b', 'c', 'a']) await cache.get(key, 0);
+    expect(reads).toEqual(['a', 'b', 'c', 'a']);
+  });
 });
