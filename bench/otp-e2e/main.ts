@@ -33,6 +33,7 @@ import {
   projectEnv,
   startBareWorker,
   startBaselineApp,
+  insertBaselineUsers,
   startProjectApi,
   startProjectWorker,
   startProviderStub,
@@ -120,23 +121,6 @@ function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<st
     afterAnswerP99Ms: round(percentile(afterAnswers, 99), 1),
     lastArrivalAfterStartS: round((Math.max(...arrivals.values()) - first) / 1000, 2),
   };
-}
-
-/** Users of the baseline app's own collection for BASELINE_WORK=required: bench-user-i with the mobile number the project's users have. */
-async function insertBaselineUsers(db: Awaited<ReturnType<typeof connectMongo>>, n: number): Promise<void> {
-  const users = db.collection('baseline_users');
-  for (let from = 0; from < n; from += 1000) {
-    const ops = [];
-    for (let i = from; i < Math.min(n, from + 1000); i++)
-      ops.push({
-        updateOne: {
-          filter: { userId: benchUserId(i) },
-          update: { $set: { status: 'ACTIVE', mobileNumber: benchMobile(i) } },
-          upsert: true,
-        },
-      });
-    await users.bulkWrite(ops, { ordered: false });
-  }
 }
 
 await runBenchmark('otp-e2e', async (cleanup) => {

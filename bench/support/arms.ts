@@ -120,6 +120,23 @@ export async function startBaselineApp(stores: Stores, db: string, prefix: strin
   return { ...child, url: `http://127.0.0.1:${child.match?.[1] ?? ''}` };
 }
 
+/** Users of the baseline app's own collection for BASELINE_WORK=required: bench-user-i with the mobile number the project's users have. */
+export async function insertBaselineUsers(db: Connection, n: number): Promise<void> {
+  const users = db.collection('baseline_users');
+  for (let from = 0; from < n; from += 1000) {
+    const ops = [];
+    for (let i = from; i < Math.min(n, from + 1000); i++)
+      ops.push({
+        updateOne: {
+          filter: { userId: benchUserId(i) },
+          update: { $set: { status: 'ACTIVE', mobileNumber: benchMobile(i) } },
+          upsert: true,
+        },
+      });
+    await users.bulkWrite(ops, { ordered: false });
+  }
+}
+
 export async function startBareWorker(
   redisUrl: string,
   prefix: string,

@@ -28,12 +28,16 @@ export interface ClientLookup {
 export function createClientLookup(
   clients: Pick<ClientsRepository, 'findClient' | 'findClientWithSecret' | 'listPublicClientLocations'>,
 ): ClientLookup {
-  const plain = createTtlCache<Client | null>(CLIENT_CACHE_TTL_MS, (clientId) => clients.findClient(clientId));
-  const withSecret = createTtlCache<ClientWithSecret | null>(CLIENT_CACHE_TTL_MS, (clientId) => clients.findClientWithSecret(clientId));
+  // Unknown client ids (anyone can send one to the token endpoint) are cached apart from real clients.
+  const isMiss = (client: Client | null) => client === null;
+  const plain = createTtlCache<Client | null>(CLIENT_CACHE_TTL_MS, (clientId) => clients.findClient(clientId), { isMiss });
+  const withSecret = createTtlCache<ClientWithSecret | null>(CLIENT_CACHE_TTL_MS, (clientId) => clients.findClientWithSecret(clientId), {
+    isMiss,
+  });
   const webOrigins = createTtlCache<Set<string>>(
     CLIENT_CACHE_TTL_MS,
     async () => new Set((await clients.listPublicClientLocations()).flatMap(webOriginsOf)),
-    1,
+    { maxEntries: 1 },
   );
   return {
     client: (clientId) => plain.get(clientId),

@@ -2,8 +2,27 @@ import { UnsafeMacroUrlError } from './template-errors.js';
 
 // Attributes whose value a browser or mail client follows or loads as an address.
 const URL_ATTRIBUTES = new Set([
-  'href', 'xlink:href', 'src', 'action', 'formaction', 'cite', 'background', 'poster', 'data', 'codebase',
-  'longdesc', 'usemap', 'srcset', 'ping', 'manifest', 'lowsrc', 'dynsrc', 'icon', 'profile', 'archive', 'classid',
+  'href',
+  'xlink:href',
+  'src',
+  'action',
+  'formaction',
+  'cite',
+  'background',
+  'poster',
+  'data',
+  'codebase',
+  'longdesc',
+  'usemap',
+  'srcset',
+  'ping',
+  'manifest',
+  'lowsrc',
+  'dynsrc',
+  'icon',
+  'profile',
+  'archive',
+  'classid',
 ]);
 // A reader clicks these: writing an e-mail or calling a number makes sense there, not elsewhere.
 const LINK_ATTRIBUTES = new Set(['href', 'xlink:href']);

@@ -13,9 +13,21 @@ export const TEMPLATE_CACHE_TTL_MS = 5000;
 export interface TemplateCache {
   find(name: string, now?: number): Promise<MessageTemplate | undefined>;
   forget(name: string): void;
+  /** A read past the cache (kept for the next ones): for a use that the cached copy failed. */
+  reread(name: string): Promise<MessageTemplate | undefined>;
 }
 
 export function createTemplateCache(templates: Pick<TemplatesRepository, 'findTemplate'>): TemplateCache {
-  const cache = createTtlCache<MessageTemplate | undefined>(TEMPLATE_CACHE_TTL_MS, (name) => templates.findTemplate(name));
-  return { find: (name, now) => cache.get(name, now), forget: (name) => cache.forget(name) };
+  const cache = createTtlCache<MessageTemplate | undefined>(TEMPLATE_CACHE_TTL_MS, (name) => templates.findTemplate(name), {
+    // Requests may name templates that do not exist: those misses never push out real templates.
+    isMiss: (template) => template === undefined,
+  });
+  return {
+    find: (name, now) => cache.get(name, now),
+    forget: (name) => cache.forget(name),
+    reread: (name) => {
+      cache.forget(name);
+      return cache.get(name);
+    },
+  };
 }

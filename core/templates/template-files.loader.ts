@@ -26,7 +26,13 @@ export function loadTemplateFiles(dir = templatesDir): TemplateContent[] {
       if (text === undefined) throw new Error(`Template ${entry.name} has no text.txt`);
       const subject = readOptional(join(folder, 'subject.txt'));
       const html = readOptional(join(folder, 'html.hbs'));
-      return { name: entry.name, channel: meta.channel, text, ...(subject !== undefined ? { subject } : {}), ...(html !== undefined ? { html } : {}) };
+      return {
+        name: entry.name,
+        channel: meta.channel,
+        text,
+        ...(subject !== undefined ? { subject } : {}),
+        ...(html !== undefined ? { html } : {}),
+      };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -70,7 +70,11 @@ function macrosIn(text: string | undefined): string[] {
 
 /** Every `__MACRO__` the rendered message would contain (subject, text, HTML with its layout). */
 export function findTemplateMacros(template: TemplateContent): string[] {
-  const found = [...macrosIn(template.subject), ...macrosIn(template.text), ...macrosIn(hasHtml(template) ? expandHtml(template) : undefined)];
+  const found = [
+    ...macrosIn(template.subject),
+    ...macrosIn(template.text),
+    ...macrosIn(hasHtml(template) ? expandHtml(template) : undefined),
+  ];
   return [...new Set(found)].sort();
 }
 

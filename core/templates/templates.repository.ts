@@ -27,52 +27,59 @@ function toTemplate(doc: MessageTemplate & { _id?: unknown }): MessageTemplate {
 
 export function createTemplatesRepository(connection: Connection) {
   return {
-async findTemplate(name: string): Promise<MessageTemplate | undefined> {
-  const doc = await (await readyModel(connection)).findOne({ name }).lean();
-  return doc ? toTemplate(doc) : undefined;
-},
+    async findTemplate(name: string): Promise<MessageTemplate | undefined> {
+      const doc = await (await readyModel(connection)).findOne({ name }).lean();
+      return doc ? toTemplate(doc) : undefined;
+    },
 
-async listTemplates(): Promise<MessageTemplate[]> {
-  const docs = await (await readyModel(connection)).find({}).sort({ name: 1 }).lean();
-  return docs.map(toTemplate);
-},
+    async listTemplates(): Promise<MessageTemplate[]> {
+      const docs = await (await readyModel(connection)).find({}).sort({ name: 1 }).lean();
+      return docs.map(toTemplate);
+    },
 
-/** Removes the template; false when there was none. */
-async removeTemplate(name: string): Promise<boolean> {
-  return (await (await readyModel(connection)).deleteOne({ name })).deletedCount === 1;
-},
+    /** Removes the template; false when there was none. */
+    async removeTemplate(name: string): Promise<boolean> {
+      return (await (await readyModel(connection)).deleteOne({ name })).deletedCount === 1;
+    },
 
-/** Inserts a new template; `undefined` when the name is taken (unique index, race-safe). */
-async insertTemplate(content: TemplateContent, source: MessageTemplate['source']): Promise<MessageTemplate | undefined> {
-  const model = await readyModel(connection);
-  try {
-    const created = await model.create({ ...content, version: 1, source, updatedAt: new Date() });
-    return toTemplate(created.toObject());
-  } catch (err) {
-    if (isDuplicateKey(err)) return undefined;
-    throw err;
-  }
-},
+    /** Inserts a new template; `undefined` when the name is taken (unique index, race-safe). */
+    async insertTemplate(content: TemplateContent, source: MessageTemplate['source']): Promise<MessageTemplate | undefined> {
+      const model = await readyModel(connection);
+      try {
+        const created = await model.create({ ...content, version: 1, source, updatedAt: new Date() });
+        return toTemplate(created.toObject());
+      } catch (err) {
+        if (isDuplicateKey(err)) return undefined;
+        throw err;
+      }
+    },
 
-/** Replaces the content of an existing template and bumps its version; `undefined` when absent. */
-async replaceTemplateContent(name: string, content: Omit<TemplateContent, 'name'>): Promise<MessageTemplate | undefined> {
-  const model = await readyModel(connection);
-  const unset: Record<string, 1> = {};
-  if (content.subject === undefined) unset.subject = 1;
-  if (content.html === undefined) unset.html = 1;
-  const doc = await model
-    .findOneAndUpdate(
-      { name },
-      {
-        $set: { channel: content.channel, text: content.text, source: 'admin', updatedAt: new Date(), ...(content.subject !== undefined ? { subject: content.subject } : {}), ...(content.html !== undefined ? { html: content.html } : {}) },
-        $inc: { version: 1 },
-        ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
-      },
-      { new: true },
-    )
-    .lean();
-  return doc ? toTemplate(doc) : undefined;
-},
+    /** Replaces the content of an existing template and bumps its version; `undefined` when absent. */
+    async replaceTemplateContent(name: string, content: Omit<TemplateContent, 'name'>): Promise<MessageTemplate | undefined> {
+      const model = await readyModel(connection);
+      const unset: Record<string, 1> = {};
+      if (content.subject === undefined) unset.subject = 1;
+      if (content.html === undefined) unset.html = 1;
+      const doc = await model
+        .findOneAndUpdate(
+          { name },
+          {
+            $set: {
+              channel: content.channel,
+              text: content.text,
+              source: 'admin',
+              updatedAt: new Date(),
+              ...(content.subject !== undefined ? { subject: content.subject } : {}),
+              ...(content.html !== undefined ? { html: content.html } : {}),
+            },
+            $inc: { version: 1 },
+            ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
+          },
+          { new: true },
+        )
+        .lean();
+      return doc ? toTemplate(doc) : undefined;
+    },
   };
 }
 

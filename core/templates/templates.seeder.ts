@@ -15,7 +15,9 @@ export interface SeedResult {
  */
 export async function seedTemplates(
   templates: Pick<TemplatesRepository, 'insertTemplate'>,
-  logger: Logger, defaults: TemplateContent[] = loadTemplateFiles()): Promise<SeedResult> {
+  logger: Logger,
+  defaults: TemplateContent[] = loadTemplateFiles(),
+): Promise<SeedResult> {
   const result: SeedResult = { inserted: [], kept: [] };
   for (const template of defaults) {
     // A broken default file should stop the boot, not the first OTP.

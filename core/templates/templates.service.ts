@@ -41,7 +41,12 @@ export async function createTemplate(stores: TemplateStores, content: TemplateCo
   return created;
 }
 
-export async function updateTemplate(stores: TemplateStores, name: string, content: Omit<TemplateContent, 'name'>, comments?: string): Promise<MessageTemplate> {
+export async function updateTemplate(
+  stores: TemplateStores,
+  name: string,
+  content: Omit<TemplateContent, 'name'>,
+  comments?: string,
+): Promise<MessageTemplate> {
   checkContent(content);
   const updated = await stores.templates.replaceTemplateContent(name, content);
   if (!updated) throw new NotFoundError('Template not found');
@@ -63,7 +68,8 @@ function isSeededDefault(name: string): boolean {
  * need them, and the next start would seed them again anyway; edit them with an update instead.
  */
 export async function deleteTemplate(stores: TemplateStores, name: string): Promise<void> {
-  if (isSeededDefault(name)) throw new ConflictError(`Template ${name} is a default template the service needs; update it instead of deleting it`);
+  if (isSeededDefault(name))
+    throw new ConflictError(`Template ${name} is a default template the service needs; update it instead of deleting it`);
   if (!(await stores.templates.removeTemplate(name))) throw new NotFoundError('Template not found');
   stores.cache.forget(name);
   await stores.activity.append({ actor: { type: 'admin' }, action: 'template.deleted', templateName: name });

@@ -73,6 +73,7 @@ describe('Cancel and resend an OTP', () => {
         logger: memoryLogger().logger,
       }),
       findTemplate: (name) => service.services.templateCache.find(name),
+      rereadTemplate: (name) => service.services.templateCache.reread(name),
       otpStatus: (otpUuid) => createOtpsRepository(service.ctx.mongo).statusOf(otpUuid),
       providers: { sms: { name: 'outbox', send: keep }, email: { name: 'outbox', send: keep } },
       encryptionKey: otpKeysFromConfig(service.config).encryptionKey,

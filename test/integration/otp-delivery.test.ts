@@ -74,6 +74,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
       deliveries: rows,
       sent: createSentOutcomes({ journal: sentJournal(), deliveries: rows, logger: memoryLogger().logger }),
       findTemplate: (name) => service.services.templateCache.find(name),
+      rereadTemplate: (name) => service.services.templateCache.reread(name),
       otpStatus: (otpUuid) => createOtpsRepository(service.ctx.mongo).statusOf(otpUuid),
       providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
       encryptionKey: otpKeysFromConfig(service.config).encryptionKey,

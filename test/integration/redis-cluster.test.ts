@@ -1,5 +1,7 @@
 import { Cluster } from 'ioredis';
 import { loadConfig } from '../../core/platform/config/config.js';
+import { openWorkerResources } from '../../core/platform/lifecycle/worker-resources.js';
+import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
 import { dataNodes } from '../../core/platform/queues/redis-connection.js';
 import { startRedisCluster, type LocalRedisCluster } from '../../scripts/local-redis-cluster.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
@@ -30,6 +32,18 @@ describe('on a Redis Cluster', () => {
     expect(service.ctx.redis).toBeInstanceOf(Cluster);
     expect(service.config.queuePrefix).toMatch(/^\{rediscluster_[0-9a-f]{8}\}$/);
     expect(dataNodes(service.ctx.redis)).toHaveLength(3);
+  });
+
+  // A worker takes jobs as soon as it runs, and its journal and queues use the fail-fast
+  // connection: one that is still reading the slot map refuses their commands.
+  test('when a worker opens its stores, then its fail-fast connection is ready before it takes work', async () => {
+    const resources = await openWorkerResources(loadConfig(service.env), memoryLogger().logger, prepareStoreAtStart);
+    try {
+      expect(resources.redis).toBeInstanceOf(Cluster);
+      expect(resources.redis.status).toBe('ready');
+    } finally {
+      for (const step of resources.closeSteps) await step.run();
+    }
   });
 
   test('when an OTP goes through the worker, then it is sent and every key it left (queue, limits) sits in the one slot of the hash tag', async () => {

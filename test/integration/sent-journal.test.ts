@@ -83,7 +83,8 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'hset' && args[1] === journalKey()) journaled.push(args[2] as string);
     });
-    const worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
+    const log = memoryLogger();
+    const worker = await startDispatchWorker(loadConfig(service.env), log.logger);
     try {
       const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('sam'));
       const { otpUuid } = (await res.json()) as { otpUuid: string };
@@ -94,6 +95,8 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
       });
       expect(sent).toMatchObject({ state: 'SENT', providerMessageId: expect.any(String), attempts: 1 });
       expect(sent.secretMacros).toBeUndefined();
+      // Said at once, rather than as a journal write that never comes.
+      expect(log.lines().filter((line) => line.msg === 'sent outcome not journaled; writing the row directly')).toEqual([]);
       expect(await eventually(async () => (journaled.includes(`otp-${otpUuid}-SMS`) ? true : undefined))).toBe(true);
       expect(await eventually(async () => ((await service.ctx.redis.hlen(journalKey())) === 0 ? 0 : undefined))).toBe(0);
     } finally {

@@ -10,6 +10,15 @@ describe('client secrets', () => {
     expect(verifyClientSecret(stored, '')).toBe(false);
   });
 
+  test('when a stored form is checked again, then only its parsing is reused: each answer depends on the secret presented', () => {
+    const secret = generateClientSecret();
+    const stored = hashClientSecret(secret);
+    const answers = [secret, 'wrong', secret, `${secret} `, secret].map((presented) => verifyClientSecret(stored, presented));
+    expect(answers).toEqual([true, false, true, false, true]);
+    expect(verifyClientSecret('plain-secret', 'plain-secret')).toBe(false);
+    expect(verifyClientSecret('plain-secret', 'plain-secret')).toBe(false);
+  });
+
   test('when the same secret is hashed twice, then the stored forms differ (salted)', () => {
     const secret = generateClientSecret();
     expect(hashClientSecret(secret)).not.toBe(hashClientSecret(secret));

@@ -47,6 +47,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
       deliveries,
       sent,
       findTemplate: (name) => templates.find(name),
+      rereadTemplate: (name) => templates.reread(name),
       otpStatus: (otpUuid) => otps.statusOf(otpUuid),
       providers,
       smsRouting,

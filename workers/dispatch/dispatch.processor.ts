@@ -27,6 +27,11 @@ export interface DispatchProcessorDeps {
   /** Where sends are recorded: journaled before the job ends, on the row soon after. */
   sent: Pick<SentOutcomes, 'admitSend' | 'record' | 'journaled' | 'apply'>;
   findTemplate: (name: string) => Promise<MessageTemplate | undefined>;
+  /**
+   * The template read past this process's cache. The API checked the request against the template
+   * as stored then, and the cached copy may be older (an edit made through another process).
+   */
+  rereadTemplate: (name: string) => Promise<MessageTemplate | undefined>;
   /** The stored status of an OTP (undefined when its record is gone), read right before its message is sent. */
   otpStatus: (otpUuid: string) => Promise<string | undefined>;
   providers: Providers;
@@ -51,6 +56,20 @@ export type DispatchResult = { state: 'SENT'; providerMessageId: string } | { st
 function secretMacros(delivery: Delivery, key: Buffer): Record<string, string> {
   if (!delivery.secretMacros) return {};
   return JSON.parse(decryptSecret(delivery.secretMacros, key, delivery.id)) as Record<string, string>;
+}
+
+/** The delivery's message from `template`, or why there is none. */
+function renderDelivery(
+  template: MessageTemplate | undefined,
+  delivery: Delivery,
+  key: Buffer,
+): { message: RenderedMessage } | { failure: string } {
+  if (!template) return { failure: `template ${delivery.template} not found` };
+  try {
+    return { message: renderTemplate(template, { ...delivery.macros, ...secretMacros(delivery, key) }) };
+  } catch (err) {
+    return { failure: `render failed: ${(err as Error).message}` };
+  }
 }
 
 const isTest = (deps: DispatchProcessorDeps, delivery: Delivery) => delivery.test === true && deps.testMode !== undefined;
@@ -199,18 +218,14 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     // Sends tried so far, counting runs cut short by a dead worker (BullMQ counts those apart).
     const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
 
-    const template = await deps.findTemplate(delivery.template);
-    if (!template) {
-      await markFailed(delivery, `template ${delivery.template} not found`, attempt);
-      throw new UnrecoverableError(`template ${delivery.template} not found`);
+    let rendered = renderDelivery(await deps.findTemplate(delivery.template), delivery, deps.encryptionKey);
+    // A cached template may predate the edit the request was checked against: one fresh read before failing.
+    if ('failure' in rendered) rendered = renderDelivery(await deps.rereadTemplate(delivery.template), delivery, deps.encryptionKey);
+    if ('failure' in rendered) {
+      await markFailed(delivery, rendered.failure, attempt);
+      throw new UnrecoverableError(rendered.failure);
     }
-    let message: RenderedMessage;
-    try {
-      message = renderTemplate(template, { ...delivery.macros, ...secretMacros(delivery, deps.encryptionKey) });
-    } catch (err) {
-      await markFailed(delivery, `render failed: ${(err as Error).message}`, attempt);
-      throw new UnrecoverableError(`render failed: ${(err as Error).message}`);
-    }
+    const { message } = rendered;
 
     await admitOrDelay(job, token);
     // The last moment a cancel can stop the message. A cancel that lands after this read finds the

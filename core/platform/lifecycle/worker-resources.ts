@@ -4,7 +4,7 @@ import type { Config } from '../config/config.js';
 import { connectMongo } from '../db/mongo-connection.js';
 import type { Logger } from '../logger/logger.js';
 import { closeQueueRegistry, createQueueRegistry, type QueueRegistry } from '../queues/queue-registry.js';
-import { createProducerRedis, createWorkerRedis } from '../queues/redis-connection.js';
+import { createProducerRedis, createWorkerRedis, waitForRedis } from '../queues/redis-connection.js';
 import { requireNoEviction } from '../queues/redis-eviction-policy.js';
 import type { ShutdownStep } from './shutdown.js';
 
@@ -46,6 +46,11 @@ export async function openWorkerResources(
   }
   const producerRedis = createProducerRedis(config.redis);
   producerRedis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+  // Fail-fast, it refuses every command until connected (a cluster client: until it has read the
+  // slot map, several round trips). A job taken before then would find its send's journal entry
+  // refused (the row written directly, the backlog pause blind) and its queues refusing jobs. Redis
+  // answered the worker connection just now, so this wait is short; bounded as in the API.
+  if (!(await waitForRedis(producerRedis))) log.warn('Redis is not reachable yet; starting anyway');
   const queues = createQueueRegistry(producerRedis, config.queuePrefix, log);
   return {
     mongo,

@@ -21,8 +21,10 @@ describe('repository style', () => {
 });
 
 // One place builds them: a repository is built once by its process's composition root and handed
-// down, never per request or per call. These are the roots, and the start-up bootstraps that run
-// once per process before any request (server secrets, default templates, the demo client).
+// down, never per request or per call. These are the roots, and the other modules that build one
+// once per process: the start-up seeding (default templates, the demo client), the server secrets
+// loaded once per connection on first use (signing, cookie and VAPID keys), and the revocation
+// checks, one per connection, that every bearer check and the revocation endpoint share.
 const ROOTS = [
   /^api\/composition-root\.ts$/, // the API's composeApi
   /^workers\/[^/]+\/[^/]+-worker\.ts$/, // each worker's start<Name>Worker
@@ -44,19 +46,31 @@ function sourcesUnder(folder: string): string[] {
     .map((path) => join(folder, path).split('\\').join('/'));
 }
 
+/** Lines of files that are neither roots nor `allowed` which call `builds` (its definition and comments aside). */
+function callsOutsideRoots(builds: RegExp, defines: RegExp, allowed: readonly string[] = []): string[] {
+  return ['api', 'core', 'workers', 'scripts']
+    .flatMap(sourcesUnder)
+    .filter((path) => !ROOTS.some((root) => root.test(path)) && !allowed.includes(path))
+    .flatMap((path) =>
+      readFileSync(join(projectRoot, path), 'utf8')
+        .split('\n')
+        .map((line, index) => ({ path, line: index + 1, text: line.trim() }))
+        .filter(({ text }) => builds.test(text) && !defines.test(text) && !/^(\/\/|\*|\/\*)/.test(text)),
+    )
+    .map(({ path, line, text }) => `${path}:${line}: ${text} (take it from the composition root instead)`);
+}
+
 describe('repositories are built at composition roots only', () => {
   test('no file outside the roots and start-up bootstraps calls create<Name>Repository(', () => {
-    const misplaced = ['api', 'core', 'workers', 'scripts']
-      .flatMap(sourcesUnder)
-      .filter((path) => !ROOTS.some((root) => root.test(path)) && !START_UP_BOOTSTRAPS.includes(path))
-      .flatMap((path) =>
-        readFileSync(join(projectRoot, path), 'utf8')
-          .split('\n')
-          .map((line, index) => ({ path, line: index + 1, text: line.trim() }))
-          .filter(({ text }) => BUILDS_A_REPOSITORY.test(text) && !DEFINES_A_REPOSITORY.test(text) && !/^(\/\/|\*|\/\*)/.test(text)),
-      )
-      .map(({ path, line, text }) => `${path}:${line}: ${text} (take it from the composition root instead)`);
-    expect(misplaced).toEqual([]);
+    expect(callsOutsideRoots(BUILDS_A_REPOSITORY, DEFINES_A_REPOSITORY, START_UP_BOOTSTRAPS)).toEqual([]);
+  });
+
+  // An admin change forgets what the process's one client lookup and one template cache hold; a
+  // second one built elsewhere would keep serving the old client or template until its TTL.
+  test('no file outside the roots builds a client lookup or a template cache', () => {
+    expect(callsOutsideRoots(/\bcreate(ClientLookup|TemplateCache)\(/, /^export function create(ClientLookup|TemplateCache)\(/)).toEqual(
+      [],
+    );
   });
 
   test.each(START_UP_BOOTSTRAPS)('the listed bootstrap %s still builds one (else drop it from the list)', (path) => {

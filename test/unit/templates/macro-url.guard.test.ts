@@ -2,7 +2,13 @@ import { renderTemplate } from '../../../core/templates/template-renderer.js';
 import { UnsafeMacroUrlError } from '../../../core/templates/template-errors.js';
 import type { TemplateContent } from '../../../core/templates/template.types.js';
 
-const withHtml = (html: string): TemplateContent => ({ name: `url_${html.length}_${Math.random()}`, channel: 'EMAIL', subject: 'S', text: 'T __LINK__', html });
+const withHtml = (html: string): TemplateContent => ({
+  name: `url_${html.length}_${Math.random()}`,
+  channel: 'EMAIL',
+  subject: 'S',
+  text: 'T __LINK__',
+  html,
+});
 const render = (html: string, link: string) => renderTemplate(withHtml(html), { __LINK__: link });
 const refusal = (html: string, link: string): unknown => {
   try {
