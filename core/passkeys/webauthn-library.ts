@@ -1,5 +1,6 @@
 import type * as WebAuthnServer from '@simplewebauthn/server';
 import type { isoBase64URL as IsoBase64URL } from '@simplewebauthn/server/helpers';
+import { loadOnFirstUse } from '../platform/load-on-first-use.js';
 
 export interface WebAuthnLibrary {
   server: typeof WebAuthnServer;
@@ -10,10 +11,9 @@ export interface WebAuthnLibrary {
 // 250 files) is loaded on the first passkey ceremony, not at start: it holds about 3.4 MB of heap
 // (6-7 MB resident) in the API process, which serves the OTP and token routes without it.
 // Its helpers entry loads nearly the same graph, so both come together.
-let loaded: Promise<WebAuthnLibrary> | undefined;
-
-export const loadWebAuthn = (): Promise<WebAuthnLibrary> =>
-  (loaded ??= Promise.all([import('@simplewebauthn/server'), import('@simplewebauthn/server/helpers')]).then(([server, helpers]) => ({
+export const loadWebAuthn = loadOnFirstUse((): Promise<WebAuthnLibrary> =>
+  Promise.all([import('@simplewebauthn/server'), import('@simplewebauthn/server/helpers')]).then(([server, helpers]) => ({
     server,
     isoBase64URL: helpers.isoBase64URL,
-  })));
+  })),
+);

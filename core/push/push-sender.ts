@@ -1,6 +1,6 @@
-import type webPushModule from 'web-push';
 import type { CallbackAddressPolicy } from '../notifications/callback-address-policy.js';
 import { guardedPost, type Resolver } from '../notifications/guarded-post.js';
+import { loadOnFirstUse } from '../platform/load-on-first-use.js';
 import type { VapidKeys } from './vapid-keys.js';
 
 /** What a push carries: that something is waiting, never what (the app fetches it, signed in). */
@@ -24,8 +24,7 @@ export interface PushSendOptions {
 
 // web-push (and asn1.js, jws, http_ece under it) is loaded on the first push, not at start: the
 // notification worker imports this file whether or not any app has a push subscription.
-let loadedWebPush: Promise<typeof webPushModule> | undefined;
-const loadWebPush = () => (loadedWebPush ??= import('web-push').then((m) => m.default));
+const loadWebPush = loadOnFirstUse(() => import('web-push').then((m) => m.default));
 
 /**
  * Encrypts the payload for the browser (RFC 8291, aes128gcm), signs a VAPID token for the push

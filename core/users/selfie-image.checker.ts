@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type sharpModule from 'sharp';
 import { BadRequestError } from '../platform/errors/app-error.js';
+import { loadOnFirstUse } from '../platform/load-on-first-use.js';
 
 export const MAX_SELFIE_BYTES = 5 * 1024 * 1024;
 // "At least 320x240" in either orientation: selfies are usually portrait.
@@ -28,8 +29,7 @@ const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
 // libvips is loaded on the first selfie, not at start: it adds about 19 MB of resident memory to
 // every process that imports this file, most of which never decode an image.
-let loadedSharp: Promise<typeof sharpModule> | undefined;
-const loadSharp = () => (loadedSharp ??= import('sharp').then((m) => m.default));
+const loadSharp = loadOnFirstUse(() => import('sharp').then((m) => m.default));
 
 /**
  * Decodes the Base64 selfie and checks it with libvips (sharp): size before decoding, format
