@@ -49,12 +49,12 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(requestLogging(ctx.logger));
   app.use(httpMetrics(ctx.metrics, routeDocs));
   app.use(userRoutesCors(services.clientLookup));
-  app.use(methodNotAllowed(ctx, services.clientLookup, routeDocs));
-  const { repositories, notifications, clientLookup, userTokens } = services;
+  app.use(methodNotAllowed(ctx, services.bearer, routeDocs));
+  const { repositories, notifications, bearer, userTokens } = services;
   // The busiest routes first: Express tries every router in order, and the token and OTP requests
   // no longer walk past the pages, docs and admin routers (none of them shares a path with these).
   app.use(authServerRoutes(ctx, services.signIn, services.authServer, userTokens));
-  app.use(otpRoutes(ctx, clientLookup, services.otp));
+  app.use(otpRoutes(ctx, bearer, services.otp));
   app.use(homeRoutes(ctx));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
@@ -68,13 +68,13 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(adminDeliveriesRoutes(ctx, services.deliveryReplay));
   app.use(adminDeliveryReplayPageRoutes(ctx, services.deliveryReplay));
   app.use(webhookRoutes(ctx, repositories.webhookEvents, services.deliveryReceipts));
-  app.use(usersRoutes(ctx, clientLookup, services.users));
+  app.use(usersRoutes(ctx, bearer, services.users));
   app.use(adminUsersRoutes(ctx, { lifecycle: services.userLifecycle, throttle: services.users.throttle }));
   app.use(adminSignInLockRoutes(ctx, repositories));
   app.use(adminPasskeysRoutes(ctx, repositories));
   app.use(meRoutes(userTokens));
   app.use(mePasskeysRoutes(ctx, repositories, userTokens));
-  app.use(notificationsRoutes(ctx, clientLookup, notifications));
+  app.use(notificationsRoutes(ctx, bearer, notifications));
   app.use(meNotificationsRoutes(ctx, notifications, userTokens, ctx.logger));
   app.use(mePushSubscriptionsRoutes(ctx, services.push.subscriptions, services.push.vapidKeys, userTokens, ctx.logger));
 

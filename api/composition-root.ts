@@ -1,10 +1,11 @@
 import { createActivityRepository } from '../core/activity/activity.repository.js';
 import { createOidcRecordsRepository } from '../core/auth/oidc-records.repository.js';
+import { createRevocationChecks } from '../core/auth/revocation-checks.js';
 import { createRevokedTokensRepository } from '../core/auth/revoked-tokens.repository.js';
 import { createClientLookup, type ClientLookup } from '../core/clients/client-lookup.cache.js';
 import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
-import { getSigningKeys } from '../core/auth/signing-key.service.js';
+import { createSigningKeysCache, type SigningKeysCache } from '../core/auth/signing-key.service.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createGroupsRepository } from '../core/groups/groups.repository.js';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
@@ -35,7 +36,7 @@ import { createOutboxRepository } from '../core/providers/outbox.repository.js';
 import { createWebhookEventsRepository } from '../core/providers/webhook-events.repository.js';
 import { createPushSubscriptionsRepository } from '../core/push/push-subscriptions.repository.js';
 import { createPushSubscriptionsService, type PushSubscriptionsService } from '../core/push/push-subscriptions.service.js';
-import { getVapidKeys, type VapidKeys } from '../core/push/vapid-keys.js';
+import { createVapidKeysCache, type VapidKeysCache } from '../core/push/vapid-keys.js';
 import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
 import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
 import { createLoginService } from '../core/sign-in/login.service.js';
@@ -54,6 +55,7 @@ import { createUserLifecycle, type UserLifecycle } from '../core/users/user-life
 import { createUserUpdateService } from '../core/users/user-update.service.js';
 import { createUsersRepository } from '../core/users/users.repository.js';
 import { tokenIdentity, type AuthServerStores } from './auth-server/auth-server.js';
+import type { BearerStores } from './middleware/bearer-auth.middleware.js';
 import type { UserTokenStores } from './middleware/user-token-auth.middleware.js';
 import type { InteractionServices } from './auth-server/interaction.routes.js';
 import type { OtpRouteServices } from './routes/otp.routes.js';
@@ -94,6 +96,8 @@ export interface ApiServices {
   repositories: ApiRepositories;
   /** This process's cached client reads: token checks, allow-lists, CORS, the authorization server. */
   clientLookup: ClientLookup;
+  /** The enterprise routes' bearer check: the client lookup, the signing keys and the revocation checks. */
+  bearer: BearerStores;
   clients: ClientStores;
   templateCache: TemplateCache;
   templates: TemplateStores;
@@ -104,7 +108,7 @@ export interface ApiServices {
   users: UsersRouteServices;
   userLifecycle: UserLifecycle;
   notifications: NotificationsService;
-  push: { subscriptions: PushSubscriptionsService; vapidKeys: () => Promise<VapidKeys> };
+  push: { subscriptions: PushSubscriptionsService; vapidKeys: VapidKeysCache };
   deliveryReplay: DeliveryReplay;
   deliveryReceipts: RecordDeliveryReceipt;
 }
@@ -117,7 +121,9 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   const repositories = createApiRepositories(ctx);
   const clientLookup = createClientLookup(repositories.clients);
   const templateCache = createTemplateCache(repositories.templates);
-  const otp = composeOtp(ctx, repositories, templateCache);
+  const signingKeys = createSigningKeysCache(ctx.mongo, ctx.config);
+  const revocations = createRevocationChecks(repositories.revokedTokens, ctx.config.tokenRevocationCheckSeconds * 1000);
+  const otp = composeOtp(ctx, repositories, templateCache, signingKeys);
   const notifications = composeNotifications(ctx, repositories);
   const userLifecycle = createUserLifecycle({
     users: repositories.users,
@@ -129,11 +135,12 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   return {
     repositories,
     clientLookup,
+    bearer: { clients: clientLookup, signingKeys, revocations },
     clients: { clients, activity, lookup: clientLookup },
     templateCache,
     templates: { templates, activity, cache: templateCache },
     userTokens: { oidcRecords, clients: clientLookup, users },
-    authServer: { users, clients, clientLookup, oidcRecords, revokedTokens },
+    authServer: { users, clients, clientLookup, oidcRecords, revokedTokens, signingKeys, revocations },
     otp,
     signIn: composeSignIn(ctx, repositories, otp),
     users: composeUsers(ctx, repositories, userLifecycle),
@@ -145,7 +152,12 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   };
 }
 
-function composeOtp(ctx: ServiceContext, repositories: ApiRepositories, templateCache: TemplateCache): OtpRouteServices {
+function composeOtp(
+  ctx: ServiceContext,
+  repositories: ApiRepositories,
+  templateCache: TemplateCache,
+  signingKeys: SigningKeysCache,
+): OtpRouteServices {
   const { otps, deliveries, idempotency, users } = repositories;
   const keys = otpKeysFromConfig(ctx.config);
   const validation = createOtpValidationService({
@@ -153,10 +165,7 @@ function composeOtp(ctx: ServiceContext, repositories: ApiRepositories, template
     deliveries,
     sentJournal: createSentJournal(ctx.redis, ctx.config.queuePrefix),
     keys,
-    signOtpJwt: createOtpJwtSigner(
-      async () => (await getSigningKeys(ctx.mongo, ctx.config)).tokens,
-      tokenIdentity(ctx.config.publicUrl).issuer,
-    ),
+    signOtpJwt: createOtpJwtSigner(async () => (await signingKeys()).tokens, tokenIdentity(ctx.config.publicUrl).issuer),
   });
   return {
     generation: createOtpGenerationService({
@@ -303,7 +312,7 @@ function composePush(ctx: ServiceContext, repositories: ApiRepositories): ApiSer
       endpointPolicy: ctx.config.push.endpointAddresses,
       maxPerUser: ctx.config.push.subscriptionsPerUser,
     }),
-    vapidKeys: () => getVapidKeys(ctx.mongo, ctx.config.push, encryptionKey),
+    vapidKeys: createVapidKeysCache(ctx.mongo, ctx.config.push, encryptionKey),
   };
 }
 

@@ -1,9 +1,9 @@
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.verifier.js';
-import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
+import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
 import type { OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import type { RevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
-import { getSigningKeys, ID_TOKEN_SIGNING_ALG, loadCookieKeys } from '../../core/auth/signing-key.service.js';
+import { ID_TOKEN_SIGNING_ALG, loadCookieKeys, type SigningKeysCache } from '../../core/auth/signing-key.service.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { CLIENT_SCOPES, type ClientsRepository } from '../../core/clients/clients.repository.js';
@@ -41,13 +41,17 @@ export interface AuthServerStores {
   clientLookup: Pick<ClientLookup, 'clientWithSecret'>;
   oidcRecords: OidcRecordsRepository;
   revokedTokens: RevokedTokensRepository;
+  /** The process's signing keys, shared with the bearer check and the OTP JWT signer. */
+  signingKeys: SigningKeysCache;
+  /** The process's revocation checks, shared with the bearer check: a token revoked here is refused here at once. */
+  revocations: RevocationChecks;
 }
 
 /** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
 export async function createAuthServer(ctx: ServiceContext, stores: AuthServerStores): Promise<Provider> {
   const { config, mongo, logger } = ctx;
   const { users } = stores;
-  const [signingKeys, cookieKeys] = await Promise.all([getSigningKeys(mongo, config), loadCookieKeys(mongo)]);
+  const [signingKeys, cookieKeys] = await Promise.all([stores.signingKeys(), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
   const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
@@ -258,7 +262,7 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
   answerForEnterpriseTokens(provider, {
     verify: createEnterpriseTokenVerifier(async () => signingKeys.all.map((key) => key.publicJwk), { issuer, audience }),
     revoked: stores.revokedTokens,
-    checks: revocationChecksFor(mongo, config.tokenRevocationCheckSeconds * 1000),
+    checks: stores.revocations,
   });
   return provider;
 }

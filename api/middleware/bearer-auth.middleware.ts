@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
-import { revocationChecksFor } from '../../core/auth/revocation-checks.js';
-import { getSigningKeys } from '../../core/auth/signing-key.service.js';
+import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
+import type { SigningKeysCache } from '../../core/auth/signing-key.service.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
 import { BearerError, insufficientScope } from '../errors/http-error.js';
@@ -26,6 +26,13 @@ export function authOf(res: Response): AuthInfo {
   return auth;
 }
 
+/** What the bearer check reads, each built once by the composition root and shared with the authorization server. */
+export interface BearerStores {
+  clients: Pick<ClientLookup, 'client'>;
+  signingKeys: SigningKeysCache;
+  revocations: Pick<RevocationChecks, 'isRevoked'>;
+}
+
 const BEARER_RE = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
 const unauthorized = () => new BearerError(401, 'unauthorized', 'Full authentication is required to access this resource');
@@ -37,13 +44,13 @@ const invalidToken = (token: string) => new BearerError(401, 'invalid_token', `I
  * (within the client cache window, core/clients/client-lookup.cache.ts), and so are tokens their
  * client revoked (within the revocation check window, core/auth/revocation-checks.ts).
  */
-export function requireBearer(ctx: ServiceContext, clients: Pick<ClientLookup, 'client'>, scope: string): RequestHandler {
+export function requireBearer(ctx: ServiceContext, stores: BearerStores, scope: string): RequestHandler {
+  const { clients, signingKeys, revocations } = stores;
   const verify = createEnterpriseTokenVerifier(
-    async () => (await getSigningKeys(ctx.mongo, ctx.config)).all.map((key) => key.publicJwk),
+    async () => (await signingKeys()).all.map((key) => key.publicJwk),
     tokenIdentity(ctx.config.publicUrl),
   );
   const verified = new VerifiedTokenCache();
-  const revocations = revocationChecksFor(ctx.mongo, ctx.config.tokenRevocationCheckSeconds * 1000);
 
   return async (req, res, next) => {
     const header = req.get('authorization');

@@ -1,10 +1,9 @@
 import { Router, type RequestHandler } from 'express';
-import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { HttpError } from '../errors/http-error.js';
 import type { RouteDoc } from '../openapi/route-docs.types.js';
 import { pathPattern } from '../openapi/route-templates.js';
 import type { ServiceContext } from '../service-context.js';
-import { requireBearer } from './bearer-auth.middleware.js';
+import { requireBearer, type BearerStores } from './bearer-auth.middleware.js';
 import { requireAllowedIp } from './ip-allow-list.middleware.js';
 
 interface DocumentedPath {
@@ -41,11 +40,11 @@ function documentedPaths(docs: readonly RouteDoc[]): DocumentedPath[] {
  * OpenAPI resolves them: `/v1/users/activate` is not the user called "activate". Enterprise paths
  * authenticate first (authentication and the allow-list are checked before the method).
  */
-export function methodNotAllowed(ctx: ServiceContext, clients: Pick<ClientLookup, 'client'>, docs: readonly RouteDoc[]): RequestHandler {
+export function methodNotAllowed(ctx: ServiceContext, bearer: BearerStores, docs: readonly RouteDoc[]): RequestHandler {
   const paths = documentedPaths(docs).sort((a, b) => a.params - b.params);
   const guards = new Map<string, RequestHandler[]>();
   const guardOf = (scope: string) => {
-    const guard = guards.get(scope) ?? [requireBearer(ctx, clients, scope), requireAllowedIp(clients)];
+    const guard = guards.get(scope) ?? [requireBearer(ctx, bearer, scope), requireAllowedIp(bearer.clients)];
     guards.set(scope, guard);
     return guard;
   };

@@ -2,9 +2,8 @@ import { Router } from 'express';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import type { CreateNotificationInput, NotificationsService } from '../../core/notifications/notifications.service.js';
-import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
+import { authOf, requireBearer, type BearerStores } from '../middleware/bearer-auth.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
-import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import { isDraining } from '../draining-state.js';
@@ -36,9 +35,9 @@ function toNotificationResponse(n: Notification): Record<string, unknown> {
 }
 
 /** Enterprise API of notifications (scope notifications): create; read and cancel only the calling client's own. */
-export function notificationsRoutes(ctx: ServiceContext, clients: Pick<ClientLookup, 'client'>, service: NotificationsService): Router {
+export function notificationsRoutes(ctx: ServiceContext, bearer: BearerStores, service: NotificationsService): Router {
   const router = Router();
-  const guard = [requireBearer(ctx, clients, 'notifications'), requireAllowedIp(clients)];
+  const guard = [requireBearer(ctx, bearer, 'notifications'), requireAllowedIp(bearer.clients)];
 
   router.post('/v1/notifications', ...guard, ...jsonBody(ctx), validateBody('notifications.create.json'), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);

@@ -8,9 +8,8 @@ import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
 import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import { validationAnswer } from './otp-validation-answer.js';
 import type { OtpResendService } from '../../core/otp/otp-resend.service.js';
-import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
+import { authOf, requireBearer, type BearerStores } from '../middleware/bearer-auth.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
-import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
@@ -44,9 +43,9 @@ function otpUuidParam(value: string): string {
  * Generate, validate and inspect OTPs. Order of checks: token, the client's IP allow-list, then
  * the request. Users are those of the client's enterprise only.
  */
-export function otpRoutes(ctx: ServiceContext, clients: Pick<ClientLookup, 'client'>, services: OtpRouteServices): Router {
+export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: OtpRouteServices): Router {
   const router = Router();
-  const auth = [requireBearer(ctx, clients, 'otp'), requireAllowedIp(clients)];
+  const auth = [requireBearer(ctx, bearer, 'otp'), requireAllowedIp(bearer.clients)];
 
   // The request's deadline counts from its arrival, before authentication and body parsing.
   const stampArrival: RequestHandler = (_req, res, next) => {

@@ -15,10 +15,9 @@ import { parseUserUpdateRequest } from '../../core/users/user-update-request.val
 import type { UserUpdateService } from '../../core/users/user-update.service.js';
 import type { User } from '../../core/users/user.types.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
-import { authOf, requireBearer } from '../middleware/bearer-auth.middleware.js';
+import { authOf, requireBearer, type BearerStores } from '../middleware/bearer-auth.middleware.js';
 import { invalidFieldError, validateBody } from '../middleware/validate-body.middleware.js';
 import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
-import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { enterpriseQuery } from './enterprise-query.js';
@@ -56,9 +55,9 @@ function callerAddress(req: Request): string {
  * Add user, read, delete, public activation, and the admin re-issue. A client reaches only the
  * users of its own enterprise: every look-up goes by (enterpriseId, userId).
  */
-export function usersRoutes(ctx: ServiceContext, clients: Pick<ClientLookup, 'client'>, services: UsersRouteServices): Router {
+export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services: UsersRouteServices): Router {
   const router = Router();
-  const guard = [requireBearer(ctx, clients, 'users'), requireAllowedIp(clients)];
+  const guard = [requireBearer(ctx, bearer, 'users'), requireAllowedIp(bearer.clients)];
   const refOf = (enterpriseId: string, userId: string): UserRef => ({ enterpriseId, userId: userIdParam(userId) });
 
   router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {

@@ -1,5 +1,4 @@
-import type { Connection } from 'mongoose';
-import { createRevokedTokensRepository, type RevokedTokensRepository } from './revoked-tokens.repository.js';
+import type { RevokedTokensRepository } from './revoked-tokens.repository.js';
 
 interface Checked {
   revoked: boolean;
@@ -56,17 +55,11 @@ export class RevocationChecks {
   }
 }
 
-const perConnection = new WeakMap<Connection, RevocationChecks>();
-
 /**
- * The process's revocation checks on this database, shared by every route's bearer check and by
- * the revocation endpoint, so a token revoked through this process is refused here at once.
+ * The process's revocation checks, built once by its composition root and shared by every
+ * route's bearer check and by the revocation endpoint, so a token revoked through this process is
+ * refused here at once.
  */
-export function revocationChecksFor(connection: Connection, recheckMs: number): RevocationChecks {
-  let checks = perConnection.get(connection);
-  if (!checks) {
-    checks = new RevocationChecks(createRevokedTokensRepository(connection), recheckMs);
-    perConnection.set(connection, checks);
-  }
-  return checks;
+export function createRevocationChecks(store: Pick<RevokedTokensRepository, 'isRevoked'>, recheckMs: number): RevocationChecks {
+  return new RevocationChecks(store, recheckMs);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Connection } from 'mongoose';
 import type { Config } from '../platform/config/config.js';
+import { loadOnFirstUse } from '../platform/load-on-first-use.js';
 import { createServerSecretsRepository } from './server-secrets.repository.js';
 
 export type SigningAlg = 'ES256' | 'RS256';
@@ -80,17 +81,15 @@ export async function loadSigningKeys(connection: Connection, settings: KeySetti
   return { tokens: ec, idTokens: rsa, all: [ec, rsa] };
 }
 
-const loaded = new WeakMap<Connection, Promise<SigningKeys>>();
+/** The process's signing keys: loaded on first use, then the same for every caller. */
+export type SigningKeysCache = () => Promise<SigningKeys>;
 
-/** loadSigningKeys, once per connection (the API's process-wide copy). */
-export function getSigningKeys(connection: Connection, settings: KeySettings): Promise<SigningKeys> {
-  let keys = loaded.get(connection);
-  if (!keys) {
-    keys = loadSigningKeys(connection, settings);
-    loaded.set(connection, keys);
-    keys.catch(() => loaded.delete(connection));
-  }
-  return keys;
+/**
+ * loadSigningKeys once per process (a failed load is tried again next time): the composition root
+ * builds it and hands it to the token signers and checks, so they all sign and verify alike.
+ */
+export function createSigningKeysCache(connection: Connection, settings: KeySettings): SigningKeysCache {
+  return loadOnFirstUse(() => loadSigningKeys(connection, settings));
 }
 
 /** Keys for the authorization server's cookies (interaction and session), kept like the signing key. */

@@ -2,6 +2,7 @@ import { createECDH } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { createServerSecretsRepository } from '../auth/server-secrets.repository.js';
 import type { PushConfig } from '../platform/config/config.js';
+import { loadOnFirstUse } from '../platform/load-on-first-use.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 
 /** The application server's key pair (RFC 8292), base64url as browsers and web-push take it. */
@@ -44,15 +45,13 @@ export async function loadVapidKeys(
   return { publicKey: stored.publicKey, privateKey: decryptSecret(stored.privateKeyBox, encryptionKey, BOX_CONTEXT) };
 }
 
-const loaded = new WeakMap<Connection, Promise<VapidKeys>>();
+/** The process's VAPID keys: loaded on first use, then the same for every caller. */
+export type VapidKeysCache = () => Promise<VapidKeys>;
 
-/** loadVapidKeys once per connection (a process's copy); a failed load is tried again next time. */
-export function getVapidKeys(connection: Connection, config: Pick<PushConfig, 'vapidKeys'>, encryptionKey: Buffer): Promise<VapidKeys> {
-  let keys = loaded.get(connection);
-  if (!keys) {
-    keys = loadVapidKeys(connection, config, encryptionKey);
-    loaded.set(connection, keys);
-    keys.catch(() => loaded.delete(connection));
-  }
-  return keys;
+/**
+ * loadVapidKeys once per process (a failed load is tried again next time), built by the process's
+ * composition root (the API's, the notification worker's) and handed to whoever signs or publishes.
+ */
+export function createVapidKeysCache(connection: Connection, config: Pick<PushConfig, 'vapidKeys'>, encryptionKey: Buffer): VapidKeysCache {
+  return loadOnFirstUse(() => loadVapidKeys(connection, config, encryptionKey));
 }

@@ -30,9 +30,9 @@ describe('authorization server: introspection and revocation of enterprise token
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     // The bearer check of this process, and of another API process: its own connection, so its
     // own caches, on the same database.
-    here = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, service.services.clientLookup, 'otp')]);
+    here = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, service.services.bearer, 'otp')]);
     otherProcess = await createServiceContext(service.config, memoryLogger().logger);
-    there = await startMiddlewareApp(otherProcess, [requireBearer(otherProcess, composeApi(otherProcess).clientLookup, 'otp')]);
+    there = await startMiddlewareApp(otherProcess, [requireBearer(otherProcess, composeApi(otherProcess).bearer, 'otp')]);
   });
   afterAll(async () => {
     await here.close();

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { requireBearer } from '../../api/middleware/bearer-auth.middleware.js';
-import { getSigningKeys } from '../../core/auth/signing-key.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { startMiddlewareApp } from '../support/middleware-app.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -13,7 +12,7 @@ describe('bearer middleware', () => {
   let audience: string;
   beforeAll(async () => {
     service = await startTestService('bearer');
-    probe = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, service.services.clientLookup, 'otp')]);
+    probe = await startMiddlewareApp(service.ctx, [requireBearer(service.ctx, service.services.bearer, 'otp')]);
     issuer = `${service.config.publicUrl}/svc/authserver`;
     audience = `${service.config.publicUrl}/v1`;
   });
@@ -31,7 +30,7 @@ describe('bearer middleware', () => {
     claims: Record<string, unknown>,
     options: { expiresAt?: number; otherKey?: boolean; audience?: string } = {},
   ): Promise<string> {
-    const signing = (await getSigningKeys(service.ctx.mongo, service.config)).tokens;
+    const signing = (await service.services.bearer.signingKeys()).tokens;
     const key = options.otherKey
       ? (await generateKeyPair(signing.alg, { extractable: true })).privateKey
       : await importJWK(signing.privateJwk, signing.alg);
@@ -98,7 +97,7 @@ describe('bearer middleware', () => {
   });
 
   test('when a JWT signed by our key is not an access token (typ), then 401 invalid_token', async () => {
-    const signing = (await getSigningKeys(service.ctx.mongo, service.config)).tokens;
+    const signing = (await service.services.bearer.signingKeys()).tokens;
     const token = await new SignJWT({ client_id: 'c', scope: 'otp' })
       .setProtectedHeader({ alg: signing.alg, kid: signing.kid })
       .setIssuer(issuer)
@@ -171,7 +170,7 @@ describe('bearer middleware', () => {
   });
 
   test('when the verification keys are read, then their public JWKs carry no private members', async () => {
-    const { all } = await getSigningKeys(service.ctx.mongo, service.config);
+    const { all } = await service.services.bearer.signingKeys();
     expect(all.map((key) => Object.keys(key.publicJwk).sort())).toEqual([
       ['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y'],
       ['alg', 'e', 'kid', 'kty', 'n', 'use'],

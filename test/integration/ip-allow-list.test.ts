@@ -30,7 +30,7 @@ describe('IP allow-list middleware', () => {
   async function app(options: { trustProxy?: boolean | number | string; host?: string } = {}) {
     const started = await startMiddlewareApp(
       service.ctx,
-      [requireBearer(service.ctx, service.services.clientLookup, 'users'), requireAllowedIp(service.services.clientLookup)],
+      [requireBearer(service.ctx, service.services.bearer, 'users'), requireAllowedIp(service.services.clientLookup)],
       options,
     );
     apps.push(started);
@@ -110,7 +110,7 @@ describe('IP allow-list middleware', () => {
     try {
       expect(proxied.config.trustProxy).toBe(1);
       const started = await startMiddlewareApp(proxied.ctx, [
-        requireBearer(proxied.ctx, proxied.services.clientLookup, 'users'),
+        requireBearer(proxied.ctx, proxied.services.bearer, 'users'),
         requireAllowedIp(proxied.services.clientLookup),
       ]);
       apps.push(started);

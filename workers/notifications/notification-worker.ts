@@ -14,7 +14,7 @@ import { callbackBackoffMs, enqueueCallback, enqueueExpiry } from '../../core/pl
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createPushDelivery } from '../../core/push/push-delivery.service.js';
 import { createPushSubscriptionsRepository } from '../../core/push/push-subscriptions.repository.js';
-import { getVapidKeys } from '../../core/push/vapid-keys.js';
+import { createVapidKeysCache } from '../../core/push/vapid-keys.js';
 import { enqueuePushSends, pushBackoffMs } from '../../core/platform/queues/push.queue.js';
 import { createExpireNotificationProcessor } from './expire-notification.processor.js';
 import { createSendCallbackProcessor } from './send-callback.processor.js';
@@ -77,7 +77,7 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
       createPushDelivery({
         notifications: repository,
         subscriptions: createPushSubscriptionsRepository(mongo),
-        vapidKeys: () => getVapidKeys(mongo, config.push, encryptionKey),
+        vapidKeys: createVapidKeysCache(mongo, config.push, encryptionKey),
         vapidSubject: config.push.vapidSubject,
         encryptionKey,
         policy: config.push.endpointAddresses,

@@ -22,21 +22,15 @@ describe('repository style', () => {
 
 // One place builds them: a repository is built once by its process's composition root and handed
 // down, never per request or per call. These are the roots, and the other modules that build one
-// once per process: the start-up seeding (default templates, the demo client), the server secrets
-// loaded once per connection on first use (signing, cookie and VAPID keys), and the revocation
-// checks, one per connection, that every bearer check and the revocation endpoint share.
+// once per process: the start-up seeding (default templates, the demo client) and the server
+// secrets loaded on first use (signing, cookie and VAPID keys).
 const ROOTS = [
   /^api\/composition-root\.ts$/, // the API's composeApi
   /^workers\/[^/]+\/[^/]+-worker\.ts$/, // each worker's start<Name>Worker
   /^scripts\/admin-cli\/cli-root\.ts$/, // the admin CLI's composeCli
   /^scripts\/(?!admin-cli\/)/, // every other script is a process of its own
 ];
-const START_UP_BOOTSTRAPS = [
-  'api/service-context.factory.ts',
-  'core/auth/revocation-checks.ts',
-  'core/auth/signing-key.service.ts',
-  'core/push/vapid-keys.ts',
-];
+const START_UP_BOOTSTRAPS = ['api/service-context.factory.ts', 'core/auth/signing-key.service.ts', 'core/push/vapid-keys.ts'];
 const BUILDS_A_REPOSITORY = /\bcreate[A-Z]\w*Repository\(/;
 const DEFINES_A_REPOSITORY = /^export function create\w+Repository\(/;
 
@@ -66,11 +60,17 @@ describe('repositories are built at composition roots only', () => {
   });
 
   // An admin change forgets what the process's one client lookup and one template cache hold; a
-  // second one built elsewhere would keep serving the old client or template until its TTL.
-  test('no file outside the roots builds a client lookup or a template cache', () => {
-    expect(callsOutsideRoots(/\bcreate(ClientLookup|TemplateCache)\(/, /^export function create(ClientLookup|TemplateCache)\(/)).toEqual(
-      [],
-    );
+  // second one built elsewhere would keep serving the old client or template until its TTL. A
+  // second set of revocation checks would not see a revocation made through this process (the
+  // authorization server marks it in the set the bearer checks read), and second signing or VAPID
+  // key caches would load the keys again: each is built once, by the root, and passed down.
+  const PER_PROCESS = '(ClientLookup|TemplateCache|RevocationChecks|SigningKeysCache|VapidKeysCache)';
+  test('no file outside the roots builds a client lookup, a template cache, revocation checks or a signing or VAPID key cache', () => {
+    expect(callsOutsideRoots(new RegExp(`\\bcreate${PER_PROCESS}\\(`), new RegExp(`^export function create${PER_PROCESS}\\(`))).toEqual([]);
+  });
+
+  test('no file but the roots and its own module constructs revocation checks', () => {
+    expect(callsOutsideRoots(/\bnew RevocationChecks\(/, /^$/, ['core/auth/revocation-checks.ts'])).toEqual([]);
   });
 
   test.each(START_UP_BOOTSTRAPS)('the listed bootstrap %s still builds one (else drop it from the list)', (path) => {
