@@ -28,7 +28,10 @@ const ROOTS = [
   /^api\/composition-root\.ts$/, // the API's composeApi
   /^workers\/[^/]+\/[^/]+-worker\.ts$/, // each worker's start<Name>Worker
   /^scripts\/admin-cli\/cli-root\.ts$/, // the admin CLI's composeCli
-  /^scripts\/(?!admin-cli\/)/, // every other script is a process of its own
+  // No other script needs one, so none is a root: `migrate` and `start-local` change the store
+  // through core/migrations (registered models, not repositories), and `start-local` starts the API
+  // and the workers through their own roots; admin-cli.ts only opens the connection the CLI root
+  // uses; scripts/support and the rest touch no store.
 ];
 const START_UP_BOOTSTRAPS = ['api/service-context.factory.ts', 'core/auth/signing-key.service.ts', 'core/push/vapid-keys.ts'];
 const BUILDS_A_REPOSITORY = /\bcreate[A-Z]\w*Repository\(/;
