@@ -30,9 +30,21 @@ const signIn = new SignIn({
 const deviceKeys = new IndexedDbDeviceKeyStore('svc-identity-approver');
 const $ = (id) => document.getElementById(id);
 
-function say(message, isError = false) {
-  $('status').textContent = message;
-  $('status').classList.toggle('error', isError);
+/**
+ * The status line of each card, by what it reports on. Each is a live region (role=status) in the
+ * page's HTML from the start, as screen readers announce changes only to regions they already
+ * know, and sits in the flow under the card's controls, so a message never covers one.
+ */
+const statusLines = { activation: 'activate-status', account: 'account-status', approvals: 'status', passkeys: 'passkeys-status' };
+
+/** Shows one message, in the card it is about (`where`, a key of statusLines); the others go. */
+function say(where, message, isError = false) {
+  for (const [place, id] of Object.entries(statusLines)) {
+    $(id).textContent = place === where ? message : '';
+    $(id).classList.toggle('error', place === where && isError);
+  }
+  // Scrolls only when the message is out of view (answering a card far down a phone's list).
+  $(statusLines[where]).scrollIntoView({ block: 'nearest' });
 }
 
 // Tokens live in this tab's sessionStorage only: closing the tab, or signing out, forgets them.
@@ -84,7 +96,7 @@ function fillFromActivationLink() {
   $('activate-user').value = details.get('user') ?? '';
   $('activate-code').value = details.get('code') ?? '';
   showActivation(true);
-  say('Check the details from your activation message, then press Activate.');
+  say('activation', 'Check the details from your activation message, then press Activate.');
 }
 
 async function activate(event) {
@@ -106,16 +118,18 @@ async function activate(event) {
       }),
     });
     const body = await res.json();
-    if (!res.ok) return say(activationRefusal(res.status, body), true);
+    if (!res.ok) return say('activation', activationRefusal(res.status, body), true);
     localStorage.setItem('activatedFor', JSON.stringify({ userId: body.userId, enterpriseId: enterpriseId || 'default' }));
     event.target.reset();
     showActivation(false);
+    // The activation card is gone: the message goes with the Sign in button, what comes next.
     say(
+      'account',
       `This device is activated for ${body.userId}. Verification key: ${body.verificationKey}. It must be the one in your ` +
         'activation message; if it is not, tell your administrator. You can sign in now.',
     );
   } catch (err) {
-    say(`Activation failed: ${err.message}`, true);
+    say('activation', `Activation failed: ${err.message}`, true);
   }
 }
 
@@ -144,7 +158,7 @@ async function signOut() {
   sessionStorage.clear();
   $('pending-list').replaceChildren();
   $('history-rows').replaceChildren();
-  say('Signing out…');
+  say('account', 'Signing out…');
   const { endSessionUrl, notRevoked } = await signIn.signOut(tokens, { postLogoutRedirectUri: config.redirectUri });
   if (notRevoked.length > 0) console.warn(`the service did not confirm revoking: ${notRevoked.join(', ')}`);
   if (endSessionUrl) location.assign(endSessionUrl);
@@ -158,12 +172,12 @@ async function finishSignInIfRedirected() {
   const pending = JSON.parse(sessionStorage.getItem('pending') ?? 'null');
   sessionStorage.removeItem('pending');
   history.replaceState(null, '', here.pathname + here.hash);
-  if (!pending) return say('This sign-in was not started here. Sign in again.', true);
+  if (!pending) return say('account', 'This sign-in was not started here. Sign in again.', true);
   try {
     saveTokens(await signIn.finish(here, pending));
   } catch (err) {
     // An SvcIdentityError: kind 'sign-in-again' when the redirect carried an error, 'network' when unreachable.
-    say(`Sign-in failed: ${err.message}${err.kind === 'network' ? ' (try again in a moment)' : ''}`, true);
+    say('account', `Sign-in failed: ${err.message}${err.kind === 'network' ? ' (try again in a moment)' : ''}`, true);
   }
 }
 
@@ -224,7 +238,7 @@ function answer(notification, action, numberInput) {
   const number = numberInput?.value.trim() ?? '';
   if (needsNumber && !/^[0-9]{2}$/.test(number)) {
     numberInput?.focus();
-    return say('Type the two-digit number shown by the app asking for approval, then approve.', true);
+    return say('approvals', 'Type the two-digit number shown by the app asking for approval, then approve.', true);
   }
   client.updateNotification(notification.notification_uuid, action, needsNumber ? number : undefined);
 }
@@ -278,9 +292,9 @@ async function showPasskeys() {
       remove.addEventListener('click', () =>
         passkeys
           .remove(passkey.id)
-          .then(() => say(`Passkey ${passkey.name} removed: it can no longer sign in.`))
+          .then(() => say('passkeys', `Passkey ${passkey.name} removed: it can no longer sign in.`))
           .then(showPasskeys)
-          .catch((err) => say(describeError(err), true)),
+          .catch((err) => say('passkeys', describeError(err), true)),
       );
       item.append(name, when, remove);
       return item;
@@ -294,10 +308,10 @@ async function addPasskey(event) {
   try {
     const passkey = await passkeys.register(name || undefined);
     event.target.reset();
-    say(`Passkey ${passkey.name} added. Next time, choose "Sign in with a passkey" on the sign-in page.`);
+    say('passkeys', `Passkey ${passkey.name} added. Next time, choose "Sign in with a passkey" on the sign-in page.`);
     await showPasskeys();
   } catch (err) {
-    say(err.kind === 'refused' ? `No passkey added: ${err.message}` : describeError(err), true);
+    say('passkeys', err.kind === 'refused' ? `No passkey added: ${err.message}` : describeError(err), true);
   }
 }
 
@@ -313,7 +327,7 @@ async function pushRegistration() {
 /** Asks for permission (a click is needed for that), subscribes and tells the service. */
 async function turnOnAlerts() {
   if ((await Notification.requestPermission()) !== 'granted') {
-    say('Alerts are blocked for this page in the browser settings.', true);
+    say('account', 'Alerts are blocked for this page in the browser settings.', true);
     return;
   }
   const { registration, subscription } = await pushRegistration();
@@ -321,7 +335,7 @@ async function turnOnAlerts() {
     subscription ?? (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: await client.getPushKey() }));
   await client.registerPushSubscription(active);
   $('alerts-button').hidden = true;
-  say('Alerts are on: this device tells you when an approval waits.');
+  say('account', 'Alerts are on: this device tells you when an approval waits.');
 }
 
 /** At each start: an existing subscription is registered again (harmless), else the button is offered. */
@@ -349,8 +363,8 @@ function refresh() {
 async function main() {
   $('activate-form').addEventListener('submit', activate);
   $('activate-again').addEventListener('click', () => showActivation(true));
-  $('signin-button').addEventListener('click', () => startSignIn().catch((err) => say(`Sign-in failed: ${err.message}`, true)));
-  $('signout-button').addEventListener('click', () => signOut().catch((err) => say(`Sign-out failed: ${err.message}`, true)));
+  $('signin-button').addEventListener('click', () => startSignIn().catch((err) => say('account', `Sign-in failed: ${err.message}`, true)));
+  $('signout-button').addEventListener('click', () => signOut().catch((err) => say('account', `Sign-out failed: ${err.message}`, true)));
   showActivation(!activatedAccount());
   fillFromActivationLink();
   await finishSignInIfRedirected();
@@ -374,7 +388,7 @@ async function main() {
   if (window.PublicKeyCredential) {
     passkeys = new Passkeys({ serviceUrl: config.serviceUrl, getAccessToken });
     $('passkey-form').addEventListener('submit', addPasskey);
-    showPasskeys().catch((err) => say(describeError(err), true));
+    showPasskeys().catch((err) => say('passkeys', describeError(err), true));
   } else {
     $('passkeys-section').hidden = true;
   }
@@ -383,7 +397,7 @@ async function main() {
   client.on('onUpdateNotification', ({ response }) => {
     typedNumbers.delete(response.ResponseData.notification_uuid);
     const verified = response.ResponseData.is_ds_verified ? ' (signature verified)' : '';
-    say(`Answer sent: ${response.ResponseData.message}${verified}`);
+    say('approvals', `Answer sent: ${response.ResponseData.message}${verified}`);
     refresh();
   });
   // New approvals and answers given elsewhere show up at once, without Refresh.
@@ -392,16 +406,16 @@ async function main() {
   client.on('error', (error) => {
     // The stream reconnects by itself; a dropped connection is not worth a message.
     if (error.operation === 'WatchNotifications' && error.kind === 'network') return;
-    say(describeError(error), true);
+    say('approvals', describeError(error), true);
     if (error.operation === 'UpdateNotification') refresh();
   });
   $('refresh-button').addEventListener('click', refresh);
   refresh();
   client.watchNotifications();
   $('alerts-button').addEventListener('click', () =>
-    turnOnAlerts().catch((err) => say(`Alerts could not be turned on: ${err.message}`, true)),
+    turnOnAlerts().catch((err) => say('account', `Alerts could not be turned on: ${err.message}`, true)),
   );
   await keepAlertsRegistered().catch((err) => console.warn(`alerts not registered: ${err.message}`));
 }
 
-main().catch((err) => say(err.message, true));
+main().catch((err) => say('account', err.message, true));

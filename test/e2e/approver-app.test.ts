@@ -5,6 +5,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { launchBrowser } from '../support/browser.js';
 import { notificationBody } from '../support/notification-helpers.js';
 import { eventually, readOutbox } from '../support/otp-helpers.js';
+import { controlsCoveredBy } from '../support/page-layout.js';
 import { loginCodeFor } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { createGroups, sendJson, userBody } from '../support/users-helpers.js';
@@ -58,10 +59,14 @@ describe('approver app in a real browser', () => {
   /** The same screen at desktop and phone width (looked at by a person: test-results/). */
   async function screenshots(page: Page, name: string): Promise<void> {
     await page.screenshot({ path: `test-results/approver-${name}-1280.png`, fullPage: true });
+    // A status message never hides a control, wherever the page is scrolled.
+    const messages = page.locator('[role="status"]:not(:empty)');
+    expect(await controlsCoveredBy(page, messages)).toEqual([]);
     await page.setViewportSize(PHONE);
     await page.screenshot({ path: `test-results/approver-${name}-390.png`, fullPage: true });
     // Nothing sticks out sideways on a phone.
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    expect(await controlsCoveredBy(page, messages)).toEqual([]);
     await page.setViewportSize(DESKTOP);
   }
 

@@ -3,12 +3,15 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { launchBrowser } from '../support/browser.js';
 import { readOutbox } from '../support/otp-helpers.js';
+import { controlsCoveredBy, gapBelowHeader, isInViewport } from '../support/page-layout.js';
 import { loginCodeFor } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 const USER_ID = 'pat';
 const EMAIL = 'pat@example.com';
+const VIEWPORT = { width: 1000, height: 760 };
+const WIDTHS = [1280, 390];
 
 /**
  * Passkeys in Debian's Chromium with a virtual authenticator (DevTools protocol, WebAuthn
@@ -31,7 +34,7 @@ describe('passkeys in a real browser', () => {
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     await insertUser(service.ctx.mongo, { userId: USER_ID, firstName: 'Pat', lastName: 'Passkey', emailId: EMAIL });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1000, height: 760 } });
+    const context = await browser.newContext({ viewport: VIEWPORT });
     page = await context.newPage();
     page.setDefaultTimeout(15000);
     page.on('pageerror', (err) => errors.push(err.message));
@@ -117,6 +120,17 @@ describe('passkeys in a real browser', () => {
     await addPasskey('This laptop');
     expect((await passkeysOf()).map((p) => p.name)).toEqual(['This laptop']);
     await page.screenshot({ path: 'test-results/passkeys-approver-added.png', fullPage: true });
+    // The message is where the person looks and hides nothing they need, at desktop and phone width.
+    const added = page.getByRole('status').filter({ hasText: 'Passkey This laptop added.' });
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: VIEWPORT.height });
+      expect(await controlsCoveredBy(page, added)).toEqual([]);
+      expect(await gapBelowHeader(page)).toBeLessThanOrEqual(16);
+      await page.getByRole('button', { name: 'Add a passkey' }).scrollIntoViewIfNeeded();
+      expect(await isInViewport(page, added)).toBe(true);
+      await page.screenshot({ path: `test-results/passkeys-approver-added-${width}.png` });
+    }
+    await page.setViewportSize(VIEWPORT);
 
     // Conditional UI: the login page asks for a passkey at once, which this authenticator (always
     // present, one passkey) answers by itself, as a person picking it in the field's suggestions.
