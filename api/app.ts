@@ -1,9 +1,10 @@
 import express, { type Express } from 'express';
 import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
-import { authServerRoutes } from './auth-server/auth-server.routes.js';
+import { authServerRoutes, TOKEN_ENDPOINT_PATH } from './auth-server/auth-server.routes.js';
 import { composeApi, type ApiServices } from './composition-root.js';
 import { notFoundHandler } from './middleware/error-handler.js';
-import { errorHandler } from './errors/error-pipeline.js';
+import { answerError, errorHandler } from './errors/error-pipeline.js';
+import type { EdgeStep } from './middleware/edge-step.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { methodNotAllowed } from './middleware/method-not-allowed.middleware.js';
 import { requestLogging } from './middleware/request-logging.js';
@@ -34,6 +35,7 @@ import { usersRoutes } from './routes/users.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 import { routeDocs } from './openapi/route-docs.js';
 import type { ServiceContext } from './service-context.js';
+import { serveTokenRequestsFirst } from './token-lane.js';
 
 /**
  * Builds the Express app; listening is main.ts's job so tests can run it on port 0. `services`
@@ -45,15 +47,20 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.set('trust proxy', ctx.config.trustProxy);
   app.set('query parser', 'simple');
 
-  app.use(securityHeaders(ctx, { docs: DOCS_PATH, dashboard: QUEUES_DASHBOARD_PATH, authServer: AUTH_SERVER_PATH }));
-  app.use(requestLogging(ctx.logger));
-  app.use(httpMetrics(ctx.metrics, routeDocs));
+  // Every answer's first steps; the token lane runs the same ones.
+  const firstSteps: EdgeStep[] = [
+    securityHeaders(ctx, { docs: DOCS_PATH, dashboard: QUEUES_DASHBOARD_PATH, authServer: AUTH_SERVER_PATH }),
+    requestLogging(ctx.logger),
+    httpMetrics(ctx.metrics, routeDocs),
+  ];
+  for (const step of firstSteps) app.use(step);
   app.use(userRoutesCors(services.clientLookup));
   app.use(methodNotAllowed(ctx, services.bearer, routeDocs));
   const { repositories, notifications, bearer, userTokens } = services;
   // The busiest routes first: Express tries every router in order, and the token and OTP requests
   // no longer walk past the pages, docs and admin routers (none of them shares a path with these).
-  app.use(authServerRoutes(ctx, services.signIn, services.authServer, userTokens));
+  const authServer = authServerRoutes(ctx, services.signIn, services.authServer, userTokens);
+  app.use(authServer.router);
   app.use(otpRoutes(ctx, bearer, services.otp));
   app.use(homeRoutes(ctx));
   app.use(healthRoutes(ctx));
@@ -80,5 +87,11 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));
+  serveTokenRequestsFirst(app, {
+    path: TOKEN_ENDPOINT_PATH,
+    steps: firstSteps,
+    serve: authServer.serveTokenRequest,
+    fail: answerError(ctx.logger),
+  });
   return app;
 }

@@ -1,7 +1,9 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import type { ServerResponse } from 'node:http';
+import { Router, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../service-context.js';
 import { AUTH_SERVER_PATH, createAuthServer, type AuthServerStores } from './auth-server.js';
+import type { EdgeRequest } from '../middleware/edge-step.js';
 import type { UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { interactionRoutes, type InteractionServices } from './interaction.routes.js';
 import { userinfoRoutes } from './userinfo.routes.js';
@@ -11,6 +13,15 @@ export const AUTHORIZATION_SERVER_METADATA_PATHS = [
   `/.well-known/oauth-authorization-server${AUTH_SERVER_PATH}`,
   `${AUTH_SERVER_PATH}/.well-known/oauth-authorization-server`,
 ];
+
+/** The token endpoint's full path (the provider's `/oauth/token` under its mount path). */
+export const TOKEN_ENDPOINT_PATH = `${AUTH_SERVER_PATH}/oauth/token`;
+
+export interface AuthServerRoutes {
+  router: Router;
+  /** Serves a request for the token endpoint without Express (api/token-lane.ts); rejects when the provider cannot. */
+  serveTokenRequest: (req: EdgeRequest, res: ServerResponse) => Promise<void>;
+}
 
 /**
  * The authorization server mounted at /svc/authserver, plus its RFC 8414 metadata paths (the
@@ -23,7 +34,7 @@ export function authServerRoutes(
   interactions: Omit<InteractionServices, 'logger'>,
   stores: AuthServerStores,
   userTokens: UserTokenStores,
-): Router {
+): AuthServerRoutes {
   let built: Promise<{ provider: Provider; callback: ReturnType<Provider['callback']> }> | undefined;
   const handler = () => {
     built ??= createAuthServer(ctx, stores).then((provider) => ({ provider, callback: provider.callback() }));
@@ -40,19 +51,18 @@ export function authServerRoutes(
   const publicUrl = new URL(ctx.config.publicUrl);
   // The caller's Host / X-Forwarded-* must not choose the URLs the provider publishes, nor
   // whether its cookies are Secure (they are whenever PUBLIC_URL is https).
-  const setForwardedHeaders = (req: Request) => {
+  const setForwardedHeaders = (req: EdgeRequest) => {
     req.headers['x-forwarded-host'] = publicUrl.host;
     req.headers['x-forwarded-proto'] = publicUrl.protocol.replace(/:$/, '');
   };
-  const serve: RequestHandler = async (req, res, next) => {
+  // `req.url` is the path under the mount path and `originalUrl` the full one: the provider
+  // takes its own mount path from the two.
+  const toProvider = async (req: EdgeRequest, res: ServerResponse) => {
     setForwardedHeaders(req);
-    try {
-      const { callback } = await handler();
-      await callback(req, res);
-    } catch (err) {
-      next(err);
-    }
+    const { callback } = await handler();
+    await callback(req, res);
   };
+  const serve: RequestHandler = (req, res, next) => toProvider(req, res).catch(next);
   const router = Router();
   for (const path of AUTHORIZATION_SERVER_METADATA_PATHS) {
     router.get(path, (req, res, next) => {
@@ -65,5 +75,10 @@ export function authServerRoutes(
   router.use(interactionRoutes(async () => (await handler()).provider, { ...interactions, logger: ctx.logger }, setForwardedHeaders));
   router.use(userinfoRoutes(userTokens));
   router.use(AUTH_SERVER_PATH, serve);
-  return router;
+  const serveTokenRequest = (req: EdgeRequest, res: ServerResponse) => {
+    req.originalUrl = TOKEN_ENDPOINT_PATH;
+    req.url = TOKEN_ENDPOINT_PATH.slice(AUTH_SERVER_PATH.length);
+    return toProvider(req, res);
+  };
+  return { router, serveTokenRequest };
 }

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler, Request } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { ErrorRequestHandler } from 'express';
 import { isStoreUnavailable } from '../../core/platform/db/store-unavailable.js';
 import { UnavailableError } from '../../core/platform/errors/app-error.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import { fromBodyParser } from '../middleware/body-parser-errors.js';
+import type { EdgeRequest } from '../middleware/edge-step.js';
+import { requestLogger } from '../middleware/request-logging.js';
 import { clientLibraryCode } from './client-library-codes.js';
 import { toErrorResponse, type ErrorResponse } from './error-body.js';
 
@@ -25,13 +28,30 @@ function meaningOf(rawErr: unknown, log: Logger): unknown {
   return (rawErr && typeof rawErr === 'object' && fromBodyParser(rawErr as { type?: string })) || rawErr;
 }
 
+/** The path an error body names: the URL as it arrived, without its query. */
+function pathOf(req: EdgeRequest): string {
+  return (req.originalUrl ?? req.url ?? '').split('?')[0] ?? '';
+}
+
+/**
+ * Writes an error answer with Node's own response, so that the token lane (api/token-lane.ts),
+ * which runs without Express, answers its errors exactly as the app does. `extra` joins the body
+ * (the client library's `code`).
+ */
+export function sendErrorResponse(res: ServerResponse, response: ErrorResponse, extra: Record<string, unknown> = {}): void {
+  res.statusCode = response.status;
+  for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify({ ...response.body, ...extra }));
+}
+
 /**
  * The one pipeline every error of a request goes through: its meaning, then its HTTP form
  * (api/errors/http-error-mapping.ts) in the enterprise body. Each renderer below only reshapes it.
  */
-export function errorResponseOf(rawErr: unknown, req: Request, logger: Logger): ErrorResponse {
-  const log = req.log ?? logger;
-  const response = toErrorResponse(meaningOf(rawErr, log), req.originalUrl.split('?')[0] ?? req.path);
+export function errorResponseOf(rawErr: unknown, req: EdgeRequest, logger: Logger): ErrorResponse {
+  const log = requestLogger(req, logger);
+  const response = toErrorResponse(meaningOf(rawErr, log), pathOf(req));
   if (response.errorId) log.error({ err: rawErr, errorId: response.errorId }, 'unexpected error');
   return response;
 }
@@ -40,8 +60,18 @@ export function errorResponseOf(rawErr: unknown, req: Request, logger: Logger): 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (rawErr: unknown, req, res, next) => {
     if (res.headersSent) return next(rawErr);
-    const response = errorResponseOf(rawErr, req, logger);
-    res.status(response.status).set(response.headers).json(response.body);
+    sendErrorResponse(res, errorResponseOf(rawErr, req, logger));
+  };
+}
+
+/**
+ * The same answer for a request served without Express (the token lane, api/token-lane.ts); an
+ * answer already under way cannot change, so its connection is cut, as Express does.
+ */
+export function answerError(logger: Logger): (rawErr: unknown, req: EdgeRequest, res: ServerResponse) => void {
+  return (rawErr, req, res) => {
+    if (res.headersSent) res.destroy();
+    else sendErrorResponse(res, errorResponseOf(rawErr, req, logger));
   };
 }
 
@@ -54,10 +84,7 @@ export function clientLibraryErrors(logger: Logger): ErrorRequestHandler {
     if (res.headersSent) return next(rawErr);
     const response = errorResponseOf(rawErr, req, logger);
     const error = typeof response.body.error === 'string' ? response.body.error : undefined;
-    res
-      .status(response.status)
-      .set(response.headers)
-      .json({ ...response.body, code: clientLibraryCode(response.status, error) });
+    sendErrorResponse(res, response, { code: clientLibraryCode(response.status, error) });
   };
 }
 
@@ -68,11 +95,11 @@ export function clientLibraryErrors(logger: Logger): ErrorRequestHandler {
  */
 export function errorPageOf(
   rawErr: unknown,
-  req: Request,
+  req: EdgeRequest,
   logger: Logger,
 ): { status: number; headers: Record<string, string>; errorId: string } {
-  const log = req.log ?? logger;
-  const response = toErrorResponse(meaningOf(rawErr, log), req.originalUrl.split('?')[0] ?? req.path);
+  const log = requestLogger(req, logger);
+  const response = toErrorResponse(meaningOf(rawErr, log), pathOf(req));
   const errorId = response.errorId ?? randomUUID();
   log.error({ err: rawErr, errorId }, 'sign-in page failed');
   return response.status >= 500 ? { status: response.status, headers: response.headers, errorId } : { status: 500, headers: {}, errorId };

@@ -1,20 +1,24 @@
-import type { RequestHandler } from 'express';
+import type { Request } from 'express';
 import type { Metrics } from '../../core/platform/metrics/metrics.js';
 import type { RouteDoc } from '../openapi/route-docs.types.js';
 import { createTemplateMatcher } from '../openapi/route-templates.js';
+import type { EdgeRequest, EdgeStep } from './edge-step.js';
 
 /**
  * Observes every response by route template, never the raw URL, to bound label cardinality.
  * Express routes name their own template; requests the authorization server (a mounted Koa app)
  * answers get the documented template of their path, and anything else `unmatched`.
  */
-export function httpMetrics(metrics: Metrics, docs: readonly RouteDoc[]): RequestHandler {
+export function httpMetrics(metrics: Metrics, docs: readonly RouteDoc[]): EdgeStep {
   const templateOf = createTemplateMatcher(docs);
-  return (req, res, next) => {
+  // Express's route and mount path when Express served the request; the token lane has neither.
+  return (req: EdgeRequest & Partial<Pick<Request, 'route' | 'baseUrl'>>, res, next) => {
     const stop = metrics.httpRequestDuration.startTimer();
     res.once('finish', () => {
       const routePath = (req.route as { path?: string } | undefined)?.path;
-      const route = routePath ? `${req.baseUrl}${routePath}` : (templateOf(req.originalUrl.split('?')[0] ?? '') ?? 'unmatched');
+      const route = routePath
+        ? `${req.baseUrl ?? ''}${routePath}`
+        : (templateOf((req.originalUrl ?? req.url ?? '').split('?')[0] ?? '') ?? 'unmatched');
       stop({ method: req.method, route, status: String(res.statusCode) });
     });
     next();

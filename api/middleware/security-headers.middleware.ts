@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import type { ServiceContext } from '../service-context.js';
+import type { EdgeStep } from './edge-step.js';
 
 type Directives = Record<string, string[]>;
 
@@ -65,7 +66,7 @@ function headersWith(directives: Directives, hsts: boolean): RequestHandler {
  * per-request directives), so each request gets the recorded headers in one call instead of
  * running helmet's fourteen middlewares (about 5 % of a token request's CPU).
  */
-function answeredOnce(helmetFor: RequestHandler): RequestHandler {
+function answeredOnce(helmetFor: RequestHandler): EdgeStep {
   const headers = new Map<string, string>();
   const removed: string[] = [];
   const recorder = {
@@ -88,7 +89,7 @@ function answeredOnce(helmetFor: RequestHandler): RequestHandler {
  * each area serves. Answers are per caller and often carry personal data or secrets (a client
  * secret, tokens): `Cache-Control: no-store` unless a route says otherwise (static assets).
  */
-export function securityHeaders(ctx: ServiceContext, paths: { docs: string; dashboard: string; authServer: string }): RequestHandler {
+export function securityHeaders(ctx: ServiceContext, paths: { docs: string; dashboard: string; authServer: string }): EdgeStep {
   const hsts = ctx.config.publicUrl.startsWith('https://');
   const api = answeredOnce(headersWith(API_POLICY, hsts));
   const docs = answeredOnce(headersWith(DOCS_POLICY, hsts));
@@ -97,7 +98,8 @@ export function securityHeaders(ctx: ServiceContext, paths: { docs: string; dash
   const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
   return (req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');
-    const { path } = req;
+    // Node's own URL, not Express's `req.path`: the token lane runs this step without Express.
+    const path = (req.url ?? '').split('?')[0] ?? '';
     if (under(path, paths.docs)) return docs(req, res, next);
     if (under(path, paths.dashboard)) return dashboard(req, res, next);
     if (under(path, paths.authServer)) return authPages(req, res, next);

@@ -77,7 +77,7 @@ const isPlainObject = (value: object) => {
 
 /**
  * Censors secret fields and masks contact fields in plain objects and arrays, copying only what
- * changes. Class instances (the request and response pino-http hands over, errors) are left to
+ * changes. Class instances (errors, requests) are left to
  * their serializers: walking an IncomingMessage four levels deep on every request line cost more
  * than the rest of logging. One walk instead of pino's path-based `redact`, which parsed its paths
  * and cloned the object on every line (a fifth of a token request's logging CPU).
@@ -105,7 +105,7 @@ function scrubLogFields(value: unknown, depth = 0): unknown {
 /**
  * pino's error serializer, then the same censoring and masking on its own fields (an error's
  * `code`, a provider error's extra fields). Errors are instances, so the log-object walk leaves
- * them to this; pino-http is given it too.
+ * them to this.
  */
 export function serializeError(err: unknown): unknown {
   const serialized = pino.stdSerializers.err(err as Error) as unknown;
