@@ -21,6 +21,7 @@ import {
   storedSecretsOfClient,
   webOriginsOfClient,
 } from './oidc-adapter.js';
+import { reuseClientInstances } from './client-instances.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
 import { NodeSigningKey } from './node-signing-key.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
@@ -56,9 +57,10 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
   const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
   const self: { provider?: Provider } = {};
+  const Adapter = createOidcAdapter(stores.oidcRecords, stores.clientLookup);
 
   const configuration: Configuration = {
-    adapter: createOidcAdapter(stores.oidcRecords, stores.clientLookup),
+    adapter: Adapter,
     jwks: { keys: signingKeys.all.map((key) => new NodeSigningKey(key)) },
     cookies: { keys: cookieKeys },
     routes: {
@@ -257,6 +259,7 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
     const stored = await stores.clients.findClientWithSecret(this.clientId);
     return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
+  reuseClientInstances(provider, new Adapter('Client'));
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);
   answerForEnterpriseTokens(provider, {

@@ -100,6 +100,14 @@ export function createOidcAdapter(
   records: OidcRecordsRepository,
   clients: Pick<ClientLookup, 'clientWithSecret'>,
 ): new (name: string) => Adapter {
+  // The client lookup hands out one object per client while it is cached, so its metadata is
+  // built once per cached read, not on every token request (frozen: the provider only reads it).
+  const metadata = new WeakMap<ClientWithSecret, AdapterPayload>();
+  const metadataOf = (client: ClientWithSecret) => {
+    let built = metadata.get(client);
+    if (!built) metadata.set(client, (built = Object.freeze(toClientMetadata(client))));
+    return built;
+  };
   return class MongoOidcAdapter implements Adapter {
     constructor(private readonly kind: string) {}
 
@@ -120,7 +128,7 @@ export function createOidcAdapter(
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.kind === 'Client') {
         const client = await clients.clientWithSecret(id);
-        return client ? toClientMetadata(client) : undefined;
+        return client ? metadataOf(client) : undefined;
       }
       if (this.kind === 'AccessToken') {
         // A token of a blocked account is no token, for introspection and revocation too.

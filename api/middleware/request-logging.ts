@@ -56,9 +56,11 @@ export function requestLogging(logger: Logger): EdgeStep {
     const startedAt = Date.now();
     // 'close' comes once per answer, after 'finish' when the answer was written in full.
     res.once('close', () => {
-      const line = { req: describe(req, url), res: { statusCode: res.statusCode }, responseTime: Date.now() - startedAt };
-      if (!res.writableFinished) logger.info(line, 'request aborted');
-      else if (res.statusCode >= 500) logger.error(line, 'request errored');
+      const responseTime = Date.now() - startedAt;
+      // An answer never written has no status (Koa's placeholder 404 would be a lie).
+      if (!res.writableFinished) return logger.info({ req: describe(req, url), responseTime }, 'request aborted');
+      const line = { req: describe(req, url), res: { statusCode: res.statusCode }, responseTime };
+      if (res.statusCode >= 500) logger.error(line, 'request errored');
       else logger.info(line, 'request completed');
     });
     next();
