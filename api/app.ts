@@ -57,8 +57,9 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(userRoutesCors(services.clientLookup));
   app.use(methodNotAllowed(ctx, services.bearer, routeDocs));
   const { repositories, notifications, bearer, userTokens } = services;
-  // The busiest routes first: Express tries every router in order, and the token and OTP requests
-  // no longer walk past the pages, docs and admin routers (none of them shares a path with these).
+  // The busiest routes first: Express tries every router in order, and OTP requests (and token
+  // requests the lane does not take) do not walk past the pages, docs and admin routers (none of
+  // them shares a path with these).
   const authServer = authServerRoutes(ctx, services.signIn, services.authServer, userTokens);
   app.use(authServer.router);
   app.use(otpRoutes(ctx, bearer, services.otp));
