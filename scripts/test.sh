@@ -51,15 +51,16 @@ status=0
 run_jest "$results" "$@" || status=$?
 # The cluster pass: the files that exercise Redis (the OTP pipeline from accept to validation,
 # the sent journal, limits, sign-in, the workers, the queue dashboard, readiness, two processes of
-# each role sharing work, waiting and streaming notification events across API processes) again, on a
-# local Redis Cluster of 3 masters that the global setup starts.
+# each role sharing work, waiting and streaming notification events across API processes, pipelines
+# that share script methods) again, on a local Redis Cluster of 3 masters that the global setup
+# starts.
 cluster_results=$(mktemp)
 if [ $# -eq 0 ]; then
   TEST_REDIS_CLUSTER=1 run_jest "$cluster_results" \
     test/integration/otp-flow.test.ts test/integration/otp-delivery.test.ts test/integration/sent-journal.test.ts \
     test/integration/users-activation.test.ts test/integration/sign-in-errors.test.ts test/integration/notifications-worker.test.ts \
     test/integration/worker-recovery.test.ts test/integration/platform-health.test.ts test/integration/redis-cluster.test.ts test/integration/scaling-apart.test.ts \
-    test/integration/notifications-wait.test.ts test/integration/notifications-stream.test.ts \
+    test/integration/notifications-wait.test.ts test/integration/notifications-stream.test.ts test/integration/lean-redis-pipelines.test.ts \
     test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
   FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1
 fi

@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisTarget } from '../config/config.js';
+import { leanRedisPipelines } from './lean-redis-pipelines.js';
 
 /** A connection to one Redis or to a Redis Cluster: every Redis use takes either. */
 export type RedisClient = Redis | Cluster;
@@ -13,6 +14,7 @@ const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2000);
  * (CLUSTERDOWN, during a failover) is retried every `retryDelayOnClusterDown` ms.
  */
 function createRedis(target: RedisTarget, nodeOptions: RedisOptions, clusterOptions: ClusterOptions = {}): RedisClient {
+  leanRedisPipelines();
   if (target.kind === 'single') return new Redis(target.url, nodeOptions);
   const { enableOfflineQueue, ...perNode } = nodeOptions;
   return new Cluster(
