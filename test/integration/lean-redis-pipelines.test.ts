@@ -6,23 +6,13 @@ import {
   leanRedisPipelines,
   libraryPipelineConstructor,
 } from '../../core/platform/queues/lean-redis-pipelines.js';
-import { createWorkerRedis, waitForRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
-import { testConfig } from '../support/test-service.js';
+import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
+import { useRunRedis } from '../support/run-redis.js';
 
 // Pipelines that share their client's script methods, against the run's Redis (the cluster too, in
 // the cluster pass): what they build must be what the library's own constructor builds.
 describe('pipelines that share their client script methods', () => {
-  let redis: RedisClient;
-  let prefix: string;
-  beforeAll(async () => {
-    const config = testConfig('lean-pipelines');
-    prefix = config.queuePrefix;
-    redis = createWorkerRedis(config.redis);
-    expect(await waitForRedis(redis)).toBe(true);
-  });
-  afterAll(() => {
-    redis.disconnect();
-  });
+  const run = useRunRedis('lean-pipelines', createWorkerRedis);
 
   test('when the installed ioredis is the checked version, then the replacement is in place (an upgrade fails here until it is checked again)', () => {
     const { version } = createRequire(import.meta.url)('ioredis/package.json') as { version: string };
@@ -32,35 +22,35 @@ describe('pipelines that share their client script methods', () => {
   });
 
   test('when a pipeline is made, then it has the same own state as one from the library constructor, without a copy of every script', () => {
-    redis.defineCommand('leanEcho', { numberOfKeys: 1, lua: 'return {KEYS[1], ARGV[1]}' });
-    const lean = redis.pipeline() as unknown as Record<string, unknown>;
+    run.redis.defineCommand('leanEcho', { numberOfKeys: 1, lua: 'return {KEYS[1], ARGV[1]}' });
+    const lean = run.redis.pipeline() as unknown as Record<string, unknown>;
     const Library = libraryPipelineConstructor()!;
-    const library = new Library(redis as unknown as ConstructorParameters<typeof Library>[0]) as Record<string, unknown>;
+    const library = new Library(run.redis as unknown as ConstructorParameters<typeof Library>[0]) as Record<string, unknown>;
 
-    const scriptMethods = new Set(Object.keys(redis.scriptsSet).flatMap((name) => [name, `${name}Buffer`]));
+    const scriptMethods = new Set(Object.keys(run.redis.scriptsSet).flatMap((name) => [name, `${name}Buffer`]));
     const libraryOwnState = Object.keys(library).filter((key) => !scriptMethods.has(key) && key !== '_shaToScript');
     expect(Object.keys(lean).sort()).toEqual(libraryOwnState.sort());
     expect(Object.getOwnPropertyNames(lean)).toContain('length');
-    expect(lean.leanEcho).toBe((redis as unknown as Record<string, unknown>).leanEcho);
-    expect(lean.leanEchoBuffer).toBe((redis as unknown as Record<string, unknown>).leanEchoBuffer);
+    expect(lean.leanEcho).toBe((run.redis as unknown as Record<string, unknown>).leanEcho);
+    expect(lean.leanEchoBuffer).toBe((run.redis as unknown as Record<string, unknown>).leanEchoBuffer);
     expect(lean._shaToScript).toEqual(library._shaToScript);
     expect(lean).toBeInstanceOf(Library);
     expect(lean.isCluster).toBe(library.isCluster);
     expect(lean.options).toBe(library.options);
     // The pipelines of one client share one holder of its methods.
-    expect(Object.getPrototypeOf(redis.pipeline())).toBe(Object.getPrototypeOf(lean));
+    expect(Object.getPrototypeOf(run.redis.pipeline())).toBe(Object.getPrototypeOf(lean));
   });
 
   test('when scripts run in a pipeline and in a transaction, then each answers in order', async () => {
-    const key = `${prefix}:echo`;
-    const piped = redis.pipeline() as unknown as { leanEcho(key: string, arg: string): unknown; exec(): Promise<unknown> };
+    const key = `${run.prefix}:echo`;
+    const piped = run.redis.pipeline() as unknown as { leanEcho(key: string, arg: string): unknown; exec(): Promise<unknown> };
     piped.leanEcho(key, 'one');
     piped.leanEcho(key, 'two');
     expect(await piped.exec()).toEqual([
       [null, [key, 'one']],
       [null, [key, 'two']],
     ]);
-    const transaction = redis.multi() as unknown as {
+    const transaction = run.redis.multi() as unknown as {
       leanEcho(key: string, arg: string): unknown;
       set(k: string, v: string): unknown;
       exec(): Promise<unknown>;
@@ -74,15 +64,15 @@ describe('pipelines that share their client script methods', () => {
   });
 
   test('when a script is defined after pipelines were made, then the next pipeline has it', async () => {
-    redis.pipeline();
-    redis.defineCommand('leanLater', { numberOfKeys: 1, lua: 'return ARGV[1]' });
-    const piped = redis.pipeline() as unknown as { leanLater(key: string, arg: string): unknown; exec(): Promise<unknown> };
-    piped.leanLater(`${prefix}:later`, 'late');
+    run.redis.pipeline();
+    run.redis.defineCommand('leanLater', { numberOfKeys: 1, lua: 'return ARGV[1]' });
+    const piped = run.redis.pipeline() as unknown as { leanLater(key: string, arg: string): unknown; exec(): Promise<unknown> };
+    piped.leanLater(`${run.prefix}:later`, 'late');
     expect(await piped.exec()).toEqual([[null, 'late']]);
   });
 
   test('when BullMQ adds jobs in bulk (one pipeline of its scripts), then every job is stored', async () => {
-    const queue = new Queue(`lean-${Date.now()}`, { connection: redis as Redis, prefix });
+    const queue = new Queue(`lean-${Date.now()}`, { connection: run.redis as Redis, prefix: run.prefix });
     try {
       const jobs = await queue.addBulk([1, 2, 3].map((n) => ({ name: 'n', data: { n } })));
       expect(jobs.map((job) => job.id)).toHaveLength(3);

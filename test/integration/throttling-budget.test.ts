@@ -1,27 +1,15 @@
 import { Cluster } from 'ioredis';
-import { createProducerRedis, waitForRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
 import { createBudget, type BudgetDeclaration } from '../../core/platform/throttling/budget.js';
 import type { BudgetState } from '../../core/platform/throttling/rate-limit-headers.js';
-import { testConfig } from '../support/test-service.js';
+import { useRunRedis } from '../support/run-redis.js';
 
 // The limiter factory on its own, against the run's Redis (the cluster too, in the cluster pass).
 describe('a declared budget', () => {
-  let redis: RedisClient;
-  let prefix: string;
-  beforeAll(async () => {
-    const config = testConfig('budget');
-    prefix = config.queuePrefix;
-    redis = createProducerRedis(config.redis);
-    // Until Redis is ready the in-process stand-in would answer, which is not what is tested here.
-    expect(await waitForRedis(redis)).toBe(true);
-  });
-  afterAll(() => {
-    redis.disconnect();
-  });
+  const run = useRunRedis('budget');
 
   let n = 0;
   const budget = (declaration: Partial<BudgetDeclaration> = {}) =>
-    createBudget(redis, prefix, { name: `b${++n}`, points: 2, durationSeconds: 600, ...declaration });
+    createBudget(run.redis, run.prefix, { name: `b${++n}`, points: 2, durationSeconds: 600, ...declaration });
 
   test('when points are taken, then each answer counts them and says where the budget stands, and the last one is refused with the wait', async () => {
     const b = budget({ policy: 'some-policy' });
@@ -45,11 +33,11 @@ describe('a declared budget', () => {
   test('when a budget is declared, then its keys are <prefix>:rl:<name>:<subject> (the deployment prefix first, so one Cluster slot)', async () => {
     const b = budget({ name: 'feature:perThing' });
     await b.take('ent:alice|10.0.0.1');
-    expect(await redis.exists(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBe(1);
-    expect(await redis.pttl(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBeGreaterThan(590_000);
-    if (redis instanceof Cluster) {
-      const slotOf = async (key: string) => Number(await redis.call('CLUSTER', 'KEYSLOT', key));
-      expect(await slotOf(`${prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBe(await slotOf(`${prefix}:dispatch:x`));
+    expect(await run.redis.exists(`${run.prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBe(1);
+    expect(await run.redis.pttl(`${run.prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBeGreaterThan(590_000);
+    if (run.redis instanceof Cluster) {
+      const slotOf = async (key: string) => Number(await run.redis.call('CLUSTER', 'KEYSLOT', key));
+      expect(await slotOf(`${run.prefix}:rl:feature:perThing:ent:alice|10.0.0.1`)).toBe(await slotOf(`${run.prefix}:dispatch:x`));
     }
   });
 
@@ -81,7 +69,7 @@ describe('a declared budget', () => {
     expect((await separate.take('alice', { test: true })).admitted).toBe(true);
     expect((await separate.take('alice', { test: true })).admitted).toBe(false);
     expect((await separate.take('alice')).admitted).toBe(true);
-    expect(await redis.exists(`${prefix}:rl:${separate.declaration.name}:test:alice`)).toBe(1);
+    expect(await run.redis.exists(`${run.prefix}:rl:${separate.declaration.name}:test:alice`)).toBe(1);
     // A refused take counts too (as before the factory): two on the test key, one on the real one.
     expect(await separate.peek('alice', { test: true })).toBe(2);
     await separate.refund('alice', { test: true });

@@ -85,8 +85,8 @@ function replacePipelineConstructor(): void {
   // Called with `new` by ioredis; returning an object makes it the result of `new`.
   function LeanPipeline(redis: ScriptHolder): object {
     const pipeline = Object.create(methodsOf(redis)) as Record<string, unknown> & { _queue: unknown[] };
-    // The library's Commander constructor, then its Pipeline constructor, in their order.
-    pipeline.options = {};
+    // The state the library's Commander and Pipeline constructors leave (Commander's empty
+    // `options` is replaced by the client's at once, so it is set only once here).
     pipeline.scriptsSet = {};
     pipeline.addedBuiltinSet = new Set<string>();
     pipeline.redis = redis;
