@@ -259,7 +259,9 @@ await runBenchmark('otp-e2e', async (cleanup) => {
       warmupSecondsPerArm: WARMUP_S,
       pairs: PAIRS,
       baselineWork: BASELINE_WORK,
-      projectNodeFlags: PROCFILE_FLAGS ? 'the Procfile lines' : "Node's defaults",
+      projectNodeFlags: PROCFILE_FLAGS
+        ? { api: flagsOf('dist/api/main.js').join(' '), dispatchWorker: flagsOf('dist/workers/dispatch/main.js').join(' ') }
+        : "Node's defaults",
       interleaving: 'pairs alternate which arm runs first',
       load: 'open loop: request i due at start + i/rate, latency from that instant (no coordinated omission); 64 keep-alive sockets',
       latency: 'wall clock at the stub receiving the Twilio Messages POST minus the scheduled send instant',
