@@ -74,9 +74,12 @@ module.exports = {
       name: 'heavy-libraries-on-first-use',
       severity: 'error',
       comment:
-        'libvips (sharp), the passkey library and web-push are loaded with `await import` where first used (types may be imported): each adds megabytes of start-up memory to processes that mostly never use it.',
+        'libvips (sharp), the passkey library, web-push and the queue dashboard (bull-board) are loaded with `await import` where first used (types may be imported): each adds megabytes of start-up memory to processes that mostly never use it.',
       from: { path: '^(api|core|workers)/' },
-      to: { path: 'node_modules/(sharp|@simplewebauthn/server|web-push)/', dependencyTypesNot: ['type-only', 'dynamic-import'] },
+      to: {
+        path: 'node_modules/(sharp|@simplewebauthn/server|web-push|@bull-board/[^/]+)/',
+        dependencyTypesNot: ['type-only', 'dynamic-import'],
+      },
     },
   ],
   options: {
