@@ -36,7 +36,9 @@ export function adminQueuesRoutes(ctx: ServiceContext): Router {
     requireAdminToken(ctx, { allowBasic: true }),
     requireSameOriginForWrites(ctx.config.publicUrl),
     (req, res, next) => {
-      loadDashboard().then((dashboard) => dashboard(req, res, next), next);
+      loadDashboard()
+        .then((dashboard) => dashboard(req, res, next))
+        .catch(next);
     },
   );
   return router;

@@ -28,8 +28,8 @@ describe('Procfile', () => {
   // V8 runs a full collection instead of a scavenge whenever the old generation could not take in
   // everything the young one holds. Node 24's default semi-space grows to 64 MB on a machine with
   // this much memory, so an old generation bounded at 128 MB without a semi-space bound made the
-  // API run about a thousand full collections in a 40-second benchmark (against about ten) and
-  // raised the OTP path's p50 from 5 to 35 ms.
+  // API run about 1,200 full collections in one otp-e2e run (against about ten) and raised the
+  // OTP path's p50 from 5 to 31-36 ms.
   test.each(parsed)(
     'when the $type line is read, then it bounds the old generation and the semi-space to an eighth of that or less',
     ({ flags }) => {
