@@ -131,9 +131,11 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   cleanup(stub.stop);
   const env = projectEnv(storesOf(infra), 'bench_e2e_project', 'bep', stub.url);
   const flagsOf = (entry: string) => (PROCFILE_FLAGS ? (readProcfile().find((line) => line.entry === entry)?.flags ?? []) : []);
-  const api = await startProjectApi(env, flagsOf('dist/api/main.js'));
+  const apiFlags = flagsOf('dist/api/main.js');
+  const workerFlags = flagsOf('dist/workers/dispatch/main.js');
+  const api = await startProjectApi(env, apiFlags);
   cleanup(api.stop);
-  const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) }, flagsOf('dist/workers/dispatch/main.js'));
+  const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) }, workerFlags);
   cleanup(worker.stop);
   const baseline = await startBaselineApp(storesOf(infra), BASELINE_DB, 'beb');
   cleanup(baseline.stop);
@@ -259,9 +261,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
       warmupSecondsPerArm: WARMUP_S,
       pairs: PAIRS,
       baselineWork: BASELINE_WORK,
-      projectNodeFlags: PROCFILE_FLAGS
-        ? { api: flagsOf('dist/api/main.js').join(' '), dispatchWorker: flagsOf('dist/workers/dispatch/main.js').join(' ') }
-        : "Node's defaults",
+      projectNodeFlags: PROCFILE_FLAGS ? { api: apiFlags.join(' '), dispatchWorker: workerFlags.join(' ') } : "Node's defaults",
       interleaving: 'pairs alternate which arm runs first',
       load: 'open loop: request i due at start + i/rate, latency from that instant (no coordinated omission); 64 keep-alive sockets',
       latency: 'wall clock at the stub receiving the Twilio Messages POST minus the scheduled send instant',
