@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { UnavailableError } from '../../core/platform/errors/app-error.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
-import { isStreamId, type UserNotificationEvent } from '../../core/notifications/notification-user-events.js';
+import { isStreamId, type UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
 import { isDraining } from '../draining-state.js';
 import { authenticateUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';

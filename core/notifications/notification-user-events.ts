@@ -1,15 +1,7 @@
 import type { Logger } from '../platform/logger/logger.js';
 import { createChannelSubscriber } from '../platform/queues/channel-subscriber.js';
 import type { RedisClient } from '../platform/queues/redis-connection.js';
-
-/** What a user's event stream says: a new notification, or one of theirs reaching a final state. */
-export interface UserNotificationEvent {
-  type: 'created' | 'ended';
-  notification_uuid: string;
-  status: string;
-  /** For `created`: when it expires (no event is sent for expiry; the app drops it then). */
-  expires_at?: string;
-}
+import { openUserEventReader, type UserEventReader, type UserNotificationEvent } from './user-event-reader.js';
 
 export interface UserEventsListener {
   /** Events with ids after `lastEventId` are sent first (resumption), then each new one once. */
@@ -20,9 +12,10 @@ export interface UserEventsListener {
 /**
  * The events of each user's notifications, for open streams on every API process. Each event is
  * appended to the user's Redis stream (bounded, kept a day), which gives it its id and lets a
- * reconnecting client ask for what it missed (`Last-Event-ID`); then it is published on one
- * channel that every API process listens to with one connection, and handed to the streams that
- * process holds for that user.
+ * reconnecting client ask for what it missed (`Last-Event-ID`); then a message on one channel,
+ * which every API process listens to with one connection, wakes the streams that process holds
+ * for that user, and each reads the user's stream from the last event it sent. A sweep wakes
+ * every stream now and then, for messages lost while a subscriber reconnected.
  */
 export interface NotificationUserEvents {
   publish(enterpriseId: string, userId: string, event: UserNotificationEvent): Promise<void>;
@@ -36,19 +29,8 @@ export interface NotificationUserEvents {
 /** Events kept per user for resumption: a client away longer than that reloads its list. */
 export const USER_EVENTS_KEPT = 100;
 const USER_EVENTS_TTL_SECONDS = 24 * 3600;
-const STREAM_ID_RE = /^([0-9]{1,20})-([0-9]{1,20})$/;
-
-/** Redis stream ids compare as (milliseconds, sequence). */
-export function compareStreamIds(a: string, b: string): number {
-  const [, am = '0', as = '0'] = STREAM_ID_RE.exec(a) ?? [];
-  const [, bm = '0', bs = '0'] = STREAM_ID_RE.exec(b) ?? [];
-  const byMs = BigInt(am) - BigInt(bm);
-  if (byMs !== 0n) return byMs < 0n ? -1 : 1;
-  const bySeq = BigInt(as) - BigInt(bs);
-  return bySeq === 0n ? 0 : bySeq < 0n ? -1 : 1;
-}
-
-export const isStreamId = (value: string): boolean => STREAM_ID_RE.test(value);
+/** How often every open stream reads its user's events whether or not a message came. */
+const USER_EVENTS_SWEEP_MS = 15_000;
 
 export function createNotificationUserEvents(deps: {
   redis: RedisClient;
@@ -56,12 +38,16 @@ export function createNotificationUserEvents(deps: {
   /** The deployment's prefix: keys `<prefix>:user-events:<enterprise>:<user>` and one channel. */
   prefix: string;
   logger: Logger;
+  /** Overrides how often every open stream reads whether or not a message came. */
+  sweepMs?: number;
 }): NotificationUserEvents {
   const channel = `${deps.prefix}:user-events`;
   const keyOf = (enterpriseId: string, userId: string) =>
     `${deps.prefix}:user-events:${encodeURIComponent(enterpriseId)}:${encodeURIComponent(userId)}`;
-  const byKey = new Map<string, Set<(id: string, event: UserNotificationEvent) => void>>();
+  // The wake-up of each open stream, by the key of its user's events.
+  const byKey = new Map<string, Set<() => void>>();
   let count = 0;
+  let sweep: NodeJS.Timeout | undefined;
   const subscription = createChannelSubscriber({
     openSubscriber: deps.openSubscriber,
     channel,
@@ -69,13 +55,17 @@ export function createNotificationUserEvents(deps: {
     logger: deps.logger,
     onMessage: (message) => {
       try {
-        const { key, id, event } = JSON.parse(message) as { key: string; id: string; event: UserNotificationEvent };
-        for (const deliver of byKey.get(key) ?? []) deliver(id, event);
+        // The message also carries the event's id and content, which processes of older releases read.
+        const { key } = JSON.parse(message) as { key: string };
+        for (const wake of byKey.get(key) ?? []) wake();
       } catch (err) {
         deps.logger.warn({ err: (err as Error).message }, 'user events: unreadable message ignored');
       }
     },
   });
+  const wakeAll = () => {
+    for (const wakes of byKey.values()) for (const wake of wakes) wake();
+  };
 
   return {
     async publish(enterpriseId, userId, event) {
@@ -92,50 +82,46 @@ export function createNotificationUserEvents(deps: {
 
     async open(enterpriseId, userId, listener) {
       const key = keyOf(enterpriseId, userId);
-      // Live events wait here until what was missed has been sent, then go out in id order, once.
-      let replaying = true;
-      let lastSent = listener.lastEventId;
-      const held: [string, UserNotificationEvent][] = [];
-      const sendOnce = (id: string, event: UserNotificationEvent) => {
-        if (lastSent !== undefined && compareStreamIds(id, lastSent) <= 0) return;
-        lastSent = id;
-        listener.send(id, event);
-      };
-      const deliver = (id: string, event: UserNotificationEvent) => {
-        if (replaying) held.push([id, event]);
-        else sendOnce(id, event);
+      // A message that comes while the reader starts is kept as one wake-up for when it has.
+      let reader: UserEventReader | undefined;
+      let wokenEarly = false;
+      const wake = () => {
+        if (reader) reader.wake();
+        else wokenEarly = true;
       };
       const set = byKey.get(key) ?? new Set();
       byKey.set(key, set);
-      set.add(deliver);
+      set.add(wake);
       count += 1;
       const stop = () => {
-        if (!set.delete(deliver)) return;
+        reader?.stop();
+        if (!set.delete(wake)) return;
         count -= 1;
         if (set.size === 0) byKey.delete(key);
       };
       try {
         await subscription.ready();
-        if (listener.lastEventId !== undefined) {
-          const missed = await deps.redis.xrange(key, `(${listener.lastEventId}`, '+');
-          for (const [id, fields] of missed) {
-            const json = fields[fields.indexOf('event') + 1];
-            if (json) sendOnce(id, JSON.parse(json) as UserNotificationEvent);
-          }
-        }
+        reader = await openUserEventReader({
+          redis: deps.redis,
+          key,
+          ...(listener.lastEventId !== undefined ? { lastEventId: listener.lastEventId } : {}),
+          send: listener.send,
+          onReadError: (err) => deps.logger.warn({ err: err.message }, 'user events: read failed (the next wake-up reads again)'),
+        });
       } catch (err) {
         stop();
         throw err;
       }
-      replaying = false;
-      held.sort(([a], [b]) => compareStreamIds(a, b));
-      for (const [id, event] of held.splice(0)) sendOnce(id, event);
+      if (wokenEarly) reader.wake();
+      sweep ??= setInterval(wakeAll, deps.sweepMs ?? USER_EVENTS_SWEEP_MS).unref();
       return stop;
     },
 
     streams: () => count,
 
     close() {
+      clearInterval(sweep);
+      sweep = undefined;
       subscription.close();
       byKey.clear();
       count = 0;

@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { compareStreamIds } from '../../core/notifications/user-event-reader.js';
+import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { findFreePort } from '../../scripts/local-services.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
@@ -81,6 +85,54 @@ describe('GET /v1/me/notifications/stream', () => {
       events.close();
     }
     await eventually(async () => (service.ctx.userEvents.streams() === 0 ? true : undefined));
+  });
+
+  test('when an event from before the stream opened reaches this process late, then it is not sent', async () => {
+    // On a Redis Cluster a message can reach one node's subscribers after a stream opened on
+    // another process; replaying the captured message stands for that.
+    const listener = createWorkerRedis(service.ctx.config.redis);
+    const messages: string[] = [];
+    const channel = `${service.ctx.config.queuePrefix}:user-events`;
+    listener.on('message', (from: string, message: string) => from === channel && messages.push(message));
+    await listener.subscribe(channel);
+    try {
+      const before = await createFor('streamer1');
+      const late = await eventually(async () => messages.find((m) => m.includes(before)));
+      const events = await stream(service.url, 'streamer1');
+      try {
+        await service.ctx.redis.publish(channel, late);
+        const mine = await createFor('streamer1');
+        expect(dataOf(await events.next())).toMatchObject({ notification_uuid: mine });
+      } finally {
+        events.close();
+      }
+    } finally {
+      listener.disconnect();
+    }
+  });
+
+  test('when many events for one user are published at once, then the stream gets each one once, in id order', async () => {
+    const events = await stream(service.url, 'streamer2');
+    try {
+      const uuids = Array.from({ length: 40 }, () => randomUUID());
+      await Promise.all(
+        uuids.map((uuid) =>
+          service.ctx.userEvents.publish(DEFAULT_ENTERPRISE_ID, 'streamer2', {
+            type: 'created',
+            notification_uuid: uuid,
+            status: 'ACTIVE',
+          }),
+        ),
+      );
+      const received: SseEvent[] = [];
+      for (const _ of uuids) received.push(await events.next(5000));
+      const ids = received.map((e) => e.id as string);
+      expect([...ids].sort(compareStreamIds)).toEqual(ids);
+      expect(new Set(ids).size).toBe(uuids.length);
+      expect(received.map((e) => dataOf(e).notification_uuid).sort()).toEqual([...uuids].sort());
+    } finally {
+      events.close();
+    }
   });
 
   test('when the client reconnects with Last-Event-ID, then it gets what it missed, in order, and nothing twice', async () => {

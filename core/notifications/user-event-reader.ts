@@ -1,0 +1,100 @@
+import type { RedisClient } from '../platform/queues/redis-connection.js';
+
+/** What a user's event stream says: a new notification, or one of theirs reaching a final state. */
+export interface UserNotificationEvent {
+  type: 'created' | 'ended';
+  notification_uuid: string;
+  status: string;
+  /** For `created`: when it expires (no event is sent for expiry; the app drops it then). */
+  expires_at?: string;
+}
+
+const STREAM_ID_RE = /^([0-9]{1,20})-([0-9]{1,20})$/;
+
+/** Redis stream ids compare as (milliseconds, sequence). */
+export function compareStreamIds(a: string, b: string): number {
+  const [, am = '0', as = '0'] = STREAM_ID_RE.exec(a) ?? [];
+  const [, bm = '0', bs = '0'] = STREAM_ID_RE.exec(b) ?? [];
+  const byMs = BigInt(am) - BigInt(bm);
+  if (byMs !== 0n) return byMs < 0n ? -1 : 1;
+  const bySeq = BigInt(as) - BigInt(bs);
+  return bySeq === 0n ? 0 : bySeq < 0n ? -1 : 1;
+}
+
+export const isStreamId = (value: string): boolean => STREAM_ID_RE.test(value);
+
+/** Entries read per XRANGE; a full batch is followed by another read at once. */
+const READ_BATCH = 100;
+
+export interface UserEventReader {
+  /** Sends what was appended since the last event sent; calls while a read runs fold into one more read. */
+  wake(): void;
+  /** No read starts after this, and no event of a read under way is sent. */
+  stop(): void;
+}
+
+/**
+ * One open stream's reader of a user's Redis stream. The stream, not the pub/sub message that
+ * says something was appended, is what gets sent: messages can arrive late or out of order (on a
+ * Redis Cluster each PUBLISH goes through whichever node the client picked and reaches the other
+ * nodes' subscribers later), and may be lost while a subscriber reconnects. Reading by id from
+ * the last event sent gives every event once, in id order, whatever the messages did.
+ *
+ * Starts after `lastEventId` when it is an id the stream has reached (what the client missed is
+ * sent first), otherwise after the stream's newest entry: an event appended before the stream
+ * opened is not this stream's, even if its message arrives later.
+ */
+export async function openUserEventReader(deps: {
+  redis: RedisClient;
+  key: string;
+  lastEventId?: string;
+  send: (id: string, event: UserNotificationEvent) => void;
+  /** A wake-up read that failed; the next wake reads again from the same place. */
+  onReadError: (err: Error) => void;
+}): Promise<UserEventReader> {
+  const [newest] = await deps.redis.xrevrange(deps.key, '+', '-', 'COUNT', 1);
+  const head = newest?.[0] ?? '0-0';
+  // An id past the newest entry (another deployment's, a forged one) would hold back every event until time caught up.
+  let lastSent = deps.lastEventId !== undefined && compareStreamIds(deps.lastEventId, head) < 0 ? deps.lastEventId : head;
+  let stopped = false;
+  let reading = false;
+  let readAgain = false;
+
+  const readAll = async (): Promise<void> => {
+    do {
+      readAgain = false;
+      const entries = await deps.redis.xrange(deps.key, `(${lastSent}`, '+', 'COUNT', READ_BATCH);
+      for (const [id, fields] of entries) {
+        if (stopped) return;
+        lastSent = id;
+        const json = fields[fields.indexOf('event') + 1];
+        if (json) deps.send(id, JSON.parse(json) as UserNotificationEvent);
+      }
+      if (entries.length === READ_BATCH) readAgain = true;
+    } while (readAgain && !stopped);
+  };
+  const runRead = async (): Promise<void> => {
+    reading = true;
+    try {
+      await readAll();
+    } finally {
+      reading = false;
+    }
+  };
+
+  // What the client missed goes out before the stream counts as open; a failure here refuses the stream.
+  await runRead();
+  return {
+    wake() {
+      if (stopped) return;
+      if (reading) {
+        readAgain = true;
+        return;
+      }
+      runRead().catch((err: Error) => deps.onReadError(err));
+    },
+    stop() {
+      stopped = true;
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { createNotificationUserEvents, type NotificationUserEvents } from '../../core/notifications/notification-user-events.js';
+import type { UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
+import { createWorkerRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
+import { eventually } from '../support/otp-helpers.js';
+import { memoryLogger, testConfig } from '../support/test-service.js';
+
+// The user events module on the run's Redis (a cluster in the cluster pass): what reaches an open
+// stream when the pub/sub message that should wake it never comes.
+describe('notification user events', () => {
+  const config = testConfig('userevents');
+  let redis: RedisClient;
+  let events: NotificationUserEvents;
+  const keyOf = (userId: string) => `${config.queuePrefix}:user-events:ent1:${userId}`;
+  const created = (uuid: string): UserNotificationEvent => ({ type: 'created', notification_uuid: uuid, status: 'ACTIVE' });
+  const appendWithoutMessage = (userId: string, event: UserNotificationEvent) =>
+    redis.xadd(keyOf(userId), '*', 'event', JSON.stringify(event)) as Promise<string>;
+
+  beforeAll(() => {
+    redis = createWorkerRedis(config.redis);
+    events = createNotificationUserEvents({
+      redis,
+      openSubscriber: () => createWorkerRedis(config.redis),
+      prefix: config.queuePrefix,
+      logger: memoryLogger().logger,
+      sweepMs: 200,
+    });
+  });
+  afterAll(() => {
+    events.close();
+    redis.disconnect();
+  });
+
+  function collect(): { send: (id: string, event: UserNotificationEvent) => void; got: [string, string][] } {
+    const got: [string, string][] = [];
+    return { send: (id, event) => got.push([id, event.notification_uuid]), got };
+  }
+
+  test('when an event is appended but its message is lost, then the sweep sends it', async () => {
+    const listener = collect();
+    const stop = await events.open('ent1', 'lost', listener);
+    try {
+      const id = await appendWithoutMessage('lost', created('n-lost'));
+      await eventually(async () => (listener.got.length > 0 ? true : undefined));
+      expect(listener.got).toEqual([[id, 'n-lost']]);
+    } finally {
+      stop();
+    }
+  });
+
+  test('when a stream opens, then events from before it are not sent, and those after it are, once', async () => {
+    await events.publish('ent1', 'fresh', created('n-before'));
+    const listener = collect();
+    const stop = await events.open('ent1', 'fresh', listener);
+    try {
+      await events.publish('ent1', 'fresh', created('n-after'));
+      // Only a sweep sends this one: once it is here, a sweep has read the stream again.
+      await appendWithoutMessage('fresh', created('n-swept'));
+      await eventually(async () => (listener.got.length >= 2 ? true : undefined));
+      expect(listener.got.map(([, uuid]) => uuid)).toEqual(['n-after', 'n-swept']);
+    } finally {
+      stop();
+    }
+  });
+
+  test('when Last-Event-ID is past the newest event, then the stream starts at the newest and later events still come', async () => {
+    await events.publish('ent1', 'future', created('n-old'));
+    const listener = collect();
+    const stop = await events.open('ent1', 'future', { ...listener, lastEventId: `${Date.now() + 3_600_000}-0` });
+    try {
+      await events.publish('ent1', 'future', created('n-new'));
+      await eventually(async () => (listener.got.length > 0 ? true : undefined));
+      expect(listener.got.map(([, uuid]) => uuid)).toEqual(['n-new']);
+    } finally {
+      stop();
+    }
+  });
+
+  test('when a stream is stopped, then nothing more is sent to it and it no longer counts', async () => {
+    const stopped = collect();
+    const open = collect();
+    const stop = await events.open('ent1', 'stopped', stopped);
+    const stopOther = await events.open('ent1', 'stopped', open);
+    try {
+      expect(events.streams()).toBe(2);
+      stop();
+      expect(events.streams()).toBe(1);
+      await events.publish('ent1', 'stopped', created('n-late'));
+      await appendWithoutMessage('stopped', created('n-swept'));
+      // The stream still open got both, the second through a sweep that ran after the stop.
+      await eventually(async () => (open.got.length >= 2 ? true : undefined));
+      expect(stopped.got).toEqual([]);
+    } finally {
+      stopOther();
+    }
+  });
+});
