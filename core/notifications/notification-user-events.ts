@@ -42,6 +42,7 @@ export function createNotificationUserEvents(deps: {
   sweepMs?: number;
 }): NotificationUserEvents {
   const channel = `${deps.prefix}:user-events`;
+  const sweepMs = deps.sweepMs ?? USER_EVENTS_SWEEP_MS;
   const keyOf = (enterpriseId: string, userId: string) =>
     `${deps.prefix}:user-events:${encodeURIComponent(enterpriseId)}:${encodeURIComponent(userId)}`;
   // The wake-up of each open stream, by the key of its user's events.
@@ -63,6 +64,16 @@ export function createNotificationUserEvents(deps: {
       }
     },
   });
+  // While Redis is down every open stream's read fails at each sweep: one warning per sweep period says so.
+  let failedReads = 0;
+  let warnedAt = 0;
+  const readFailed = (err: Error) => {
+    failedReads += 1;
+    if (Date.now() - warnedAt < sweepMs) return;
+    deps.logger.warn({ err: err.message, failedReads }, 'user events: reads failed (the next wake-up reads again)');
+    warnedAt = Date.now();
+    failedReads = 0;
+  };
   const wakeAll = () => {
     for (const wakes of byKey.values()) for (const wake of wakes) wake();
   };
@@ -106,14 +117,14 @@ export function createNotificationUserEvents(deps: {
           key,
           ...(listener.lastEventId !== undefined ? { lastEventId: listener.lastEventId } : {}),
           send: listener.send,
-          onReadError: (err) => deps.logger.warn({ err: err.message }, 'user events: read failed (the next wake-up reads again)'),
+          onReadError: readFailed,
         });
       } catch (err) {
         stop();
         throw err;
       }
       if (wokenEarly) reader.wake();
-      sweep ??= setInterval(wakeAll, deps.sweepMs ?? USER_EVENTS_SWEEP_MS).unref();
+      sweep ??= setInterval(wakeAll, sweepMs).unref();
       return stop;
     },
 

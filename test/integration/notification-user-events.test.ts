@@ -1,6 +1,7 @@
 import { createNotificationUserEvents, type NotificationUserEvents } from '../../core/notifications/notification-user-events.js';
 import type { UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
-import { createWorkerRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
+import { createProducerRedis, createWorkerRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
+import { startRedisServer } from '../../scripts/local-services.js';
 import { eventually } from '../support/otp-helpers.js';
 import { memoryLogger, testConfig } from '../support/test-service.js';
 
@@ -91,6 +92,43 @@ describe('notification user events', () => {
       expect(stopped.got).toEqual([]);
     } finally {
       stopOther();
+    }
+  });
+
+  test('when Redis is down for a while, then one warning per sweep period says how many reads failed, and events come again once it is back', async () => {
+    // A Redis of its own to stop and start again, reached as the API reaches Redis (failing fast).
+    let server = await startRedisServer();
+    const target = { kind: 'single' as const, url: server.url };
+    const own = createProducerRedis(target);
+    own.on('error', () => undefined);
+    const { logger, lines } = memoryLogger();
+    const cut = createNotificationUserEvents({
+      redis: own,
+      openSubscriber: () => createWorkerRedis(target),
+      prefix: config.queuePrefix,
+      logger,
+      sweepMs: 200,
+    });
+    try {
+      const listener = collect();
+      await cut.open('ent1', 'outage', listener);
+      // Nineteen more streams, so that each sweep fails twenty reads.
+      for (let i = 0; i < 19; i++) await cut.open('ent1', `outage-${i}`, collect());
+      await server.stop();
+      const warnings = () => lines().filter((line) => line.msg === 'user events: reads failed (the next wake-up reads again)');
+      await eventually(async () => (warnings().length >= 2 ? true : undefined));
+      expect(warnings()[1]?.failedReads).toBeGreaterThanOrEqual(20);
+
+      server = await startRedisServer({ port: server.port });
+      await eventually(async () => (own.status === 'ready' ? true : undefined));
+      // Appended with no message: only a sweep's read can send it.
+      const id = (await own.xadd(keyOf('outage'), '*', 'event', JSON.stringify(created('n-back')))) as string;
+      await eventually(async () => (listener.got.length > 0 ? true : undefined));
+      expect(listener.got).toEqual([[id, 'n-back']]);
+    } finally {
+      cut.close();
+      own.disconnect();
+      await server.stop();
     }
   });
 });
