@@ -36,4 +36,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 STOPSIGNAL SIGTERM
-CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=128", "dist/api/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=128", "--heap-growing-percent=50", "dist/api/main.js"]
