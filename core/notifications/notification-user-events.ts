@@ -109,6 +109,10 @@ export function createNotificationUserEvents(deps: {
         if (!set.delete(wake)) return;
         count -= 1;
         if (set.size === 0) byKey.delete(key);
+        if (count === 0) {
+          clearInterval(sweep);
+          sweep = undefined;
+        }
       };
       try {
         await subscription.ready();

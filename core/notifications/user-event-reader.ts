@@ -21,7 +21,24 @@ export function compareStreamIds(a: string, b: string): number {
   return bySeq === 0n ? 0 : bySeq < 0n ? -1 : 1;
 }
 
-export const isStreamId = (value: string): boolean => STREAM_ID_RE.test(value);
+const MAX_ID_PART = 2n ** 64n - 1n;
+
+/** Both parts within Redis's 64-bit range: Redis refuses a larger one, which would fail every read. */
+export function isStreamId(value: string): boolean {
+  const [, ms, seq] = STREAM_ID_RE.exec(value) ?? [];
+  return ms !== undefined && seq !== undefined && BigInt(ms) <= MAX_ID_PART && BigInt(seq) <= MAX_ID_PART;
+}
+
+/** An entry's event; an entry this code did not write (no `event` field, not JSON) is skipped, not sent. */
+function eventOf(fields: string[]): UserNotificationEvent | undefined {
+  const at = fields.indexOf('event');
+  if (at < 0 || at % 2 !== 0) return undefined;
+  try {
+    return JSON.parse(fields[at + 1] ?? '') as UserNotificationEvent;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Entries read per XRANGE; a full batch is followed by another read at once. */
 const READ_BATCH = 100;
@@ -55,7 +72,10 @@ export async function openUserEventReader(deps: {
   const [newest] = await deps.redis.xrevrange(deps.key, '+', '-', 'COUNT', 1);
   const head = newest?.[0] ?? '0-0';
   // An id past the newest entry (another deployment's, a forged one) would hold back every event until time caught up.
-  let lastSent = deps.lastEventId !== undefined && compareStreamIds(deps.lastEventId, head) < 0 ? deps.lastEventId : head;
+  let lastSent =
+    deps.lastEventId !== undefined && isStreamId(deps.lastEventId) && compareStreamIds(deps.lastEventId, head) < 0
+      ? deps.lastEventId
+      : head;
   let stopped = false;
   let reading = false;
   let readAgain = false;
@@ -67,8 +87,8 @@ export async function openUserEventReader(deps: {
       for (const [id, fields] of entries) {
         if (stopped) return;
         lastSent = id;
-        const json = fields[fields.indexOf('event') + 1];
-        if (json) deps.send(id, JSON.parse(json) as UserNotificationEvent);
+        const event = eventOf(fields);
+        if (event) deps.send(id, event);
       }
       if (entries.length === READ_BATCH) readAgain = true;
     } while (readAgain && !stopped);

@@ -54,6 +54,7 @@ describe('notification user events', () => {
     const stop = await events.open('ent1', 'fresh', listener);
     try {
       await events.publish('ent1', 'fresh', created('n-after'));
+      await eventually(async () => (listener.got.length > 0 ? true : undefined));
       // Only a sweep sends this one: once it is here, a sweep has read the stream again.
       await appendWithoutMessage('fresh', created('n-swept'));
       await eventually(async () => (listener.got.length >= 2 ? true : undefined));
@@ -76,6 +77,21 @@ describe('notification user events', () => {
     }
   });
 
+  test('when the stream holds entries this code did not write, then they are skipped and the events after them come', async () => {
+    const seen = await appendWithoutMessage('foreign', created('n-seen'));
+    await redis.xadd(keyOf('foreign'), '*', 'other', 'x');
+    await redis.xadd(keyOf('foreign'), '*', 'event', 'not json');
+    const id = await appendWithoutMessage('foreign', created('n-missed'));
+    const listener = collect();
+    // Resuming after the first: the read that replays what was missed meets the two others first.
+    const stop = await events.open('ent1', 'foreign', { ...listener, lastEventId: seen });
+    try {
+      expect(listener.got).toEqual([[id, 'n-missed']]);
+    } finally {
+      stop();
+    }
+  });
+
   test('when a stream is stopped, then nothing more is sent to it and it no longer counts', async () => {
     const stopped = collect();
     const open = collect();
@@ -86,6 +102,7 @@ describe('notification user events', () => {
       stop();
       expect(events.streams()).toBe(1);
       await events.publish('ent1', 'stopped', created('n-late'));
+      await eventually(async () => (open.got.length > 0 ? true : undefined));
       await appendWithoutMessage('stopped', created('n-swept'));
       // The stream still open got both, the second through a sweep that ran after the stop.
       await eventually(async () => (open.got.length >= 2 ? true : undefined));
@@ -117,7 +134,8 @@ describe('notification user events', () => {
       await server.stop();
       const warnings = () => lines().filter((line) => line.msg === 'user events: reads failed (the next wake-up reads again)');
       await eventually(async () => (warnings().length >= 2 ? true : undefined));
-      expect(warnings()[1]?.failedReads).toBeGreaterThanOrEqual(20);
+      // Unthrottled, each warning would say 1; a read under way when Redis stopped may fail later than the sweep's others.
+      expect(warnings()[1]?.failedReads).toBeGreaterThanOrEqual(10);
 
       server = await startRedisServer({ port: server.port });
       await eventually(async () => (own.status === 'ready' ? true : undefined));

@@ -161,6 +161,17 @@ describe('GET /v1/me/notifications/stream', () => {
     }
   });
 
+  test('when Last-Event-ID has a part too large for a stream id, then the stream opens as without one', async () => {
+    const events = await stream(service.url, 'streamer2', '5-99999999999999999999');
+    try {
+      expect(events.status).toBe(200);
+      const live = await createFor('streamer2');
+      expect(dataOf(await events.next())).toMatchObject({ type: 'created', notification_uuid: live });
+    } finally {
+      events.close();
+    }
+  });
+
   test('when there is no user token, then 401 and no stream', async () => {
     const res = await fetch(`${service.url}/v1/me/notifications/stream`, { headers: { authorization: `Bearer ${enterprise}` } });
     expect(res.status).toBe(401);
