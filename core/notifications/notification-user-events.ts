@@ -32,10 +32,21 @@ const USER_EVENTS_TTL_SECONDS = 24 * 3600;
 /** How often every open stream reads its user's events whether or not a message came. */
 const USER_EVENTS_SWEEP_MS = 15_000;
 
+/**
+ * The Redis stream of one user's events: `<prefix>:user-events:{<enterprise>:<user>}`. The braces
+ * make the user its hash tag, so on a Redis Cluster users' streams spread over every master; the
+ * deployment's prefix loses its own braces here (they keep the queues' keys in one slot, and these
+ * keys never meet those in a script). Both parts are URI-encoded, so no id can add braces or
+ * colons of its own.
+ */
+export function userEventsKey(prefix: string, enterpriseId: string, userId: string): string {
+  return `${prefix.replace(/[{}]/g, '')}:user-events:{${encodeURIComponent(enterpriseId)}:${encodeURIComponent(userId)}}`;
+}
+
 export function createNotificationUserEvents(deps: {
   redis: RedisClient;
   openSubscriber: () => RedisClient;
-  /** The deployment's prefix: keys `<prefix>:user-events:<enterprise>:<user>` and one channel. */
+  /** The deployment's prefix: one key per user (`userEventsKey`) and the channel `<prefix>:user-events`. */
   prefix: string;
   logger: Logger;
   /** Overrides how often every open stream reads whether or not a message came. */
@@ -43,8 +54,7 @@ export function createNotificationUserEvents(deps: {
 }): NotificationUserEvents {
   const channel = `${deps.prefix}:user-events`;
   const sweepMs = deps.sweepMs ?? USER_EVENTS_SWEEP_MS;
-  const keyOf = (enterpriseId: string, userId: string) =>
-    `${deps.prefix}:user-events:${encodeURIComponent(enterpriseId)}:${encodeURIComponent(userId)}`;
+  const keyOf = (enterpriseId: string, userId: string) => userEventsKey(deps.prefix, enterpriseId, userId);
   // The wake-up of each open stream, by the key of its user's events.
   const byKey = new Map<string, Set<() => void>>();
   let count = 0;

@@ -1,4 +1,8 @@
-import { createNotificationUserEvents, type NotificationUserEvents } from '../../core/notifications/notification-user-events.js';
+import {
+  createNotificationUserEvents,
+  userEventsKey,
+  type NotificationUserEvents,
+} from '../../core/notifications/notification-user-events.js';
 import type { UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
 import { createProducerRedis, createWorkerRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
 import { startRedisServer } from '../../scripts/local-services.js';
@@ -11,7 +15,7 @@ describe('notification user events', () => {
   const config = testConfig('userevents');
   let redis: RedisClient;
   let events: NotificationUserEvents;
-  const keyOf = (userId: string) => `${config.queuePrefix}:user-events:ent1:${userId}`;
+  const keyOf = (userId: string) => userEventsKey(config.queuePrefix, 'ent1', userId);
   const created = (uuid: string): UserNotificationEvent => ({ type: 'created', notification_uuid: uuid, status: 'ACTIVE' });
   const appendWithoutMessage = (userId: string, event: UserNotificationEvent) =>
     redis.xadd(keyOf(userId), '*', 'event', JSON.stringify(event)) as Promise<string>;
