@@ -1,6 +1,5 @@
 import type { Request, Response } from 'express';
 import { UnavailableError } from '../../core/platform/errors/app-error.js';
-import type { Logger } from '../../core/platform/logger/logger.js';
 import { isStreamId, type UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
 import { isDraining } from '../draining-state.js';
 import { authenticateUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
@@ -24,7 +23,7 @@ const frame = (id: string, event: UserNotificationEvent) => `id: ${id}\nevent: $
  * cancel or a discard (expiry sends nothing: `created` carries `expires_at`). `Last-Event-ID`
  * resumes after the last event the client saw.
  */
-export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserTokenStores, logger: Logger) {
+export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserTokenStores) {
   return async (req: Request, res: Response): Promise<void> => {
     const { user } = userAuthOf(res);
     if (ctx.userEvents.streams() >= MAX_STREAMS_PER_PROCESS || isDraining(req.app)) {
@@ -54,8 +53,8 @@ export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserT
           else if (!ended) res.write(frame(id, event));
         },
       });
-    } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'notification stream: events not available');
+    } catch {
+      // Reported by the user events, once per period however many clients retry meanwhile.
       res.set('Retry-After', String(RECONNECT_MS / 1000));
       throw new UnavailableError('Notification events are not available, try again later');
     }

@@ -65,7 +65,7 @@ export function meNotificationsRoutes(
     res.json({ notifications: list.map(toActiveResponse) });
   });
 
-  router.get('/v1/me/notifications/stream', user, notificationStreamHandler(ctx, userTokens, logger));
+  router.get('/v1/me/notifications/stream', user, notificationStreamHandler(ctx, userTokens));
 
   router.get('/v1/me/notifications/history', user, async (req, res) => {
     const { enterpriseId, userId } = userAuthOf(res).user;

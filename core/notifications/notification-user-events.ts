@@ -74,7 +74,8 @@ export function createNotificationUserEvents(deps: {
       }
     },
   });
-  // While Redis is down every open stream's read fails at each sweep: one warning per sweep period says so.
+  // While Redis is down every open stream's read fails at each sweep, and every client's attempt to
+  // open one fails: one warning per sweep period says how many.
   let failedReads = 0;
   let warnedAt = 0;
   const readFailed = (err: Error) => {
@@ -135,6 +136,7 @@ export function createNotificationUserEvents(deps: {
         });
       } catch (err) {
         stop();
+        readFailed(err as Error);
         throw err;
       }
       if (wokenEarly) reader.wake();

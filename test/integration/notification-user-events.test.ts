@@ -116,7 +116,7 @@ describe('notification user events', () => {
     }
   });
 
-  test('when Redis is down for a while, then one warning per sweep period says how many reads failed, and events come again once it is back', async () => {
+  test('when Redis is down for a while, then one warning per sweep period says how many reads and opens failed, and events come again once it is back', async () => {
     // A Redis of its own to stop and start again, reached as the API reaches Redis (failing fast).
     let server = await startRedisServer();
     const target = { kind: 'single' as const, url: server.url };
@@ -130,7 +130,17 @@ describe('notification user events', () => {
       logger,
       sweepMs: 200,
     });
+    // A second process's user events with no stream open, its subscription in place: only refused opens fail there.
+    const second = memoryLogger();
+    const idle = createNotificationUserEvents({
+      redis: own,
+      openSubscriber: () => createWorkerRedis(target),
+      prefix: config.queuePrefix,
+      logger: second.logger,
+      sweepMs: 200,
+    });
     try {
+      (await idle.open('ent1', 'idle', collect()))();
       const listener = collect();
       await cut.open('ent1', 'outage', listener);
       // Nineteen more streams, so that each sweep fails twenty reads.
@@ -141,6 +151,17 @@ describe('notification user events', () => {
       // Unthrottled, each warning would say 1; a read under way when Redis stopped may fail later than the sweep's others.
       expect(warnings()[1]?.failedReads).toBeGreaterThanOrEqual(10);
 
+      // Clients opening streams meanwhile are refused and counted in the same warnings, not logged one line each.
+      const refusals = () => second.lines().filter((line) => line.msg === 'user events: reads failed (the next wake-up reads again)');
+      for (let i = 0; i < 30; i++) await expect(idle.open('ent1', `refused-${i}`, collect())).rejects.toThrow();
+      expect(refusals()).toHaveLength(1);
+      await eventually(async () => {
+        await expect(idle.open('ent1', 'refused-again', collect())).rejects.toThrow();
+        return refusals().length >= 2 ? true : undefined;
+      });
+      expect(refusals()[1]?.failedReads).toBeGreaterThanOrEqual(30);
+      expect(idle.streams()).toBe(0);
+
       server = await startRedisServer({ port: server.port });
       await eventually(async () => (own.status === 'ready' ? true : undefined));
       // Appended with no message: only a sweep's read can send it.
@@ -148,6 +169,7 @@ describe('notification user events', () => {
       await eventually(async () => (listener.got.length > 0 ? true : undefined));
       expect(listener.got).toEqual([[id, 'n-back']]);
     } finally {
+      idle.close();
       cut.close();
       own.disconnect();
       await server.stop();
