@@ -1,7 +1,7 @@
 import type { Logger } from '../platform/logger/logger.js';
 import { createChannelSubscriber } from '../platform/queues/channel-subscriber.js';
 import type { RedisClient } from '../platform/queues/redis-connection.js';
-import { openUserEventReader, type UserEventReader, type UserNotificationEvent } from './user-event-reader.js';
+import { createUserEventReader, type UserEventReader, type UserNotificationEvent } from './user-event-reader.js';
 
 export interface UserEventsListener {
   /** Events with ids after `lastEventId` are sent first (resumption), then each new one once. */
@@ -55,8 +55,8 @@ export function createNotificationUserEvents(deps: {
   const channel = `${deps.prefix}:user-events`;
   const sweepMs = deps.sweepMs ?? USER_EVENTS_SWEEP_MS;
   const keyOf = (enterpriseId: string, userId: string) => userEventsKey(deps.prefix, enterpriseId, userId);
-  // The wake-up of each open stream, by the key of its user's events.
-  const byKey = new Map<string, Set<() => void>>();
+  // The reader of each open stream, by the key of its user's events.
+  const byKey = new Map<string, Set<UserEventReader>>();
   let count = 0;
   let sweep: NodeJS.Timeout | undefined;
   const subscription = createChannelSubscriber({
@@ -68,7 +68,7 @@ export function createNotificationUserEvents(deps: {
       try {
         // The message also carries the event's id and content, which processes of older releases read.
         const { key } = JSON.parse(message) as { key: string };
-        for (const wake of byKey.get(key) ?? []) wake();
+        for (const reader of byKey.get(key) ?? []) reader.wake();
       } catch (err) {
         deps.logger.warn({ err: (err as Error).message }, 'user events: unreadable message ignored');
       }
@@ -86,7 +86,7 @@ export function createNotificationUserEvents(deps: {
     failedReads = 0;
   };
   const wakeAll = () => {
-    for (const wakes of byKey.values()) for (const wake of wakes) wake();
+    for (const readers of byKey.values()) for (const reader of readers) reader.wake();
   };
 
   return {
@@ -104,20 +104,20 @@ export function createNotificationUserEvents(deps: {
 
     async open(enterpriseId, userId, listener) {
       const key = keyOf(enterpriseId, userId);
-      // A message that comes while the reader starts is kept as one wake-up for when it has.
-      let reader: UserEventReader | undefined;
-      let wokenEarly = false;
-      const wake = () => {
-        if (reader) reader.wake();
-        else wokenEarly = true;
-      };
+      const reader = createUserEventReader({
+        redis: deps.redis,
+        key,
+        ...(listener.lastEventId !== undefined ? { lastEventId: listener.lastEventId } : {}),
+        send: listener.send,
+        onReadError: readFailed,
+      });
       const set = byKey.get(key) ?? new Set();
       byKey.set(key, set);
-      set.add(wake);
+      set.add(reader);
       count += 1;
       const stop = () => {
-        reader?.stop();
-        if (!set.delete(wake)) return;
+        reader.stop();
+        if (!set.delete(reader)) return;
         count -= 1;
         if (set.size === 0) byKey.delete(key);
         if (count === 0) {
@@ -127,19 +127,12 @@ export function createNotificationUserEvents(deps: {
       };
       try {
         await subscription.ready();
-        reader = await openUserEventReader({
-          redis: deps.redis,
-          key,
-          ...(listener.lastEventId !== undefined ? { lastEventId: listener.lastEventId } : {}),
-          send: listener.send,
-          onReadError: readFailed,
-        });
+        await reader.start();
       } catch (err) {
         stop();
         readFailed(err as Error);
         throw err;
       }
-      if (wokenEarly) reader.wake();
       sweep ??= setInterval(wakeAll, sweepMs).unref();
       return stop;
     },

@@ -44,6 +44,11 @@ function eventOf(fields: string[]): UserNotificationEvent | undefined {
 const READ_BATCH = 100;
 
 export interface UserEventReader {
+  /**
+   * Takes the starting point and sends what the client missed; a failure refuses the stream. Wake-ups
+   * before or during it fold into its read.
+   */
+  start(): Promise<void>;
   /** Sends what was appended since the last event sent; calls while a read runs fold into one more read. */
   wake(): void;
   /** No read starts after this, and no event of a read under way is sent. */
@@ -61,23 +66,18 @@ export interface UserEventReader {
  * sent first), otherwise after the stream's newest entry: an event appended before the stream
  * opened is not this stream's, even if its message arrives later.
  */
-export async function openUserEventReader(deps: {
+export function createUserEventReader(deps: {
   redis: RedisClient;
   key: string;
   lastEventId?: string;
   send: (id: string, event: UserNotificationEvent) => void;
   /** A wake-up read that failed; the next wake reads again from the same place. */
   onReadError: (err: Error) => void;
-}): Promise<UserEventReader> {
-  const [newest] = await deps.redis.xrevrange(deps.key, '+', '-', 'COUNT', 1);
-  const head = newest?.[0] ?? '0-0';
-  // An id past the newest entry (another deployment's, a forged one) would hold back every event until time caught up.
-  let lastSent =
-    deps.lastEventId !== undefined && isStreamId(deps.lastEventId) && compareStreamIds(deps.lastEventId, head) < 0
-      ? deps.lastEventId
-      : head;
+}): UserEventReader {
+  let lastSent = '0-0';
   let stopped = false;
-  let reading = false;
+  // The start counts as a read under way: a wake-up before it has read is covered by its read.
+  let reading = true;
   let readAgain = false;
 
   const readAll = async (): Promise<void> => {
@@ -93,18 +93,25 @@ export async function openUserEventReader(deps: {
       if (entries.length === READ_BATCH) readAgain = true;
     } while (readAgain && !stopped);
   };
-  const runRead = async (): Promise<void> => {
+  const runRead = async (first?: () => Promise<void>): Promise<void> => {
     reading = true;
     try {
+      await first?.();
       await readAll();
     } finally {
       reading = false;
     }
   };
+  const takeStartingPoint = async (): Promise<void> => {
+    const [newest] = await deps.redis.xrevrange(deps.key, '+', '-', 'COUNT', 1);
+    const head = newest?.[0] ?? '0-0';
+    // An id past the newest entry (another deployment's, a forged one) would hold back every event until time caught up.
+    const resumeAt = deps.lastEventId;
+    lastSent = resumeAt !== undefined && isStreamId(resumeAt) && compareStreamIds(resumeAt, head) < 0 ? resumeAt : head;
+  };
 
-  // What the client missed goes out before the stream counts as open; a failure here refuses the stream.
-  await runRead();
   return {
+    start: () => runRead(takeStartingPoint),
     wake() {
       if (stopped) return;
       if (reading) {
