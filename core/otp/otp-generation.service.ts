@@ -105,26 +105,65 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
   }
 
   /**
-   * Inserts a fresh OTP's rows. When the insert fails its outcome is unknown (the store may have
-   * applied it and died before answering); the request will be answered with an error, so the
-   * rows are ended, or the sweeper would send a code the caller never got a uuid for. Resumed
-   * requests do not do this: their rows may belong to an earlier attempt that was answered.
+   * Writes a fresh OTP and its rows at once: its uuid is new, so neither can exist yet and neither
+   * write waits for the other (one store round trip fewer before the answer). When either fails its
+   * outcome is unknown (the store may have applied it and died before answering); the request will
+   * be answered with an error, so the rows are ended, or the sweeper would send a code the caller
+   * never got a uuid for (and should ending them fail too, the dispatch worker sends no row whose
+   * OTP is missing). Resumed requests do not do this: their rows may belong to an earlier attempt
+   * that was answered.
    */
-  async function insertFreshRows(rows: Delivery[]): Promise<void> {
-    try {
-      await deps.deliveries.insertNew(rows);
-    } catch (err) {
-      await unanswered.cancel(rows.map((row) => row.id));
-      throw err;
+  async function insertFresh(record: OtpRecord, rows: Delivery[]): Promise<void> {
+    const [otp, written] = await Promise.allSettled([deps.otps.insert(record), deps.deliveries.insertNew(rows)]);
+    if (otp.status === 'fulfilled' && written.status === 'fulfilled') return;
+    await unanswered.cancel(rows.map((row) => row.id));
+    throw otp.status === 'rejected' ? otp.reason : (written as PromiseRejectedResult).reason;
+  }
+
+  function rowsOf(
+    stored: OtpRecord,
+    addresses: Partial<Record<Channel, string>>,
+    request: GenerateOtpRequest,
+    code: string,
+    test: boolean,
+  ): Delivery[] {
+    const at = now();
+    return stored.channels.map((channel) => {
+      const id = otpDeliveryId(stored.otpUuid, channel);
+      return {
+        id,
+        kind: 'otp',
+        enterpriseId: stored.enterpriseId,
+        refId: stored.otpUuid,
+        channel,
+        to: addresses[channel] as string,
+        template: request.channels[channel] as string,
+        ...(test ? { test: true } : {}),
+        macros: { ...request.dynamicMacros },
+        secretMacros: encryptSecret(JSON.stringify({ [OTP_MACRO]: code }), deps.keys.encryptionKey, id),
+        state: 'QUEUED',
+        attempts: 0,
+        notAfter: stored.expiresAt,
+        queuedAt: at,
+        updatedAt: at,
+      };
+    });
+  }
+
+  function refuseIfPastDeadline(deadline: number | undefined): void {
+    if (deadline !== undefined && Date.now() > deadline) {
+      throw new UnavailableError('Service unavailable: the request took too long; retry later', {
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      });
     }
   }
 
   /**
    * Writes the OTP, its delivery rows and its jobs; every step is idempotent on the uuid.
    * `freshCode` is given when the uuid is new to this request (no Idempotency-Key): nothing can
-   * resume it, so the code is not parked on the OTP record and needs no clearing afterwards
-   * (one MongoDB round trip fewer). With a key, a retry must deliver the first attempt's code,
-   * which it finds encrypted on the record until the delivery rows exist.
+   * resume it, so the code is not parked on the OTP record and needs no clearing afterwards, and
+   * the record and rows are written at once. With a key, a retry must deliver the first attempt's
+   * code, which it finds encrypted on the record until the delivery rows exist.
    */
   async function persistAndQueue(
     record: OtpRecord,
@@ -134,50 +173,26 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     deadline: number | undefined,
     test: boolean,
   ): Promise<void> {
-    // A fresh uuid cannot exist yet: a plain insert; a resumable one may (a retried request).
-    const stored = freshCode === undefined ? await deps.otps.insertIfAbsent(record) : await deps.otps.insert(record);
-    const code = stored.codeEncrypted ? decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid) : freshCode;
     // Only rows that are certainly new travel sealed in their jobs (the worker then skips reading
     // them); a resumed request's rows may have been sent already, so its jobs make the worker read.
     const sealed = new Map<string, string>();
-    if (code !== undefined) {
-      const at = now();
-      const rows: Delivery[] = stored.channels.map((channel) => {
-        const id = otpDeliveryId(stored.otpUuid, channel);
-        return {
-          id,
-          kind: 'otp',
-          enterpriseId: stored.enterpriseId,
-          refId: stored.otpUuid,
-          channel,
-          to: addresses[channel] as string,
-          template: request.channels[channel] as string,
-          ...(test ? { test: true } : {}),
-          macros: { ...request.dynamicMacros },
-          secretMacros: encryptSecret(JSON.stringify({ [OTP_MACRO]: code }), deps.keys.encryptionKey, id),
-          state: 'QUEUED',
-          attempts: 0,
-          notAfter: stored.expiresAt,
-          queuedAt: at,
-          updatedAt: at,
-        };
-      });
-      if (deadline !== undefined && Date.now() > deadline) {
-        throw new UnavailableError('Service unavailable: the request took too long; retry later', {
-          retryAfterSeconds: RETRY_AFTER_SECONDS,
-        });
+    if (freshCode !== undefined) {
+      const rows = rowsOf(record, addresses, request, freshCode, test);
+      refuseIfPastDeadline(deadline);
+      await insertFresh(record, rows);
+      for (const row of rows) {
+        const envelope = sealDelivery(row, deps.keys.encryptionKey);
+        if (envelope !== undefined) sealed.set(row.id, envelope);
       }
-      if (freshCode === undefined) await deps.deliveries.insertMany(rows);
-      else {
-        await insertFreshRows(rows);
-        for (const row of rows) {
-          const envelope = sealDelivery(row, deps.keys.encryptionKey);
-          if (envelope !== undefined) sealed.set(row.id, envelope);
-        }
-      }
-      // The rows are the commit point: from here on the answer is 200 whatever fails, because the
-      // sweeper will send them. A code left parked on the record only lets a retry resume.
+    } else {
+      // A resumable uuid may exist already (a retried request): its stored code is the one to send.
+      const stored = await deps.otps.insertIfAbsent(record);
       if (stored.codeEncrypted) {
+        const code = decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid);
+        refuseIfPastDeadline(deadline);
+        await deps.deliveries.insertMany(rowsOf(stored, addresses, request, code, test));
+        // The rows are the commit point: from here on the answer is 200 whatever fails, because the
+        // sweeper will send them. A code left parked on the record only lets a retry resume.
         await deps.otps
           .clearCode(stored.otpUuid)
           .catch((err: unknown) =>
@@ -186,8 +201,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       }
     }
     await Promise.all(
-      stored.channels.map(async (channel) => {
-        const id = otpDeliveryId(stored.otpUuid, channel);
+      record.channels.map(async (channel) => {
+        const id = otpDeliveryId(record.otpUuid, channel);
         try {
           await deps.enqueue(id, sealed.get(id));
         } catch (err) {

@@ -3,6 +3,7 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import {
   CANCELLED_BEFORE_SENDING,
   EXPIRED_BEFORE_SENDING,
+  REQUEST_NOT_ANSWERED,
   type DeliveriesRepository,
 } from '../../core/deliveries/deliveries.repository.js';
 import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
@@ -172,13 +173,14 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
   };
 
   // A row that failed while it could still be sent keeps its encrypted code for an operator's
-  // replay (the sweeper drops it when the window closes); an expired one has nothing to replay.
+  // replay (the sweeper drops it when the window closes); an expired one, or one whose request
+  // was never answered, has nothing to replay and never reached a provider.
   const markFailed = async (delivery: Delivery, reason: string, attempt?: number, provider = providerOf(deps, delivery)) => {
-    const expired = reason === EXPIRED_BEFORE_SENDING;
+    const unsendable = reason === EXPIRED_BEFORE_SENDING || reason === REQUEST_NOT_ANSWERED;
     await deps.deliveries.markFailed(delivery.id, reason, {
       attempts: attempt,
-      provider: expired ? undefined : provider,
-      keepSecrets: !expired,
+      provider: unsendable ? undefined : provider,
+      keepSecrets: !unsendable,
     });
     deliveryOutcomes.inc({ channel: delivery.channel, provider, state: 'FAILED' });
   };
@@ -230,9 +232,16 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     await admitOrDelay(job, token);
     // The last moment a cancel can stop the message. A cancel that lands after this read finds the
     // message handed over: its row then ends SENT, as a send recorded after an end is the truth.
-    if (delivery.kind === 'otp' && (await deps.otpStatus(delivery.refId)) === 'CANCELLED') {
+    const otpStatus = delivery.kind === 'otp' ? await deps.otpStatus(delivery.refId) : undefined;
+    if (otpStatus === 'CANCELLED') {
       await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt);
       return { state: 'SKIPPED', reason: 'cancelled' };
+    }
+    // An unexpired row whose OTP was never stored: its request wrote both at once, the OTP's write
+    // failed and so did ending the rows. The caller got an error, so nobody holds a uuid to check.
+    if (delivery.kind === 'otp' && otpStatus === undefined) {
+      await markFailed(delivery, REQUEST_NOT_ANSWERED, attempt);
+      return { state: 'SKIPPED', reason: 'request not answered' };
     }
     let sent: SentMessage & { provider: string };
     try {
