@@ -28,8 +28,9 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   }
   // Commands issued in the same turn of the event loop (a request's two rate limits, other
   // requests' limits and enqueues) leave in one write instead of one each: fewer system calls
-  // for the API and for Redis. Every caller still gets its own reply or error.
-  const redis = createProducerRedis(config.redis, { enableAutoPipelining: true });
+  // for the API and for Redis. Every caller still gets its own reply or error. A command
+  // unanswered in time fails, so a Redis that hangs is handled as one that is down.
+  const redis = createProducerRedis(config.redis, { enableAutoPipelining: true, commandTimeout: config.redisCommandTimeoutMs });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const metrics = createMetrics(queues, { mongodb: () => pingMongo(mongo), redis: () => pingRedis(redis) });

@@ -117,6 +117,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     mongoServerSelectionTimeoutMs: s.MONGODB_SERVER_SELECTION_TIMEOUT_MS,
     /** One Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
     redis,
+    /** The API's wait for one Redis command before it fails it (workers' connections have none). */
+    redisCommandTimeoutMs: s.REDIS_COMMAND_TIMEOUT_MS,
     /** Prefix of every Redis key (on a cluster wrapped in a hash tag, e.g. `{svc}`). */
     queuePrefix: queuePrefixFor(s.QUEUE_PREFIX, redis),
     publicUrl,

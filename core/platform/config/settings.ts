@@ -162,6 +162,14 @@ export const SETTINGS = {
     defaultText: 'one of the two is required',
     doc: 'a Redis Cluster: comma-separated `host:port` seed nodes (e.g. `10.0.0.1:6379,10.0.0.2:6379`; IPv6 as `[::1]:6379`); the client learns every other node from them. Giving both this and `REDIS_URL` stops the process',
   },
+  REDIS_COMMAND_TIMEOUT_MS: {
+    section: 'stores',
+    kind: 'integer',
+    min: 100,
+    max: 60000,
+    default: 1000,
+    doc: "how long the API waits for Redis to answer one command before it fails it: a Redis that stops answering without closing the connection (a stopped process, a partition) then makes rate limits fall back to the in-process budget and dispatch jobs wait in the API, as while Redis is down, instead of holding requests until the operating system gives up on the connection. Workers' connections do not time out (their blocking reads wait on purpose)",
+  },
   QUEUE_PREFIX: {
     section: 'stores',
     kind: 'string',
