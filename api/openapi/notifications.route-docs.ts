@@ -106,7 +106,9 @@ export const notificationsRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
       ...userGuardErrors,
-      '503': userError('Too many open streams on this process, or events unavailable (Redis down); retry after Retry-After'),
+      '503': userError(
+        'Too many open streams on this process or for this user (10 per user on one process), or events unavailable (Redis down); retry after Retry-After',
+      ),
     },
   },
   {

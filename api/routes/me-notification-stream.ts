@@ -8,6 +8,12 @@ import type { ServiceContext } from '../service-context.js';
 /** Open streams one API process holds; past it a new one is refused with 503 and Retry-After. */
 export const MAX_STREAMS_PER_PROCESS = 1000;
 /**
+ * Open streams of one user on one API process (devices and tabs); past it that user's next one is
+ * refused the same way. Without it one user's token could take the whole process's streams, and
+ * each of that user's events would then cost a read per stream.
+ */
+export const MAX_STREAMS_PER_USER = 10;
+/**
  * A comment line this often keeps proxies from closing an idle stream; each one also checks the
  * token again (revoked, expired, user blocked: the stream ends).
  */
@@ -29,6 +35,10 @@ export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserT
     if (ctx.userEvents.streams() >= MAX_STREAMS_PER_PROCESS || isDraining(req.app)) {
       res.set('Retry-After', String(RECONNECT_MS / 1000));
       throw new UnavailableError('Too many open notification streams, try again later');
+    }
+    if (ctx.userEvents.streamsOf(user.enterpriseId, user.userId) >= MAX_STREAMS_PER_USER) {
+      res.set('Retry-After', String(RECONNECT_MS / 1000));
+      throw new UnavailableError(`Too many open notification streams for this user (at most ${MAX_STREAMS_PER_USER}), try again later`);
     }
     const lastEventId = req.get('last-event-id');
     let ended = false;

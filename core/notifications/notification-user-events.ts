@@ -23,6 +23,8 @@ export interface NotificationUserEvents {
   open(enterpriseId: string, userId: string, listener: UserEventsListener): Promise<() => void>;
   /** Open streams in this process. */
   streams(): number;
+  /** Open streams of one user in this process. */
+  streamsOf(enterpriseId: string, userId: string): number;
   close(): void;
 }
 
@@ -138,6 +140,7 @@ export function createNotificationUserEvents(deps: {
     },
 
     streams: () => count,
+    streamsOf: (enterpriseId, userId) => byKey.get(keyOf(enterpriseId, userId))?.size ?? 0,
 
     close() {
       clearInterval(sweep);

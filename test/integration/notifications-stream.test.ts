@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { MAX_STREAMS_PER_USER } from '../../api/routes/me-notification-stream.js';
 import { compareStreamIds } from '../../core/notifications/user-event-reader.js';
 import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
@@ -169,6 +170,36 @@ describe('GET /v1/me/notifications/stream', () => {
       expect(dataOf(await events.next())).toMatchObject({ type: 'created', notification_uuid: live });
     } finally {
       events.close();
+    }
+  });
+
+  test('when one user opens more streams on one process than allowed, then the next is refused with 503 and Retry-After until one closes, and other users are not affected', async () => {
+    const open = await Promise.all(Array.from({ length: MAX_STREAMS_PER_USER }, () => stream(service.url, 'streamer1')));
+    try {
+      expect(open.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_USER).fill(200));
+      const refused = await fetch(`${service.url}/v1/me/notifications/stream`, {
+        headers: { authorization: `Bearer ${tokens.streamer1 as string}`, accept: 'text/event-stream' },
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('3');
+      expect(await refused.json()).toMatchObject({
+        code: 39,
+        message: `Too many open notification streams for this user (at most ${MAX_STREAMS_PER_USER}), try again later`,
+      });
+      const otherUser = await stream(service.url, 'streamer2');
+      otherUser.close();
+      expect(otherUser.status).toBe(200);
+
+      open.shift()?.close();
+      const again = await eventually(async () => {
+        const attempt = await stream(service.url, 'streamer1');
+        if (attempt.status === 200) return attempt;
+        attempt.close();
+        return undefined;
+      });
+      open.push(again);
+    } finally {
+      for (const s of open) s.close();
     }
   });
 
