@@ -42,6 +42,10 @@ function eventOf(fields: string[]): UserNotificationEvent | undefined {
 
 /** Entries read per XRANGE; a full batch is followed by another read at once. */
 const READ_BATCH = 100;
+/** A failed read is tried again after this, doubling while it keeps failing. */
+const RETRY_FIRST_MS = 1000;
+/** The longest wait between tries: the sweep wakes every stream every 15 s anyway. */
+const RETRY_LONGEST_MS = 8000;
 
 export interface UserEventReader {
   /**
@@ -71,11 +75,15 @@ export function createUserEventReader(deps: {
   key: string;
   lastEventId?: string;
   send: (id: string, event: UserNotificationEvent) => void;
-  /** A wake-up read that failed; the next wake reads again from the same place. */
+  /** A wake-up read that failed; it is tried again from the same place within seconds. */
   onReadError: (err: Error) => void;
+  /** Overrides the wait before the first try again after a failed read. */
+  retryFirstMs?: number;
 }): UserEventReader {
   let lastSent = '0-0';
   let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  let failuresInRow = 0;
   // The start counts as a read under way: a wake-up before it has read is covered by its read.
   let reading = true;
   let readAgain = false;
@@ -110,7 +118,19 @@ export function createUserEventReader(deps: {
     lastSent = resumeAt !== undefined && isStreamId(resumeAt) && compareStreamIds(resumeAt, head) < 0 ? resumeAt : head;
   };
 
-  return {
+  // A read that failed (Redis briefly unreachable, a command timed out) is tried again soon, so an
+  // event whose message woke the stream is not left waiting for the sweep.
+  const retryLater = (wake: () => void): void => {
+    if (stopped || retry) return;
+    const waitMs = Math.min((deps.retryFirstMs ?? RETRY_FIRST_MS) * 2 ** failuresInRow, RETRY_LONGEST_MS);
+    failuresInRow += 1;
+    retry = setTimeout(() => {
+      retry = undefined;
+      wake();
+    }, waitMs).unref();
+  };
+
+  const reader: UserEventReader = {
     start: () => runRead(takeStartingPoint),
     wake() {
       if (stopped) return;
@@ -118,10 +138,21 @@ export function createUserEventReader(deps: {
         readAgain = true;
         return;
       }
-      runRead().catch((err: Error) => deps.onReadError(err));
+      runRead().then(
+        () => {
+          failuresInRow = 0;
+        },
+        (err: Error) => {
+          deps.onReadError(err);
+          retryLater(() => reader.wake());
+        },
+      );
     },
     stop() {
       stopped = true;
+      clearTimeout(retry);
+      retry = undefined;
     },
   };
+  return reader;
 }

@@ -3,7 +3,7 @@ import {
   userEventsKey,
   type NotificationUserEvents,
 } from '../../core/notifications/notification-user-events.js';
-import type { UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
+import { createUserEventReader, type UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
 import { createProducerRedis, createWorkerRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
 import { startRedisServer } from '../../scripts/local-services.js';
 import { eventually } from '../support/otp-helpers.js';
@@ -49,6 +49,28 @@ describe('notification user events', () => {
       expect(listener.got).toEqual([[id, 'n-lost']]);
     } finally {
       stop();
+    }
+  });
+
+  test('when a read fails, then it is tried again within seconds, with no message or sweep to wake it', async () => {
+    const key = keyOf('retried');
+    const listener = collect();
+    const errors: Error[] = [];
+    const reader = createUserEventReader({ redis, key, send: listener.send, onReadError: (err) => errors.push(err), retryFirstMs: 100 });
+    await reader.start();
+    try {
+      // A string under the key makes the read fail on the real server (WRONGTYPE).
+      await redis.set(key, 'not a stream');
+      reader.wake();
+      await eventually(async () => (errors.length > 0 ? true : undefined));
+      expect(errors[0]?.message).toMatch(/WRONGTYPE/);
+      await redis.del(key);
+      const id = (await redis.xadd(key, '*', 'event', JSON.stringify(created('n-retried')))) as string;
+      await eventually(async () => (listener.got.length > 0 ? true : undefined), 5000);
+      expect(listener.got).toEqual([[id, 'n-retried']]);
+    } finally {
+      reader.stop();
+      await redis.del(key);
     }
   });
 
