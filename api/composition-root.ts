@@ -13,6 +13,7 @@ import { createDeliveryReplay, type DeliveryReplay } from '../core/deliveries/de
 import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { createNotificationsRepository } from '../core/notifications/notifications.repository.js';
 import { createNotificationsService, type NotificationsService } from '../core/notifications/notifications.service.js';
+import { createUserEventOutbox, createdEvent, endedEvent } from '../core/notifications/user-event-outbox.js';
 import { createIdempotencyRepository } from '../core/otp/idempotency.repository.js';
 import { createOtpCancellationService } from '../core/otp/otp-cancellation.service.js';
 import { deliveryFailoverOn } from '../core/otp/otp-failover.js';
@@ -64,7 +65,20 @@ import type { ServiceContext } from './service-context.js';
 
 /** The API process's repositories, each built once here and handed to whoever needs it. */
 export function createApiRepositories(ctx: ServiceContext) {
+  const notifications = createNotificationsRepository(ctx.mongo, {
+    onEnded: (uuids) => void ctx.notificationEnds.publish(uuids),
+    // Called only after the write that marked the event due, so the outbox exists by then.
+    onEndedRecord: (n) => void userEventOutbox.send(n, endedEvent(n)),
+  });
+  const userEventOutbox = createUserEventOutbox({
+    repository: notifications,
+    append: (enterpriseId, userId, event) => ctx.userEvents.publish(enterpriseId, userId, event),
+    logger: ctx.logger,
+  });
   return {
+    notifications,
+    /** Appends notification changes' events to their users' streams, at least once. */
+    userEventOutbox,
     users: createUsersRepository(ctx.mongo),
     groups: createGroupsRepository(ctx.mongo),
     activity: createActivityRepository(ctx.mongo),
@@ -81,11 +95,6 @@ export function createApiRepositories(ctx: ServiceContext) {
     revokedTokens: createRevokedTokensRepository(ctx.mongo),
     outbox: createOutboxRepository(ctx.mongo),
     webhookEvents: createWebhookEventsRepository(ctx.mongo),
-    notifications: createNotificationsRepository(ctx.mongo, {
-      onEnded: (uuids) => void ctx.notificationEnds.publish(uuids),
-      onEndedRecord: (n) =>
-        void ctx.userEvents.publish(n.enterpriseId, n.userId, { type: 'ended', notification_uuid: n.notificationUuid, status: n.status }),
-    }),
   };
 }
 
@@ -287,13 +296,7 @@ function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecy
 function composeNotifications(ctx: ServiceContext, repositories: ApiRepositories): NotificationsService {
   return createNotificationsService({
     repository: repositories.notifications,
-    onCreated: (n) =>
-      void ctx.userEvents.publish(n.enterpriseId, n.userId, {
-        type: 'created',
-        notification_uuid: n.notificationUuid,
-        status: n.status,
-        expires_at: n.expiresAt.toISOString(),
-      }),
+    onCreated: (n) => void repositories.userEventOutbox.send(n, createdEvent(n)),
     users: repositories.users,
     enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(ctx.queues.notification, uuid, expiresAt),
     enqueueCallback: (uuid) => enqueueCallback(ctx.queues['notification-callback'], uuid),

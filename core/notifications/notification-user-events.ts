@@ -18,7 +18,8 @@ export interface UserEventsListener {
  * every stream now and then, for messages lost while a subscriber reconnected.
  */
 export interface NotificationUserEvents {
-  publish(enterpriseId: string, userId: string, event: UserNotificationEvent): Promise<void>;
+  /** Appends the event and wakes its user's streams; false when Redis did not take it (logged). */
+  publish(enterpriseId: string, userId: string, event: UserNotificationEvent): Promise<boolean>;
   /** Starts sending to `listener`; resolves with the function that stops it. */
   open(enterpriseId: string, userId: string, listener: UserEventsListener): Promise<() => void>;
   /** Open streams in this process. */
@@ -45,6 +46,28 @@ export function userEventsKey(prefix: string, enterpriseId: string, userId: stri
   return `${prefix.replace(/[{}]/g, '')}:user-events:{${encodeURIComponent(enterpriseId)}:${encodeURIComponent(userId)}}`;
 }
 
+/** The one channel whose messages wake the open streams of every API process. */
+const userEventsChannel = (prefix: string) => `${prefix}:user-events`;
+
+/**
+ * Appends one event to its user's Redis stream and says so on the channel that wakes open
+ * streams; throws when Redis does not take it. Used by the API as the change is written and by
+ * the notification worker for changes whose event the API never appended.
+ */
+export async function appendUserEvent(
+  redis: RedisClient,
+  prefix: string,
+  enterpriseId: string,
+  userId: string,
+  event: UserNotificationEvent,
+): Promise<void> {
+  const key = userEventsKey(prefix, enterpriseId, userId);
+  const id = await redis.xadd(key, 'MAXLEN', '~', String(USER_EVENTS_KEPT), '*', 'event', JSON.stringify(event));
+  await redis.expire(key, USER_EVENTS_TTL_SECONDS);
+  // The message also carries the event's id and content, which processes of older releases read.
+  if (id) await redis.publish(userEventsChannel(prefix), JSON.stringify({ key, id, event }));
+}
+
 export function createNotificationUserEvents(deps: {
   redis: RedisClient;
   openSubscriber: () => RedisClient;
@@ -54,7 +77,7 @@ export function createNotificationUserEvents(deps: {
   /** Overrides how often every open stream reads whether or not a message came. */
   sweepMs?: number;
 }): NotificationUserEvents {
-  const channel = `${deps.prefix}:user-events`;
+  const channel = userEventsChannel(deps.prefix);
   const sweepMs = deps.sweepMs ?? USER_EVENTS_SWEEP_MS;
   const keyOf = (enterpriseId: string, userId: string) => userEventsKey(deps.prefix, enterpriseId, userId);
   // The reader of each open stream, by the key of its user's events.
@@ -93,14 +116,13 @@ export function createNotificationUserEvents(deps: {
 
   return {
     async publish(enterpriseId, userId, event) {
-      const key = keyOf(enterpriseId, userId);
       try {
-        const id = await deps.redis.xadd(key, 'MAXLEN', '~', String(USER_EVENTS_KEPT), '*', 'event', JSON.stringify(event));
-        await deps.redis.expire(key, USER_EVENTS_TTL_SECONDS);
-        if (id) await deps.redis.publish(channel, JSON.stringify({ key, id, event }));
+        await appendUserEvent(deps.redis, deps.prefix, enterpriseId, userId, event);
+        return true;
       } catch (err) {
-        // The change itself is stored in MongoDB; an app that missed the event sees it on its next list.
+        // The change is stored in MongoDB with its event marked due: the notification worker appends it.
         deps.logger.warn({ err: (err as Error).message, type: event.type }, 'user events: not published');
+        return false;
       }
     },
 

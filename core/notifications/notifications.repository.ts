@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../platform/batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
 import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 import { userFilter } from '../platform/tenancy/tenant-filter.js';
@@ -7,7 +8,10 @@ import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } fro
 import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
 import { notificationExpiryLag, notificationsEnded } from '../platform/metrics/business-metrics.js';
 
-export const notificationSchema = new Schema<Notification & { _id: string }>(
+/** The stored document: the record, its uuid as _id, and the mark of an event still owed. */
+type NotificationDoc = Notification & { _id: string; userEventDueAt?: Date };
+
+export const notificationSchema = new Schema<NotificationDoc>(
   {
     // The uuid is the _id too: every conditional write names it, and servers answer a filter
     // that names one _id through the _id index whatever the other conditions (the local
@@ -32,6 +36,9 @@ export const notificationSchema = new Schema<Notification & { _id: string }>(
     createdAt: { type: Date, required: true },
     expiresAt: { type: Date, required: true },
     answeredAt: { type: Date },
+    // Set with each change that owes the user's streams an event, cleared once it is appended
+    // (user-event-outbox.ts); never part of the record the code reads.
+    userEventDueAt: { type: Date },
   },
   { versionKey: false, collection: 'notifications' },
 );
@@ -44,17 +51,19 @@ notificationSchema.index({ answeredAt: 1 }, { sparse: true });
 // Callbacks still to deliver (only records with a callbackUrl have the field): the sweep reads
 // every WAITING one by this equality alone, a set bounded by pending notifications with callbacks.
 notificationSchema.index({ callbackState: 1 }, { sparse: true });
+// Events the API wrote the change of but never appended (only marked records have the field).
+notificationSchema.index({ userEventDueAt: 1 }, { sparse: true });
 // A TTL index does the same on a real MongoDB; the worker's purge covers servers where TTL never fires.
 // (Not declared here: its lifetime is a setting, and the purge is the one mechanism we test.)
 
-export function notificationModel(connection: Connection): Promise<Model<Notification & { _id: string }>> {
+export function notificationModel(connection: Connection): Promise<Model<NotificationDoc>> {
   return modelFor(connection, 'Notification', notificationSchema);
 }
 
 /** The stored document: the record with its uuid as _id. */
 export const toNotificationDoc = (n: Notification): Notification & { _id: string } => withoutUndefined({ _id: n.notificationUuid, ...n });
 
-const PROJECTION = { _id: 0 } as const;
+const PROJECTION = { _id: 0, userEventDueAt: 0 } as const;
 
 /** What ending a notification writes besides its status. */
 export interface FinalFields {
@@ -96,12 +105,44 @@ export interface NotificationsRepositoryHooks {
   onEndedRecord?: (ended: Notification) => void;
 }
 
+/** A record whose user event is still owed, with the mark to clear once it is appended. */
+export type UserEventDue = Notification & { userEventDueAt: Date };
+
 export function createNotificationsRepository(connection: Connection, hooks: NotificationsRepositoryHooks = {}) {
   const model = () => notificationModel(connection);
+  // Marks cleared by concurrent requests go out in one unordered bulk write.
+  const markClears = createGroupCommit<{ notificationUuid: string; dueAt: Date }, void>(async (marks) => {
+    const operations = marks.map(({ notificationUuid, dueAt }) => ({
+      updateOne: { filter: { _id: notificationUuid, userEventDueAt: dueAt }, update: { $unset: { userEventDueAt: 1 as const } } },
+    }));
+    return settleBulkWrite(
+      marks.map((_, i) => i),
+      marks.length,
+      async () => (await model()).bulkWrite(operations, { ordered: false }),
+    );
+  }, STORE_BATCHING);
 
   return {
+    /** Stores a new record, its `created` event marked due until it is appended. */
     async insert(n: Notification): Promise<void> {
-      await (await model()).collection.insertOne(toNotificationDoc(n) as never);
+      await (await model()).collection.insertOne({ ...toNotificationDoc(n), userEventDueAt: n.createdAt } as never);
+    },
+
+    /**
+     * Clears the mark of an event now appended, unless a later change marked its own since (the
+     * mark then stands for that change's event).
+     */
+    clearUserEventDue(notificationUuid: string, dueAt: Date): Promise<void> {
+      return markClears.submit({ notificationUuid, dueAt });
+    },
+
+    /** Records whose event has been due since `before` or earlier, oldest first. */
+    async findUserEventsDue(before: Date, limit: number): Promise<UserEventDue[]> {
+      return (await model())
+        .find({ userEventDueAt: { $lte: before } }, { _id: 0 })
+        .sort({ userEventDueAt: 1 })
+        .limit(limit)
+        .lean<UserEventDue[]>();
     },
 
     async find(notificationUuid: string): Promise<Notification | null> {
@@ -124,7 +165,7 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
       )
         .findOneAndUpdate(
           { _id: notificationUuid, ...holderFilter(holder), ...transitionFilter(to, now) },
-          { $set: withoutUndefined({ status: to, answeredAt: now, ...fields }) },
+          { $set: withoutUndefined({ status: to, answeredAt: now, userEventDueAt: now, ...fields }) },
           { new: true, projection: PROJECTION },
         )
         .lean<Notification>();
@@ -154,7 +195,10 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
       )
         .findOneAndUpdate(
           { _id: notificationUuid, ...userFilter(user), ...lastWrongNumberFilter(now) },
-          { $set: { status: 'TAMPERED', signingStatus: 'NA', isDsVerified: false, answeredAt: now }, $inc: { numberAttempts: 1 } },
+          {
+            $set: { status: 'TAMPERED', signingStatus: 'NA', isDsVerified: false, answeredAt: now, userEventDueAt: now },
+            $inc: { numberAttempts: 1 },
+          },
           { new: true, projection: PROJECTION },
         )
         .lean<Notification>();

@@ -9,6 +9,8 @@ import { createClientsRepository } from '../../core/clients/clients.repository.j
 import { createCallbackDelivery } from '../../core/notifications/callback-delivery.service.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
+import { appendUserEvent } from '../../core/notifications/notification-user-events.js';
+import { createUserEventOutbox } from '../../core/notifications/user-event-outbox.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { callbackBackoffMs, enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
@@ -24,6 +26,8 @@ const SWEEP_BATCH = 1000;
 // A callback still WAITING this long after its notification ended lost its job: queue it again.
 const CALLBACK_REQUEUE_GRACE_MS = 30_000;
 const RETENTION_INTERVAL_MS = 10 * 60_000;
+// How often owed user events are looked for (each waits out USER_EVENT_GRACE_MS first).
+const USER_EVENT_SWEEP_MS = 5000;
 
 /**
  * The notification worker: expiry jobs (one delayed job per notification), the sweep that
@@ -33,7 +37,7 @@ const RETENTION_INTERVAL_MS = 10 * 60_000;
  */
 export async function startNotificationWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const log = logger.child({ worker: 'notification' });
-  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
+  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
   const repository = createNotificationsRepository(mongo);
   const service = createNotificationsService({
     repository,
@@ -93,6 +97,19 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
     backoffStrategy: (attemptsMade) => pushBackoffMs(attemptsMade, config.push.retryBaseMs),
   });
 
+  // Events of notification changes the API wrote but never appended (it died, or Redis refused).
+  const userEvents = createUserEventOutbox({
+    repository,
+    append: async (enterpriseId, userId, event) => {
+      await appendUserEvent(redis, config.queuePrefix, enterpriseId, userId, event);
+      return true;
+    },
+    logger: log,
+  });
+  const sweepUserEvents = async () => {
+    const { appended, failed } = await userEvents.sweep();
+    if (appended > 0 || failed > 0) log.info({ appended, failed }, 'owed user events appended');
+  };
   const sweep = async () => {
     const { expired, callbacksRequeued } = await service.sweep({ batchSize: SWEEP_BATCH, callbackGraceMs: CALLBACK_REQUEUE_GRACE_MS });
     if (expired > 0 || callbacksRequeued > 0) log.info({ expired, callbacksRequeued }, 'notification sweep');
@@ -106,6 +123,7 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
   await purge().catch((err: unknown) => log.error({ err }, 'first retention run failed'));
   const sweeper = startPeriodicTask('notification sweep', sweep, config.notifications.sweepIntervalMs, log);
   const retention = startPeriodicTask('notification retention', purge, RETENTION_INTERVAL_MS, log);
+  const userEventSweeper = startPeriodicTask('user event sweep', sweepUserEvents, USER_EVENT_SWEEP_MS, log);
   await runManagedWorker(expiries, log);
   await runManagedWorker(callbacks, log);
   await runManagedWorker(pushes, log);
@@ -114,6 +132,7 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
       [
         { name: 'sweeper', run: () => sweeper.stop() },
         { name: 'retention', run: () => retention.stop() },
+        { name: 'user event sweep', run: () => userEventSweeper.stop() },
         { name: 'expiry jobs in flight', run: () => drainWorker(expiries) },
         { name: 'callbacks in flight', run: () => drainWorker(callbacks) },
         { name: 'pushes in flight', run: () => drainWorker(pushes) },

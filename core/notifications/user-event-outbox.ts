@@ -1,0 +1,89 @@
+import type { Logger } from '../platform/logger/logger.js';
+import type { Notification } from './notification.types.js';
+import type { NotificationsRepository, UserEventDue } from './notifications.repository.js';
+import type { UserNotificationEvent } from './user-event-reader.js';
+
+/** How long a mark may stand before the sweep appends its event: the API normally clears it within milliseconds. */
+export const USER_EVENT_GRACE_MS = 10_000;
+/** Marks handled per sweep. */
+const SWEEP_BATCH = 500;
+
+export const createdEvent = (n: Notification): UserNotificationEvent => ({
+  type: 'created',
+  notification_uuid: n.notificationUuid,
+  status: n.status,
+  expires_at: n.expiresAt.toISOString(),
+});
+
+export const endedEvent = (n: Notification): UserNotificationEvent => ({
+  type: 'ended',
+  notification_uuid: n.notificationUuid,
+  status: n.status,
+});
+
+/**
+ * The event a marked record still owes its user's streams, judged now: `created` while it is
+ * pending and in time, `ended` for a final state given by someone (expiry sends nothing, as it
+ * never does), nothing once a `created` event would announce what has already expired.
+ */
+export function owedEvent(n: Notification, now: Date): UserNotificationEvent | undefined {
+  if (n.status === 'ACTIVE') return n.expiresAt.getTime() > now.getTime() ? createdEvent(n) : undefined;
+  return n.status === 'EXPIRED' ? undefined : endedEvent(n);
+}
+
+/**
+ * The events of notification changes, sent at least once. Each change is written to MongoDB with
+ * its event marked due in the same write (`userEventDueAt`: the record's `createdAt`, or the
+ * `answeredAt` of its final state); the API appends the event right after and clears the mark.
+ * A process that dies in between, or a Redis that refuses the append, leaves the mark, and the
+ * notification worker's sweep appends the event once the mark is older than the grace period. So
+ * an event can come twice (appended, then the clear lost), never not at all; apps recognise a
+ * repeat by its notification_uuid and type.
+ */
+export function createUserEventOutbox(deps: {
+  repository: Pick<NotificationsRepository, 'clearUserEventDue' | 'findUserEventsDue'>;
+  /** Appends the event to its user's stream; resolves false or throws when it was not appended. */
+  append: (enterpriseId: string, userId: string, event: UserNotificationEvent) => Promise<boolean>;
+  logger: Logger;
+  graceMs?: number;
+}) {
+  const graceMs = deps.graceMs ?? USER_EVENT_GRACE_MS;
+
+  async function appendAndClear(n: Notification, dueAt: Date, event: UserNotificationEvent | undefined): Promise<boolean> {
+    if (event && !(await deps.append(n.enterpriseId, n.userId, event))) return false;
+    await deps.repository.clearUserEventDue(n.notificationUuid, dueAt);
+    return true;
+  }
+
+  return {
+    /** The API's path, right after the change was written; whatever fails is left to the sweep. */
+    async send(n: Notification, event: UserNotificationEvent): Promise<void> {
+      const dueAt = event.type === 'created' ? n.createdAt : n.answeredAt;
+      if (!dueAt) return;
+      try {
+        await appendAndClear(n, dueAt, event);
+      } catch (err) {
+        deps.logger.warn({ err: (err as Error).message, type: event.type }, 'user event left for the sweep');
+      }
+    },
+
+    /** The worker's path: the events of marks older than the grace period; how many were appended. */
+    async sweep(now = new Date()): Promise<{ appended: number; failed: number }> {
+      const due: UserEventDue[] = await deps.repository.findUserEventsDue(new Date(now.getTime() - graceMs), SWEEP_BATCH);
+      let appended = 0;
+      let failed = 0;
+      for (const n of due) {
+        const event = owedEvent(n, now);
+        try {
+          if (await appendAndClear(n, n.userEventDueAt, event)) appended += event ? 1 : 0;
+          else failed += 1;
+        } catch {
+          failed += 1;
+        }
+      }
+      return { appended, failed };
+    },
+  };
+}
+
+export type UserEventOutbox = ReturnType<typeof createUserEventOutbox>;

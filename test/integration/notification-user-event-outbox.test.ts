@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { appendUserEvent, userEventsKey } from '../../core/notifications/notification-user-events.js';
+import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
+import type { Notification } from '../../core/notifications/notification.types.js';
+import type { UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
+import { createUserEventOutbox, USER_EVENT_GRACE_MS } from '../../core/notifications/user-event-outbox.js';
+import { createProducerRedis } from '../../core/platform/queues/redis-connection.js';
+import { findFreePort } from '../../scripts/local-services.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { notificationBody } from '../support/notification-helpers.js';
+import { eventually } from '../support/otp-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+import { sendJson } from '../support/users-helpers.js';
+import { spawnProcessEntry, waitForOutput } from '../support/worker-process.js';
+
+/**
+ * Each notification change is stored with its user event marked due; the event is appended
+ * after the write and the mark cleared. These tests leave marks behind as a process that died
+ * between the two would, and check that the notification worker's sweep appends their events.
+ */
+describe('user events owed by notification changes', () => {
+  let service: TestService;
+  const ENTERPRISE = 'default';
+  beforeAll(async () => {
+    service = await startTestService('usereventoutbox');
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  const notifications = () => service.ctx.mongo.collection('notifications');
+  const eventsOf = async (userId: string) =>
+    (await service.ctx.redis.xrange(userEventsKey(service.config.queuePrefix, ENTERPRISE, userId), '-', '+')).map(
+      ([, fields]) => JSON.parse(fields[1] ?? '') as Record<string, unknown>,
+    );
+  /** A stored record with its event still owed, as a process that died before appending it leaves it. */
+  async function leaveMarked(userId: string, fields: Partial<Notification> & { userEventDueAt: Date }): Promise<string> {
+    const uuid = randomUUID();
+    const createdAt = new Date(Date.now() - 60_000);
+    await notifications().insertOne({
+      _id: uuid as never,
+      notificationUuid: uuid,
+      enterpriseId: ENTERPRISE,
+      clientId: 'c1',
+      userId,
+      body: [{ lng: 'en', subject: 's', message: 'm' }],
+      actions: [{ label: 'Accept', action: 'ACCEPT', authlevel: 'NONE' }],
+      dsRequired: false,
+      numberAttempts: 0,
+      status: 'ACTIVE',
+      signingStatus: 'NA',
+      isDsVerified: false,
+      createdAt,
+      expiresAt: new Date(Date.now() + 300_000),
+      ...fields,
+    });
+    return uuid;
+  }
+  const markOf = async (uuid: string) => (await notifications().findOne({ _id: uuid as never }))?.userEventDueAt as Date | undefined;
+  const outboxOn = (append: (enterpriseId: string, userId: string, event: UserNotificationEvent) => Promise<boolean>) =>
+    createUserEventOutbox({ repository: createNotificationsRepository(service.ctx.mongo), append, logger: memoryLogger().logger });
+
+  test('when a notification is created and answered through the API, then each event is appended and no mark is left', async () => {
+    const { accessToken } = await createClientWithToken(service, { scopes: ['notifications'] });
+    await insertUser(service.ctx.mongo, { userId: 'outbox-api' });
+    const res = await sendJson(`${service.url}/v1/notifications`, 'POST', accessToken, notificationBody('outbox-api'));
+    expect(res.status).toBe(201);
+    const { notification_uuid: uuid } = (await res.json()) as { notification_uuid: string };
+    const cancel = await sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', accessToken, {});
+    expect(cancel.status).toBeLessThan(300);
+
+    await eventually(async () => ((await eventsOf('outbox-api')).length === 2 ? true : undefined));
+    expect(await eventsOf('outbox-api')).toMatchObject([
+      { type: 'created', notification_uuid: uuid },
+      { type: 'ended', notification_uuid: uuid, status: 'CANCELLED' },
+    ]);
+    await eventually(async () => ((await markOf(uuid)) === undefined ? true : undefined));
+  });
+
+  test('when marks are older than the grace period, then the sweep appends what each still owes and clears them all', async () => {
+    const old = new Date(Date.now() - USER_EVENT_GRACE_MS - 1000);
+    const answeredAt = new Date(Date.now() - USER_EVENT_GRACE_MS - 500);
+    const pending = await leaveMarked('outbox-sweep', { userEventDueAt: old });
+    const accepted = await leaveMarked('outbox-sweep', { status: 'UPDATED', answeredAt, userEventDueAt: answeredAt });
+    // Expiry never sends an event, nor does a created one announce what has expired since.
+    const expired = await leaveMarked('outbox-sweep', { status: 'EXPIRED', answeredAt, userEventDueAt: old });
+    const lapsed = await leaveMarked('outbox-sweep', { expiresAt: new Date(Date.now() - 1000), userEventDueAt: old });
+    // Within the grace period: the API that wrote it may be appending it right now.
+    const recent = await leaveMarked('outbox-sweep', { userEventDueAt: new Date() });
+
+    const outbox = outboxOn(async (enterpriseId, userId, event) => {
+      await appendUserEvent(service.ctx.redis, service.config.queuePrefix, enterpriseId, userId, event);
+      return true;
+    });
+    const swept = await outbox.sweep();
+
+    expect(swept).toEqual({ appended: 2, failed: 0 });
+    expect(await eventsOf('outbox-sweep')).toEqual([
+      { type: 'created', notification_uuid: pending, status: 'ACTIVE', expires_at: expect.any(String) as string },
+      { type: 'ended', notification_uuid: accepted, status: 'UPDATED' },
+    ]);
+    for (const uuid of [pending, accepted, expired, lapsed]) expect(await markOf(uuid)).toBeUndefined();
+    expect(await markOf(recent)).toBeInstanceOf(Date);
+  });
+
+  test('when Redis refuses the append, then the mark stays for the next sweep', async () => {
+    const uuid = await leaveMarked('outbox-refused', { userEventDueAt: new Date(Date.now() - USER_EVENT_GRACE_MS - 1000) });
+    // Nothing listens on this port: the fail-fast connection refuses every command.
+    const unreachable = createProducerRedis({ kind: 'single', url: `redis://127.0.0.1:${await findFreePort()}` });
+    unreachable.on('error', () => undefined);
+    try {
+      const outbox = outboxOn(async (enterpriseId, userId, event) => {
+        await appendUserEvent(unreachable, service.config.queuePrefix, enterpriseId, userId, event);
+        return true;
+      });
+      const swept = await outbox.sweep();
+      expect(swept.failed).toBeGreaterThanOrEqual(1);
+      expect(await markOf(uuid)).toBeInstanceOf(Date);
+      expect(await eventsOf('outbox-refused')).toEqual([]);
+    } finally {
+      unreachable.disconnect();
+    }
+  });
+
+  test('when a later change marked its own event, then clearing the earlier mark leaves it', async () => {
+    const createdAt = new Date(Date.now() - 5000);
+    const answeredAt = new Date();
+    const uuid = await leaveMarked('outbox-race', { status: 'DISMISSED', createdAt, answeredAt, userEventDueAt: answeredAt });
+    await createNotificationsRepository(service.ctx.mongo).clearUserEventDue(uuid, createdAt);
+    expect(await markOf(uuid)).toEqual(answeredAt);
+  });
+
+  test('when the notification worker runs, then it appends an event its API never appended', async () => {
+    const uuid = await leaveMarked('outbox-worker', { userEventDueAt: new Date(Date.now() - 60_000) });
+    const worker = spawnProcessEntry('workers/notifications/main.js', service.env);
+    try {
+      await waitForOutput(worker, 'notification-callback worker running', 120000);
+      const [event] = await eventually(async () => {
+        const events = await eventsOf('outbox-worker');
+        return events.length > 0 ? events : undefined;
+      }, 20000);
+      expect(event).toMatchObject({ type: 'created', notification_uuid: uuid });
+      await eventually(async () => ((await markOf(uuid)) === undefined ? true : undefined));
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+    }
+  }, 60000);
+});
