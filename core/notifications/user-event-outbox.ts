@@ -5,8 +5,10 @@ import type { UserNotificationEvent } from './user-event-reader.js';
 
 /** How long a mark may stand before the sweep appends its event: the API normally clears it within milliseconds. */
 export const USER_EVENT_GRACE_MS = 10_000;
-/** Marks handled per sweep. */
+/** Marks read at a time; a full batch handled without failures is followed by another, up to a run's limit. */
 const SWEEP_BATCH = 500;
+/** After an outage the backlog drains at up to this many batches per run instead of one. */
+const BATCHES_PER_SWEEP = 20;
 
 export const createdEvent = (n: Notification): UserNotificationEvent => ({
   type: 'created',
@@ -69,17 +71,21 @@ export function createUserEventOutbox(deps: {
 
     /** The worker's path: the events of marks older than the grace period; how many were appended. */
     async sweep(now = new Date()): Promise<{ appended: number; failed: number }> {
-      const due: UserEventDue[] = await deps.repository.findUserEventsDue(new Date(now.getTime() - graceMs), SWEEP_BATCH);
       let appended = 0;
       let failed = 0;
-      for (const n of due) {
-        const event = owedEvent(n, now);
-        try {
-          if (await appendAndClear(n, n.userEventDueAt, event)) appended += event ? 1 : 0;
-          else failed += 1;
-        } catch {
-          failed += 1;
+      for (let batch = 0; batch < BATCHES_PER_SWEEP; batch += 1) {
+        const due: UserEventDue[] = await deps.repository.findUserEventsDue(new Date(now.getTime() - graceMs), SWEEP_BATCH);
+        for (const n of due) {
+          const event = owedEvent(n, now);
+          try {
+            if (await appendAndClear(n, n.userEventDueAt, event)) appended += event ? 1 : 0;
+            else failed += 1;
+          } catch {
+            failed += 1;
+          }
         }
+        // A failure would only meet the same marks again; a short batch was the last.
+        if (failed > 0 || due.length < SWEEP_BATCH) break;
       }
       return { appended, failed };
     },

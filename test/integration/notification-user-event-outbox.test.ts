@@ -104,6 +104,19 @@ describe('user events owed by notification changes', () => {
     expect(await markOf(recent)).toBeInstanceOf(Date);
   });
 
+  test('when more marks are owed than one batch holds, then one sweep clears them all', async () => {
+    const old = new Date(Date.now() - USER_EVENT_GRACE_MS - 1000);
+    const uuids: string[] = [];
+    for (let i = 0; i < 1200; i += 1) uuids.push(await leaveMarked(`outbox-backlog-${i % 7}`, { userEventDueAt: old }));
+    const outbox = outboxOn(async (enterpriseId, userId, event) => {
+      await appendUserEvent(service.ctx.redis, service.config.queuePrefix, enterpriseId, userId, event);
+      return true;
+    });
+
+    expect(await outbox.sweep()).toEqual({ appended: 1200, failed: 0 });
+    expect(await notifications().countDocuments({ _id: { $in: uuids as never[] }, userEventDueAt: { $exists: true } })).toBe(0);
+  }, 60000);
+
   test('when Redis refuses the append, then the mark stays for the next sweep', async () => {
     const uuid = await leaveMarked('outbox-refused', { userEventDueAt: new Date(Date.now() - USER_EVENT_GRACE_MS - 1000) });
     // Nothing listens on this port: the fail-fast connection refuses every command.
