@@ -61,6 +61,7 @@ if [ $# -eq 0 ]; then
     test/integration/users-activation.test.ts test/integration/sign-in-errors.test.ts test/integration/notifications-worker.test.ts \
     test/integration/worker-recovery.test.ts test/integration/platform-health.test.ts test/integration/redis-cluster.test.ts test/integration/scaling-apart.test.ts \
     test/integration/notifications-wait.test.ts test/integration/notifications-stream.test.ts test/integration/notification-user-events.test.ts \
+    test/integration/notification-user-event-outbox.test.ts \
     test/integration/lean-redis-pipelines.test.ts test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
   FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1
 fi
