@@ -1,5 +1,4 @@
-import { Schema, type Connection, type Model } from 'mongoose';
-import { createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../platform/batching/group-commit.js';
+import { Schema, type Connection, type Model, type mongo } from 'mongoose';
 import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
 import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 import { userFilter } from '../platform/tenancy/tenant-filter.js';
@@ -110,18 +109,6 @@ export type UserEventDue = Notification & { userEventDueAt: Date };
 
 export function createNotificationsRepository(connection: Connection, hooks: NotificationsRepositoryHooks = {}) {
   const model = () => notificationModel(connection);
-  // Marks cleared by concurrent requests go out in one unordered bulk write.
-  const markClears = createGroupCommit<{ notificationUuid: string; dueAt: Date }, void>(async (marks) => {
-    const operations = marks.map(({ notificationUuid, dueAt }) => ({
-      updateOne: { filter: { _id: notificationUuid, userEventDueAt: dueAt }, update: { $unset: { userEventDueAt: 1 as const } } },
-    }));
-    return settleBulkWrite(
-      marks.map((_, i) => i),
-      marks.length,
-      async () => (await model()).bulkWrite(operations, { ordered: false }),
-    );
-  }, STORE_BATCHING);
-
   return {
     /** Stores a new record, its `created` event marked due until it is appended. */
     async insert(n: Notification): Promise<void> {
@@ -129,11 +116,18 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
     },
 
     /**
-     * Clears the mark of an event now appended, unless a later change marked its own since (the
-     * mark then stands for that change's event).
+     * Clears the marks of events now appended (one unordered write), each unless a later change
+     * marked its own since: the mark then stands for that change's event.
      */
-    clearUserEventDue(notificationUuid: string, dueAt: Date): Promise<void> {
-      return markClears.submit({ notificationUuid, dueAt });
+    async clearUserEventsDue(marks: { notificationUuid: string; dueAt: Date }[]): Promise<void> {
+      if (marks.length === 0) return;
+      const collection = (await model()).collection as unknown as mongo.Collection<{ _id: string; userEventDueAt?: Date }>;
+      await collection.bulkWrite(
+        marks.map(({ notificationUuid, dueAt }) => ({
+          updateOne: { filter: { _id: notificationUuid, userEventDueAt: dueAt }, update: { $unset: { userEventDueAt: 1 as const } } },
+        })),
+        { ordered: false },
+      );
     },
 
     /** Records whose event has been due since `before` or earlier, oldest first. */

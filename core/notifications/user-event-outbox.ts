@@ -5,6 +5,12 @@ import type { UserNotificationEvent } from './user-event-reader.js';
 
 /** How long a mark may stand before the sweep appends its event: the API normally clears it within milliseconds. */
 export const USER_EVENT_GRACE_MS = 10_000;
+/**
+ * How long the API gathers the marks of appended events before clearing them in one write: the
+ * clear then never competes with the streams reading the event just appended, and a busy process
+ * clears many marks per write.
+ */
+const CLEAR_AFTER_MS = 50;
 /** Marks read at a time; a full batch handled without failures is followed by another, up to a run's limit. */
 const SWEEP_BATCH = 500;
 /** After an outage the backlog drains at up to this many batches per run instead of one. */
@@ -43,7 +49,7 @@ export function owedEvent(n: Notification, now: Date): UserNotificationEvent | u
  * repeat by its notification_uuid and type.
  */
 export function createUserEventOutbox(deps: {
-  repository: Pick<NotificationsRepository, 'clearUserEventDue' | 'findUserEventsDue'>;
+  repository: Pick<NotificationsRepository, 'clearUserEventsDue' | 'findUserEventsDue'>;
   /** Appends the event to its user's stream; resolves false or throws when it was not appended. */
   append: (enterpriseId: string, userId: string, event: UserNotificationEvent) => Promise<boolean>;
   logger: Logger;
@@ -51,11 +57,17 @@ export function createUserEventOutbox(deps: {
 }) {
   const graceMs = deps.graceMs ?? USER_EVENT_GRACE_MS;
 
-  async function appendAndClear(n: Notification, dueAt: Date, event: UserNotificationEvent | undefined): Promise<boolean> {
-    if (event && !(await deps.append(n.enterpriseId, n.userId, event))) return false;
-    await deps.repository.clearUserEventDue(n.notificationUuid, dueAt);
-    return true;
-  }
+  let toClear: { notificationUuid: string; dueAt: Date }[] = [];
+  let clearing: NodeJS.Timeout | undefined;
+  const clearGathered = () => {
+    clearing = undefined;
+    const marks = toClear;
+    toClear = [];
+    // Left standing, a mark only makes the worker append its event again (a repeat, never a loss).
+    deps.repository
+      .clearUserEventsDue(marks)
+      .catch((err: unknown) => deps.logger.warn({ err: (err as Error).message, marks: marks.length }, 'user event marks not cleared'));
+  };
 
   return {
     /** The API's path, right after the change was written; whatever fails is left to the sweep. */
@@ -63,10 +75,13 @@ export function createUserEventOutbox(deps: {
       const dueAt = event.type === 'created' ? n.createdAt : n.answeredAt;
       if (!dueAt) return;
       try {
-        await appendAndClear(n, dueAt, event);
+        if (!(await deps.append(n.enterpriseId, n.userId, event))) return;
       } catch (err) {
         deps.logger.warn({ err: (err as Error).message, type: event.type }, 'user event left for the sweep');
+        return;
       }
+      toClear.push({ notificationUuid: n.notificationUuid, dueAt });
+      clearing ??= setTimeout(clearGathered, CLEAR_AFTER_MS).unref();
     },
 
     /** The worker's path: the events of marks older than the grace period; how many were appended. */
@@ -75,15 +90,20 @@ export function createUserEventOutbox(deps: {
       let failed = 0;
       for (let batch = 0; batch < BATCHES_PER_SWEEP; batch += 1) {
         const due: UserEventDue[] = await deps.repository.findUserEventsDue(new Date(now.getTime() - graceMs), SWEEP_BATCH);
+        const done: { notificationUuid: string; dueAt: Date }[] = [];
         for (const n of due) {
           const event = owedEvent(n, now);
           try {
-            if (await appendAndClear(n, n.userEventDueAt, event)) appended += event ? 1 : 0;
-            else failed += 1;
+            if (event && !(await deps.append(n.enterpriseId, n.userId, event))) failed += 1;
+            else {
+              appended += event ? 1 : 0;
+              done.push({ notificationUuid: n.notificationUuid, dueAt: n.userEventDueAt });
+            }
           } catch {
             failed += 1;
           }
         }
+        await deps.repository.clearUserEventsDue(done);
         // A failure would only meet the same marks again; a short batch was the last.
         if (failed > 0 || due.length < SWEEP_BATCH) break;
       }

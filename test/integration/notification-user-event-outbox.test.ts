@@ -140,7 +140,7 @@ describe('user events owed by notification changes', () => {
     const createdAt = new Date(Date.now() - 5000);
     const answeredAt = new Date();
     const uuid = await leaveMarked('outbox-race', { status: 'DISMISSED', createdAt, answeredAt, userEventDueAt: answeredAt });
-    await createNotificationsRepository(service.ctx.mongo).clearUserEventDue(uuid, createdAt);
+    await createNotificationsRepository(service.ctx.mongo).clearUserEventsDue([{ notificationUuid: uuid, dueAt: createdAt }]);
     expect(await markOf(uuid)).toEqual(answeredAt);
   });
 
