@@ -5,6 +5,7 @@ import { runProcess } from '../core/platform/lifecycle/run-process.js';
 import { createShutdown } from '../core/platform/lifecycle/shutdown.js';
 import type { Logger } from '../core/platform/logger/logger.js';
 import { buildApp } from './app.js';
+import { composeApi } from './composition-root.js';
 import { setDrainingCheck } from './draining-state.js';
 import { trackHttpDrain } from './http-server-drain.js';
 import { createServiceContext } from './service-context.factory.js';
@@ -18,7 +19,8 @@ export interface RunningApi {
 /** Starts the API: connect, build, listen. Used by this entry and by the all-in-one runner. */
 export async function startApi(config: Config, logger: Logger): Promise<RunningApi> {
   const ctx = await createServiceContext(config, logger);
-  const app = buildApp(ctx);
+  const services = composeApi(ctx);
+  const app = buildApp(ctx, services);
   const server = app.listen(config.port, config.host);
   await once(server, 'listening');
   const address = server.address();
@@ -31,6 +33,8 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       // listening and wait for the last answer; then close the stores, which keep a few seconds
       // of their own even when the drain overran.
       { name: 'http requests in flight', run: () => http.drain(), abort: () => http.abort(), minMs: config.shutdownDrainWindowMs + 2000 },
+      // Marks of events already appended; left standing, those events would come again.
+      { name: 'user event marks', run: () => services.repositories.userEventOutbox.flush() },
       { name: 'connections', run: () => ctx.close(), minMs: 5000 },
     ],
     logger,

@@ -59,12 +59,13 @@ export function createUserEventOutbox(deps: {
 
   let toClear: { notificationUuid: string; dueAt: Date }[] = [];
   let clearing: NodeJS.Timeout | undefined;
-  const clearGathered = () => {
+  const clearGathered = async (): Promise<void> => {
+    clearTimeout(clearing);
     clearing = undefined;
     const marks = toClear;
     toClear = [];
     // Left standing, a mark only makes the worker append its event again (a repeat, never a loss).
-    deps.repository
+    await deps.repository
       .clearUserEventsDue(marks)
       .catch((err: unknown) => deps.logger.warn({ err: (err as Error).message, marks: marks.length }, 'user event marks not cleared'));
   };
@@ -81,8 +82,11 @@ export function createUserEventOutbox(deps: {
         return;
       }
       toClear.push({ notificationUuid: n.notificationUuid, dueAt });
-      clearing ??= setTimeout(clearGathered, CLEAR_AFTER_MS).unref();
+      clearing ??= setTimeout(() => void clearGathered(), CLEAR_AFTER_MS).unref();
     },
+
+    /** Clears the gathered marks now: a stopping process, after its last request. */
+    flush: clearGathered,
 
     /** The worker's path: the events of marks older than the grace period; how many were appended. */
     async sweep(now = new Date()): Promise<{ appended: number; failed: number }> {

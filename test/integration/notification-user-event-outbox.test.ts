@@ -136,6 +136,18 @@ describe('user events owed by notification changes', () => {
     }
   });
 
+  test('when the API stops, then the marks it gathered are cleared at once, not left for the worker to send again', async () => {
+    const uuid = await leaveMarked('outbox-flush', { userEventDueAt: new Date(0) });
+    await notifications().updateOne({ _id: uuid as never }, { $set: { createdAt: new Date(0) } });
+    const record = await createNotificationsRepository(service.ctx.mongo).find(uuid);
+    const outbox = outboxOn(async () => true);
+
+    await outbox.send(record as Notification, { type: 'created', notification_uuid: uuid, status: 'ACTIVE' });
+    expect(await markOf(uuid)).toEqual(new Date(0));
+    await outbox.flush();
+    expect(await markOf(uuid)).toBeUndefined();
+  });
+
   test('when a later change marked its own event, then clearing the earlier mark leaves it', async () => {
     const createdAt = new Date(Date.now() - 5000);
     const answeredAt = new Date();
