@@ -100,6 +100,8 @@ export interface NotificationWatch {
 
 /** The longest wait between reconnections after failures in a row. */
 const MAX_RECONNECT_MS = 60_000;
+/** Changes remembered to recognise a repeat: the service sends each at least once. */
+const CHANGES_REMEMBERED = 1000;
 
 interface ErrorBody {
   code?: unknown;
@@ -225,7 +227,8 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
 
   /**
    * Listens to the service's stream of the user's notifications and emits `onNotificationCreated`
-   * and `onNotificationEnded` as they happen, so an app shows a new approval at once. Reconnects
+   * and `onNotificationEnded` as they happen, so an app shows a new approval at once, each change
+   * once (a change the service sends again is recognised by its notification and type). Reconnects
    * by itself (resuming after the last event it got, so nothing is missed or repeated), waiting
    * longer after failures in a row; each failure is also emitted as `error`. A failure of kind
    * `sign-in-again` stops it: sign in, then call it again.
@@ -237,6 +240,15 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
     let retryMs = 3000;
     let connection: AbortController | undefined;
     let pause: (() => void) | undefined;
+    // The service may send a change twice (it sends each at least once); the app hears it once.
+    const seen = new Set<string>();
+    const isRepeat = (change: NotificationChange): boolean => {
+      const key = `${change.type}:${change.notification_uuid}`;
+      if (seen.has(key)) return true;
+      seen.add(key);
+      if (seen.size > CHANGES_REMEMBERED) seen.delete(seen.values().next().value as string);
+      return false;
+    };
     const run = async () => {
       for (let failures = 0; !stopped;) {
         connection = new AbortController();
@@ -257,6 +269,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
               if (event.id !== undefined) lastEventId = event.id;
               if (event.event !== 'created' && event.event !== 'ended') return;
               const change = JSON.parse(event.data) as NotificationChange;
+              if (isRepeat(change)) return;
               this.emit(event.event === 'created' ? 'onNotificationCreated' : 'onNotificationEnded', change);
             },
             (ms) => (retryMs = ms),

@@ -14,10 +14,13 @@ import {
   type UpdateAcknowledgement,
 } from '@svc-identity/client';
 import { registerClient } from '../../core/clients/clients.service.js';
+import { appendUserEvent } from '../../core/notifications/notification-user-events.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { blockUser, notificationBody } from '../support/notification-helpers.js';
 import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
+import { eventually } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { createGroups, sendJson, userBody } from '../support/users-helpers.js';
 
@@ -150,6 +153,29 @@ describe('client library against the running service', () => {
     const mixed = await person.client.getNotifications(0, '', 1, '2026-01-01T05:30:00+0530', '2099-01-01T00:00:00 GMT');
     expect(mixed.response.ResponseData.notifications.map((n) => n.notification_uuid)).toContain(first.uuid);
   });
+
+  test('when the service sends a change again (at least once), then watchNotifications emits it once', async () => {
+    const watcher = await signedInPerson('lib-watch');
+    const created: string[] = [];
+    watcher.client.on('onNotificationCreated', (change) => created.push(change.notification_uuid));
+    const watch = watcher.client.watchNotifications();
+    try {
+      await eventually(async () => (service.ctx.userEvents.streamsOf(DEFAULT_ENTERPRISE_ID, 'lib-watch') > 0 ? true : undefined));
+      const first = await notify('lib-watch');
+      await eventually(async () => (created.length === 1 ? true : undefined));
+      // What the notification worker does for a change whose mark was not cleared: the same event again.
+      await appendUserEvent(service.ctx.redis, service.config.queuePrefix, DEFAULT_ENTERPRISE_ID, 'lib-watch', {
+        type: 'created',
+        notification_uuid: first.uuid,
+        status: 'ACTIVE',
+      });
+      const second = await notify('lib-watch');
+      await eventually(async () => (created.includes(second.uuid) ? true : undefined));
+      expect(created).toEqual([first.uuid, second.uuid]);
+    } finally {
+      watch.stop();
+    }
+  }, 60000);
 
   test('when UpdateNotification answers an unsigned notification, then the event says Success and the enterprise sees UPDATED with signature NA', async () => {
     const { uuid } = await notify('lib-ada');
