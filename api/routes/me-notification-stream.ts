@@ -5,11 +5,9 @@ import { isDraining } from '../draining-state.js';
 import { authenticateUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
-/** Open streams one API process holds; past it a new one is refused with 503 and Retry-After. */
-export const MAX_STREAMS_PER_PROCESS = 1000;
 /**
  * Open streams of one user on one API process (devices and tabs); past it that user's next one is
- * refused the same way. Without it one user's token could take the whole process's streams, and
+ * refused the same way. Without it one user's token could take all of the process's streams, and
  * each of that user's events would then cost a read per stream.
  */
 export const MAX_STREAMS_PER_USER = 10;
@@ -32,7 +30,8 @@ const frame = (id: string, event: UserNotificationEvent) => `id: ${id}\nevent: $
 export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserTokenStores) {
   return async (req: Request, res: Response): Promise<void> => {
     const { user } = userAuthOf(res);
-    if (ctx.userEvents.streams() >= MAX_STREAMS_PER_PROCESS || isDraining(req.app)) {
+    // Past the process's streams (NOTIFICATION_STREAMS_PER_PROCESS) a new one is refused with 503 and Retry-After.
+    if (ctx.userEvents.streams() >= ctx.config.notifications.streamsPerProcess || isDraining(req.app)) {
       res.set('Retry-After', String(RECONNECT_MS / 1000));
       throw new UnavailableError('Too many open notification streams, try again later');
     }

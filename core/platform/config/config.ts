@@ -188,8 +188,10 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       enrollment: s.ENROLLMENT_CONCURRENCY,
       notification: s.NOTIFICATION_CONCURRENCY,
     }),
-    /** The notification worker: expiry sweep, retention of ended notifications, callbacks. */
+    /** Notifications: the API's event streams; the worker's expiry sweep, retention, callbacks. */
     notifications: Object.freeze({
+      /** Event streams one API process holds. */
+      streamsPerProcess: s.NOTIFICATION_STREAMS_PER_PROCESS,
       sweepIntervalMs: s.NOTIFICATION_SWEEP_INTERVAL_MS,
       retentionDays: s.NOTIFICATION_RETENTION_DAYS,
       callbackConcurrency: s.NOTIFICATION_CALLBACK_CONCURRENCY,

@@ -584,6 +584,14 @@ export const SETTINGS = {
     default: 3600,
     doc: windowOf('RATE_LIMIT_LOGIN_CODES_PER_USER'),
   },
+  NOTIFICATION_STREAMS_PER_PROCESS: {
+    section: 'limits',
+    kind: 'integer',
+    min: 1,
+    max: 100000,
+    default: 1000,
+    doc: 'notification event streams (`GET /v1/me/notifications/stream`) one API process holds, of which 10 per user; past it a new one is answered 503 with `Retry-After`. Each open stream costs about 15 KiB of heap and two MongoDB reads every 15 s ([benchmarks.md](benchmarks.md))',
+  },
 
   // --- sign-in limits ---
   RATE_LIMIT_LOGIN_PER_USER_ADDRESS: {

@@ -15,6 +15,7 @@ describe('configuration', () => {
     });
     expect(config.concurrency).toEqual({ dispatch: 10, enrollment: 5, notification: 50 });
     expect(config.notifications).toEqual({
+      streamsPerProcess: 1000,
       sweepIntervalMs: 500,
       retentionDays: 90,
       callbackConcurrency: 10,
