@@ -162,6 +162,8 @@ describe('notification user events', () => {
       sweepMs: 200,
     });
     try {
+      // As the API does before it serves: a fail-fast connection refuses commands until it is ready.
+      await eventually(async () => (own.status === 'ready' ? true : undefined));
       (await idle.open('ent1', 'idle', collect()))();
       const listener = collect();
       await cut.open('ent1', 'outage', listener);
