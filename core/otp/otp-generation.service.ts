@@ -15,6 +15,7 @@ import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { resendCodeContext } from './otp-resend.service.js';
+import { queuedOtpRow } from './otp-delivery-row.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
 import { isReachable } from '../users/user-reachability.js';
@@ -128,26 +129,22 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     test: boolean,
   ): Delivery[] {
     const at = now();
-    return stored.channels.map((channel) => {
-      const id = otpDeliveryId(stored.otpUuid, channel);
-      return {
-        id,
-        kind: 'otp',
-        enterpriseId: stored.enterpriseId,
-        refId: stored.otpUuid,
-        channel,
-        to: addresses[channel] as string,
-        template: request.channels[channel] as string,
-        ...(test ? { test: true } : {}),
-        macros: { ...request.dynamicMacros },
-        secretMacros: encryptSecret(JSON.stringify({ [OTP_MACRO]: code }), deps.keys.encryptionKey, id),
-        state: 'QUEUED',
-        attempts: 0,
-        notAfter: stored.expiresAt,
-        queuedAt: at,
-        updatedAt: at,
-      };
-    });
+    return stored.channels.map((channel) =>
+      queuedOtpRow(
+        stored,
+        {
+          id: otpDeliveryId(stored.otpUuid, channel),
+          channel,
+          to: addresses[channel] as string,
+          template: request.channels[channel] as string,
+          macros: request.dynamicMacros,
+          test,
+        },
+        code,
+        deps.keys.encryptionKey,
+        at,
+      ),
+    );
   }
 
   function refuseIfPastDeadline(deadline: number | undefined): void {

@@ -4,13 +4,13 @@ import { sealDelivery } from '../deliveries/delivery-envelope.js';
 import { otpDeliveryId, otpResendDeliveryId, type Delivery } from '../deliveries/delivery.types.js';
 import { ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import type { Logger } from '../platform/logger/logger.js';
-import { OTP_MACRO } from '../templates/template-macros.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { otpEnded, publicStatus, type OtpPublicStatus } from './otp-validation.service.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
-import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
+import { queuedOtpRow } from './otp-delivery-row.js';
+import { decryptSecret } from '../crypto/secret-box.js';
 
 export interface OtpResendDeps {
   otps: Pick<OtpsRepository, 'findForClient' | 'addResend'>;
@@ -67,24 +67,14 @@ export function createOtpResendService(deps: OtpResendDeps) {
       const first = firsts.get(otpDeliveryId(record.otpUuid, channel));
       if (!first) return [];
       const id = otpResendDeliveryId(record.otpUuid, channel, resendId);
-      const row: Delivery = {
-        id,
-        kind: 'otp',
-        enterpriseId: record.enterpriseId,
-        refId: record.otpUuid,
-        channel,
-        to: first.to,
-        template: first.template,
-        // A test OTP's resends stay test messages (never a provider), whatever the client is now.
-        ...(first.test ? { test: true } : {}),
-        macros: { ...first.macros },
-        secretMacros: encryptSecret(JSON.stringify({ [OTP_MACRO]: code }), deps.keys.encryptionKey, id),
-        state: 'QUEUED',
-        attempts: 0,
-        notAfter: record.expiresAt,
-        queuedAt: at,
-        updatedAt: at,
-      };
+      // A test OTP's resends stay test messages (never a provider), whatever the client is now.
+      const row = queuedOtpRow(
+        record,
+        { id, channel, to: first.to, template: first.template, macros: first.macros, test: first.test },
+        code,
+        deps.keys.encryptionKey,
+        at,
+      );
       return [row];
     });
   }
