@@ -19,6 +19,9 @@ export const HEARTBEAT_MS = 15_000;
 /** How long the client waits before reconnecting after the stream ends (EventSource `retry`). */
 const RECONNECT_MS = 3000;
 
+/** A refused stream's Retry-After: the client's reconnect delay (the error edge writes the header). */
+const RETRY = { retryAfterSeconds: RECONNECT_MS / 1000 };
+
 const frame = (id: string, event: UserNotificationEvent) => `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 
 /**
@@ -32,12 +35,13 @@ export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserT
     const { user } = userAuthOf(res);
     // Past the process's streams (NOTIFICATION_STREAMS_PER_PROCESS) a new one is refused with 503 and Retry-After.
     if (ctx.userEvents.streams() >= ctx.config.notifications.streamsPerProcess || isDraining(req.app)) {
-      res.set('Retry-After', String(RECONNECT_MS / 1000));
-      throw new UnavailableError('Too many open notification streams, try again later');
+      throw new UnavailableError('Too many open notification streams, try again later', RETRY);
     }
     if (ctx.userEvents.streamsOf(user.enterpriseId, user.userId) >= MAX_STREAMS_PER_USER) {
-      res.set('Retry-After', String(RECONNECT_MS / 1000));
-      throw new UnavailableError(`Too many open notification streams for this user (at most ${MAX_STREAMS_PER_USER}), try again later`);
+      throw new UnavailableError(
+        `Too many open notification streams for this user (at most ${MAX_STREAMS_PER_USER}), try again later`,
+        RETRY,
+      );
     }
     const lastEventId = req.get('last-event-id');
     let ended = false;
@@ -64,8 +68,7 @@ export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserT
       });
     } catch {
       // Reported by the user events, once per period however many clients retry meanwhile.
-      res.set('Retry-After', String(RECONNECT_MS / 1000));
-      throw new UnavailableError('Notification events are not available, try again later');
+      throw new UnavailableError('Notification events are not available, try again later', RETRY);
     }
     // The head goes out only now: a client that has it knows this process is already listening.
     res.status(200).set({
