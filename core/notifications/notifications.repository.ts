@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model, type mongo } from 'mongoose';
 import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
 import type { UserRef } from '../platform/tenancy/enterprise-id.js';
@@ -7,8 +8,11 @@ import { countedWrongNumberFilter, lastWrongNumberFilter, transitionFilter } fro
 import type { FinalStatus, Notification, NotificationStatus, SigningStatus } from './notification.types.js';
 import { notificationExpiryLag, notificationsEnded } from '../platform/metrics/business-metrics.js';
 
-/** The stored document: the record, its uuid as _id, and the mark of an event still owed. */
-type NotificationDoc = Notification & { _id: string; userEventDueAt?: Date };
+/**
+ * The stored document: the record, its uuid as _id, the mark of an event still owed and, while a
+ * notification worker appends that event, the claim of its sweep.
+ */
+type NotificationDoc = Notification & { _id: string; userEventDueAt?: Date; userEventClaim?: string };
 
 export const notificationSchema = new Schema<NotificationDoc>(
   {
@@ -38,6 +42,8 @@ export const notificationSchema = new Schema<NotificationDoc>(
     // Set with each change that owes the user's streams an event, cleared once it is appended
     // (user-event-outbox.ts); never part of the record the code reads.
     userEventDueAt: { type: Date },
+    // The sweep that holds the mark (its due time then being the end of that sweep's lease).
+    userEventClaim: { type: String },
   },
   { versionKey: false, collection: 'notifications' },
 );
@@ -62,7 +68,7 @@ export function notificationModel(connection: Connection): Promise<Model<Notific
 /** The stored document: the record with its uuid as _id. */
 export const toNotificationDoc = (n: Notification): Notification & { _id: string } => withoutUndefined({ _id: n.notificationUuid, ...n });
 
-const PROJECTION = { _id: 0, userEventDueAt: 0 } as const;
+const PROJECTION = { _id: 0, userEventDueAt: 0, userEventClaim: 0 } as const;
 
 /** What ending a notification writes besides its status. */
 export interface FinalFields {
@@ -121,21 +127,44 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
      */
     async clearUserEventsDue(marks: { notificationUuid: string; dueAt: Date }[]): Promise<void> {
       if (marks.length === 0) return;
-      const collection = (await model()).collection as unknown as mongo.Collection<{ _id: string; userEventDueAt?: Date }>;
+      const collection = (await model()).collection as unknown as mongo.Collection<NotificationDoc>;
       await collection.bulkWrite(
         marks.map(({ notificationUuid, dueAt }) => ({
-          updateOne: { filter: { _id: notificationUuid, userEventDueAt: dueAt }, update: { $unset: { userEventDueAt: 1 as const } } },
+          updateOne: {
+            filter: { _id: notificationUuid, userEventDueAt: dueAt },
+            update: { $unset: { userEventDueAt: 1 as const, userEventClaim: 1 as const } },
+          },
         })),
         { ordered: false },
       );
     },
 
-    /** Records whose event has been due since `before` or earlier, oldest first. */
-    async findUserEventsDue(before: Date, limit: number): Promise<UserEventDue[]> {
-      return (await model())
-        .find({ userEventDueAt: { $lte: before } }, { _id: 0 })
+    /**
+     * Takes up to `limit` records whose event has been due since `before` or earlier, oldest
+     * first, for one sweep: their marks move to `leaseUntil` (so no other sweep takes them before
+     * then, and one that fails comes back after the lease), and only the records this very write
+     * moved are returned, with their new mark. Two workers sweeping at once thus share the marks
+     * instead of both appending every event.
+     */
+    async claimUserEventsDue(before: Date, leaseUntil: Date, limit: number): Promise<UserEventDue[]> {
+      const m = await model();
+      const due = await m
+        .find({ userEventDueAt: { $lte: before } }, { _id: 1 })
         .sort({ userEventDueAt: 1 })
         .limit(limit)
+        .lean<{ _id: string }[]>();
+      if (due.length === 0) return [];
+      const ids = due.map((d) => d._id);
+      const claim = randomUUID();
+      const collection = m.collection as unknown as mongo.Collection<NotificationDoc>;
+      // Still due before the cutoff: a mark another sweep leased, or a later change re-marked, is left alone.
+      await collection.updateMany(
+        { _id: { $in: ids }, userEventDueAt: { $lte: before } },
+        { $set: { userEventDueAt: leaseUntil, userEventClaim: claim } },
+      );
+      return m
+        .find({ _id: { $in: ids }, userEventClaim: claim }, { _id: 0, userEventClaim: 0 })
+        .sort({ createdAt: 1 })
         .lean<UserEventDue[]>();
     },
 

@@ -11,8 +11,13 @@ export const USER_EVENT_GRACE_MS = 10_000;
  * clears many marks per write.
  */
 const CLEAR_AFTER_MS = 50;
-/** Marks read at a time; a full batch handled without failures is followed by another, up to a run's limit. */
+/** Marks taken at a time; a full batch is followed by another, up to a run's limit. */
 const SWEEP_BATCH = 500;
+/**
+ * How long a sweep holds the marks it took: no other worker's sweep takes them meanwhile, and a
+ * mark whose append failed (or whose worker died) is due again once it ends, plus the grace period.
+ */
+export const USER_EVENT_LEASE_MS = 20_000;
 /** After an outage the backlog drains at up to this many batches per run instead of one. */
 const BATCHES_PER_SWEEP = 20;
 
@@ -49,7 +54,7 @@ export function owedEvent(n: Notification, now: Date): UserNotificationEvent | u
  * repeat by its notification_uuid and type.
  */
 export function createUserEventOutbox(deps: {
-  repository: Pick<NotificationsRepository, 'clearUserEventsDue' | 'findUserEventsDue'>;
+  repository: Pick<NotificationsRepository, 'clearUserEventsDue' | 'claimUserEventsDue'>;
   /** Appends the event to its user's stream; resolves false or throws when it was not appended. */
   append: (enterpriseId: string, userId: string, event: UserNotificationEvent) => Promise<boolean>;
   logger: Logger;
@@ -88,12 +93,18 @@ export function createUserEventOutbox(deps: {
     /** Clears the gathered marks now: a stopping process, after its last request. */
     flush: clearGathered,
 
-    /** The worker's path: the events of marks older than the grace period; how many were appended. */
+    /**
+     * The worker's path: the events of marks older than the grace period, each appended by one
+     * sweep even when several workers run (see `claimUserEventsDue`); how many were appended and
+     * how many failed (those are tried again once their lease ends, behind the marks still waiting).
+     */
     async sweep(now = new Date()): Promise<{ appended: number; failed: number }> {
       let appended = 0;
       let failed = 0;
+      const cutoff = new Date(now.getTime() - graceMs);
       for (let batch = 0; batch < BATCHES_PER_SWEEP; batch += 1) {
-        const due: UserEventDue[] = await deps.repository.findUserEventsDue(new Date(now.getTime() - graceMs), SWEEP_BATCH);
+        const leaseUntil = new Date(Date.now() + USER_EVENT_LEASE_MS);
+        const due: UserEventDue[] = await deps.repository.claimUserEventsDue(cutoff, leaseUntil, SWEEP_BATCH);
         const done: { notificationUuid: string; dueAt: Date }[] = [];
         for (const n of due) {
           const event = owedEvent(n, now);
@@ -108,8 +119,9 @@ export function createUserEventOutbox(deps: {
           }
         }
         await deps.repository.clearUserEventsDue(done);
-        // A failure would only meet the same marks again; a short batch was the last.
-        if (failed > 0 || due.length < SWEEP_BATCH) break;
+        // A short batch was the last. Failed marks are leased like the others, so a run never meets
+        // the same mark twice and the marks behind failing ones are still reached.
+        if (due.length < SWEEP_BATCH) break;
       }
       return { appended, failed };
     },

@@ -3,7 +3,7 @@ import { appendUserEvent, userEventsKey } from '../../core/notifications/notific
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import type { UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
-import { createUserEventOutbox, USER_EVENT_GRACE_MS } from '../../core/notifications/user-event-outbox.js';
+import { createUserEventOutbox, USER_EVENT_GRACE_MS, USER_EVENT_LEASE_MS } from '../../core/notifications/user-event-outbox.js';
 import { createProducerRedis } from '../../core/platform/queues/redis-connection.js';
 import { findFreePort } from '../../scripts/local-services.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -117,7 +117,46 @@ describe('user events owed by notification changes', () => {
     expect(await notifications().countDocuments({ _id: { $in: uuids as never[] }, userEventDueAt: { $exists: true } })).toBe(0);
   }, 60000);
 
-  test('when Redis refuses the append, then the mark stays for the next sweep', async () => {
+  test('when two notification workers sweep at once, then each owed event is appended once', async () => {
+    const old = new Date(Date.now() - USER_EVENT_GRACE_MS - 1000);
+    const uuids: string[] = [];
+    for (let i = 0; i < 300; i += 1) uuids.push(await leaveMarked(`outbox-pair-${i % 5}`, { userEventDueAt: old }));
+    const appendsOf = new Map<string, number>();
+    // Each append yields, as a network round trip does, so that the two sweeps interleave.
+    const counting = async (_enterpriseId: string, _userId: string, event: UserNotificationEvent) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      appendsOf.set(event.notification_uuid, (appendsOf.get(event.notification_uuid) ?? 0) + 1);
+      return true;
+    };
+
+    const [first, second] = await Promise.all([outboxOn(counting).sweep(), outboxOn(counting).sweep()]);
+
+    expect(first.appended + second.appended).toBe(300);
+    expect(uuids.filter((uuid) => appendsOf.get(uuid) !== 1)).toEqual([]);
+    expect(await notifications().countDocuments({ _id: { $in: uuids as never[] }, userEventDueAt: { $exists: true } })).toBe(0);
+  }, 60000);
+
+  test('when the oldest marks keep failing, then the marks behind them are still appended', async () => {
+    const oldest = new Date(Date.now() - USER_EVENT_GRACE_MS - 60_000);
+    const old = new Date(Date.now() - USER_EVENT_GRACE_MS - 1000);
+    const failing = new Set<string>();
+    for (let i = 0; i < 500; i += 1) failing.add(await leaveMarked('outbox-poisoned', { userEventDueAt: oldest }));
+    const behind: string[] = [];
+    for (let i = 0; i < 20; i += 1) behind.push(await leaveMarked('outbox-behind', { userEventDueAt: old }));
+    const outbox = outboxOn(async (enterpriseId, userId, event) => {
+      if (failing.has(event.notification_uuid)) throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
+      await appendUserEvent(service.ctx.redis, service.config.queuePrefix, enterpriseId, userId, event);
+      return true;
+    });
+
+    expect(await outbox.sweep()).toEqual({ appended: 20, failed: 500 });
+    expect((await eventsOf('outbox-behind')).map((e) => e.notification_uuid).sort()).toEqual([...behind].sort());
+    // Still owed, and not looked at again before their lease runs out.
+    for (const uuid of [...failing].slice(0, 3)) expect(await markOf(uuid)).toBeInstanceOf(Date);
+    expect(await outbox.sweep()).toEqual({ appended: 0, failed: 0 });
+  }, 60000);
+
+  test('when Redis refuses the append, then the mark stays and its event is appended once its lease ends', async () => {
     const uuid = await leaveMarked('outbox-refused', { userEventDueAt: new Date(Date.now() - USER_EVENT_GRACE_MS - 1000) });
     // Nothing listens on this port: the fail-fast connection refuses every command.
     const unreachable = createProducerRedis({ kind: 'single', url: `redis://127.0.0.1:${await findFreePort()}` });
@@ -134,6 +173,17 @@ describe('user events owed by notification changes', () => {
     } finally {
       unreachable.disconnect();
     }
+    // With Redis back, the mark waits out its lease, then its event is appended.
+    const healthy = outboxOn(async (enterpriseId, userId, event) => {
+      await appendUserEvent(service.ctx.redis, service.config.queuePrefix, enterpriseId, userId, event);
+      return true;
+    });
+    expect(await healthy.sweep()).toEqual({ appended: 0, failed: 0 });
+    // (Other tests' leased marks come due at that time too.)
+    const later = await healthy.sweep(new Date(Date.now() + USER_EVENT_LEASE_MS + USER_EVENT_GRACE_MS + 1000));
+    expect(later.appended).toBeGreaterThanOrEqual(1);
+    expect(await eventsOf('outbox-refused')).toMatchObject([{ type: 'created', notification_uuid: uuid }]);
+    expect(await markOf(uuid)).toBeUndefined();
   });
 
   test('when the API stops, then the marks it gathered are cleared at once, not left for the worker to send again', async () => {
