@@ -131,9 +131,11 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   cleanup(stub.stop);
   const env = projectEnv(storesOf(infra), 'bench_e2e_project', 'bep', stub.url);
   const flagsOf = (entry: string) => (PROCFILE_FLAGS ? (readProcfile().find((line) => line.entry === entry)?.flags ?? []) : []);
-  // API_NODE_FLAGS: more Node or V8 flags for the API (e.g. `--trace-gc-nvp`, whose lines go to its log).
-  const apiFlags = [...flagsOf('dist/api/main.js'), ...envString('API_NODE_FLAGS', '').split(' ').filter(Boolean)];
-  const workerFlags = flagsOf('dist/workers/dispatch/main.js');
+  // API_NODE_FLAGS, WORKER_NODE_FLAGS: more Node or V8 flags for the API and the dispatch worker
+  // (e.g. `--trace-gc-nvp`, whose lines go to each process's log).
+  const extraFlags = (name: string) => envString(name, '').split(' ').filter(Boolean);
+  const apiFlags = [...flagsOf('dist/api/main.js'), ...extraFlags('API_NODE_FLAGS')];
+  const workerFlags = [...flagsOf('dist/workers/dispatch/main.js'), ...extraFlags('WORKER_NODE_FLAGS')];
   const api = await startProjectApi(env, apiFlags);
   cleanup(api.stop);
   const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) }, workerFlags);
