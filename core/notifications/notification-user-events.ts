@@ -31,7 +31,8 @@ export interface NotificationUserEvents {
 
 /** Events kept per user for resumption: a client away longer than that reloads its list. */
 export const USER_EVENTS_KEPT = 100;
-const USER_EVENTS_TTL_SECONDS = 24 * 3600;
+/** How long a user's stream is kept after its last event; an app away longer reloads its list. */
+export const USER_EVENTS_TTL_SECONDS = 24 * 3600;
 /** How often every open stream reads its user's events whether or not a message came. */
 const USER_EVENTS_SWEEP_MS = 15_000;
 

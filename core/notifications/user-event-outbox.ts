@@ -2,6 +2,7 @@ import type { Logger } from '../platform/logger/logger.js';
 import type { Notification } from './notification.types.js';
 import type { NotificationsRepository, UserEventDue } from './notifications.repository.js';
 import type { UserNotificationEvent } from './user-event-reader.js';
+import { USER_EVENTS_TTL_SECONDS } from './notification-user-events.js';
 
 /** How long a mark may stand before the sweep appends its event: the API normally clears it within milliseconds. */
 export const USER_EVENT_GRACE_MS = 10_000;
@@ -37,11 +38,14 @@ export const endedEvent = (n: Notification): UserNotificationEvent => ({
 /**
  * The event a marked record still owes its user's streams, judged now: `created` while it is
  * pending and in time, `ended` for a final state given by someone (expiry sends nothing, as it
- * never does), nothing once a `created` event would announce what has already expired.
+ * never does), nothing once a `created` event would announce what has already expired, nor an
+ * `ended` event older than a stream is kept (an app away that long reloads its list instead).
  */
 export function owedEvent(n: Notification, now: Date): UserNotificationEvent | undefined {
   if (n.status === 'ACTIVE') return n.expiresAt.getTime() > now.getTime() ? createdEvent(n) : undefined;
-  return n.status === 'EXPIRED' ? undefined : endedEvent(n);
+  if (n.status === 'EXPIRED') return undefined;
+  const endedAt = n.answeredAt?.getTime() ?? now.getTime();
+  return now.getTime() - endedAt > USER_EVENTS_TTL_SECONDS * 1000 ? undefined : endedEvent(n);
 }
 
 /**

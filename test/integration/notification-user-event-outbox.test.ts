@@ -86,6 +86,9 @@ describe('user events owed by notification changes', () => {
     // Expiry never sends an event, nor does a created one announce what has expired since.
     const expired = await leaveMarked('outbox-sweep', { status: 'EXPIRED', answeredAt, userEventDueAt: old });
     const lapsed = await leaveMarked('outbox-sweep', { expiresAt: new Date(Date.now() - 1000), userEventDueAt: old });
+    // Nor is an end announced after the user's stream would have been dropped (a mark that kept failing for a day).
+    const dayOld = new Date(Date.now() - 25 * 3600_000);
+    const stale = await leaveMarked('outbox-sweep', { status: 'DISMISSED', answeredAt: dayOld, userEventDueAt: old });
     // Within the grace period: the API that wrote it may be appending it right now.
     const recent = await leaveMarked('outbox-sweep', { userEventDueAt: new Date() });
 
@@ -100,7 +103,7 @@ describe('user events owed by notification changes', () => {
       { type: 'created', notification_uuid: pending, status: 'ACTIVE', expires_at: expect.any(String) as string },
       { type: 'ended', notification_uuid: accepted, status: 'UPDATED' },
     ]);
-    for (const uuid of [pending, accepted, expired, lapsed]) expect(await markOf(uuid)).toBeUndefined();
+    for (const uuid of [pending, accepted, expired, lapsed, stale]) expect(await markOf(uuid)).toBeUndefined();
     expect(await markOf(recent)).toBeInstanceOf(Date);
   });
 
