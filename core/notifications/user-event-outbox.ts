@@ -1,4 +1,5 @@
 import type { Logger } from '../platform/logger/logger.js';
+import { userEventsSwept } from '../platform/metrics/business-metrics.js';
 import type { Notification } from './notification.types.js';
 import type { NotificationsRepository, UserEventDue } from './notifications.repository.js';
 import type { UserNotificationEvent } from './user-event-reader.js';
@@ -106,20 +107,26 @@ export function createUserEventOutbox(deps: {
       let appended = 0;
       let failed = 0;
       const cutoff = new Date(now.getTime() - graceMs);
+      const appendOwed = async (n: UserEventDue): Promise<'appended' | 'dropped' | 'failed'> => {
+        const event = owedEvent(n, now);
+        if (!event) return 'dropped';
+        try {
+          return (await deps.append(n.enterpriseId, n.userId, event)) ? 'appended' : 'failed';
+        } catch {
+          return 'failed';
+        }
+      };
       for (let batch = 0; batch < BATCHES_PER_SWEEP; batch += 1) {
         const leaseUntil = new Date(Date.now() + USER_EVENT_LEASE_MS);
         const due: UserEventDue[] = await deps.repository.claimUserEventsDue(cutoff, leaseUntil, SWEEP_BATCH);
         const done: { notificationUuid: string; dueAt: Date }[] = [];
         for (const n of due) {
-          const event = owedEvent(n, now);
-          try {
-            if (event && !(await deps.append(n.enterpriseId, n.userId, event))) failed += 1;
-            else {
-              appended += event ? 1 : 0;
-              done.push({ notificationUuid: n.notificationUuid, dueAt: n.userEventDueAt });
-            }
-          } catch {
-            failed += 1;
+          const outcome = await appendOwed(n);
+          userEventsSwept.inc({ outcome });
+          if (outcome === 'failed') failed += 1;
+          else {
+            if (outcome === 'appended') appended += 1;
+            done.push({ notificationUuid: n.notificationUuid, dueAt: n.userEventDueAt });
           }
         }
         await deps.repository.clearUserEventsDue(done);

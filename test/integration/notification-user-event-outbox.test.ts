@@ -4,6 +4,7 @@ import { createNotificationsRepository } from '../../core/notifications/notifica
 import type { Notification } from '../../core/notifications/notification.types.js';
 import type { UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
 import { createUserEventOutbox, USER_EVENT_GRACE_MS, USER_EVENT_LEASE_MS } from '../../core/notifications/user-event-outbox.js';
+import { userEventsSwept } from '../../core/platform/metrics/business-metrics.js';
 import { createProducerRedis } from '../../core/platform/queues/redis-connection.js';
 import { findFreePort } from '../../scripts/local-services.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -58,6 +59,11 @@ describe('user events owed by notification changes', () => {
     return uuid;
   }
   const markOf = async (uuid: string) => (await notifications().findOne({ _id: uuid as never }))?.userEventDueAt as Date | undefined;
+  const sweptCounts = async () => {
+    const { values } = await userEventsSwept.get();
+    const of = (outcome: string) => values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+    return { appended: of('appended'), failed: of('failed'), dropped: of('dropped') };
+  };
   const outboxOn = (append: (enterpriseId: string, userId: string, event: UserNotificationEvent) => Promise<boolean>) =>
     createUserEventOutbox({ repository: createNotificationsRepository(service.ctx.mongo), append, logger: memoryLogger().logger });
 
@@ -152,7 +158,14 @@ describe('user events owed by notification changes', () => {
       return true;
     });
 
+    const sweptBefore = await sweptCounts();
     expect(await outbox.sweep()).toEqual({ appended: 20, failed: 500 });
+    // Counted for the operators' alert on events that cannot be appended.
+    const sweptAfter = await sweptCounts();
+    expect({ appended: sweptAfter.appended - sweptBefore.appended, failed: sweptAfter.failed - sweptBefore.failed }).toEqual({
+      appended: 20,
+      failed: 500,
+    });
     expect((await eventsOf('outbox-behind')).map((e) => e.notification_uuid).sort()).toEqual([...behind].sort());
     // Still owed, and not looked at again before their lease runs out.
     for (const uuid of [...failing].slice(0, 3)) expect(await markOf(uuid)).toBeInstanceOf(Date);

@@ -72,6 +72,13 @@ export const notificationExpiryLag = new Histogram({
   registers: [businessRegistry],
 });
 
+export const userEventsSwept = new Counter({
+  name: 'svc_notification_user_events_swept_total',
+  help: "Owed notification events handled by the notification worker's sweep, by outcome: appended (late, for a change the API wrote but did not append), failed (not appended; tried again after its lease), dropped (nothing owed any more)",
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});
+
 export const pushSends = new Counter({
   name: 'svc_push_sends_total',
   help: 'Web Push sends to a subscription by outcome: sent (push service accepted), gone (404/410, subscription deleted), retry (429/5xx or network error, tried again), failed (retries used up), rejected (other refusal), refused (address not allowed), skipped (notification ended first)',
