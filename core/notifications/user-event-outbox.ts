@@ -117,7 +117,8 @@ export function createUserEventOutbox(deps: {
         }
       };
       for (let batch = 0; batch < BATCHES_PER_SWEEP; batch += 1) {
-        const leaseUntil = new Date(Date.now() + USER_EVENT_LEASE_MS);
+        // From the sweep's own clock, so a lease always ends after its cutoff: a run never takes a mark twice.
+        const leaseUntil = new Date(now.getTime() + USER_EVENT_LEASE_MS);
         const due: UserEventDue[] = await deps.repository.claimUserEventsDue(cutoff, leaseUntil, SWEEP_BATCH);
         const done: { notificationUuid: string; dueAt: Date }[] = [];
         for (const n of due) {
