@@ -235,7 +235,9 @@ function renderPending(notifications) {
 
 function answer(notification, action, numberInput) {
   const needsNumber = actionNeedsNumber(notification, action);
-  const number = numberInput?.value.trim() ?? '';
+  // What was typed for this notification, not only what this card's field holds: the list may have
+  // been drawn again (a stream event) while typing, and the typing then went to the replaced field.
+  const number = (typedNumbers.get(notification.notification_uuid) ?? numberInput?.value ?? '').trim();
   if (needsNumber && !/^[0-9]{2}$/.test(number)) {
     numberInput?.focus();
     return say('approvals', 'Type the two-digit number shown by the app asking for approval, then approve.', true);
