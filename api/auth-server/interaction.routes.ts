@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { finished } from 'node:stream';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
@@ -139,8 +140,11 @@ export function interactionRoutes(
       const selfUrl = req.originalUrl.split('?')[0] ?? '';
       const { next, budget, afterAnswer } = await steps.post(state, client, body, req.ip ?? 'unknown');
       if (budget) res.set(rateLimitHeaders([budget]));
-      // The code is sent once the answer has left, so its cost never shows in the answer.
-      if (afterAnswer) res.once('finish', () => void afterAnswer());
+      // The code is sent once the answer has left, so its cost never shows in the answer; and
+      // also when the browser hung up before it arrived (`finished` fires then too, even when the
+      // connection was gone before this line): the step was taken, the page reloaded shows the
+      // code form, so the code must come.
+      if (afterAnswer) finished(res, () => void afterAnswer());
       switch (next.kind) {
         case 'login-page':
           return pages.loginPage(req, res, next.state, client, next);

@@ -78,7 +78,11 @@ describe('passkeys in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByLabel('User ID').fill(USER_ID);
     await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, EMAIL, since));
+    const code = await loginCodeFor(service, EMAIL, since).catch(async (err: Error) => {
+      // What the browser showed meanwhile, for the log of a run that found no code.
+      throw new Error(`${err.message}\npage ${page.url()}: ${(await page.locator('body').innerText()).slice(0, 500)}`, { cause: err });
+    });
+    await page.getByLabel('Sign-in code').fill(code);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByText(`Signed in as ${USER_ID}`).waitFor();
   }

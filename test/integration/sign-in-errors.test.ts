@@ -30,6 +30,7 @@ describe('sign-in: errors, replays and refusals', () => {
     await insertUser(service.ctx.mongo, { userId: 'gone', mobileNumber: '+15550300004', status: 'DELETED' });
     await insertUser(service.ctx.mongo, { userId: 'hank', mobileNumber: '+15550300005' });
     await insertUser(service.ctx.mongo, { userId: 'ivy', mobileNumber: '+15550300006' });
+    await insertUser(service.ctx.mongo, { userId: 'jade', mobileNumber: '+15550300007' });
   });
   afterAll(async () => {
     await worker.shutdown();
@@ -248,6 +249,19 @@ describe('sign-in: errors, replays and refusals', () => {
     expect(wrong.status).toBe(403);
     await loginCodesSettled(service, authorizeUrl(validParams()));
     expect(await readOutbox(service, '+15550300003')).toEqual([]);
+  });
+
+  test('when the browser hangs up before the code page arrives, then the code is still sent and signs the user in from the reloaded page', async () => {
+    const walker = new FormWalker(service.url);
+    const first = await walker.page(authorizeUrl(validParams()));
+    const since = new Date();
+    // The user-id step answers no sooner than its floor (250 ms): the connection is gone by then.
+    await walker.postAndHangUp(first.url, { csrf: csrfOf(first.html), step: 'user', userId: 'jade' }, 50);
+    const code = await loginCodeFor(service, '+15550300007', since);
+    const reloaded = await walker.page(first.url);
+    expect(reloaded.html).toContain('name="otp"');
+    const done = await walker.leaves(reloaded.url, { form: { csrf: csrfOf(reloaded.html), step: 'code', otp: code } });
+    expect(done.startsWith(`${REDIRECT}?code=`)).toBe(true);
   });
 
   test('when the sign-in cookie is missing (another browser), then the page says the sign-in expired', async () => {

@@ -62,6 +62,24 @@ export class FormWalker {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
+  /**
+   * Posts a form and hangs up `afterMs` later, before the answer arrives: a person whose phone
+   * lost its network, or who closed the tab, right after pressing the button.
+   */
+  postAndHangUp(url: string, form: Record<string, string>, afterMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const req = httpRequest(url, {
+        method: 'POST',
+        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+        ...(this.localAddress === undefined ? {} : { localAddress: this.localAddress }),
+      });
+      req.on('response', () => resolve());
+      req.on('error', () => resolve());
+      req.end(new URLSearchParams(form).toString());
+      setTimeout(() => req.destroy(), afterMs);
+    });
+  }
+
   /** Set-Cookie lines of the last answers (for attribute checks). */
   readonly setCookieLines: string[] = [];
 
@@ -119,6 +137,8 @@ export async function loginCodeFor(service: TestService, to: string, since: Date
     const messages = (await readOutbox(service, to)).filter((m) => new Date(m.createdAt) >= since && /sign-in code/.test(m.text));
     messages.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     return messages[messages.length - 1];
+  }).catch(async (err: unknown) => {
+    throw new Error(`no sign-in code for ${to} since ${since.toISOString()}: ${await whySignInCodeMissing(service, to)}`, { cause: err });
   });
   const code = /\b(\d{6})\b/.exec(last.text)?.[1];
   if (!code) throw new Error(`no code in the message: ${last.text}`);
@@ -127,6 +147,20 @@ export async function loginCodeFor(service: TestService, to: string, since: Date
     await eventually(async () => ((await service.ctx.mongo.collection('login_states').findOne({ otpUuid })) ? true : undefined));
   }
   return code;
+}
+
+/** What a test that waited in vain for a login code needs to know: the outbox, the sign-ins, what the service logged. */
+async function whySignInCodeMissing(service: TestService, to: string): Promise<string> {
+  const outbox = (await readOutbox(service, to)).map((m) => `${m.createdAt} ${m.text.slice(0, 60)}`);
+  const states = await service.ctx.mongo
+    .collection('login_states')
+    .find({}, { projection: { _id: 0, userId: 1, otpUuid: 1, codeSentAt: 1 } })
+    .toArray();
+  const logged = service
+    .logLines()
+    .filter((line) => Number(line.level) >= 40)
+    .map((line) => JSON.stringify(line).slice(0, 400));
+  return JSON.stringify({ outbox, states, logged }, null, 1);
 }
 
 /**
