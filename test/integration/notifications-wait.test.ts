@@ -132,7 +132,13 @@ describe('GET /v1/notifications/{uuid}?wait=: waiting for the answer across API 
     expect(Date.now() - staleReadDoneAt).toBeLessThan(WAIT_POLL_MS / 2);
   });
 
-  test('when the client goes away, then its listener is released', async () => {
+  test('when the client goes away, then its listener is released and the request is counted as aborted', async () => {
+    const aborted = 'http_request_duration_seconds_count{method="GET",route="/v1/notifications/:uuid",status="aborted"}';
+    const abortedSoFar = async () => {
+      const line = (await (await fetch(`${service.url}/metrics`)).text()).split('\n').find((l) => l.startsWith(`${aborted} `));
+      return line ? Number(line.slice(aborted.length + 1)) : 0;
+    };
+    const before = await abortedSoFar();
     const uuid = await createNotification();
     const abort = new AbortController();
     const waiting = read(service.url, uuid, '60', abort.signal).catch((err: Error) => err.name);
@@ -140,6 +146,8 @@ describe('GET /v1/notifications/{uuid}?wait=: waiting for the answer across API 
     abort.abort();
     expect(await waiting).toBe('AbortError');
     await eventually(async () => (service.ctx.notificationEnds.listeners() === 0 ? true : undefined));
+    // A caller that gave up is an answer operators must see (a load balancer's timeout looks like this).
+    expect(await eventually(async () => ((await abortedSoFar()) === before + 1 ? true : undefined))).toBe(true);
   });
 
   test.each(['61', '-1', '1.5', 'abc', ''])('when wait is %p, then 422 [Invalid field wait]', async (wait) => {
