@@ -26,6 +26,7 @@ import { createOtpValidationService } from '../core/otp/otp-validation.service.j
 import { createOtpsRepository } from '../core/otp/otps.repository.js';
 import { createPasskeySignIn } from '../core/passkeys/passkey-sign-in.service.js';
 import { createPasskeysRepository } from '../core/passkeys/passkeys.repository.js';
+import { createWorkAfterAnswers, type WorkAfterAnswers } from '../core/platform/lifecycle/work-after-answers.js';
 import { signIns } from '../core/platform/metrics/business-metrics.js';
 import { enqueueEnrollment } from '../core/platform/queues/enrollment.queue.js';
 import { enqueueDispatch, requeueDispatch } from '../core/platform/queues/dispatch.queue.js';
@@ -114,6 +115,8 @@ export interface ApiServices {
   authServer: AuthServerStores;
   otp: OtpRouteServices;
   signIn: Omit<InteractionServices, 'logger'>;
+  /** Work requests left running after their answers (login codes): the shutdown waits for it before closing the stores. */
+  afterAnswers: WorkAfterAnswers;
   users: UsersRouteServices;
   userLifecycle: UserLifecycle;
   notifications: NotificationsService;
@@ -141,6 +144,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     endSignIns: (ref) => repositories.oidcRecords.endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
   });
   const { users, clients, templates, activity, oidcRecords, revokedTokens } = repositories;
+  const afterAnswers = createWorkAfterAnswers();
   return {
     repositories,
     clientLookup,
@@ -151,7 +155,8 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     userTokens: { oidcRecords, clients: clientLookup, users },
     authServer: { users, clients, clientLookup, oidcRecords, revokedTokens, signingKeys, revocations },
     otp,
-    signIn: composeSignIn(ctx, repositories, otp),
+    signIn: composeSignIn(ctx, repositories, otp, afterAnswers),
+    afterAnswers,
     users: composeUsers(ctx, repositories, userLifecycle),
     userLifecycle,
     notifications,
@@ -208,6 +213,7 @@ function composeSignIn(
   ctx: ServiceContext,
   repositories: ApiRepositories,
   otp: Pick<OtpRouteServices, 'generation' | 'validation'>,
+  afterAnswers: WorkAfterAnswers,
 ): Omit<InteractionServices, 'logger'> {
   const { users, loginStates: states } = repositories;
   const limits = createLoginLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.login);
@@ -249,7 +255,7 @@ function composeSignIn(
       return outcome;
     },
   };
-  return { login: countedLogin, states, limits, passkeys };
+  return { login: countedLogin, states, limits, passkeys, afterAnswers };
 }
 
 function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecycle: UserLifecycle): UsersRouteServices {

@@ -33,6 +33,8 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       // listening and wait for the last answer; then close the stores, which keep a few seconds
       // of their own even when the drain overran.
       { name: 'http requests in flight', run: () => http.drain(), abort: () => http.abort(), minMs: config.shutdownDrainWindowMs + 2000 },
+      // What the last answers left running (a login code being generated and queued) needs the stores.
+      { name: 'work after answers', run: () => services.afterAnswers.settled() },
       // Marks of events already appended; left standing, those events would come again.
       { name: 'user event marks', run: () => services.repositories.userEventOutbox.flush() },
       { name: 'connections', run: () => ctx.close(), minMs: 5000 },

@@ -3,6 +3,7 @@ import { finished } from 'node:stream';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
+import type { WorkAfterAnswers } from '../../core/platform/lifecycle/work-after-answers.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import type { LoginLimits } from '../../core/sign-in/login-rate-limits.js';
 import type { LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
@@ -18,6 +19,8 @@ import { enterpriseOfClient, isFirstParty } from './oidc-adapter.js';
 
 export interface InteractionServices {
   login: LoginService;
+  /** Where the code of a user-id step is sent from once the answer has gone; shutdown waits for it. */
+  afterAnswers: WorkAfterAnswers;
   states: LoginStatesRepository;
   limits: LoginLimits;
   logger: Logger;
@@ -144,7 +147,7 @@ export function interactionRoutes(
       // also when the browser hung up before it arrived (`finished` fires then too, even when the
       // connection was gone before this line): the step was taken, the page reloaded shows the
       // code form, so the code must come.
-      if (afterAnswer) finished(res, () => void afterAnswer());
+      if (afterAnswer) finished(res, () => services.afterAnswers.start(afterAnswer));
       switch (next.kind) {
         case 'login-page':
           return pages.loginPage(req, res, next.state, client, next);

@@ -83,7 +83,11 @@ export class FormWalker {
   /** Set-Cookie lines of the last answers (for attribute checks). */
   readonly setCookieLines: string[] = [];
 
-  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Page | { redirectedTo: string }> {
+  /** `follow: false` returns the first redirect's target instead of following it. */
+  async request(
+    url: string,
+    init: { method?: string; form?: Record<string, string>; follow?: boolean } = {},
+  ): Promise<Page | { redirectedTo: string }> {
     let current = url;
     let method = init.method ?? (init.form ? 'POST' : 'GET');
     let body: string | undefined = init.form ? new URLSearchParams(init.form).toString() : undefined;
@@ -99,6 +103,7 @@ export class FormWalker {
       const location = res.headers.get('location');
       if (res.status >= 300 && res.status < 400 && location) {
         current = new URL(location, current).toString();
+        if (init.follow === false) return { redirectedTo: current };
         method = 'GET';
         body = undefined;
         continue;

@@ -120,6 +120,7 @@ export async function startTestService(
     logLines: lines,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await services.afterAnswers.settled();
       await ctx.close();
     },
   };
