@@ -27,11 +27,12 @@ describe('passkeys in a real browser', () => {
   let cdp: CDPSession;
   let authenticatorId = '';
   const errors: string[] = [];
+  const workerLog = memoryLogger();
 
   beforeAll(async () => {
     mkdirSync('test-results', { recursive: true });
     service = await startTestService('passkeys-e2e', { DEMO_APPROVER: 'on' }, { ownPublicUrl: true, publicHost: 'localhost' });
-    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    worker = await startDispatchWorker(service.config, workerLog.logger);
     await insertUser(service.ctx.mongo, { userId: USER_ID, firstName: 'Pat', lastName: 'Passkey', emailId: EMAIL });
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: VIEWPORT });
@@ -80,7 +81,11 @@ describe('passkeys in a real browser', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     const code = await loginCodeFor(service, EMAIL, since).catch(async (err: Error) => {
       // What the browser showed meanwhile, for the log of a run that found no code.
-      throw new Error(`${err.message}\npage ${page.url()}: ${(await page.locator('body').innerText()).slice(0, 500)}`, { cause: err });
+      const workerWarnings = workerLog.lines().filter((line) => Number(line.level) >= 40);
+      throw new Error(
+        `${err.message}\npage ${page.url()}: ${(await page.locator('body').innerText()).slice(0, 500)}\nworker: ${JSON.stringify(workerWarnings).slice(0, 2000)}`,
+        { cause: err },
+      );
     });
     await page.getByLabel('Sign-in code').fill(code);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
