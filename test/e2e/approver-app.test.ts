@@ -173,7 +173,12 @@ describe('approver app in a real browser', () => {
     await card.getByRole('button', { name: 'Approve' }).click();
     await page
       .locator('#status.error', { hasText: 'That is not the number shown by the app asking for approval. 2 tries left.' })
-      .waitFor();
+      .waitFor()
+      .catch(async (err: Error) => {
+        // What the app said instead, for the log of a run that did not see the message.
+        const status = page.locator('#status');
+        throw new Error(`${err.message}\n#status (${await status.getAttribute('class')}): ${await status.innerText()}`, { cause: err });
+      });
     // The list was drawn again; the number the person typed is still there to correct.
     await page.locator('#pending-list li', { hasText: 'Payment approval' }).waitFor();
     expect(await page.locator('#pending-list li', { hasText: 'Payment approval' }).getByLabel(NUMBER_LABEL).inputValue()).toBe(wrong);
