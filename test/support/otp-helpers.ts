@@ -22,9 +22,16 @@ export async function readOutbox(service: TestService, to: string): Promise<Outb
   return (await res.json()) as OutboxEntry[];
 }
 
-/** Waits for the outbox message of one OTP and returns it. */
+/** Waits for the outbox message of one OTP and returns it; when it never comes, says what the outbox and the service's log held. */
 export function outboxMessageFor(service: TestService, to: string, otpUuid: string): Promise<OutboxEntry> {
-  return eventually(async () => (await readOutbox(service, to)).find((m) => m.otpUuid === otpUuid));
+  return eventually(async () => (await readOutbox(service, to)).find((m) => m.otpUuid === otpUuid)).catch(async (err: Error) => {
+    const outbox = (await readOutbox(service, to)).map((m) => `${m.createdAt} ${m.otpUuid ?? '-'}`);
+    const logged = service
+      .logLines()
+      .filter((line) => Number(line.level) >= 40)
+      .map((line) => JSON.stringify(line).slice(0, 400));
+    throw new Error(`no message of OTP ${otpUuid} for ${to}: ${JSON.stringify({ outbox, logged }, null, 1)}`, { cause: err });
+  });
 }
 
 export function postJson(url: string, token: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
