@@ -5,7 +5,7 @@ import { launchBrowser } from '../support/browser.js';
 import { readOutbox } from '../support/otp-helpers.js';
 import { controlsCoveredBy, gapBelowHeader, isInViewport } from '../support/page-layout.js';
 import { loginCodeFor } from '../support/sign-in-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { memoryLogger, startTestService, warningsIn, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 const USER_ID = 'pat';
@@ -81,7 +81,7 @@ describe('passkeys in a real browser', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     const code = await loginCodeFor(service, EMAIL, since).catch(async (err: Error) => {
       // What the browser showed meanwhile, for the log of a run that found no code.
-      const workerWarnings = workerLog.lines().filter((line) => Number(line.level) >= 40);
+      const workerWarnings = warningsIn(workerLog.lines());
       throw new Error(
         `${err.message}\npage ${page.url()}: ${(await page.locator('body').innerText()).slice(0, 500)}\nworker: ${JSON.stringify(workerWarnings).slice(0, 2000)}`,
         { cause: err },

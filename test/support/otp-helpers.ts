@@ -1,4 +1,4 @@
-import type { TestService } from './test-service.js';
+import { warningsIn, type TestService } from './test-service.js';
 import { eventually } from './waiting.js';
 
 // Most tests import it from here, next to the outbox they wait on.
@@ -26,10 +26,7 @@ export async function readOutbox(service: TestService, to: string): Promise<Outb
 export function outboxMessageFor(service: TestService, to: string, otpUuid: string): Promise<OutboxEntry> {
   return eventually(async () => (await readOutbox(service, to)).find((m) => m.otpUuid === otpUuid)).catch(async (err: Error) => {
     const outbox = (await readOutbox(service, to)).map((m) => `${m.createdAt} ${m.otpUuid ?? '-'}`);
-    const logged = service
-      .logLines()
-      .filter((line) => Number(line.level) >= 40)
-      .map((line) => JSON.stringify(line).slice(0, 400));
+    const logged = warningsIn(service.logLines());
     throw new Error(`no message of OTP ${otpUuid} for ${to}: ${JSON.stringify({ outbox, logged }, null, 1)}`, { cause: err });
   });
 }

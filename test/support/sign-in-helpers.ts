@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { eventually, readOutbox } from './otp-helpers.js';
 import { queueSettled } from './queue-state.js';
-import type { TestService } from './test-service.js';
+import { warningsIn, type TestService } from './test-service.js';
 import { insertUser } from './user-fixtures.js';
 
 /** One HTTP answer of the form walker, body read. */
@@ -161,10 +161,7 @@ async function whySignInCodeMissing(service: TestService, to: string): Promise<s
     .collection('login_states')
     .find({}, { projection: { _id: 0, userId: 1, otpUuid: 1, codeSentAt: 1 } })
     .toArray();
-  const logged = service
-    .logLines()
-    .filter((line) => Number(line.level) >= 40)
-    .map((line) => JSON.stringify(line).slice(0, 400));
+  const logged = warningsIn(service.logLines());
   return JSON.stringify({ outbox, states, logged }, null, 1);
 }
 

@@ -59,6 +59,11 @@ export function testEnv(label: string, overrides: Record<string, string> = {}): 
   };
 }
 
+/** The warnings and errors among captured log lines, one short text each: what a failing test prints to say why. */
+export function warningsIn(lines: Record<string, unknown>[]): string[] {
+  return lines.filter((line) => Number(line.level) >= 40).map((line) => JSON.stringify(line).slice(0, 400));
+}
+
 /** Captures JSON log lines in memory so tests can check what would be logged. */
 export function memoryLogger(level = 'info'): { logger: Logger; lines: () => Record<string, unknown>[] } {
   const chunks: string[] = [];
