@@ -153,11 +153,18 @@ export function createOtpsRepository(connection: Connection) {
       return doc ? toRecord(doc) : undefined;
     },
 
-    /** ACTIVE → USED exactly once: a correct code succeeds for one caller only. */
+    /**
+     * → USED exactly once: a correct code succeeds for one caller only. Called only by a check that
+     * holds an attempt, so LOCKED is accepted too: a wrong guess racing it for the last attempts may
+     * have locked the OTP first, and the correct code was still checked within `attempts`.
+     */
     async markUsed(otpUuid: string, now: Date): Promise<boolean> {
       const result = await (
         await model()
-      ).updateOne({ _id: otpUuid, status: 'ACTIVE' }, { $set: { status: 'USED', usedAt: now }, $unset: { resendCode: 1 } });
+      ).updateOne(
+        { _id: otpUuid, status: { $in: ['ACTIVE', 'LOCKED'] } },
+        { $set: { status: 'USED', usedAt: now }, $unset: { resendCode: 1 } },
+      );
       return result.modifiedCount === 1;
     },
 

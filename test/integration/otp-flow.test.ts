@@ -183,6 +183,23 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect((await validate(otpUuid, code)).status).toBe(423);
   });
 
+  test('when the right code races a wrong guess for the last attempts, then the right code still succeeds', async () => {
+    // Both checks hold one of the two attempts; the wrong one used to lock the OTP before the right
+    // one was marked used, which then answered 423. The interleaving is not forced, so 50 OTPs
+    // race at once (the old code lost one to seven races in 30).
+    const otps = await Promise.all(Array.from({ length: 50 }, () => newOtp({ attempts: 2 })));
+    const outcomes = await Promise.all(
+      otps.map(async ({ otpUuid, code }) => {
+        const wrong = code === '000000' ? '111111' : '000000';
+        const [right, guess] = await Promise.all([validate(otpUuid, code), validate(otpUuid, wrong)]);
+        return `right=${right.status} wrong=${guess.status}`;
+      }),
+    );
+    expect(outcomes.filter((o) => !o.startsWith('right=200'))).toEqual([]);
+    // The wrong guess is either checked (422) or comes after the success (409), never a lock.
+    expect(outcomes.filter((o) => !/wrong=(422|409)$/.test(o))).toEqual([]);
+  });
+
   test('when the right code is sent 10 times at once, then exactly one succeeds', async () => {
     const { otpUuid, code } = await newOtp({ attempts: 20 });
     const answers = await Promise.all(Array.from({ length: 10 }, () => validate(otpUuid, code)));
