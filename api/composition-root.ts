@@ -28,6 +28,7 @@ import { createPasskeySignIn } from '../core/passkeys/passkey-sign-in.service.js
 import { createPasskeysRepository } from '../core/passkeys/passkeys.repository.js';
 import { createWorkAfterAnswers, type WorkAfterAnswers } from '../core/platform/lifecycle/work-after-answers.js';
 import { signIns } from '../core/platform/metrics/business-metrics.js';
+import { createTemplateMacroLookup } from '../core/templates/template-macro-lookup.js';
 import { enqueueEnrollment } from '../core/platform/queues/enrollment.queue.js';
 import { enqueueDispatch, requeueDispatch } from '../core/platform/queues/dispatch.queue.js';
 import { enqueueCallback, enqueueExpiry } from '../core/platform/queues/notification.queue.js';
@@ -187,16 +188,7 @@ function composeOtp(
       deliveries,
       idempotency,
       users,
-      templates: {
-        findTemplate: async (name) => {
-          const template = await templateCache.find(name);
-          if (!template) return undefined;
-          return {
-            channel: template.channel,
-            texts: [template.text, template.subject, template.html].filter((t): t is string => t !== undefined),
-          };
-        },
-      },
+      templates: createTemplateMacroLookup(templateCache),
       enqueue: ctx.dispatch.enqueue,
       keys,
       logger: ctx.logger,

@@ -20,9 +20,9 @@ import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
 import { isReachable } from '../users/user-reachability.js';
 
-/** What the generation needs to know about a template: its channel and its macro-bearing texts. */
+/** What the generation needs to know about a template: its channel and the macros its message will hold. */
 export interface TemplateLookup {
-  findTemplate(name: string): Promise<{ channel: Channel; texts: string[] } | undefined>;
+  findTemplate(name: string): Promise<{ channel: Channel; macros: readonly string[] } | undefined>;
 }
 
 export interface OtpGenerationDeps {
@@ -90,18 +90,18 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     });
     const { fallback } = request;
     if (fallback) wanted.push({ field: `fallbackDispatchOptions.${fallback.channel}`, channel: fallback.channel, name: fallback.template });
-    const texts: string[] = [];
+    const used: string[] = [];
     for (const { field, channel, name } of wanted) {
       const template = await deps.templates.findTemplate(name);
       if (!template || template.channel !== channel) {
         throw new ValidationError(`${field}: template '${name}' does not exist for channel ${channel}`);
       }
-      if (!template.texts.some((text) => text.includes(OTP_MACRO))) {
+      if (!template.macros.includes(OTP_MACRO)) {
         throw new ValidationError(`${field}: template '${name}' does not contain ${OTP_MACRO}`);
       }
-      texts.push(...template.texts);
+      used.push(...template.macros);
     }
-    const missing = findMissingMacros(texts, request.dynamicMacros);
+    const missing = findMissingMacros(used, request.dynamicMacros);
     if (missing.length > 0) throw new ValidationError(`dynamicMacros: missing values for ${missing.join(', ')}`);
   }
 

@@ -2,10 +2,8 @@ import Handlebars from 'handlebars';
 import { assertSafeMacroUrls } from './macro-url.guard.js';
 import { loadHandlebarsPartials } from './template-files.loader.js';
 import { MissingMacroError, TemplateSyntaxError } from './template-errors.js';
+import { MACRO_PATTERN, macrosIn } from './template-macros.js';
 import type { RenderedMessage, TemplateContent } from './template.types.js';
-
-/** A macro is `__NAME__`: upper-case letters, digits and inner underscores. */
-const MACRO_RE = /__[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?__/g;
 
 type HandlebarsEnv = ReturnType<typeof Handlebars.create>;
 type CompiledHtml = (context: object) => string;
@@ -64,10 +62,6 @@ function hasHtml(template: TemplateContent): template is TemplateContent & { htm
   return typeof template.html === 'string' && template.html !== '';
 }
 
-function macrosIn(text: string | undefined): string[] {
-  return text === undefined ? [] : (text.match(MACRO_RE) ?? []);
-}
-
 /** Every `__MACRO__` the rendered message would contain (subject, text, HTML with its layout). */
 export function findTemplateMacros(template: TemplateContent): string[] {
   const found = [
@@ -98,7 +92,7 @@ export function escapeHtml(value: string): string {
  * again, so a value containing `__OTHER__`, `$&` or `{{x}}` appears literally.
  */
 function substitute(text: string, macros: Record<string, string>, encode: (v: string) => string): string {
-  return text.replace(MACRO_RE, (macro) => encode(macros[macro] as string));
+  return text.replace(MACRO_PATTERN, (macro) => encode(macros[macro] as string));
 }
 
 /**
@@ -113,7 +107,7 @@ export function renderTemplate(template: TemplateContent, macros: Record<string,
   const used = new Set([...macrosIn(template.subject), ...macrosIn(template.text), ...macrosIn(html)]);
   const missing = [...used].filter((m) => !Object.hasOwn(macros, m) || typeof macros[m] !== 'string').sort();
   if (missing.length > 0) throw new MissingMacroError(missing);
-  if (html !== undefined) assertSafeMacroUrls(html, MACRO_RE, macros);
+  if (html !== undefined) assertSafeMacroUrls(html, MACRO_PATTERN, macros);
   const plain = (v: string) => v;
   // A line break in a subject would be a header injection attempt at any SMTP hop.
   const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ');

@@ -183,6 +183,33 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect((await validate(otpUuid, code)).status).toBe(423);
   });
 
+  test('when a template holds a run of underscores or a macro right after an underscore, then the request check and the message agree', async () => {
+    const addSms = (name: string, text: string) =>
+      fetch(`${service.url}/admin/templates`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name, channel: 'SMS', text }),
+      });
+    expect((await addSms('separator_sms', 'Code __SVC_OTP__\n__________\nAcme')).status).toBe(201);
+    expect((await addSms('order_sms', 'Code __SVC_OTP__ for order ___ORDER__')).status).toBe(201);
+
+    // A separator line is no macro: nothing to supply, and it reaches the phone as written.
+    const separator = await generate(otpBody('alice', { dispatchOptions: { SMS: 'separator_sms' } }));
+    expect(separator.status).toBe(200);
+    const { otpUuid: separatorUuid } = (await separator.json()) as { otpUuid: string };
+    expect((await outboxMessageFor(service, mobile, separatorUuid)).text).toMatch(/^Code [0-9]{6}\n__________\nAcme$/);
+
+    // `___ORDER__` is a plain underscore, then __ORDER__: the value asked for is the one rendered.
+    const missing = await generate(otpBody('alice', { dispatchOptions: { SMS: 'order_sms' } }));
+    expect(await missing.json()).toMatchObject({ status: 422, message: 'dynamicMacros: missing values for __ORDER__' });
+    const notAMacro = await generate(otpBody('alice', { dispatchOptions: { SMS: 'order_sms' }, dynamicMacros: { ___ORDER__: '42' } }));
+    expect(notAMacro.status).toBe(422);
+    const order = await generate(otpBody('alice', { dispatchOptions: { SMS: 'order_sms' }, dynamicMacros: { __ORDER__: '42' } }));
+    expect(order.status).toBe(200);
+    const { otpUuid: orderUuid } = (await order.json()) as { otpUuid: string };
+    expect((await outboxMessageFor(service, mobile, orderUuid)).text).toMatch(/^Code [0-9]{6} for order _42$/);
+  });
+
   test('when the right code races a wrong guess for the last attempts, then the right code still succeeds', async () => {
     // Both checks hold one of the two attempts; the wrong one used to lock the OTP before the right
     // one was marked used, which then answered 423. The interleaving is not forced, so 50 OTPs

@@ -52,8 +52,16 @@ describe('parseGenerateOtpRequest: 422 from the schema', () => {
     ['a template name is not a string', { dispatchOptions: { EMAIL: 5 } }, 'dispatchOptions.EMAIL must be a string'],
     ['a template name is empty', { dispatchOptions: { SMS: '' } }, 'dispatchOptions.SMS must be between 1 and 128 characters long'],
     ['dynamicMacros is an array', { dynamicMacros: [] }, 'dynamicMacros must be an object'],
-    ['a macro name lacks underscores', { dynamicMacros: { NAME: 'x' } }, 'dynamicMacros key "NAME" must match ^__[A-Z0-9_]+__$'],
-    ['a macro name is lowercase', { dynamicMacros: { __name__: 'x' } }, 'dynamicMacros key "__name__" must match ^__[A-Z0-9_]+__$'],
+    [
+      'a macro name lacks underscores',
+      { dynamicMacros: { NAME: 'x' } },
+      'dynamicMacros key "NAME" must match ^__[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?__$',
+    ],
+    [
+      'a macro name is lowercase',
+      { dynamicMacros: { __name__: 'x' } },
+      'dynamicMacros key "__name__" must match ^__[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?__$',
+    ],
     ['a macro value is a number', { dynamicMacros: { __AMOUNT__: 10 } }, 'dynamicMacros.__AMOUNT__ must be a string'],
     ['attempts is 0', { attempts: 0 }, 'attempts must be between 1 and 100'],
     ['attempts is 101', { attempts: 101 }, 'attempts must be between 1 and 100'],
