@@ -133,7 +133,18 @@ export function createLoginService(deps: LoginServiceDeps) {
     }
   }
 
+  /**
+   * Whether the code of this page is past its lifetime, by the time the user id was taken: the
+   * same instant for every kind of id. The real code's own expiry comes a little later (it is
+   * generated after the answer), and a decoy has none, so this check is what makes an unknown id's
+   * page say "expired" exactly when a known one's does.
+   */
+  function codeTimedOut(state: LoginState): boolean {
+    return state.codeSentAt !== undefined && now().getTime() >= state.codeSentAt.getTime() + deps.codeTtlSeconds * 1000;
+  }
+
   async function check(state: LoginState & { userId: string }, client: SignInClient, code: string): Promise<Checked> {
+    if (codeTimedOut(state)) return { outcome: { kind: 'expired' }, checked: false };
     if (state.otpUuid === undefined) {
       const used = await deps.states.takeDecoyAttempt(state.uid, LOGIN_CODE.attempts);
       if (used === undefined) return { outcome: { kind: 'locked' }, checked: false };

@@ -287,6 +287,31 @@ describe('sign-in: errors, replays and refusals', () => {
     expect(await readOutbox(service, '+15550300004')).toEqual([]);
   });
 
+  test('when the code lifetime has passed, then a known and an unknown user id both get the expired answer', async () => {
+    // Both pages are aged by moving the clock back in the store: the state's code time for both,
+    // and the real code's expiry for the known one (what waiting LOGIN_CODE_TTL_SECONDS does).
+    await insertUser(service.ctx.mongo, { userId: 'late-kim', mobileNumber: '+15550300041' });
+    const ttlMs = service.config.login.codeTtlSeconds * 1000;
+    const alerts: Record<string, string> = {};
+    for (const userId of ['late-kim', 'late-nobody']) {
+      const walker = new FormWalker(service.url);
+      const first = await walker.page(authorizeUrl(validParams()));
+      const since = new Date();
+      const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
+      if (userId === 'late-kim') await loginCodeFor(service, '+15550300041', since);
+      const uid = new URL(codePage.url).pathname.split('/').pop();
+      const past = new Date(Date.now() - ttlMs - 1000);
+      await service.ctx.mongo.collection('login_states').updateOne({ uid }, { $set: { codeSentAt: past } });
+      await service.ctx.mongo.collection('otps').updateMany({ userId }, { $set: { expiresAt: past } });
+      const late = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: '000000' } });
+      alerts[userId] = `${late.status} ${/role="alert">([^<]+)</.exec(late.html)?.[1] ?? ''}`;
+    }
+    expect(alerts).toEqual({
+      'late-kim': '400 This code has expired. Send a new code to try again.',
+      'late-nobody': '400 This code has expired. Send a new code to try again.',
+    });
+  });
+
   test('when five wrong codes are entered, then the code locks and even the right one is refused', async () => {
     const walker = new FormWalker(service.url);
     const first = await walker.page(authorizeUrl(validParams()));
