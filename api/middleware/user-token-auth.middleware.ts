@@ -11,6 +11,8 @@ import type { UsersRepository } from '../../core/users/users.repository.js';
 export interface UserAuthInfo {
   user: User;
   clientId: string;
+  /** Whether the token's app is the enterprise's own (no consent page), not a third party's. */
+  firstParty: boolean;
   scopes: string[];
 }
 
@@ -76,5 +78,5 @@ export async function authenticateUserToken(stores: UserTokenStores, header: str
 
   const scopes = typeof record.scope === 'string' ? record.scope.split(' ').filter(Boolean) : [];
   if (!scopes.includes(scope)) throw insufficientScope(scope);
-  return { user, clientId: client.clientId, scopes };
+  return { user, clientId: client.clientId, firstParty: client.firstParty, scopes };
 }

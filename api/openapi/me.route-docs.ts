@@ -24,7 +24,11 @@ function passkeyRouteDocs(): RouteDoc[] {
   const auth = { kind: 'user', scope: 'notifications' } as const;
   const refusals = {
     '401': { description: 'Missing header, or a token that is not a valid user token', schema: 'common.bearer-error.json' },
-    '403': { description: 'insufficient_scope, or user_blocked (with code 141)', schema: 'common.bearer-error.json' },
+    '403': {
+      description:
+        "insufficient_scope (also for a third-party app's token: passkeys are managed from the enterprise's own apps only), or user_blocked (with code 141)",
+      schema: 'common.bearer-error.json',
+    },
   };
   return [
     {

@@ -1,14 +1,27 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ActivityRepository } from '../../core/activity/activity.repository.js';
 import { createPasskeyRegistration, type PasskeyRegistration } from '../../core/passkeys/passkey-registration.service.js';
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
 import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
 import { createRegistrationChallenges } from '../../core/passkeys/registration-challenges.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
+import { BearerError } from '../errors/http-error.js';
 import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { toPasskeyResponse } from './passkey-response.js';
+
+/**
+ * A passkey signs its user in to every app of the enterprise, for as long as it exists: only the
+ * enterprise's own apps may manage passkeys, never a third-party app the user merely allowed to
+ * read and answer notifications (its token carries the same scope).
+ */
+const ownAppsOnly: RequestHandler = (_req, res, next) => {
+  if (!userAuthOf(res).firstParty) {
+    throw new BearerError(403, 'insufficient_scope', "Passkeys are managed from the enterprise's own apps only");
+  }
+  next();
+};
 
 /**
  * The signed-in user's passkeys (user tokens only): registration in two steps (options with a
@@ -21,7 +34,7 @@ export function mePasskeysRoutes(
   userTokens: UserTokenStores,
 ): Router {
   const router = Router();
-  const userToken = requireUserToken(userTokens, 'notifications');
+  const userToken = [requireUserToken(userTokens, 'notifications'), ownAppsOnly] as const;
   const registration = createPasskeyRegistration({
     passkeys,
     challenges: createRegistrationChallenges(ctx.redis, ctx.config.queuePrefix),
@@ -29,22 +42,22 @@ export function mePasskeysRoutes(
     config: ctx.config.passkeys,
   });
 
-  router.post('/v1/me/passkeys/registration-options', userToken, async (_req, res) => {
+  router.post('/v1/me/passkeys/registration-options', ...userToken, async (_req, res) => {
     const { user, clientId } = userAuthOf(res);
     res.set('Cache-Control', 'no-store').json(await registration.options(user, clientId));
   });
 
-  router.post('/v1/me/passkeys', userToken, ...jsonBody(ctx), validateBody('passkeys.register.json'), async (req, res) => {
+  router.post('/v1/me/passkeys', ...userToken, ...jsonBody(ctx), validateBody('passkeys.register.json'), async (req, res) => {
     const { user, clientId } = userAuthOf(res);
     const passkey = await registration.register(user, clientId, req.body as PasskeyRegistration);
     res.status(201).json(toPasskeyResponse(passkey));
   });
 
-  router.get('/v1/me/passkeys', userToken, async (_req, res) => {
+  router.get('/v1/me/passkeys', ...userToken, async (_req, res) => {
     res.json((await passkeys.list(userAuthOf(res).user)).map(toPasskeyResponse));
   });
 
-  router.delete('/v1/me/passkeys/:passkeyId', userToken, async (req, res) => {
+  router.delete('/v1/me/passkeys/:passkeyId', ...userToken, async (req, res) => {
     await removePasskey({ passkeys, activity }, userAuthOf(res).user, String(req.params.passkeyId), { type: 'user' });
     res.status(204).end();
   });

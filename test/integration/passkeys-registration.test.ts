@@ -44,11 +44,11 @@ describe('passkeys: registration, list and removal by the user', () => {
     await service.close();
   });
 
-  async function tokenOf(userId: string, mobileNumber: string): Promise<string> {
+  async function tokenOf(userId: string, mobileNumber: string, through: TestApp = app): Promise<string> {
     await insertUser(service.ctx.mongo, { userId, firstName: 'Pat', lastName: 'Key', mobileNumber });
     const walker = new FormWalker(service.url);
-    const callback = await signInWithForms(service, walker, authorizeUrl(service, app), userId, mobileNumber);
-    return (await exchangeCode(service, app, callback)).access_token as string;
+    const callback = await signInWithForms(service, walker, authorizeUrl(service, through), userId, mobileNumber);
+    return (await exchangeCode(service, through, callback)).access_token as string;
   }
 
   const call = (token: string, method: string, path: string, body?: unknown) =>
@@ -160,6 +160,35 @@ describe('passkeys: registration, list and removal by the user', () => {
     const { accessToken } = await createClientWithToken(service, { scopes: ['notifications'] });
     expect((await call(accessToken, 'GET', '/v1/me/passkeys')).status).toBe(401);
     expect((await call(accessToken, 'POST', '/v1/me/passkeys/registration-options')).status).toBe(401);
+  });
+
+  test("when a third-party app's token (consented notifications) manages passkeys, then 403 and nothing is added", async () => {
+    // A passkey signs in to every app of the enterprise for good: only the enterprise's own apps
+    // may add one, never an app the user merely allowed to read their notifications.
+    const redirectUri = 'http://127.0.0.1:9/elsewhere';
+    const { client, clientSecret } = await registerClient(service.services.clients, {
+      name: 'Partner',
+      scopes: [],
+      redirectUris: [redirectUri],
+      firstParty: false,
+    });
+    const partner = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
+    const token = await tokenOf('pk-gus', '+15550700007', partner);
+    expect((await call(token, 'GET', '/v1/me/notifications')).status).toBe(200);
+
+    const refusals = [
+      await call(token, 'POST', '/v1/me/passkeys/registration-options'),
+      await call(token, 'POST', '/v1/me/passkeys', { credential: {} }),
+      await call(token, 'GET', '/v1/me/passkeys'),
+      await call(token, 'DELETE', '/v1/me/passkeys/any'),
+    ];
+    expect(refusals.map((r) => r.status)).toEqual([403, 403, 403, 403]);
+    expect(await refusals[0]?.json()).toMatchObject({
+      error: 'insufficient_scope',
+      error_description: "Passkeys are managed from the enterprise's own apps only",
+    });
+    const stored = await service.ctx.mongo.collection('passkeys').countDocuments({ userId: 'pk-gus' });
+    expect(stored).toBe(0);
   });
 
   test('when the same credential is sent twice with fresh options, then the second is 409', async () => {
