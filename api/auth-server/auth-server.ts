@@ -25,6 +25,7 @@ import { reuseClientInstances } from './client-instances.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
 import { NodeSigningKey } from './node-signing-key.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
+import { signInTimeClaims } from './user-token-sign-in-time.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
 export const AUTH_SERVER_PATH = '/svc/authserver';
@@ -103,6 +104,8 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
     pkce: { required: (_oidcCtx, client) => client.clientAuthMethod === 'none' },
     // Every use of a refresh token returns a new one; reusing a rotated one revokes the grant.
     rotateRefreshToken: true,
+    // A user token records when its user signed in, for routes that ask for a recent sign-in.
+    extraTokenClaims: signInTimeClaims,
     features: {
       devInteractions: { enabled: false },
       // Lets tokens be signed by NodeSigningKey (node:crypto); pinned to the experiment's version,

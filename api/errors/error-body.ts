@@ -21,9 +21,15 @@ export interface ErrorResponse {
   errorId?: string;
 }
 
-/** RFC 6750 3: every 401 carries a challenge, and a 403 for a missing scope names that scope. */
+/**
+ * RFC 6750 3: every 401 carries a challenge, and a 403 for a missing scope names that scope;
+ * RFC 9470: a sign-in too old for the route names the `max_age` to sign in again with.
+ */
 function bearerChallenge(err: BearerError): Record<string, string> {
   if (err.requiredScope !== undefined) return { 'WWW-Authenticate': `Bearer error="${err.oauthError}", scope="${err.requiredScope}"` };
+  if (err.maxAgeSeconds !== undefined) {
+    return { 'WWW-Authenticate': `Bearer error="${err.oauthError}", error_description="${err.description}", max_age=${err.maxAgeSeconds}` };
+  }
   return err.status === 401 ? { 'WWW-Authenticate': `Bearer error="${err.oauthError}"` } : {};
 }
 

@@ -34,6 +34,8 @@ export class BearerError extends HttpError {
     extra: Record<string, unknown> = {},
     /** The scope the request needed (insufficient_scope), named in the challenge so the caller knows what to ask for. */
     readonly requiredScope?: string,
+    /** How recent the user's sign-in must be (insufficient_user_authentication, RFC 9470): `max_age` of the challenge. */
+    readonly maxAgeSeconds?: number,
   ) {
     super(oauthError.toUpperCase(), status, description, { error: oauthError, extra });
   }
@@ -42,4 +44,13 @@ export class BearerError extends HttpError {
 /** RFC 6750 3.1: the token is valid but does not carry the scope the route needs. */
 export function insufficientScope(scope: string): BearerError {
   return new BearerError(403, 'insufficient_scope', `The access token does not grant the scope '${scope}'`, {}, scope);
+}
+
+/**
+ * RFC 9470: the token is valid but its user signed in longer ago than the route allows; the app
+ * signs the user in again with `max_age` (the authorization server then asks who they are) and
+ * retries with the new token.
+ */
+export function recentSignInRequired(maxAgeSeconds: number, description: string): BearerError {
+  return new BearerError(401, 'insufficient_user_authentication', description, { max_age: maxAgeSeconds }, undefined, maxAgeSeconds);
 }

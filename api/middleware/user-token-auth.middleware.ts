@@ -1,6 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import type { OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
+import { signInTimeOf } from '../auth-server/user-token-sign-in-time.js';
 import { BearerError, insufficientScope } from '../errors/http-error.js';
 import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { canSignIn } from '../../core/users/user-reachability.js';
@@ -14,6 +15,8 @@ export interface UserAuthInfo {
   /** Whether the token's app is the enterprise's own (no consent page), not a third party's. */
   firstParty: boolean;
   scopes: string[];
+  /** When the user signed in for this token (epoch seconds); absent on tokens made without it. */
+  signedInAt?: number;
 }
 
 export function userAuthOf(res: Response): UserAuthInfo {
@@ -63,7 +66,7 @@ export async function authenticateUserToken(stores: UserTokenStores, header: str
   // Opaque token values are short and never contain dots; a JWT is not looked up at all.
   if (token.includes('.') || token.length > 128) throw invalid();
   const found = await stores.oidcRecords.findAccessTokenRecord(token);
-  const record = found?.payload as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown } | undefined;
+  const record = found?.payload as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown; extra?: unknown } | undefined;
   if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
   if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
   const client = await stores.clients.client(record.clientId);
@@ -78,5 +81,6 @@ export async function authenticateUserToken(stores: UserTokenStores, header: str
 
   const scopes = typeof record.scope === 'string' ? record.scope.split(' ').filter(Boolean) : [];
   if (!scopes.includes(scope)) throw insufficientScope(scope);
-  return { user, clientId: client.clientId, firstParty: client.firstParty, scopes };
+  const signedInAt = signInTimeOf(record);
+  return { user, clientId: client.clientId, firstParty: client.firstParty, scopes, ...(signedInAt === undefined ? {} : { signedInAt }) };
 }

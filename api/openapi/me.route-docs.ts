@@ -30,6 +30,15 @@ function passkeyRouteDocs(): RouteDoc[] {
       schema: 'common.bearer-error.json',
     },
   };
+  // Adding a passkey also needs a recent sign-in (RFC 9470 step-up).
+  const addRefusals = {
+    ...refusals,
+    '401': {
+      description:
+        'Missing header, or a token that is not a valid user token; or insufficient_user_authentication with max_age: the sign-in is too old to add a passkey, sign in again with that max_age',
+      schema: 'common.bearer-error.json',
+    },
+  };
   return [
     {
       method: 'post',
@@ -44,7 +53,7 @@ function passkeyRouteDocs(): RouteDoc[] {
           schema: 'passkeys.registration-options.json',
           links: { register: { method: 'post', path: '/v1/me/passkeys', parameters: {}, description: 'Send the authenticator answer' } },
         },
-        ...refusals,
+        ...addRefusals,
       },
     },
     {
@@ -63,7 +72,7 @@ function passkeyRouteDocs(): RouteDoc[] {
             remove: { method: 'delete', path: '/v1/me/passkeys/{passkeyId}', parameters: { passkeyId: '$response.body#/id' } },
           },
         },
-        ...refusals,
+        ...addRefusals,
         '409': { description: 'This passkey is already registered', schema: 'common.error.json' },
         '422': {
           description:

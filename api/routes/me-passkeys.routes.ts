@@ -5,7 +5,7 @@ import { removePasskey } from '../../core/passkeys/passkey-removal.js';
 import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
 import { createRegistrationChallenges } from '../../core/passkeys/registration-challenges.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
-import { BearerError } from '../errors/http-error.js';
+import { BearerError, recentSignInRequired } from '../errors/http-error.js';
 import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
@@ -24,6 +24,21 @@ const ownAppsOnly: RequestHandler = (_req, res, next) => {
 };
 
 /**
+ * Adding a passkey needs a recent sign-in (OWASP: re-authenticate before changing how one signs
+ * in), so a token taken from a page long after its sign-in cannot add one; the app signs the user
+ * in again with the `max_age` of the answer (RFC 9470). Listing and removing need no more than the token.
+ */
+function recentSignInOnly(maxAgeSeconds: number): RequestHandler {
+  return (_req, res, next) => {
+    const { signedInAt } = userAuthOf(res);
+    if (signedInAt === undefined || Date.now() / 1000 - signedInAt > maxAgeSeconds) {
+      throw recentSignInRequired(maxAgeSeconds, 'Adding a passkey needs a recent sign-in: sign in again');
+    }
+    next();
+  };
+}
+
+/**
  * The signed-in user's passkeys (user tokens only): registration in two steps (options with a
  * challenge, then the authenticator's answer), the list, and removal. A blocked user's token is
  * refused before any of this (403 user_blocked).
@@ -35,6 +50,7 @@ export function mePasskeysRoutes(
 ): Router {
   const router = Router();
   const userToken = [requireUserToken(userTokens, 'notifications'), ownAppsOnly] as const;
+  const recentSignIn = recentSignInOnly(ctx.config.login.passkeyRegistrationMaxAuthAgeSeconds);
   const registration = createPasskeyRegistration({
     passkeys,
     challenges: createRegistrationChallenges(ctx.redis, ctx.config.queuePrefix),
@@ -42,12 +58,12 @@ export function mePasskeysRoutes(
     config: ctx.config.passkeys,
   });
 
-  router.post('/v1/me/passkeys/registration-options', ...userToken, async (_req, res) => {
+  router.post('/v1/me/passkeys/registration-options', ...userToken, recentSignIn, async (_req, res) => {
     const { user, clientId } = userAuthOf(res);
     res.set('Cache-Control', 'no-store').json(await registration.options(user, clientId));
   });
 
-  router.post('/v1/me/passkeys', ...userToken, ...jsonBody(ctx), validateBody('passkeys.register.json'), async (req, res) => {
+  router.post('/v1/me/passkeys', ...userToken, recentSignIn, ...jsonBody(ctx), validateBody('passkeys.register.json'), async (req, res) => {
     const { user, clientId } = userAuthOf(res);
     const passkey = await registration.register(user, clientId, req.body as PasskeyRegistration);
     res.status(201).json(toPasskeyResponse(passkey));

@@ -141,8 +141,9 @@ function activationRefusal(status, body) {
   return `Activation refused: ${body.message ?? status}`;
 }
 
-async function startSignIn() {
-  const { url, pending } = await signIn.start();
+/** `maxAge`: sign in again unless the last sign-in is that recent (seconds), as adding a passkey asks. */
+async function startSignIn(options = {}) {
+  const { url, pending } = await signIn.start(options);
   sessionStorage.setItem('pending', JSON.stringify(pending));
   location.assign(url);
 }
@@ -313,6 +314,14 @@ async function addPasskey(event) {
     say('passkeys', `Passkey ${passkey.name} added. Next time, choose "Sign in with a passkey" on the sign-in page.`);
     await showPasskeys();
   } catch (err) {
+    if (typeof err.details.maxAge === 'number') {
+      // The sign-in is too old to add a passkey: the service will ask who this is once more.
+      const maxAge = err.details.maxAge;
+      $('passkey-reauth').hidden = false;
+      $('passkey-reauth').onclick = () => startSignIn({ maxAge }).catch((e) => say('passkeys', `Sign-in failed: ${e.message}`, true));
+      say('passkeys', "Adding a passkey needs a recent sign-in. Confirm it's you, then add the passkey again.", true);
+      return;
+    }
     say('passkeys', err.kind === 'refused' ? `No passkey added: ${err.message}` : describeError(err), true);
   }
 }

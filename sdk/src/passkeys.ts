@@ -153,7 +153,19 @@ export class Passkeys {
       code: blocked ? ResultCode.USER_BLOCKED : res.status >= 500 ? ResultCode.UNKNOWN_ERROR : ResultCode.INVALID_ARGUMENTS,
       message: String(parsed.message ?? parsed.error_description ?? `the service answered ${res.status}`),
       status: res.status,
+      details: refusalDetails(parsed),
       cause: parsed,
     });
   }
+}
+
+/**
+ * What an app acts on in a refusal: its `error`, and for a sign-in too old to add a passkey
+ * (`insufficient_user_authentication`, RFC 9470) the `maxAge` to pass to `SignIn.start`.
+ */
+function refusalDetails(body: Record<string, unknown>): Record<string, unknown> {
+  return {
+    ...(typeof body.error === 'string' ? { error: body.error } : {}),
+    ...(typeof body.max_age === 'number' ? { maxAge: body.max_age } : {}),
+  };
 }

@@ -1,7 +1,7 @@
 // Sign-in for apps: the authorization code flow with PKCE against the service's authorization
 // server, on oauth4webapi (a standards-checked OAuth 2.0 / OpenID Connect client for any runtime).
 import * as oauth from 'oauth4webapi';
-import { SvcIdentityError, type OperationName } from './errors.js';
+import { invalidArgument, SvcIdentityError, type OperationName } from './errors.js';
 import { signInError } from './sign-in-errors.js';
 import { checkTimeout, timeoutSignal } from './timeout.js';
 
@@ -86,8 +86,16 @@ export class SignIn {
     return this.server;
   }
 
-  /** The URL to send the user to, and what to keep until the redirect comes back. */
-  async start(): Promise<{ url: string; pending: PendingSignIn }> {
+  /**
+   * The URL to send the user to, and what to keep until the redirect comes back. `maxAge`
+   * (seconds, OpenID Connect's `max_age`): the service asks who the user is again unless they
+   * signed in that recently; pass the `maxAge` of a refusal that needs a recent sign-in
+   * (`details.maxAge`, e.g. when adding a passkey).
+   */
+  async start(options: { maxAge?: number } = {}): Promise<{ url: string; pending: PendingSignIn }> {
+    const { maxAge } = options;
+    if (maxAge !== undefined && !(Number.isInteger(maxAge) && maxAge >= 0))
+      throw invalidArgument('StartSignIn', 'maxAge must be a whole number of seconds, 0 or more');
     const server = await this.discover();
     if (!server.authorization_endpoint)
       throw new SvcIdentityError({ operation: 'StartSignIn', kind: 'refused', message: 'the service has no authorization endpoint' });
@@ -102,6 +110,7 @@ export class SignIn {
     // OpenID Connect grants offline_access (a refresh token) only with prompt=consent; the
     // service still shows no consent page to first-party apps.
     if (scope.split(' ').includes('offline_access')) url.searchParams.set('prompt', 'consent');
+    if (maxAge !== undefined) url.searchParams.set('max_age', String(maxAge));
     url.searchParams.set('state', state);
     url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
     url.searchParams.set('code_challenge_method', 'S256');

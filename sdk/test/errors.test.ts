@@ -146,6 +146,14 @@ describe('one error type for every failure', () => {
       expect(await failure(away.start())).toMatchObject({ kind: 'network', operation: 'Discover' });
     });
 
+    test('when start is given maxAge, then the sign-in URL carries max_age, and a bad maxAge is refused', async () => {
+      handler = withToken(200, {});
+      const flow = signIn();
+      expect(new URL((await flow.start()).url).searchParams.has('max_age')).toBe(false);
+      expect(new URL((await flow.start({ maxAge: 300 })).url).searchParams.get('max_age')).toBe('300');
+      expect(await failure(flow.start({ maxAge: -1 }))).toMatchObject({ kind: 'refused', code: 4, operation: 'StartSignIn' });
+    });
+
     test('when the redirect comes back with an error or another state, then kind sign-in-again', async () => {
       handler = withToken(200, {});
       const flow = signIn();

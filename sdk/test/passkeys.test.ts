@@ -129,4 +129,23 @@ describe('Passkeys', () => {
     expect(blocked).toBeInstanceOf(SvcIdentityError);
     expect(blocked).toMatchObject({ kind: 'refused', code: 141, operation: 'RemovePasskey', message: 'User is blocked' });
   });
+
+  test('when the sign-in is too old to add a passkey, then sign-in-again with the maxAge to sign in with', async () => {
+    answer = () => [
+      401,
+      {
+        error: 'insufficient_user_authentication',
+        error_description: 'Adding a passkey needs a recent sign-in: sign in again',
+        max_age: 300,
+      },
+    ];
+    const passkeys = new Passkeys({ serviceUrl: base, getAccessToken: async () => 'tok', credentials: { create: async () => null } });
+    await expect(passkeys.register()).rejects.toMatchObject({
+      kind: 'sign-in-again',
+      status: 401,
+      operation: 'RegisterPasskey',
+      message: 'Adding a passkey needs a recent sign-in: sign in again',
+      details: { error: 'insufficient_user_authentication', maxAge: 300 },
+    });
+  });
 });

@@ -179,6 +179,32 @@ describe('passkeys in a real browser', () => {
     expect(errors).toEqual([]);
   }, 120000);
 
+  test("when the sign-in is older than 5 minutes, then adding a passkey asks to confirm it's you, and after the sign-in the passkey is added", async () => {
+    await page.goto(`${service.url}/demo/approver/`);
+    await page.getByText(`Signed in as ${USER_ID}`).waitFor();
+    // Six minutes on, for the app's token and for the service's session cookie alike.
+    const sixMinutesAgo = Math.floor(Date.now() / 1000) - 360;
+    const records = service.ctx.mongo.collection('oidc_records');
+    await records.updateMany({ kind: 'AccessToken' }, { $set: { 'payload.extra.auth_time': sixMinutesAgo } });
+    await records.updateMany({ kind: 'Session' }, { $set: { 'payload.loginTs': sixMinutesAgo } });
+
+    await page.getByLabel('Name of the new passkey').fill('Confirmed');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByRole('status').filter({ hasText: "Adding a passkey needs a recent sign-in. Confirm it's you" }).waitFor();
+    await page.screenshot({ path: 'test-results/passkeys-confirm-needed.png', fullPage: true });
+    await page.getByRole('button', { name: "Confirm it's you" }).click();
+    // The service asks who this is again, although its session cookie is still there.
+    await page.getByLabel('User ID').fill(USER_ID);
+    const since = new Date();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, EMAIL, since));
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByText(`Signed in as ${USER_ID}`).waitFor();
+    await addPasskey('Confirmed');
+    expect((await passkeysOf()).map((p) => p.name)).toEqual(['Confirmed']);
+    expect(errors).toEqual([]);
+  }, 120000);
+
   test('when the user is blocked, then their passkey signs nobody in', async () => {
     // The app opened afresh with the tab's tokens, signed in.
     await page.goto(`${service.url}/demo/approver/`);

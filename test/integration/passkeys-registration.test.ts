@@ -191,6 +191,42 @@ describe('passkeys: registration, list and removal by the user', () => {
     expect(stored).toBe(0);
   });
 
+  test('when the sign-in behind the token is older than 5 minutes, then adding a passkey asks for a new sign-in (RFC 9470), which max_age gets', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'pk-hal', firstName: 'Pat', lastName: 'Key', mobileNumber: '+15550700008' });
+    const walker = new FormWalker(service.url);
+    const first = await signInWithForms(service, walker, authorizeUrl(service, app), 'pk-hal', '+15550700008');
+    const token = (await exchangeCode(service, app, first)).access_token as string;
+    const record = await service.ctx.mongo.collection('oidc_records').findOne({ kind: 'AccessToken', key: token });
+    expect(record?.payload).toMatchObject({ extra: { auth_time: expect.any(Number) as unknown } });
+    const signedIn = (record?.payload as { extra: { auth_time: number } }).extra.auth_time;
+    expect(Math.abs(signedIn - Date.now() / 1000)).toBeLessThan(60);
+    // Six minutes on: the sign-in this token carries is no longer recent.
+    await service.ctx.mongo
+      .collection('oidc_records')
+      .updateOne({ kind: 'AccessToken', key: token }, { $set: { 'payload.extra.auth_time': signedIn - 360 } });
+
+    const stale = await call(token, 'POST', '/v1/me/passkeys/registration-options');
+    expect(stale.status).toBe(401);
+    expect(stale.headers.get('www-authenticate')).toBe(
+      'Bearer error="insufficient_user_authentication", error_description="Adding a passkey needs a recent sign-in: sign in again", max_age=300',
+    );
+    expect(await stale.json()).toEqual({
+      error: 'insufficient_user_authentication',
+      error_description: 'Adding a passkey needs a recent sign-in: sign in again',
+      max_age: 300,
+    });
+    expect((await call(token, 'POST', '/v1/me/passkeys', { credential: {} })).status).toBe(401);
+    expect((await call(token, 'GET', '/v1/me/passkeys')).status).toBe(200);
+
+    // The app signs the user in again with max_age: the service asks who they are even though
+    // its session cookie is still there, and the new token may add a passkey.
+    const again = await signInWithForms(service, walker, authorizeUrl(service, app, { max_age: '0' }), 'pk-hal', '+15550700008');
+    const fresh = (await exchangeCode(service, app, again)).access_token as string;
+    const options = await optionsFor(fresh);
+    const created = await call(fresh, 'POST', '/v1/me/passkeys', { credential: new SoftwareAuthenticator(origin).create(options) });
+    expect(created.status).toBe(201);
+  });
+
   test('when the same credential is sent twice with fresh options, then the second is 409', async () => {
     const token = await tokenOf('pk-fay', '+15550700006');
     const authenticator = new SoftwareAuthenticator(origin);

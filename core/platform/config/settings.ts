@@ -279,6 +279,14 @@ export const SETTINGS = {
     default: 300,
     doc: 'lifetime of a login code sent by SMS or e-mail (5 minutes by default)',
   },
+  PASSKEY_REGISTRATION_MAX_AUTH_AGE_SECONDS: {
+    section: 'sign-in',
+    kind: 'integer',
+    min: 60,
+    max: 86400,
+    default: 300,
+    doc: 'how recent the sign-in behind a user token must be to add a passkey (5 minutes by default); an older one gets 401 `insufficient_user_authentication` with `max_age`, and the app signs the user in again with that `max_age` ([sign-in.md](sign-in.md#passkeys))',
+  },
   LOGIN_FAMILIAR_ADDRESS_SECONDS: {
     section: 'sign-in',
     kind: 'integer',
