@@ -7,6 +7,7 @@ import { ID_TOKEN_SIGNING_ALG, loadCookieKeys, type SigningKeysCache } from '../
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { CLIENT_SCOPES, type ClientsRepository } from '../../core/clients/clients.repository.js';
+import { isPlainHttpOffLoopback } from '../../core/clients/redirect-uris.js';
 import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
@@ -100,8 +101,12 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
       Session: config.signIn.sessionTtlSeconds,
       Interaction: config.signIn.interactionTtlSeconds,
     },
-    // S256 only (the provider's default); required for public clients, accepted from confidential ones.
-    pkce: { required: (_oidcCtx, client) => client.clientAuthMethod === 'none' },
+    // S256 only (the provider's default); required for public clients, and for any client whose
+    // code goes to a plain-http address off loopback (where it can be read on the way: PKCE binds
+    // it to the browser that asked); accepted from confidential ones otherwise.
+    pkce: {
+      required: (oidcCtx, client) => client.clientAuthMethod === 'none' || isPlainHttpOffLoopback(oidcCtx.oidc.params?.redirect_uri),
+    },
     // Every use of a refresh token returns a new one; reusing a rotated one revokes the grant.
     rotateRefreshToken: true,
     // A user token records when its user signed in, for routes that ask for a recent sign-in.

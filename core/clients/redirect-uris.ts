@@ -19,6 +19,13 @@ const invalid = (uri: string, rule: string) => new ValidationError(`Invalid fiel
 
 export const isLoopbackHost = (hostname: string) => LOOPBACK_HOSTS.has(hostname);
 
+/** Whether an authorization request's redirect URI is plain http to a host other than loopback. */
+export function isPlainHttpOffLoopback(redirectUri: unknown): boolean {
+  if (typeof redirectUri !== 'string') return false;
+  const parsed = URL.parse(redirectUri);
+  return parsed !== null && parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname);
+}
+
 /** The kind of a redirect URI; ValidationError (422) for one no client may register. */
 export function redirectUriKind(uri: string): RedirectUriKind {
   const parsed = URL.parse(uri);

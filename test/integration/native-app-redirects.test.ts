@@ -116,6 +116,36 @@ describe('native apps: redirect URIs', () => {
     expect(await res.text()).toContain('has not registered');
   });
 
+  test('when a server-side app signs in to a plain-http redirect URI off loopback, then PKCE is required; over https it stays optional', async () => {
+    // A code sent over plain http can be read on the way; PKCE binds it to the browser that asked.
+    const internal = 'http://app.internal.example/cb';
+    const { client } = await registerClient(service.services.clients, {
+      name: 'Internal app',
+      scopes: [],
+      redirectUris: [internal, 'https://app.example/cb'],
+    });
+    const withoutPkce = (redirectUri: string) =>
+      `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({
+        client_id: client.clientId,
+        response_type: 'code',
+        scope: 'openid notifications',
+        redirect_uri: redirectUri,
+        state: 'st-http',
+      }).toString()}`;
+    const refused = await fetch(withoutPkce(internal), { redirect: 'manual' });
+    expect(refused.status).toBe(303);
+    const location = new URL(refused.headers.get('location') ?? '', service.url);
+    expect(`${location.origin}${location.pathname}`).toBe(internal);
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('error_description')).toMatch(/PKCE/);
+    expect(location.searchParams.has('code')).toBe(false);
+
+    const withPkce = await fetch(authorizeUrl(client.clientId, internal, pkce().challenge), { redirect: 'manual' });
+    expect(withPkce.headers.get('location')).toContain('/svc/authserver/interaction/');
+    const overHttps = await fetch(withoutPkce('https://app.example/cb'), { redirect: 'manual' });
+    expect(overHttps.headers.get('location')).toContain('/svc/authserver/interaction/');
+  });
+
   test.each([
     [
       'a confidential client with a private-use scheme',
