@@ -16,6 +16,12 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function withoutLegacySpec(body: Record<string, unknown>): Record<string, unknown> {
+  const copy = { ...body };
+  delete copy.otpSpec;
+  return copy;
+}
+
 /**
  * Validates a Generate OTP body and returns it normalized: one segment list whatever format was
  * sent, defaults applied. Throws BadRequestError (400: a mandatory field missing) or ValidationError (422: any other rule); checks that
@@ -27,31 +33,35 @@ export function parseGenerateOtpRequest(body: unknown): GenerateOtpRequest {
     if (body[field] === undefined || body[field] === null) throw new BadRequestError(`Missing mandatory field: ${field}`);
   }
 
+  // Both formats sent: otpSpecs is used and otpSpec ignored, so it is not checked either.
+  const checked = body.otpSpecs !== undefined && body.otpSpec !== undefined ? withoutLegacySpec(body) : body;
   const validate = getValidator<GenerateOtpBody>(SCHEMA_ID);
-  if (!validate(body)) {
+  if (!validate(checked)) {
     const [first] = validate.errors ?? [];
     throw new ValidationError(first ? describeSchemaError(SCHEMA_ID, first) : 'Invalid request body');
   }
 
-  const [fallback] = Object.entries(body.fallbackDispatchOptions ?? {}) as [OtpChannel, string][];
-  if (fallback && body.dispatchOptions[fallback[0]] !== undefined) {
+  const [fallback] = Object.entries(checked.fallbackDispatchOptions ?? {}) as [OtpChannel, string][];
+  if (fallback && checked.dispatchOptions[fallback[0]] !== undefined) {
     throw new ValidationError(`fallbackDispatchOptions.${fallback[0]}: the channel is already in dispatchOptions`);
   }
 
   // otpSpecs wins when both are sent; the legacy format (or its N-6 default) otherwise.
   const segments =
-    body.otpSpecs !== undefined ? normalizeSegments(body.otpSpecs) : [legacySpecToSegment(body.otpSpec ?? DEFAULT_LEGACY_OTP_SPEC)];
+    checked.otpSpecs !== undefined
+      ? normalizeSegments(checked.otpSpecs)
+      : [legacySpecToSegment(checked.otpSpec ?? DEFAULT_LEGACY_OTP_SPEC)];
 
   return Object.freeze({
-    userId: body.userId,
+    userId: checked.userId,
     segments: Object.freeze(segments),
-    channels: Object.freeze({ ...body.dispatchOptions }),
+    channels: Object.freeze({ ...checked.dispatchOptions }),
     ...(fallback ? { fallback: Object.freeze({ channel: fallback[0], template: fallback[1] }) } : {}),
-    dynamicMacros: Object.freeze({ ...body.dynamicMacros }),
-    attempts: body.attempts,
-    expiresIn: body.expiresIn,
-    hashSpec: body.hashSpec ?? DEFAULT_HASH_SPEC,
-    ...(body.msgId !== undefined ? { msgId: body.msgId } : {}),
-    generateJwt: body.generateJwt ?? false,
+    dynamicMacros: Object.freeze({ ...checked.dynamicMacros }),
+    attempts: checked.attempts,
+    expiresIn: checked.expiresIn,
+    hashSpec: checked.hashSpec ?? DEFAULT_HASH_SPEC,
+    ...(checked.msgId !== undefined ? { msgId: checked.msgId } : {}),
+    generateJwt: checked.generateJwt ?? false,
   });
 }

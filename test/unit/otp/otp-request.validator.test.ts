@@ -133,8 +133,15 @@ describe('parseGenerateOtpRequest: 422 from the schema', () => {
     expect(rejectionOf(backward)).toEqual(rejectionOf(forward));
   });
 
-  test('when both otpSpecs and a malformed otpSpec are sent, then the malformed otpSpec is still 422', () => {
-    expect(rejectionOf(validBody({ otpSpecs: [{ length: 6, charSets: 'N' }], otpSpec: 'N-12' }))).toEqual({
+  test('when both otpSpecs and a malformed otpSpec are sent, then otpSpec is ignored, malformed or not', () => {
+    for (const otpSpec of ['N-12', 6, { set: 'N' }]) {
+      const request = parseGenerateOtpRequest(validBody({ otpSpecs: [{ length: 6, charSets: 'N' }], otpSpec }));
+      expect(request.segments).toEqual([expect.objectContaining({ length: 6, charSets: ['N'] })]);
+    }
+  });
+
+  test('when only a malformed otpSpec is sent, then 422', () => {
+    expect(rejectionOf(validBody({ otpSpec: 'N-12' }))).toEqual({
       status: 422,
       message: 'otpSpec must match ^(N|L|U|M|LN|UN|MN)-([4-9])$',
     });
