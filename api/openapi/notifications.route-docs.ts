@@ -31,7 +31,7 @@ export const notificationsRouteDocs: RouteDoc[] = [
     requestSchema: 'notifications.create.json',
     responses: {
       '201': { description: 'Created (`Location: /v1/notifications/<uuid>`)', schema: 'notifications.created.json' },
-      '400': error('`Malformed request body` (not JSON, not an object)'),
+      '400': error('`Malformed request body` (empty, not JSON, not an object)'),
       ...guardErrors,
       '404': error('`User not found`: unknown in this enterprise, DELETED or blocked'),
       '415': error("`Content type '<type>' not supported`"),

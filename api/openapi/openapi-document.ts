@@ -25,7 +25,7 @@ const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${componentName
 // Every JSON body is read by the same parser, so every operation taking one can get these.
 const JSON_BODY_ERRORS: RouteDoc['responses'] = {
   '400': {
-    description: 'Malformed request body: not JSON, not an object, or a gzip/deflate/br encoding that does not decompress',
+    description: 'Malformed request body: empty, not JSON, not an object, or a gzip/deflate/br encoding that does not decompress',
     schema: 'common.error.json',
   },
   '413': { description: 'Request body is too large', schema: 'common.error.json' },

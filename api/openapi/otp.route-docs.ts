@@ -36,7 +36,7 @@ export const otpRouteDocs: RouteDoc[] = [
           validate: { method: 'post', path: '/v1/svc-otp/{otpUuid}/validate', parameters: { otpUuid: '$response.body#/otpUuid' } },
         },
       },
-      '400': error('Body not JSON, not an object, or a mandatory field missing or null'),
+      '400': error('Body empty, not JSON, not an object, or a mandatory field missing or null'),
       ...authErrors,
       '404': error("User not found (in the client's enterprise)"),
       '415': error('Content type is not application/json'),

@@ -28,7 +28,7 @@ export const usersRouteDocs: RouteDoc[] = [
           reissue: { method: 'post', path: '/admin/users/{userId}/activation', parameters: { userId: '$request.body#/userId' } },
         },
       },
-      '400': error('`Malformed request body` (not JSON, not an object), or selfie compliance `Failed.[<CODE>]`'),
+      '400': error('`Malformed request body` (empty, not JSON, not an object), or selfie compliance `Failed.[<CODE>]`'),
       ...guardErrors,
       '409': error(
         '`User is <STATUS>` (with userStatus), groups the same, a group missing, mobile number registered (checked in that order)',
@@ -105,7 +105,7 @@ export const usersRouteDocs: RouteDoc[] = [
     requestSchema: 'users.update.json',
     responses: {
       '200': { description: 'The user as changed (a patch that changes nothing answers the user as it is)', schema: 'users.user.json' },
-      '400': error('`Malformed request body` (not JSON, not an object)'),
+      '400': error('`Malformed request body` (empty, not JSON, not an object)'),
       ...guardErrors,
       '404': error('User not found'),
       '409': error(
@@ -113,7 +113,7 @@ export const usersRouteDocs: RouteDoc[] = [
       ),
       '415': error("`Content type '<type>' not supported`"),
       '422': error(
-        '`[Invalid field <name>]`, the first bad field in the order of the request schema, or a patch that would leave a reachable user without contact; an empty body',
+        '`[Invalid field <name>]`, the first bad field in the order of the request schema, or a patch that would leave a reachable user without contact; an empty object',
       ),
       '503': error('The user kept changing under concurrent patches; retry (Retry-After header)'),
     },

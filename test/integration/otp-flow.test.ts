@@ -281,6 +281,12 @@ describe('OTP generation, delivery to the outbox and validation', () => {
       expect(await res.json()).toEqual(refused(400, 'Bad Request', 'Malformed request body'));
     });
 
+    test('when the body is empty (Content-Length: 0), then 400 Malformed request body, not a missing field', async () => {
+      const res = await generate('');
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual(refused(400, 'Bad Request', 'Malformed request body'));
+    });
+
     test('when a mandatory field is missing or null, then 400 naming it', async () => {
       const res = await generate({ ...otpBody('alice'), dynamicMacros: null });
       expect(res.status).toBe(400);

@@ -80,6 +80,54 @@ describe('request bodies: corrupt encodings, per-route limits, cheap refusals on
     expect(res.status).toBe(201);
   });
 
+  test('when a JSON route gets an empty body (Content-Length: 0), then every such route answers 400 Malformed request body', async () => {
+    const { accessToken } = await createClientWithToken(service, { scopes: ['users', 'otp', 'notifications'] });
+    const routes: [method: string, path: string, bearer?: string][] = [
+      ['POST', '/v1/users', accessToken],
+      ['PATCH', '/v1/users/someone', accessToken],
+      ['POST', '/v1/users/activate'],
+      ['POST', '/v1/svc-otp', accessToken],
+      ['POST', '/v1/svc-otp/0e6f1a4e-8f5c-4d0f-9d7e-2f1f0e5a9b11/validate', accessToken],
+      ['POST', '/v1/notifications', accessToken],
+      ['POST', '/admin/clients', admin],
+      ['PATCH', '/admin/clients/some-client', admin],
+      ['POST', '/admin/groups', admin],
+      ['POST', '/admin/templates', admin],
+      ['PUT', '/admin/templates/some_template', admin],
+      ['PUT', '/admin/users/someone/blocked', admin],
+      ['POST', '/admin/deliveries/replay', admin],
+    ];
+    for (const [method, path, bearer] of routes) {
+      const res = await fetch(`${service.url}${path}`, {
+        method,
+        headers: { ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), 'content-type': 'application/json', 'content-length': '0' },
+        body: '',
+      });
+      expect([method, path, res.status, await res.json()]).toEqual([
+        method,
+        path,
+        400,
+        errorBody(400, 'Bad Request', 'Malformed request body', path),
+      ]);
+    }
+  });
+
+  test('when an empty JSON body comes chunked, compressed or without any length, then it is 400 too, and without a JSON type still 415', async () => {
+    const json = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' };
+    expect(await answerToHead(service.url, '/admin/groups', { ...json, 'transfer-encoding': 'chunked' }, '0\r\n\r\n')).toMatch(
+      /^HTTP\/1\.1 400 /,
+    );
+    expect(await answerToHead(service.url, '/admin/groups', json)).toMatch(/^HTTP\/1\.1 400 /);
+    expect(await answerToHead(service.url, '/admin/groups', { authorization: `Bearer ${admin}` })).toMatch(/^HTTP\/1\.1 415 /);
+    const gzipped = await fetch(`${service.url}/admin/groups`, {
+      method: 'POST',
+      headers: { ...json, 'content-encoding': 'gzip' },
+      body: gzipSync(Buffer.alloc(0)),
+    });
+    expect(gzipped.status).toBe(400);
+    expect(await gzipped.json()).toEqual(errorBody(400, 'Bad Request', 'Malformed request body', '/admin/groups'));
+  });
+
   test('when a JSON body above 64 kB reaches a route without images, then it is 413 (and a compressed one is measured inflated)', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(70 * 1024), scopes: ['otp'] });
     for (const [encoding, body] of [

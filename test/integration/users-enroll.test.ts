@@ -294,6 +294,7 @@ describe('POST /v1/users', () => {
       ['a string', '"user"'],
       ['null', 'null'],
       ['a number', '42'],
+      ['empty (Content-Length: 0)', ''],
     ])('when the body is %s, then 400 Malformed request body', async (_label, raw) => {
       const res = await enroll(raw);
       expect(res.status).toBe(400);
