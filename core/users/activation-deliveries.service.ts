@@ -14,7 +14,9 @@ const b64 = (value: string) => Buffer.from(value, 'utf8').toString('base64url');
 /**
  * userId may hold `@`, which delivery ids (dispatch job ids) do not allow: base64url it. Users of
  * the default enterprise keep the id they had before enterprises existed (no `.`); others add
- * the enterprise before a `.` (not in the base64url alphabet), so ids never collide.
+ * the enterprise before a `.` (not in the base64url alphabet), so ids never collide. The logger
+ * masks the userId part of these ids on every line (core/platform/logger/ids-with-user-ids.ts):
+ * a change of this format changes that pattern too.
  */
 export const activationDeliveryId = (ref: UserRef, issue: number, channel: Channel) =>
   `activation-${ref.enterpriseId === DEFAULT_ENTERPRISE_ID ? '' : `${b64(ref.enterpriseId)}.`}${b64(ref.userId)}-${issue}-${channel}`;

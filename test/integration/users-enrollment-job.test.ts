@@ -12,7 +12,7 @@ import { parseEnrollmentRequest } from '../../core/users/enrollment-request.vali
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createSendActivationProcessor } from '../../workers/enrollment/send-activation.processor.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { memoryLogger, startTestService, warningsIn, type TestService } from '../support/test-service.js';
 import { createGroups, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
 
 /** A user of the default enterprise. */
@@ -140,5 +140,24 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     expect(await service.ctx.queues.dispatch.getJob(activationDeliveryId(D('lost-job'), 1, 'EMAIL'))).toBeDefined();
     // Prepared once: the next sweep finds nothing left to do.
     expect(await sweepActivations(deps, new Date(Date.now() + 61000))).toBe(0);
+  });
+
+  test('when an activation message cannot be queued, then the warning names its delivery without the user id, in clear or encoded', async () => {
+    const userId = 'dana.lee@example.com';
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { emailId: 'dana@example.com' }))).status).toBe(201);
+    const captured = memoryLogger();
+    const withoutRedis = createActivationDeliveries({
+      users: createUsersRepository(service.ctx.mongo),
+      deliveries: deliveries(),
+      enqueueDispatch: () => Promise.reject(new Error('Redis is down')),
+      keys: otpKeysFromConfig(service.config),
+      activationAppUrl: service.config.activationAppUrl,
+      logger: captured.logger,
+    });
+    expect(await withoutRedis.prepareAndQueue(D(userId), 1)).toEqual({ queued: [] });
+    const warnings = warningsIn(captured.lines());
+    expect(warnings).toEqual([expect.stringContaining('dispatch enqueue failed; left for the sweeper')]);
+    for (const clear of ['dana.lee', Buffer.from(userId).toString('base64url')]) expect(warnings[0]).not.toContain(clear);
+    expect(captured.lines()[0]).toMatchObject({ deliveryId: 'activation-***-1-EMAIL' });
   });
 });

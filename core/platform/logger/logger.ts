@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { maskUserIdsInIds } from './ids-with-user-ids.js';
 
 export type { Logger };
 
@@ -130,8 +131,10 @@ export function createLogger(options: LoggerOptions): Logger {
       },
       hooks: {
         // The last word on every line, whatever produced its strings: messages, provider error
-        // text, an error's message, cause and stack, fields no key-based rule knows about.
-        streamWrite: maskContactsInText,
+        // text, an error's message, cause and stack, fields no key-based rule knows about. Ids
+        // holding a user id go first, while they are whole (an e-mail user id inside one would
+        // otherwise be masked as an address with the id's prefix for its local part).
+        streamWrite: (line) => maskContactsInText(maskUserIdsInIds(line)),
       },
     },
     // Asynchronous writes to stdout: lines logged while a write is under way go out together in

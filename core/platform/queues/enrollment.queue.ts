@@ -23,7 +23,9 @@ export const ENROLLMENT_JOB_OPTIONS = {
 /**
  * One job per code issue: a retried enrollment or re-issue never sends twice. The default
  * enterprise keeps the id of before enterprises; others put the enterprise before a `~`, which
- * neither id may contain, so the forms cannot collide.
+ * neither id may contain, so the forms cannot collide. The logger masks the userId part of these
+ * ids on every line (core/platform/logger/ids-with-user-ids.ts): a change of this format changes
+ * that pattern too.
  */
 export const enrollmentJobId = (enterpriseId: string, userId: string, issue: number) =>
   enterpriseId === DEFAULT_ENTERPRISE_ID ? `enroll-${userId}-${issue}` : `enroll-${enterpriseId}~${userId}-${issue}`;

@@ -1,5 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger, maskEmail, maskPhone } from '../../../core/platform/logger/logger.js';
+import { enrollmentJobId } from '../../../core/platform/queues/enrollment.queue.js';
+import { activationDeliveryId } from '../../../core/users/activation-deliveries.service.js';
 
 function capture() {
   const chunks: string[] = [];
@@ -124,6 +126,31 @@ describe('logging', () => {
     expect(out).not.toContain('123 4567');
     expect(out).not.toContain('jane.doe');
     expect(out).toContain('+*********67');
+  });
+
+  test('when ids that carry a user id are logged (activation deliveries, enrollment jobs), in fields or in text, then only the user id is masked', () => {
+    const { logger, text } = capture();
+    const email = activationDeliveryId({ enterpriseId: 'default', userId: 'alice.smith@example.com' }, 1, 'EMAIL');
+    const sms = activationDeliveryId({ enterpriseId: 'acme', userId: 'bob.jones' }, 2, 'SMS');
+    logger.warn({ deliveryId: email, attempt: 1, err: 'timeout' }, 'transient delivery failure');
+    logger.warn({ jobId: enrollmentJobId('default', '15550001111', 1), err: `unknown delivery ${sms}` }, 'job failed');
+    logger.warn({ jobId: enrollmentJobId('acme', 'carol-7', 3) }, 'job stalled; it will be retried');
+    logger.info({ deliveryId: `${sms}-failover-1` }, `delivery ${email} failed over`);
+    const out = text();
+    const b64 = (value: string) => Buffer.from(value).toString('base64url');
+    for (const clear of ['alice', b64('alice.smith@example.com'), '5550001111', 'bob.jones', b64('bob.jones'), 'carol']) {
+      expect(out).not.toContain(clear);
+    }
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toMatchObject([
+      { deliveryId: 'activation-***-1-EMAIL' },
+      { jobId: 'enroll-***-1', err: 'unknown delivery activation-YWNtZQ.***-2-SMS' },
+      { jobId: 'enroll-acme~***-3' },
+      { deliveryId: 'activation-YWNtZQ.***-2-SMS-failover-1', msg: 'delivery activation-***-1-EMAIL failed over' },
+    ]);
   });
 
   test('when strings hold ids, times and hashes that are not addresses, then they are logged whole', () => {
