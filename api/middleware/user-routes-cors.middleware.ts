@@ -5,6 +5,13 @@ import { HttpError } from '../errors/http-error.js';
 /** The signed-in user's routes, the ones apps in other pages call with the user's token. */
 const USER_ROUTES_RE = /^\/v1\/me(\/|$)/;
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
+/**
+ * The request headers a page may send besides the CORS-safelisted ones: the ones the client
+ * library sends (test/integration/client-web-origins.test.ts preflights each request it makes).
+ * Last-Event-ID is how the notification stream resumes after a break; fetch does not safelist it,
+ * so without it here a page on another origin could never reconnect its stream.
+ */
+const ALLOWED_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'Last-Event-ID'].join(', ');
 
 /**
  * CORS for `/v1/me*`: a page may call them only from a web origin of a public client
@@ -29,7 +36,7 @@ export function userRoutesCors(clients: Pick<ClientLookup, 'isWebOriginOfAnyClie
       res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Retry-After');
       if (!preflight) return next();
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, DELETE');
-      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept');
+      res.setHeader('Access-Control-Allow-Headers', ALLOWED_REQUEST_HEADERS);
       res.setHeader('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
       res.status(204).end();
     }, next);

@@ -1,5 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { NotificationClient, Passkeys } from '@svc-identity/client';
 import { registerClient } from '../../core/clients/clients.service.js';
+import { appendUserEvent } from '../../core/notifications/notification-user-events.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { mintUserToken } from '../support/notification-helpers.js';
+import { eventually } from '../support/waiting.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
@@ -43,13 +48,20 @@ describe('web origins of clients (CORS)', () => {
     });
   }
 
-  /** A browser's preflight for a call with the user's token. */
-  function preflight(origin: string, path = '/v1/me', method = 'GET'): Promise<Response> {
+  /** A browser's preflight for a call with the user's token (`headers`: the names it will send, as the browser lists them). */
+  function preflight(origin: string, path = '/v1/me', method = 'GET', headers = 'authorization,content-type'): Promise<Response> {
     return fetch(`${service.url}${path}`, {
       method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization,content-type' },
+      headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
     });
   }
+
+  /** The request headers a preflight's answer allows, lower-cased as browsers compare them. */
+  const allowedHeaders = (res: Response) =>
+    (res.headers.get('access-control-allow-headers') ?? '')
+      .split(',')
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean);
 
   const corsHeaders = (res: Response) =>
     Object.fromEntries([...res.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary'));
@@ -71,13 +83,82 @@ describe('web origins of clients (CORS)', () => {
       expect(corsHeaders(res)).toEqual({
         'access-control-allow-origin': origin,
         'access-control-allow-methods': 'GET, POST, DELETE',
-        'access-control-allow-headers': 'Authorization, Content-Type, Accept',
+        'access-control-allow-headers': 'Authorization, Content-Type, Accept, Last-Event-ID',
         'access-control-max-age': '600',
         'access-control-expose-headers': 'WWW-Authenticate, Retry-After',
         vary: 'Origin',
       });
     },
   );
+
+  test('when a public client’s page preflights the notification stream resumed after a break (Last-Event-ID), then 204 allowing that header', async () => {
+    const res = await preflight(SPA, '/v1/me/notifications/stream', 'GET', 'accept,authorization,last-event-id');
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe(SPA);
+    expect(allowedHeaders(res)).toEqual(expect.arrayContaining(['accept', 'authorization', 'last-event-id']));
+  });
+
+  test('when the client library makes each of its /v1/me calls and resumes its stream after a break, then each call’s preflight allows every header it sent', async () => {
+    const sent = new Map<string, { method: string; path: string; headers: string[] }>();
+    let streamsOpened = 0;
+    // The library's fetch: notes what each request sends; the first stream ends after its first
+    // event, as a network break would, so the library reconnects with Last-Event-ID.
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const method = init?.method ?? 'GET';
+      const path = new URL(String(input)).pathname;
+      const headers = [...new Headers(init?.headers).keys()].sort();
+      sent.set(`${method} ${path} ${headers.join(',')}`, { method, path, headers });
+      const res = await fetch(input, init);
+      if (!path.endsWith('/stream')) return res;
+      streamsOpened += 1;
+      return streamsOpened === 1 ? endingAfterFirstEvent(res) : res;
+    };
+    const client = new NotificationClient({ serviceUrl: service.url, getAccessToken: () => userToken, fetch: recordingFetch });
+    await client.getNotifications(0, '', 1, '', '');
+    await client.getNotificationHistory(0, '', 1, '', '', '', '', '', '');
+    const unknownUuid = randomUUID();
+    await client.updateNotification(unknownUuid, 'accept').catch(() => undefined); // 404, but sent as any answer is
+    await client.getPushKey();
+    await client.registerPushSubscription({ endpoint: 'https://push.example/x', keys: { p256dh: 'x', auth: 'y' } }).catch(() => undefined);
+    await client.unregisterPushSubscription('https://push.example/x');
+    await new Passkeys({ serviceUrl: service.url, getAccessToken: () => userToken, fetch: recordingFetch }).list();
+
+    const watch = client.watchNotifications();
+    try {
+      // The library has the stream's head: the service listens, and starts after the newest event then.
+      await eventually(async () => (streamsOpened === 1 ? true : undefined));
+      await appendUserEvent(service.ctx.redis, service.config.queuePrefix, DEFAULT_ENTERPRISE_ID, 'cora', {
+        type: 'created',
+        notification_uuid: randomUUID(),
+        status: 'ACTIVE',
+        expires_at: new Date(Date.now() + 60_000).toISOString(),
+      });
+      await eventually(async () => ([...sent.values()].some((r) => r.headers.includes('last-event-id')) ? true : undefined));
+    } finally {
+      watch.stop();
+    }
+
+    expect(new Set([...sent.values()].map(({ method, path }) => `${method} ${path}`))).toEqual(
+      new Set([
+        'GET /v1/me/notifications',
+        'GET /v1/me/notifications/history',
+        `POST /v1/me/notifications/${unknownUuid}/action`,
+        'GET /v1/me/push-key',
+        'POST /v1/me/push-subscriptions',
+        'GET /v1/me/push-subscriptions',
+        'GET /v1/me/passkeys',
+        'GET /v1/me/notifications/stream',
+      ]),
+    );
+    const refused: string[] = [];
+    for (const { method, path, headers } of sent.values()) {
+      const res = await preflight(SPA, path, method, headers.join(','));
+      const allowed = allowedHeaders(res);
+      const missing = headers.filter((name) => !allowed.includes(name));
+      if (res.status !== 204 || missing.length > 0) refused.push(`${method} ${path}: ${res.status}, not allowed: ${missing.join(', ')}`);
+    }
+    expect(refused).toEqual([]);
+  }, 30000);
 
   test('when the allowed page then calls /v1/me with the user token, then the answer carries its origin and the user', async () => {
     const res = await fetch(`${service.url}/v1/me`, { headers: { origin: SPA, authorization: `Bearer ${userToken}` } });
@@ -198,3 +279,23 @@ describe('web origins of clients (CORS)', () => {
     });
   });
 });
+
+/** The answer of a stream cut right after its first event (a break: the reader sees the body end). */
+function endingAfterFirstEvent(res: Response): Response {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await reader.read();
+      if (done) return controller.close();
+      controller.enqueue(value);
+      text += decoder.decode(value, { stream: true });
+      if (/(^|\n)id: [^\n]*\n([^\n]+\n)*\n/.test(text)) {
+        controller.close();
+        await reader.cancel();
+      }
+    },
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
+}
