@@ -131,6 +131,14 @@ function kindOf(status: number, body: ErrorBody): ErrorKind {
   return 'refused';
 }
 
+/**
+ * Failures of the stream that reconnecting cannot mend: the tokens need a new sign-in, or the user
+ * is blocked (code 141, whose rule is to tell the user and stop).
+ */
+function endsTheWatch(error: SvcIdentityError): boolean {
+  return error.kind === 'sign-in-again' || error.code === ResultCode.USER_BLOCKED;
+}
+
 export class NotificationClient extends TypedEmitter<NotificationEvents> {
   private readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
@@ -231,7 +239,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
    * once (a change the service sends again is recognised by its notification and type). Reconnects
    * by itself (resuming after the last event it got, so nothing is missed or repeated), waiting
    * longer after failures in a row; each failure is also emitted as `error`. A failure of kind
-   * `sign-in-again` stops it: sign in, then call it again.
+   * `sign-in-again` stops it (sign in, then call it again), and so does a blocked user (code 141).
    */
   watchNotifications(): NotificationWatch {
     const operation: OperationName = 'WatchNotifications';
@@ -286,7 +294,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
                   cause: err,
                 });
           this.emit('error', error);
-          if (error.kind === 'sign-in-again') return;
+          if (endsTheWatch(error)) return;
           failures += 1;
         }
         if (stopped) return;
