@@ -3,7 +3,7 @@ import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
 import { authServerRoutes, TOKEN_ENDPOINT_PATH } from './auth-server/auth-server.routes.js';
 import { composeApi, type ApiServices } from './composition-root.js';
 import { notFoundHandler } from './middleware/error-handler.js';
-import { answerError, errorHandler } from './errors/error-pipeline.js';
+import { answerError, clientLibraryErrors, errorHandler } from './errors/error-pipeline.js';
 import type { EdgeStep } from './middleware/edge-step.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { methodNotAllowed } from './middleware/method-not-allowed.middleware.js';
@@ -32,6 +32,7 @@ import { mePushSubscriptionsRoutes } from './routes/me-push-subscriptions.routes
 import { notificationsRoutes } from './routes/notifications.routes.js';
 import { otpRoutes } from './routes/otp.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
+import { USER_API_PATH } from './routes/user-api-path.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 import { routeDocs } from './openapi/route-docs.js';
 import type { ServiceContext } from './service-context.js';
@@ -83,10 +84,13 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(meRoutes(userTokens));
   app.use(mePasskeysRoutes(ctx, repositories, userTokens));
   app.use(notificationsRoutes(ctx, bearer, notifications));
-  app.use(meNotificationsRoutes(ctx, notifications, userTokens, ctx.logger));
-  app.use(mePushSubscriptionsRoutes(ctx, services.push.subscriptions, services.push.vapidKeys, userTokens, ctx.logger));
+  app.use(meNotificationsRoutes(ctx, notifications, userTokens));
+  app.use(mePushSubscriptionsRoutes(ctx, services.push.subscriptions, services.push.vapidKeys, userTokens));
 
   app.use(notFoundHandler());
+  // Every refusal of the user API carries the client library's `code`, whichever step raised it:
+  // its CORS, the 405 answer, a route, or no route at all (a path under /v1/me that does not exist).
+  app.use(USER_API_PATH, clientLibraryErrors(ctx.logger));
   app.use(errorHandler(ctx.logger));
   serveTokenRequestsFirst(app, {
     path: TOKEN_ENDPOINT_PATH,

@@ -76,8 +76,9 @@ export function answerError(logger: Logger): (rawErr: unknown, req: EdgeRequest,
 }
 
 /**
- * Errors of the user API (`/v1/me/...`): the usual bodies plus `code`, the client library's
- * result code the refusal maps to, so the app knows whether to let the user retry.
+ * Errors of the user API (`/v1/me` and under it): the usual bodies plus `code`, the client
+ * library's result code the refusal maps to, so the app knows whether to let the user retry.
+ * Mounted once, at the app's end (api/app.ts), so no refusal there goes without it.
  */
 export function clientLibraryErrors(logger: Logger): ErrorRequestHandler {
   return (rawErr: unknown, req, res, next) => {

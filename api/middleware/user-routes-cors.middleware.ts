@@ -1,9 +1,10 @@
 import type { RequestHandler } from 'express';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { HttpError } from '../errors/http-error.js';
+import { USER_API_PATH } from '../routes/user-api-path.js';
 
 /** The signed-in user's routes, the ones apps in other pages call with the user's token. */
-const USER_ROUTES_RE = /^\/v1\/me(\/|$)/;
+const USER_ROUTES_RE = new RegExp(`^${USER_API_PATH}(/|$)`);
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 /**
  * The request headers a page may send besides the CORS-safelisted ones: the ones the client

@@ -1,6 +1,9 @@
 import type { RouteDoc } from './route-docs.types.js';
 
-// The signed-in user's own routes: a user's access token (authorization code flow) only.
+// The signed-in user's own routes: a user's access token (authorization code flow) only. Their
+// refusals carry the client library's code, as every refusal under /v1/me does.
+const userError = (description: string) => ({ description, schema: 'notifications.user-error.json' });
+
 export const meRouteDocs: RouteDoc[] = [
   {
     method: 'get',
@@ -10,11 +13,8 @@ export const meRouteDocs: RouteDoc[] = [
     auth: { kind: 'user', scope: 'notifications' },
     responses: {
       '200': { description: 'The user', schema: 'users.user.json' },
-      '401': {
-        description: 'Missing header, or a token that is not a valid user token (enterprise tokens included)',
-        schema: 'common.bearer-error.json',
-      },
-      '403': { description: 'insufficient_scope, or user_blocked (with code 141)', schema: 'common.bearer-error.json' },
+      '401': userError('Missing header, or a token that is not a valid user token (enterprise tokens included) (code 39)'),
+      '403': userError('insufficient_scope (code 39), or user_blocked (code 141)'),
     },
   },
   ...passkeyRouteDocs(),
@@ -23,21 +23,17 @@ export const meRouteDocs: RouteDoc[] = [
 function passkeyRouteDocs(): RouteDoc[] {
   const auth = { kind: 'user', scope: 'notifications' } as const;
   const refusals = {
-    '401': { description: 'Missing header, or a token that is not a valid user token', schema: 'common.bearer-error.json' },
-    '403': {
-      description:
-        "insufficient_scope (also for a third-party app's token: passkeys are managed from the enterprise's own apps only), or user_blocked (with code 141)",
-      schema: 'common.bearer-error.json',
-    },
+    '401': userError('Missing header, or a token that is not a valid user token (code 39)'),
+    '403': userError(
+      "insufficient_scope (code 39; also for a third-party app's token: passkeys are managed from the enterprise's own apps only), or user_blocked (code 141)",
+    ),
   };
   // Adding a passkey also needs a recent sign-in (RFC 9470 step-up).
   const addRefusals = {
     ...refusals,
-    '401': {
-      description:
-        'Missing header, or a token that is not a valid user token; or insufficient_user_authentication with max_age: the sign-in is too old to add a passkey, sign in again with that max_age',
-      schema: 'common.bearer-error.json',
-    },
+    '401': userError(
+      'Missing header, or a token that is not a valid user token; or insufficient_user_authentication with max_age: the sign-in is too old to add a passkey, sign in again with that max_age (code 39)',
+    ),
   };
   return [
     {
@@ -73,12 +69,10 @@ function passkeyRouteDocs(): RouteDoc[] {
           },
         },
         ...addRefusals,
-        '409': { description: 'This passkey is already registered', schema: 'common.error.json' },
-        '422': {
-          description:
-            'Invalid body; unknown, expired or used registration options; the answer does not verify (origin, relying party, user verification, signature); the user has 20 passkeys already',
-          schema: 'common.error.json',
-        },
+        '409': userError('This passkey is already registered (code 4)'),
+        '422': userError(
+          'Invalid body; unknown, expired or used registration options; the answer does not verify (origin, relying party, user verification, signature); the user has 20 passkeys already (code 4)',
+        ),
       },
     },
     {
@@ -98,7 +92,7 @@ function passkeyRouteDocs(): RouteDoc[] {
       responses: {
         '204': { description: 'Removed' },
         ...refusals,
-        '404': { description: 'You have no passkey by that id (or it was removed already)', schema: 'common.error.json' },
+        '404': userError('You have no passkey by that id (or it was removed already) (code 4)'),
       },
     },
   ];

@@ -1,10 +1,8 @@
 import { Router } from 'express';
-import type { Logger } from '../../core/platform/logger/logger.js';
 import { parseHistoryOptions, parseListOptions } from '../../core/notifications/list-options.parser.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import { actionRequiresNumber } from '../../core/notifications/number-match.js';
 import type { AnswerInput, NotificationsService } from '../../core/notifications/notifications.service.js';
-import { clientLibraryErrors } from '../errors/error-pipeline.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
@@ -49,13 +47,8 @@ const success = (notificationUuid: string, isDsVerified: boolean) => ({
   is_ds_verified: isDsVerified,
 });
 
-/** The client library's operations for the signed-in user; every refusal carries `code`. */
-export function meNotificationsRoutes(
-  ctx: ServiceContext,
-  service: NotificationsService,
-  userTokens: UserTokenStores,
-  logger: Logger,
-): Router {
+/** The client library's operations for the signed-in user; their refusals carry `code` (api/app.ts). */
+export function meNotificationsRoutes(ctx: ServiceContext, service: NotificationsService, userTokens: UserTokenStores): Router {
   const router = Router();
   const user = requireUserToken(userTokens, 'notifications');
 
@@ -85,6 +78,5 @@ export function meNotificationsRoutes(
     res.json(success(dismissed.notificationUuid, dismissed.isDsVerified));
   });
 
-  router.use('/v1/me', clientLibraryErrors(logger));
   return router;
 }

@@ -1,9 +1,7 @@
 import { Router } from 'express';
-import type { Logger } from '../../core/platform/logger/logger.js';
 import type { PushSubscriptionInput, PushSubscriptionRecord } from '../../core/push/push-subscription.types.js';
 import type { PushSubscriptionsService } from '../../core/push/push-subscriptions.service.js';
 import type { VapidKeys } from '../../core/push/vapid-keys.js';
-import { clientLibraryErrors } from '../errors/error-pipeline.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
@@ -29,7 +27,6 @@ export function mePushSubscriptionsRoutes(
   service: PushSubscriptionsService,
   vapidKeys: () => Promise<VapidKeys>,
   userTokens: UserTokenStores,
-  logger: Logger,
 ): Router {
   const router = Router();
   const user = requireUserToken(userTokens, 'notifications');
@@ -57,6 +54,5 @@ export function mePushSubscriptionsRoutes(
     res.status(204).end();
   });
 
-  router.use([PUSH_KEY_PATH, PUSH_SUBSCRIPTIONS_PATH], clientLibraryErrors(logger));
   return router;
 }

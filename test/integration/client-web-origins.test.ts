@@ -184,6 +184,7 @@ describe('web origins of clients (CORS)', () => {
       error: 'Forbidden',
       message: `Origin ${origin} may not call /v1/me from a browser`,
       path: '/v1/me',
+      code: 39,
     });
   });
 

@@ -429,7 +429,7 @@ describe('sign-in: errors, replays and refusals', () => {
       const { accessToken } = await createClientWithToken(service, { scopes: ['otp', 'notifications'] });
       const res = await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${accessToken}` } });
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ error: 'invalid_token', error_description: `Invalid access token: ${accessToken}` });
+      expect(await res.json()).toEqual({ error: 'invalid_token', error_description: `Invalid access token: ${accessToken}`, code: 39 });
     });
 
     test('when a user token is used on an enterprise route (/v1/svc-otp), then 401 invalid_token', async () => {
@@ -458,6 +458,7 @@ describe('sign-in: errors, replays and refusals', () => {
       expect(await res.json()).toEqual({
         error: 'unauthorized',
         error_description: 'Full authentication is required to access this resource',
+        code: 39,
       });
     });
   });
