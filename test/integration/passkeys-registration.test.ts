@@ -186,6 +186,7 @@ describe('passkeys: registration, list and removal by the user', () => {
     expect(await refusals[0]?.json()).toMatchObject({
       error: 'insufficient_scope',
       error_description: "Passkeys are managed from the enterprise's own apps only",
+      code: 39,
     });
     const stored = await service.ctx.mongo.collection('passkeys').countDocuments({ userId: 'pk-gus' });
     expect(stored).toBe(0);
@@ -214,6 +215,7 @@ describe('passkeys: registration, list and removal by the user', () => {
       error: 'insufficient_user_authentication',
       error_description: 'Adding a passkey needs a recent sign-in: sign in again',
       max_age: 300,
+      code: 39,
     });
     expect((await call(token, 'POST', '/v1/me/passkeys', { credential: {} })).status).toBe(401);
     expect((await call(token, 'GET', '/v1/me/passkeys')).status).toBe(200);
