@@ -194,7 +194,7 @@ export const adminRouteDocs: RouteDoc[] = [
     method: 'put',
     path: '/admin/users/{userId}/blocked',
     summary:
-      'Block or unblock a user: a blocked user cannot sign in, their user tokens get 403 user_blocked, enterprise calls for them are 404',
+      'Block or unblock a user: a blocked user cannot sign in or activate, their user tokens get 403 user_blocked, enterprise calls for them are 404; blocking ends a pending activation code, pending notifications and sign-ins, and unblocking restores none of them',
     tag: 'admin',
     auth: { kind: 'admin' },
     requestSchema: 'admin-users.blocked.json',

@@ -53,7 +53,7 @@ export const usersRouteDocs: RouteDoc[] = [
       '415': error('Content type is not application/json'),
       '422': {
         description:
-          'Wrong code, or a userId with nothing to activate (same answer), with attemptsLeft (checks left before the code is void); or `[Invalid field <name>]`',
+          'Wrong code, or a userId with nothing to activate (unknown, ACTIVE, DELETED or blocked: same answer), with attemptsLeft (checks left before the code is void); or `[Invalid field <name>]`',
         schema: 'users.activation-refused.json',
       },
       '423': {
@@ -151,7 +151,9 @@ export const usersRouteDocs: RouteDoc[] = [
       '202': { description: 'Queued', schema: 'users.activation-reissued.json' },
       '401': error('Missing or wrong admin token'),
       '404': error('User not found'),
-      '409': error('`User is <STATUS>` when not waiting for activation, or no address to send to'),
+      '409': error(
+        '`User is <STATUS>` when not waiting for activation, `User is blocked; unblock the user before issuing a new code`, or no address to send to',
+      ),
       '422': error('`[Invalid field enterpriseId]` or `[Invalid field comments]`'),
     },
   },

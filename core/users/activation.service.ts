@@ -60,8 +60,8 @@ function toDevice(device: NonNullable<ActivateCommand['device']>, now: Date): Us
 
 export function createActivationService(deps: ActivationDeps) {
   const now = deps.now ?? (() => new Date());
-  // Checked instead of a real digest when there is nothing to activate (unknown, ACTIVE or
-  // DELETED user): the same HMAC and comparison, and it never matches (a userId has no NUL).
+  // Checked instead of a real digest when there is nothing to activate (unknown, ACTIVE, DELETED
+  // or blocked user): the same HMAC and comparison, and it never matches (a userId has no NUL).
   const dummySubject = '\u0000nobody';
   const dummyDigest = digestActivationCode(dummySubject, '\u0000', deps.keys.hmacKey);
 
@@ -78,7 +78,9 @@ export function createActivationService(deps: ActivationDeps) {
     if (admitted.status === 'rejected') throw admitted.reason;
     if (found.status === 'rejected') throw found.reason;
     const user = found.value;
-    const activation = user && PENDING_STATUSES.includes(user.status) ? user.activation : undefined;
+    // A blocked user has nothing to activate: answered exactly as an unknown one, so the answer
+    // tells a holder of a phished code nothing, and no device key is registered during the block.
+    const activation = user && !user.blocked && PENDING_STATUSES.includes(user.status) ? user.activation : undefined;
     const right = activation
       ? verifyActivationCode(userSubject(ref), command.activationCode, activation.codeDigest, deps.keys.hmacKey)
       : verifyActivationCode(dummySubject, command.activationCode, dummyDigest, deps.keys.hmacKey);
@@ -122,11 +124,16 @@ export function createActivationService(deps: ActivationDeps) {
       }
     },
 
-    /** Admin: a new generated code (throttle reset, new expiry), sent like at enrollment; recorded. */
+    /**
+     * Admin: a new generated code (throttle reset, new expiry), sent like at enrollment; recorded.
+     * Also the way back for a user whose code a block ended (after unblocking).
+     */
     async reissue(ref: UserRef, comments?: string): Promise<{ userId: string; status: string; activationExpiresAt: string }> {
       const user = await deps.users.findUser(ref);
       if (!user) throw new NotFoundError('User not found');
       if (!user.activation || !PENDING_STATUSES.includes(user.status)) throw userExists(user);
+      // A blocked user is sent nothing, and could not use the code before being unblocked anyway.
+      if (user.blocked) throw new ConflictError('User is blocked; unblock the user before issuing a new code', { error: 'Invalid data.' });
       if (!user.emailId && !user.mobileNumber)
         throw new ConflictError('User has no emailId or mobileNumber to send a code to', { error: 'Invalid data.' });
       const at = now();

@@ -5,7 +5,7 @@ import type { User } from './user.types.js';
 import type { UsersRepository } from './users.repository.js';
 
 export interface UserLifecycleDeps {
-  users: Pick<UsersRepository, 'setBlocked' | 'findUser' | 'markDeleted'>;
+  users: Pick<UsersRepository, 'setBlocked' | 'endPendingActivation' | 'findUser' | 'markDeleted'>;
   activity: Pick<ActivityRepository, 'append'>;
   /** Ends the user's pending notifications as DISCARD. */
   discardPendingNotifications: (ref: UserRef) => Promise<number>;
@@ -23,11 +23,13 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
   return {
     /**
      * Admin (API or CLI): blocks or unblocks the user, recorded with the reason. Blocking ends the
-     * user's pending notifications and sign-ins; unblocking restores none of them.
-     * NotFoundError for a user that does not exist in that enterprise.
+     * user's pending activation code, pending notifications and sign-ins; unblocking restores none
+     * of them (an admin re-issues an activation code). NotFoundError for a user that does not
+     * exist in that enterprise.
      */
     async setBlocked(ref: UserRef, blocked: boolean, reason?: string): Promise<User> {
-      if (!(await deps.users.setBlocked(ref, blocked, reason, new Date()))) throw new NotFoundError('User not found');
+      const at = new Date();
+      if (!(await deps.users.setBlocked(ref, blocked, reason, at))) throw new NotFoundError('User not found');
       await deps.activity.append({
         actor: { type: 'admin' },
         action: blocked ? 'user.blocked' : 'user.unblocked',
@@ -35,6 +37,9 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
         comments: reason,
       });
       if (blocked) {
+        // An activation racing this is refused by the block already stored (its write requires
+        // an unblocked user); this ends the code itself, so unblocking does not bring it back.
+        await deps.users.endPendingActivation(ref, at);
         await deps.discardPendingNotifications(ref);
         await deps.endSignIns(ref);
       }

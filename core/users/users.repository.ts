@@ -94,6 +94,7 @@ function toUser(doc: UserDoc & { _id?: unknown; liveMobileNumber?: unknown }): U
 }
 
 const pending = { $in: [...PENDING_STATUSES] };
+const notBlocked = { blocked: { $exists: false } };
 
 export function createUsersRepository(connection: Connection) {
   const model = () => userModel(connection);
@@ -117,14 +118,16 @@ export function createUsersRepository(connection: Connection) {
     },
 
     /**
-     * Only what an activation check needs (status and activation), through the same
+     * Only what an activation check needs (status, activation, block), through the same
      * (enterpriseId, userId) look-up: a small reply, so a found user costs about what a missing
      * one does (the public activation route must not tell them apart by timing).
      */
-    async findActivationState(ref: UserRef): Promise<Pick<User, 'status' | 'activation'> | undefined> {
+    async findActivationState(ref: UserRef): Promise<Pick<User, 'status' | 'activation' | 'blocked'> | undefined> {
       const doc = await (
         await model()
-      ).collection.findOne<Pick<UserDoc, 'status' | 'activation'>>(userFilter(ref), { projection: { _id: 0, status: 1, activation: 1 } });
+      ).collection.findOne<Pick<UserDoc, 'status' | 'activation' | 'blocked'>>(userFilter(ref), {
+        projection: { _id: 0, status: 1, activation: 1, blocked: 1 },
+      });
       return doc ?? undefined;
     },
 
@@ -148,23 +151,46 @@ export function createUsersRepository(connection: Connection) {
       await (await model()).create(toUserDoc(user));
     },
 
-    /** ACTIVE once, for this code issue only; false when the user changed meanwhile. */
+    /**
+     * ACTIVE once, for this code issue only, and only while the user is not blocked (a block
+     * stored after the check read the user wins); false when the user changed meanwhile.
+     */
     async completeActivation(ref: UserRef, issue: number, device: UserDevice | undefined, now: Date): Promise<boolean> {
       const result = await (
         await model()
       ).updateOne(
-        { ...userFilter(ref), status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
+        { ...userFilter(ref), ...notBlocked, status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
         { $set: { status: 'ACTIVE', activatedAt: now, updatedAt: now, ...(device ? { device } : {}) }, $unset: { activation: 1 } },
       );
       return result.modifiedCount === 1;
     },
 
-    /** Replaces the activation of a pending user whose current issue is `previousIssue`. */
+    /**
+     * Replaces the activation of a pending user whose current issue is `previousIssue`, unless the
+     * user is blocked (a block stored after the re-issue read the user wins).
+     */
     async replaceActivation(ref: UserRef, previousIssue: number, activation: UserActivation, now: Date): Promise<boolean> {
       const result = await (
         await model()
-      ).updateOne({ ...userFilter(ref), status: pending, 'activation.issue': previousIssue }, { $set: { activation, updatedAt: now } });
+      ).updateOne(
+        { ...userFilter(ref), ...notBlocked, status: pending, 'activation.issue': previousIssue },
+        { $set: { activation, updatedAt: now } },
+      );
       return result.modifiedCount === 1;
+    },
+
+    /**
+     * Ends the pending activation's code for good (a block): it expires now and its encrypted
+     * copy goes, so no message of it is prepared. The issue and verification key stay, so an
+     * admin can re-issue a code later. Repeating it changes nothing.
+     */
+    async endPendingActivation(ref: UserRef, now: Date): Promise<void> {
+      await (
+        await model()
+      ).updateOne(
+        { ...userFilter(ref), status: pending, 'activation.expiresAt': { $gt: now } },
+        { $set: { 'activation.expiresAt': now, updatedAt: now }, $unset: { 'activation.codeEncrypted': 1 } },
+      );
     },
 
     /**

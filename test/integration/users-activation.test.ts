@@ -276,6 +276,89 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     expect(await res.json()).toEqual(wrong(99));
   });
 
+  describe('blocked users', () => {
+    const setBlocked = (userId: string, blocked: boolean) =>
+      sendJson(`${service.url}/admin/users/${userId}/blocked`, 'PUT', service.config.adminToken, { blocked });
+    const userOf = async (userId: string) =>
+      (await (await fetch(`${service.url}/v1/users/${userId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<
+        string,
+        unknown
+      >;
+    // Equal but for the clock: two answers may straddle a second boundary.
+    const withoutTime = async (res: Response) => ({ ...((await res.json()) as Record<string, unknown>), timestamp: 'same second' });
+
+    test('when a blocked user sends the right code with a device key, then the answer is that of an unknown user and the user stays pending without the key', async () => {
+      const userId = nextId();
+      expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { predefinedCode: 'BLOCKED-CODE' }))).status).toBe(
+        201,
+      );
+      expect((await setBlocked(userId, true)).status).toBe(200);
+      const attempt = { activationCode: 'BLOCKED-CODE', device: { deviceId: 'attacker-phone', publicKeyJwk: deviceKey() } };
+      const blocked = await activate({ userId, ...attempt });
+      const ghost = await activate({ userId: `ghost-${userId}`, ...attempt });
+      expect(blocked.status).toBe(422);
+      expect(ghost.status).toBe(blocked.status);
+      expect(await withoutTime(blocked)).toEqual(await withoutTime(ghost));
+      const user = await userOf(userId);
+      expect(user).toMatchObject({ status: 'CREATED', blocked: true });
+      expect(user.device).toBeUndefined();
+    });
+
+    test('when the block is stored while a right code is being checked, then the activation is refused like a wrong code and no key is stored', async () => {
+      const userId = nextId();
+      expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { predefinedCode: 'RACED-CODE' }))).status).toBe(
+        201,
+      );
+      // The activation reads the user (not blocked yet), then an admin's block is stored before its write.
+      const users = service.services.repositories.users;
+      const read = users.findActivationState;
+      users.findActivationState = async (ref) => {
+        users.findActivationState = read;
+        const state = await read(ref);
+        await users.setBlocked(ref, true, 'raced', new Date());
+        return state;
+      };
+      try {
+        const res = await activate({
+          userId,
+          activationCode: 'RACED-CODE',
+          device: { deviceId: 'attacker-phone', publicKeyJwk: deviceKey() },
+        });
+        expect(res.status).toBe(422);
+        expect(await res.json()).toEqual(wrong(99));
+      } finally {
+        users.findActivationState = read;
+      }
+      const user = await userOf(userId);
+      expect(user).toMatchObject({ status: 'CREATED', blocked: true });
+      expect(user.device).toBeUndefined();
+    });
+
+    test('when a user is blocked and unblocked, then the pending code stays ended until an admin re-issues one, which is refused while the user is blocked', async () => {
+      const { userId, code, email } = await enrollWithCode();
+      const blocked = await setBlocked(userId, true);
+      expect(blocked.status).toBe(200);
+      // The code expired at the moment of the block.
+      const shown = (await blocked.json()) as { blockedAt: string; activation: { expiresAt: string } };
+      expect(shown.activation.expiresAt).toBe(shown.blockedAt);
+      const whileBlocked = await admin(`/admin/users/${userId}/activation`);
+      expect(whileBlocked.status).toBe(409);
+      expect(await whileBlocked.json()).toEqual(
+        errorBody(409, 'Invalid data.', 'User is blocked; unblock the user before issuing a new code', `/admin/users/${userId}/activation`),
+      );
+
+      expect((await setBlocked(userId, false)).status).toBe(200);
+      const old = await activate({ userId, activationCode: code });
+      expect(old.status).toBe(410);
+      expect(await old.json()).toEqual(errorBody(410, 'Gone', 'Activation code expired; ask for a new activation code', PATH));
+      expect((await admin(`/admin/users/${userId}/activation`)).status).toBe(202);
+      const newCode = (await messages(email, 2)).map((m) => codeIn(m.text)).find((c) => c !== code) as string;
+      const ok = await activate({ userId, activationCode: newCode });
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ userId, status: 'ACTIVE', verificationKey: expect.any(String) });
+    });
+  });
+
   test('when 20 wrong guesses race from one address, then only 6 are checked (5 free, 1 through the gate) and the right code from elsewhere still activates', async () => {
     const userId = nextId();
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { predefinedCode: 'RACE-CODE' }))).status).toBe(201);
