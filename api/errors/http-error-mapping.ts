@@ -8,6 +8,7 @@ export const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
   malformed: 400,
   invalid: 422,
   'not-found': 404,
+  forbidden: 403,
   conflict: 409,
   gone: 410,
   locked: 423,

@@ -38,6 +38,9 @@ const BEARER_RE = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 /** Code the client library maps a blocked user to (client library code 141). */
 export const USER_BLOCKED_CODE = 141;
 
+/** The refusal of a blocked user's token; also of a user blocked while their request was under way. */
+export const userBlockedRefusal = () => new BearerError(403, 'user_blocked', 'User is blocked', { code: USER_BLOCKED_CODE });
+
 /**
  * Accepts only a user's access token (authorization code flow), on /v1/me routes. User tokens
  * are opaque and looked up in the authorization server's store on every use, so a revoked
@@ -75,7 +78,7 @@ export async function authenticateUserToken(stores: UserTokenStores, header: str
   const account = userOfAccountId(record.accountId);
   if (!account || account.enterpriseId !== client.enterpriseId) throw invalid();
   const user = await findUserForSignIn(stores.users, client, account.userId);
-  if (user?.blocked) throw new BearerError(403, 'user_blocked', 'User is blocked', { code: USER_BLOCKED_CODE });
+  if (user?.blocked) throw userBlockedRefusal();
   // Ended by a block: unblocking restores nothing, the user signs in again.
   if (!user || !canSignIn(user) || found?.ended) throw invalid();
 

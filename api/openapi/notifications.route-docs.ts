@@ -135,7 +135,9 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '200': { description: 'Acknowledged (UPDATED)', schema: 'notifications.answered.json' },
       '400': userError('`Malformed request body` (code 4)'),
       ...userGuardErrors,
-      '404': userError("`Notification not found`: unknown or another user's (code 4)"),
+      '404': userError(
+        "`Notification not found`: unknown or another user's; `User not found`: the user was deleted after the token check (code 4)",
+      ),
       '409': userError('`Notification is <STATUS>` with notificationStatus (code 4)'),
       '410': userError('`Notification expired`: past expiresAt, whatever the record still says (code 4)'),
       '415': userError("`Content type '<type>' not supported` (code 4)"),

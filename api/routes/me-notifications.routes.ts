@@ -1,10 +1,11 @@
 import { Router } from 'express';
 import { parseHistoryOptions, parseListOptions } from '../../core/notifications/list-options.parser.js';
+import { isUserBlockedError } from '../../core/notifications/notification-errors.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import { actionRequiresNumber } from '../../core/notifications/number-match.js';
 import type { AnswerInput, NotificationsService } from '../../core/notifications/notifications.service.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
-import { requireUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
+import { requireUserToken, userAuthOf, userBlockedRefusal, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { notificationStreamHandler } from './me-notification-stream.js';
@@ -40,6 +41,11 @@ function toHistoryResponse(n: Notification): Record<string, unknown> {
   };
 }
 
+/** A user blocked after the token check is refused as the token check refuses them: one body for one refusal. */
+function asTokenRefusal(err: unknown): never {
+  throw isUserBlockedError(err) ? userBlockedRefusal() : err;
+}
+
 const success = (notificationUuid: string, isDsVerified: boolean) => ({
   status_code: 100,
   message: 'Success',
@@ -68,7 +74,9 @@ export function meNotificationsRoutes(ctx: ServiceContext, service: Notification
 
   router.post('/v1/me/notifications/:uuid/action', user, ...jsonBody(ctx), validateBody('notifications.answer.json'), async (req, res) => {
     const { enterpriseId, userId } = userAuthOf(res).user;
-    const answered = await service.answer(enterpriseId, userId, notificationUuidParam(String(req.params.uuid)), req.body as AnswerInput);
+    const answered = await service
+      .answer(enterpriseId, userId, notificationUuidParam(String(req.params.uuid)), req.body as AnswerInput)
+      .catch(asTokenRefusal);
     res.json(success(answered.notificationUuid, answered.isDsVerified));
   });
 

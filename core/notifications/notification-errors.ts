@@ -1,9 +1,12 @@
-import { ConflictError, GoneError, NotFoundError, ValidationError, type AppError } from '../platform/errors/app-error.js';
+import { AppError, ConflictError, ForbiddenError, GoneError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import type { Refusal } from './notification-states.js';
 import type { FinalStatus } from './notification.types.js';
 
 export const notificationNotFound = () => new NotFoundError('Notification not found');
 export const userNotFound = () => new NotFoundError('User not found');
+/** The user API's refusal of a blocked user (the token check's `user_blocked`), raised by an answer that crossed the block. */
+export const userBlocked = () => new ForbiddenError('USER_BLOCKED', 'User is blocked', { error: 'user_blocked' });
+export const isUserBlockedError = (err: unknown): boolean => err instanceof AppError && err.code === 'USER_BLOCKED';
 export const notificationEnded = (status: FinalStatus) =>
   new ConflictError(`Notification is ${status}`, { extra: { notificationStatus: status } });
 export const notificationExpired = () =>

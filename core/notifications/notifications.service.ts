@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { createGroupCommit, STORE_BATCHING, type ItemOutcome } from '../platform/batching/group-commit.js';
 import type { Logger } from '../platform/logger/logger.js';
-import { isReachable, type UserFinder } from '../users/user-reachability.js';
+import { canSignIn, isReachable, isUserBlocked, type UserFinder } from '../users/user-reachability.js';
+import type { User } from '../users/user.types.js';
 import type { ClientRef, UserRef } from '../platform/tenancy/enterprise-id.js';
 import { isHeldBy, type NotificationHolder } from './notification-holder.js';
 import { AppError, ValidationError } from '../platform/errors/app-error.js';
-import { invalidArgument, notificationEnded, notificationNotFound, refusalError, userNotFound } from './notification-errors.js';
+import {
+  invalidArgument,
+  notificationEnded,
+  notificationNotFound,
+  refusalError,
+  userBlocked,
+  userNotFound,
+} from './notification-errors.js';
 import { verifyDeviceSignature } from './notification-signature.js';
 import { effectiveStatus, refusalOf } from './notification-states.js';
 import {
@@ -160,6 +168,19 @@ export function createNotificationsService(deps: NotificationsDeps) {
     return expiryBatches.submit(uuid);
   }
 
+  /**
+   * The answering user as their answer is about to be written. Their token was checked when the
+   * request arrived, but a block or a delete may have been stored since: a blocked user is
+   * refused as the token check refuses them (user_blocked), any other user who can no longer
+   * sign in as not found, as every unreachable user is.
+   */
+  async function answeringUser(user: UserRef): Promise<User> {
+    const found = await deps.users.findUser(user);
+    if (found && isUserBlocked(found)) throw userBlocked();
+    if (!found || !canSignIn(found)) throw userNotFound();
+    return found;
+  }
+
   async function userNotification(enterpriseId: string, userId: string, uuid: string): Promise<Notification> {
     const n = await repository.find(uuid);
     if (!n || n.enterpriseId !== enterpriseId || n.userId !== userId) throw notificationNotFound();
@@ -276,8 +297,10 @@ export function createNotificationsService(deps: NotificationsDeps) {
 
     /**
      * The user's answer. Refusals that change nothing come first (unknown action, missing
-     * signature or number); a wrong number counts an attempt; a bad signature ends it TAMPERED;
-     * otherwise one conditional write decides between this answer and anything racing it.
+     * signature or number), then the user is checked again (blocked or deleted since the token
+     * check: refused, nothing written); a wrong number counts an attempt; a bad signature ends it
+     * TAMPERED; otherwise one conditional write decides between this answer and anything racing
+     * it, a block's or delete's discard included.
      */
     async answer(
       enterpriseId: string,
@@ -293,6 +316,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
       if (!n.actions.some((a) => a.action === input.response))
         throw invalidArgument('response', "is not one of the notification's actions");
       if (n.dsRequired && input.signature === undefined) throw invalidArgument('signature', 'is required for this notification');
+      const found = await answeringUser(user);
       // Only answers that need the number (approving, by default) check it: saying no never does.
       if (n.number !== undefined && needsNumber(n.actions, input.response)) {
         if (input.number === undefined) throw invalidArgument('number', NUMBER_MISSING);
@@ -307,14 +331,13 @@ export function createNotificationsService(deps: NotificationsDeps) {
           throw await refusalFor(uuid, holder, at);
         }
       }
-      const found = await deps.users.findUser(user);
       if (n.dsRequired) {
-        const verified = found?.device !== undefined && verifyDeviceSignature(found.device, uuid, input.response, input.signature ?? '');
+        const verified = found.device !== undefined && verifyDeviceSignature(found.device, uuid, input.response, input.signature ?? '');
         if (!verified) {
           await end(uuid, holder, 'TAMPERED', {
             signingStatus: 'Failed',
             isDsVerified: false,
-            ...(found?.device ? { deviceId: found.device.deviceId } : {}),
+            ...(found.device ? { deviceId: found.device.deviceId } : {}),
           });
           throw invalidArgument('signature', 'does not verify against the registered device key; the notification is TAMPERED');
         }
@@ -323,7 +346,12 @@ export function createNotificationsService(deps: NotificationsDeps) {
         action: input.response,
         signingStatus: n.dsRequired ? 'Verified' : 'NA',
         isDsVerified: n.dsRequired,
-        ...(found?.device ? { deviceId: found.device.deviceId } : {}),
+        ...(found.device ? { deviceId: found.device.deviceId } : {}),
+      }).catch(async (err: unknown) => {
+        // Only a block's or a delete's discard ends a notification DISCARD. One that ran after the
+        // check above won the write: the answer is refused as that user now is.
+        if (err instanceof AppError && err.extra.notificationStatus === 'DISCARD') await answeringUser(user);
+        throw err;
       });
       return { notificationUuid: answered.notificationUuid, isDsVerified: answered.isDsVerified };
     },

@@ -14,10 +14,17 @@ export interface UserLifecycleDeps {
 }
 
 /**
- * Blocking and deleting a user, with everything each ends. The status is stored first, so
- * nothing new can be created in between (sign-in, token refresh, OTPs and notifications check
- * it); doing it again finishes what a crash interrupted. Passkeys and push subscriptions stay:
- * a blocked or deleted user's sign-ins and tokens are refused, so they are never used.
+ * Blocking and deleting a user, with everything each ends. The status is stored before what it
+ * ends is ended, so nothing new can be created afterwards (sign-in, token refresh, OTPs and
+ * notifications check it); doing it again finishes what a crash interrupted. Passkeys and push
+ * subscriptions stay: a blocked or deleted user's sign-ins and tokens are refused, so they are
+ * never used.
+ *
+ * Pending notifications are discarded before the status is stored as well as after. An answer
+ * checks its user, then writes: one that checked just before the status was stored may write
+ * just after it, and then finds the notification already ended by the first discard (the
+ * answer's write and the discard are conditional updates of the same record, so exactly one
+ * wins). The second discard ends what was created in between.
  */
 export function createUserLifecycle(deps: UserLifecycleDeps) {
   return {
@@ -29,6 +36,7 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
      */
     async setBlocked(ref: UserRef, blocked: boolean, reason?: string): Promise<User> {
       const at = new Date();
+      if (blocked) await deps.discardPendingNotifications(ref);
       if (!(await deps.users.setBlocked(ref, blocked, reason, at))) throw new NotFoundError('User not found');
       await deps.activity.append({
         actor: { type: 'admin' },
@@ -49,12 +57,13 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
     },
 
     /**
-     * DELETE by a client of the user's enterprise: DELETED (recorded with the caller's comments
-     * when it changed something), then the user's pending notifications end DISCARD. Deleting
-     * again (the user is already DELETED) finishes a discard a crash interrupted.
-     * NotFoundError when the enterprise has no such user.
+     * DELETE by a client of the user's enterprise: the user's pending notifications end DISCARD,
+     * the user is DELETED (recorded with the caller's comments when it changed something), then
+     * any created meanwhile end DISCARD too. Deleting again (the user is already DELETED) finishes
+     * a discard a crash interrupted. NotFoundError when the enterprise has no such user.
      */
     async remove(caller: { clientId: string }, ref: UserRef, comments?: string): Promise<void> {
+      await deps.discardPendingNotifications(ref);
       const outcome = await deps.users.markDeleted(ref, new Date());
       if (!outcome) throw new NotFoundError('User not found');
       if (outcome === 'deleted')

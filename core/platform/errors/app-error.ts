@@ -5,7 +5,16 @@
  * a kind into a status, headers and a body.
  */
 export type ErrorKind =
-  'malformed' | 'invalid' | 'not-found' | 'conflict' | 'gone' | 'locked' | 'rate-limited' | 'unavailable' | 'dependency-failed';
+  | 'malformed'
+  | 'invalid'
+  | 'not-found'
+  | 'forbidden'
+  | 'conflict'
+  | 'gone'
+  | 'locked'
+  | 'rate-limited'
+  | 'unavailable'
+  | 'dependency-failed';
 
 export interface AppErrorOptions {
   /** Short label of the refusal shown beside the message (for example `Invalid data.`); the edge defaults it by kind. */
@@ -53,6 +62,14 @@ export class NotFoundError extends AppError {
   readonly kind = 'not-found';
   constructor(message: string, options?: AppErrorOptions & { code?: string }) {
     super(options?.code ?? 'NOT_FOUND', message, options);
+  }
+}
+
+/** The caller is known but may not do this (a user blocked by an admin). */
+export class ForbiddenError extends AppError {
+  readonly kind = 'forbidden';
+  constructor(code: string, message: string, options?: AppErrorOptions) {
+    super(code, message, options);
   }
 }
 
