@@ -77,7 +77,10 @@ describe('passkeys in a real browser', () => {
     const since = new Date();
     await page.waitForLoadState('networkidle');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByLabel('User ID').fill(USER_ID);
+    // The service's login page: until it has loaded, the app's activation form (whose "User id"
+    // a loose label match would also find) is still the page, and a fill there is lost.
+    await page.waitForURL((url) => url.pathname.startsWith('/svc/authserver/interaction/'));
+    await page.getByLabel('User ID', { exact: true }).fill(USER_ID);
     await page.getByRole('button', { name: 'Continue' }).click();
     const code = await loginCodeFor(service, EMAIL, since).catch(async (err: Error) => {
       // What the browser showed meanwhile, for the log of a run that found no code.
@@ -117,7 +120,7 @@ describe('passkeys in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     const button = page.getByRole('button', { name: 'Sign in with a passkey' });
     await button.waitFor();
-    expect(await page.getByLabel('User ID').getAttribute('autocomplete')).toBe('username webauthn');
+    expect(await page.getByLabel('User ID', { exact: true }).getAttribute('autocomplete')).toBe('username webauthn');
     if (screenshot) await page.screenshot({ path: screenshot });
     await button.click();
   }
@@ -170,7 +173,7 @@ describe('passkeys in a real browser', () => {
       .filter({ hasText: 'This passkey is not registered for this app. Use another passkey, or continue with your user id.' })
       .waitFor();
     await page.screenshot({ path: 'test-results/passkeys-removed.png' });
-    await page.getByLabel('User ID').fill(USER_ID);
+    await page.getByLabel('User ID', { exact: true }).fill(USER_ID);
     const since = new Date();
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, EMAIL, since));
@@ -193,8 +196,10 @@ describe('passkeys in a real browser', () => {
     await page.getByRole('status').filter({ hasText: "Adding a passkey needs a recent sign-in. Confirm it's you" }).waitFor();
     await page.screenshot({ path: 'test-results/passkeys-confirm-needed.png', fullPage: true });
     await page.getByRole('button', { name: "Confirm it's you" }).click();
-    // The service asks who this is again, although its session cookie is still there.
-    await page.getByLabel('User ID').fill(USER_ID);
+    // The service asks who this is again, although its session cookie is still there. (Its login
+    // page, not the app's activation form, whose "User id" field is still on screen meanwhile.)
+    await page.waitForURL((url) => url.pathname.startsWith('/svc/authserver/interaction/'));
+    await page.getByLabel('User ID', { exact: true }).fill(USER_ID);
     const since = new Date();
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, EMAIL, since));
