@@ -16,33 +16,12 @@ interface DocumentedPath {
   scope?: string;
 }
 
-const segmentsOf = (template: string) => template.split('/');
-const isParam = (segment: string) => segment.startsWith('{');
-
-/**
- * Whether every request path `narrow` stands for is also one of `wide`'s: the same segments, each
- * equal or a parameter in `wide` (`/v1/users/{userId}` covers `/v1/users/activate`).
- */
-function covers(wide: string, narrow: string): boolean {
-  const w = segmentsOf(wide);
-  const n = segmentsOf(narrow);
-  return (
-    wide !== narrow && w.length === n.length && w.every((segment, i) => isParam(segment) || (!isParam(n[i] as string) && segment === n[i]))
-  );
-}
-
 function documentedPaths(docs: readonly RouteDoc[]): DocumentedPath[] {
   const byPath = new Map<string, RouteDoc[]>();
   for (const doc of docs) byPath.set(doc.path, [...(byPath.get(doc.path) ?? []), doc]);
-  // Express answers HEAD with its GET route.
-  const methodsOf = (ops: RouteDoc[]) => ops.flatMap((op) => (op.method === 'get' ? ['GET', 'HEAD'] : [op.method.toUpperCase()]));
   return [...byPath.entries()].map(([template, ops]) => {
-    // A literal path's URL is also a URL of the templates that cover it: `/v1/users/activate`
-    // is the activation route for POST and the user called "activate" for GET, PATCH and DELETE,
-    // so that every userId enrollment accepts can be read, changed and deleted.
-    const covering = [...byPath.entries()].filter(([wide]) => covers(wide, template)).flatMap(([, wideOps]) => methodsOf(wideOps));
-    const methods = new Set([...methodsOf(ops), ...covering]);
-    // Authentication before the 405 follows the path's own operations (the activation route is public).
+    // Express answers HEAD with its GET route.
+    const methods = new Set(ops.flatMap((op) => (op.method === 'get' ? ['GET', 'HEAD'] : [op.method.toUpperCase()])));
     const bearer = ops.find((op) => op.auth.kind === 'bearer')?.auth;
     return {
       template,
@@ -57,10 +36,9 @@ function documentedPaths(docs: readonly RouteDoc[]): DocumentedPath[] {
 
 /**
  * A method the document does not list for a path it does list is 405 with `Allow` (RFC 9110
- * 15.5.6), not 404; OPTIONS is answered 204 with `Allow`. A literal path is matched before a
- * template, and also serves the methods of the templates that cover it (see documentedPaths).
- * Enterprise paths authenticate first (authentication and the allow-list are checked before the
- * method).
+ * 15.5.6), not 404; OPTIONS is answered 204 with `Allow`. A literal path wins over a template, as
+ * OpenAPI resolves them: `/v1/users/activate` is not the user called "activate". Enterprise paths
+ * authenticate first (authentication and the allow-list are checked before the method).
  */
 export function methodNotAllowed(ctx: ServiceContext, bearer: BearerStores, docs: readonly RouteDoc[]): RequestHandler {
   const paths = documentedPaths(docs).sort((a, b) => a.params - b.params);

@@ -449,19 +449,6 @@ describe('POST /v1/users', () => {
       expect(await res.json()).toEqual(errorBody(404, 'Not Found', 'User not found', '/v1/svc-otp'));
     });
 
-    test('when the user id is activate, then GET, PATCH and DELETE reach that user, not the activation route', async () => {
-      await expectCreated(userBody('activate'));
-      const read = await getUser('activate');
-      expect(read.status).toBe(200);
-      expect(await read.json()).toMatchObject({ userId: 'activate', status: 'CREATED' });
-      const changed = await sendJson(`${service.url}/v1/users/activate`, 'PATCH', token, { firstName: 'Ava' });
-      expect(changed.status).toBe(200);
-      expect(await changed.json()).toMatchObject({ userId: 'activate', firstName: 'Ava' });
-      const del = await fetch(`${service.url}/v1/users/activate`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
-      expect(del.status).toBe(204);
-      expect(await (await getUser('activate')).json()).toMatchObject({ userId: 'activate', status: 'DELETED' });
-    });
-
     test('when another method is used on /v1/users/{userId}, then 405', async () => {
       const res = await fetch(`${service.url}/v1/users/someone`, { method: 'PUT', headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(405);
