@@ -75,7 +75,11 @@ describe('authorization server: blocking ends access, refresh and sessions', () 
     expect((await setBlocked('blk-1', false)).status).toBe(200);
     const after = await readMe(service, tokens.access_token as string);
     expect(after.status).toBe(401);
-    expect(await after.json()).toEqual({ error: 'invalid_token', error_description: `Invalid access token: ${tokens.access_token}`, code: 39 });
+    expect(await after.json()).toEqual({
+      error: 'invalid_token',
+      error_description: `Invalid access token: ${tokens.access_token}`,
+      code: 39,
+    });
     const refused = await refresh(tokens.refresh_token as string);
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');

@@ -358,6 +358,18 @@ describe('POST /v1/users', () => {
     });
   });
 
+  test('when the user id is activate in any case (the activation route has that path), then 422 naming userId and nothing is stored', async () => {
+    // /v1/users/activate is the activation route, so a user by that name could never be read,
+    // changed or deleted through /v1/users/{userId}.
+    const res = await enroll(userBody('activate'));
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual(invalidField('userId'));
+    expect(await service.ctx.mongo.collection('users').countDocuments({ userId: 'activate' })).toBe(0);
+    // Paths match whatever the case, so every spelling is refused; a longer id is fine.
+    expect(await (await enroll(userBody('Activate'))).json()).toEqual(invalidField('userId'));
+    expect((await enroll(userBody('activated'))).status).toBe(201);
+  });
+
   describe('order of the business checks', () => {
     test('when the user exists and the groups are wrong too, then User is <status> wins', async () => {
       const userId = nextId();
