@@ -163,7 +163,14 @@ export const adminRouteDocs: RouteDoc[] = [
       '204': { description: 'Deleted' },
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '404': { description: 'No such group', schema: 'common.error.json' },
-      '409': { description: 'Users are in the group', schema: 'common.error.json' },
+      '409': {
+        description: '`Group <name> is in use by N users`, or `Group <name> is being deleted` while another deletion of it decides',
+        schema: 'common.error.json',
+      },
+      '503': {
+        description: 'The deletion took too long to be sure no user joined meanwhile: nothing deleted; retry (Retry-After header)',
+        schema: 'common.error.json',
+      },
     },
   },
   {

@@ -31,7 +31,7 @@ export const usersRouteDocs: RouteDoc[] = [
       '400': error('`Malformed request body` (empty, not JSON, not an object), or selfie compliance `Failed.[<CODE>]`'),
       ...guardErrors,
       '409': error(
-        '`User is <STATUS>` (with userStatus), groups the same, a group missing, mobile number registered (checked in that order)',
+        '`User is <STATUS>` (with userStatus), groups the same, a group missing or being deleted, mobile number registered (checked in that order)',
       ),
       '415': error("`Content type '<type>' not supported`"),
       '422': error('`[Invalid field <name>]`, the first bad field in the order of the properties of the request schema'),
@@ -109,7 +109,7 @@ export const usersRouteDocs: RouteDoc[] = [
       ...guardErrors,
       '404': error('User not found'),
       '409': error(
-        '`User is DELETED` (with userStatus), groups the same, a group missing, mobile number registered to another user (checked in that order)',
+        '`User is DELETED` (with userStatus), groups the same, a group missing or being deleted, mobile number registered to another user (checked in that order)',
       ),
       '415': error("`Content type '<type>' not supported`"),
       '422': error(

@@ -31,6 +31,8 @@ export interface EnrollmentDeps {
 // Error label `Invalid data.` on every 409 of Add user.
 const conflict = (message: string, extra?: Record<string, unknown>) => new ConflictError(message, { error: 'Invalid data.', extra });
 export const userExists = (user: Pick<User, 'status'>) => conflict(`User is ${user.status}`, { userStatus: user.status });
+const missingGroup = (name: string) => conflict(`The group name : ${name} does not exist in the system.`);
+const groupsNamed = (request: EnrollmentRequest) => [request.primaryGroup, ...request.secondaryGroups];
 
 export function createEnrollmentService(deps: EnrollmentDeps) {
   const now = deps.now ?? (() => new Date());
@@ -40,8 +42,8 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     const existing = await deps.users.findUser({ enterpriseId, userId: request.userId });
     if (existing) throw userExists(existing);
     if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
-    const [missing] = await deps.groups.findMissingGroupNames([request.primaryGroup, ...request.secondaryGroups]);
-    if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
+    const [missing] = await deps.groups.findMissingGroupNames(groupsNamed(request));
+    if (missing !== undefined) throw missingGroup(missing);
     if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile({ enterpriseId }, request.mobileNumber)))
       throw conflict('Mobile number already registered');
   }
@@ -121,6 +123,14 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
       } catch (err) {
         if (isDuplicateKeyError(err)) throw await conflictOfDuplicate(enterpriseId, request);
         throw err;
+      }
+      // A group deletion may have counted its users between the check and the insert: read the
+      // groups again, and undo the insert, before anything else refers to the user, if one is
+      // gone or being deleted (the protocol: group-deletion.service.ts).
+      const [gone] = await deps.groups.findMissingGroupNames(groupsNamed(request));
+      if (gone !== undefined) {
+        await deps.users.removeUndoneEnrollment({ enterpriseId, userId: user.userId }, createdAt);
+        throw missingGroup(gone);
       }
       await deps.activity.append({
         actor: { type: 'client', clientId },

@@ -1,6 +1,33 @@
+import { randomUUID } from 'node:crypto';
 import type { GroupsRepository } from '../groups/groups.repository.js';
-import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
+import { ConflictError, NotFoundError, UnavailableError } from '../platform/errors/app-error.js';
 import type { UsersRepository } from './users.repository.js';
+
+/**
+ * How long a deletion's marker keeps the group from taking members: far above the milliseconds a
+ * deletion takes, short enough that a deletion which died after marking blocks nobody for long.
+ */
+const DELETION_MARKER_TTL_MS = 60_000;
+/**
+ * The deletion removes the group only while its marker still has this long to live, so a process
+ * whose clock runs up to this much ahead of the deletion's still reads the marker as live.
+ */
+const CLOCK_MARGIN_MS = 30_000;
+
+/*
+ * Deletion against enrollment and PATCH (docs/users.md, "Groups being deleted"). No transaction
+ * ties a user to its groups, so each side writes, then reads what the other writes:
+ * - the deletion marks the group (a conditional update), counts the live users naming it, then
+ *   removes the group only if its own marker is still there and live for CLOCK_MARGIN_MS more;
+ * - enrollment and a PATCH that sets groups refuse a live-marked group like a missing one, and
+ *   after their write read the groups again: one missing or live-marked, they undo the write.
+ * Why no interleaving leaves a live user naming a removed group: the user's second read came
+ * either after the mark was written, and then found the marker (it stays from the mark to the
+ * removal, and the removal needs it live, so any clock less than CLOCK_MARGIN_MS ahead reads it as
+ * live) or no group, and undid the write; or before the mark, so the user's write also came before
+ * the count, which saw the user and refused. A deletion that dies after marking leaves a marker
+ * that lapses after DELETION_MARKER_TTL_MS.
+ */
 
 /**
  * Deletes a group that no live user names (DELETED users keep their history). A group in use
@@ -8,11 +35,35 @@ import type { UsersRepository } from './users.repository.js';
  * on their next update.
  */
 export async function deleteGroup(
-  deps: { groups: Pick<GroupsRepository, 'findGroup' | 'removeGroup'>; users: Pick<UsersRepository, 'countLiveInGroup'> },
+  deps: {
+    groups: Pick<GroupsRepository, 'findGroup' | 'markForDeletion' | 'unmarkForDeletion' | 'removeGroupStillMarked'>;
+    users: Pick<UsersRepository, 'countLiveInGroup'>;
+    now?: () => Date;
+  },
   name: string,
 ): Promise<void> {
-  if (!(await deps.groups.findGroup(name))) throw new NotFoundError('Group not found');
-  const inUse = await deps.users.countLiveInGroup(name);
-  if (inUse > 0) throw new ConflictError(`Group ${name} is in use by ${inUse} user${inUse === 1 ? '' : 's'}`);
-  if (!(await deps.groups.removeGroup(name))) throw new NotFoundError('Group not found');
+  const now = deps.now ?? (() => new Date());
+  const markedAt = now();
+  const token = randomUUID();
+  if (!(await deps.groups.markForDeletion(name, { token, until: new Date(markedAt.getTime() + DELETION_MARKER_TTL_MS) }, markedAt))) {
+    if (!(await deps.groups.findGroup(name))) throw new NotFoundError('Group not found');
+    throw new ConflictError(`Group ${name} is being deleted`);
+  }
+  let inUse: number;
+  try {
+    inUse = await deps.users.countLiveInGroup(name);
+  } catch (err) {
+    // Best effort: a marker left behind lapses by itself.
+    await deps.groups.unmarkForDeletion(name, token).catch(() => undefined);
+    throw err;
+  }
+  if (inUse > 0) {
+    await deps.groups.unmarkForDeletion(name, token);
+    throw new ConflictError(`Group ${name} is in use by ${inUse} user${inUse === 1 ? '' : 's'}`);
+  }
+  if (!(await deps.groups.removeGroupStillMarked(name, token, new Date(now().getTime() + CLOCK_MARGIN_MS)))) {
+    // Too slow: readers may already take the marker as lapsed, so the count above proves nothing.
+    await deps.groups.unmarkForDeletion(name, token);
+    throw new UnavailableError('Service unavailable: the group deletion took too long; retry', { retryAfterSeconds: 1 });
+  }
 }

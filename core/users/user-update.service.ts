@@ -3,6 +3,7 @@ import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../platform/errors/app-error.js';
 import { userExists } from './enrollment.service.js';
+import { reversalOf } from './patch-reversal.js';
 import type { User } from './user.types.js';
 import type { UserUpdateRequest } from './user-update-request.validator.js';
 import type { UserChanges, UsersRepository } from './users.repository.js';
@@ -17,6 +18,13 @@ export interface UserUpdateDeps {
 // The enrollment's messages and label, for the same rules.
 const conflict = (message: string) => new ConflictError(message, { error: 'Invalid data.' });
 const mobileHeld = () => conflict('Mobile number already registered');
+const missingGroup = (name: string) => conflict(`The group name : ${name} does not exist in the system.`);
+
+/** The groups a patch sets: only these must exist (a group deleted since enrollment does not block a name change). */
+const groupsSetBy = (changes: UserChanges): string[] => [
+  ...(changes.primaryGroup !== undefined ? [changes.primaryGroup] : []),
+  ...(changes.secondaryGroups ?? []),
+];
 
 /** Concurrent patches of one user each retry on the state the other left; past this, 503. */
 const MAX_ROUNDS = 5;
@@ -46,10 +54,8 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
     const primary = changes.primaryGroup ?? user.primaryGroup;
     const secondaries = changes.secondaryGroups ?? user.secondaryGroups;
     if (secondaries.includes(primary)) throw conflict('Primary and secondary group name cannot be same.');
-    // Only names this patch sets must exist: a group deleted since enrollment does not block a name change.
-    const named = [...(changes.primaryGroup !== undefined ? [changes.primaryGroup] : []), ...(changes.secondaryGroups ?? [])];
-    const [missing] = await deps.groups.findMissingGroupNames(named);
-    if (missing !== undefined) throw conflict(`The group name : ${missing} does not exist in the system.`);
+    const [missing] = await deps.groups.findMissingGroupNames(groupsSetBy(changes));
+    if (missing !== undefined) throw missingGroup(missing);
     const emailAfter = changes.emailId === undefined ? user.emailId : (changes.emailId ?? undefined);
     const mobileAfter = changes.mobileNumber === undefined ? user.mobileNumber : (changes.mobileNumber ?? undefined);
     // A user who can be reached keeps a way to be reached (activation re-issues, OTPs).
@@ -60,6 +66,29 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
       const holder = await deps.users.findLiveByMobile(ref, changes.mobileNumber);
       if (holder && holder.userId !== ref.userId) throw mobileHeld();
     }
+  }
+
+  /**
+   * Undoes a stored patch whose groups went away meanwhile, on the user as it is now (a later
+   * patch may have landed): each field back to its value before the patch, unless changed again
+   * since. If the old mobile number went to another user meanwhile, the new one stays.
+   */
+  async function undo(ref: UserRef, before: User, changes: UserChanges): Promise<void> {
+    let keepMobile = false;
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      const user = await deps.users.findUser(ref);
+      if (!user || user.status === 'DELETED') return; // a DELETED user keeps no group from being deleted
+      const reversal = reversalOf(user, before, changes, { keepMobile });
+      if (Object.keys(reversal).length === 0) return;
+      try {
+        const at = new Date(Math.max(now().getTime(), user.updatedAt.getTime() + 1));
+        if (await deps.users.applyChanges(ref, user.updatedAt, reversal, at)) return;
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+        keepMobile = true;
+      }
+    }
+    throw new UnavailableError('Service unavailable: the user kept changing; retry later', { retryAfterSeconds: 1 });
   }
 
   return {
@@ -81,6 +110,13 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
           throw err;
         }
         if (!applied) continue;
+        // A group deletion may have counted its users between the check and the write: read the
+        // groups again, and undo the patch if one is gone or being deleted (group-deletion.service.ts).
+        const [gone] = await deps.groups.findMissingGroupNames(groupsSetBy(changes));
+        if (gone !== undefined) {
+          await undo(ref, user, changes);
+          throw missingGroup(gone);
+        }
         await deps.activity.append({
           actor: { type: 'client', clientId: caller.clientId },
           action: 'user.updated',

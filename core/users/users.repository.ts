@@ -152,6 +152,14 @@ export function createUsersRepository(connection: Connection) {
     },
 
     /**
+     * Removes the user an enrollment inserted and then undid, matched by its `createdAt` so that
+     * no other enrollment's user is touched.
+     */
+    async removeUndoneEnrollment(ref: UserRef, createdAt: Date): Promise<void> {
+      await (await model()).deleteOne({ ...userFilter(ref), createdAt });
+    },
+
+    /**
      * ACTIVE once, for this code issue only, and only while the user is not blocked (a block
      * stored after the check read the user wins); false when the user changed meanwhile.
      */
