@@ -28,7 +28,7 @@ function passkeyRouteDocs(): RouteDoc[] {
       "insufficient_scope (code 39; also for a third-party app's token: passkeys are managed from the enterprise's own apps only), or user_blocked (code 141)",
     ),
   };
-  // Adding a passkey also needs a recent sign-in (RFC 9470 step-up).
+  // Asking for registration options also needs a recent sign-in (RFC 9470 step-up).
   const addRefusals = {
     ...refusals,
     '401': userError(
@@ -68,7 +68,7 @@ function passkeyRouteDocs(): RouteDoc[] {
             remove: { method: 'delete', path: '/v1/me/passkeys/{passkeyId}', parameters: { passkeyId: '$response.body#/id' } },
           },
         },
-        ...addRefusals,
+        ...refusals,
         '409': userError('This passkey is already registered (code 4)'),
         '422': userError(
           'Invalid body; unknown, expired or used registration options; the answer does not verify (origin, relying party, user verification, signature); the user has 20 passkeys already (code 4)',

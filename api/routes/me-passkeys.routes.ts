@@ -26,7 +26,10 @@ const ownAppsOnly: RequestHandler = (_req, res, next) => {
 /**
  * Adding a passkey needs a recent sign-in (OWASP: re-authenticate before changing how one signs
  * in), so a token taken from a page long after its sign-in cannot add one; the app signs the user
- * in again with the `max_age` of the answer (RFC 9470). Listing and removing need no more than the token.
+ * in again with the `max_age` of the answer (RFC 9470). It is checked when the options are issued:
+ * their challenge is good once, for this user through this app, so the answer to it needs no second
+ * check (which would refuse a passkey the authenticator has already made, for a person slow at its
+ * prompt). Listing and removing need no more than the token.
  */
 function recentSignInOnly(maxAgeSeconds: number): RequestHandler {
   return (_req, res, next) => {
@@ -63,7 +66,7 @@ export function mePasskeysRoutes(
     res.set('Cache-Control', 'no-store').json(await registration.options(user, clientId));
   });
 
-  router.post('/v1/me/passkeys', ...userToken, recentSignIn, ...jsonBody(ctx), validateBody('passkeys.register.json'), async (req, res) => {
+  router.post('/v1/me/passkeys', ...userToken, ...jsonBody(ctx), validateBody('passkeys.register.json'), async (req, res) => {
     const { user, clientId } = userAuthOf(res);
     const passkey = await registration.register(user, clientId, req.body as PasskeyRegistration);
     res.status(201).json(toPasskeyResponse(passkey));

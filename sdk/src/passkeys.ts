@@ -1,7 +1,7 @@
 // The signed-in user's passkeys (WebAuthn): register one on this device, list them, remove one.
 // The browser's WebAuthn API makes the passkey; the service checks it and keeps its public key.
 import { asSvcIdentityError, SvcIdentityError, type OperationName } from './errors.js';
-import { ResultCode } from './result-codes.js';
+import { ResultCode, type ResultCodeValue } from './result-codes.js';
 
 export interface PasskeysOptions {
   /** The service's public URL, e.g. https://id.example.com */
@@ -150,7 +150,9 @@ export class Passkeys {
     throw new SvcIdentityError({
       operation,
       kind: res.status === 401 ? 'sign-in-again' : res.status >= 500 ? 'network' : 'refused',
-      code: blocked ? ResultCode.USER_BLOCKED : res.status >= 500 ? ResultCode.UNKNOWN_ERROR : ResultCode.INVALID_ARGUMENTS,
+      code:
+        serviceCode(parsed) ??
+        (blocked ? ResultCode.USER_BLOCKED : res.status >= 500 ? ResultCode.UNKNOWN_ERROR : ResultCode.INVALID_ARGUMENTS),
       message: String(parsed.message ?? parsed.error_description ?? `the service answered ${res.status}`),
       status: res.status,
       details: refusalDetails(parsed),
@@ -168,4 +170,10 @@ function refusalDetails(body: Record<string, unknown>): Record<string, unknown> 
     ...(typeof body.error === 'string' ? { error: body.error } : {}),
     ...(typeof body.max_age === 'number' ? { maxAge: body.max_age } : {}),
   };
+}
+
+/** The client library code the service put on its refusal (every user API refusal has one). */
+function serviceCode(body: Record<string, unknown>): Exclude<ResultCodeValue, 0> | undefined {
+  const { code } = body;
+  return code === ResultCode.INVALID_ARGUMENTS || code === ResultCode.UNKNOWN_ERROR || code === ResultCode.USER_BLOCKED ? code : undefined;
 }

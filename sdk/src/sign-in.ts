@@ -90,7 +90,8 @@ export class SignIn {
    * The URL to send the user to, and what to keep until the redirect comes back. `maxAge`
    * (seconds, OpenID Connect's `max_age`): the service asks who the user is again unless they
    * signed in that recently; pass the `maxAge` of a refusal that needs a recent sign-in
-   * (`details.maxAge`, e.g. when adding a passkey).
+   * (`details.maxAge`, e.g. when adding a passkey). Without `openid` in the scope it becomes
+   * `prompt=login`: a new sign-in whatever the age.
    */
   async start(options: { maxAge?: number } = {}): Promise<{ url: string; pending: PendingSignIn }> {
     const { maxAge } = options;
@@ -107,10 +108,16 @@ export class SignIn {
     url.searchParams.set('response_type', 'code');
     const scope = this.options.scope ?? DEFAULT_SCOPE;
     url.searchParams.set('scope', scope);
+    const scopes = scope.split(' ');
+    const prompts: string[] = [];
     // OpenID Connect grants offline_access (a refresh token) only with prompt=consent; the
     // service still shows no consent page to first-party apps.
-    if (scope.split(' ').includes('offline_access')) url.searchParams.set('prompt', 'consent');
-    if (maxAge !== undefined) url.searchParams.set('max_age', String(maxAge));
+    if (scopes.includes('offline_access')) prompts.push('consent');
+    // max_age is OpenID Connect's: without openid the service refuses it, so such an app asks
+    // for a new sign-in outright (prompt=login), which is at least as recent as any max_age.
+    if (maxAge !== undefined && scopes.includes('openid')) url.searchParams.set('max_age', String(maxAge));
+    else if (maxAge !== undefined) prompts.push('login');
+    if (prompts.length > 0) url.searchParams.set('prompt', prompts.join(' '));
     url.searchParams.set('state', state);
     url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
     url.searchParams.set('code_challenge_method', 'S256');

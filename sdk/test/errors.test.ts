@@ -154,6 +154,28 @@ describe('one error type for every failure', () => {
       expect(await failure(flow.start({ maxAge: -1 }))).toMatchObject({ kind: 'refused', code: 4, operation: 'StartSignIn' });
     });
 
+    test('when start is given maxAge but the scope has no openid, then it asks for a new sign-in (prompt=login) instead', async () => {
+      handler = withToken(200, {});
+      const plain = new SignIn({
+        serviceUrl: base,
+        clientId: 'app',
+        redirectUri: 'http://127.0.0.1/cb',
+        scope: 'notifications',
+        allowInsecureHttp: true,
+      });
+      const url = new URL((await plain.start({ maxAge: 300 })).url);
+      expect(url.searchParams.has('max_age')).toBe(false);
+      expect(url.searchParams.get('prompt')).toBe('login');
+      const offline = new SignIn({
+        serviceUrl: base,
+        clientId: 'app',
+        redirectUri: 'http://127.0.0.1/cb',
+        scope: 'offline_access notifications',
+        allowInsecureHttp: true,
+      });
+      expect(new URL((await offline.start({ maxAge: 300 })).url).searchParams.get('prompt')).toBe('consent login');
+    });
+
     test('when the redirect comes back with an error or another state, then kind sign-in-again', async () => {
       handler = withToken(200, {});
       const flow = signIn();

@@ -137,12 +137,14 @@ describe('Passkeys', () => {
         error: 'insufficient_user_authentication',
         error_description: 'Adding a passkey needs a recent sign-in: sign in again',
         max_age: 300,
+        code: 39,
       },
     ];
     const passkeys = new Passkeys({ serviceUrl: base, getAccessToken: async () => 'tok', credentials: { create: async () => null } });
     await expect(passkeys.register()).rejects.toMatchObject({
       kind: 'sign-in-again',
       status: 401,
+      code: 39,
       operation: 'RegisterPasskey',
       message: 'Adding a passkey needs a recent sign-in: sign in again',
       details: { error: 'insufficient_user_authentication', maxAge: 300 },

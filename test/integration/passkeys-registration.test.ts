@@ -1,7 +1,7 @@
 import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { authorizeUrl, exchangeCode, type TestApp } from '../support/oauth-flow-helpers.js';
+import { authorizeUrl, exchangeCode, postToAuthServer, type TestApp } from '../support/oauth-flow-helpers.js';
 import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
 import { SoftwareAuthenticator } from '../support/software-authenticator.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
@@ -201,10 +201,16 @@ describe('passkeys: registration, list and removal by the user', () => {
     expect(record?.payload).toMatchObject({ extra: { auth_time: expect.any(Number) as unknown } });
     const signedIn = (record?.payload as { extra: { auth_time: number } }).extra.auth_time;
     expect(Math.abs(signedIn - Date.now() / 1000)).toBeLessThan(60);
-    // Six minutes on: the sign-in this token carries is no longer recent.
-    await service.ctx.mongo
-      .collection('oidc_records')
-      .updateOne({ kind: 'AccessToken', key: token }, { $set: { 'payload.extra.auth_time': signedIn - 360 } });
+    const started = await optionsFor(token);
+    // Six minutes on: the sign-in this token and the browser's session carry is no longer recent.
+    const records = service.ctx.mongo.collection('oidc_records');
+    await records.updateOne({ kind: 'AccessToken', key: token }, { $set: { 'payload.extra.auth_time': signedIn - 360 } });
+    await records.updateMany({ kind: 'Session', 'payload.accountId': 'default:pk-hal' }, { $set: { 'payload.loginTs': signedIn - 360 } });
+
+    // A registration begun while the sign-in was recent still completes: the authenticator has
+    // made the passkey by the time its answer arrives.
+    const late = await call(token, 'POST', '/v1/me/passkeys', { credential: new SoftwareAuthenticator(origin).create(started) });
+    expect(late.status).toBe(201);
 
     const stale = await call(token, 'POST', '/v1/me/passkeys/registration-options');
     expect(stale.status).toBe(401);
@@ -217,16 +223,35 @@ describe('passkeys: registration, list and removal by the user', () => {
       max_age: 300,
       code: 39,
     });
-    expect((await call(token, 'POST', '/v1/me/passkeys', { credential: {} })).status).toBe(401);
     expect((await call(token, 'GET', '/v1/me/passkeys')).status).toBe(200);
 
-    // The app signs the user in again with max_age: the service asks who they are even though
-    // its session cookie is still there, and the new token may add a passkey.
-    const again = await signInWithForms(service, walker, authorizeUrl(service, app, { max_age: '0' }), 'pk-hal', '+15550700008');
+    // The app signs the user in again with the answer's max_age: the service asks who they are
+    // even though its session cookie is still there, and the new token may add a passkey.
+    const again = await signInWithForms(service, walker, authorizeUrl(service, app, { max_age: '300' }), 'pk-hal', '+15550700008');
     const fresh = (await exchangeCode(service, app, again)).access_token as string;
     const options = await optionsFor(fresh);
     const created = await call(fresh, 'POST', '/v1/me/passkeys', { credential: new SoftwareAuthenticator(origin).create(options) });
     expect(created.status).toBe(201);
+  });
+
+  test('when a token is refreshed, then it keeps the time of the sign-in, so refreshing never makes a sign-in recent', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'pk-ida', firstName: 'Pat', lastName: 'Key', mobileNumber: '+15550700009' });
+    const offline = authorizeUrl(service, app, { scope: 'openid offline_access notifications', prompt: 'consent' });
+    const callback = await signInWithForms(service, new FormWalker(service.url), offline, 'pk-ida', '+15550700009');
+    const tokens = await exchangeCode(service, app, callback);
+    const records = service.ctx.mongo.collection('oidc_records');
+    const authTimeOf = async (token: unknown) =>
+      ((await records.findOne({ kind: 'AccessToken', key: token }))?.payload as { extra?: { auth_time?: number } }).extra?.auth_time;
+    const signedIn = await authTimeOf(tokens.access_token);
+    expect(signedIn).toEqual(expect.any(Number));
+    const refreshed = await postToAuthServer(service, '/oauth/token', app, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+    });
+    expect(refreshed.status).toBe(200);
+    const next = (await refreshed.json()) as { access_token: string };
+    expect(next.access_token).not.toBe(tokens.access_token);
+    expect(await authTimeOf(next.access_token)).toBe(signedIn);
   });
 
   test('when the same credential is sent twice with fresh options, then the second is 409', async () => {
