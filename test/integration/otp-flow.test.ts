@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { userModel } from '../../core/users/users.repository.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -225,6 +226,27 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect(outcomes.filter((o) => !o.startsWith('right=200'))).toEqual([]);
     // The wrong guess is either checked (422) or comes after the success (409), never a lock.
     expect(outcomes.filter((o) => !/wrong=(422|409)$/.test(o))).toEqual([]);
+  });
+
+  test('when a wrong guess takes the last attempt and locks the OTP after the right code took its own, then the right code is still marked used, once', async () => {
+    // The interleaving the race above can hit, step by step: each check holds an attempt, the
+    // wrong one locks, then the right one marks the OTP used.
+    const { otpUuid } = await newOtp({ attempts: 2 });
+    const otps = createOtpsRepository(service.ctx.mongo);
+    const stored = await service.ctx.mongo.collection('otps').findOne({ _id: otpUuid as unknown as never });
+    const clientId = String(stored?.clientId);
+    expect(await otps.takeAttempt(otpUuid, clientId, new Date())).toBeDefined();
+    expect(await otps.takeAttempt(otpUuid, clientId, new Date())).toBeDefined();
+    await otps.lockIfExhausted(otpUuid);
+    expect(await otps.markUsed(otpUuid, new Date())).toBe(true);
+    expect(await otps.markUsed(otpUuid, new Date())).toBe(false);
+    expect(
+      (
+        (await (await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+          status: string;
+        }
+      ).status,
+    ).toBe('USED');
   });
 
   test('when the right code is sent 10 times at once, then exactly one succeeds', async () => {
