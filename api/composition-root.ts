@@ -275,7 +275,7 @@ function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecy
   return {
     users,
     lifecycle,
-    update: createUserUpdateService({ users, groups: repositories.groups, activity }),
+    update: createUserUpdateService({ users, groups: repositories.groups, activity, logger: ctx.logger }),
     throttle,
     enrollment,
     activation: createActivationService({

@@ -115,7 +115,9 @@ export const usersRouteDocs: RouteDoc[] = [
       '422': error(
         '`[Invalid field <name>]`, the first bad field in the order of the request schema, or a patch that would leave a reachable user without contact; an empty object',
       ),
-      '503': error('The user kept changing under concurrent patches; retry (Retry-After header)'),
+      '503': error(
+        'The user kept changing under concurrent patches; retry (Retry-After header). Or a group it set is being deleted and the stored change could not be undone: read the user',
+      ),
     },
   },
   {

@@ -54,6 +54,27 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     return winner ? userExists(winner) : conflict('Mobile number already registered');
   }
 
+  /**
+   * Undoes the insert (once more if the first try fails). When both fail the request still
+   * fails (500), but an operator is told what was left: a user with no activity entry and no
+   * activation, maybe naming a removed group (no user id in the log).
+   */
+  async function removeOrReport(ref: UserRef, createdAt: Date): Promise<void> {
+    try {
+      await deps.users.removeUndoneEnrollment(ref, createdAt);
+    } catch {
+      try {
+        await deps.users.removeUndoneEnrollment(ref, createdAt);
+      } catch (err) {
+        deps.logger.error(
+          { err: (err as Error).message, enterpriseId: ref.enterpriseId, createdAt },
+          'an enrollment that failed could not be undone: a user of this enterprise enrolled at createdAt is left with no activity entry and no activation',
+        );
+        throw err;
+      }
+    }
+  }
+
   async function queueActivation(ref: UserRef, issue: number): Promise<void> {
     try {
       await deps.enqueueEnrollment({ enterpriseId: ref.enterpriseId, userId: ref.userId, issue });
@@ -127,9 +148,15 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
       // A group deletion may have counted its users between the check and the insert: read the
       // groups again, and undo the insert, before anything else refers to the user, if one is
       // gone or being deleted (the protocol: group-deletion.service.ts).
-      const [gone] = await deps.groups.findMissingGroupNames(groupsNamed(request));
+      let gone: string | undefined;
+      try {
+        [gone] = await deps.groups.findMissingGroupNames(groupsNamed(request));
+      } catch (err) {
+        await removeOrReport({ enterpriseId, userId: user.userId }, createdAt); // groups unknown: the failed request leaves nothing
+        throw err;
+      }
       if (gone !== undefined) {
-        await deps.users.removeUndoneEnrollment({ enterpriseId, userId: user.userId }, createdAt);
+        await removeOrReport({ enterpriseId, userId: user.userId }, createdAt);
         throw missingGroup(gone);
       }
       await deps.activity.append({

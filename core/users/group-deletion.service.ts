@@ -7,12 +7,12 @@ import type { UsersRepository } from './users.repository.js';
  * How long a deletion's marker keeps the group from taking members: far above the milliseconds a
  * deletion takes, short enough that a deletion which died after marking blocks nobody for long.
  */
-const DELETION_MARKER_TTL_MS = 60_000;
+export const DELETION_MARKER_TTL_MS = 60_000;
 /**
  * The deletion removes the group only while its marker still has this long to live, so a process
  * whose clock runs up to this much ahead of the deletion's still reads the marker as live.
  */
-const CLOCK_MARGIN_MS = 30_000;
+export const CLOCK_MARGIN_MS = 30_000;
 
 /*
  * Deletion against enrollment and PATCH (docs/users.md, "Groups being deleted"). No transaction
@@ -21,12 +21,28 @@ const CLOCK_MARGIN_MS = 30_000;
  *   removes the group only if its own marker is still there and live for CLOCK_MARGIN_MS more;
  * - enrollment and a PATCH that sets groups refuse a live-marked group like a missing one, and
  *   after their write read the groups again: one missing or live-marked, they undo the write.
- * Why no interleaving leaves a live user naming a removed group: the user's second read came
- * either after the mark was written, and then found the marker (it stays from the mark to the
- * removal, and the removal needs it live, so any clock less than CLOCK_MARGIN_MS ahead reads it as
- * live) or no group, and undid the write; or before the mark, so the user's write also came before
- * the count, which saw the user and refused. A deletion that dies after marking leaves a marker
- * that lapses after DELETION_MARKER_TTL_MS.
+ * - a PATCH's undo writes groups back without checking them, so the PATCH's write also stores,
+ *   as GroupLeaving entries (users.repository.ts) live for DELETION_MARKER_TTL_MS, every group
+ *   its undo may write back (the old values of the group fields it changes), and the count
+ *   counts a user holding a live entry for the group. The PATCH takes its entries off after its
+ *   re-read found its groups, or in its undo's write, which is made only while they are live for
+ *   CLOCK_MARGIN_MS more (past that the undo gives up: 503, logged).
+ * Why no interleaving leaves a live user naming a removed group:
+ * - a group the user's write names: the user's second read came either after the mark was
+ *   written, and then found the marker (it stays from the mark to the removal, and the removal
+ *   needs it live, so any clock less than CLOCK_MARGIN_MS ahead reads it as live) or no group,
+ *   and undid the write; or before the mark, so the user's write also came before the count,
+ *   which saw the user and refused.
+ * - a group an undo writes back (G, named before the PATCH): from the PATCH's write to its undo
+ *   the user names G in a live entry, before and after it in its fields, so no count in between
+ *   misses the user. A count that reads the entry as lapsed ran later than the undo could: the
+ *   undo needs the entry live CLOCK_MARGIN_MS ahead on its own clock. Entries are per PATCH, so a
+ *   PATCH taking its own off leaves another PATCH's in-flight ones.
+ * - the undo itself restores only fields no later PATCH changed, and a later PATCH wrote its own
+ *   entries for what it replaced; a failed undo stops with the write in place and says so.
+ * A deletion that dies after marking leaves a marker that lapses after DELETION_MARKER_TTL_MS; a
+ * PATCH that dies after its write leaves entries that lapse as long (only a deletion of the group
+ * answers 409 meanwhile) and that the user's next PATCH takes off.
  */
 
 /**
@@ -51,7 +67,8 @@ export async function deleteGroup(
   }
   let inUse: number;
   try {
-    inUse = await deps.users.countLiveInGroup(name);
+    // Entries live at the marking count (conservative: the count runs later).
+    inUse = await deps.users.countLiveInGroup(name, markedAt);
   } catch (err) {
     // Best effort: a marker left behind lapses by itself.
     await deps.groups.unmarkForDeletion(name, token).catch(() => undefined);

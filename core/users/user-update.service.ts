@@ -1,17 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { CLOCK_MARGIN_MS, DELETION_MARKER_TTL_MS } from './group-deletion.service.js';
 import { userExists } from './enrollment.service.js';
 import { reversalOf } from './patch-reversal.js';
 import type { User } from './user.types.js';
 import type { UserUpdateRequest } from './user-update-request.validator.js';
-import type { UserChanges, UsersRepository } from './users.repository.js';
+import type { GroupLeaving, UserChanges, UsersRepository } from './users.repository.js';
 
 export interface UserUpdateDeps {
-  users: Pick<UsersRepository, 'findUser' | 'findLiveByMobile' | 'applyChanges'>;
+  users: Pick<UsersRepository, 'findUser' | 'findLiveByMobile' | 'applyChanges' | 'takeOffGroupsLeaving'>;
   groups: { findMissingGroupNames: (names: string[]) => Promise<string[]> };
   activity: Pick<ActivityRepository, 'append'>;
+  logger: Pick<Logger, 'warn' | 'error'>;
   now?: () => Date;
 }
 
@@ -24,6 +28,12 @@ const missingGroup = (name: string) => conflict(`The group name : ${name} does n
 const groupsSetBy = (changes: UserChanges): string[] => [
   ...(changes.primaryGroup !== undefined ? [changes.primaryGroup] : []),
   ...(changes.secondaryGroups ?? []),
+];
+
+/** The groups an undo of the patch may write back: the old values of the group fields it changes. */
+const groupsUndoMayRestore = (before: User, changes: UserChanges): string[] => [
+  ...(changes.primaryGroup !== undefined ? [before.primaryGroup] : []),
+  ...(changes.secondaryGroups !== undefined ? before.secondaryGroups : []),
 ];
 
 /** Concurrent patches of one user each retry on the state the other left; past this, 503. */
@@ -71,24 +81,58 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
   /**
    * Undoes a stored patch whose groups went away meanwhile, on the user as it is now (a later
    * patch may have landed): each field back to its value before the patch, unless changed again
-   * since. If the old mobile number went to another user meanwhile, the new one stays.
+   * since. If the old mobile number went to another user meanwhile, the new one stays. The write
+   * takes the patch's GroupLeaving entries off and is made only while they are live
+   * CLOCK_MARGIN_MS ahead (group-deletion.service.ts); false when it could not be made.
    */
-  async function undo(ref: UserRef, before: User, changes: UserChanges): Promise<void> {
+  async function undo(ref: UserRef, before: User, changes: UserChanges, patch: { id: string; until: Date }): Promise<boolean> {
     let keepMobile = false;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       const user = await deps.users.findUser(ref);
-      if (!user || user.status === 'DELETED') return; // a DELETED user keeps no group from being deleted
+      if (!user || user.status === 'DELETED') return true; // a DELETED user keeps no group from being deleted
       const reversal = reversalOf(user, before, changes, { keepMobile });
-      if (Object.keys(reversal).length === 0) return;
+      if (Object.keys(reversal).length === 0) return true; // a later patch changed every field again
+      const liveAt = new Date(now().getTime() + CLOCK_MARGIN_MS);
+      // Past this, a deletion may have counted without the entries: writing old groups back is unsafe.
+      if (liveAt >= patch.until) return false;
       try {
         const at = new Date(Math.max(now().getTime(), user.updatedAt.getTime() + 1));
-        if (await deps.users.applyChanges(ref, user.updatedAt, reversal, at)) return;
+        if (await deps.users.applyChanges(ref, user.updatedAt, reversal, at, { takeOff: { patch: patch.id, liveAt } })) return true;
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
         keepMobile = true;
       }
     }
-    throw new UnavailableError('Service unavailable: the user kept changing; retry later', { retryAfterSeconds: 1 });
+    return false;
+  }
+
+  /**
+   * The patch is stored but its groups are gone or unknown: undo it, and when that fails, say
+   * so (a 503 that does not pretend nothing happened, and an error log an operator can act on;
+   * no user id in it).
+   */
+  async function undoOrReport(ref: UserRef, before: User, changes: UserChanges, patch: { id: string; until: Date }): Promise<void> {
+    let undone = false;
+    try {
+      undone = await undo(ref, before, changes, patch);
+    } catch (err) {
+      deps.logger.warn({ err: (err as Error).message }, 'PATCH undo failed; trying once more');
+      undone = await undo(ref, before, changes, patch).catch(() => false);
+    }
+    if (undone) {
+      await deps.users.takeOffGroupsLeaving(ref, patch.id, now()).catch(() => undefined); // else they lapse
+      return;
+    }
+    deps.logger.error(
+      { enterpriseId: ref.enterpriseId, groups: groupsSetBy(changes) },
+      'a PATCH naming a group being deleted could not be undone: a user of this enterprise may name a removed group (GET /v1/users?group=)',
+    );
+    throw new UnavailableError(
+      'Service unavailable: the change was stored but its group is being deleted and it could not be undone; read the user and PATCH it',
+      {
+        retryAfterSeconds: 1,
+      },
+    );
   }
 
   return {
@@ -102,20 +146,41 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
         if (Object.keys(changes).length === 0) return user;
         // Strictly later than the read: two changes in one millisecond still tell apart.
         const at = new Date(Math.max(now().getTime(), user.updatedAt.getTime() + 1));
+        // The groups an undo may write back stay counted by a deletion until the re-read below.
+        const patch = { id: randomUUID(), until: new Date(at.getTime() + DELETION_MARKER_TTL_MS) };
+        const leaving: GroupLeaving[] = groupsUndoMayRestore(user, changes).map((group) => ({
+          group,
+          patch: patch.id,
+          until: patch.until,
+        }));
         let applied: boolean;
         try {
-          applied = await deps.users.applyChanges(ref, user.updatedAt, changes, at);
+          applied = await deps.users.applyChanges(ref, user.updatedAt, changes, at, { add: leaving });
         } catch (err) {
           if (isDuplicateKeyError(err)) throw mobileHeld();
           throw err;
         }
         if (!applied) continue;
-        // A group deletion may have counted its users between the check and the write: read the
-        // groups again, and undo the patch if one is gone or being deleted (group-deletion.service.ts).
-        const [gone] = await deps.groups.findMissingGroupNames(groupsSetBy(changes));
-        if (gone !== undefined) {
-          await undo(ref, user, changes);
-          throw missingGroup(gone);
+        if (groupsSetBy(changes).length > 0) {
+          // A group deletion may have counted its users between the check and the write: read the
+          // groups again, and undo the patch if one is gone or being deleted (group-deletion.service.ts).
+          let gone: string | undefined;
+          try {
+            [gone] = await deps.groups.findMissingGroupNames(groupsSetBy(changes));
+          } catch (err) {
+            await undoOrReport(ref, user, changes, patch); // the groups are unknown: the failed request leaves nothing
+            throw err;
+          }
+          if (gone !== undefined) {
+            await undoOrReport(ref, user, changes, patch);
+            throw missingGroup(gone);
+          }
+        }
+        if (leaving.length > 0) {
+          // Best effort: entries left behind only make a deletion 409 until they lapse.
+          await deps.users
+            .takeOffGroupsLeaving(ref, patch.id, now())
+            .catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'PATCH group entries left to lapse'));
         }
         await deps.activity.append({
           actor: { type: 'client', clientId: caller.clientId },

@@ -30,7 +30,28 @@ export interface UserChanges {
   secondaryGroups?: string[];
 }
 
+/**
+ * A group a PATCH's undo may write back, held for the deletion's count from the PATCH's write until
+ * its re-read of the groups (or its undo) takes it off: the protocol in group-deletion.service.ts.
+ * Only an entry still live (`until` ahead) counts, so one left by a process that died lapses.
+ */
+export interface GroupLeaving {
+  group: string;
+  /** The PATCH that wrote it, so that it takes off only its own entries. */
+  patch: string;
+  until: Date;
+}
+
+/** What a PATCH's conditional update also does about its group entries (see GroupLeaving). */
+export interface GroupsLeavingUpdate {
+  /** Entries to add with the changes. */
+  add?: GroupLeaving[];
+  /** Only while this PATCH's entries are live at `liveAt` (its undo), and takes them off. */
+  takeOff?: { patch: string; liveAt: Date };
+}
+
 interface UserDoc extends User {
+  groupsLeaving?: GroupLeaving[];
   /**
    * `<enterpriseId>:<mobileNumber>` while the user is not DELETED, absent otherwise. A sparse
    * unique index on it keeps a number to one live user per enterprise (partial indexes are not
@@ -51,6 +72,7 @@ export const userSchema = new Schema<UserDoc>(
     emailId: { type: String },
     mobileNumber: { type: String },
     liveMobileKey: { type: String },
+    groupsLeaving: { type: [Schema.Types.Mixed], default: undefined },
     status: { type: String, required: true },
     sourceType: { type: String, required: true },
     comments: { type: String },
@@ -88,7 +110,7 @@ export function toUserDoc(user: User): UserDoc {
 }
 
 function toUser(doc: UserDoc & { _id?: unknown; liveMobileNumber?: unknown }): User {
-  const { _id, liveMobileKey: _key, liveMobileNumber: _legacy, ...user } = doc;
+  const { _id, liveMobileKey: _key, liveMobileNumber: _legacy, groupsLeaving: _leaving, ...user } = doc;
   void _id;
   return user;
 }
@@ -138,12 +160,27 @@ export function createUsersRepository(connection: Connection) {
       return doc ? toUser(doc) : undefined;
     },
 
-    /** How many users that are not DELETED name the group as primary or secondary group, in any enterprise. */
-    async countLiveInGroup(groupName: string): Promise<number> {
+    /**
+     * How many users that are not DELETED name the group as primary or secondary group, or hold
+     * it in a live GroupLeaving entry at `now` (a PATCH in flight may write it back), in any
+     * enterprise.
+     */
+    async countLiveInGroup(groupName: string, now = new Date()): Promise<number> {
       return (await model()).countDocuments({
         status: { $ne: 'DELETED' },
-        $or: [{ primaryGroup: groupName }, { secondaryGroups: groupName }],
+        $or: [
+          { primaryGroup: groupName },
+          { secondaryGroups: groupName },
+          { groupsLeaving: { $elemMatch: { group: groupName, until: { $gt: now } } } },
+        ],
       });
+    },
+
+    /** Takes this PATCH's GroupLeaving entries off the user, and any lapsed at `lapsedAt`. */
+    async takeOffGroupsLeaving(ref: UserRef, patch: string, lapsedAt: Date): Promise<void> {
+      const Users = await model();
+      await Users.updateOne(userFilter(ref), { $pull: { groupsLeaving: { patch } } });
+      await Users.updateOne(userFilter(ref), { $pull: { groupsLeaving: { until: { $lte: lapsedAt } } } });
     },
 
     /** Inserts the user; a duplicate (enterpriseId, userId) or live mobile number throws MongoDB's error 11000. */
@@ -262,8 +299,9 @@ export function createUsersRepository(connection: Connection) {
      * Applies the changes if the user is still as read (`updatedAt` unchanged) and not DELETED:
      * a concurrent change makes this false, and the caller re-reads and checks again. A mobile
      * number held by another live user throws MongoDB's error 11000 (the unique index decides).
+     * `leaving` adds or takes off the PATCH's GroupLeaving entries in the same update.
      */
-    async applyChanges(ref: UserRef, readAt: Date, changes: UserChanges, now: Date): Promise<boolean> {
+    async applyChanges(ref: UserRef, readAt: Date, changes: UserChanges, now: Date, leaving: GroupsLeavingUpdate = {}): Promise<boolean> {
       const set: Record<string, unknown> = { updatedAt: now };
       const unset: Record<string, 1> = {};
       for (const [field, value] of Object.entries(changes)) {
@@ -273,11 +311,22 @@ export function createUsersRepository(connection: Connection) {
       }
       if (changes.mobileNumber === null) unset.liveMobileKey = 1;
       else if (changes.mobileNumber !== undefined) set.liveMobileKey = liveMobileKey(ref, changes.mobileNumber);
+      const { add, takeOff } = leaving;
       const result = await (
         await model()
       ).updateOne(
-        { ...userFilter(ref), status: { $ne: 'DELETED' }, updatedAt: readAt },
-        { $set: set, ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}) },
+        {
+          ...userFilter(ref),
+          status: { $ne: 'DELETED' },
+          updatedAt: readAt,
+          ...(takeOff ? { groupsLeaving: { $elemMatch: { patch: takeOff.patch, until: { $gt: takeOff.liveAt } } } } : {}),
+        },
+        {
+          $set: set,
+          ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
+          ...(add && add.length > 0 ? { $push: { groupsLeaving: { $each: add } } } : {}),
+          ...(takeOff ? { $pull: { groupsLeaving: { patch: takeOff.patch } } } : {}),
+        },
       );
       return result.modifiedCount === 1;
     },

@@ -65,18 +65,19 @@ describe('group deletion racing enrollment and PATCH', () => {
    * A PATCH service whose group check lets `afterCheck` run right after it (before the PATCH
    * writes), and whose re-read of the groups after the write lets `beforeReread` run first.
    */
-  function updateRacing(steps: { afterCheck: () => Promise<void>; beforeReread?: () => Promise<void> }) {
+  function updateRacing(steps: { afterCheck?: () => Promise<void>; beforeReread?: () => Promise<void> }) {
     const { users, groups, activity: activityRepository } = service.services.repositories;
     let calls = 0;
     return createUserUpdateService({
       users,
       activity: activityRepository,
+      logger: service.ctx.logger,
       groups: {
         findMissingGroupNames: async (names) => {
           calls += 1;
           if (calls === 2) await steps.beforeReread?.();
           const missing = await groups.findMissingGroupNames(names);
-          if (calls === 1) await steps.afterCheck();
+          if (calls === 1) await steps.afterCheck?.();
           return missing;
         },
       },
@@ -303,6 +304,49 @@ describe('group deletion racing enrollment and PATCH', () => {
 
       await expect(outcome).rejects.toThrow(new ConflictError('The group name : side-b does not exist in the system.'));
       expect(await (await getUser(userId)).json()).toMatchObject({ primaryGroup: 'retail', secondaryGroups: 'side-a' });
+    });
+
+    test('when the PATCH moving a user out of a group is undone after that group was asked to go, then that deletion was 409 and the user names only groups that exist', async () => {
+      await createGroups(service, ['left-1', 'left-2']);
+      const userId = nextId();
+      expect((await enroll(userBody(userId, { primaryGroup: 'left-1' }))).status).toBe(201);
+      const { groups, users } = service.services.repositories;
+      let reachReread = () => {};
+      const atReread = new Promise<void>((resolve) => (reachReread = resolve));
+      let releaseReread = () => {};
+      const reread = new Promise<void>((resolve) => (releaseReread = resolve));
+      // The PATCH writes primaryGroup left-2, then waits before it reads its groups again.
+      const update = updateRacing({
+        beforeReread: async () => {
+          reachReread();
+          await reread;
+        },
+      });
+      const outcome = update
+        .update({ clientId: 'racing-client' }, { enterpriseId, userId }, { changes: { primaryGroup: 'left-2' } })
+        .catch((err: unknown) => err);
+      await atReread;
+
+      // A first deletion, of left-1, which the stored user no longer names but the PATCH's undo would write back.
+      const first = await adminDelete('left-1');
+      // A second deletion, of left-2, marks it, lets the PATCH re-read (it sees the mark and undoes), then counts.
+      const letPatchFinish: typeof groups.markForDeletion = async (...args) => {
+        const marked = await groups.markForDeletion(...args);
+        releaseReread();
+        await outcome;
+        return marked;
+      };
+      await deleteGroup({ groups: { ...groups, markForDeletion: letPatchFinish }, users }, 'left-2');
+
+      expect(await outcome).toEqual(new ConflictError('The group name : left-2 does not exist in the system.'));
+      expect(first.status).toBe(409);
+      expect(await first.json()).toEqual(errorBody(409, 'Conflict', 'Group left-1 is in use by 1 user', '/admin/groups/left-1'));
+      expect(await (await getUser(userId)).json()).toMatchObject({ primaryGroup: 'left-1' });
+      expect(await groupStatus('left-1')).toBe(200);
+      expect(await groupStatus('left-2')).toBe(404);
+      // The PATCH's undo took its entry off: the group can go once the user leaves it.
+      expect((await patch(userId, { primaryGroup: 'retail' })).status).toBe(200);
+      expect((await adminDelete('left-1')).status).toBe(204);
     });
 
     test('when the PATCH is stored before the deletion counts, then the deletion is 409 and the PATCH stands', async () => {
