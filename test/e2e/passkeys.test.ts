@@ -74,12 +74,17 @@ describe('passkeys in a real browser', () => {
   const passkeysOf = async () => (await (await admin('GET', `/admin/users/${USER_ID}/passkeys`)).json()) as { id: string; name: string }[];
 
   async function signInWithCode(): Promise<void> {
-    const since = new Date();
     await page.waitForLoadState('networkidle');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     // The service's login page: until it has loaded, the app's activation form (whose "User id"
     // a loose label match would also find) is still the page, and a fill there is lost.
     await page.waitForURL((url) => url.pathname.startsWith('/svc/authserver/interaction/'));
+    await codeSignInOnLoginPage();
+  }
+
+  /** On the service's login page: the user id, the code sent by e-mail, back in the app signed in. */
+  async function codeSignInOnLoginPage(): Promise<void> {
+    const since = new Date();
     await page.getByLabel('User ID', { exact: true }).fill(USER_ID);
     await page.getByRole('button', { name: 'Continue' }).click();
     const code = await loginCodeFor(service, EMAIL, since).catch(async (err: Error) => {
@@ -173,12 +178,7 @@ describe('passkeys in a real browser', () => {
       .filter({ hasText: 'This passkey is not registered for this app. Use another passkey, or continue with your user id.' })
       .waitFor();
     await page.screenshot({ path: 'test-results/passkeys-removed.png' });
-    await page.getByLabel('User ID', { exact: true }).fill(USER_ID);
-    const since = new Date();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, EMAIL, since));
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByText(`Signed in as ${USER_ID}`).waitFor();
+    await codeSignInOnLoginPage();
     expect(errors).toEqual([]);
   }, 120000);
 
@@ -199,12 +199,7 @@ describe('passkeys in a real browser', () => {
     // The service asks who this is again, although its session cookie is still there. (Its login
     // page, not the app's activation form, whose "User id" field is still on screen meanwhile.)
     await page.waitForURL((url) => url.pathname.startsWith('/svc/authserver/interaction/'));
-    await page.getByLabel('User ID', { exact: true }).fill(USER_ID);
-    const since = new Date();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByLabel('Sign-in code').fill(await loginCodeFor(service, EMAIL, since));
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByText(`Signed in as ${USER_ID}`).waitFor();
+    await codeSignInOnLoginPage();
     await addPasskey('Confirmed');
     expect((await passkeysOf()).map((p) => p.name)).toEqual(['Confirmed']);
     expect(errors).toEqual([]);

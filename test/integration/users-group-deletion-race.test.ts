@@ -84,14 +84,22 @@ describe('group deletion racing enrollment and PATCH', () => {
     });
   }
 
+  /**
+   * An enrollment naming a new group, held by the face analyzer once it has passed its group check
+   * (the analyzer has its request), so the test can act before it inserts.
+   */
+  async function heldEnrollment(groupField: { primaryGroup: string } | { secondaryGroups: string }) {
+    await createGroups(service, [Object.values(groupField)[0] as string]);
+    const userId = nextId();
+    analyzer.setMode('held');
+    const enrollment = enroll(userBody(userId, { ...groupField, selfieImage: selfie }));
+    await eventually(async () => (analyzer.requests.length === 1 ? true : undefined));
+    return { userId, enrollment };
+  }
+
   describe('enrollment', () => {
     test('when a group is deleted while an enrollment naming it waits on the face analyzer, then the deletion is 204, the enrollment 409 and nothing of the user is left', async () => {
-      await createGroups(service, ['doomed']);
-      const userId = nextId();
-      analyzer.setMode('held');
-      const enrollment = enroll(userBody(userId, { primaryGroup: 'doomed', selfieImage: selfie }));
-      // The enrollment passed its group check: it is waiting on the analyzer.
-      await eventually(async () => (analyzer.requests.length === 1 ? true : undefined));
+      const { userId, enrollment } = await heldEnrollment({ primaryGroup: 'doomed' });
 
       const deletion = await adminDelete('doomed');
       expect(deletion.status).toBe(204);
@@ -107,11 +115,7 @@ describe('group deletion racing enrollment and PATCH', () => {
     });
 
     test('when a secondary group is deleted while the enrollment waits, then the enrollment is 409 naming it and the user id stays free', async () => {
-      await createGroups(service, ['doomed-side']);
-      const userId = nextId();
-      analyzer.setMode('held');
-      const enrollment = enroll(userBody(userId, { secondaryGroups: 'doomed-side', selfieImage: selfie }));
-      await eventually(async () => (analyzer.requests.length === 1 ? true : undefined));
+      const { userId, enrollment } = await heldEnrollment({ secondaryGroups: 'doomed-side' });
 
       expect((await adminDelete('doomed-side')).status).toBe(204);
       analyzer.release();
@@ -136,11 +140,7 @@ describe('group deletion racing enrollment and PATCH', () => {
 
   describe('enrollment re-reading its groups while the deletion decides', () => {
     test('when the enrollment is stored after the group was marked and before the count, then the enrollment is undone (409) and the deletion is 204', async () => {
-      await createGroups(service, ['deciding']);
-      const userId = nextId();
-      analyzer.setMode('held');
-      const enrollment = enroll(userBody(userId, { primaryGroup: 'deciding', selfieImage: selfie }));
-      await eventually(async () => (analyzer.requests.length === 1 ? true : undefined));
+      const { userId, enrollment } = await heldEnrollment({ primaryGroup: 'deciding' });
       const { groups, users } = service.services.repositories;
       let enrolled: Response | undefined;
       // The deletion marks the group, then lets the held enrollment insert and re-read before it counts.
