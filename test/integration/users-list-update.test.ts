@@ -1,5 +1,6 @@
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { otpBody } from '../support/otp-helpers.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { createGroups, errorBody, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
 
@@ -276,6 +277,41 @@ describe('GET /v1/users and PATCH /v1/users/{userId}', () => {
       const mobile = uniqueMobile();
       const answers = await Promise.all([patch(a, { mobileNumber: mobile }), patch(b, { mobileNumber: mobile })]);
       expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    });
+  });
+
+  describe('blocked users', () => {
+    const admin = (method: string, url: string, body?: unknown) =>
+      sendJson(`${service.url}${url}`, method, service.config.adminToken, body);
+    const userPath = (userId: string) => `${service.url}/v1/users/${userId}`;
+    const bearer = () => ({ authorization: `Bearer ${token}` });
+
+    test('when an admin blocked a user, then the enterprise still sees, changes and deletes the user, while OTPs for the user are 404', async () => {
+      const userId = nextId('b');
+      await enroll(userBody(userId));
+      expect((await admin('PUT', `/admin/users/${userId}/blocked?enterpriseId=acme`, { blocked: true, reason: 'lost phone' })).status).toBe(
+        200,
+      );
+
+      const shown = await fetch(userPath(userId), { headers: bearer() });
+      expect(shown.status).toBe(200);
+      expect(await shown.json()).toMatchObject({ userId, blocked: true, blockedReason: 'lost phone' });
+      const { body } = await list('?limit=100');
+      expect(body.users.find((u) => u.userId === userId)).toMatchObject({ blocked: true });
+
+      const changed = await patch(userId, { firstName: 'Blocked' });
+      expect(changed.status).toBe(200);
+      expect(await changed.json()).toMatchObject({ firstName: 'Blocked', blocked: true });
+
+      const otpToken = (await createClientWithToken(service, { scopes: ['otp'], enterpriseId: 'acme' })).accessToken;
+      const otp = await sendJson(`${service.url}/v1/svc-otp`, 'POST', otpToken, otpBody(userId));
+      expect(otp.status).toBe(404);
+      expect(await otp.json()).toMatchObject({ message: 'User not found' });
+
+      const deleted = await fetch(userPath(userId), { method: 'DELETE', headers: bearer() });
+      expect(deleted.status).toBe(204);
+      const after = await fetch(userPath(userId), { headers: bearer() });
+      expect(await after.json()).toMatchObject({ userId, status: 'DELETED' });
     });
   });
 });
