@@ -322,7 +322,13 @@ function composeDeliveryReplay(ctx: ServiceContext, repositories: ApiRepositorie
   const otpCheck = otpStillWanted(repositories.otps);
   return createDeliveryReplay({
     deliveries: repositories.deliveries,
-    stillWanted: { otp: otpCheck, login: otpCheck, activation: activationStillWanted(repositories.users) },
+    stillWanted: {
+      otp: otpCheck,
+      login: otpCheck,
+      activation: activationStillWanted(repositories.users),
+      // A notice stays true once sent late: only its sending window (the row's notAfter) ends it.
+      notice: () => Promise.resolve(undefined),
+    },
     enqueue: (deliveryId) => requeueDispatch(ctx.queues.dispatch, deliveryId),
     activity: repositories.activity,
     logger: ctx.logger.child({ component: 'delivery-replay' }),

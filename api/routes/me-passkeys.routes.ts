@@ -1,5 +1,7 @@
 import { Router, type RequestHandler } from 'express';
 import type { ActivityRepository } from '../../core/activity/activity.repository.js';
+import type { DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { createPasskeyAddedNotice } from '../../core/passkeys/passkey-added-notice.js';
 import { createPasskeyRegistration, type PasskeyRegistration } from '../../core/passkeys/passkey-registration.service.js';
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
 import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
@@ -48,7 +50,11 @@ function recentSignInOnly(maxAgeSeconds: number): RequestHandler {
  */
 export function mePasskeysRoutes(
   ctx: ServiceContext,
-  { passkeys, activity }: { passkeys: PasskeysRepository; activity: ActivityRepository },
+  {
+    passkeys,
+    activity,
+    deliveries,
+  }: { passkeys: PasskeysRepository; activity: ActivityRepository; deliveries: Pick<DeliveriesRepository, 'insertMany'> },
   userTokens: UserTokenStores,
 ): Router {
   const router = Router();
@@ -58,6 +64,7 @@ export function mePasskeysRoutes(
     passkeys,
     challenges: createRegistrationChallenges(ctx.redis, ctx.config.queuePrefix),
     activity,
+    addedNotice: createPasskeyAddedNotice({ deliveries, enqueueDispatch: (id) => ctx.dispatch.enqueue(id), logger: ctx.logger }),
     config: ctx.config.passkeys,
   });
 

@@ -23,8 +23,8 @@ export interface DeliveryReplayDeps {
   now?: () => Date;
 }
 
-/** Every kind of message carries a code (OTP, activation code): without it there is nothing to send. */
-const NEEDS_SECRETS: Record<DeliveryKind, boolean> = { otp: true, login: true, activation: true };
+/** A message that carries a code (OTP, activation code) cannot be sent without it; a notice carries none. */
+const NEEDS_SECRETS: Record<DeliveryKind, boolean> = { otp: true, login: true, activation: true, notice: false };
 
 /** The row without its code, its address masked as the logs mask it. */
 export function toDeliveryView(delivery: Delivery): DeliveryView {
@@ -32,7 +32,7 @@ export function toDeliveryView(delivery: Delivery): DeliveryView {
     id: delivery.id,
     kind: delivery.kind,
     enterpriseId: delivery.enterpriseId ?? DEFAULT_ENTERPRISE_ID,
-    refId: delivery.kind === 'activation' ? maskContactsInText(delivery.refId) : delivery.refId,
+    refId: delivery.kind === 'activation' || delivery.kind === 'notice' ? maskContactsInText(delivery.refId) : delivery.refId,
     channel: delivery.channel,
     to: delivery.channel === 'EMAIL' ? maskEmail(delivery.to) : maskPhone(delivery.to),
     template: delivery.template,

@@ -1,6 +1,7 @@
 export type Channel = 'SMS' | 'EMAIL';
 export type DeliveryState = 'QUEUED' | 'SENT' | 'DELIVERED' | 'FAILED';
-export type DeliveryKind = 'otp' | 'activation' | 'login';
+/** `notice`: a message that carries no code, e.g. telling a user a passkey was added to their account. */
+export type DeliveryKind = 'otp' | 'activation' | 'login' | 'notice';
 
 /** The delivery (and dispatch job) id of an OTP's message on one channel. */
 export const otpDeliveryId = (otpUuid: string, channel: Channel) => `otp-${otpUuid}-${channel}`;
@@ -30,7 +31,7 @@ export interface Delivery {
   kind: DeliveryKind;
   /** The enterprise of the user the message goes to (absent on rows written before enterprises: `default`). */
   enterpriseId?: string;
-  /** The OTP uuid or user id the message belongs to. */
+  /** The OTP uuid, or the user id (activation, notice) the message belongs to. */
   refId: string;
   channel: Channel;
   to: string;

@@ -6,6 +6,7 @@ import { userKey } from '../platform/tenancy/enterprise-id.js';
 import { ConflictError, ValidationError } from '../platform/errors/app-error.js';
 import type { User } from '../users/user.types.js';
 import { challengeOf } from './client-data.js';
+import type { PasskeyAddedNotice } from './passkey-added-notice.js';
 import { DuplicatePasskeyError, type Passkey, type PasskeysRepository } from './passkeys.repository.js';
 import { REGISTRATION_TIMEOUT_MS, type RegistrationChallenges } from './registration-challenges.js';
 import { loadWebAuthn } from './webauthn-library.js';
@@ -18,6 +19,8 @@ export interface PasskeyRegistrationDeps {
   passkeys: PasskeysRepository;
   challenges: RegistrationChallenges;
   activity: Pick<ActivityRepository, 'append'>;
+  /** Tells the user a passkey was added (after it is stored). */
+  addedNotice: Pick<PasskeyAddedNotice, 'send'>;
   config: PasskeyConfig;
   now?: () => Date;
 }
@@ -111,6 +114,7 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
         clientId,
         comments: `passkey ${passkey.id} (${passkey.name})`,
       });
+      await deps.addedNotice.send(user, passkey);
       return passkey;
     },
   };

@@ -22,7 +22,7 @@ describe('message templates: seeding and admin API', () => {
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
 
-  test('when the service starts, then the six default templates are seeded', async () => {
+  test('when the service starts, then the eight default templates are seeded', async () => {
     const res = await call('GET', '/admin/templates');
     expect(res.status).toBe(200);
     const list = (await res.json()) as { name: string; channel: string; version: number; source: string }[];
@@ -33,6 +33,8 @@ describe('message templates: seeding and admin API', () => {
       { name: 'login_sms', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'otp_email', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'otp_sms', channel: 'SMS', version: 1, source: 'seed' },
+      { name: 'passkey_added_email', channel: 'EMAIL', version: 1, source: 'seed' },
+      { name: 'passkey_added_sms', channel: 'SMS', version: 1, source: 'seed' },
     ]);
   });
 
@@ -50,7 +52,16 @@ describe('message templates: seeding and admin API', () => {
     const result = await seedTemplates(service.services.repositories.templates, service.ctx.logger);
     expect(result).toEqual({
       inserted: [],
-      kept: ['activation_email', 'activation_sms', 'login_email', 'login_sms', 'otp_email', 'otp_sms'],
+      kept: [
+        'activation_email',
+        'activation_sms',
+        'login_email',
+        'login_sms',
+        'otp_email',
+        'otp_sms',
+        'passkey_added_email',
+        'passkey_added_sms',
+      ],
     });
     const res = await call('GET', '/admin/templates/otp_sms');
     expect(await res.json()).toEqual({

@@ -2,6 +2,7 @@ import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { authorizeUrl, exchangeCode, postToAuthServer, type TestApp } from '../support/oauth-flow-helpers.js';
+import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
 import { SoftwareAuthenticator } from '../support/software-authenticator.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
@@ -44,8 +45,8 @@ describe('passkeys: registration, list and removal by the user', () => {
     await service.close();
   });
 
-  async function tokenOf(userId: string, mobileNumber: string, through: TestApp = app): Promise<string> {
-    await insertUser(service.ctx.mongo, { userId, firstName: 'Pat', lastName: 'Key', mobileNumber });
+  async function tokenOf(userId: string, mobileNumber: string, through: TestApp = app, emailId?: string): Promise<string> {
+    await insertUser(service.ctx.mongo, { userId, firstName: 'Pat', lastName: 'Key', mobileNumber, ...(emailId ? { emailId } : {}) });
     const walker = new FormWalker(service.url);
     const callback = await signInWithForms(service, walker, authorizeUrl(service, through), userId, mobileNumber);
     return (await exchangeCode(service, through, callback)).access_token as string;
@@ -268,5 +269,34 @@ describe('passkeys: registration, list and removal by the user', () => {
     };
     const res = await call(token, 'POST', '/v1/me/passkeys', { credential: replay });
     expect(await errorOf(res)).toEqual({ status: 409, message: 'This passkey is already registered' });
+    // Only the passkey that was added is told of.
+    expect(await service.ctx.mongo.collection('deliveries').countDocuments({ kind: 'notice', refId: 'pk-fay' })).toBe(1);
+  });
+
+  test('when a passkey is added, then the user is told by e-mail, naming it and the time, and a user without an address by SMS', async () => {
+    const email = 'pk-ivy@example.test';
+    const withEmail = await tokenOf('pk-ivy', '+15550700010', app, email);
+    const added = await call(withEmail, 'POST', '/v1/me/passkeys', {
+      name: 'Pat <b>phone</b>',
+      credential: new SoftwareAuthenticator(origin).create(await optionsFor(withEmail)),
+    });
+    expect(added.status).toBe(201);
+    const { createdAt } = (await added.json()) as { createdAt: string };
+    const mail = await eventually(async () => (await readOutbox(service, email)).at(0));
+    expect(mail).toMatchObject({ channel: 'EMAIL', subject: 'A passkey was added to your account' });
+    const at = `${createdAt.slice(0, 16).replace('T', ' ')} UTC`;
+    expect(mail.text).toContain(`Hello Pat,\n\na passkey named "Pat <b>phone</b>" was added to your account at ${at}.`);
+    expect(mail.html).toContain('a passkey named <strong>Pat &lt;b&gt;phone&lt;/b&gt;</strong>');
+    expect(mail.html).toContain('tell your administrator now');
+
+    const mobile = '+15550700011';
+    const smsOnly = await tokenOf('pk-jon', mobile);
+    const credential = new SoftwareAuthenticator(origin).create(await optionsFor(smsOnly));
+    expect((await call(smsOnly, 'POST', '/v1/me/passkeys', { credential })).status).toBe(201);
+    const sms = await eventually(async () => (await readOutbox(service, mobile)).find((m) => m.text.includes('passkey')));
+    expect(sms.channel).toBe('SMS');
+    expect(sms.text).toMatch(
+      /^Hello Pat, a passkey named "Passkey" was added to your account at .+ UTC\. If it was not you, tell your administrator now\.$/,
+    );
   });
 });
