@@ -319,7 +319,7 @@ function composePush(ctx: ServiceContext, repositories: ApiRepositories): ApiSer
 
 /** The operators' replay of failed deliveries: each kind's owner says whether its message is still wanted. */
 function composeDeliveryReplay(ctx: ServiceContext, repositories: ApiRepositories): DeliveryReplay {
-  const otpCheck = otpStillWanted(repositories.otps);
+  const otpCheck = otpStillWanted(repositories.otps, repositories.users);
   return createDeliveryReplay({
     deliveries: repositories.deliveries,
     stillWanted: {

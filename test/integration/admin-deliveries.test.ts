@@ -353,4 +353,46 @@ describe('operators list and replay failed deliveries', () => {
     // Rows still inside their window keep theirs.
     expect((await rows().findOne({ _id: idOf(otpUuids[3] as string) as never }))?.secretMacros).toEqual(expect.any(String));
   });
+
+  test('when the user of a failed OTP was blocked or deleted since, then a replay skips it and sends them nothing', async () => {
+    const blockedMobile = '+15551230001';
+    const deletedMobile = '+15551230002';
+    await insertUser(service.ctx.mongo, { userId: 'lost-phone', mobileNumber: blockedMobile });
+    await insertUser(service.ctx.mongo, { userId: 'left', mobileNumber: deletedMobile });
+    // Twilio refuses these two as well: both end FAILED, replayable.
+    await worker?.shutdown();
+    worker = await startDispatchWorker(loadConfig({ ...service.env, ...twilioEnv(stub.url) }), memoryLogger().logger);
+    const failedOtp = async (userId: string) => {
+      const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody(userId));
+      return ((await res.json()) as { otpUuid: string }).otpUuid;
+    };
+    const [ofBlocked, ofDeleted] = [await failedOtp('lost-phone'), await failedOtp('left')];
+    await eventually(async () =>
+      (await rows().countDocuments({ _id: { $in: [idOf(ofBlocked), idOf(ofDeleted)] as never[] }, state: 'FAILED' })) === 2
+        ? true
+        : undefined,
+    );
+    await worker.shutdown();
+    worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
+    const block = await fetch(`${service.url}/admin/users/lost-phone/blocked`, {
+      method: 'PUT',
+      headers: { ...admin(), 'content-type': 'application/json' },
+      body: JSON.stringify({ blocked: true, reason: 'lost phone' }),
+    });
+    expect(block.status).toBe(200);
+    const usersToken = (await createClientWithToken(service, { scopes: ['users'] })).accessToken;
+    const removed = await fetch(`${service.url}/v1/users/left`, { method: 'DELETE', headers: { authorization: `Bearer ${usersToken}` } });
+    expect(removed.status).toBe(204);
+
+    const result = (await (await replay({ ids: [idOf(ofBlocked), idOf(ofDeleted)], dryRun: false })).json()) as Replayed;
+    expect(result.queued).toEqual([]);
+    expect(result.skipped.map((s) => [s.id, s.skip])).toEqual([
+      [idOf(ofBlocked), { code: 'ended', reason: 'Its user is blocked.' }],
+      [idOf(ofDeleted), { code: 'ended', reason: 'Its user was deleted.' }],
+    ]);
+    // Nothing was queued, so nothing can reach the outbox later either.
+    expect(await rows().countDocuments({ _id: { $in: [idOf(ofBlocked), idOf(ofDeleted)] as never[] }, state: 'FAILED' })).toBe(2);
+    expect(await readOutbox(service, blockedMobile)).toEqual([]);
+    expect(await readOutbox(service, deletedMobile)).toEqual([]);
+  });
 });
