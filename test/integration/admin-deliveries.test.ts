@@ -113,6 +113,16 @@ describe('operators list and replay failed deliveries', () => {
     expect(order).toEqual([...order].sort().reverse());
   });
 
+  test('when a provider refuses a message quoting the address, then the failed job kept in Redis (and shown on the queue dashboard) has it masked', async () => {
+    const failed = await service.ctx.queues.dispatch.getFailed();
+    expect(failed.length).toBeGreaterThan(0);
+    for (const job of failed) {
+      expect(job.failedReason).toContain('is not a valid phone number');
+      expect(job.failedReason).not.toContain('5551239876');
+      expect(JSON.stringify(job.stacktrace)).not.toContain('5551239876');
+    }
+  });
+
   test('when the list is read a page at a time, then the pages join up without gaps or repeats', async () => {
     const seen: string[] = [];
     let cursor: string | undefined;
