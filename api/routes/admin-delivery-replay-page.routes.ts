@@ -64,9 +64,11 @@ export function adminDeliveryReplayPageRoutes(ctx: ServiceContext, replay: Deliv
       if (!(err instanceof ValidationError)) throw err;
       const field = /\[Invalid field (\w+)\]/.exec(err.message)?.[1] ?? 'filter';
       const hint = field === 'since' ? ' Write an instant with its zone, such as 2026-11-25T06:00:00Z.' : '';
+      // The cursor comes from the page's own "Older failures" link, not from a filter the operator typed.
+      const error = field === 'cursor' ? 'This page link is not valid. Open the page again.' : `The ${field} filter is not valid.${hint}`;
       send(res, 422, {
         title: 'Failed deliveries',
-        error: `The ${field} filter is not valid.${hint}`,
+        error,
         listing: { filter: typed, rows: [] },
       });
       return;

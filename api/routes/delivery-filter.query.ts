@@ -1,5 +1,5 @@
 import type { DeliveryFilter } from '../../core/deliveries/delivery-replay.types.js';
-import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from '../../core/deliveries/delivery-replay.js';
+import { decodeCursor, LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from '../../core/deliveries/delivery-replay.js';
 import type { DeliveryState } from '../../core/deliveries/delivery.types.js';
 import { ValidationError } from '../../core/platform/errors/app-error.js';
 
@@ -46,9 +46,13 @@ export function parseDeliveryFilter(query: Record<string, unknown>, blankIsAny =
   return filter;
 }
 
-/** `cursor` and `limit` (1 to LIST_PAGE_MAX, default LIST_PAGE_DEFAULT). */
+/**
+ * `cursor` and `limit` (1 to LIST_PAGE_MAX, default LIST_PAGE_DEFAULT). The cursor is checked here
+ * with the other parameters, so the page can say a link is broken instead of failing later.
+ */
 export function parsePage(query: Record<string, unknown>, blankIsAny = false): { cursor?: string; limit: number } {
   const cursor = textOf(query, 'cursor', blankIsAny);
+  if (cursor !== undefined) decodeCursor(cursor);
   const limitText = textOf(query, 'limit', blankIsAny);
   if (limitText !== undefined && (!/^[0-9]{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > LIST_PAGE_MAX)) {
     throw invalid('limit');

@@ -186,6 +186,13 @@ describe('operators list and replay failed deliveries', () => {
     expect(anonymous.headers.get('www-authenticate')).toBe('Basic realm="svc-identity admin", charset="UTF-8"');
   });
 
+  test('when the page is given a page link that is not valid, then it says so, as a page', async () => {
+    const res = await fetch(`${service.url}/admin/delivery-replay?cursor=not-a-cursor`, { headers: admin() });
+    expect(res.status).toBe(422);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await res.text()).toContain('This page link is not valid. Open the page again.');
+  });
+
   test('when the admin token is missing, then both routes answer 401', async () => {
     expect((await fetch(`${service.url}/admin/deliveries`)).status).toBe(401);
     const res = await fetch(`${service.url}/admin/deliveries/replay`, {
