@@ -143,6 +143,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     activity: repositories.activity,
     discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
     endSignIns: (ref) => repositories.oidcRecords.endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
+    cancelPendingOtps: (ref) => otp.cancellation.cancelAllOfUser(ref),
   });
   const { users, clients, templates, activity, oidcRecords, revokedTokens } = repositories;
   const afterAnswers = createWorkAfterAnswers();

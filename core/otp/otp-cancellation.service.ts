@@ -1,11 +1,12 @@
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { NotFoundError } from '../platform/errors/app-error.js';
 import type { Logger } from '../platform/logger/logger.js';
+import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 import type { OtpsRepository } from './otps.repository.js';
 import { otpEnded, publicStatus, type OtpValidationService } from './otp-validation.service.js';
 
 export interface OtpCancellationDeps {
-  otps: Pick<OtpsRepository, 'cancel' | 'findForClient'>;
+  otps: Pick<OtpsRepository, 'cancel' | 'findForClient' | 'cancelActiveOfUser'>;
   deliveries: Pick<DeliveriesRepository, 'cancelQueued'>;
   /** The answer: the OTP's state as `GET /v1/svc-otp/{otpUuid}` shows it. */
   status: OtpValidationService['status'];
@@ -36,6 +37,17 @@ export function createOtpCancellationService(deps: OtpCancellationDeps) {
       await deps.deliveries.cancelQueued(otpUuid, at);
       if (cancelled) deps.logger.info({ otpUuid }, 'OTP cancelled');
       return deps.status(otpUuid, clientId);
+    },
+
+    /**
+     * A blocked or deleted user is sent no code and validates none: their pending OTPs (and login
+     * codes) end CANCELLED and their waiting messages end unsent, as a cancel of each would.
+     */
+    async cancelAllOfUser(ref: UserRef): Promise<void> {
+      const at = now();
+      const otpUuids = await deps.otps.cancelActiveOfUser(ref, at);
+      for (const otpUuid of otpUuids) await deps.deliveries.cancelQueued(otpUuid, at);
+      if (otpUuids.length > 0) deps.logger.info({ otps: otpUuids.length }, 'OTPs of a blocked or deleted user cancelled');
     },
   };
 }

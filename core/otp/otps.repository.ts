@@ -1,8 +1,8 @@
 import { Schema, type Connection, type mongo } from 'mongoose';
 import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../platform/batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
-import type { EnterpriseScope } from '../platform/tenancy/enterprise-id.js';
-import { scopeFilter } from '../platform/tenancy/tenant-filter.js';
+import type { EnterpriseScope, UserRef } from '../platform/tenancy/enterprise-id.js';
+import { scopeFilter, userFilter } from '../platform/tenancy/tenant-filter.js';
 import type { Channel } from '../deliveries/delivery.types.js';
 
 export type OtpStatus = 'ACTIVE' | 'USED' | 'LOCKED' | 'CANCELLED';
@@ -193,6 +193,23 @@ export function createOtpsRepository(connection: Connection) {
         )
         .lean<OtpDoc>();
       return doc ? toRecord(doc) : undefined;
+    },
+
+    /**
+     * ACTIVE → CANCELLED for every OTP of the user that could still be validated (login codes
+     * included, whichever client asked), when the user is blocked or deleted. The uuids it found;
+     * one a validation used meanwhile stays USED (the update is conditional like `cancel`).
+     */
+    async cancelActiveOfUser(ref: UserRef, now: Date): Promise<string[]> {
+      const Otps = await model();
+      const found = await Otps.find({ ...userFilter(ref), ...stillActive(now) }, { _id: 1 }).lean<{ _id: string }[]>();
+      const ids = found.map((doc) => doc._id);
+      if (ids.length > 0)
+        await Otps.updateMany(
+          { _id: { $in: ids }, ...stillActive(now) },
+          { $set: { status: 'CANCELLED', cancelledAt: now }, $unset: { resendCode: 1 } },
+        );
+      return ids;
     },
 
     /**

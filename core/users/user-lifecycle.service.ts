@@ -11,12 +11,16 @@ export interface UserLifecycleDeps {
   discardPendingNotifications: (ref: UserRef) => Promise<number>;
   /** Ends the user's access tokens, refresh tokens and browser sessions. */
   endSignIns: (ref: UserRef) => Promise<void>;
+  /** Cancels the user's pending OTPs and login codes, so their waiting messages are not sent. */
+  cancelPendingOtps: (ref: UserRef) => Promise<void>;
 }
 
 /**
  * Blocking and deleting a user, with everything each ends. The status is stored before what it
  * ends is ended, so nothing new can be created afterwards (sign-in, token refresh, OTPs and
- * notifications check it); doing it again finishes what a crash interrupted. Passkeys and push
+ * notifications check it); doing it again finishes what a crash interrupted. Pending OTPs and
+ * login codes are cancelled: an OTP whose request read the user just before the status was
+ * stored and wrote its record just after the cancel is the one left, in those milliseconds. Passkeys and push
  * subscriptions stay: a blocked or deleted user's sign-ins and tokens are refused, so they are
  * never used.
  *
@@ -30,7 +34,7 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
   return {
     /**
      * Admin (API or CLI): blocks or unblocks the user, recorded with the reason. Blocking ends the
-     * user's pending activation code, pending notifications and sign-ins; unblocking restores none
+     * user's pending activation code, pending notifications, pending OTPs and sign-ins; unblocking restores none
      * of them (an admin re-issues an activation code). NotFoundError for a user that does not
      * exist in that enterprise.
      */
@@ -49,6 +53,7 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
         // an unblocked user); this ends the code itself, so unblocking does not bring it back.
         await deps.users.endPendingActivation(ref, at);
         await deps.discardPendingNotifications(ref);
+        await deps.cancelPendingOtps(ref);
         await deps.endSignIns(ref);
       }
       const user = await deps.users.findUser(ref);
@@ -69,6 +74,7 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
       if (outcome === 'deleted')
         await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
       await deps.discardPendingNotifications(ref);
+      await deps.cancelPendingOtps(ref);
     },
   };
 }

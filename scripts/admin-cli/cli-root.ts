@@ -3,10 +3,13 @@ import { createActivityRepository } from '../../core/activity/activity.repositor
 import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import type { ClientStores } from '../../core/clients/client-stores.js';
 import { createClientsRepository } from '../../core/clients/clients.repository.js';
+import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createGroupsRepository } from '../../core/groups/groups.repository.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService } from '../../core/notifications/notifications.service.js';
 import { createLogger } from '../../core/platform/logger/logger.js';
+import { createOtpCancellationService } from '../../core/otp/otp-cancellation.service.js';
+import { createOtpsRepository } from '../../core/otp/otps.repository.js';
 import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
 import { createSignInFailuresRepository } from '../../core/sign-in/sign-in-failures.repository.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
@@ -34,6 +37,13 @@ export function composeCli(mongo: Connection) {
     logger: createLogger({ level: 'silent', name: 'admin-cli' }),
     callbackPolicy: { allowLoopback: false, allowedNetworks: [] },
   });
+  // The dispatch worker reads an OTP's status before each send, so a cancel needs no queue here.
+  const otpCancellation = createOtpCancellationService({
+    otps: createOtpsRepository(mongo),
+    deliveries: createDeliveriesRepository(mongo),
+    status: () => Promise.reject(new Error('the admin CLI shows no OTP')),
+    logger: createLogger({ level: 'silent', name: 'admin-cli' }),
+  });
   const clients: ClientStores = { clients: createClientsRepository(mongo), activity, lookup: { invalidate: () => undefined } };
   const templates: TemplateStores = { templates: createTemplatesRepository(mongo), activity, cache: { forget: () => undefined } };
   return {
@@ -49,6 +59,7 @@ export function composeCli(mongo: Connection) {
       activity,
       discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
       endSignIns: (ref) => oidcRecords.endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
+      cancelPendingOtps: (ref) => otpCancellation.cancelAllOfUser(ref),
     }),
   };
 }

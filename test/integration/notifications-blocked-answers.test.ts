@@ -136,6 +136,7 @@ describe('Notifications: an answer that crosses a block or a delete', () => {
           return service.services.notifications.discardPendingNotifications(ref);
         },
         endSignIns: async () => {},
+        cancelPendingOtps: async () => {},
       });
       let ending: Promise<unknown> | undefined;
       const users: UserFinder = {

@@ -89,6 +89,35 @@ describe('Cancel and resend an OTP', () => {
 
   const codeIn = (text: string) => /(\d{6})/.exec(text)?.[1] ?? '';
 
+  describe('users blocked or deleted while an OTP is pending', () => {
+    test('when the user is blocked, or deleted by the enterprise, then their ACTIVE OTPs are cancelled: the waiting message is never sent and the code is refused', async () => {
+      const usersToken = (await createClientWithToken(service, { scopes: ['users'] })).accessToken;
+      const ends = {
+        blocked: (userId: string) =>
+          fetch(`${service.url}/admin/users/${userId}/blocked`, {
+            method: 'PUT',
+            headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ blocked: true, reason: 'lost phone' }),
+          }),
+        deleted: (userId: string) =>
+          fetch(`${service.url}/v1/users/${userId}`, { method: 'DELETE', headers: { authorization: `Bearer ${usersToken}` } }),
+      };
+      for (const [how, end] of Object.entries(ends)) {
+        const { userId } = await newUser();
+        const otpUuid = await generate(userId);
+        expect([200, 204]).toContain((await end(userId)).status);
+        const { run, sends } = recordingProcessor();
+        await expect(run(`otp-${otpUuid}-SMS`)).resolves.toEqual({ state: 'SKIPPED', reason: 'cancelled' });
+        expect({ how, sends }).toEqual({ how, sends: [] });
+        expect(await status(otpUuid)).toMatchObject({
+          status: 'CANCELLED',
+          deliveries: [expect.objectContaining({ state: 'FAILED', lastError: 'cancelled before it could be sent' })],
+        });
+        expect((await validate(otpUuid, '123456')).status).toBe(410);
+      }
+    });
+  });
+
   describe('DELETE /v1/svc-otp/{otpUuid}', () => {
     test('when an ACTIVE OTP is cancelled, then 200 shows CANCELLED, its waiting message is never sent and the code is refused with 410', async () => {
       const { userId } = await newUser();
