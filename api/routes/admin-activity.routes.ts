@@ -27,6 +27,7 @@ const toResponse = (entry: ActivityEntry) => ({
   ...(entry.userId !== undefined ? { userId: entry.userId } : {}),
   ...(entry.clientId !== undefined ? { clientId: entry.clientId } : {}),
   ...(entry.templateName !== undefined ? { templateName: entry.templateName } : {}),
+  ...(entry.groupName !== undefined ? { groupName: entry.groupName } : {}),
   ...(entry.replay !== undefined ? { replay: entry.replay } : {}),
   ...(entry.deliveryIds !== undefined ? { deliveryIds: entry.deliveryIds } : {}),
   ...(entry.comments !== undefined ? { comments: entry.comments } : {}),

@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import type { ActivityRepository } from '../../core/activity/activity.repository.js';
+import { createGroup } from '../../core/groups/group-creation.js';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import type { Group, GroupsRepository } from '../../core/groups/groups.repository.js';
 import { deleteGroup } from '../../core/users/group-deletion.service.js';
@@ -10,13 +12,16 @@ import type { ServiceContext } from '../service-context.js';
 
 const toGroupResponse = (group: Group) => ({ name: group.name, description: group.description, createdAt: group.createdAt.toISOString() });
 
-export function adminGroupsRoutes(ctx: ServiceContext, repositories: { groups: GroupsRepository; users: UsersRepository }): Router {
+export function adminGroupsRoutes(
+  ctx: ServiceContext,
+  repositories: { groups: GroupsRepository; users: UsersRepository; activity: ActivityRepository },
+): Router {
   const { groups } = repositories;
   const router = Router();
   const admin = requireAdminToken(ctx);
 
   router.post('/admin/groups', admin, ...jsonBody(ctx), validateBody('admin-groups.create.json'), async (req, res) => {
-    const group = await groups.createGroup(req.body as { name: string; description?: string });
+    const group = await createGroup(repositories, req.body as { name: string; description?: string });
     res.status(201).json(toGroupResponse(group));
   });
 

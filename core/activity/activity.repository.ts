@@ -26,6 +26,8 @@ export type ActivityAction =
   | 'template.created'
   | 'template.updated'
   | 'template.deleted'
+  | 'group.created'
+  | 'group.deleted'
   | 'deliveries.replayed';
 
 /** One change, as written by the service. */
@@ -37,6 +39,8 @@ export interface ActivityInput {
   userId?: string;
   clientId?: string;
   templateName?: string;
+  /** A group created or deleted (groups, like templates, serve every enterprise). */
+  groupName?: string;
   /** A replay of failed deliveries: how many were selected, queued again and skipped. */
   replay?: { selected: number; queued: number; skipped: number };
   /** The deliveries a replay queued again. */
@@ -63,6 +67,7 @@ export const activitySchema = new Schema<ActivityDoc>(
     userId: { type: String },
     clientId: { type: String },
     templateName: { type: String },
+    groupName: { type: String },
     replay: { type: Schema.Types.Mixed },
     deliveryIds: { type: [String], default: undefined },
     comments: { type: String },

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ActivityRepository } from '../activity/activity.repository.js';
 import type { GroupsRepository } from '../groups/groups.repository.js';
 import { ConflictError, NotFoundError, UnavailableError } from '../platform/errors/app-error.js';
 import type { UsersRepository } from './users.repository.js';
@@ -46,14 +47,15 @@ export const CLOCK_MARGIN_MS = 30_000;
  */
 
 /**
- * Deletes a group that no live user names (DELETED users keep their history). A group in use
- * stays: users would otherwise refer to a group that no longer exists and fail enrollment's rules
- * on their next update.
+ * Deletes a group that no live user names (DELETED users keep their history), recorded in the
+ * activity record. A group in use stays: users would otherwise refer to a group that no longer
+ * exists and fail enrollment's rules on their next update.
  */
 export async function deleteGroup(
   deps: {
     groups: Pick<GroupsRepository, 'findGroup' | 'markForDeletion' | 'unmarkForDeletion' | 'removeGroupStillMarked'>;
     users: Pick<UsersRepository, 'countLiveInGroup'>;
+    activity: Pick<ActivityRepository, 'append'>;
     now?: () => Date;
   },
   name: string,
@@ -83,4 +85,5 @@ export async function deleteGroup(
     await deps.groups.unmarkForDeletion(name, token);
     throw new UnavailableError('Service unavailable: the group deletion took too long; retry', { retryAfterSeconds: 1 });
   }
+  await deps.activity.append({ actor: { type: 'admin' }, action: 'group.deleted', groupName: name });
 }

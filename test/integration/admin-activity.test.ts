@@ -152,6 +152,17 @@ describe('activity record (GET /admin/activity)', () => {
     expect(await (await admin('GET', '/admin/templates/audited_sms')).json()).not.toHaveProperty('comments');
   });
 
+  test('when the admin creates and deletes a group, then the record names the group, and a refused deletion is not recorded', async () => {
+    expect((await admin('POST', '/admin/groups', { name: 'audited-group', description: 'Short-lived' })).status).toBe(201);
+    expect((await admin('POST', '/admin/groups', { name: 'audited-group' })).status).toBe(409);
+    expect((await admin('DELETE', '/admin/groups/audited-group')).status).toBe(204);
+    expect((await admin('DELETE', '/admin/groups/audited-group')).status).toBe(404);
+    expect((await activity('?limit=2')).activity).toEqual([
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'group.deleted', groupName: 'audited-group' },
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'group.created', groupName: 'audited-group' },
+    ]);
+  });
+
   test('when the record is read a page at a time, then pages follow each other without gaps or repeats', async () => {
     const all = (await activity('?limit=500')).activity.map((e) => e.id);
     expect(all.length).toBeGreaterThanOrEqual(8);

@@ -295,6 +295,11 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     });
     expect(await cli('groups', 'delete', 'short-lived')).toEqual({ deleted: 'short-lived' });
     expect(await refused('groups', 'show', 'short-lived')).toMatchObject({ code: 2, stderr: 'Group not found\n' });
+    const recorded = await service.ctx.mongo.collection('activity').find({ groupName: 'short-lived' }).sort({ at: 1 }).toArray();
+    expect(recorded.map((e) => [e.action, e.actor])).toEqual([
+      ['group.created', { type: 'admin' }],
+      ['group.deleted', { type: 'admin' }],
+    ]);
   });
 
   test('when a template is set from a file, then it is created, replaced with the next version, shown, listed and deleted', async () => {

@@ -151,7 +151,10 @@ describe('group deletion racing enrollment and PATCH', () => {
         return marked;
       };
 
-      await deleteGroup({ groups: { ...groups, markForDeletion: markThenLetEnrollmentFinish }, users }, 'deciding');
+      await deleteGroup(
+        { groups: { ...groups, markForDeletion: markThenLetEnrollmentFinish }, users, activity: service.services.repositories.activity },
+        'deciding',
+      );
 
       expect(enrolled?.status).toBe(409);
       expect(await enrolled?.json()).toEqual(missingGroup('deciding', '/v1/users'));
@@ -336,7 +339,10 @@ describe('group deletion racing enrollment and PATCH', () => {
         await outcome;
         return marked;
       };
-      await deleteGroup({ groups: { ...groups, markForDeletion: letPatchFinish }, users }, 'left-2');
+      await deleteGroup(
+        { groups: { ...groups, markForDeletion: letPatchFinish }, users, activity: service.services.repositories.activity },
+        'left-2',
+      );
 
       expect(await outcome).toEqual(new ConflictError('The group name : left-2 does not exist in the system.'));
       expect(first.status).toBe(409);
