@@ -1,6 +1,6 @@
-import { createECDH } from 'node:crypto';
+import { createECDH, type ECDH } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { createServerSecretsRepository } from '../auth/server-secrets.repository.js';
+import { createServerSecretsRepository, type ServerSecretsRepository } from '../auth/server-secrets.repository.js';
 import type { PushConfig } from '../platform/config/config.js';
 import { loadOnFirstUse } from '../platform/load-on-first-use.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
@@ -21,12 +21,29 @@ interface StoredVapidKeys {
 const SECRET_NAME = 'vapid-keys';
 const BOX_CONTEXT = 'vapid-private-key';
 
-function generatePair(encryptionKey: Buffer): StoredVapidKeys {
+const PRIVATE_KEY_BYTES = 32;
+
+/**
+ * The private key as the 32 bytes RFC 8292 (and web-push) require. Node's ECDH gives the scalar
+ * without its leading zero bytes, so about one key in 256 comes out as 31 bytes, which web-push
+ * refuses on every push; the zeros are put back (the same key, so stored and configured ones too).
+ */
+function fullLengthPrivateKey(privateKey: string): string {
+  const bytes = Buffer.from(privateKey, 'base64url');
+  if (bytes.length >= PRIVATE_KEY_BYTES) return privateKey;
+  return Buffer.concat([Buffer.alloc(PRIVATE_KEY_BYTES - bytes.length), bytes]).toString('base64url');
+}
+
+function newKeyPair(): ECDH {
   const ecdh = createECDH('prime256v1');
   ecdh.generateKeys();
+  return ecdh;
+}
+
+function sealPair(ecdh: ECDH, encryptionKey: Buffer): StoredVapidKeys {
   return {
     publicKey: ecdh.getPublicKey('base64url'),
-    privateKeyBox: encryptSecret(ecdh.getPrivateKey('base64url'), encryptionKey, BOX_CONTEXT),
+    privateKeyBox: encryptSecret(fullLengthPrivateKey(ecdh.getPrivateKey('base64url')), encryptionKey, BOX_CONTEXT),
   };
 }
 
@@ -36,13 +53,16 @@ function generatePair(encryptionKey: Buffer): StoredVapidKeys {
  * (subscriptions are bound to the public key the app subscribed with).
  */
 export async function loadVapidKeys(
-  connection: Connection,
+  secrets: Pick<ServerSecretsRepository, 'ensureServerSecret'>,
   config: Pick<PushConfig, 'vapidKeys'>,
   encryptionKey: Buffer,
+  /** Only tests replace it. */
+  generateKeyPair: () => ECDH = newKeyPair,
 ): Promise<VapidKeys> {
-  if (config.vapidKeys) return { ...config.vapidKeys };
-  const stored = await createServerSecretsRepository(connection).ensureServerSecret(SECRET_NAME, async () => generatePair(encryptionKey));
-  return { publicKey: stored.publicKey, privateKey: decryptSecret(stored.privateKeyBox, encryptionKey, BOX_CONTEXT) };
+  if (config.vapidKeys) return { publicKey: config.vapidKeys.publicKey, privateKey: fullLengthPrivateKey(config.vapidKeys.privateKey) };
+  const stored = await secrets.ensureServerSecret(SECRET_NAME, async () => sealPair(generateKeyPair(), encryptionKey));
+  // A key stored before the padding above is padded on every load.
+  return { publicKey: stored.publicKey, privateKey: fullLengthPrivateKey(decryptSecret(stored.privateKeyBox, encryptionKey, BOX_CONTEXT)) };
 }
 
 /** The process's VAPID keys: loaded on first use, then the same for every caller. */
@@ -53,5 +73,5 @@ export type VapidKeysCache = () => Promise<VapidKeys>;
  * composition root (the API's, the notification worker's) and handed to whoever signs or publishes.
  */
 export function createVapidKeysCache(connection: Connection, config: Pick<PushConfig, 'vapidKeys'>, encryptionKey: Buffer): VapidKeysCache {
-  return loadOnFirstUse(() => loadVapidKeys(connection, config, encryptionKey));
+  return loadOnFirstUse(() => loadVapidKeys(createServerSecretsRepository(connection), config, encryptionKey));
 }
