@@ -161,6 +161,22 @@ describe('OTP delivery through providers, retries and receipts', () => {
     expect(stub.requests).toHaveLength(1);
   });
 
+  test('when Twilio names the number in its refusal, then the failed job kept in Redis shows it masked, as the logs do', async () => {
+    stub = await startProviderStub([
+      { status: 400, body: { code: 21211, message: `The 'To' number ${mobile} is not a valid phone number.`, status: 400 } },
+    ]);
+    worker = await startWorker(twilioEnv(stub.url));
+    const otpUuid = await generate();
+    const [row] = await settled(otpUuid, 'FAILED');
+    // The row keeps the provider's text for the client that made the OTP (docs/security.md, Logs).
+    expect(row?.lastError).toContain(mobile);
+    expect(await jobEnded(service.ctx.queues.dispatch, `otp-${otpUuid}-SMS`)).toBe('failed');
+    const job = await service.ctx.queues.dispatch.getJob(`otp-${otpUuid}-SMS`);
+    expect(job?.failedReason).toBe("The 'To' number +*********99 is not a valid phone number. (Twilio 21211)");
+    expect((job?.stacktrace ?? []).join('\n')).toContain('+*********99');
+    expect(JSON.stringify(job)).not.toContain(mobile.slice(1));
+  });
+
   /** The waiting dispatch job of an OTP's SMS, replaced by one with `data` (what the job carries). */
   async function replaceJob(otpUuid: string, data: (current: DispatchJobData) => DispatchJobData): Promise<void> {
     const queue = service.ctx.queues.dispatch;

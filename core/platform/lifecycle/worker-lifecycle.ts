@@ -1,7 +1,7 @@
 import { Worker, type Processor } from 'bullmq';
 import type { RedisClient } from '../queues/redis-connection.js';
 import type { Config } from '../config/config.js';
-import type { Logger } from '../logger/logger.js';
+import { maskContactsInText, type Logger } from '../logger/logger.js';
 import { JOB_RETENTION } from '../queues/job-retention.js';
 import type { QueueName } from '../queues/queue-names.js';
 
@@ -33,11 +33,31 @@ export function lockTimings(lockDurationMs: number): { lockDuration: number; loc
 }
 
 /**
+ * BullMQ keeps a failed job's message and stack in Redis (JOB_RETENTION: days) and shows them on
+ * the queue dashboard, and a provider's refusal can name the address ("The 'To' number +1555… is
+ * not a valid phone number"): they are masked there as in the logs. The error object itself is
+ * kept, since its class and fields steer retries and backoff.
+ */
+function maskingFailures(processor: Processor): Processor {
+  return async (job, token, signal) => {
+    try {
+      return (await processor(job, token, signal)) as unknown;
+    } catch (err) {
+      if (err instanceof Error) {
+        err.message = maskContactsInText(err.message);
+        if (err.stack !== undefined) err.stack = maskContactsInText(err.stack);
+      }
+      throw err;
+    }
+  };
+}
+
+/**
  * A BullMQ worker created with autorun off and error listeners attached, so the process decides
  * when to start taking work (once its stores are reachable) and errors never go unheard.
  */
 export function createManagedWorker(options: ManagedWorkerOptions): Worker {
-  const worker = new Worker(options.queue, options.processor, {
+  const worker = new Worker(options.queue, maskingFailures(options.processor), {
     connection: options.connection,
     prefix: options.config.queuePrefix,
     concurrency: options.concurrency,
