@@ -9,11 +9,11 @@ import {
 import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
-import { maskContactsInText, type Logger } from '../../core/platform/logger/logger.js';
+import type { Logger } from '../../core/platform/logger/logger.js';
 import { deliveryOutcomes, providerSendDuration } from '../../core/platform/metrics/business-metrics.js';
 import { decryptSecret } from '../../core/crypto/secret-box.js';
 import type { DeliveryFailover, FailureCause } from '../../core/otp/otp-failover.js';
-import { PermanentProviderError, TransientProviderError } from '../../core/providers/provider-errors.js';
+import { PermanentProviderError } from '../../core/providers/provider-errors.js';
 import type { Providers, SentMessage } from '../../core/providers/provider.types.js';
 import { isRecipientFailure, type SmsRouting } from '../../core/providers/sms-routing.js';
 import type { DispatchJobData } from '../../core/platform/queues/dispatch.queue.js';
@@ -22,20 +22,6 @@ import { firstSchemaErrorLine } from '../../core/platform/schemas/schema-error-m
 import type { MessageTemplate, RenderedMessage } from '../../core/templates/template.types.js';
 import { renderTemplate } from '../../core/templates/template-renderer.js';
 import { simulateReceipt, TEST_PROVIDER, type TestModeSend } from './test-mode-send.js';
-
-/**
- * The failure BullMQ keeps of a job: its message and stack stay in Redis for days (failed jobs'
- * retention) and the queue dashboard shows them. A provider's own wording may quote the address
- * ("The 'To' number +1555... is not a valid phone number"), so what is thrown to BullMQ has every
- * address masked as in the logs; the provider's `retryAfterMs` is kept for the backoff. The row's
- * `lastError` keeps the provider's text, masked wherever it is shown.
- */
-function withContactsMasked(err: unknown): unknown {
-  if (!(err instanceof Error)) return err;
-  const message = maskContactsInText(err.message);
-  if (message === err.message) return err;
-  return err instanceof TransientProviderError ? new TransientProviderError(message, err.retryAfterMs, err.status) : new Error(message);
-}
 
 export interface DispatchProcessorDeps {
   deliveries: DeliveriesRepository;
@@ -265,7 +251,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       if (err instanceof PermanentProviderError) {
         await failOver(delivery, provider, isRecipientFailure(err) ? 'recipient' : 'provider');
         await markFailed(delivery, err.reason, attempt, provider);
-        throw new UnrecoverableError(maskContactsInText(err.reason));
+        throw new UnrecoverableError(err.reason);
       }
       const reason = (err as Error).message;
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
@@ -273,8 +259,9 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
         await failOver(delivery, provider, 'provider');
         await markFailed(delivery, `gave up after ${attempt} attempts: ${reason}`, attempt, provider);
       } else await deps.deliveries.recordTransientError(deliveryId, reason, attempt);
-      deps.logger.warn({ deliveryId, attempt, provider, err: maskContactsInText(reason) }, 'transient delivery failure');
-      throw withContactsMasked(err);
+      deps.logger.warn({ deliveryId, attempt, provider, err: reason }, 'transient delivery failure');
+      // Its addresses are masked before BullMQ keeps it (worker-lifecycle.ts).
+      throw err;
     }
     // Durable before the job ends; the row follows within milliseconds (sent-outcomes.ts). Should
     // this fail, the job's retry finds no record and sends again: at least once, never lost.
