@@ -29,9 +29,19 @@ const RANGE_NAMES: Record<string, string> = {
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
-/** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is the IPv4 address it carries. */
+/**
+ * An IPv6 address that carries an IPv4 one is judged as that IPv4 address: IPv4-mapped
+ * (`::ffff:127.0.0.1`), and IPv4-compatible (`::127.0.0.1`, the deprecated ::/96 of RFC 4291
+ * 2.5.5.1), which ipaddr.js ranks as plain unicast although a host with automatic IPv6-in-IPv4
+ * tunnelling routes it towards that IPv4 address. `::` and `::1` keep their own ranges (unspecified, loopback).
+ */
 function normalize(address: Address): Address {
-  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
+  if (address.kind() !== 'ipv6') return address;
+  const v6 = address as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
+  const [high = 0, low = 0] = v6.parts.slice(6);
+  const ipv4Compatible = v6.parts.slice(0, 6).every((part) => part === 0) && v6.range() === 'unicast';
+  return ipv4Compatible ? new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]) : address;
 }
 
 function inAllowedNetwork(address: Address, networks: readonly string[]): boolean {

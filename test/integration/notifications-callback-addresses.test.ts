@@ -87,6 +87,10 @@ describe('Notification callbacks: internal addresses refused at creation', () =>
     ['https://255.255.255.255/cb', '255.255.255.255', 'broadcast'],
     ['https://[64:ff9b::7f00:1]/cb', '64:ff9b::7f00:1', 'rfc6052'],
     ['https://[2002:7f00:1::]/cb', '2002:7f00:1::', '6to4'],
+    // IPv4-compatible IPv6 (::/96, deprecated): judged as the IPv4 address it carries.
+    ['https://[::127.0.0.1]/cb', '127.0.0.1', 'loopback'],
+    ['https://[::a9fe:a9fe]/cb', '169.254.169.254', 'link-local'],
+    ['https://[::10.0.0.1]/cb', '10.0.0.1', 'private'],
   ])('when callbackUrl is %s, then 422 names %s as in the %s range', async (callbackUrl, address, range) => {
     const res = await create(callbackUrl);
     expect(res.status).toBe(422);
