@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../core/platform/config/config.js';
 
 const base = { NODE_ENV: 'test', MONGODB_URI: 'mongodb://127.0.0.1:1/x', REDIS_URL: 'redis://127.0.0.1:1' };
@@ -34,6 +35,19 @@ describe('provider configuration', () => {
     });
     expect(config.sendgrid).toEqual({ apiKey: 'SG.key.value', apiBaseUrl: 'http://127.0.0.1:4011/' });
     expect(config.emailFrom).toBe('id@example.com');
+  });
+
+  test('when SENDGRID_WEBHOOK_PUBLIC_KEY is not a P-256 public key, then the boot fails naming it; the key SendGrid shows is accepted', () => {
+    const spki = (curve: string) =>
+      generateKeyPairSync('ec', { namedCurve: curve }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+    const sendgridKey = spki('prime256v1');
+    expect(loadConfig({ ...base, SENDGRID_WEBHOOK_PUBLIC_KEY: sendgridKey }).sendgridWebhookPublicKey).toBe(sendgridKey);
+    const problem = new ConfigError([
+      "SENDGRID_WEBHOOK_PUBLIC_KEY: must be the P-256 verification key of SendGrid's signed Event Webhook (base64, as SendGrid shows it)",
+    ]);
+    for (const wrong of ['A'.repeat(44), spki('secp384r1'), Buffer.from('not a key at all, only a sentence of text').toString('base64')]) {
+      expect(() => loadConfig({ ...base, SENDGRID_WEBHOOK_PUBLIC_KEY: wrong })).toThrow(problem);
+    }
   });
 
   test('when Twilio is half configured, then the boot fails naming what is missing', () => {

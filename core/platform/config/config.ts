@@ -1,7 +1,7 @@
 // The typed configuration every process runs with: the settings of settings.ts, read and checked
 // by settings-reader.ts, then arranged by concern. Its type is inferred from `arrange`, so the
 // settings table is the only place a setting's type is written down.
-import { createECDH } from 'node:crypto';
+import { createECDH, createPublicKey } from 'node:crypto';
 import { queuePrefixFor, readRedisTarget, type RedisTarget } from './redis-target.js';
 import { readPasskeyConfig, type PasskeyConfig } from './passkey-config.js';
 import { splitList } from './setting-checks.js';
@@ -46,6 +46,24 @@ function vapidKeyProblems(publicKey: string | undefined, privateKey: string | un
   return ['VAPID_PRIVATE_KEY: must be the P-256 private key of VAPID_PUBLIC_KEY (base64url, as web-push generate-vapid-keys prints them)'];
 }
 
+/**
+ * SendGrid signs its Event Webhook with ECDSA P-256 and shows the verification key as base64 DER
+ * (SPKI). A value that is not one would have every event refused as forged, found only when
+ * receipts stop arriving; refuse it at start instead.
+ */
+function sendgridWebhookKeyProblems(publicKey: string | undefined): string[] {
+  if (publicKey === undefined) return [];
+  try {
+    const key = createPublicKey({ key: Buffer.from(publicKey, 'base64'), format: 'der', type: 'spki' });
+    if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return [];
+  } catch {
+    // Not a public key at all: reported below.
+  }
+  return [
+    "SENDGRID_WEBHOOK_PUBLIC_KEY: must be the P-256 verification key of SendGrid's signed Event Webhook (base64, as SendGrid shows it)",
+  ];
+}
+
 /** `TWILIO_` (the primary account) or `TWILIO_SECONDARY_` (the one SMS fails over to). */
 type TwilioPrefix = 'TWILIO_' | 'TWILIO_SECONDARY_';
 
@@ -74,7 +92,11 @@ function twilioProblems(s: Settings, prefix: TwilioPrefix): string[] {
 
 /** Checks between settings, which the table's per-setting validation cannot make. */
 function crossProblems(s: Settings): string[] {
-  const problems = [...providerProblems(s), ...vapidKeyProblems(s.VAPID_PUBLIC_KEY, s.VAPID_PRIVATE_KEY)];
+  const problems = [
+    ...providerProblems(s),
+    ...sendgridWebhookKeyProblems(s.SENDGRID_WEBHOOK_PUBLIC_KEY),
+    ...vapidKeyProblems(s.VAPID_PUBLIC_KEY, s.VAPID_PRIVATE_KEY),
+  ];
   if (s.ACTIVATION_MAX_FAILURES <= s.ACTIVATION_FREE_FAILURES_PER_USER) {
     problems.push('ACTIVATION_FREE_FAILURES_PER_USER: must be below ACTIVATION_MAX_FAILURES');
   }

@@ -544,7 +544,7 @@ export const SETTINGS = {
     kind: 'string',
     pattern: '^[A-Za-z0-9+/=]{40,}$',
     format: 'base64 (40 characters or more)',
-    doc: "base64 verification key of SendGrid's signed Event Webhook; without it events are refused (403)",
+    doc: "base64 verification key (P-256) of SendGrid's signed Event Webhook, as SendGrid shows it; another value stops the start; without it events are refused (403)",
   },
 
   // --- abuse limits ---
