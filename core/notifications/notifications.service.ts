@@ -69,6 +69,11 @@ export interface NotificationsDeps {
   /** Queues the callback; failures are tolerated (the sweep re-queues WAITING callbacks). */
   enqueueCallback: (notificationUuid: string) => Promise<void>;
   /**
+   * The sweep's: queues the callback again when its job ended without marking it, true when it
+   * did (a job still waiting or running is left alone). Only the notification worker sweeps.
+   */
+  requeueCallback?: (notificationUuid: string) => Promise<boolean>;
+  /**
    * Queues the Web Push of a new notification (its user's browsers hear that something waits).
    * Failures are tolerated: a push only hastens what the app's stream and polling also show.
    */
@@ -400,8 +405,18 @@ export function createNotificationsService(deps: NotificationsDeps) {
       const unsent = waiting
         .filter((w) => w.status !== 'ACTIVE' && w.answeredAt !== undefined && w.answeredAt.getTime() <= graceEnd)
         .slice(0, options.batchSize);
-      for (const w of unsent) await queueCallbackOf(w.notificationUuid);
-      return { expired, callbacksRequeued: unsent.length };
+      // Its job was never queued, or ended without marking the callback: an add alone would be a
+      // no-op while that ended job is kept, and the callback would stay WAITING for good.
+      const requeue = deps.requeueCallback ?? (async (uuid: string) => (await deps.enqueueCallback(uuid), true));
+      let callbacksRequeued = 0;
+      for (const w of unsent) {
+        const queued = await requeue(w.notificationUuid).catch((err: unknown) => {
+          log.warn({ err, notificationUuid: w.notificationUuid }, 'callback not queued again; the next sweep tries again');
+          return false;
+        });
+        if (queued) callbacksRequeued += 1;
+      }
+      return { expired, callbacksRequeued };
     },
 
     /** Deletes notifications ended more than `retentionDays` ago. */

@@ -1,9 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { notificationModel, createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
 import { callbackJobId, enqueueCallback, enqueueExpiry, expiryJobId } from '../../core/platform/queues/notification.queue.js';
+import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
@@ -304,5 +306,35 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     );
     const [call] = await eventually(async () => (callbacksFor(uuid).length > 0 ? callbacksFor(uuid) : undefined), 10_000);
     expect(JSON.parse(call.raw)).toMatchObject({ notification_uuid: uuid, status: 'DISCARD', signing_status: 'NA' });
+  });
+
+  test('when a callback job ended failed without marking the callback (its runs stalled out, or the last mark could not be written), then the sweep sends the callback again', async () => {
+    await stopWorker();
+    const uuid = await create({ callbackUrl: receiver.url });
+    expect((await answer(uuid, 'reject')).status).toBe(200);
+    // The job ends in the failed set the way BullMQ fails a job whose runs stalled too often: no
+    // run of the processor gets to mark the callback FAILED, so it stays WAITING.
+    const queue = service.ctx.queues['notification-callback'];
+    const connection = createWorkerRedis(service.config.redis);
+    const stalledOut = new Worker(
+      'notification-callback',
+      () => Promise.reject(new UnrecoverableError('job stalled more than allowable limit')),
+      { connection, prefix: service.config.queuePrefix },
+    );
+    try {
+      expect(await jobEnded(queue, callbackJobId(uuid))).toBe('failed');
+    } finally {
+      await stalledOut.close();
+      connection.disconnect();
+    }
+    // As it stands once the sweep's grace has passed since the answer.
+    await (await Notifications()).updateOne({ notificationUuid: uuid }, { $set: { answeredAt: new Date(Date.now() - 60_000) } });
+    expect((await stored(uuid))?.callbackState).toBe('WAITING');
+
+    await startWorker();
+    const [call] = await eventually(async () => (callbacksFor(uuid).length > 0 ? callbacksFor(uuid) : undefined), 10_000);
+    expect(JSON.parse(call.raw)).toMatchObject({ notification_uuid: uuid, status: 'UPDATED', action: 'reject' });
+    expect(signatureValid(callbackSecret, call.signature, call.raw)).toBe(true);
+    await eventually(async () => ((await stored(uuid))?.callbackState === 'SENT' ? true : undefined));
   });
 });

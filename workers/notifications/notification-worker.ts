@@ -12,7 +12,7 @@ import { createNotificationsService } from '../../core/notifications/notificatio
 import { appendUserEvent } from '../../core/notifications/notification-user-events.js';
 import { createUserEventOutbox } from '../../core/notifications/user-event-outbox.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
-import { callbackBackoffMs, enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
+import { callbackBackoffMs, enqueueCallback, enqueueExpiry, requeueCallback } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createPushDelivery } from '../../core/push/push-delivery.service.js';
 import { createPushSubscriptionsRepository } from '../../core/push/push-subscriptions.repository.js';
@@ -44,6 +44,7 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
     users: createUsersRepository(mongo),
     enqueueExpiry: (uuid, expiresAt) => enqueueExpiry(queues.notification, uuid, expiresAt),
     enqueueCallback: (uuid) => enqueueCallback(queues['notification-callback'], uuid),
+    requeueCallback: (uuid) => requeueCallback(queues['notification-callback'], uuid),
     logger: log,
     callbackPolicy: config.notifications.callbackAddresses,
   });

@@ -48,3 +48,18 @@ export async function enqueueCallback(queue: Queue, notificationUuid: string): P
     ...JOB_RETENTION,
   });
 }
+
+/**
+ * For the sweep: queues again the callback of a notification still WAITING whose job ended
+ * without marking it (its runs stalled out, or the last run could not write FAILED). An add alone
+ * is a no-op while the ended job is kept (JOB_RETENTION), so the ended job is removed first; a
+ * job still waiting, delayed for a retry or running is left alone. True when a job was queued.
+ */
+export async function requeueCallback(queue: Queue, notificationUuid: string): Promise<boolean> {
+  const state = await queue.getJobState(callbackJobId(notificationUuid));
+  if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return false;
+  // Another sweep may have removed it first: the add below is idempotent on the job id anyway.
+  if (state !== 'unknown') await queue.remove(callbackJobId(notificationUuid));
+  await enqueueCallback(queue, notificationUuid);
+  return true;
+}
