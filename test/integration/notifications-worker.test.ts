@@ -1,10 +1,11 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { notificationModel, createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
 import { callbackJobId, enqueueCallback, enqueueExpiry, expiryJobId } from '../../core/platform/queues/notification.queue.js';
+import { enqueuePushFanout, pushFanoutJobId } from '../../core/platform/queues/push.queue.js';
 import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { requestToken } from '../support/auth-helpers.js';
@@ -336,5 +337,35 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     expect(JSON.parse(call.raw)).toMatchObject({ notification_uuid: uuid, status: 'UPDATED', action: 'reject' });
     expect(signatureValid(callbackSecret, call.signature, call.raw)).toBe(true);
     await eventually(async () => ((await stored(uuid))?.callbackState === 'SENT' ? true : undefined));
+  });
+
+  test("when SIGTERM arrives while a callback is in flight, then none of the worker's queues takes a new job while it drains, and the process exits 0", async () => {
+    // A receiver that holds its answer for 2 s: the callback is in flight when the signal comes.
+    let arrived = 0;
+    const slow = createServer((req, res) => {
+      arrived += 1;
+      req.resume();
+      req.on('end', () => setTimeout(() => res.end(), 2000));
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const uuid = await create({ callbackUrl: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow` });
+      expect((await answer(uuid)).status).toBe(200);
+      await eventually(async () => (arrived > 0 ? true : undefined));
+      const draining = worker as WorkerProcess;
+      draining.child.kill('SIGTERM');
+      await waitForOutput(draining, 'shutting down');
+      // Work queued after the signal is left for the next worker process.
+      const pushQueue = service.ctx.queues['notification-push'];
+      const lateUuid = randomUUID();
+      await enqueuePushFanout(pushQueue, lateUuid);
+      expect(await draining.exited).toEqual({ code: 0, signal: null });
+      worker = undefined;
+      expect(await pushQueue.getJobState(pushFanoutJobId(lateUuid))).toBe('waiting');
+      await pushQueue.remove(pushFanoutJobId(lateUuid));
+      expect((await stored(uuid))?.callbackState).toBe('SENT');
+    } finally {
+      await new Promise((resolve) => slow.close(resolve));
+    }
   });
 });

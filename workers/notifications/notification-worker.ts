@@ -134,9 +134,9 @@ export async function startNotificationWorker(config: Config, logger: Logger): P
         { name: 'sweeper', run: () => sweeper.stop() },
         { name: 'retention', run: () => retention.stop() },
         { name: 'user event sweep', run: () => userEventSweeper.stop() },
-        { name: 'expiry jobs in flight', run: () => drainWorker(expiries) },
-        { name: 'callbacks in flight', run: () => drainWorker(callbacks) },
-        { name: 'pushes in flight', run: () => drainWorker(pushes) },
+        // All three at once: each close() stops only its own worker, so closing them in turn let
+        // the later ones take new jobs while the earlier ones drained.
+        { name: 'expiry, callback and push jobs in flight', run: () => Promise.all([expiries, callbacks, pushes].map(drainWorker)) },
         ...closeSteps,
       ],
       log,
