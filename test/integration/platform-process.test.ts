@@ -1,3 +1,4 @@
+import { eventually } from '../support/otp-helpers.js';
 import { testEnv } from '../support/test-service.js';
 import { spawnProcessEntry, waitForOutput } from '../support/worker-process.js';
 import { findFreePort } from '../../scripts/local-services.js';
@@ -22,6 +23,29 @@ describe('process entries', () => {
     api.child.kill('SIGTERM');
     expect(await api.exited).toEqual({ code: 0, signal: null });
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+
+  test('when a worker starts while Redis is down, then its /metrics (the liveness probe) answers while it waits for Redis', async () => {
+    // A port nothing listens on: the worker's Redis connection keeps retrying.
+    const [deadRedisPort, metricsPort] = [await findFreePort(), await findFreePort()];
+    const env = { ...testEnv('workerwaits', { REDIS_URL: `redis://127.0.0.1:${deadRedisPort}` }), METRICS_PORT: String(metricsPort) };
+    const worker = spawnProcessEntry('workers/dispatch/main.js', env);
+    try {
+      const scrape = await eventually(
+        () =>
+          fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+            (res) => (res.status === 200 ? res.text() : undefined),
+            () => undefined,
+          ),
+        10_000,
+      );
+      expect(scrape).toContain('process_resident_memory_bytes');
+      expect(worker.output()).not.toContain('dispatch worker running');
+      expect(worker.child.exitCode).toBeNull();
+    } finally {
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+    }
   });
 
   test('when each worker process of the Procfile starts and gets SIGTERM, then it runs and exits 0', async () => {

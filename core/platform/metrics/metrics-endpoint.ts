@@ -10,16 +10,21 @@ type Start<R> = (config: Config, logger: Logger) => Promise<R & { shutdown: () =
  * A worker process's Prometheus endpoint (`GET /metrics` on METRICS_PORT): its process metrics and
  * the business counters it updates (deliveries, provider latency, expiries). Workers have no HTTP
  * server of their own; this one answers nothing else, and doubles as the worker's liveness probe.
+ * It listens before the worker starts: a start waits for MongoDB and Redis (for Redis as long as it
+ * takes), and a probe that found no port meanwhile would kill a worker that is only waiting.
  */
 export function withMetricsEndpoint<R>(start: Start<R>): Start<R> {
   return async (config, logger) => {
-    const running = await start(config, logger);
-    if (config.metricsPort === 0) return running;
+    if (config.metricsPort === 0) return start(config, logger);
     const own = new Registry();
     collectDefaultMetrics({ register: own });
     const registry = Registry.merge([own, businessRegistry]);
     const server = await listen(registry, config.metricsPort);
     logger.info({ port: config.metricsPort }, 'metrics served on /metrics');
+    const running = await start(config, logger).catch((err: unknown) => {
+      server.close();
+      throw err;
+    });
     return {
       ...running,
       // Closed after the worker has drained: a liveness probe on /metrics keeps answering while
