@@ -1,12 +1,13 @@
 // `npm run migrate [-- --check]`: brings MongoDB's indexes and data to this version's
 // declarations before the version starts (core/migrations/migrate-store.ts). With --check it
-// changes nothing and exits 3 when a migration is needed. Prints JSON on stdout, logs on stderr.
+// changes nothing (it creates no index and no collection) and exits 3 when a migration is needed.
+// Prints JSON on stdout, logs on stderr.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
 import { createLogger } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
-import { checkStore } from '../core/migrations/store-check.js';
+import { inspectStore } from '../core/migrations/store-check.js';
 import { projectRoot } from '../core/platform/project-root.js';
 import { ConfigError } from '../core/platform/config/config.js';
 import { readSettings } from '../core/platform/config/settings-reader.js';
@@ -28,7 +29,7 @@ async function main(): Promise<number> {
   const mongo = await connectMongo(mongoUri(values.MONGODB_URI));
   try {
     if (checkOnly) {
-      const check = await checkStore(mongo);
+      const check = await inspectStore(mongo);
       const needed = check.drifted.length > 0 || check.obsolete.length > 0;
       process.stdout.write(JSON.stringify({ migrationNeeded: needed, ...check }, null, 2) + '\n');
       return needed ? 3 : 0;

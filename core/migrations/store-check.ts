@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { IndexDrift } from '../platform/db/index-drift.js';
+import { compareIndexes, declaredIndexes, type IndexDrift } from '../platform/db/index-drift.js';
 import { ensureIndexes, existingIndexes, registeredModel } from '../platform/db/model-registry.js';
 import { PRE_ENTERPRISE_INDEXES } from '../enterprises/enterprise-migration.js';
 import type { Logger } from '../platform/logger/logger.js';
@@ -41,6 +41,21 @@ export async function checkStore(connection: Connection): Promise<StoreCheck> {
   const drifted: IndexDrift[] = [];
   for (const { name, schema } of DECLARED_MODELS) {
     drifted.push(...(await ensureIndexes(registeredModel(connection, name, schema))).drifted);
+  }
+  return { drifted, obsolete: await obsoleteIndexes(connection) };
+}
+
+/**
+ * The same comparison as checkStore without creating anything: no model is compiled (compiling
+ * one creates its collection) and no missing index is built. For `npm run migrate -- --check`,
+ * which an operator runs against a production database before an upgrade.
+ */
+export async function inspectStore(connection: Connection): Promise<StoreCheck> {
+  const drifted: IndexDrift[] = [];
+  for (const { schema } of DECLARED_MODELS) {
+    const collection = schema.get('collection') as string;
+    const declared = declaredIndexes(schema.indexes() as [Record<string, unknown>, Record<string, unknown>][]);
+    drifted.push(...compareIndexes(collection, declared, await existingIndexes(connection, collection)).drifted);
   }
   return { drifted, obsolete: await obsoleteIndexes(connection) };
 }

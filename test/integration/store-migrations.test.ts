@@ -108,6 +108,15 @@ describe('index changes go through the migration command', () => {
     const service = await startTestService('migrate-unique', { MONGODB_URI: uri });
     await service.close();
   });
+  test('when the check is run on a database whose indexes are missing, then it changes nothing: no index and no collection is created', async () => {
+    // A database as an operator may have it before the first start: one collection, no index of ours.
+    await mongo.collection('users').insertOne({ _id: 'probe' } as never);
+
+    expect(await migrate(uri, '--check')).toEqual({ code: 0, report: { migrationNeeded: false, drifted: [], obsolete: [] } });
+    expect(await indexesOf(mongo, 'users')).toEqual([{ name: '_id_', key: { _id: 1 }, unique: undefined, expireAfterSeconds: undefined }]);
+    expect((await mongo.db?.listCollections().toArray())?.map((c) => c.name)).toEqual(['users']);
+  });
+
   test('when an index an older version declared was replaced, then processes start beside it and the migration drops it once', async () => {
     // The activity record's index of before it was ordered by time.
     await mongo.collection('activity').createIndex({ enterpriseId: 1, userId: 1, _id: -1 });
