@@ -103,6 +103,9 @@ async function main(): Promise<void> {
     env.MONGODB_URI = `${base}/svc-identity`;
   }
   const secrets = ensureLocalSecrets();
+  // Only a token generated for this checkout is shown: one the operator gave is theirs to keep
+  // out of consoles and captured output.
+  const adminTokenGiven = Boolean(env.ADMIN_TOKEN);
   for (const [key, value] of Object.entries(secrets)) env[key] ||= value;
 
   const config = loadConfigOrExit(env);
@@ -138,7 +141,7 @@ async function main(): Promise<void> {
       `svc-identity is running at ${base}`,
       `  API docs:    ${base}/docs`,
       ...(config.demoApprover ? [`  Approver:    ${base}/demo/approver/ (example app)`] : []),
-      `  Admin token: ${config.adminToken ?? '(ADMIN_TOKEN not set)'}`,
+      `  Admin token: ${adminTokenGiven ? '(from ADMIN_TOKEN)' : (config.adminToken ?? '(ADMIN_TOKEN not set)')}`,
       `  Redis:       ${env.REDIS_CLUSTER_NODES ? `cluster ${env.REDIS_CLUSTER_NODES}` : (env.REDIS_URL ?? '').replace(/\/\/[^@]*@/, '//***@')}`,
       `  MongoDB:     ${env.MONGODB_URI.replace(/\/\/[^@]*@/, '//***@')}`,
       '',

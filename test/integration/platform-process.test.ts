@@ -48,6 +48,19 @@ describe('process entries', () => {
     }
   });
 
+  test('when npm start runs with an ADMIN_TOKEN of the operator, then its banner does not print the token', async () => {
+    const env = { ...testEnv('startbanner'), ADMIN_TOKEN: 'operator-admin-token-0123456789abcdef' };
+    const proc = spawnProcessEntry('scripts/start-local.js', env);
+    try {
+      await waitForOutput(proc, 'svc-identity is running');
+      expect(proc.output()).toContain('Admin token: (from ADMIN_TOKEN)');
+      expect(proc.output()).not.toContain(env.ADMIN_TOKEN);
+    } finally {
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited).toEqual({ code: 0, signal: null });
+    }
+  });
+
   test('when each worker process of the Procfile starts and gets SIGTERM, then it runs and exits 0', async () => {
     const env = testEnv('workerprocs');
     for (const [entry, ready] of [
