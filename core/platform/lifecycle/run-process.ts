@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
+import { developmentModeWarning } from '../config/development-mode.js';
 import { createLogger, type Logger } from '../logger/logger.js';
 import { exitOnSignals } from './shutdown.js';
 
@@ -16,6 +17,8 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
 export function runProcess(name: string, start: (config: Config, logger: Logger) => Promise<{ shutdown: () => Promise<boolean> }>): void {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, name });
+  const modeWarning = developmentModeWarning(process.env, config);
+  if (modeWarning) logger.warn(modeWarning);
   const running = start(config, logger);
   // Listening from the first moment: a SIGTERM while the process is still starting (a deploy, a
   // scale-down) waits for the start to finish and then shuts down cleanly, instead of the signal's
