@@ -1,10 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { UnavailableError } from '../../core/platform/errors/app-error.js';
 import { HttpError } from '../errors/http-error.js';
 import type { ServiceContext } from '../service-context.js';
-
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+import { presentedMatches, secretDigest } from './shared-secret.js';
 
 /** The token a request presents: a Bearer token, or (for browser pages) a Basic password. */
 function presentedToken(authorization: string, allowBasic: boolean): string | undefined {
@@ -19,16 +17,15 @@ function presentedToken(authorization: string, allowBasic: boolean): string | un
 
 /**
  * `Authorization: Bearer <ADMIN_TOKEN>` (or, with `allowBasic`, HTTP Basic with the token as the
- * password, so a browser can open the queue dashboard). Both sides are hashed first so the
- * constant-time comparison also hides the token's length. Without ADMIN_TOKEN the admin API is
+ * password, so a browser can open the queue dashboard), compared in constant time. Without ADMIN_TOKEN the admin API is
  * off (503).
  */
 export function requireAdminToken(ctx: ServiceContext, options: { allowBasic?: boolean } = {}): RequestHandler {
-  const expected = ctx.config.adminToken === undefined ? undefined : digest(ctx.config.adminToken);
+  const expected = ctx.config.adminToken === undefined ? undefined : secretDigest(ctx.config.adminToken);
   return (req, _res, next) => {
     if (!expected) throw new UnavailableError('Admin API disabled: ADMIN_TOKEN is not set');
     const token = presentedToken(req.get('authorization')?.trim() ?? '', options.allowBasic ?? false);
-    if (token === undefined || !timingSafeEqual(digest(token), expected)) {
+    if (!presentedMatches(token, expected)) {
       const headers: Record<string, string> = options.allowBasic
         ? { 'WWW-Authenticate': 'Basic realm="svc-identity admin", charset="UTF-8"' }
         : {};

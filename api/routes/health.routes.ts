@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { pingMongo } from '../../core/platform/db/mongo-connection.js';
 import { pingRedis } from '../../core/platform/queues/redis-connection.js';
 import { isDraining } from '../draining-state.js';
+import { requireMetricsToken } from '../middleware/metrics-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
 export function healthRoutes(ctx: ServiceContext): Router {
@@ -23,7 +24,7 @@ export function healthRoutes(ctx: ServiceContext): Router {
       .status(down.length === 0 ? 200 : 503)
       .json({ status: down.length === 0 ? 'ready' : 'unavailable', checks: { mongodb, redis }, down });
   });
-  router.get('/metrics', async (_req, res) => {
+  router.get('/metrics', requireMetricsToken(ctx), async (_req, res) => {
     res.set('Content-Type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   });
   return router;

@@ -117,3 +117,26 @@ describe('Prometheus metrics', () => {
     });
   });
 });
+
+describe('Prometheus metrics behind METRICS_TOKEN', () => {
+  const metricsToken = 'scraper-token-of-24-characters-or-more';
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('metricstoken', { METRICS_TOKEN: metricsToken });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  test('when METRICS_TOKEN is set, then the API answers /metrics only to a scraper presenting it as a bearer token', async () => {
+    for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${Buffer.from(`x:${metricsToken}`).toString('base64')}`]) {
+      const refused = await fetch(`${service.url}/metrics`, { headers: authorization ? { authorization } : {} });
+      expect({ authorization, status: refused.status }).toEqual({ authorization, status: 401 });
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+      expect(await refused.text()).not.toContain('http_request_duration_seconds');
+    }
+    const scraped = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('process_resident_memory_bytes');
+  });
+});

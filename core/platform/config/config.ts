@@ -145,6 +145,7 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     queuePrefix: queuePrefixFor(s.QUEUE_PREFIX, redis),
     publicUrl,
     adminToken: s.ADMIN_TOKEN,
+    metricsToken: s.METRICS_TOKEN,
     demoApprover: s.DEMO_APPROVER,
     activationAppUrl: s.ACTIVATION_APP_URL ?? (`${publicUrl}/demo/approver/` as string),
     passkeys,

@@ -188,6 +188,13 @@ export const SETTINGS = {
     requiredInProduction: true,
     doc: 'bearer token of the `/admin` API and CLI (24 characters or more); without it the admin API answers 503',
   },
+  METRICS_TOKEN: {
+    section: 'secrets',
+    kind: 'string',
+    minLength: 24,
+    secret: true,
+    doc: "optional: bearer token the API's `/metrics` then asks of scrapers (24 characters or more); unset, the API's `/metrics` answers anyone who reaches its port",
+  },
   OTP_HMAC_KEY: {
     section: 'secrets',
     kind: 'string',
