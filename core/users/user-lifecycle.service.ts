@@ -9,7 +9,7 @@ export interface UserLifecycleDeps {
   activity: Pick<ActivityRepository, 'append'>;
   /** Ends the user's pending notifications as DISCARD. */
   discardPendingNotifications: (ref: UserRef) => Promise<number>;
-  /** Ends the user's access tokens, refresh tokens and browser sessions. */
+  /** Ends the user's access tokens, refresh tokens and browser sessions (on a block and on a deletion). */
   endSignIns: (ref: UserRef) => Promise<void>;
   /** Cancels the user's pending OTPs and login codes, so their waiting messages are not sent. */
   cancelPendingOtps: (ref: UserRef) => Promise<void>;
@@ -64,8 +64,11 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
     /**
      * DELETE by a client of the user's enterprise: the user's pending notifications end DISCARD,
      * the user is DELETED (recorded with the caller's comments when it changed something), then
-     * any created meanwhile end DISCARD too. Deleting again (the user is already DELETED) finishes
-     * a discard a crash interrupted. NotFoundError when the enterprise has no such user.
+     * any created meanwhile end DISCARD too, and the user's sign-ins end as a block ends them.
+     * The API already refuses a DELETED user's tokens, but introspection does not ask about the
+     * user: without this, a client's backend would be told a deleted user's tokens are active.
+     * Deleting again (the user is already DELETED) finishes what a crash interrupted.
+     * NotFoundError when the enterprise has no such user.
      */
     async remove(caller: { clientId: string }, ref: UserRef, comments?: string): Promise<void> {
       await deps.discardPendingNotifications(ref);
@@ -75,6 +78,7 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
         await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
       await deps.discardPendingNotifications(ref);
       await deps.cancelPendingOtps(ref);
+      await deps.endSignIns(ref);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { registerClient } from '../../core/clients/clients.service.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
 import { userModel } from '../../core/users/users.repository.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { authorizeUrl, exchangeCode, postToAuthServer, readMe, type TestApp } from '../support/oauth-flow-helpers.js';
@@ -8,7 +9,7 @@ import { insertUser } from '../support/user-fixtures.js';
 
 /**
  * Blocking a user ends what they hold: access tokens, refresh tokens and browser sessions.
- * Unblocking restores none of it; the user signs in again.
+ * Unblocking restores none of it; the user signs in again. Deleting a user ends the same.
  */
 describe('authorization server: blocking ends access, refresh and sessions', () => {
   let service: TestService;
@@ -107,6 +108,25 @@ describe('authorization server: blocking ends access, refresh and sessions', () 
     expect((await readMe(service, tokens.access_token as string)).status).toBe(401);
     expect((await refresh(tokens.refresh_token as string)).status).toBe(400);
     expect((await walker.page(authorizeUrl(service, app))).html).toContain('name="userId"');
+  });
+
+  test('when a signed-in user is deleted, then introspection says inactive for their access and refresh tokens and their sign-in records are gone', async () => {
+    const { tokens } = await signedIn('del-1', '+15550400003');
+    expect(await introspect(tokens.access_token as string)).toMatchObject({ active: true });
+    const enterprise = await createClientWithToken(service, { scopes: ['users'] });
+
+    const deleted = await fetch(`${service.url}/v1/users/del-1`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${enterprise.accessToken}` },
+    });
+    expect(deleted.status).toBe(204);
+    expect(await introspect(tokens.access_token as string)).toEqual({ active: false });
+    expect(await introspect(tokens.refresh_token as string)).toEqual({ active: false });
+    expect(await recordsOf('default:del-1')).toEqual([{ kind: 'AccessToken', ended: true }]);
+    expect((await readMe(service, tokens.access_token as string)).status).toBe(401);
+    const refused = await refresh(tokens.refresh_token as string);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');
   });
 
   test('when the records are stored, then the account is indexed so blocking deletes by index', async () => {
