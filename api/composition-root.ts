@@ -134,7 +134,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   const repositories = createApiRepositories(ctx);
   const clientLookup = createClientLookup(repositories.clients);
   const templateCache = createTemplateCache(repositories.templates);
-  const signingKeys = createSigningKeysCache(ctx.mongo, ctx.config);
+  const signingKeys = createSigningKeysCache(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey);
   const revocations = createRevocationChecks(repositories.revokedTokens, ctx.config.tokenRevocationCheckSeconds * 1000);
   const otp = composeOtp(ctx, repositories, templateCache, signingKeys);
   const notifications = composeNotifications(ctx, repositories);

@@ -42,6 +42,16 @@ export function createServerSecretsRepository(connection: Connection) {
       }
     },
 
+    /**
+     * Replaces the value of secret `name` only while it still matches `valueCondition` (conditions
+     * on members of the value, such as `{ d: { $exists: true } }`): of several processes doing the
+     * same upgrade at once, one writes and the others change nothing.
+     */
+    async replaceServerSecretWhere(name: string, valueCondition: Record<string, unknown>, value: unknown): Promise<void> {
+      const condition = Object.fromEntries(Object.entries(valueCondition).map(([member, test]) => [`value.${member}`, test]));
+      await (await model(connection)).updateOne({ name, ...condition }, { $set: { value } });
+    },
+
     /** The stored value of secret `name`, or undefined when it was never created. */
     async findServerSecret<T>(name: string): Promise<T | undefined> {
       const existing = await (await model(connection)).findOne({ name }).lean();

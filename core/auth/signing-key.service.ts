@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 import type { Connection } from 'mongoose';
 import type { Config } from '../platform/config/config.js';
 import { loadOnFirstUse } from '../platform/load-on-first-use.js';
+import { isSealedSigningJwk, openSigningJwk, sealSigningJwk } from './sealed-signing-jwk.js';
 import { createServerSecretsRepository } from './server-secrets.repository.js';
 
 export type SigningAlg = 'ES256' | 'RS256';
@@ -59,25 +60,50 @@ function toSigningKey(jwk: JWK): SigningKey {
   return { kid: jwk.kid as string, alg: jwk.alg as SigningAlg, privateJwk: jwk, publicJwk: publicPart(jwk) };
 }
 
-/** One algorithm's key: for RS256 SIGNING_KEY_JWK when set, else one generated once and kept in MongoDB. */
-async function loadKey(connection: Connection, settings: KeySettings, alg: SigningAlg): Promise<SigningKey> {
+/**
+ * The private JWK of a stored key. Earlier versions stored it in clear: such a key is sealed in
+ * place (only while it is still in clear, so processes upgrading at once agree) and kept, so the
+ * tokens it signed stay valid.
+ */
+async function openStoredKey(connection: Connection, name: string, stored: unknown, encryptionKey: Buffer): Promise<JWK> {
+  if (isSealedSigningJwk(stored)) return openSigningJwk(name, stored, encryptionKey);
+  const privateJwk = stored as JWK;
+  if (typeof privateJwk.d !== 'string') throw new Error(`server secret ${name} is not a signing key`);
+  const sealed = sealSigningJwk(name, privateJwk, publicPart(privateJwk), encryptionKey);
+  await createServerSecretsRepository(connection).replaceServerSecretWhere(name, { d: { $exists: true } }, sealed);
+  return privateJwk;
+}
+
+/** One algorithm's key: for RS256 SIGNING_KEY_JWK when set, else one generated once and kept (sealed) in MongoDB. */
+async function loadKey(connection: Connection, settings: KeySettings, alg: SigningAlg, encryptionKey: Buffer): Promise<SigningKey> {
   if (alg === 'RS256' && settings.signingKeyJwk) return toSigningKey(await completeJwk(JSON.parse(settings.signingKeyJwk) as JWK, alg));
-  return toSigningKey(await createServerSecretsRepository(connection).ensureServerSecret(STORED_AS[alg], () => generateSigningJwk(alg)));
+  const name = STORED_AS[alg];
+  const stored = await createServerSecretsRepository(connection).ensureServerSecret<unknown>(name, async () => {
+    const jwk = await generateSigningJwk(alg);
+    return sealSigningJwk(name, jwk, publicPart(jwk), encryptionKey);
+  });
+  return toSigningKey(await openStoredKey(connection, name, stored, encryptionKey));
 }
 
 /**
  * The signing keys: the RSA key (ID tokens, and access tokens when ACCESS_TOKEN_SIGNING_ALG is
  * RS256) and, when access tokens are ES256, a P-256 key. ES256 is the default because its
  * signature costs about a tenth of an RSA-2048 one and every common JWT library verifies it.
+ * `encryptionKey` (OTP_ENCRYPTION_KEY) seals the private keys kept in MongoDB.
  */
-export async function loadSigningKeys(connection: Connection, settings: KeySettings): Promise<SigningKeys> {
-  const rsa = await loadKey(connection, settings, 'RS256');
+export async function loadSigningKeys(connection: Connection, settings: KeySettings, encryptionKey: Buffer): Promise<SigningKeys> {
+  const rsa = await loadKey(connection, settings, 'RS256', encryptionKey);
   if (settings.accessTokenSigningAlg === 'RS256') {
     // Switched back from ES256: its key stays published so the tokens it signed keep verifying.
-    const previous = await createServerSecretsRepository(connection).findServerSecret<JWK>(STORED_AS.ES256);
-    return { tokens: rsa, idTokens: rsa, all: previous ? [rsa, toSigningKey(previous)] : [rsa] };
+    const previous = await createServerSecretsRepository(connection).findServerSecret<unknown>(STORED_AS.ES256);
+    if (previous === undefined) return { tokens: rsa, idTokens: rsa, all: [rsa] };
+    return {
+      tokens: rsa,
+      idTokens: rsa,
+      all: [rsa, toSigningKey(await openStoredKey(connection, STORED_AS.ES256, previous, encryptionKey))],
+    };
   }
-  const ec = await loadKey(connection, settings, 'ES256');
+  const ec = await loadKey(connection, settings, 'ES256', encryptionKey);
   return { tokens: ec, idTokens: rsa, all: [ec, rsa] };
 }
 
@@ -88,8 +114,8 @@ export type SigningKeysCache = () => Promise<SigningKeys>;
  * loadSigningKeys once per process (a failed load is tried again next time): the composition root
  * builds it and hands it to the token signers and checks, so they all sign and verify alike.
  */
-export function createSigningKeysCache(connection: Connection, settings: KeySettings): SigningKeysCache {
-  return loadOnFirstUse(() => loadSigningKeys(connection, settings));
+export function createSigningKeysCache(connection: Connection, settings: KeySettings, encryptionKey: Buffer): SigningKeysCache {
+  return loadOnFirstUse(() => loadSigningKeys(connection, settings, encryptionKey));
 }
 
 /** Keys for the authorization server's cookies (interaction and session), kept like the signing key. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import * as oidc from 'openid-client';
@@ -55,7 +56,12 @@ describe('access-token signing algorithm', () => {
   });
 
   test('when a service that signed RS256 restarts with the default, then its RSA key stays published and its tokens stay valid', async () => {
-    const shared = { MONGODB_URI: testMongoUri(uniqueName('signalg-upgrade')), PUBLIC_URL: 'http://127.0.0.1:9' };
+    // One deployment: the same database and the same server key (which seals the signing keys).
+    const shared = {
+      MONGODB_URI: testMongoUri(uniqueName('signalg-upgrade')),
+      PUBLIC_URL: 'http://127.0.0.1:9',
+      OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    };
     const before = await startTestService('signalg-rs256', { ...shared, ACCESS_TOKEN_SIGNING_ALG: 'RS256' });
     let app: { clientId: string; clientSecret: string };
     let oldToken: string;
@@ -83,7 +89,12 @@ describe('access-token signing algorithm', () => {
   });
 
   test('when a service goes back from ES256 to RS256, then the P-256 key stays published and its tokens stay valid', async () => {
-    const shared = { MONGODB_URI: testMongoUri(uniqueName('signalg-back')), PUBLIC_URL: 'http://127.0.0.1:9' };
+    // One deployment: the same database and the same server key (which seals the signing keys).
+    const shared = {
+      MONGODB_URI: testMongoUri(uniqueName('signalg-back')),
+      PUBLIC_URL: 'http://127.0.0.1:9',
+      OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    };
     const before = await startTestService('signalg-es-first', shared);
     let app: { clientId: string; clientSecret: string };
     let ecToken: string;

@@ -211,7 +211,7 @@ export const SETTINGS = {
     format: '64 hex characters',
     secret: true,
     requiredInProduction: true,
-    doc: '64 hex characters: AES-256-GCM key of `PLAIN` OTPs, of codes in delivery rows and job data',
+    doc: '64 hex characters: AES-256-GCM key of `PLAIN` OTPs, of codes in delivery rows and job data, and of the signing keys and other private keys kept in MongoDB (changing it makes them unreadable)',
   },
   SIGNING_KEY_JWK: {
     section: 'secrets',
@@ -219,7 +219,7 @@ export const SETTINGS = {
     minLength: 2,
     secret: true,
     check: privateRsaJwkProblems,
-    doc: 'optional: a private RSA JWK (JSON with `kty: RSA`, `n`, `e`, `d`) signing ID tokens, and access tokens when `ACCESS_TOKEN_SIGNING_ALG=RS256`; when unset, a key is generated on first start and kept in MongoDB',
+    doc: 'optional: a private RSA JWK (JSON with `kty: RSA`, `n`, `e`, `d`) signing ID tokens, and access tokens when `ACCESS_TOKEN_SIGNING_ALG=RS256`; when unset, a key is generated on first start and kept in MongoDB, sealed with `OTP_ENCRYPTION_KEY`',
   },
 
   // --- tokens and sign-in lifetimes ---
@@ -228,7 +228,7 @@ export const SETTINGS = {
     kind: 'enum',
     values: ['ES256', 'RS256'],
     default: 'ES256',
-    doc: '`ES256` (P-256 key, generated once and kept in MongoDB) or `RS256` (the RSA key): signs access tokens and OTP validation JWTs; ID tokens are always RS256; keys used before a change stay in the JWKS',
+    doc: '`ES256` (P-256 key, generated once and kept in MongoDB sealed with `OTP_ENCRYPTION_KEY`) or `RS256` (the RSA key): signs access tokens and OTP validation JWTs; ID tokens are always RS256; keys used before a change stay in the JWKS',
   },
   ACCESS_TOKEN_TTL_SECONDS: {
     section: 'sign-in',
