@@ -123,6 +123,7 @@ export function createOidcAdapter(
         ...(typeof payload.accountId === 'string' ? { accountId: payload.accountId } : {}),
         ...(expiresIn ? { expiresAt: new Date(Date.now() + expiresIn * 1000) } : {}),
       });
+      if (this.kind === 'AccessToken' && typeof payload.grantId === 'string') await refuseIfGrantEnded(records, id, payload.grantId);
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -161,12 +162,29 @@ export function createOidcAdapter(
 
     async destroy(id: string): Promise<void> {
       await records.deleteOidcRecord(this.kind, id);
+      // Once the grant is gone, a token of it written meanwhile finds no grant after its write
+      // (see refuseIfGrantEnded); one written before this point is deleted here.
+      if (this.kind === 'Grant') await records.deleteOidcRecordsOfGrant(id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
       await records.deleteOidcRecordsOfGrant(grantId);
     }
   };
+}
+
+/**
+ * A user's access token is written after the provider checked its user and grant: a block, a
+ * sign-out or a revocation may end the grant in between, and its clean-up would miss a token
+ * written after it ran. So the token is written first, then its grant is looked for: a grant
+ * still there means the token was written before the grant's end, whose clean-up deletes it
+ * (revocation) or marks it ended (a block marks access tokens again after deleting the grant);
+ * a grant already gone means the token is deleted here and the request refused.
+ */
+async function refuseIfGrantEnded(records: OidcRecordsRepository, tokenId: string, grantId: string): Promise<void> {
+  if (await records.findOidcRecord('Grant', { key: grantId })) return;
+  await records.deleteOidcRecord('AccessToken', tokenId);
+  throw new errors.InvalidGrant('grant not found');
 }
 
 /**

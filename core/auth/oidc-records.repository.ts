@@ -105,13 +105,18 @@ export function createOidcRecordsRepository(connection: Connection) {
     /**
      * Ends everything the authorization server holds for an account: its access tokens are marked
      * ended (kept until they expire, so the API can still tell a blocked user apart from a stranger),
-     * and its sessions, grants, codes and refresh tokens are deleted. Idempotent: running it again
-     * finishes what an interrupted run left.
+     * and its sessions, grants, codes and refresh tokens are deleted. Access tokens are marked again
+     * once the grants are gone: a token being issued meanwhile is written either before that (and
+     * marked) or after (and its issuer finds no grant, api/auth-server/oidc-adapter.ts). Idempotent:
+     * running it again finishes what an interrupted run left.
      */
     async endOidcRecordsOfAccount(accountId: string, now: Date): Promise<void> {
       const Records = await model(connection);
-      await Records.updateMany({ accountId, kind: 'AccessToken', endedAt: { $exists: false } }, { $set: { endedAt: now } });
+      const markAccessTokens = () =>
+        Records.updateMany({ accountId, kind: 'AccessToken', endedAt: { $exists: false } }, { $set: { endedAt: now } });
+      await markAccessTokens();
       await Records.deleteMany({ accountId, kind: { $ne: 'AccessToken' } });
+      await markAccessTokens();
     },
   };
 }

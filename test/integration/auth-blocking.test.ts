@@ -110,6 +110,47 @@ describe('authorization server: blocking ends access, refresh and sessions', () 
     expect((await walker.page(authorizeUrl(service, app))).html).toContain('name="userId"');
   });
 
+  test('when a code exchange has checked the user just before the user is blocked, then it issues no token that works after unblocking', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'blk-3', mobileNumber: '+15550400004' });
+    const walker = new FormWalker(service.url);
+    const callback = await signInWithForms(service, walker, authorizeUrl(service, app, offline), 'blk-3', '+15550400004');
+    // Hold the exchange right after the authorization server has read the user (not yet blocked).
+    const users = service.services.authServer.users;
+    const findUser = users.findUser.bind(users);
+    let userRead = () => {};
+    const read = new Promise<void>((resolve) => (userRead = resolve));
+    let releaseExchange = () => {};
+    const released = new Promise<void>((resolve) => (releaseExchange = resolve));
+    users.findUser = async (ref) => {
+      const user = await findUser(ref);
+      if (ref.userId === 'blk-3') {
+        users.findUser = findUser;
+        userRead();
+        await released;
+      }
+      return user;
+    };
+    try {
+      const exchange = postToAuthServer(service, '/oauth/token', app, {
+        grant_type: 'authorization_code',
+        code: new URL(callback).searchParams.get('code') as string,
+        redirect_uri: app.redirectUri,
+      });
+      await read;
+      expect((await setBlocked('blk-3', true)).status).toBe(200);
+      releaseExchange();
+      const answer = await exchange;
+      const body = (await answer.json()) as Record<string, string>;
+      expect((await setBlocked('blk-3', false)).status).toBe(200);
+      // Whatever the exchange answered, nothing it issued outlives the block.
+      if (body.access_token) expect((await readMe(service, body.access_token)).status).toBe(401);
+      if (body.refresh_token) expect((await refresh(body.refresh_token)).status).toBe(400);
+      expect(await recordsOf('default:blk-3')).toEqual([]);
+    } finally {
+      users.findUser = findUser;
+    }
+  });
+
   test('when a signed-in user is deleted, then introspection says inactive for their access and refresh tokens and their sign-in records are gone', async () => {
     const { tokens } = await signedIn('del-1', '+15550400003');
     expect(await introspect(tokens.access_token as string)).toMatchObject({ active: true });
