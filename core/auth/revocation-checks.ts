@@ -27,12 +27,14 @@ export class RevocationChecks {
     if (entry && now - entry.checkedAt < this.recheckMs) return entry.pending ?? entry.revoked;
     const pending = this.store.isRevoked(jti, new Date(now)).then(
       (revoked) => {
-        this.remember(jti, { revoked, checkedAt: now });
+        // markRevoked may have run while this read was under way (the read can predate the
+        // revocation's write): its answer stands.
+        if (!this.entries.get(jti)?.revoked) this.remember(jti, { revoked, checkedAt: now });
         return revoked;
       },
       (err: unknown) => {
         // A failed read is not remembered: the next request asks again.
-        this.entries.delete(jti);
+        if (!this.entries.get(jti)?.revoked) this.entries.delete(jti);
         throw err;
       },
     );

@@ -49,6 +49,17 @@ describe('revocation checks', () => {
     expect(store.reads).toBe(1);
   });
 
+  test('when this process revokes the token while a read of it is under way, then the read does not undo the revocation', async () => {
+    let answer: (revoked: boolean) => void = () => {};
+    const checks = new RevocationChecks({ isRevoked: () => new Promise<boolean>((resolve) => (answer = resolve)) }, 5000);
+    const underWay = checks.isRevoked('a', 1000);
+    checks.markRevoked('a', 1001);
+    // The read was made before the revocation was stored.
+    answer(false);
+    expect(await underWay).toBe(false);
+    expect(await checks.isRevoked('a', 1002)).toBe(true);
+  });
+
   test('when the store fails, then the failure is not remembered', async () => {
     let fail = true;
     const checks = new RevocationChecks(
