@@ -2,6 +2,8 @@ import type Provider from 'oidc-provider';
 import type { EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
 import type { RevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
+import { currentTokenScopes } from '../../core/auth/token-scopes.js';
+import { apiScopesOf } from './oidc-adapter.js';
 
 export interface EnterpriseTokenLifecycle {
   verify: (token: string) => Promise<EnterpriseTokenClaims | undefined>;
@@ -36,12 +38,14 @@ export function answerForEnterpriseTokens(provider: Provider, lifecycle: Enterpr
     if (route === 'introspection') {
       // Introspection is for confidential clients, as for the provider's tokens.
       const active = own && client.clientAuthMethod !== 'none' && !(await lifecycle.checks.isRevoked(claims.jti));
+      // The scopes the API honours now, not those signed in: one removed from the client since is gone.
+      const scope = active ? currentTokenScopes(claims.scope, apiScopesOf(client)).join(' ') : '';
       oidcCtx.status = 200;
       oidcCtx.body = active
         ? {
             active: true,
             client_id: claims.client_id,
-            scope: claims.scope,
+            ...(scope ? { scope } : {}),
             exp: claims.exp,
             iat: claims.iat,
             iss: claims.iss,

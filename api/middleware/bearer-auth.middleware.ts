@@ -2,6 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
 import type { SigningKeysCache } from '../../core/auth/signing-key.service.js';
+import { currentTokenScopes } from '../../core/auth/token-scopes.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
 import { BearerError, insufficientScope } from '../errors/http-error.js';
@@ -70,9 +71,7 @@ export function requireBearer(ctx: ServiceContext, stores: BearerStores, scope: 
 
     // A scope removed from the client since the token was issued no longer counts (within the
     // client cache window); one added comes with the client's next token.
-    const scopes = (typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : []).filter((s) =>
-      (client.scopes as string[]).includes(s),
-    );
+    const scopes = currentTokenScopes(claims.scope, client.scopes);
     if (!scopes.includes(scope)) {
       throw insufficientScope(scope);
     }

@@ -72,6 +72,17 @@ describe('authorization server: introspection and revocation of enterprise token
     expect(await introspect(owner, `${header}.${payload}.AAAA`)).toEqual({ active: false });
   });
 
+  test('when a scope is removed from a client, then introspection of its earlier token no longer names it', async () => {
+    const owner = await createClientWithToken(service, { scopes: ['otp', 'users'] });
+    const patched = await fetch(`${service.url}/admin/clients/${owner.clientId}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scopes: ['otp'] }),
+    });
+    expect(patched.status).toBe(200);
+    expect(await introspect(owner, owner.accessToken)).toMatchObject({ active: true, scope: 'otp' });
+  });
+
   test('when its client revokes an enterprise token, then introspection says inactive and every API process answers 401 until it would have expired', async () => {
     const owner = await createClientWithToken(service, { scopes: ['otp'] });
     expect((await probe(here, owner.accessToken)).status).toBe(200);
