@@ -46,13 +46,22 @@ export function cidrListProblems(value: string): string[] {
   return bad.length > 0 ? [`must be a comma-separated list of CIDR ranges; not valid: ${bad.join(', ')}`] : [];
 }
 
+/** RS256 keys of fewer bits are weak, and jose refuses them when our tokens are verified (RFC 7518 3.3). */
+const MIN_RSA_MODULUS_BITS = 2048;
+
 /** A token-signing key given in env must be usable, or the process would fail on its first token. */
 export function privateRsaJwkProblems(value: string): string[] {
+  let jwk: Record<string, unknown> | undefined;
   try {
-    const jwk = JSON.parse(value) as Record<string, unknown>;
-    if (jwk.kty === 'RSA' && ['n', 'e', 'd'].every((member) => typeof jwk[member] === 'string')) return [];
+    jwk = JSON.parse(value) as Record<string, unknown>;
   } catch {
     // Not JSON: reported below.
   }
-  return ['must be a private RSA JWK as JSON (kty RSA with n, e, d)'];
+  if (!jwk || jwk.kty !== 'RSA' || !['n', 'e', 'd'].every((member) => typeof jwk[member] === 'string')) {
+    return ['must be a private RSA JWK as JSON (kty RSA with n, e, d)'];
+  }
+  const modulus = Buffer.from(jwk.n as string, 'base64url');
+  const leadingZeros = modulus.findIndex((byte) => byte !== 0);
+  const bits = leadingZeros < 0 ? 0 : (modulus.length - leadingZeros) * 8 - Math.clz32(modulus[leadingZeros] as number) + 24;
+  return bits >= MIN_RSA_MODULUS_BITS ? [] : [`must be an RSA key of ${MIN_RSA_MODULUS_BITS} bits or more (this one has ${bits})`];
 }

@@ -219,7 +219,7 @@ export const SETTINGS = {
     minLength: 2,
     secret: true,
     check: privateRsaJwkProblems,
-    doc: 'optional: a private RSA JWK (JSON with `kty: RSA`, `n`, `e`, `d`) signing ID tokens, and access tokens when `ACCESS_TOKEN_SIGNING_ALG=RS256`; when unset, a key is generated on first start and kept in MongoDB, sealed with `OTP_ENCRYPTION_KEY`',
+    doc: 'optional: a private RSA JWK of 2048 bits or more (JSON with `kty: RSA`, `n`, `e`, `d`) signing ID tokens, and access tokens when `ACCESS_TOKEN_SIGNING_ALG=RS256`; when unset, a key is generated on first start and kept in MongoDB, sealed with `OTP_ENCRYPTION_KEY`',
   },
 
   // --- tokens and sign-in lifetimes ---

@@ -1,7 +1,12 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../../core/platform/config/config.js';
 import { readSettings } from '../../../core/platform/config/settings-reader.js';
 
 const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://127.0.0.1:6379' };
+
+/** A private RSA JWK of this modulus length, as SIGNING_KEY_JWK takes it. */
+const rsaJwk = (modulusLength: number) =>
+  JSON.stringify(generateKeyPairSync('rsa', { modulusLength }).privateKey.export({ format: 'jwk' }));
 
 describe('configuration', () => {
   test('when only the stores are given, then defaults fill the rest and the result is frozen', () => {
@@ -77,7 +82,13 @@ describe('configuration', () => {
     for (const value of ['not json', '{"kty":"EC","d":"x"}', '{"kty":"RSA","n":"a","e":"AQAB"}']) {
       expect(() => loadConfig({ ...base, SIGNING_KEY_JWK: value })).toThrow(/SIGNING_KEY_JWK: must be a private RSA JWK/);
     }
-    expect(loadConfig({ ...base, SIGNING_KEY_JWK: '{"kty":"RSA","n":"a","e":"AQAB","d":"b"}' }).signingKeyJwk).toContain('RSA');
+    expect(loadConfig({ ...base, SIGNING_KEY_JWK: rsaJwk(2048) }).signingKeyJwk).toContain('RSA');
+  });
+
+  test('when SIGNING_KEY_JWK is an RSA key under 2048 bits, then the process refuses to start', () => {
+    // jose refuses such keys when tokens are verified (RFC 7518 3.3), and they are weak.
+    expect(() => loadConfig({ ...base, SIGNING_KEY_JWK: rsaJwk(1024) })).toThrow(/SIGNING_KEY_JWK: .*2048 bits or more/);
+    expect(loadConfig({ ...base, SIGNING_KEY_JWK: rsaJwk(3072) }).signingKeyJwk).toContain('RSA');
   });
 });
 
