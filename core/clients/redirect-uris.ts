@@ -32,6 +32,9 @@ export function redirectUriKind(uri: string): RedirectUriKind {
   if (!parsed) throw invalid(uri, 'is not an absolute URI');
   if (uri.includes('#')) throw invalid(uri, 'must not contain a fragment');
   if (parsed.username || parsed.password) throw invalid(uri, 'must not contain a user name or password');
+  // URL parsing keeps `*` in a host name; an operator writing one expects a wildcard that exact
+  // matching never gives, so the URI is refused rather than stored to match nothing.
+  if (parsed.hostname.includes('*')) throw invalid(uri, 'must name one host (no wildcards: redirect URIs match exactly)');
   const scheme = parsed.protocol.slice(0, -1);
   if (scheme === 'https') return 'https';
   if (scheme === 'http') return isLoopbackHost(parsed.hostname) ? 'http-loopback' : 'http';

@@ -167,6 +167,11 @@ describe('native apps: redirect URIs', () => {
       { public: true, redirectUris: ['com.example.app:/cb', 'http://dev.example/cb'] },
       "Invalid field redirectUris: 'http://dev.example/cb' is plain http off loopback, which a native app (a client with a private-use scheme) may not use",
     ],
+    [
+      'a wildcard host (matching is exact, so it would never match)',
+      { public: false, redirectUris: ['https://*.example.com/cb'] },
+      "Invalid field redirectUris: 'https://*.example.com/cb' must name one host (no wildcards: redirect URIs match exactly)",
+    ],
   ])('when an admin registers %s, then 422 naming the URI and the rule', async (_label, fields, message) => {
     const res = await admin('POST', '/admin/clients', { name: 'app', scopes: [], ...fields });
     expect(res.status).toBe(422);
