@@ -24,6 +24,7 @@ import {
 } from './oidc-adapter.js';
 import { reuseClientInstances } from './client-instances.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
+import { answerMissingClientAuthentication } from './missing-client-authentication.js';
 import { NodeSigningKey } from './node-signing-key.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { signInTimeClaims } from './user-token-sign-in-time.js';
@@ -270,6 +271,7 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
   reuseClientInstances(provider, new Adapter('Client'));
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);
+  answerMissingClientAuthentication(provider);
   answerForEnterpriseTokens(provider, {
     verify: createEnterpriseTokenVerifier(async () => signingKeys.all.map((key) => key.publicJwk), { issuer, audience }),
     revoked: stores.revokedTokens,

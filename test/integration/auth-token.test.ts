@@ -188,6 +188,19 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
     expect(await res.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' });
   });
 
+  test('when no client authentication is sent, then 401 invalid_client with a Basic challenge (RFC 6749 5.2)', async () => {
+    for (const path of ['/oauth/token', '/oauth/introspect', '/oauth/revoke']) {
+      const res = await fetch(`${service.url}/svc/authserver${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', token: 'x' }).toString(),
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe(`Basic realm="${service.config.publicUrl}/svc/authserver"`);
+      expect(await res.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' });
+    }
+  });
+
   test('when the stored hash itself is sent as the secret, then 401 invalid_client', async () => {
     const creds = await newClient(['otp']);
     const stored = (await service.ctx.mongo.collection('clients').findOne({ clientId: creds.clientId })) as { secretHash: string } | null;
