@@ -60,7 +60,7 @@ export const pushRouteDocs: RouteDoc[] = [
       '409': userError('`Too many push subscriptions: at most <n> per user; delete one you no longer use first` (code 4)'),
       '415': userError("`Content type '<type>' not supported` (code 4)"),
       '422': userError(
-        '`Invalid field <name>: <rule>` (code 4): endpoint not https or not reaching a public address (`must reach a public address (<address> is in the <range> range)`, loopback only where the deployment allows it), with credentials or a fragment; keys.p256dh not a P-256 public key; keys.auth not 16 bytes; expirationTime in the past or above 8640000000000000 (the last time a date holds)',
+        '`Invalid field <name>: <rule>` (code 4): endpoint not https or not reaching a public address (`must reach a public address (<address> is in the <range> range)`, loopback only where the deployment allows it), with credentials or a fragment; keys.p256dh not a P-256 public key; keys.auth not 16 bytes; expirationTime in the past or above 253402300799999 (the end of year 9999)',
       ),
     },
   },
