@@ -16,6 +16,7 @@ import { AUTH_SERVER_PATH } from './auth-server.js';
 import { grantConsent, scopesAsked, type InteractionDetails } from './consent-grant.js';
 import { createLoginResponses } from './login-responses.js';
 import { enterpriseOfClient, isFirstParty } from './oidc-adapter.js';
+import { parsedWith } from '../middleware/body-parser-errors.js';
 
 export interface InteractionServices {
   login: LoginService;
@@ -48,7 +49,7 @@ export function interactionRoutes(
   const router = Router();
   const path = `${AUTH_SERVER_PATH}/interaction/:uid`;
   // Room for a passkey answer (up to 6000 characters, percent-encoded) besides the short fields.
-  const form = express.urlencoded({ extended: false, limit: '80kb', parameterLimit: 20 });
+  const form = parsedWith(express.urlencoded({ extended: false, limit: '80kb', parameterLimit: 20 }));
   const steps = createSignInSteps(services);
   const pages = createLoginResponses({ states: services.states, rpId: services.passkeys.rpId });
 

@@ -16,6 +16,9 @@ export function fromBodyParser(err: ParserError): BadRequestError | HttpError | 
       return new BadRequestError('Malformed request body');
     case 'entity.too.large':
       return new HttpError('PAYLOAD_TOO_LARGE', 413, 'Request body is too large');
+    // A form with more fields than its route reads (body-parser's `parameterLimit`).
+    case 'parameters.too.many':
+      return new HttpError('PAYLOAD_TOO_LARGE', 413, 'Request body has too many fields');
     case 'request.aborted':
       return new BadRequestError('Request aborted');
     default:

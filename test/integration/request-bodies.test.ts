@@ -174,6 +174,23 @@ describe('request bodies: corrupt encodings, per-route limits, cheap refusals on
     } as RequestInit);
     expect(res.status).toBe(413);
   });
+
+  test('when a form posts more fields than its route takes (the sign-in page, the replay page), then it is 413 and nothing is logged as an error', async () => {
+    const before = errorLines().length;
+    const fields = new URLSearchParams(Array.from({ length: 200 }, (_, i): [string, string] => [`field${i}`, 'x']));
+    for (const [path, headers] of [
+      ['/svc/authserver/interaction/not-a-real-uid', {}],
+      ['/admin/delivery-replay/preview', { authorization: `Bearer ${admin}`, origin: service.url }],
+    ] as const) {
+      const res = await fetch(`${service.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: fields.toString(),
+      });
+      expect({ path, status: res.status }).toEqual({ path, status: 413 });
+    }
+    expect(errorLines().length).toBe(before);
+  });
 });
 
 describe('the activation rate limit per address runs before the body is read', () => {
