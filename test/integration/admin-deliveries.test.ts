@@ -179,8 +179,8 @@ describe('operators list and replay failed deliveries', () => {
       headers: { ...admin(), 'content-type': 'application/x-www-form-urlencoded' },
       body: Array.from({ length: 120 }, (_, i) => `ids=d${i}`).join('&'),
     });
-    expect(tooMany.status).toBe(400);
-    expect(await tooMany.json()).toMatchObject({ status: 400, message: 'Malformed request body' });
+    expect(tooMany.status).toBe(413);
+    expect(await tooMany.json()).toMatchObject({ status: 413, message: 'Request body has too many fields' });
     const anonymous = await fetch(`${service.url}/admin/delivery-replay`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toBe('Basic realm="svc-identity admin", charset="UTF-8"');
