@@ -10,6 +10,7 @@ import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createGroupsRepository } from '../core/groups/groups.repository.js';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
 import { createDeliveryReplay, type DeliveryReplay } from '../core/deliveries/delivery-replay.js';
+import { createEarlyReceiptStore } from '../core/deliveries/early-receipts.js';
 import { createSentJournal } from '../core/deliveries/sent-journal.js';
 import { createNotificationsRepository } from '../core/notifications/notifications.repository.js';
 import { createNotificationsService, type NotificationsService } from '../core/notifications/notifications.service.js';
@@ -34,7 +35,7 @@ import { enqueueDispatch, requeueDispatch } from '../core/platform/queues/dispat
 import { enqueueCallback, enqueueExpiry } from '../core/platform/queues/notification.queue.js';
 import { enqueuePushFanout } from '../core/platform/queues/push.queue.js';
 import type { RecordDeliveryReceipt } from '../core/providers/delivery-receipt.types.js';
-import { recordDeliveryReceipt } from '../core/providers/delivery-receipts.service.js';
+import { createDeliveryReceipts } from '../core/providers/delivery-receipts.service.js';
 import { createOutboxRepository } from '../core/providers/outbox.repository.js';
 import { createWebhookEventsRepository } from '../core/providers/webhook-events.repository.js';
 import { createPushSubscriptionsRepository } from '../core/push/push-subscriptions.repository.js';
@@ -346,5 +347,11 @@ function composeDeliveryReceipts(ctx: ServiceContext, repositories: ApiRepositor
     (deliveryId) => enqueueDispatch(ctx.queues.dispatch, deliveryId),
     ctx.logger,
   );
-  return recordDeliveryReceipt(deliveries, createSentJournal(ctx.redis, ctx.config.queuePrefix), ctx.logger, failover);
+  return createDeliveryReceipts({
+    deliveries,
+    journal: createSentJournal(ctx.redis, ctx.config.queuePrefix),
+    early: createEarlyReceiptStore(ctx.redis, ctx.config.queuePrefix),
+    logger: ctx.logger,
+    failover,
+  }).record;
 }

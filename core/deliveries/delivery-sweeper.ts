@@ -1,6 +1,7 @@
 import type { Logger } from '../platform/logger/logger.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { Delivery } from './delivery.types.js';
+import type { EarlyReceiptsOnSend } from './early-receipts.js';
 import type { SentJournal, SentOutcome } from './sent-journal.js';
 import { applySentOutcomes } from './sent-outcomes.js';
 
@@ -8,6 +9,8 @@ export interface SweeperDeps {
   deliveries: DeliveriesRepository;
   /** Sends journaled by dispatch workers (sent-outcomes.ts). */
   journal: SentJournal;
+  /** Receipts that came before the sends it writes (early-receipts.ts). */
+  earlyReceipts?: EarlyReceiptsOnSend;
   /** Queues a job for the delivery; false when one was already waiting or running. */
   enqueue: (deliveryId: string) => Promise<boolean>;
   logger: Logger;
@@ -25,7 +28,7 @@ const ORPHANED_SEND_AFTER_MS = 1000;
 
 /** Writes every send journaled before `olderThan` to its row; the number written. */
 export async function applyOrphanedSends(
-  deps: Pick<SweeperDeps, 'deliveries' | 'journal'>,
+  deps: Pick<SweeperDeps, 'deliveries' | 'journal' | 'earlyReceipts'>,
   olderThan: Date,
   batchSize: number,
 ): Promise<number> {

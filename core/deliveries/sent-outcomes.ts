@@ -1,11 +1,14 @@
 import { createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../platform/batching/group-commit.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
+import type { EarlyReceiptsOnSend } from './early-receipts.js';
 import type { SentJournal, SentOutcome } from './sent-journal.js';
 
 export interface SentOutcomesDeps {
   journal: SentJournal;
   deliveries: Pick<DeliveriesRepository, 'markSentMany'>;
+  /** Receipts that came before their sends, applied once the rows say SENT (early-receipts.ts). */
+  earlyReceipts?: EarlyReceiptsOnSend;
   logger: Logger;
   /**
    * How long sent outcomes gather before one bulk write. Jobs do not wait for it, so it only
@@ -23,13 +26,22 @@ export interface SentOutcomesDeps {
 export const SENT_OUTCOME_LINGER_MS = 100;
 const MAX_ROWS_PER_WRITE = 500;
 
-/** Rows first, journal entries after: an entry disappears only once its row says SENT. */
+/**
+ * Rows first, then the receipts that came before these sends, journal entries last: an entry
+ * disappears only once its row says SENT and its early receipt was applied, so whoever writes the
+ * entry again (the sweeper, a re-run job) also applies that receipt again (receipts are idempotent).
+ */
 export async function applySentOutcomes(
-  stores: { journal: Pick<SentJournal, 'forget'>; deliveries: Pick<DeliveriesRepository, 'markSentMany'> },
+  stores: {
+    journal: Pick<SentJournal, 'forget'>;
+    deliveries: Pick<DeliveriesRepository, 'markSentMany'>;
+    earlyReceipts?: EarlyReceiptsOnSend;
+  },
   outcomes: SentOutcome[],
 ): Promise<void> {
   if (outcomes.length === 0) return;
   await stores.deliveries.markSentMany(outcomes);
+  await stores.earlyReceipts?.applyTo(outcomes);
   await stores.journal.forget(outcomes);
 }
 

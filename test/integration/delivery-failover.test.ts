@@ -175,6 +175,42 @@ describe('failover of OTP messages: the other SMS account, the fallback channel,
     expect(secondary.requests).toHaveLength(1);
   });
 
+  test("when the undelivered receipt arrives before the worker has recorded its send (Twilio's answer still on its way), then the row still ends FAILED and the code goes once through the other account", async () => {
+    let answer: () => void = () => undefined;
+    const first = {
+      ...accepted(),
+      until: new Promise<void>((resolve) => {
+        answer = resolve;
+      }),
+    };
+    const primary = await stub([first]);
+    const secondary = await stub([accepted()]);
+    await startWorker(primary, secondary);
+    const otpUuid = await generate();
+    await eventually(async () => (primary.requests.length === 1 ? true : undefined));
+    const sid = (first.body as { sid: string }).sid;
+    const receipt = { AccountSid: PRIMARY.sid, MessageSid: sid, MessageStatus: 'undelivered', ErrorCode: '30003' };
+    expect((await postReceipt(receipt, PRIMARY.token)).status).toBe(204);
+    expect(await deliveries(otpUuid)).toEqual([expect.objectContaining({ channel: 'SMS', state: 'QUEUED' })]);
+    answer();
+    const rows = await settled(otpUuid, 2);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        channel: 'SMS',
+        state: 'FAILED',
+        provider: 'twilio',
+        providerMessageId: sid,
+        lastError: 'undelivered (Twilio 30003)',
+      }),
+      expect.objectContaining({ channel: 'SMS', state: 'SENT', failover: 1 }),
+    ]);
+    expect(codeIn(secondary.requests[0])).toBe(codeIn(primary.requests[0]));
+    // The same receipt again, now that the row knows the message: nothing more is sent.
+    expect((await postReceipt(receipt, PRIMARY.token)).status).toBe(204);
+    expect(await deliveries(otpUuid)).toHaveLength(2);
+    expect(secondary.requests).toHaveLength(1);
+  });
+
   test('when the OTP was cancelled before the failure receipt, then nothing is sent again', async () => {
     const first = accepted();
     const primary = await stub([first]);

@@ -332,4 +332,33 @@ describe('OTP delivery through providers, retries and receipts', () => {
     expect((await deliveries(otpUuid))[0]).toMatchObject({ channel: 'SMS', state: 'DELIVERED', providerMessageId });
     expect(await sentJournal().find([deliveryId])).toEqual([]);
   });
+
+  test("when a delivered receipt arrives before the worker has even journaled its send (Twilio's answer still on its way), then the delivery ends DELIVERED once the send is recorded", async () => {
+    const providerMessageId = 'SM66666666666666666666666666666666';
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    stub = await startProviderStub([{ status: 201, body: { sid: providerMessageId, status: 'queued' }, until: answered }]);
+    worker = await startWorker(twilioEnv(stub.url));
+    const otpUuid = await generate();
+    // Twilio has the message (and calls back), the worker still waits for Twilio's answer.
+    await eventually(async () => (stub?.requests.length === 1 ? true : undefined));
+    const callback = `${service.config.publicUrl}/webhooks/twilio/status`;
+    const params = { MessageSid: providerMessageId, MessageStatus: 'delivered' };
+    const res = await fetch(`${service.url}/webhooks/twilio/status`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback, params),
+      },
+      body: new URLSearchParams(params).toString(),
+    });
+    expect(res.status).toBe(204);
+    expect((await deliveries(otpUuid))[0]).toMatchObject({ channel: 'SMS', state: 'QUEUED' });
+    answer();
+    const [delivered] = await settled(otpUuid, 'DELIVERED');
+    expect(delivered).toMatchObject({ channel: 'SMS', state: 'DELIVERED', providerMessageId });
+    expect(await sentJournal().find([`otp-${otpUuid}-SMS`])).toEqual([]);
+  });
 });

@@ -2,10 +2,11 @@ import mongoose from 'mongoose';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries, type SweeperDeps } from '../../core/deliveries/delivery-sweeper.js';
+import { createEarlyReceiptStore, type EarlyReceiptsOnSend } from '../../core/deliveries/early-receipts.js';
 import { createSentJournal, type SentOutcome } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes, SendBacklogError } from '../../core/deliveries/sent-outcomes.js';
 import { loadConfig } from '../../core/platform/config/config.js';
-import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
+import { createDeliveryReceipts } from '../../core/providers/delivery-receipts.service.js';
 import { requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { createProducerRedis, waitForRedis } from '../../core/platform/queues/redis-connection.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
@@ -19,6 +20,7 @@ import { insertUser } from '../support/user-fixtures.js';
 
 interface Row {
   state: string;
+  provider?: string;
   providerMessageId?: string;
   lastError?: string;
   attempts: number;
@@ -319,10 +321,112 @@ describe('Sent messages: journaled in Redis before the job ends, written to the 
     expect(await waitForRedis(closedRedis)).toBe(true);
     await closedRedis.quit();
     const log = memoryLogger();
-    const onReceipt = recordDeliveryReceipt(deliveries(), createSentJournal(closedRedis, service.config.queuePrefix), log.logger);
+    const onReceipt = createDeliveryReceipts({
+      deliveries: deliveries(),
+      journal: createSentJournal(closedRedis, service.config.queuePrefix),
+      early: createEarlyReceiptStore(closedRedis, service.config.queuePrefix),
+      logger: log.logger,
+    }).record;
     await expect(onReceipt({ provider: 'twilio', providerMessageId: 'SMunknown', state: 'DELIVERED' })).resolves.toBeUndefined();
     expect(log.lines().find((line) => line.msg === 'delivery receipt')).toMatchObject({ updated: 0 });
     expect(log.lines().some((line) => line.msg === 'sent journal unavailable for a receipt')).toBe(true);
+  });
+
+  const earlyKey = (providerMessageId: string) => `${service.config.queuePrefix}:dispatch:early-receipt:${providerMessageId}`;
+  const earlyStore = () => createEarlyReceiptStore(service.ctx.redis, service.config.queuePrefix);
+
+  test('when a receipt arrives before its send is journaled, then it waits in Redis for 5 minutes at most and is applied once the send reaches the row; a late repeat changes nothing', async () => {
+    const deliveryId = await queuedDelivery();
+    const sentAs = outcome(deliveryId);
+    const log = memoryLogger();
+    const receipts = createDeliveryReceipts({ deliveries: deliveries(), journal: journal(), early: earlyStore(), logger: log.logger });
+    // A SendGrid event names the message by its id and by our reference: it waits under both.
+    const bounce = {
+      provider: 'sendgrid' as const,
+      providerMessageId: `sg-${deliveryId.slice(4, 12)}`,
+      reference: sentAs.providerMessageId,
+      state: 'FAILED' as const,
+      error: 'bounce: 550 no such user',
+    };
+    await receipts.record(bounce);
+    expect(log.lines().find((line) => line.msg === 'delivery receipt')).toMatchObject({ updated: 0, waitsForSend: true });
+    expect(await row(deliveryId)).toMatchObject({ state: 'QUEUED' });
+    for (const id of [bounce.providerMessageId, bounce.reference]) {
+      const ttl = await service.ctx.redis.pttl(earlyKey(id));
+      expect(ttl).toBeGreaterThan(290_000);
+      expect(ttl).toBeLessThanOrEqual(300_000);
+    }
+
+    const sent = createSentOutcomes({
+      journal: journal(),
+      deliveries: deliveries(),
+      earlyReceipts: receipts.applyEarly,
+      logger: log.logger,
+    });
+    await sent.record(sentAs);
+    await sent.close();
+    expect(await row(deliveryId)).toMatchObject({
+      state: 'FAILED',
+      providerMessageId: sentAs.providerMessageId,
+      provider: 'sendgrid',
+      lastError: 'bounce: 550 no such user',
+    });
+    expect(await service.ctx.redis.exists(earlyKey(sentAs.providerMessageId))).toBe(0);
+    expect(await journal().find([deliveryId])).toEqual([]);
+
+    await receipts.record({ ...bounce, state: 'DELIVERED', error: undefined });
+    await receipts.record(bounce);
+    expect(await row(deliveryId)).toMatchObject({ state: 'FAILED', lastError: 'bounce: 550 no such user' });
+  });
+
+  test('when the send reaches its row just before the receipt is kept, then the receipt reads the row again and is applied there', async () => {
+    const deliveryId = await queuedDelivery();
+    const sentAs = outcome(deliveryId);
+    const store = earlyStore();
+    let applyEarly: EarlyReceiptsOnSend = { applyTo: () => Promise.resolve() };
+    const sent = createSentOutcomes({
+      journal: journal(),
+      deliveries: deliveries(),
+      earlyReceipts: { applyTo: (outcomes) => applyEarly.applyTo(outcomes) },
+      logger: memoryLogger().logger,
+    });
+    // The receipt found neither the row nor the journal entry; the whole send is written before it is kept.
+    const sendWrittenFirst = {
+      ...store,
+      hold: async (...args: Parameters<typeof store.hold>) => {
+        await sent.record(sentAs);
+        await sent.close();
+        expect(await row(deliveryId)).toMatchObject({ state: 'SENT' });
+        expect(await journal().find([deliveryId])).toEqual([]);
+        return store.hold(...args);
+      },
+    };
+    const receipts = createDeliveryReceipts({
+      deliveries: deliveries(),
+      journal: journal(),
+      early: sendWrittenFirst,
+      logger: memoryLogger().logger,
+    });
+    applyEarly = receipts.applyEarly;
+    await receipts.record({ provider: 'twilio', providerMessageId: sentAs.providerMessageId, state: 'DELIVERED' });
+    expect(await row(deliveryId)).toMatchObject({ state: 'DELIVERED' });
+  });
+
+  test('when a worker died after journaling a send whose receipt came first, then the sweep writes the send and applies the receipt', async () => {
+    const deliveryId = await queuedDelivery();
+    const sentAs = outcome(deliveryId, new Date(Date.now() - 5000));
+    const receipts = createDeliveryReceipts({
+      deliveries: deliveries(),
+      journal: journal(),
+      early: earlyStore(),
+      logger: memoryLogger().logger,
+    });
+    await receipts.record({ provider: 'twilio', providerMessageId: sentAs.providerMessageId, state: 'DELIVERED' });
+    await journal().write(sentAs);
+    const sweep = await sweepDeliveries({ ...sweepDeps(), earlyReceipts: receipts.applyEarly });
+    expect(sweep).toEqual({ recovered: 1, expired: 0, requeued: 0 });
+    expect(await row(deliveryId)).toMatchObject({ state: 'DELIVERED', providerMessageId: sentAs.providerMessageId });
+    expect(await service.ctx.redis.exists(earlyKey(sentAs.providerMessageId))).toBe(0);
   });
 
   test('when Redis refuses the journal entry, then the row itself is written before the job ends', async () => {

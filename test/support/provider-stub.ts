@@ -7,6 +7,11 @@ export interface ScriptedAnswer {
   body?: unknown;
   /** Wait before answering (to provoke client timeouts). */
   delayMs?: number;
+  /**
+   * Answer only once this settles: the provider has the message (the request is recorded) but its
+   * answer has not reached the sender yet, so a test can act in between.
+   */
+  until?: Promise<unknown>;
 }
 
 export interface RecordedRequest {
@@ -40,7 +45,8 @@ export async function startProviderStub(script: ScriptedAnswer[]): Promise<Provi
         res.writeHead(answer.status, { 'Content-Type': 'application/json', ...answer.headers });
         res.end(body);
       };
-      if (answer.delayMs) {
+      if (answer.until) void answer.until.finally(reply);
+      else if (answer.delayMs) {
         const timer = setTimeout(() => {
           timers.delete(timer);
           reply();

@@ -1,6 +1,7 @@
 import type { Config } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
+import { createEarlyReceiptStore } from '../../core/deliveries/early-receipts.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { startPeriodicTask } from '../../core/platform/lifecycle/periodic-task.js';
@@ -16,7 +17,7 @@ import { createResendCodeSweeper } from '../../core/otp/resend-code-sweeper.js';
 import { createProviders } from '../../core/providers/providers.factory.js';
 import { OutboxProvider } from '../../core/providers/outbox.provider.js';
 import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
-import { recordDeliveryReceipt } from '../../core/providers/delivery-receipts.service.js';
+import { createDeliveryReceipts } from '../../core/providers/delivery-receipts.service.js';
 import { dispatchBackoffMs, enqueueDispatch, requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { deliveryFailoverOn } from '../../core/otp/otp-failover.js';
 import { createSmsRouting } from '../../core/providers/sms-routing.js';
@@ -32,14 +33,23 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
   const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
   const deliveries = createDeliveriesRepository(mongo);
   const journal = createSentJournal(redis, config.queuePrefix);
-  const sent = createSentOutcomes({ journal, deliveries, logger: log, maxBacklog: config.sentJournalMaxBacklog });
   const keys = otpKeysFromConfig(config);
   const otps = createOtpsRepository(mongo);
+  const failover = deliveryFailoverOn({ deliveries, otps }, config, keys.encryptionKey, (id) => enqueueDispatch(queues.dispatch, id), log);
+  // Receipts that came before their sends are applied wherever a send reaches its row.
+  const receipts = createDeliveryReceipts({
+    deliveries,
+    journal,
+    early: createEarlyReceiptStore(redis, config.queuePrefix),
+    logger: log,
+    failover,
+  });
+  const earlyReceipts = receipts.applyEarly;
+  const sent = createSentOutcomes({ journal, deliveries, earlyReceipts, logger: log, maxBacklog: config.sentJournalMaxBacklog });
   const templates = createTemplateCache(createTemplatesRepository(mongo));
   const outboxMessages = createOutboxRepository(mongo);
   const providers = createProviders(config, outboxMessages, log);
   const smsRouting = createSmsRouting(providers.sms, providers.smsSecondary, config.providerBreaker, log);
-  const failover = deliveryFailoverOn({ deliveries, otps }, config, keys.encryptionKey, (id) => enqueueDispatch(queues.dispatch, id), log);
 
   const worker = createManagedWorker({
     queue: 'dispatch',
@@ -54,7 +64,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
       failover,
       encryptionKey: keys.encryptionKey,
       twilioStatusCallbackUrl: `${config.publicUrl}/webhooks/twilio/status`,
-      testMode: { outbox: new OutboxProvider(outboxMessages, log), onReceipt: recordDeliveryReceipt(deliveries, journal, log, failover) },
+      testMode: { outbox: new OutboxProvider(outboxMessages, log), onReceipt: receipts.record },
       logger: log,
     }),
     connection: workerRedis,
@@ -66,6 +76,7 @@ export async function startDispatchWorker(config: Config, logger: Logger): Promi
   const sweepDeps = {
     deliveries,
     journal,
+    earlyReceipts,
     enqueue: (id: string) => requeueDispatch(queues.dispatch, id),
     logger: log,
     graceMs: config.sweeperGraceMs,
