@@ -17,6 +17,13 @@ export interface UserActivation {
   /** 1 at enrollment, +1 per admin re-issue; part of the job and delivery ids. */
   issue: number;
   expiresAt: Date;
+  /**
+   * Set by the activation sweep when it could not prepare this issue's messages (a code that no
+   * longer decrypts): how often it failed, and when it may try again (a back-off, so one such
+   * user is not retried on every pass). A re-issue replaces the activation, and these with it.
+   */
+  preparationFailures?: number;
+  preparationRetryAt?: Date;
 }
 
 export interface UserDevice {

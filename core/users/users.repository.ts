@@ -240,20 +240,40 @@ export function createUsersRepository(connection: Connection) {
 
     /**
      * Pending activations whose messages were never prepared (the enrollment job was lost):
-     * the encrypted code is still on the user long after it was issued.
+     * the encrypted code is still on the user long after it was issued. Those the sweep failed
+     * to prepare wait until their `preparationRetryAt` (at `now`), so they do not fill every batch.
      */
-    async findUnpreparedActivations(olderThan: Date, limit: number): Promise<(UserRef & { issue: number })[]> {
+    async findUnpreparedActivations(olderThan: Date, limit: number, now: Date): Promise<(UserRef & { issue: number; failures: number })[]> {
       const docs = await (
         await model()
       )
         .find(
-          { status: pending, 'activation.codeEncrypted': { $exists: true }, updatedAt: { $lt: olderThan } },
-          { enterpriseId: 1, userId: 1, 'activation.issue': 1 },
+          {
+            status: pending,
+            'activation.codeEncrypted': { $exists: true },
+            updatedAt: { $lt: olderThan },
+            $or: [{ 'activation.preparationRetryAt': { $exists: false } }, { 'activation.preparationRetryAt': { $lte: now } }],
+          },
+          { enterpriseId: 1, userId: 1, 'activation.issue': 1, 'activation.preparationFailures': 1 },
         )
         .sort({ updatedAt: 1, _id: 1 }) // _id: a tie-break, or equal times come in any order
         .limit(limit)
-        .lean<{ enterpriseId: string; userId: string; activation: { issue: number } }[]>();
-      return docs.map((d) => ({ ...userRefOf(d), issue: d.activation.issue }));
+        .lean<{ enterpriseId: string; userId: string; activation: { issue: number; preparationFailures?: number } }[]>();
+      return docs.map((d) => ({ ...userRefOf(d), issue: d.activation.issue, failures: d.activation.preparationFailures ?? 0 }));
+    },
+
+    /**
+     * Counts a failed preparation of this issue's messages and puts the next try off until
+     * `retryAt`. `updatedAt` stays: nothing about the user changed (a PATCH reading it is not
+     * made to start again).
+     */
+    async deferActivationPreparation(ref: UserRef, issue: number, retryAt: Date): Promise<void> {
+      await (
+        await model()
+      ).updateOne(
+        { ...userFilter(ref), 'activation.issue': issue, 'activation.codeEncrypted': { $exists: true } },
+        { $set: { 'activation.preparationRetryAt': retryAt }, $inc: { 'activation.preparationFailures': 1 } },
+      );
     },
 
     /** Drops the encrypted code once the activation deliveries hold their own copy. */

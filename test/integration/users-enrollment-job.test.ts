@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
+import { encryptSecret } from '../../core/crypto/secret-box.js';
 import { enqueueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { enrollmentJobId, type EnrollmentJobData } from '../../core/platform/queues/enrollment.queue.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';
@@ -10,6 +12,7 @@ import { createGroupsRepository } from '../../core/groups/groups.repository.js';
 import { createEnrollmentService } from '../../core/users/enrollment.service.js';
 import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
+import { activationsSwept } from '../../core/platform/metrics/business-metrics.js';
 import { createSendActivationProcessor } from '../../workers/enrollment/send-activation.processor.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { memoryLogger, startTestService, warningsIn, type TestService } from '../support/test-service.js';
@@ -42,6 +45,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
       activationAppUrl: service.config.activationAppUrl,
       logger: logs.logger,
     });
+  const sweptCount = async (outcome: string) => (await activationsSwept.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
   const job = (data: unknown) => ({ data, attemptsMade: 0, opts: {} }) as unknown as Job<EnrollmentJobData>;
 
   test('when the job runs twice, then there is one delivery per address and one dispatch job each', async () => {
@@ -140,6 +144,45 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     expect(await service.ctx.queues.dispatch.getJob(activationDeliveryId(D('lost-job'), 1, 'EMAIL'))).toBeDefined();
     // Prepared once: the next sweep finds nothing left to do.
     expect(await sweepActivations(deps, new Date(Date.now() + 61000))).toBe(0);
+  });
+
+  test("when one user's activation cannot be prepared, then the sweep prepares the others, logs it without the user id and leaves it for later", async () => {
+    for (const userId of ['kim-broken', 'lee-after-broken'])
+      expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId))).status).toBe(201);
+    // Its code no longer decrypts (sealed with a key since lost), and it comes first in the sweep's order.
+    const lostKeySealed = encryptSecret('K7PQ2XMA', randomBytes(32), 'default:kim-broken:1');
+    await service.ctx.mongo
+      .collection('users')
+      .updateOne(
+        { enterpriseId: 'default', userId: 'kim-broken' },
+        { $set: { 'activation.codeEncrypted': lostKeySealed, updatedAt: new Date(Date.now() - 3600_000) } },
+      );
+    const captured = memoryLogger();
+    const deps = {
+      users: createUsersRepository(service.ctx.mongo),
+      activationDeliveries: activationDeliveries(),
+      logger: captured.logger,
+      graceMs: 60000,
+    };
+    const failedBefore = await sweptCount('failed');
+    const later = new Date(Date.now() + 61000);
+
+    expect(await sweepActivations(deps, later)).toBe(1);
+    expect((await deliveries().findByRef('lee-after-broken')).map((r) => r.id)).toEqual([
+      activationDeliveryId(D('lee-after-broken'), 1, 'EMAIL'),
+    ]);
+    expect(await deliveries().findByRef('kim-broken')).toEqual([]);
+    expect(captured.lines().filter((l) => l.msg === 'activation sweep could not prepare an activation; tried again later')).toEqual([
+      expect.objectContaining({ enterpriseId: 'default', enrollmentJobId: 'enroll-***-1', failures: 1 }),
+    ]);
+    expect(JSON.stringify(captured.lines())).not.toContain('kim-broken');
+    expect(await sweptCount('failed')).toBe(failedBefore + 1);
+
+    // The next passes do not start with it again at once; after its back-off it is tried again.
+    expect(await sweepActivations(deps, new Date(later.getTime() + 15000))).toBe(0);
+    expect(await sweptCount('failed')).toBe(failedBefore + 1);
+    expect(await sweepActivations(deps, new Date(later.getTime() + 61000))).toBe(0);
+    expect(await sweptCount('failed')).toBe(failedBefore + 2);
   });
 
   test('when an activation message cannot be queued, then the warning names its delivery without the user id, in clear or encoded', async () => {

@@ -85,3 +85,10 @@ export const pushSends = new Counter({
   labelNames: ['outcome'] as const,
   registers: [businessRegistry],
 });
+
+export const activationsSwept = new Counter({
+  name: 'svc_activations_swept_total',
+  help: "Activations of lost enrollment jobs handled by the enrollment worker's sweep, by outcome: prepared (messages written and queued), failed (could not be prepared, for example a code that no longer decrypts; tried again after a back-off)",
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});
