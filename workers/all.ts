@@ -5,17 +5,29 @@ import { startDispatchWorker } from './dispatch/dispatch-worker.js';
 import { startEnrollmentWorker } from './enrollment/enrollment-worker.js';
 import { startNotificationWorker } from './notifications/notification-worker.js';
 
+export type WorkerStarter = (config: Config, logger: Logger) => Promise<RunningWorker>;
+
+const EVERY_WORKER: WorkerStarter[] = [startDispatchWorker, startEnrollmentWorker, startNotificationWorker];
+
+/** Shuts every worker down at once; true when each one's shutdown succeeded. */
+async function shutdownAll(running: RunningWorker[]): Promise<boolean> {
+  return (await Promise.all(running.map((w) => w.shutdown()))).every(Boolean);
+}
+
 /**
  * Runs every worker in this process (for `npm start`); production runs each worker's own
- * main.ts as a separate Procfile process instead.
+ * main.ts as a separate Procfile process instead. When one fails to start, those already started
+ * are shut down (their jobs in flight finish, their connections close) before the start fails:
+ * the caller exits, which would otherwise cut them mid-job.
  */
-export async function startAllWorkers(config: Config, logger: Logger): Promise<RunningWorker> {
-  const running: RunningWorker[] = [
-    await startDispatchWorker(config, logger),
-    await startEnrollmentWorker(config, logger),
-    await startNotificationWorker(config, logger),
-  ];
-  return {
-    shutdown: async () => (await Promise.all(running.map((w) => w.shutdown()))).every(Boolean),
-  };
+export async function startAllWorkers(config: Config, logger: Logger, starters: WorkerStarter[] = EVERY_WORKER): Promise<RunningWorker> {
+  const running: RunningWorker[] = [];
+  try {
+    for (const start of starters) running.push(await start(config, logger));
+  } catch (err) {
+    logger.error({ err }, 'a worker failed to start; stopping the workers already started');
+    await shutdownAll(running);
+    throw err;
+  }
+  return { shutdown: () => shutdownAll(running) };
 }
