@@ -12,11 +12,12 @@ export interface SignInUnlockDeps {
 
 /**
  * Admin (API or CLI): ends a sign-in lock and starts the user's count of wrong codes over;
- * recorded with the admin's comments. 404 for a user that does not exist in that enterprise.
+ * recorded with the admin's comments when there was a lock to end (the count and the lock go in
+ * one atomic delete, which tells). 404 for a user that does not exist in that enterprise.
  */
 export async function unlockSignIn(deps: SignInUnlockDeps, ref: UserRef, comments?: string): Promise<{ wasLocked: boolean }> {
   if (!(await deps.users.findUser(ref))) throw new NotFoundError('User not found');
   const wasLocked = await deps.failures.clear(ref);
-  await deps.activity.append({ actor: { type: 'admin' }, action: 'user.sign-in-unlocked', ...ref, comments });
+  if (wasLocked) await deps.activity.append({ actor: { type: 'admin' }, action: 'user.sign-in-unlocked', ...ref, comments });
   return { wasLocked };
 }

@@ -33,7 +33,8 @@ export interface UserLifecycleDeps {
 export function createUserLifecycle(deps: UserLifecycleDeps) {
   return {
     /**
-     * Admin (API or CLI): blocks or unblocks the user, recorded with the reason. Blocking ends the
+     * Admin (API or CLI): blocks or unblocks the user, recorded with the reason when it changed
+     * something (a block for another reason does). Blocking, even again, ends the
      * user's pending activation code, pending notifications, pending OTPs and sign-ins; unblocking restores none
      * of them (an admin re-issues an activation code). NotFoundError for a user that does not
      * exist in that enterprise.
@@ -41,13 +42,18 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
     async setBlocked(ref: UserRef, blocked: boolean, reason?: string): Promise<User> {
       const at = new Date();
       if (blocked) await deps.discardPendingNotifications(ref);
-      if (!(await deps.users.setBlocked(ref, blocked, reason, at))) throw new NotFoundError('User not found');
-      await deps.activity.append({
-        actor: { type: 'admin' },
-        action: blocked ? 'user.blocked' : 'user.unblocked',
-        ...ref,
-        comments: reason,
-      });
+      const outcome = await deps.users.setBlocked(ref, blocked, reason, at);
+      if (!outcome) throw new NotFoundError('User not found');
+      // Only a change is recorded (a second block for the same reason, an unblock of a user who
+      // is not blocked are not), but a repeated block still ends what follows: it finishes a
+      // block a crash interrupted.
+      if (outcome === 'changed')
+        await deps.activity.append({
+          actor: { type: 'admin' },
+          action: blocked ? 'user.blocked' : 'user.unblocked',
+          ...ref,
+          comments: reason,
+        });
       if (blocked) {
         // An activation racing this is refused by the block already stored (its write requires
         // an unblocked user); this ends the code itself, so unblocking does not bring it back.

@@ -281,13 +281,24 @@ export function createUsersRepository(connection: Connection) {
       await (await model()).updateOne({ ...userFilter(ref), 'activation.issue': issue }, { $unset: { 'activation.codeEncrypted': 1 } });
     },
 
-    /** Blocks (with an optional reason) or unblocks the user; false when the user is unknown. */
-    async setBlocked(ref: UserRef, blocked: boolean, reason: string | undefined, now: Date): Promise<boolean> {
-      const update = blocked
-        ? { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now } }
-        : { $unset: { blocked: 1 }, $set: { updatedAt: now } };
-      const result = await (await model()).updateOne(userFilter(ref), update);
-      return result.matchedCount === 1;
+    /**
+     * Blocks (with an optional reason) or unblocks the user, in one conditional update that writes
+     * only a change: 'changed' when this call changed the user, 'unchanged' when it was already so
+     * (unblocked, or blocked for the same reason, or none both times: `blocked.at` stays), undefined
+     * when unknown. A block for another reason is a change: the new reason, at `now`.
+     */
+    async setBlocked(ref: UserRef, blocked: boolean, reason: string | undefined, now: Date): Promise<'changed' | 'unchanged' | undefined> {
+      const Users = await model();
+      const sameReason = reason === undefined ? { 'blocked.reason': { $exists: false } } : { 'blocked.reason': reason };
+      const result = blocked
+        ? await Users.updateOne(
+            { ...userFilter(ref), $nor: [{ blocked: { $exists: true }, ...sameReason }] },
+            { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now } },
+          )
+        : await Users.updateOne({ ...userFilter(ref), blocked: { $exists: true } }, { $unset: { blocked: 1 }, $set: { updatedAt: now } });
+      if (result.matchedCount === 1) return 'changed';
+      // Only which answer: the write above already decided that nothing was to change.
+      return (await Users.exists(userFilter(ref))) !== null ? 'unchanged' : undefined;
     },
 
     /**

@@ -112,6 +112,32 @@ describe('activity record (GET /admin/activity)', () => {
     expect((await activity('?enterpriseId=globex&userId=rec-1')).activity).toEqual([]);
   });
 
+  test('when an admin unblocks a user who is not blocked or blocks one again for the same reason, then the answers are as before and only changes are recorded (another reason is one)', async () => {
+    expect((await sendJson(`${service.url}/v1/users`, 'POST', acme.accessToken, userBody('rec-blk'))).status).toBe(201);
+    const block = async (body: { blocked: boolean; reason?: string }) => {
+      const res = await admin('PUT', '/admin/users/rec-blk/blocked?enterpriseId=acme', body);
+      expect(res.status).toBe(200);
+      return (await res.json()) as Record<string, unknown>;
+    };
+
+    expect(await block({ blocked: false })).toMatchObject({ userId: 'rec-blk', status: 'CREATED' });
+    const first = await block({ blocked: true, reason: 'lost phone' });
+    expect(first).toMatchObject({ userId: 'rec-blk', blocked: true, blockedReason: 'lost phone' });
+    const again = await block({ blocked: true, reason: 'lost phone' });
+    expect(again).toEqual(first);
+    expect(await block({ blocked: true, reason: 'stolen phone' })).toMatchObject({ blocked: true, blockedReason: 'stolen phone' });
+    expect(await block({ blocked: false })).not.toHaveProperty('blocked');
+    expect(await block({ blocked: false })).not.toHaveProperty('blocked');
+
+    const entries = (await activity('?enterpriseId=acme&userId=rec-blk')).activity;
+    expect(entries.map((e) => [e.action, e.comments])).toEqual([
+      ['user.unblocked', undefined],
+      ['user.blocked', 'stolen phone'],
+      ['user.blocked', 'lost phone'],
+      ['user.enrolled', undefined],
+    ]);
+  });
+
   test('when clients and templates are created, changed or deleted by the admin, then the record says so', async () => {
     const created = (await (
       await admin('POST', '/admin/clients', { name: 'audited', scopes: ['otp'], enterpriseId: 'initech', comments: 'ticket 42' })

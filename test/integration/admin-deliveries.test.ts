@@ -395,7 +395,7 @@ describe('operators list and replay failed deliveries', () => {
     // lifecycle does next): the replay's own check of the user is what stops these.
     const repositories = service.services.repositories;
     expect(await repositories.users.setBlocked({ enterpriseId: 'default', userId: 'lost-phone' }, true, 'lost phone', new Date())).toBe(
-      true,
+      'changed',
     );
     expect(await repositories.users.markDeleted({ enterpriseId: 'default', userId: 'left' }, new Date())).toBe('deleted');
 

@@ -139,6 +139,13 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
     ]);
   });
 
+  test('when an admin removes a sign-in lock that is not there, then the answer is still 204 and nothing is recorded', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'never-locked', mobileNumber: '+15550400011' });
+    expect((await admin('DELETE', '/admin/users/never-locked/sign-in-lock?comments=just%20in%20case')).status).toBe(204);
+    const activity = await admin('GET', '/admin/activity?userId=never-locked');
+    expect(((await activity.json()) as { activity: unknown[] }).activity).toEqual([]);
+  });
+
   test('when the unlock route names an unknown or odd user id, another enterprise, a bad enterpriseId, or has no admin token, then 404, 404, 422 and 401', async () => {
     expect((await admin('DELETE', '/admin/users/nobody-at-all/sign-in-lock')).status).toBe(404);
     expect((await admin('DELETE', '/admin/users/rita/sign-in-lock?enterpriseId=other-bank')).status).toBe(404);
