@@ -6,6 +6,7 @@ import { maskContactsInText, maskEmail, maskPhone } from '../platform/logger/log
 import { REQUEST_NOT_ANSWERED, type DeliveriesRepository } from './deliveries.repository.js';
 import type { DeliveryFilter, DeliveryView, ReplayRequest, ReplayResult, ReplaySkip, StillWantedCheck } from './delivery-replay.types.js';
 import type { Delivery, DeliveryKind } from './delivery.types.js';
+import { replayActivityEntries } from './replay-activity.js';
 
 /** Deliveries one replay request takes at most (by ids or by filter). */
 export const REPLAY_MAX = 100;
@@ -80,7 +81,7 @@ function skipOfRow(delivery: Delivery, now: Date): ReplaySkip | undefined {
  * replays of one failure, at once or one after the other, send it once. A row is never replayed
  * when its message is no longer wanted (the OTP was used, locked or expired; the activation
  * ended or was replaced) or was never answered for. A crash between the two steps leaves the row
- * QUEUED: the delivery sweeper queues it.
+ * QUEUED: the delivery sweeper queues it. Recorded in the activity of each enterprise it touched.
  */
 export function createDeliveryReplay(deps: DeliveryReplayDeps) {
   const now = deps.now ?? (() => new Date());
@@ -142,16 +143,7 @@ export function createDeliveryReplay(deps: DeliveryReplayDeps) {
         result.queued.push(toDeliveryView({ ...row, state: 'QUEUED', updatedAt: at, replays: (row.replays ?? 0) + 1 }));
       }
       if (!request.dryRun) {
-        await deps.activity.append(
-          {
-            actor: { type: 'admin' },
-            action: 'deliveries.replayed',
-            replay: { selected: rows.length, queued: result.queued.length, skipped: result.skipped.length },
-            deliveryIds: result.queued.map((d) => d.id),
-            comments: request.comments,
-          },
-          at,
-        );
+        for (const entry of replayActivityEntries(result, rows.length, request.comments)) await deps.activity.append(entry, at);
         deps.logger.info({ queued: result.queued.length, skipped: result.skipped.length }, 'deliveries replayed');
       }
       return result;

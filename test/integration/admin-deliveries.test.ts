@@ -313,6 +313,69 @@ describe('operators list and replay failed deliveries', () => {
     expect(withQueued[0]).toMatchObject({ actor: { type: 'admin' }, comments: 'Twilio number fixed', at: ISO });
   });
 
+  test("when a replay touches the deliveries of two enterprises, then each enterprise's activity lists it with its own counts and ids, and a replay that touched none is recorded without one", async () => {
+    const later = new Date(Date.now() + 3600_000);
+    const notice = (enterpriseId: string, userId: string, state: Delivery['state']): Delivery => ({
+      id: `notice-${enterpriseId}-${userId}-EMAIL`,
+      kind: 'notice',
+      enterpriseId,
+      refId: userId,
+      channel: 'EMAIL',
+      to: `${userId}@example.com`,
+      template: 'passkey_added_email',
+      macros: {},
+      state,
+      lastError: 'Bad Request',
+      provider: 'sendgrid',
+      attempts: 1,
+      notAfter: later,
+      queuedAt: new Date(),
+      updatedAt: new Date(),
+    });
+    const acmeFailed = notice('acme', 'al', 'FAILED');
+    const acmeSent = notice('acme', 'amy', 'SENT');
+    const globexFailed = notice('globex', 'gus', 'FAILED');
+    await createDeliveriesRepository(service.ctx.mongo).insertMany([acmeFailed, acmeSent, globexFailed]);
+
+    const result = (await (
+      await replay({ ids: [acmeFailed.id, globexFailed.id, acmeSent.id, 'otp-nowhere-SMS'], dryRun: false, comments: 'two banks' })
+    ).json()) as Replayed;
+    expect(result.queued.map((d) => d.id)).toEqual([acmeFailed.id, globexFailed.id]);
+    const nothing = await replay({ ids: ['otp-nowhere-either-SMS'], dryRun: false, comments: 'touched nothing' });
+    expect(nothing.status).toBe(200);
+
+    const replaysOf = async (query: string) =>
+      (
+        (await (await fetch(`${service.url}/admin/activity${query}`, { headers: admin() })).json()) as {
+          activity: Record<string, unknown>[];
+        }
+      ).activity.filter((e) => e.action === 'deliveries.replayed');
+    const entry = (enterpriseId: string, replayed: Record<string, number>, deliveryIds: string[]) => ({
+      id: expect.any(String),
+      at: ISO,
+      actor: { type: 'admin' },
+      action: 'deliveries.replayed',
+      enterpriseId,
+      replay: replayed,
+      deliveryIds,
+      comments: 'two banks',
+    });
+    expect(await replaysOf('?enterpriseId=acme')).toEqual([entry('acme', { selected: 2, queued: 1, skipped: 1 }, [acmeFailed.id])]);
+    expect(await replaysOf('?enterpriseId=globex')).toEqual([entry('globex', { selected: 1, queued: 1, skipped: 0 }, [globexFailed.id])]);
+    const untouched = (await replaysOf('')).filter((e) => e.comments === 'touched nothing');
+    expect(untouched).toEqual([
+      {
+        id: expect.any(String),
+        at: ISO,
+        actor: { type: 'admin' },
+        action: 'deliveries.replayed',
+        replay: { selected: 1, queued: 0, skipped: 1 },
+        deliveryIds: [],
+        comments: 'touched nothing',
+      },
+    ]);
+  });
+
   test('when an activation message failed, then only the current, unexpired code issue of a pending user is replayed', async () => {
     const later = new Date(Date.now() + 3600_000);
     await insertUser(service.ctx.mongo, {
