@@ -156,7 +156,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     templateCache,
     templates: { templates, activity, cache: templateCache },
     userTokens: { oidcRecords, clients: clientLookup, users },
-    authServer: { users, clients, clientLookup, oidcRecords, revokedTokens, signingKeys, revocations },
+    authServer: { users, clientLookup, oidcRecords, revokedTokens, signingKeys, revocations },
     otp,
     signIn: composeSignIn(ctx, repositories, otp, afterAnswers),
     afterAnswers,

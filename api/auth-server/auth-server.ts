@@ -6,7 +6,7 @@ import type { RevokedTokensRepository } from '../../core/auth/revoked-tokens.rep
 import { ID_TOKEN_SIGNING_ALG, loadCookieKeys, type SigningKeysCache } from '../../core/auth/signing-key.service.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
-import { CLIENT_SCOPES, type ClientsRepository } from '../../core/clients/clients.repository.js';
+import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
 import { isPlainHttpOffLoopback } from '../../core/clients/redirect-uris.js';
 import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { canSignIn } from '../../core/users/user-reachability.js';
@@ -40,9 +40,8 @@ export function tokenIdentity(publicUrl: string): { issuer: string; audience: st
 /** What the authorization server works on, built once by the composition root. */
 export interface AuthServerStores {
   users: UsersRepository;
-  /** Read past the cache when a presented secret does not match the cached client (a rotation elsewhere). */
-  clients: Pick<ClientsRepository, 'findClientWithSecret'>;
-  clientLookup: Pick<ClientLookup, 'clientWithSecret'>;
+  /** `recheckedClientWithSecret`: read when a presented secret does not match the cached client (a rotation elsewhere). */
+  clientLookup: Pick<ClientLookup, 'clientWithSecret' | 'recheckedClientWithSecret'>;
   oidcRecords: OidcRecordsRepository;
   revokedTokens: RevokedTokensRepository;
   /** The process's signing keys, shared with the bearer check and the OTP JWT signer. */
@@ -263,9 +262,10 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
   ClientClass.prototype.includeSid = () => true;
   ClientClass.prototype.compareClientSecret = async function compareHashedSecret(this: { clientId: string }, actual: string) {
     if (acceptsClientSecret(storedSecretsOfClient(this), actual)) return true;
-    // A secret just rotated by another process is not in this process's client cache yet: one
-    // look in the store lets the new secret work everywhere at once.
-    const stored = await stores.clients.findClientWithSecret(this.clientId);
+    // A secret just rotated by another process is not in this process's client cache yet: a
+    // look in the store lets the new secret work here too. At most one look per client every
+    // few seconds, so wrong secrets sent with a known client id cannot make every request a read.
+    const stored = await stores.clientLookup.recheckedClientWithSecret(this.clientId);
     return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
   reuseClientInstances(provider, new Adapter('Client'));

@@ -357,6 +357,26 @@ describe('admin API: clients and groups', () => {
       expect(await tokenScope(created.client_id, secret)).toBe('otp users');
     });
 
+    test('when wrong secrets of a known client arrive in a burst, then the store is read at most once, and a rotation made here still works at once', async () => {
+      const created = await createConfidential('guessed');
+      expect(await tokenScope(created.client_id, created.client_secret)).toBe('otp users'); // cached now
+      const clients = service.services.repositories.clients;
+      const read = clients.findClientWithSecret;
+      let reads = 0;
+      clients.findClientWithSecret = (clientId) => {
+        reads += 1;
+        return read.call(clients, clientId);
+      };
+      try {
+        for (let i = 0; i < 20; i += 1) expect(await tokenScope(created.client_id, `wrong-${i}`)).toBe(401);
+        expect(reads).toBeLessThanOrEqual(1);
+      } finally {
+        clients.findClientWithSecret = read;
+      }
+      const rotated = (await (await admin('POST', `/admin/clients/${created.client_id}/secret`)).json()) as { client_secret: string };
+      expect(await tokenScope(created.client_id, rotated.client_secret)).toBe('otp users');
+    });
+
     test('when secrets of an unknown or public client are rotated, then 404 Client not found', async () => {
       const pub = (await (
         await admin('POST', '/admin/clients', { name: 'pub', scopes: [], public: true, redirectUris: ['https://pub.example/cb'] })
