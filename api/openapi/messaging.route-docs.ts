@@ -46,7 +46,11 @@ export const messagingRouteDocs: RouteDoc[] = [
       '400': errorResponses['400'],
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '409': { description: 'A template with this name exists', schema: 'common.error.json' },
-      '422': { description: 'Invalid field, or HTML that does not compile', schema: 'common.error.json' },
+      '422': {
+        description:
+          'Invalid field, or HTML that does not compile, or that renders with more than 1000 partial calls or 1,000,000 characters (`Invalid template html: ...`)',
+        schema: 'common.error.json',
+      },
     },
   },
   {
@@ -61,7 +65,11 @@ export const messagingRouteDocs: RouteDoc[] = [
       '400': errorResponses['400'],
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
       '404': { description: 'No such template', schema: 'common.error.json' },
-      '422': { description: 'Invalid field, or HTML that does not compile', schema: 'common.error.json' },
+      '422': {
+        description:
+          'Invalid field, or HTML that does not compile, or that renders with more than 1000 partial calls or 1,000,000 characters (`Invalid template html: ...`)',
+        schema: 'common.error.json',
+      },
     },
   },
   {

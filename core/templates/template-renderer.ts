@@ -1,5 +1,6 @@
 import Handlebars from 'handlebars';
 import { assertSafeMacroUrls } from './macro-url.guard.js';
+import { countPartialCalls, renderWithinLimits } from './partial-expansion.limits.js';
 import { loadHandlebarsPartials } from './template-files.loader.js';
 import { MissingMacroError, TemplateSyntaxError } from './template-errors.js';
 import { MACRO_PATTERN, macrosIn } from './template-macros.js';
@@ -16,6 +17,7 @@ const compiled = new Map<string, { source: string; render: CompiledHtml }>();
 function handlebars(): HandlebarsEnv {
   if (!env) {
     env = Handlebars.create();
+    countPartialCalls(env);
     for (const [name, source] of Object.entries(loadHandlebarsPartials())) env.registerPartial(name, source);
   }
   return env;
@@ -49,9 +51,16 @@ function compiledHtmlOf(template: TemplateContent & { html: string }): CompiledH
  * Handlebars data, only `__MACRO__`s, which are substituted afterwards.
  */
 function expandHtml(template: TemplateContent & { html: string }): string {
-  const render = compiledHtmlOf(template);
+  return runHtml(compiledHtmlOf(template));
+}
+
+/**
+ * Runs compiled HTML with an empty context, within the limits on partial calls and output
+ * (partial-expansion.limits.ts): validation runs an admin's HTML on the API's event loop.
+ */
+function runHtml(render: CompiledHtml): string {
   try {
-    return render({});
+    return renderWithinLimits(() => render({}));
   } catch (err) {
     // Strict mode: an unknown value or partial is found only when running the template.
     throw new TemplateSyntaxError(firstLine(err), { cause: err });
@@ -72,15 +81,13 @@ export function findTemplateMacros(template: TemplateContent): string[] {
   return [...new Set(found)].sort();
 }
 
-/** Checks that the HTML compiles and runs (known partials, no data references); throws TemplateSyntaxError. */
+/**
+ * Checks that the HTML compiles and runs (known partials, no data references) within the limits
+ * on partial calls and output; throws TemplateSyntaxError.
+ */
 export function validateTemplateSyntax(template: TemplateContent): void {
   if (!hasHtml(template)) return;
-  const render = compileHtml(template.html);
-  try {
-    render({});
-  } catch (err) {
-    throw new TemplateSyntaxError(firstLine(err), { cause: err });
-  }
+  runHtml(compileHtml(template.html));
 }
 
 export function escapeHtml(value: string): string {

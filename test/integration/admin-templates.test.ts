@@ -119,6 +119,24 @@ describe('message templates: seeding and admin API', () => {
     });
   });
 
+  test('when the HTML nests inline partials that each call the one below twice, then 422 naming the limit on partial calls', async () => {
+    // 2^22 partial calls: seconds of the event loop without the limit, twice that with each more
+    // level; 40 levels would block the process for days.
+    let html = '{{#*inline "p0"}}{{/inline}}';
+    for (let level = 1; level <= 22; level += 1) html += `{{#*inline "p${level}"}}{{>p${level - 1}}}{{>p${level - 1}}}{{/inline}}`;
+    html += '{{>p22}}';
+    const res = await call('POST', '/admin/templates', { name: 'fan_out', channel: 'EMAIL', subject: 's', text: 't', html });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({
+      timestamp: D1_TIMESTAMP,
+      status: 422,
+      error: 'Unprocessable Entity',
+      message: 'Invalid template html: partials are called more than 1000 times',
+      path: '/admin/templates',
+    });
+    expect((await call('GET', '/admin/templates/fan_out')).status).toBe(404);
+  });
+
   test('when the HTML names an unknown partial on update, then 422 and the template is unchanged', async () => {
     const res = await call('PUT', '/admin/templates/otp_email', {
       channel: 'EMAIL',

@@ -116,4 +116,17 @@ describe('findTemplateMacros and validateTemplateSyntax', () => {
     }
     expect(() => validateTemplateSyntax(email)).not.toThrow();
   });
+
+  test('when a few partial calls would render more than 1,000,000 characters, then TemplateSyntaxError naming the limit', () => {
+    const html = `{{#*inline "big"}}${'x'.repeat(100_000)}{{/inline}}${'{{>big}}'.repeat(11)}`;
+    expect(() => validateTemplateSyntax({ ...email, html })).toThrow(
+      'Invalid template html: it renders to more than 1000000 characters with its partials',
+    );
+  });
+
+  test('when a template calls partials many times within the limits, then it is valid and renders in full', () => {
+    const html = `{{#> layouts/email title="T"}}{{#*inline "row"}}<p>__SVC_OTP__</p>{{/inline}}${'{{>row}}'.repeat(900)}{{/layouts/email}}`;
+    expect(() => validateTemplateSyntax({ ...email, html })).not.toThrow();
+    expect(renderTemplate({ ...email, html }, { __FIRST_NAME__: 'a', __SVC_OTP__: '7' }).html?.match(/<p>7<\/p>/g)).toHaveLength(900);
+  });
 });
