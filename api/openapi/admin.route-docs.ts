@@ -1,7 +1,31 @@
+import { ADMIN_LIST_PAGE_MAX } from '../../core/platform/list-page.js';
 import { commonErrors as errorResponses } from './common-responses.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 // Admin API (ADMIN_TOKEN): clients, groups and the activity record.
+
+/** `limit` and `cursor` of the admin lists answered as arrays (clients, groups). */
+function adminListPageQuery(entries: string): NonNullable<RouteDoc['query']> {
+  return [
+    {
+      name: 'limit',
+      description: `${entries} per page, 1 to ${ADMIN_LIST_PAGE_MAX} (default ${ADMIN_LIST_PAGE_MAX})`,
+      schema: { type: 'integer', minimum: 1, maximum: ADMIN_LIST_PAGE_MAX },
+    },
+    {
+      name: 'cursor',
+      description: 'Where the page starts: the `cursor` of the previous answer\'s `Link: <...>; rel="next"` header',
+      schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,1400}$' },
+    },
+  ];
+}
+
+const nextPageLinkHeader = {
+  Link: {
+    description: 'When more entries follow: `<path?limit=&cursor=>; rel="next"` (RFC 8288), the next page; absent on the last page',
+    schema: { type: 'string' },
+  },
+};
 export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'post',
@@ -29,10 +53,15 @@ export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/admin/clients',
-    summary: 'List clients (no secrets)',
+    summary: 'List clients (no secrets), oldest first, a page at a time',
     tag: 'admin',
     auth: { kind: 'admin' },
-    responses: { '200': { description: 'Clients' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } },
+    query: adminListPageQuery('Clients'),
+    responses: {
+      '200': { description: 'A page of clients', schema: 'admin-clients.client.json', array: true, headers: nextPageLinkHeader },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '422': { description: 'Invalid limit or cursor', schema: 'common.error.json' },
+    },
   },
   {
     method: 'get',
@@ -136,10 +165,15 @@ export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/admin/groups',
-    summary: 'List groups, by name',
+    summary: 'List groups, by name, a page at a time',
     tag: 'admin',
     auth: { kind: 'admin' },
-    responses: { '200': { description: 'Groups' }, '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' } },
+    query: adminListPageQuery('Groups'),
+    responses: {
+      '200': { description: 'A page of groups', schema: 'admin-groups.group.json', array: true, headers: nextPageLinkHeader },
+      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '422': { description: 'Invalid limit or cursor', schema: 'common.error.json' },
+    },
   },
   {
     method: 'get',

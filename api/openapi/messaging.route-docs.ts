@@ -10,7 +10,11 @@ export const messagingRouteDocs: RouteDoc[] = [
     tag: 'admin',
     auth: { kind: 'admin' },
     responses: {
-      '200': { description: 'Every template, by name', schema: 'admin-templates.template.json', array: true },
+      '200': {
+        description: 'Every template, by name, without its HTML (GET /admin/templates/{name} shows it)',
+        schema: 'admin-templates.summary.json',
+        array: true,
+      },
       '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
     },
   },

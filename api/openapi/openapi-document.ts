@@ -80,6 +80,7 @@ function operation(doc: RouteDoc): Record<string, unknown> {
             {
               description: r.description,
               ...(schema ? { content: { [r.contentType ?? 'application/json']: { schema } } } : {}),
+              ...(r.headers ? { headers: r.headers } : {}),
               ...(r.links ? { links: linksOf(r.links) } : {}),
             },
           ];

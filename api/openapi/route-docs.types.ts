@@ -13,10 +13,17 @@ export interface RouteDoc {
   headers?: { name: string; description: string; schema: Record<string, unknown>; required?: boolean }[];
   requestSchema?: string;
   requestContentType?: string;
-  /** `array`: the body is a JSON array of `schema` items. */
+  /** `array`: the body is a JSON array of `schema` items. `headers`: response headers worth naming (e.g. a paged list's `Link`). */
   responses: Record<
     string,
-    { description: string; schema?: string; contentType?: string; array?: boolean; links?: Record<string, RouteLink> }
+    {
+      description: string;
+      schema?: string;
+      contentType?: string;
+      array?: boolean;
+      links?: Record<string, RouteLink>;
+      headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
+    }
   >;
 }
 

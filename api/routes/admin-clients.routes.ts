@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { listClientPage } from '../../core/clients/client-list.js';
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { toClientResponse } from '../../core/clients/client-view.js';
 import type { ClientStores } from '../../core/clients/client-stores.js';
@@ -16,6 +17,7 @@ import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { linkNextPage, parseAdminListPage } from './admin-list-page.js';
 
 /** `?comments=` of a route without a body, cut to what the activity record keeps. */
 const commentsQuery = (query: Record<string, unknown>) => (typeof query.comments === 'string' ? query.comments.slice(0, 1000) : undefined);
@@ -64,8 +66,11 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores): R
     res.status(200).json({ client_id: clientId, callback_secret: secret });
   });
 
-  router.get('/admin/clients', admin, async (_req, res) => {
-    res.json((await stores.clients.listClients()).map(toClientResponse));
+  router.get('/admin/clients', admin, async (req, res) => {
+    const page = parseAdminListPage(req);
+    const { entries, next } = await listClientPage(stores.clients, page);
+    linkNextPage(res, '/admin/clients', page.limit, next);
+    res.json(entries.map(toClientResponse));
   });
 
   router.get('/admin/clients/:clientId', admin, async (req, res) => {

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { ActivityRepository } from '../../core/activity/activity.repository.js';
 import { createGroup } from '../../core/groups/group-creation.js';
+import { listGroupPage } from '../../core/groups/group-list.js';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import type { Group, GroupsRepository } from '../../core/groups/groups.repository.js';
 import { deleteGroup } from '../../core/users/group-deletion.service.js';
@@ -9,6 +10,7 @@ import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { linkNextPage, parseAdminListPage } from './admin-list-page.js';
 
 const toGroupResponse = (group: Group) => ({ name: group.name, description: group.description, createdAt: group.createdAt.toISOString() });
 
@@ -25,8 +27,11 @@ export function adminGroupsRoutes(
     res.status(201).json(toGroupResponse(group));
   });
 
-  router.get('/admin/groups', admin, async (_req, res) => {
-    res.json((await groups.listGroups()).map(toGroupResponse));
+  router.get('/admin/groups', admin, async (req, res) => {
+    const page = parseAdminListPage(req);
+    const { entries, next } = await listGroupPage(groups, page);
+    linkNextPage(res, '/admin/groups', page.limit, next);
+    res.json(entries.map(toGroupResponse));
   });
 
   router.get('/admin/groups/:name', admin, async (req, res) => {

@@ -3,7 +3,7 @@ import {
   createTemplate,
   deleteTemplate,
   findTemplate,
-  listTemplates,
+  listTemplateSummaries,
   updateTemplate,
   type TemplateStores,
 } from '../../core/templates/templates.service.js';
@@ -21,8 +21,10 @@ export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateSto
   const json = jsonBody(ctx, { limit: '1024kb' });
   const validate = (schemaId: string) => validateBody(schemaId, { toError: invalidFieldError() });
 
+  // The list leaves the HTML out: with up to 200 000 characters each it would make the answer
+  // grow with every template. GET /admin/templates/{name} shows it.
   router.get('/admin/templates', admin, async (_req, res) => {
-    res.json(await listTemplates(templates));
+    res.json(await listTemplateSummaries(templates));
   });
 
   router.get('/admin/templates/:name', admin, async (req, res) => {

@@ -127,6 +127,20 @@ export function createClientsRepository(connection: Connection) {
       return rows.map(withoutSecret);
     },
 
+    /**
+     * Up to `limit` clients in the order of listClients (oldest first, then by id), after the
+     * client `after` names (the last one of the previous page).
+     */
+    async listClientsAfter(after: { createdAt: Date; clientId: string } | undefined, limit: number): Promise<Client[]> {
+      const Clients = await model(connection);
+      const filter =
+        after === undefined
+          ? {}
+          : { $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, clientId: { $gt: after.clientId } }] };
+      const rows = await Clients.find(filter, PROJECTION).sort({ createdAt: 1, clientId: 1 }).limit(limit).lean<ClientWithSecret[]>();
+      return rows.map(withoutSecret);
+    },
+
     /** True when a client was deleted. */
     async deleteClient(clientId: string): Promise<boolean> {
       const Clients = await model(connection);

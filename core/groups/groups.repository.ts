@@ -89,6 +89,15 @@ export function createGroupsRepository(connection: Connection) {
       return Groups.find({}, shown).sort({ name: 1 }).lean<Group[]>();
     },
 
+    /** Up to `limit` groups by name, after the group named `after` (the last one of the previous page). */
+    async listGroupsAfter(after: string | undefined, limit: number): Promise<Group[]> {
+      const Groups = await model(connection);
+      return Groups.find(after === undefined ? {} : { name: { $gt: after } }, shown)
+        .sort({ name: 1 })
+        .limit(limit)
+        .lean<Group[]>();
+    },
+
     /**
      * The names among `names` that are not groups a user may join, in the order given (duplicates
      * once): missing, or being deleted (a live deletion marker), which takes no new members.

@@ -20,6 +20,9 @@ export interface MessageTemplate extends TemplateContent {
   updatedAt: Date;
 }
 
+/** A stored template as the admin list shows it: everything but the HTML. */
+export type TemplateSummary = Omit<MessageTemplate, 'html'>;
+
 export interface RenderedMessage {
   subject?: string;
   text: string;

@@ -1,7 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
-import type { MessageTemplate, TemplateContent } from './template.types.js';
+import type { MessageTemplate, TemplateContent, TemplateSummary } from './template.types.js';
 
 export const templateSchema = new Schema<MessageTemplate>(
   {
@@ -34,6 +34,12 @@ export function createTemplatesRepository(connection: Connection) {
 
     async listTemplates(): Promise<MessageTemplate[]> {
       const docs = await (await readyModel(connection)).find({}).sort({ name: 1 }).lean();
+      return docs.map(toTemplate);
+    },
+
+    /** Every template by name, without its HTML (up to 200 000 characters each): the admin list. */
+    async listTemplatesWithoutHtml(): Promise<TemplateSummary[]> {
+      const docs = await (await readyModel(connection)).find({}, { html: 0 }).sort({ name: 1 }).lean();
       return docs.map(toTemplate);
     },
 

@@ -4,7 +4,7 @@ import type { TemplateCache } from './template-cache.js';
 import { validateTemplateSyntax } from './template-renderer.js';
 import { loadTemplateFiles } from './template-files.loader.js';
 import type { TemplatesRepository } from './templates.repository.js';
-import type { MessageTemplate, TemplateContent } from './template.types.js';
+import type { MessageTemplate, TemplateContent, TemplateSummary } from './template.types.js';
 
 /** What the administration of templates works on, built once at a composition root and handed down. */
 export interface TemplateStores {
@@ -21,6 +21,11 @@ export function findTemplate(stores: TemplateStores, name: string): Promise<Mess
 
 export function listTemplates(stores: TemplateStores): Promise<MessageTemplate[]> {
   return stores.templates.listTemplates();
+}
+
+/** Every template without its HTML, which may be long (read one template for it). */
+export function listTemplateSummaries(stores: TemplateStores): Promise<TemplateSummary[]> {
+  return stores.templates.listTemplatesWithoutHtml();
 }
 
 /** E-mail needs a subject; SMS has neither subject nor HTML. Then the HTML must compile. */

@@ -15,6 +15,12 @@ const errorBody = (status: number, error: string, message: string, path: string)
   path,
 });
 
+/** The path of an answer's `Link: <...>; rel="next"` (RFC 8288), or null when it is the last page. */
+function nextLink(res: Response): string | null {
+  const match = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '');
+  return match ? (match[1] as string) : null;
+}
+
 describe('admin API: clients and groups', () => {
   let service: TestService;
   beforeAll(async () => {
@@ -161,6 +167,23 @@ describe('admin API: clients and groups', () => {
         ]);
       }
       expect(body.map((c) => c.name)).toEqual(expect.arrayContaining(['acme', 'hashed', 'readback', 'spa']));
+    });
+
+    test('when clients are listed a page at a time, then limit bounds each page, a Link header names the next, and the pages hold every client once', async () => {
+      const everyClient = ((await (await admin('GET', '/admin/clients')).json()) as { client_id: string }[]).map((c) => c.client_id);
+      const seen: string[] = [];
+      let next: string | null = '/admin/clients?limit=2';
+      while (next !== null) {
+        const res = await admin('GET', next);
+        expect(res.status).toBe(200);
+        const page = (await res.json()) as { client_id: string }[];
+        expect(page.length).toBeLessThanOrEqual(2);
+        seen.push(...page.map((client) => client.client_id));
+        next = nextLink(res);
+        expect(seen.length).toBeLessThanOrEqual(everyClient.length);
+      }
+      expect(seen).toEqual(everyClient);
+      expect(everyClient.length).toBeGreaterThan(2);
     });
 
     test('when a client is deleted, then 204, it is gone, and it can no longer get tokens', async () => {
@@ -442,6 +465,37 @@ describe('admin API: clients and groups', () => {
         { name: 'retail', description: 'Retail banking', createdAt: expect.stringMatching(ISO) },
         { name: 'wholesale', description: null, createdAt: expect.stringMatching(ISO) },
       ]);
+    });
+
+    test('when groups are listed a page at a time, then limit bounds each page, a Link header names the next, and the pages hold every group once', async () => {
+      const everyGroup = ((await (await admin('GET', '/admin/groups')).json()) as { name: string }[]).map((group) => group.name);
+      const seen: string[] = [];
+      let next: string | null = '/admin/groups?limit=2';
+      while (next !== null) {
+        const res = await admin('GET', next);
+        expect(res.status).toBe(200);
+        const page = (await res.json()) as { name: string }[];
+        expect(page.length).toBeLessThanOrEqual(2);
+        seen.push(...page.map((group) => group.name));
+        next = nextLink(res);
+        expect(seen.length).toBeLessThanOrEqual(everyGroup.length);
+      }
+      expect(seen).toEqual(everyGroup);
+      expect(everyGroup.length).toBeGreaterThan(2);
+    });
+
+    test('when the page limit or cursor of a list is out of range or malformed, then 422 naming it', async () => {
+      for (const [path, field] of [
+        ['/admin/groups?limit=0', 'limit'],
+        ['/admin/groups?limit=501', 'limit'],
+        ['/admin/groups?cursor=***', 'cursor'],
+        ['/admin/clients?limit=x', 'limit'],
+        ['/admin/clients?cursor=bm90LWEtY3Vyc29y', 'cursor'],
+      ] as const) {
+        const res = await admin('GET', path);
+        expect(res.status).toBe(422);
+        expect(((await res.json()) as { message: string }).message).toBe(`[Invalid field ${field}]`);
+      }
     });
 
     test('when one group is read, then 200 with it; an unknown one is 404', async () => {

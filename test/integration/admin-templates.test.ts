@@ -88,6 +88,22 @@ describe('message templates: seeding and admin API', () => {
     expect(await res.json()).toEqual({ ...body, version: 1, source: 'admin', updatedAt: ISO });
   });
 
+  test('when templates are listed, then each comes without its HTML, which reading the one template shows', async () => {
+    const list = (await (await call('GET', '/admin/templates')).json()) as Record<string, unknown>[];
+    const otpEmail = list.find((template) => template.name === 'otp_email');
+    expect(otpEmail).toEqual({
+      name: 'otp_email',
+      channel: 'EMAIL',
+      subject: expect.any(String),
+      text: expect.any(String),
+      version: expect.any(Number),
+      source: expect.any(String),
+      updatedAt: ISO,
+    });
+    for (const template of list) expect(template).not.toHaveProperty('html');
+    expect(((await (await call('GET', '/admin/templates/otp_email')).json()) as { html: string }).html).toContain('{{#> layouts/email');
+  });
+
   test('when the name exists, then 409 in the error body', async () => {
     const res = await call('POST', '/admin/templates', { name: 'otp_email', channel: 'SMS', text: 'x' });
     expect(res.status).toBe(409);
