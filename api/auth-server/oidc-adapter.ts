@@ -151,12 +151,17 @@ export function createOidcAdapter(
      * Marks a code or refresh token used only if nobody did before. The provider checks
      * `consumed` after reading, so two concurrent redemptions could both pass that check; the
      * conditional write lets exactly one through, and the loser is treated as a replay: the
-     * grant and every token issued from it are revoked.
+     * grant and every token issued from it are revoked (RFC 6749 4.1.2). The grant goes first: the
+     * winner may still be writing its token, and a token written after this finds no grant
+     * (refuseIfGrantEnded) while one written before is deleted with the grant's records.
      */
     async consume(id: string): Promise<void> {
       const grantId = await records.consumeOidcRecord(this.kind, id);
       if (grantId === true) return;
-      if (typeof grantId === 'string') await records.deleteOidcRecordsOfGrant(grantId);
+      if (typeof grantId === 'string') {
+        await records.deleteOidcRecord('Grant', grantId);
+        await records.deleteOidcRecordsOfGrant(grantId);
+      }
       throw new errors.InvalidGrant(`${this.kind === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
     }
 

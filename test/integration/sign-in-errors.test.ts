@@ -17,7 +17,7 @@ describe('sign-in: errors, replays and refusals', () => {
   let publicClientId: string;
 
   beforeAll(async () => {
-    service = await startTestService('signin-errors', {}, { ownPublicUrl: true });
+    service = await startTestService('signin-errors', { RATE_LIMIT_LOGIN_PER_IP: '100000' }, { ownPublicUrl: true });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     const created = await registerClient(service.services.clients, { name: 'Acme Bank', scopes: ['otp'], redirectUris: [REDIRECT] });
     confidential = { clientId: created.client.clientId, clientSecret: created.clientSecret as string };
@@ -178,27 +178,30 @@ describe('sign-in: errors, replays and refusals', () => {
     expect((await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
   });
 
-  test('when the same code is redeemed three times at once, then no token of it stays usable: the reuse revokes what the code issued (RFC 6749 4.1.2)', async () => {
-    const { verifier, challenge } = pkce();
-    const callback = await signInFor('erin', '+15550300001', validParams({ code_challenge: challenge }));
-    const form = {
-      grant_type: 'authorization_code',
-      code: callback.searchParams.get('code') as string,
-      redirect_uri: REDIRECT,
-      code_verifier: verifier,
-    };
-    const answers = await Promise.all([tokenForm(form), tokenForm(form), tokenForm(form)]);
-    // The code is consumed once (a conditional write); the others find it used, which revokes its
-    // grant. The one that consumed it answers tokens, or invalid_grant when the revocation came
-    // before its token was stored; either way nothing it issued works.
-    const bodies = (
-      await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })))
-    ).sort((x, y) => x.status - y.status);
-    expect(bodies.filter((b) => b.status === 200).length).toBeLessThanOrEqual(1);
-    expect(bodies.filter((b) => b.status === 400 && b.body.error === 'invalid_grant').length).toBeGreaterThanOrEqual(2);
-    for (const { body } of bodies.filter((b) => b.status === 200)) {
-      const me = await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${body.access_token}` } });
-      expect(me.status).toBe(401);
+  test('when each of ten codes is redeemed three times at once, then no token of them stays usable: the reuse revokes what the code issued (RFC 6749 4.1.2)', async () => {
+    for (let n = 0; n < 10; n++) {
+      const userId = `reuse-${n}`;
+      const mobile = `+1555031${String(n).padStart(4, '0')}`;
+      await insertUser(service.ctx.mongo, { userId, mobileNumber: mobile });
+      const { verifier, challenge } = pkce();
+      const callback = await signInFor(userId, mobile, validParams({ code_challenge: challenge }));
+      const form = {
+        grant_type: 'authorization_code',
+        code: callback.searchParams.get('code') as string,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      };
+      const answers = await Promise.all([tokenForm(form), tokenForm(form), tokenForm(form)]);
+      // The code is consumed once (a conditional write); the others find it used and end its grant.
+      // The one that consumed it answers tokens, or invalid_grant when the grant ended before its
+      // token was stored; either way nothing it issued works.
+      const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })));
+      expect(bodies.filter((b) => b.status === 200).length).toBeLessThanOrEqual(1);
+      expect(bodies.filter((b) => b.status === 400 && b.body.error === 'invalid_grant').length).toBeGreaterThanOrEqual(2);
+      for (const { body } of bodies.filter((b) => b.status === 200)) {
+        const me = await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${body.access_token}` } });
+        expect({ code: n, status: me.status }).toEqual({ code: n, status: 401 });
+      }
     }
   });
 
