@@ -89,6 +89,22 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
   };
   cleanup(() => Promise.all(Object.values(queues).map((q) => q.close())));
   const deliveries = createDeliveriesRepository(mongo);
+  const otps = mongo.collection('otps');
+  const otpRecordOf = (otpUuid: string, expiresAt: Date, createdAt: Date) => ({
+    _id: otpUuid as never,
+    enterpriseId: 'default',
+    clientId: 'bench',
+    userId: 'bench-user',
+    digest: 'not-checked-here',
+    hashSpec: 'N-6',
+    attempts: 3,
+    attemptsUsed: 0,
+    status: 'ACTIVE',
+    expiresAt,
+    generateJwt: false,
+    channels: ['SMS'],
+    createdAt,
+  });
   const bareConnection = bareWork === 'required' ? await connectMongo(bareMongoUri) : undefined;
   if (bareConnection) cleanup(() => bareConnection.close());
   const bareStore = bareConnection ? { connection: bareConnection, deliveries: createDeliveriesRepository(bareConnection) } : undefined;
@@ -120,6 +136,9 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
         updatedAt: new Date(at.getTime() - ids.length + from + k),
       }));
       await into.insertMany(rows);
+      // The API writes each row with its OTP record; the worker reads the OTP's status before the
+      // send and skips a row whose OTP was never stored (its request was answered with an error).
+      if (into === deliveries) await otps.insertMany(rows.map((row) => otpRecordOf(row.refId, notAfter, at)));
       for (const row of rows) {
         const envelope = sealDelivery(row, encryptionKey);
         if (envelope !== undefined) sealed.set(row.id, envelope);
@@ -135,6 +154,7 @@ await runBenchmark('dispatch-drain', async (cleanup) => {
     if (arm === 'project') {
       // Each run starts from an empty collection so pairs stay comparable.
       await mongo.collection('deliveries').deleteMany({});
+      await otps.deleteMany({});
       sealed = await preloadRows(ids);
     } else if (bareStore) {
       await bareStore.connection.collection('deliveries').deleteMany({});
