@@ -251,7 +251,7 @@ describe('Deployment files', () => {
       }
     });
 
-    test('when read, then each worker Deployment serves its metrics on METRICS_PORT and probes liveness there, with the scrape annotations', () => {
+    test('when read, then each worker Deployment serves its metrics on METRICS_PORT and probes liveness on the same port at /healthz, with the scrape annotations', () => {
       for (const type of ['dispatch', 'enrollment', 'notifications']) {
         const template = deployment(type).spec.template;
         const container = template.spec.containers[0];
@@ -260,7 +260,7 @@ describe('Deployment files', () => {
         const port = (container.ports as { name: string; containerPort: number }[]).find(
           (p) => p.name === container.livenessProbe.httpGet.port,
         );
-        expect([type, container.livenessProbe.httpGet.path, port?.containerPort]).toEqual([type, '/metrics', 9464]);
+        expect([type, container.livenessProbe.httpGet.path, port?.containerPort]).toEqual([type, '/healthz', 9464]);
         expect(template.metadata.annotations).toEqual({
           'prometheus.io/scrape': 'true',
           'prometheus.io/port': '9464',

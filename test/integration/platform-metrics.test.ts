@@ -111,9 +111,11 @@ describe('Prometheus metrics', () => {
       expect(sample(workerText, 'svc_provider_send_duration_seconds_count{channel="SMS",provider="outbox",outcome="ok"}')).toBeGreaterThan(
         0,
       );
-      // A worker's own process metrics, and nothing but /metrics.
+      // A worker's own process metrics, and nothing but /metrics and its liveness probe.
       expect(workerText).toContain('process_resident_memory_bytes');
       expect((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status).toBe(404);
+      // Its liveness probe: no token is set here, and none would be asked there.
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/healthz`)).status).toBe(200);
     });
   });
 });
@@ -138,5 +140,33 @@ describe('Prometheus metrics behind METRICS_TOKEN', () => {
     const scraped = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
     expect(scraped.status).toBe(200);
     expect(await scraped.text()).toContain('process_resident_memory_bytes');
+  });
+
+  describe('a worker process', () => {
+    let worker: WorkerProcess | undefined;
+    afterAll(async () => {
+      worker?.child.kill('SIGTERM');
+      await worker?.exited;
+    });
+
+    test("when METRICS_TOKEN is set, then a worker's /metrics answers only the scraper presenting it, and its /healthz answers anyone with no metric", async () => {
+      const metricsPort = await freePort();
+      worker = spawnProcessEntry('workers/enrollment/main.js', { ...service.env, METRICS_PORT: String(metricsPort) });
+      await waitForOutput(worker, 'metrics served on /metrics');
+      const at = (path: string) => `http://127.0.0.1:${metricsPort}${path}`;
+      for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${Buffer.from(`x:${metricsToken}`).toString('base64')}`]) {
+        const refused = await fetch(at('/metrics'), { headers: authorization ? { authorization } : {} });
+        expect({ authorization, status: refused.status }).toEqual({ authorization, status: 401 });
+        expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+        expect(await refused.text()).not.toContain('process_resident_memory_bytes');
+      }
+      const scraped = await fetch(at('/metrics'), { headers: { authorization: `Bearer ${metricsToken}` } });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('process_resident_memory_bytes');
+      // The liveness probe needs no token and learns nothing but that the event loop answers.
+      const health = await fetch(at('/healthz'));
+      expect(health.status).toBe(200);
+      expect(await health.text()).toBe('ok\n');
+    });
   });
 });

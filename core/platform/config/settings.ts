@@ -193,7 +193,7 @@ export const SETTINGS = {
     kind: 'string',
     minLength: 24,
     secret: true,
-    doc: "optional: bearer token the API's `/metrics` then asks of scrapers (24 characters or more); unset, the API's `/metrics` answers anyone who reaches its port",
+    doc: "optional: bearer token that `/metrics` then asks of scrapers, the API's and the workers' (24 characters or more); unset, `/metrics` answers anyone who reaches its port",
   },
   OTP_HMAC_KEY: {
     section: 'secrets',
@@ -431,7 +431,7 @@ export const SETTINGS = {
     min: 0,
     max: 65535,
     default: 0,
-    doc: 'worker processes (dispatch, enrollment, notifications) serve Prometheus metrics at `/metrics` on this port, on every interface; `0` serves none. The API serves `/metrics` on `PORT`',
+    doc: 'worker processes (dispatch, enrollment, notifications) serve Prometheus metrics at `/metrics` (behind `METRICS_TOKEN` when set) and a liveness probe at `/healthz` on this port, on every interface; `0` serves none. The API serves `/metrics` on `PORT`',
   },
 
   // --- Web Push ---

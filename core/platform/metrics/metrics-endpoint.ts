@@ -3,15 +3,18 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logger/logger.js';
 import { businessRegistry } from './business-metrics.js';
+import { METRICS_CHALLENGE, metricsTokenCheck } from '../shared-secret.js';
 
 type Start<R> = (config: Config, logger: Logger) => Promise<R & { shutdown: () => Promise<boolean> }>;
 
 /**
  * A worker process's Prometheus endpoint (`GET /metrics` on METRICS_PORT): its process metrics and
- * the business counters it updates (deliveries, provider latency, expiries). Workers have no HTTP
- * server of their own; this one answers nothing else, and doubles as the worker's liveness probe.
- * It listens before the worker starts: a start waits for MongoDB and Redis (for Redis as long as it
- * takes), and a probe that found no port meanwhile would kill a worker that is only waiting.
+ * the business counters it updates (deliveries, provider latency, expiries), behind METRICS_TOKEN
+ * when one is set, as the API's. Workers have no HTTP server of their own; this one answers nothing
+ * else but `GET /healthz`, the liveness probe, which needs no token and tells nothing but that the
+ * event loop answers. It listens before the worker starts: a start waits for MongoDB and Redis (for
+ * Redis as long as it takes), and a probe that found no port meanwhile would kill a worker that is
+ * only waiting.
  */
 export function withMetricsEndpoint<R>(start: Start<R>): Start<R> {
   return async (config, logger) => {
@@ -19,7 +22,7 @@ export function withMetricsEndpoint<R>(start: Start<R>): Start<R> {
     const own = new Registry();
     collectDefaultMetrics({ register: own });
     const registry = Registry.merge([own, businessRegistry]);
-    const server = await listen(registry, config.metricsPort);
+    const server = await listen(registry, config.metricsPort, metricsTokenCheck(config.metricsToken));
     logger.info({ port: config.metricsPort }, 'metrics served on /metrics');
     const running = await start(config, logger).catch((err: unknown) => {
       server.close();
@@ -40,10 +43,19 @@ export function withMetricsEndpoint<R>(start: Start<R>): Start<R> {
   };
 }
 
-function listen(registry: Registry, port: number): Promise<Server> {
+function listen(registry: Registry, port: number, presentsToken: (authorization: string | undefined) => boolean): Promise<Server> {
   const server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      return;
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: metrics are at /metrics\n');
+      return;
+    }
+    if (!presentsToken(req.headers.authorization)) {
+      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': METRICS_CHALLENGE }).end('Invalid or missing metrics token\n');
       return;
     }
     registry.metrics().then(
