@@ -13,9 +13,11 @@ import { requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { startMongoServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
+import { startFreezableProxy, type FreezableProxy } from '../support/freezable-proxy.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
 import { queueSettled } from '../support/queue-state.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { firstTestMongoHost, testMongoUriVia } from '../support/test-mongo-uri.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 const stamp = expect.stringMatching(/^[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/);
@@ -176,5 +178,58 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
       message: 'Service unavailable: the request took too long; retry later',
     });
     expect(await service.ctx.mongo.collection('deliveries').countDocuments({})).toBe(rowsBefore);
+  });
+});
+
+describe('MongoDB connections reset while MongoDB stays up', () => {
+  let proxy: FreezableProxy;
+  let service: TestService;
+  let token: string;
+  let otpUuid: string;
+
+  beforeAll(async () => {
+    proxy = await startFreezableProxy(firstTestMongoHost());
+    service = await startTestService('mongoreset', { MONGODB_URI: testMongoUriVia(proxy.address, 'mongoreset') });
+    token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
+    await insertUser(service.ctx.mongo, { userId: 'rita', mobileNumber: '+15550004444' });
+    const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('rita'));
+    expect(res.status).toBe(200);
+    ({ otpUuid } = (await res.json()) as { otpUuid: string });
+  });
+  afterAll(async () => {
+    await service.close();
+    await proxy.close();
+  });
+
+  const status = async () => {
+    const res = await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } });
+    return res.status === 200 ? 200 : `${res.status} ${res.headers.get('retry-after')} ${await res.text()}`;
+  };
+
+  // A connection closed under a command makes the driver forget the server until its monitor has
+  // checked it again, a moment later: that is MongoDB answering again, not MongoDB down.
+  test('when MongoDB closes the connection of a command in flight, then the requests of that moment wait for the server to be checked again instead of answering 503', async () => {
+    expect(await status()).toBe(200);
+    proxy.closeConnectionOfNextRequest();
+    const answers = await Promise.all(Array.from({ length: 10 }, status));
+    expect(answers).toEqual(Array.from({ length: 10 }, () => 200));
+  });
+
+  // Idle connections closed by MongoDB or a proxy in between: the first command written to one fails
+  // before any reply (the driver does not retry it), and says so as a plain socket error.
+  test('when idle connections are closed, then a request that meets one is refused with 503 and Retry-After, never 500, and the next are answered', async () => {
+    expect(await status()).toBe(200);
+    proxy.resetConnections();
+    const answers = await Promise.all(Array.from({ length: 10 }, status));
+    const unavailable = `503 5 ${JSON.stringify({
+      timestamp: 'T',
+      status: 503,
+      error: 'Service Unavailable',
+      message: 'Service unavailable: the database is not reachable; retry later',
+      path: `/v1/svc-otp/${otpUuid}`,
+    })}`;
+    const stampless = answers.map((a) => (a === 200 ? a : a.replace(/"timestamp":"[^"]*"/, '"timestamp":"T"')));
+    expect(stampless.filter((a) => a !== 200 && a !== unavailable)).toEqual([]);
+    expect(await status()).toBe(200);
   });
 });

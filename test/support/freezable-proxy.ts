@@ -6,14 +6,19 @@ export interface FreezableProxy {
   address: string;
   /** From now on nothing passes in either direction: a store that hangs without closing. */
   freeze: () => void;
+  /** Closes every connection open now (the store stays up), as a proxy in between may close idle ones. */
+  resetConnections: () => void;
+  /** The connection that carries the next request to the target is closed instead, the request unanswered. */
+  closeConnectionOfNextRequest: () => void;
   close: () => Promise<void>;
 }
 
-/** A loopback TCP proxy to `target` (host:port) that can be made to stop answering. */
+/** A loopback TCP proxy to `target` (host:port) that can be made to stop answering or to close connections. */
 export async function startFreezableProxy(target: string): Promise<FreezableProxy> {
   const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
   const sockets = new Set<Socket>();
   let frozen = false;
+  let closeNext = false;
   const server: Server = createServer((client) => {
     const upstream = connect(port, host);
     for (const [from, to] of [
@@ -22,6 +27,11 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
     ] as const) {
       sockets.add(from);
       from.on('data', (chunk) => {
+        if (closeNext && from === client) {
+          closeNext = false;
+          client.destroy();
+          return;
+        }
         if (!frozen) to.write(chunk);
       });
       from.on('error', () => to.destroy());
@@ -36,6 +46,12 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
     address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     freeze: () => {
       frozen = true;
+    },
+    resetConnections: () => {
+      sockets.forEach((socket) => socket.destroy());
+    },
+    closeConnectionOfNextRequest: () => {
+      closeNext = true;
     },
     close: async () => {
       sockets.forEach((socket) => socket.destroy());

@@ -9,7 +9,10 @@ import type { Connection } from 'mongoose';
  * request should get its 503 (with Retry-After) at once instead of hanging, and a job should be
  * retried later instead of holding its worker. The driver's own view of the topology tells the
  * two apart: during an election some member is known; when MongoDB is down every server is
- * `Unknown`. While that lasts, every server selection of the connection (new ones, and those
+ * `Unknown` and the driver's last check of each failed. (A connection closed under a command also
+ * makes its server `Unknown`, until the monitor has reconnected and checked it a moment later:
+ * that is MongoDB answering again within milliseconds, so commands wait for it and the driver's
+ * retry of a read goes through.) While MongoDB is down, every server selection of the connection (new ones, and those
  * already waiting, such as the retry of a write that the outage interrupted) fails with
  * {@link MongoUnreachableError}, which the edge maps to 503 like any unreachable-store error.
  *
@@ -40,10 +43,14 @@ export interface TopologyDescriptionLike {
   servers: Map<string, { type: string }>;
 }
 
-/** True when the driver knows servers and none answers: MongoDB is down, not electing. */
-export function noServerReachable(description: TopologyDescriptionLike): boolean {
-  const servers = [...description.servers.values()];
-  return servers.length > 0 && servers.every((server) => server.type === 'Unknown');
+/**
+ * True when the driver knows servers, none answers, and its last check of each failed: MongoDB is
+ * down, not electing, and not just reconnecting after a closed connection. `failedChecks` holds the
+ * addresses whose latest check by the driver's monitor failed.
+ */
+export function noServerReachable(description: TopologyDescriptionLike, failedChecks: ReadonlySet<string>): boolean {
+  const servers = [...description.servers.entries()];
+  return servers.length > 0 && servers.every(([address, server]) => server.type === 'Unknown' && failedChecks.has(address));
 }
 
 /** How often, while nothing is reachable, the driver is asked to check the servers again. */
@@ -78,7 +85,7 @@ function probeUntilReachable(state: Reachability, select: SelectServer): void {
 export function watchReachability(connection: Connection): void {
   if (states.has(connection)) return;
   const client = connection.getClient();
-  const topology = (client as unknown as { topology?: { selectServer: SelectServer } }).topology;
+  const topology = (client as unknown as { topology?: { selectServer: SelectServer; description: TopologyDescriptionLike } }).topology;
   if (!topology) return;
   const state: Reachability = { unreachable: false, probing: false, closed: false, waiting: new Set() };
   states.set(connection, state);
@@ -86,6 +93,7 @@ export function watchReachability(connection: Connection): void {
     state.closed = true;
   });
   const select = topology.selectServer.bind(topology);
+  const failedChecks = new Set<string>();
   topology.selectServer = (selector, options) => {
     if (state.unreachable) return Promise.reject(new MongoUnreachableError());
     const waiting = new AbortController();
@@ -93,13 +101,23 @@ export function watchReachability(connection: Connection): void {
     const signal = options.signal ? AbortSignal.any([options.signal, waiting.signal]) : waiting.signal;
     return select(selector, { ...options, signal }).finally(() => state.waiting.delete(waiting));
   };
-  client.on('topologyDescriptionChanged', (event) => {
-    state.unreachable = noServerReachable(event.newDescription as unknown as TopologyDescriptionLike);
+  const follow = (description: TopologyDescriptionLike) => {
+    state.unreachable = noServerReachable(description, failedChecks);
     if (!state.unreachable) return;
     for (const waiting of state.waiting) waiting.abort(new MongoUnreachableError());
     state.waiting.clear();
     probeUntilReachable(state, select);
+  };
+  // A failed check is reported before the server it marks `Unknown`; a server already `Unknown`
+  // may not change its description again, so the failure is weighed at once too.
+  client.on('serverHeartbeatFailed', (event) => {
+    failedChecks.add(event.connectionId);
+    follow(topology.description);
   });
+  client.on('serverHeartbeatSucceeded', (event) => {
+    failedChecks.delete(event.connectionId);
+  });
+  client.on('topologyDescriptionChanged', (event) => follow(event.newDescription as unknown as TopologyDescriptionLike));
 }
 
 /** True while the driver reaches no server of this connection's MongoDB. */

@@ -47,6 +47,15 @@ function hasUnavailableCode(err: { code?: unknown; writeConcernError?: { code?: 
   );
 }
 
+/**
+ * Node's own error for a command written to a connection the other side had just closed (an idle
+ * connection closed by MongoDB or a proxy in between): the driver passes it on as it is, not as
+ * a network error, and does not retry it.
+ */
+function isWriteToClosedSocket(err: { code?: unknown; message?: unknown }): boolean {
+  return err.code === 'EPIPE' && err.message === 'This socket has been ended by the other party';
+}
+
 export function isStoreUnavailable(err: unknown): boolean {
   for (let current = err, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
     const { name, message, cause } = current as { name?: unknown; message?: unknown; cause?: unknown };
@@ -55,6 +64,7 @@ export function isStoreUnavailable(err: unknown): boolean {
     // mongoose's own wording (not MongoDB's: mongoose raises these without a code) when a
     // command waited for a connection that never came.
     if (typeof message === 'string' && /buffering timed out|client was closed/.test(message)) return true;
+    if (isWriteToClosedSocket(current as { code?: unknown; message?: unknown })) return true;
     current = cause;
   }
   return false;
