@@ -39,6 +39,18 @@ const twilioEnv = (baseUrl: string) => ({
   TWILIO_API_BASE_URL: baseUrl,
 });
 
+/** The fields of an e-mail row SendGrid refused once (400) and whose sending window is still open. */
+const refusedBySendGrid = (notAfter: Date) => ({
+  channel: 'EMAIL' as const,
+  macros: {},
+  lastError: 'Bad Request',
+  provider: 'sendgrid',
+  attempts: 1,
+  notAfter,
+  queuedAt: new Date(),
+  updatedAt: new Date(),
+});
+
 describe('operators list and replay failed deliveries', () => {
   let service: TestService;
   let token: string;
@@ -320,17 +332,10 @@ describe('operators list and replay failed deliveries', () => {
       kind: 'notice',
       enterpriseId,
       refId: userId,
-      channel: 'EMAIL',
       to: `${userId}@example.com`,
       template: 'passkey_added_email',
-      macros: {},
       state,
-      lastError: 'Bad Request',
-      provider: 'sendgrid',
-      attempts: 1,
-      notAfter: later,
-      queuedAt: new Date(),
-      updatedAt: new Date(),
+      ...refusedBySendGrid(later),
     });
     const acmeFailed = notice('acme', 'al', 'FAILED');
     const acmeSent = notice('acme', 'amy', 'SENT');
@@ -390,18 +395,11 @@ describe('operators list and replay failed deliveries', () => {
       kind: 'activation',
       enterpriseId: 'default',
       refId: userId,
-      channel: 'EMAIL',
       to: `${userId.replace(/@.*/, '')}@example.com`,
       template: 'activation_email',
-      macros: {},
       secretMacros: 'sealed-code',
       state: 'FAILED',
-      lastError: 'Bad Request',
-      provider: 'sendgrid',
-      attempts: 1,
-      notAfter: later,
-      queuedAt: new Date(),
-      updatedAt: new Date(),
+      ...refusedBySendGrid(later),
     });
     const rowsOf = [row('ana@example.com', 1), row('ana@example.com', 2), row('bo', 1)];
     await createDeliveriesRepository(service.ctx.mongo).insertMany(rowsOf);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import twilio from 'twilio';
 import { loadConfig } from '../../core/platform/config/config.js';
 import { businessRegistry } from '../../core/platform/metrics/business-metrics.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
@@ -7,6 +6,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { startProviderStub, type ProviderStub, type ScriptedAnswer } from '../support/provider-stub.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { postTwilioStatus } from '../support/twilio-receipts.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 const PRIMARY = { sid: `AC${'a1'.repeat(16)}`, token: 'failover-primary-token' };
@@ -96,18 +96,6 @@ describe('failover of OTP messages: the other SMS account, the fallback channel,
 
   const codeIn = (request: { body: string } | undefined) => new URLSearchParams(request?.body).get('Body')?.match(/[0-9]{6}/)?.[0];
 
-  function postReceipt(params: Record<string, string>, authToken: string): Promise<Response> {
-    const callback = `${service.config.publicUrl}/webhooks/twilio/status`;
-    return fetch(`${service.url}/webhooks/twilio/status`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilio.getExpectedTwilioSignature(authToken, callback, params),
-      },
-      body: new URLSearchParams(params).toString(),
-    });
-  }
-
   test('when the primary account refuses the send (401), then the same code goes once through the secondary account and the status shows both attempts', async () => {
     const primary = await stub([{ status: 401, body: { code: 20003, message: 'Authenticate', status: 401 } }]);
     const secondary = await stub([accepted()]);
@@ -158,8 +146,8 @@ describe('failover of OTP messages: the other SMS account, the fallback channel,
     await settled(otpUuid, 1);
     const sid = (first.body as { sid: string }).sid;
     const receipt = { AccountSid: PRIMARY.sid, MessageSid: sid, MessageStatus: 'undelivered', ErrorCode: '30003' };
-    expect((await postReceipt(receipt, PRIMARY.token)).status).toBe(204);
-    expect((await postReceipt(receipt, PRIMARY.token)).status).toBe(204);
+    expect((await postTwilioStatus(service, receipt, PRIMARY.token)).status).toBe(204);
+    expect((await postTwilioStatus(service, receipt, PRIMARY.token)).status).toBe(204);
     const rows = await settled(otpUuid, 2);
     expect(rows).toEqual([
       expect.objectContaining({ channel: 'SMS', state: 'FAILED', provider: 'twilio', lastError: 'undelivered (Twilio 30003)' }),
@@ -169,8 +157,8 @@ describe('failover of OTP messages: the other SMS account, the fallback channel,
     // The secondary's own receipts are signed with its own token, and only that token is accepted for it.
     const secondSid = rows[1]?.providerMessageId as string;
     const fromSecondary = { AccountSid: SECONDARY.sid, MessageSid: secondSid, MessageStatus: 'delivered' };
-    expect((await postReceipt(fromSecondary, PRIMARY.token)).status).toBe(403);
-    expect((await postReceipt(fromSecondary, SECONDARY.token)).status).toBe(204);
+    expect((await postTwilioStatus(service, fromSecondary, PRIMARY.token)).status).toBe(403);
+    expect((await postTwilioStatus(service, fromSecondary, SECONDARY.token)).status).toBe(204);
     expect((await deliveries(otpUuid))[1]).toEqual(expect.objectContaining({ state: 'DELIVERED', failover: 1 }));
     expect(secondary.requests).toHaveLength(1);
   });
@@ -190,7 +178,7 @@ describe('failover of OTP messages: the other SMS account, the fallback channel,
     await eventually(async () => (primary.requests.length === 1 ? true : undefined));
     const sid = (first.body as { sid: string }).sid;
     const receipt = { AccountSid: PRIMARY.sid, MessageSid: sid, MessageStatus: 'undelivered', ErrorCode: '30003' };
-    expect((await postReceipt(receipt, PRIMARY.token)).status).toBe(204);
+    expect((await postTwilioStatus(service, receipt, PRIMARY.token)).status).toBe(204);
     expect(await deliveries(otpUuid)).toEqual([expect.objectContaining({ channel: 'SMS', state: 'QUEUED' })]);
     answer();
     const rows = await settled(otpUuid, 2);
@@ -206,7 +194,7 @@ describe('failover of OTP messages: the other SMS account, the fallback channel,
     ]);
     expect(codeIn(secondary.requests[0])).toBe(codeIn(primary.requests[0]));
     // The same receipt again, now that the row knows the message: nothing more is sent.
-    expect((await postReceipt(receipt, PRIMARY.token)).status).toBe(204);
+    expect((await postTwilioStatus(service, receipt, PRIMARY.token)).status).toBe(204);
     expect(await deliveries(otpUuid)).toHaveLength(2);
     expect(secondary.requests).toHaveLength(1);
   });
@@ -224,7 +212,7 @@ describe('failover of OTP messages: the other SMS account, the fallback channel,
     });
     expect(cancelled.status).toBe(200);
     const receipt = { AccountSid: PRIMARY.sid, MessageSid: (first.body as { sid: string }).sid, MessageStatus: 'failed' };
-    expect((await postReceipt(receipt, PRIMARY.token)).status).toBe(204);
+    expect((await postTwilioStatus(service, receipt, PRIMARY.token)).status).toBe(204);
     expect(await deliveries(otpUuid)).toEqual([expect.objectContaining({ channel: 'SMS', state: 'FAILED', lastError: 'failed' })]);
     expect(secondary.requests).toHaveLength(0);
   });

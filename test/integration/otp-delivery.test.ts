@@ -1,4 +1,3 @@
-import twilio from 'twilio';
 import type { Job } from 'bullmq';
 import { loadConfig } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
@@ -14,6 +13,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
 import { startProviderStub, type ProviderStub } from '../support/provider-stub.js';
 import { jobEnded } from '../support/queue-state.js';
+import { postTwilioStatus } from '../support/twilio-receipts.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
@@ -293,16 +293,10 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const callback = new URLSearchParams(stub.requests[0]?.body).get('StatusCallback');
     expect(callback).toBe(`${service.config.publicUrl}/webhooks/twilio/status`);
     const params = { MessageSid: 'SM22222222222222222222222222222222', MessageStatus: 'delivered' };
-    const post = (signature: string) =>
-      fetch(`${service.url}/webhooks/twilio/status`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
-        body: new URLSearchParams(params).toString(),
-      });
-    const forged = await post(twilio.getExpectedTwilioSignature('not-the-token', callback as string, params));
+    const forged = await postTwilioStatus(service, params, 'not-the-token');
     expect(forged.status).toBe(403);
     expect((await deliveries(otpUuid))[0]?.state).toBe('SENT');
-    const genuine = await post(twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback as string, params));
+    const genuine = await postTwilioStatus(service, params, TWILIO_TOKEN);
     expect(genuine.status).toBe(204);
     expect((await deliveries(otpUuid))[0]).toEqual({
       channel: 'SMS',
@@ -318,16 +312,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const deliveryId = `otp-${otpUuid}-SMS`;
     const providerMessageId = 'SM55555555555555555555555555555555';
     await sentJournal().write({ deliveryId, providerMessageId, attempts: 1, sentAt: new Date() });
-    const callback = `${service.config.publicUrl}/webhooks/twilio/status`;
-    const params = { MessageSid: providerMessageId, MessageStatus: 'delivered' };
-    const res = await fetch(`${service.url}/webhooks/twilio/status`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback, params),
-      },
-      body: new URLSearchParams(params).toString(),
-    });
+    const res = await postTwilioStatus(service, { MessageSid: providerMessageId, MessageStatus: 'delivered' }, TWILIO_TOKEN);
     expect(res.status).toBe(204);
     expect((await deliveries(otpUuid))[0]).toMatchObject({ channel: 'SMS', state: 'DELIVERED', providerMessageId });
     expect(await sentJournal().find([deliveryId])).toEqual([]);
@@ -344,16 +329,7 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const otpUuid = await generate();
     // Twilio has the message (and calls back), the worker still waits for Twilio's answer.
     await eventually(async () => (stub?.requests.length === 1 ? true : undefined));
-    const callback = `${service.config.publicUrl}/webhooks/twilio/status`;
-    const params = { MessageSid: providerMessageId, MessageStatus: 'delivered' };
-    const res = await fetch(`${service.url}/webhooks/twilio/status`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, callback, params),
-      },
-      body: new URLSearchParams(params).toString(),
-    });
+    const res = await postTwilioStatus(service, { MessageSid: providerMessageId, MessageStatus: 'delivered' }, TWILIO_TOKEN);
     expect(res.status).toBe(204);
     expect((await deliveries(otpUuid))[0]).toMatchObject({ channel: 'SMS', state: 'QUEUED' });
     answer();

@@ -1,19 +1,7 @@
 import { apiScopesOf, enterpriseOfClient, isFirstParty, toClientMetadata } from '../../../api/auth-server/oidc-adapter.js';
-import type { ClientWithSecret } from '../../../core/clients/clients.repository.js';
+import { makeClientWithSecret } from '../../support/client-fixtures.js';
 
-const base: ClientWithSecret = {
-  clientId: 'c1',
-  enterpriseId: 'acme',
-  name: 'App',
-  scopes: ['otp'],
-  allowedIps: [],
-  redirectUris: [],
-  webOrigins: [],
-  isPublic: false,
-  firstParty: true,
-  secretHash: 'hmac-sha256$x$y',
-  createdAt: new Date(0),
-};
+const base = makeClientWithSecret();
 
 describe('client metadata for the authorization server', () => {
   test('when a confidential client has no redirect URI, then it only gets client_credentials and its enterprise scopes', () => {

@@ -1,5 +1,6 @@
 import { CLIENT_SECRET_RECHECK_MS, createClientLookup } from '../../../core/clients/client-lookup.cache.js';
 import type { ClientWithSecret } from '../../../core/clients/clients.repository.js';
+import { makeClientWithSecret } from '../../support/client-fixtures.js';
 
 /** A store holding one client whose secret hash the test changes, counting the reads. */
 function countingStore() {
@@ -7,19 +8,7 @@ function countingStore() {
   const read = async (clientId: string): Promise<ClientWithSecret | null> => {
     state.reads += 1;
     if (clientId !== 'acme') return null;
-    return {
-      clientId,
-      enterpriseId: 'default',
-      name: 'acme',
-      scopes: [],
-      allowedIps: [],
-      redirectUris: [],
-      webOrigins: [],
-      isPublic: false,
-      firstParty: true,
-      createdAt: new Date(0),
-      secretHash: state.secretHash,
-    };
+    return makeClientWithSecret({ clientId, enterpriseId: 'default', name: 'acme', scopes: [], secretHash: state.secretHash });
   };
   const store = {
     findClientWithSecret: read,

@@ -1,7 +1,7 @@
 import { storedSecretsOfClient, toClientMetadata } from '../../../api/auth-server/oidc-adapter.js';
 import { acceptsClientSecret } from '../../../core/clients/client-secret-rotation.js';
 import { hashClientSecret } from '../../../core/clients/client-secret.js';
-import type { ClientWithSecret } from '../../../core/clients/clients.repository.js';
+import { makeClientWithSecret } from '../../support/client-fixtures.js';
 
 const NOW = new Date('2026-11-25T10:00:00.000Z');
 const inSeconds = (s: number) => new Date(NOW.getTime() + s * 1000);
@@ -33,19 +33,7 @@ describe('client secret grace period', () => {
   });
 
   test('when the client goes to the authorization server, then the replaced secret and its end travel with it and read back the same', () => {
-    const client: ClientWithSecret = {
-      clientId: 'c1',
-      enterpriseId: 'acme',
-      name: 'App',
-      scopes: ['otp'],
-      allowedIps: [],
-      redirectUris: [],
-      webOrigins: [],
-      isPublic: false,
-      firstParty: true,
-      createdAt: new Date(0),
-      ...stored,
-    };
+    const client = makeClientWithSecret(stored);
     const metadata = toClientMetadata(client);
     expect(metadata).toMatchObject({
       previous_secret_hash: stored.previousSecretHash,
