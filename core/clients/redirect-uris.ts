@@ -1,4 +1,5 @@
 import { ValidationError } from '../platform/errors/app-error.js';
+import { isCanonicalLoopbackHost } from '../platform/loopback-host.js';
 
 /**
  * What a redirect URI is, for the rules of OAuth for native apps (RFC 8252) and browser apps:
@@ -11,19 +12,16 @@ import { ValidationError } from '../platform/errors/app-error.js';
  */
 export type RedirectUriKind = 'https' | 'http-loopback' | 'http' | 'private-use';
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 /** A reverse domain name: at least two labels, lower case (URL parsing lower-cases schemes). */
 const REVERSE_DOMAIN_SCHEME_RE = /^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$/;
 
 const invalid = (uri: string, rule: string) => new ValidationError(`Invalid field redirectUris: '${uri}' ${rule}`);
 
-export const isLoopbackHost = (hostname: string) => LOOPBACK_HOSTS.has(hostname);
-
 /** Whether an authorization request's redirect URI is plain http to a host other than loopback. */
 export function isPlainHttpOffLoopback(redirectUri: unknown): boolean {
   if (typeof redirectUri !== 'string') return false;
   const parsed = URL.parse(redirectUri);
-  return parsed !== null && parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname);
+  return parsed !== null && parsed.protocol === 'http:' && !isCanonicalLoopbackHost(parsed.hostname);
 }
 
 /** The kind of a redirect URI; ValidationError (422) for one no client may register. */
@@ -37,7 +35,7 @@ export function redirectUriKind(uri: string): RedirectUriKind {
   if (parsed.hostname.includes('*')) throw invalid(uri, 'must name one host (no wildcards: redirect URIs match exactly)');
   const scheme = parsed.protocol.slice(0, -1);
   if (scheme === 'https') return 'https';
-  if (scheme === 'http') return isLoopbackHost(parsed.hostname) ? 'http-loopback' : 'http';
+  if (scheme === 'http') return isCanonicalLoopbackHost(parsed.hostname) ? 'http-loopback' : 'http';
   if (!REVERSE_DOMAIN_SCHEME_RE.test(scheme))
     throw invalid(uri, 'uses a scheme that is neither http(s) nor a reverse domain name (e.g. com.example.app:/callback)');
   return 'private-use';
@@ -56,7 +54,7 @@ export function checkRedirectUris(uris: readonly string[], isPublic: boolean): v
   if (!isPublic) throw invalid(privateUse.uri, 'uses a private-use scheme, which only public clients (native apps) may register');
   const http = kinds.find((entry) => entry.kind === 'http');
   if (http) throw invalid(http.uri, 'is plain http off loopback, which a native app (a client with a private-use scheme) may not use');
-  const httpsLoopback = kinds.find((entry) => entry.kind === 'https' && isLoopbackHost(new URL(entry.uri).hostname));
+  const httpsLoopback = kinds.find((entry) => entry.kind === 'https' && isCanonicalLoopbackHost(new URL(entry.uri).hostname));
   if (httpsLoopback) throw invalid(httpsLoopback.uri, 'is https on a loopback address, which a native app may not use');
 }
 
@@ -70,7 +68,7 @@ export function isNativeApp(client: { isPublic: boolean; redirectUris: readonly 
   const kinds = client.redirectUris.map((uri) => {
     try {
       const kind = redirectUriKind(uri);
-      return kind === 'https' && isLoopbackHost(new URL(uri).hostname) ? 'https-loopback' : kind;
+      return kind === 'https' && isCanonicalLoopbackHost(new URL(uri).hostname) ? 'https-loopback' : kind;
     } catch {
       return 'invalid';
     }

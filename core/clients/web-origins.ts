@@ -1,5 +1,5 @@
 import { ValidationError } from '../platform/errors/app-error.js';
-import { isLoopbackHost } from './redirect-uris.js';
+import { isCanonicalLoopbackHost } from '../platform/loopback-host.js';
 
 /**
  * The web origins of a client: the pages allowed to call the user routes (`/v1/me*`) and the
@@ -34,7 +34,7 @@ export function normalizeWebOrigin(value: string): string {
   )
     throw refuse('is not an origin (scheme, host and port only)');
   if (parsed.hostname.includes('*')) throw refuse('must name one host (no wildcards)');
-  if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname))
+  if (parsed.protocol === 'http:' && !isCanonicalLoopbackHost(parsed.hostname))
     throw refuse('uses http off loopback; pages of other origins must be https');
   return parsed.origin;
 }

@@ -1,9 +1,5 @@
+import { isLoopbackHost } from '../loopback-host.js';
 import type { Config } from './config.js';
-
-/** Hosts that only this machine reaches: a development run is expected there. */
-function isThisMachine(hostname: string): boolean {
-  return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
 
 /**
  * NODE_ENV defaults to `development`, which serves the demo approver app, lets callbacks and push
@@ -13,7 +9,8 @@ function isThisMachine(hostname: string): boolean {
  */
 export function developmentModeWarning(raw: NodeJS.ProcessEnv, config: Pick<Config, 'nodeEnv' | 'publicUrl'>): string | undefined {
   if (raw.NODE_ENV !== undefined || config.nodeEnv !== 'development') return undefined;
-  if (isThisMachine(new URL(config.publicUrl).hostname)) return undefined;
+  // Only this machine reaches a loopback PUBLIC_URL: a development run is expected there.
+  if (isLoopbackHost(new URL(config.publicUrl).hostname)) return undefined;
   return (
     `NODE_ENV is not set, so this process runs in development mode although PUBLIC_URL is ${config.publicUrl}: ` +
     'the demo approver app is served, callbacks and push may reach loopback, and secrets are not required. ' +

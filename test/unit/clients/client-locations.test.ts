@@ -1,4 +1,4 @@
-import { isNativeApp } from '../../../core/clients/redirect-uris.js';
+import { isNativeApp, isPlainHttpOffLoopback, redirectUriKind } from '../../../core/clients/redirect-uris.js';
 import { normalizeWebOrigin, webOriginsOf } from '../../../core/clients/web-origins.js';
 
 describe('where clients live: native apps and web origins', () => {
@@ -29,5 +29,19 @@ describe('where clients live: native apps and web origins', () => {
     expect(normalizeWebOrigin('https://App.Example/')).toBe('https://app.example');
     expect(normalizeWebOrigin('https://app.example:443')).toBe('https://app.example');
     expect(normalizeWebOrigin('http://[::1]:5173')).toBe('http://[::1]:5173');
+  });
+
+  test('when a redirect URI or origin is plain http on 127.0.0.1, [::1] or localhost, then it counts as loopback; on other spellings of this machine, as plain http elsewhere', () => {
+    for (const host of ['127.0.0.1', '[::1]', 'localhost']) {
+      expect(redirectUriKind(`http://${host}:5000/cb`)).toBe('http-loopback');
+      expect(isPlainHttpOffLoopback(`http://${host}/cb`)).toBe(false);
+      expect(normalizeWebOrigin(`http://${host}:5173`)).toBe(`http://${host}:5173`);
+    }
+    for (const host of ['127.0.0.2', 'app.localhost', '[::ffff:127.0.0.1]']) {
+      expect(redirectUriKind(`http://${host}:5000/cb`)).toBe('http');
+      expect(isPlainHttpOffLoopback(`http://${host}/cb`)).toBe(true);
+      expect(() => normalizeWebOrigin(`http://${host}:5173`)).toThrow('uses http off loopback; pages of other origins must be https');
+      expect(isNativeApp({ isPublic: true, redirectUris: [`http://${host}/cb`] })).toBe(false);
+    }
   });
 });
