@@ -1,6 +1,8 @@
 import { Schema, type Connection, type mongo } from 'mongoose';
 import { createBatchedLookup, createGroupCommit, settleBulkWrite, STORE_BATCHING } from '../platform/batching/group-commit.js';
 import { modelFor, withoutUndefined } from '../platform/db/model-registry.js';
+import type { EnterpriseScope } from '../platform/tenancy/enterprise-id.js';
+import { scopeFilter } from '../platform/tenancy/tenant-filter.js';
 import {
   CANCELLED_BEFORE_SENDING,
   EXPIRED_BEFORE_SENDING,
@@ -127,14 +129,16 @@ export function createDeliveriesRepository(connection: Connection) {
     },
 
     /**
-     * Ends the rows of a cancelled OTP that still wait to be sent. A worker that found the OTP
-     * live just before may still hand its row over: its send then overrides this (see TAKES_A_SEND).
+     * Ends the rows of cancelled OTPs of one enterprise that still wait to be sent, in one write
+     * however many OTPs a blocked user had. A worker that found an OTP live just before may still
+     * hand its row over: its send then overrides this (see TAKES_A_SEND).
      */
-    async cancelQueued(otpUuid: string, now = new Date()): Promise<number> {
+    async cancelQueued(scope: EnterpriseScope, otpUuids: readonly string[], now = new Date()): Promise<number> {
+      if (otpUuids.length === 0) return 0;
       const result = await (
         await model()
       ).updateMany(
-        { refId: otpUuid, kind: 'otp', ...unsentFilter() },
+        { ...scopeFilter(scope), refId: { $in: [...otpUuids] }, kind: 'otp', ...unsentFilter() },
         { $set: { state: 'FAILED', lastError: CANCELLED_BEFORE_SENDING, updatedAt: now }, $unset: { secretMacros: 1 } },
       );
       return result.modifiedCount;

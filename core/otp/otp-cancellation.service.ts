@@ -34,7 +34,7 @@ export function createOtpCancellationService(deps: OtpCancellationDeps) {
       const status = publicStatus(record, at);
       if (status !== 'CANCELLED') throw otpEnded(otpUuid, status, `OTP already ended: ${status}`);
       // Also on a repeated cancel: it finishes what a cancel cut short by a failure left QUEUED.
-      await deps.deliveries.cancelQueued(otpUuid, at);
+      await deps.deliveries.cancelQueued(record, [otpUuid], at);
       if (cancelled) deps.logger.info({ otpUuid }, 'OTP cancelled');
       return deps.status(otpUuid, clientId);
     },
@@ -46,7 +46,7 @@ export function createOtpCancellationService(deps: OtpCancellationDeps) {
     async cancelAllOfUser(ref: UserRef): Promise<void> {
       const at = now();
       const otpUuids = await deps.otps.cancelActiveOfUser(ref, at);
-      for (const otpUuid of otpUuids) await deps.deliveries.cancelQueued(otpUuid, at);
+      if (otpUuids.length > 0) await deps.deliveries.cancelQueued(ref, otpUuids, at);
       if (otpUuids.length > 0) deps.logger.info({ otps: otpUuids.length }, 'OTPs of a blocked or deleted user cancelled');
     },
   };

@@ -116,6 +116,23 @@ describe('Cancel and resend an OTP', () => {
         expect((await validate(otpUuid, '123456')).status).toBe(410);
       }
     });
+
+    test("when a blocked user has two pending OTPs, then the waiting messages of both end unsent; another user's OTP keeps its own", async () => {
+      const { userId } = await newUser();
+      const other = await newUser();
+      const pending = [await generate(userId), await generate(userId, { dispatchOptions: { SMS: 'otp_sms', EMAIL: 'otp_email' } })];
+      const untouched = await generate(other.userId);
+      const blocked = await fetch(`${service.url}/admin/users/${userId}/blocked`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ blocked: true, reason: 'lost phone' }),
+      });
+      expect([200, 204]).toContain(blocked.status);
+      const cancelledRow = expect.objectContaining({ state: 'FAILED', lastError: 'cancelled before it could be sent' });
+      expect(await status(pending[0] as string)).toMatchObject({ status: 'CANCELLED', deliveries: [cancelledRow] });
+      expect(await status(pending[1] as string)).toMatchObject({ status: 'CANCELLED', deliveries: [cancelledRow, cancelledRow] });
+      expect(await status(untouched)).toMatchObject({ status: 'ACTIVE', deliveries: [expect.objectContaining({ state: 'QUEUED' })] });
+    });
   });
 
   describe('DELETE /v1/svc-otp/{otpUuid}', () => {
