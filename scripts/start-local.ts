@@ -5,10 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { startApi } from '../api/main.js';
+import { startApi, type RunningApi } from '../api/main.js';
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
 import { loadConfigOrExit } from '../core/platform/lifecycle/run-process.js';
 import { createShutdown, exitOnSignals } from '../core/platform/lifecycle/shutdown.js';
+import { StartCancelledError } from '../core/platform/lifecycle/start-cancel.js';
+import type { RunningWorker } from '../core/platform/lifecycle/worker-lifecycle.js';
 import { createLogger, type Logger } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { projectRoot } from '../core/platform/project-root.js';
@@ -110,11 +112,24 @@ async function main(): Promise<void> {
 
   const config = loadConfigOrExit(env);
   const logger = createLogger({ level: config.logLevel, name: 'svc-identity' });
-  // The local database is this checkout's own: migrate it as a deployment would before starting
-  // (a MongoDB given in MONGODB_URI is migrated by its operator with `npm run migrate`).
-  if (localMongo) await migrateLocalStore(config.mongodbUri, logger);
-  const api = await startApi(config, logger);
-  const workers = await startAllWorkers(config, logger);
+  // Listening for SIGTERM/SIGINT from here on: a stop while the workers still wait for Redis gives
+  // their start up at once (start-cancel.ts) and stops the API; a stop during the rest of the start
+  // waits for it, then stops everything that started.
+  const stopping = new AbortController();
+  let api: RunningApi | undefined;
+  let workers: RunningWorker | undefined;
+  const starting = (async () => {
+    // The local database is this checkout's own: migrate it as a deployment would before starting
+    // (a MongoDB given in MONGODB_URI is migrated by its operator with `npm run migrate`).
+    if (localMongo) await migrateLocalStore(config.mongodbUri, logger);
+    api = await startApi(config, logger);
+    workers = await startAllWorkers(config, logger, undefined, stopping.signal).catch(async (err: unknown) => {
+      if (err instanceof StartCancelledError) throw err;
+      // Not an API without workers (OTPs accepted and never sent): the API stops as at a SIGTERM.
+      await api?.shutdown();
+      throw new Error(`its workers did not start, so the API it had started was stopped: ${(err as Error).message}`, { cause: err });
+    });
+  })();
   // The API's drain starts at the signal, as in the `web` role (readiness 503, keep-alive clients
   // told to go over the drain window), while the workers finish their jobs: waiting for the
   // workers first would leave the API taking new requests on a process that is stopping.
@@ -123,7 +138,9 @@ async function main(): Promise<void> {
       {
         name: 'api and workers',
         run: async () => {
-          const done = await Promise.all([api.shutdown(), workers.shutdown()]);
+          stopping.abort();
+          await starting.catch(() => undefined);
+          const done = await Promise.all([api?.shutdown() ?? true, workers?.shutdown() ?? true]);
           if (!done.every(Boolean)) throw new Error('a shutdown step of the API or of a worker failed (logged above)');
         },
         // Each side bounds its own steps by the same deadline; this only catches a hang.
@@ -134,6 +151,14 @@ async function main(): Promise<void> {
     config.shutdownDeadlineMs,
   );
   exitOnSignals(shutdown, logger);
+  try {
+    await starting;
+  } catch (err) {
+    // Stopped on a signal while waiting (startAllWorkers said so): the shutdown above stops what
+    // started and exits 0.
+    if (err instanceof StartCancelledError) return;
+    throw err;
+  }
   const base = config.publicUrl;
   process.stdout.write(
     [
@@ -150,6 +175,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error('svc-identity failed to start:', err);
+  // A failure described here (its cause logged above) in one line; any other with its stack.
+  console.error('svc-identity failed to start:', err instanceof Error && err.cause !== undefined ? err.message : err);
   process.exit(1);
 });

@@ -1,7 +1,28 @@
 import { eventually } from '../support/otp-helpers.js';
 import { testEnv } from '../support/test-service.js';
-import { spawnProcessEntry, waitForOutput } from '../support/worker-process.js';
-import { findFreePort } from '../../scripts/local-services.js';
+import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
+import { findFreePort, startRedisServer } from '../../scripts/local-services.js';
+
+/** How the process exited, or 'still running' when it had not within `ms`. */
+async function exitWithin(
+  proc: WorkerProcess,
+  ms: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'still running'> {
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  void proc.exited.then((how) => (exit = how));
+  return eventually(async () => exit, ms).catch(() => 'still running' as const);
+}
+
+/** Waits until an HTTP address answers 200. */
+const answers = (url: string) =>
+  eventually(
+    () =>
+      fetch(url).then(
+        (res) => (res.status === 200 ? true : undefined),
+        () => undefined,
+      ),
+    15_000,
+  );
 
 describe('process entries', () => {
   test('when the configuration is bad, then the process stops at once with one message naming every bad key', async () => {
@@ -58,6 +79,68 @@ describe('process entries', () => {
     } finally {
       proc.child.kill('SIGTERM');
       expect(await proc.exited).toEqual({ code: 0, signal: null });
+    }
+  });
+
+  test('when a worker process gets SIGTERM while it still waits for Redis at start, then it gives the start up and exits 0 at once', async () => {
+    const [deadRedisPort, metricsPort] = [await findFreePort(), await findFreePort()];
+    const env = {
+      ...testEnv('workerstopswaiting', { REDIS_URL: `redis://127.0.0.1:${deadRedisPort}` }),
+      METRICS_PORT: String(metricsPort),
+    };
+    const worker = spawnProcessEntry('workers/dispatch/main.js', env);
+    try {
+      await answers(`http://127.0.0.1:${metricsPort}/metrics`);
+      worker.child.kill('SIGTERM');
+      expect(await exitWithin(worker, 10_000)).toEqual({ code: 0, signal: null });
+      expect(worker.output()).toContain('start given up: the process was told to stop while it waited for Redis');
+      expect(worker.output()).not.toContain('dispatch worker running');
+      await expect(fetch(`http://127.0.0.1:${metricsPort}/metrics`)).rejects.toThrow();
+    } finally {
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+    }
+  });
+
+  test('when npm start gets SIGTERM while its workers still wait for Redis, then it stops the API it started and exits 0 at once', async () => {
+    const [deadRedisPort, port] = [await findFreePort(), await findFreePort()];
+    const env = testEnv('startstopswaiting', {
+      REDIS_URL: `redis://127.0.0.1:${deadRedisPort}`,
+      PORT: String(port),
+      SHUTDOWN_DRAIN_WINDOW_MS: '0',
+    });
+    const proc = spawnProcessEntry('scripts/start-local.js', env);
+    try {
+      // The API starts on a Redis that is down (it answers 503 where it needs Redis); the workers wait for it.
+      await answers(`http://127.0.0.1:${port}/healthz`);
+      proc.child.kill('SIGTERM');
+      expect(await exitWithin(proc, 15_000)).toEqual({ code: 0, signal: null });
+      expect(proc.output()).toContain('start given up: the process was told to stop while it waited for Redis');
+      expect(proc.output()).not.toContain('svc-identity is running');
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    } finally {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+  });
+
+  test('when npm start cannot start its workers, then it stops the API it had started and exits 1 saying why', async () => {
+    // Workers refuse a Redis that may evict keys; the API only warns and serves.
+    const evicting = await startRedisServer({ args: ['--maxmemory-policy', 'allkeys-lru'] });
+    const port = await findFreePort();
+    try {
+      const env = testEnv('startnoworkers', { REDIS_URL: evicting.url, PORT: String(port), SHUTDOWN_DRAIN_WINDOW_MS: '0' });
+      const proc = spawnProcessEntry('scripts/start-local.js', env);
+      expect(await exitWithin(proc, 20_000)).toEqual({ code: 1, signal: null });
+      const output = proc.output();
+      expect(output).toContain('svc-identity failed to start: its workers did not start, so the API it had started was stopped:');
+      expect(output).toContain('Redis maxmemory-policy must be noeviction');
+      // The API's own shutdown ran to its end (its stores closed), not a bare exit.
+      expect(output).toMatch(/"step":"connections","msg":"shutdown step done"/);
+      expect(output).not.toContain('svc-identity is running');
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    } finally {
+      await evicting.stop();
     }
   });
 

@@ -28,9 +28,9 @@ import { createDispatchProcessor } from './dispatch.processor.js';
 export type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 
 /** The dispatch worker and its delivery sweeper, ready and taking work. */
-export async function startDispatchWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+export async function startDispatchWorker(config: Config, logger: Logger, stopping?: AbortSignal): Promise<RunningWorker> {
   const log = logger.child({ worker: 'dispatch' });
-  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
+  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart, stopping);
   const deliveries = createDeliveriesRepository(mongo);
   const journal = createSentJournal(redis, config.queuePrefix);
   const keys = otpKeysFromConfig(config);

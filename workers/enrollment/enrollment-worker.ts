@@ -14,9 +14,9 @@ import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createSendActivationProcessor } from './send-activation.processor.js';
 
 /** The enrollment worker: turns enrollment jobs into activation deliveries and dispatch jobs. */
-export async function startEnrollmentWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+export async function startEnrollmentWorker(config: Config, logger: Logger, stopping?: AbortSignal): Promise<RunningWorker> {
   const log = logger.child({ worker: 'enrollment' });
-  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
+  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart, stopping);
   const users = createUsersRepository(mongo);
   const activationDeliveries = createActivationDeliveries({
     users,

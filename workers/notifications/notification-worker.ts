@@ -35,9 +35,9 @@ const USER_EVENT_SWEEP_MS = 5000;
  * their own queue so a slow or failing receiver never holds up expiries, and Web Push on a third
  * queue (a slow push service holds up neither).
  */
-export async function startNotificationWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+export async function startNotificationWorker(config: Config, logger: Logger, stopping?: AbortSignal): Promise<RunningWorker> {
   const log = logger.child({ worker: 'notification' });
-  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart);
+  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart, stopping);
   const repository = createNotificationsRepository(mongo);
   const service = createNotificationsService({
     repository,

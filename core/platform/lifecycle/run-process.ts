@@ -2,6 +2,7 @@ import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { developmentModeWarning } from '../config/development-mode.js';
 import { createLogger, type Logger } from '../logger/logger.js';
 import { exitOnSignals } from './shutdown.js';
+import { StartCancelledError } from './start-cancel.js';
 
 /** Reads the configuration, or stops the process with one message naming every bad key. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
@@ -13,18 +14,33 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
   }
 }
 
+export type ProcessStart = (config: Config, logger: Logger, stopping: AbortSignal) => Promise<{ shutdown: () => Promise<boolean> }>;
+
 /** Entry of one Procfile process: config, logger, start, then SIGTERM/SIGINT handling. */
-export function runProcess(name: string, start: (config: Config, logger: Logger) => Promise<{ shutdown: () => Promise<boolean> }>): void {
+export function runProcess(name: string, start: ProcessStart): void {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, name });
   const modeWarning = developmentModeWarning(process.env, config);
   if (modeWarning) logger.warn(modeWarning);
-  const running = start(config, logger);
-  // Listening from the first moment: a SIGTERM while the process is still starting (a deploy, a
-  // scale-down) waits for the start to finish and then shuts down cleanly, instead of the signal's
-  // default action killing a half-started process.
-  exitOnSignals(() => running.then((r) => r.shutdown()), logger);
+  const stopping = new AbortController();
+  const running = start(config, logger, stopping.signal);
+  // Listening from the first moment, instead of the signal's default action killing a
+  // half-started process. A SIGTERM while the start still waits for Redis (a deploy, a
+  // scale-down) gives the start up at once: what it had opened is closed, and it exits 0. Past
+  // that wait the start is short: it finishes, then the process shuts down cleanly.
+  exitOnSignals(async () => {
+    stopping.abort();
+    const started = await running.catch((err: unknown) => {
+      if (err instanceof StartCancelledError) return undefined;
+      throw err;
+    });
+    return started ? started.shutdown() : true;
+  }, logger);
   running.catch((err: unknown) => {
+    if (err instanceof StartCancelledError) {
+      logger.info(err.message);
+      return;
+    }
     logger.fatal({ err }, `${name} failed to start`);
     process.exit(1);
   });

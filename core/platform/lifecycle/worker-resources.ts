@@ -7,6 +7,7 @@ import { closeQueueRegistry, createQueueRegistry, type QueueRegistry } from '../
 import { createProducerRedis, createWorkerRedis, waitForRedis } from '../queues/redis-connection.js';
 import { requireNoEviction } from '../queues/redis-eviction-policy.js';
 import type { ShutdownStep } from './shutdown.js';
+import { unlessStopped } from './start-cancel.js';
 
 /** What every worker process holds: MongoDB, a blocking Redis connection, producer queues. */
 export interface WorkerResources {
@@ -27,6 +28,7 @@ export async function openWorkerResources(
   config: Config,
   log: Logger,
   prepareStore: (mongo: Connection, log: Logger) => Promise<void>,
+  stopping?: AbortSignal,
 ): Promise<WorkerResources> {
   const mongo = await connectMongo(config.mongodbUri, { serverSelectionTimeoutMs: config.mongoServerSelectionTimeoutMs });
   try {
@@ -36,9 +38,10 @@ export async function openWorkerResources(
     throw err;
   }
   const workerRedis = createWorkerRedis(config.redis);
-  // Before any job is taken (waits for Redis like the worker itself would).
+  // Before any job is taken (waits for Redis like the worker itself would, without limit: a stop
+  // asked for meanwhile gives the start up, see start-cancel.ts).
   try {
-    await requireNoEviction(workerRedis);
+    await unlessStopped(requireNoEviction(workerRedis), stopping, 'Redis');
   } catch (err) {
     workerRedis.disconnect();
     await mongo.close();

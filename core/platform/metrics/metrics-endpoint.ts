@@ -5,7 +5,7 @@ import type { Logger } from '../logger/logger.js';
 import { businessRegistry } from './business-metrics.js';
 import { METRICS_CHALLENGE, metricsTokenCheck } from '../shared-secret.js';
 
-type Start<R> = (config: Config, logger: Logger) => Promise<R & { shutdown: () => Promise<boolean> }>;
+type Start<R> = (config: Config, logger: Logger, stopping?: AbortSignal) => Promise<R & { shutdown: () => Promise<boolean> }>;
 
 /**
  * A worker process's Prometheus endpoint (`GET /metrics` on METRICS_PORT): its process metrics and
@@ -17,14 +17,14 @@ type Start<R> = (config: Config, logger: Logger) => Promise<R & { shutdown: () =
  * only waiting.
  */
 export function withMetricsEndpoint<R>(start: Start<R>): Start<R> {
-  return async (config, logger) => {
-    if (config.metricsPort === 0) return start(config, logger);
+  return async (config, logger, stopping) => {
+    if (config.metricsPort === 0) return start(config, logger, stopping);
     const own = new Registry();
     collectDefaultMetrics({ register: own });
     const registry = Registry.merge([own, businessRegistry]);
     const server = await listen(registry, config.metricsPort, metricsTokenCheck(config.metricsToken));
     logger.info({ port: config.metricsPort }, 'metrics served on /metrics');
-    const running = await start(config, logger).catch((err: unknown) => {
+    const running = await start(config, logger, stopping).catch((err: unknown) => {
       server.close();
       throw err;
     });

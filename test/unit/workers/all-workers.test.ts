@@ -1,5 +1,7 @@
+import { jest } from '@jest/globals';
 import type { Config } from '../../../core/platform/config/config.js';
 import type { RunningWorker } from '../../../core/platform/lifecycle/worker-lifecycle.js';
+import { StartCancelledError, unlessStopped } from '../../../core/platform/lifecycle/start-cancel.js';
 import { startAllWorkers } from '../../../workers/all.js';
 import { memoryLogger } from '../../support/test-service.js';
 
@@ -40,5 +42,38 @@ describe('startAllWorkers (npm start: every worker in one process)', () => {
 
     expect(await all.shutdown()).toBe(false);
     expect(shutDown.sort()).toEqual(['dispatch', 'enrollment']);
+  });
+
+  test('when the start is stopped while a worker waits for Redis, then the start gives up at once and the workers already started are shut down', async () => {
+    const shutDown: string[] = [];
+    const started = async (): Promise<RunningWorker> => ({
+      shutdown: async () => {
+        shutDown.push('dispatch');
+        return true;
+      },
+    });
+    // Waits for a Redis that never comes, unless told to stop.
+    let reached: () => void = () => undefined;
+    const waitingReached = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const waiting = (_config: Config, _logger: unknown, stopping?: AbortSignal) => {
+      reached();
+      return unlessStopped(new Promise<RunningWorker>(() => undefined), stopping, 'Redis');
+    };
+    const never = jest.fn(started);
+    const stopping = new AbortController();
+    const { logger, lines } = memoryLogger();
+
+    const start = startAllWorkers(config, logger, [started, waiting, never], stopping.signal);
+    await waitingReached;
+    stopping.abort();
+
+    await expect(start).rejects.toThrow(new StartCancelledError('Redis'));
+    expect(shutDown).toEqual(['dispatch']);
+    expect(never).not.toHaveBeenCalled();
+    expect(lines().map((l) => l.msg)).toContain(
+      'start given up: the process was told to stop while it waited for Redis; stopping the workers already started',
+    );
   });
 });
