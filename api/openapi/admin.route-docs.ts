@@ -1,5 +1,5 @@
 import { ADMIN_LIST_PAGE_MAX } from '../../core/platform/list-page.js';
-import { commonErrors as errorResponses } from './common-responses.js';
+import { adminTokenErrors, commonErrors as errorResponses, notJsonError } from './common-responses.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 // Admin API (ADMIN_TOKEN): clients, groups and the activity record.
@@ -44,10 +44,10 @@ export const adminRouteDocs: RouteDoc[] = [
         },
       },
       '400': errorResponses['400'],
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
-      '415': { description: 'Content type is not JSON', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
+      '415': notJsonError,
       '422': errorResponses['422'],
-      '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
+      '503': adminTokenErrors['503'],
     },
   },
   {
@@ -59,7 +59,7 @@ export const adminRouteDocs: RouteDoc[] = [
     query: adminListPageQuery('Clients'),
     responses: {
       '200': { description: 'A page of clients', schema: 'admin-clients.client.json', array: true, headers: nextPageLinkHeader },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '422': { description: 'Invalid limit or cursor', schema: 'common.error.json' },
     },
   },
@@ -71,7 +71,7 @@ export const adminRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     responses: {
       '200': { description: 'The client', schema: 'admin-clients.client.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such client', schema: 'common.error.json' },
     },
   },
@@ -87,7 +87,7 @@ export const adminRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '200': { description: 'The new secret', schema: 'admin-clients.secret.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such confidential client', schema: 'common.error.json' },
       '409': { description: 'Another rotation of the same client won at the same moment; rotate again', schema: 'common.error.json' },
     },
@@ -103,7 +103,7 @@ export const adminRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '200': { description: 'The new secret', schema: 'admin-clients.callback-secret.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such confidential client', schema: 'common.error.json' },
     },
   },
@@ -118,9 +118,9 @@ export const adminRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'The updated client', schema: 'admin-clients.client.json' },
       '400': errorResponses['400'],
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such client', schema: 'common.error.json' },
-      '415': { description: 'Content type is not JSON', schema: 'common.error.json' },
+      '415': notJsonError,
       '422': errorResponses['422'],
     },
   },
@@ -135,7 +135,7 @@ export const adminRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '204': { description: 'Deleted' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such client', schema: 'common.error.json' },
     },
   },
@@ -156,9 +156,9 @@ export const adminRouteDocs: RouteDoc[] = [
         },
       },
       '400': errorResponses['400'],
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '409': { description: 'The group exists', schema: 'common.error.json' },
-      '415': { description: 'Content type is not JSON', schema: 'common.error.json' },
+      '415': notJsonError,
       '422': errorResponses['422'],
     },
   },
@@ -171,7 +171,7 @@ export const adminRouteDocs: RouteDoc[] = [
     query: adminListPageQuery('Groups'),
     responses: {
       '200': { description: 'A page of groups', schema: 'admin-groups.group.json', array: true, headers: nextPageLinkHeader },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '422': { description: 'Invalid limit or cursor', schema: 'common.error.json' },
     },
   },
@@ -183,7 +183,7 @@ export const adminRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     responses: {
       '200': { description: 'The group', schema: 'admin-groups.group.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such group', schema: 'common.error.json' },
     },
   },
@@ -195,7 +195,7 @@ export const adminRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     responses: {
       '204': { description: 'Deleted' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such group', schema: 'common.error.json' },
       '409': {
         description: '`Group <name> is in use by N users`, or `Group <name> is being deleted` while another deletion of it decides',
@@ -226,9 +226,9 @@ export const adminRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '200': { description: 'One page', schema: 'admin-activity.page.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '422': errorResponses['422'],
-      '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
+      '503': adminTokenErrors['503'],
     },
   },
   {
@@ -242,9 +242,9 @@ export const adminRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'The user as it now is', schema: 'users.user.json' },
       '400': { description: 'Malformed body', schema: 'common.error.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'User not found', schema: 'common.error.json' },
-      '415': { description: 'Content type is not JSON', schema: 'common.error.json' },
+      '415': notJsonError,
       '422': { description: 'Validation failed', schema: 'common.error.json' },
     },
   },
@@ -265,7 +265,7 @@ export const adminRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '204': { description: 'Sign-in is open (whether or not it was locked); recorded in the activity record' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'User not found', schema: 'common.error.json' },
       '422': { description: 'Invalid enterpriseId', schema: 'common.error.json' },
     },
@@ -285,7 +285,7 @@ export const adminRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '200': { description: 'The passkeys', schema: 'passkeys.passkey.json', array: true },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'User not found', schema: 'common.error.json' },
       '422': { description: 'Invalid enterpriseId', schema: 'common.error.json' },
     },
@@ -306,7 +306,7 @@ export const adminRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '204': { description: 'Removed' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'The user has no passkey by that id (or it was removed already)', schema: 'common.error.json' },
       '422': { description: 'Invalid enterpriseId', schema: 'common.error.json' },
     },

@@ -1,4 +1,4 @@
-import { commonErrors as errorResponses } from './common-responses.js';
+import { adminTokenErrors, commonErrors as errorResponses, notJsonError } from './common-responses.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 // Templates, the outbox and delivery-receipt webhooks.
@@ -15,7 +15,7 @@ export const messagingRouteDocs: RouteDoc[] = [
         schema: 'admin-templates.summary.json',
         array: true,
       },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
     },
   },
   {
@@ -26,7 +26,7 @@ export const messagingRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     responses: {
       '200': { description: 'The template', schema: 'admin-templates.template.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such template', schema: 'common.error.json' },
     },
   },
@@ -48,7 +48,7 @@ export const messagingRouteDocs: RouteDoc[] = [
         },
       },
       '400': errorResponses['400'],
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '409': { description: 'A template with this name exists', schema: 'common.error.json' },
       '422': {
         description:
@@ -67,7 +67,7 @@ export const messagingRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'Updated (version incremented)', schema: 'admin-templates.template.json' },
       '400': errorResponses['400'],
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such template', schema: 'common.error.json' },
       '422': {
         description:
@@ -84,7 +84,7 @@ export const messagingRouteDocs: RouteDoc[] = [
     auth: { kind: 'admin' },
     responses: {
       '204': { description: 'Deleted' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '404': { description: 'No such template', schema: 'common.error.json' },
       '409': { description: 'A default template the service needs', schema: 'common.error.json' },
     },
@@ -105,7 +105,7 @@ export const messagingRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '200': { description: 'Messages, newest first', schema: 'admin-outbox.message.json', array: true },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '422': { description: 'Invalid to or limit', schema: 'common.error.json' },
     },
   },
@@ -138,9 +138,9 @@ export const messagingRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '200': { description: 'One page', schema: 'admin-deliveries.page.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '422': { description: 'Invalid state, since, channel, provider, cursor or limit', schema: 'common.error.json' },
-      '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
+      '503': adminTokenErrors['503'],
     },
   },
   {
@@ -157,10 +157,10 @@ export const messagingRouteDocs: RouteDoc[] = [
         schema: 'admin-deliveries.replayed.json',
       },
       '400': errorResponses['400'],
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
-      '415': { description: 'Content type is not JSON', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
+      '415': notJsonError,
       '422': { description: 'Invalid field, or both or neither of ids and filter', schema: 'common.error.json' },
-      '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
+      '503': adminTokenErrors['503'],
     },
   },
   {
@@ -181,7 +181,7 @@ export const messagingRouteDocs: RouteDoc[] = [
       '200': { description: 'The page', contentType: 'text/html' },
       '401': { description: 'Missing or wrong admin token (asks a browser for Basic credentials)', schema: 'common.error.json' },
       '422': { description: 'The page, saying which filter is not valid', contentType: 'text/html' },
-      '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
+      '503': adminTokenErrors['503'],
     },
   },
   {
@@ -195,14 +195,14 @@ export const messagingRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'The preview', contentType: 'text/html' },
       '400': { description: 'A form body that does not parse, or with more fields than 100 ids need', schema: 'common.error.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '403': {
         description: 'Posted from another site (JSON), or without a valid form token from this page (HTML)',
         contentType: 'text/html',
       },
       '413': { description: 'Form larger than 32 kB', schema: 'common.error.json' },
       '422': { description: 'No delivery selected, more than 100, or an id that is not valid (HTML)', contentType: 'text/html' },
-      '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
+      '503': adminTokenErrors['503'],
     },
   },
   {
@@ -217,14 +217,14 @@ export const messagingRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'What was queued and what skipped', contentType: 'text/html' },
       '400': { description: 'A form body that does not parse, or with more fields than 100 ids need', schema: 'common.error.json' },
-      '401': { description: 'Missing or wrong admin token', schema: 'common.error.json' },
+      '401': adminTokenErrors['401'],
       '403': {
         description: 'Posted from another site (JSON), or without a valid form token from this page (HTML)',
         contentType: 'text/html',
       },
       '413': { description: 'Form larger than 32 kB', schema: 'common.error.json' },
       '422': { description: 'No delivery selected, more than 100, or an id that is not valid (HTML)', contentType: 'text/html' },
-      '503': { description: 'ADMIN_TOKEN is not set', schema: 'common.error.json' },
+      '503': adminTokenErrors['503'],
     },
   },
   {

@@ -1,4 +1,5 @@
 import type { RouteDoc } from './route-docs.types.js';
+import { adminTokenErrors } from './common-responses.js';
 
 const error = (description: string) => ({ description, schema: 'common.error.json' });
 const bearer = { kind: 'bearer', scope: 'users' } as const;
@@ -151,7 +152,7 @@ export const usersRouteDocs: RouteDoc[] = [
     ],
     responses: {
       '202': { description: 'Queued', schema: 'users.activation-reissued.json' },
-      '401': error('Missing or wrong admin token'),
+      '401': adminTokenErrors['401'],
       '404': error('User not found'),
       '409': error(
         '`User is <STATUS>` when not waiting for activation, `User is blocked; unblock the user before issuing a new code`, or no address to send to',
