@@ -1,4 +1,5 @@
 import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
+import { recordClientChange } from './client-activity.js';
 import type { ClientStores } from './client-stores.js';
 import { generateClientSecret, hashClientSecret, verifyClientSecret } from './client-secret.js';
 import type { ClientWithSecret } from './clients.repository.js';
@@ -33,13 +34,7 @@ export async function rotateClientSecret(
     throw new ConflictError('Client secret was rotated by another request at the same time; rotate again');
   }
   stores.lookup.invalidate(clientId);
-  await stores.activity.append({
-    actor: { type: 'admin' },
-    action: 'client.secret-rotated',
-    enterpriseId: client.enterpriseId,
-    clientId,
-    comments: options.comments,
-  });
+  await recordClientChange(stores, 'client.secret-rotated', client, options.comments);
   return { clientSecret, previousSecretExpiresAt };
 }
 

@@ -4,6 +4,7 @@ import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../platform/tenancy/ent
 import { ValidationError } from '../platform/errors/app-error.js';
 import { NotFoundError } from '../platform/errors/app-error.js';
 import { generateCallbackSecret, rotateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
+import { recordClientChange } from './client-activity.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
 import type { ClientStores } from './client-stores.js';
 import type { Client, ClientScope, UpdatableClientFields, TestCode } from './clients.repository.js';
@@ -88,13 +89,7 @@ export async function registerClient(
   });
   // A new public client may bring new web origins.
   stores.lookup.invalidate(clientId);
-  await stores.activity.append({
-    actor: { type: 'admin' },
-    action: 'client.created',
-    enterpriseId: client.enterpriseId,
-    clientId: client.clientId,
-    comments: client.test ? ['test=true', comments].filter(Boolean).join('; ') : comments,
-  });
+  await recordClientChange(stores, 'client.created', client, client.test ? ['test=true', comments].filter(Boolean).join('; ') : comments);
   return { client, ...(clientSecret === undefined ? {} : { clientSecret }), ...(callbackSecret === undefined ? {} : { callbackSecret }) };
 }
 
@@ -158,14 +153,9 @@ export async function updateClient(stores: ClientStores, clientId: string, input
   };
   if (!(await stores.clients.updateClientFields(clientId, fields))) throw new NotFoundError('Client not found');
   stores.lookup.invalidate(clientId);
-  await stores.activity.append({
-    actor: { type: 'admin' },
-    action: 'client.updated',
-    enterpriseId: client.enterpriseId,
-    clientId,
-    // The test flag decides whether messages reach people: its changes are named in the record.
-    comments: input.test === undefined ? comments : [`test=${input.test}`, comments].filter(Boolean).join('; '),
-  });
+  // The test flag decides whether messages reach people: its changes are named in the record.
+  const noted = input.test === undefined ? comments : [`test=${input.test}`, comments].filter(Boolean).join('; ');
+  await recordClientChange(stores, 'client.updated', client, noted);
   return { ...client, ...fields };
 }
 
@@ -182,13 +172,7 @@ export async function rotateClientCallbackSecret(
   if (!client || client.isPublic) throw new NotFoundError('Client not found');
   const secret = await rotateCallbackSecret(stores.clients, clientId, options.encryptionKey);
   if (secret === null) throw new NotFoundError('Client not found');
-  await stores.activity.append({
-    actor: { type: 'admin' },
-    action: 'client.callback-secret-rotated',
-    enterpriseId: client.enterpriseId,
-    clientId,
-    comments: options.comments,
-  });
+  await recordClientChange(stores, 'client.callback-secret-rotated', client, options.comments);
   return secret;
 }
 
@@ -197,11 +181,5 @@ export async function removeClient(stores: ClientStores, clientId: string, comme
   const client = await stores.clients.findClient(clientId);
   if (!client || !(await stores.clients.deleteClient(clientId))) throw new NotFoundError('Client not found');
   stores.lookup.invalidate(clientId);
-  await stores.activity.append({
-    actor: { type: 'admin' },
-    action: 'client.deleted',
-    enterpriseId: client.enterpriseId,
-    clientId,
-    comments,
-  });
+  await recordClientChange(stores, 'client.deleted', client, comments);
 }
