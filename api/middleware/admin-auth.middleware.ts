@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { UnavailableError } from '../../core/platform/errors/app-error.js';
 import { HttpError } from '../errors/http-error.js';
 import type { ServiceContext } from '../service-context.js';
-import { presentedMatches, secretDigest } from '../../core/platform/shared-secret.js';
+import { presentedMatches, secretDigest } from '../../core/platform/secret-match.js';
 
 /** The token a request presents: a Bearer token, or (for browser pages) a Basic password. */
 function presentedToken(authorization: string, allowBasic: boolean): string | undefined {

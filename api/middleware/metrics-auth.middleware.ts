@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { HttpError } from '../errors/http-error.js';
 import type { ServiceContext } from '../service-context.js';
-import { METRICS_CHALLENGE, metricsTokenCheck } from '../../core/platform/shared-secret.js';
+import { METRICS_CHALLENGE, metricsTokenCheck } from '../../core/platform/secret-match.js';
 
 /**
  * With METRICS_TOKEN set, the API's `/metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`

@@ -3,7 +3,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logger/logger.js';
 import { businessRegistry } from './business-metrics.js';
-import { METRICS_CHALLENGE, metricsTokenCheck } from '../shared-secret.js';
+import { METRICS_CHALLENGE, metricsTokenCheck } from '../secret-match.js';
 
 type Start<R> = (config: Config, logger: Logger, stopping?: AbortSignal) => Promise<R & { shutdown: () => Promise<boolean> }>;
 
