@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { AUTH_SERVER_PATH } from './auth-server/auth-server.js';
 import { authServerRoutes, TOKEN_ENDPOINT_PATH } from './auth-server/auth-server.routes.js';
+import { callerAddressOf } from './caller-address.js';
 import { composeApi, type ApiServices } from './composition-root.js';
 import { notFoundHandler } from './middleware/error-handler.js';
 import { answerError, clientLibraryErrors, errorHandler } from './errors/error-pipeline.js';
@@ -61,7 +62,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   // The busiest routes first: Express tries every router in order, and OTP requests (and token
   // requests the lane does not take) do not walk past the pages, docs and admin routers (none of
   // them shares a path with these).
-  const authServer = authServerRoutes(ctx, services.signIn, services.authServer, userTokens);
+  const authServer = authServerRoutes(ctx, services.signIn, services.authServer, userTokens, callerAddressOf(app));
   app.use(authServer.router);
   app.use(otpRoutes(ctx, bearer, services.otp));
   app.use(homeRoutes(ctx));

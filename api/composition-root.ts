@@ -2,6 +2,7 @@ import { createActivityRepository } from '../core/activity/activity.repository.j
 import { createOidcRecordsRepository } from '../core/auth/oidc-records.repository.js';
 import { createRevocationChecks } from '../core/auth/revocation-checks.js';
 import { createRevokedTokensRepository } from '../core/auth/revoked-tokens.repository.js';
+import { createClientAuthenticationLimits } from '../core/clients/client-authentication-limits.js';
 import { createClientLookup, type ClientLookup } from '../core/clients/client-lookup.cache.js';
 import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
@@ -156,7 +157,15 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     templateCache,
     templates: { templates, activity, cache: templateCache },
     userTokens: { oidcRecords, clients: clientLookup, users },
-    authServer: { users, clientLookup, oidcRecords, revokedTokens, signingKeys, revocations },
+    authServer: {
+      users,
+      clientLookup,
+      oidcRecords,
+      revokedTokens,
+      signingKeys,
+      revocations,
+      clientAuthenticationLimits: createClientAuthenticationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.clientAuthentication),
+    },
     otp,
     signIn: composeSignIn(ctx, repositories, otp, afterAnswers),
     afterAnswers,

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { Router, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
+import type { CallerAddress } from '../caller-address.js';
 import type { ServiceContext } from '../service-context.js';
 import { AUTH_SERVER_PATH, createAuthServer, type AuthServerStores } from './auth-server.js';
 import type { EdgeRequest } from '../middleware/edge-step.js';
@@ -34,10 +35,11 @@ export function authServerRoutes(
   interactions: Omit<InteractionServices, 'logger'>,
   stores: AuthServerStores,
   userTokens: UserTokenStores,
+  callerAddress: CallerAddress,
 ): AuthServerRoutes {
   let built: Promise<{ provider: Provider; callback: ReturnType<Provider['callback']> }> | undefined;
   const handler = () => {
-    built ??= createAuthServer(ctx, stores).then((provider) => ({ provider, callback: provider.callback() }));
+    built ??= createAuthServer(ctx, stores, callerAddress).then((provider) => ({ provider, callback: provider.callback() }));
     built.catch(() => {
       built = undefined;
     });

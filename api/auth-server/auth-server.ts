@@ -4,6 +4,7 @@ import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
 import type { OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import type { RevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
 import { ID_TOKEN_SIGNING_ALG, loadCookieKeys, type SigningKeysCache } from '../../core/auth/signing-key.service.js';
+import type { ClientAuthenticationLimits } from '../../core/clients/client-authentication-limits.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { CLIENT_SCOPES } from '../../core/clients/clients.repository.js';
@@ -12,6 +13,7 @@ import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-u
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { renderMessagePage, renderPage } from './login-pages.js';
+import type { CallerAddress } from '../caller-address.js';
 import type { ServiceContext } from '../service-context.js';
 import {
   apiScopesOf,
@@ -23,6 +25,7 @@ import {
   webOriginsOfClient,
 } from './oidc-adapter.js';
 import { reuseClientInstances } from './client-instances.js';
+import { limitFailedClientAuthentication, type ClientAuthenticatingEndpoint } from './client-authentication-limit.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
 import { answerMissingClientAuthentication } from './missing-client-authentication.js';
 import { NodeSigningKey } from './node-signing-key.js';
@@ -31,6 +34,22 @@ import { signInTimeClaims } from './user-token-sign-in-time.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 
 export const AUTH_SERVER_PATH = '/svc/authserver';
+
+/** The provider's endpoints, under AUTH_SERVER_PATH. */
+const ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  jwks: '/jwks',
+  introspection: '/oauth/introspect',
+  revocation: '/oauth/revoke',
+} as const;
+
+/** The endpoints that authenticate clients, whose failures are limited. */
+const CLIENT_AUTHENTICATING_ENDPOINTS = new Map<string, ClientAuthenticatingEndpoint>([
+  [ROUTES.token, 'token'],
+  [ROUTES.introspection, 'introspection'],
+  [ROUTES.revocation, 'revocation'],
+]);
 
 /** Issuer and audience of our access tokens; the bearer middleware checks both. */
 export function tokenIdentity(publicUrl: string): { issuer: string; audience: string } {
@@ -48,10 +67,16 @@ export interface AuthServerStores {
   signingKeys: SigningKeysCache;
   /** The process's revocation checks, shared with the bearer check: a token revoked here is refused here at once. */
   revocations: RevocationChecks;
+  /** Budgets of failed client authentication per (client, address) and per address. */
+  clientAuthenticationLimits: ClientAuthenticationLimits;
 }
 
-/** Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque user tokens. */
-export async function createAuthServer(ctx: ServiceContext, stores: AuthServerStores): Promise<Provider> {
+/**
+ * Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque
+ * user tokens. `callerAddress` is the app's (TRUST_PROXY), for the limits on failed client
+ * authentication.
+ */
+export async function createAuthServer(ctx: ServiceContext, stores: AuthServerStores, callerAddress: CallerAddress): Promise<Provider> {
   const { config, mongo, logger } = ctx;
   const { users } = stores;
   const [signingKeys, cookieKeys] = await Promise.all([stores.signingKeys(), loadCookieKeys(mongo)]);
@@ -65,13 +90,7 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
     adapter: Adapter,
     jwks: { keys: signingKeys.all.map((key) => new NodeSigningKey(key)) },
     cookies: { keys: cookieKeys },
-    routes: {
-      authorization: '/oauth/authorize',
-      token: '/oauth/token',
-      jwks: '/jwks',
-      introspection: '/oauth/introspect',
-      revocation: '/oauth/revoke',
-    },
+    routes: { ...ROUTES },
     scopes: ['openid', 'offline_access', ...CLIENT_SCOPES],
     // Only the `sub` claim: profile data is served by /v1/me to the user's token.
     claims: { openid: ['sub'] },
@@ -269,6 +288,14 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
     return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
   reuseClientInstances(provider, new Adapter('Client'));
+  // Outside every other step of these endpoints (it counts their final 401s, those that
+  // answerMissingClientAuthentication writes included), and around the client look-up above.
+  limitFailedClientAuthentication(provider, {
+    limits: stores.clientAuthenticationLimits,
+    callerAddress,
+    endpoints: CLIENT_AUTHENTICATING_ENDPOINTS,
+    logger,
+  });
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);
   answerMissingClientAuthentication(provider);

@@ -1,5 +1,9 @@
 import type { RouteDoc } from './route-docs.types.js';
 
+/** The answer of the limit on failed client authentication (docs/authorization-server.md). */
+const LIMITED =
+  'temporarily_unavailable, with Retry-After: the caller address used up its failed client authentications, for this client or for all';
+
 // Authorization server (oidc-provider), mounted at /svc/authserver.
 export const authServerRouteDocs: RouteDoc[] = [
   {
@@ -51,6 +55,7 @@ export const authServerRouteDocs: RouteDoc[] = [
         schema: 'auth-server.token-error.json',
       },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
+      '429': { description: LIMITED, schema: 'auth-server.token-error.json' },
     },
   },
   {
@@ -133,6 +138,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '200': { description: 'Token state', schema: 'auth-server.introspection.json' },
       '400': { description: 'invalid_request', schema: 'auth-server.token-error.json' },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
+      '429': { description: LIMITED, schema: 'auth-server.token-error.json' },
     },
   },
   {
@@ -151,6 +157,7 @@ export const authServerRouteDocs: RouteDoc[] = [
         schema: 'auth-server.token-error.json',
       },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
+      '429': { description: LIMITED, schema: 'auth-server.token-error.json' },
     },
   },
   {

@@ -12,7 +12,7 @@ describe('authorization server: client objects', () => {
 
   beforeAll(async () => {
     service = await startTestService('client-instances');
-    provider = await createAuthServer(service.ctx, service.services.authServer);
+    provider = await createAuthServer(service.ctx, service.services.authServer, (req) => req.socket.remoteAddress ?? '');
   });
   afterAll(async () => {
     await service.close();

@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
 import { createBudget, type BudgetDeclaration } from '../../core/platform/throttling/budget.js';
+import { createFailureBudget } from '../../core/platform/throttling/failure-budget.js';
 import type { BudgetState } from '../../core/platform/throttling/rate-limit-headers.js';
 import { useRunRedis } from '../support/run-redis.js';
 
@@ -87,5 +88,57 @@ describe('a declared budget', () => {
     const closed = await gate.take('alice', { durationSeconds: 5 });
     expect(closed.admitted).toBe(false);
     expect(closed.waitMs).toBeLessThanOrEqual(5000);
+  });
+});
+
+// A budget of failures: counted in Redis, checked from the process's memory (no Redis call).
+describe('a budget of failures', () => {
+  const run = useRunRedis('failures');
+
+  let n = 0;
+  const failures = (points = 2, options: { maxRemembered?: number } = {}) => {
+    const name = `f${++n}`;
+    const declaration = { name, points, durationSeconds: 600 };
+    // Two instances of one budget: two API processes sharing Redis.
+    return [
+      createFailureBudget(run.redis, run.prefix, declaration, options),
+      createFailureBudget(run.redis, run.prefix, declaration, options),
+    ];
+  };
+
+  test('when failures spend the budget, then the one that spends it starts the wait, and this process answers the wait without Redis', async () => {
+    const [here] = failures();
+    expect(here.isQuiet()).toBe(true);
+    expect(await here.countFailure('10.0.0.1')).toEqual({ refused: false, waitMs: 0 });
+    expect(here.waitMs('10.0.0.1')).toBe(0);
+    const spent = await here.countFailure('10.0.0.1');
+    expect(spent.refused).toBe(false);
+    expect(spent.waitMs).toBeGreaterThan(590_000);
+    expect(here.isQuiet()).toBe(false);
+    expect(here.waitMs('10.0.0.1')).toBeGreaterThan(590_000);
+    expect(here.waitMs('10.0.0.2')).toBe(0);
+    // Answered from memory: the process knows even with the count gone from Redis.
+    await run.redis.del(`${run.prefix}:rl:${here.declaration.name}:10.0.0.1`);
+    expect(here.waitMs('10.0.0.1')).toBeGreaterThan(590_000);
+  });
+
+  test('when another process spent the budget, then this one refuses the first failure it sees and remembers the wait from then on', async () => {
+    const [here, there] = failures();
+    await there.countFailure('10.0.0.1');
+    await there.countFailure('10.0.0.1');
+    expect(here.waitMs('10.0.0.1')).toBe(0);
+    const refused = await here.countFailure('10.0.0.1');
+    expect(refused.refused).toBe(true);
+    expect(refused.waitMs).toBeGreaterThan(590_000);
+    expect(here.waitMs('10.0.0.1')).toBeGreaterThan(590_000);
+  });
+
+  test('when more subjects are spent than the process remembers, then it starts over and Redis still refuses each at its next failure', async () => {
+    const [here] = failures(1, { maxRemembered: 2 });
+    for (const subject of ['a', 'b', 'c']) expect((await here.countFailure(subject)).waitMs).toBeGreaterThan(0);
+    expect(here.waitMs('a')).toBe(0);
+    expect(here.waitMs('c')).toBeGreaterThan(0);
+    expect(await here.countFailure('a')).toMatchObject({ refused: true });
+    expect(here.waitMs('a')).toBeGreaterThan(0);
   });
 });

@@ -180,6 +180,14 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       otpPerClient: rateLimit(s.RATE_LIMIT_OTP_PER_CLIENT, s.RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS),
       validatePerClient: rateLimit(s.RATE_LIMIT_VALIDATE_PER_CLIENT, s.RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS),
     }),
+    /** Failed client authentication at the token, introspection and revocation endpoints (docs/security.md). */
+    clientAuthentication: Object.freeze({
+      perClientAddress: rateLimit(
+        s.RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_CLIENT_ADDRESS,
+        s.RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_CLIENT_ADDRESS_WINDOW_SECONDS,
+      ),
+      perAddress: rateLimit(s.RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_ADDRESS, s.RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_ADDRESS_WINDOW_SECONDS),
+    }),
     /** User activation: code lifetime and the throttle of POST /v1/users/activate (docs/security.md). */
     activation: Object.freeze({
       codeTtlSeconds: s.ACTIVATION_CODE_TTL_SECONDS,

@@ -599,6 +599,30 @@ export const SETTINGS = {
     default: 3600,
     doc: windowOf('RATE_LIMIT_LOGIN_CODES_PER_USER'),
   },
+  RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_CLIENT_ADDRESS: {
+    section: 'limits',
+    ...POINTS,
+    default: 10,
+    doc: 'failed authentications of one client from one caller address at the token, introspection and revocation endpoints; then that address gets 429 for that client until the window ends (other addresses are not affected)',
+  },
+  RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_CLIENT_ADDRESS_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 900,
+    doc: windowOf('RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_CLIENT_ADDRESS'),
+  },
+  RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_ADDRESS: {
+    section: 'limits',
+    ...POINTS,
+    default: 100,
+    doc: 'failed client authentications (wrong secret, unknown client id, none sent) from one caller address, whatever the client; then that address gets 429 for every client until the window ends. Raise it when many clients share one address',
+  },
+  RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_ADDRESS_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 900,
+    doc: windowOf('RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_ADDRESS'),
+  },
   NOTIFICATION_STREAMS_PER_PROCESS: {
     section: 'limits',
     kind: 'integer',

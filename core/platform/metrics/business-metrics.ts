@@ -58,6 +58,13 @@ export const signIns = new Counter({
   registers: [businessRegistry],
 });
 
+export const clientAuthenticationFailures = new Counter({
+  name: 'svc_client_auth_failures_total',
+  help: 'Failed client authentications at the token, introspection and revocation endpoints, by endpoint (token, introspection, revocation) and outcome: failed (wrong secret, unknown client id, none sent; answered 401) or limited (answered 429: the caller address used up its failures, for that client or for every client)',
+  labelNames: ['endpoint', 'outcome'] as const,
+  registers: [businessRegistry],
+});
+
 export const notificationsEnded = new Counter({
   name: 'svc_notifications_final_total',
   help: 'Notifications that reached a final state, by state (UPDATED, EXPIRED, CANCELLED, DISMISSED, TAMPERED, DISCARD)',
