@@ -142,6 +142,8 @@ async function main(): Promise<number> {
     RATE_LIMIT_OTP_PER_CLIENT: '100000',
     RATE_LIMIT_VALIDATE_PER_CLIENT: '100000',
     RATE_LIMIT_ACTIVATE_PER_IP: '100000',
+    RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_CLIENT_ADDRESS: '100000',
+    RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_ADDRESS: '100000',
   });
   const logger = createLogger({ level: config.logLevel, name: 'fuzz' });
   const api = await startApi(config, logger);
