@@ -6,7 +6,7 @@ import { createClientAuthenticationLimits } from '../core/clients/client-authent
 import { createClientLookup, type ClientLookup } from '../core/clients/client-lookup.cache.js';
 import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
-import { createSigningKeysCache, type SigningKeysCache } from '../core/auth/signing-key.service.js';
+import { createSigningKeysCache, loadStoredPublicJwks, type SigningKeysCache } from '../core/auth/signing-key.service.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createGroupsRepository } from '../core/groups/groups.repository.js';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
@@ -137,6 +137,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   const clientLookup = createClientLookup(repositories.clients);
   const templateCache = createTemplateCache(repositories.templates);
   const signingKeys = createSigningKeysCache(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey);
+  const storedPublicJwks = () => loadStoredPublicJwks(ctx.mongo, ctx.config);
   const revocations = createRevocationChecks(repositories.revokedTokens, ctx.config.tokenRevocationCheckSeconds * 1000);
   const otp = composeOtp(ctx, repositories, templateCache, signingKeys);
   const notifications = composeNotifications(ctx, repositories);
@@ -152,7 +153,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   return {
     repositories,
     clientLookup,
-    bearer: { clients: clientLookup, signingKeys, revocations },
+    bearer: { clients: clientLookup, signingKeys, storedPublicJwks, revocations },
     clients: { clients, activity, lookup: clientLookup },
     templateCache,
     templates: { templates, activity, cache: templateCache },
@@ -163,6 +164,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
       oidcRecords,
       revokedTokens,
       signingKeys,
+      storedPublicJwks,
       revocations,
       clientAuthenticationLimits: createClientAuthenticationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.clientAuthentication),
     },

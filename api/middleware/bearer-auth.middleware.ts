@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
-import type { SigningKeysCache } from '../../core/auth/signing-key.service.js';
+import type { SigningKeysCache, StoredPublicJwks } from '../../core/auth/signing-key.service.js';
 import { currentTokenScopes } from '../../core/auth/token-scopes.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
@@ -31,6 +31,8 @@ export function authOf(res: Response): AuthInfo {
 export interface BearerStores {
   clients: Pick<ClientLookup, 'client'>;
   signingKeys: SigningKeysCache;
+  /** Read when a token names a key this process does not know (a key another process made since). */
+  storedPublicJwks: StoredPublicJwks;
   revocations: Pick<RevocationChecks, 'isRevoked'>;
 }
 
@@ -50,6 +52,7 @@ export function requireBearer(ctx: ServiceContext, stores: BearerStores, scope: 
   const verify = createEnterpriseTokenVerifier(
     async () => (await signingKeys()).all.map((key) => key.publicJwk),
     tokenIdentity(ctx.config.publicUrl),
+    stores.storedPublicJwks,
   );
   const verified = new VerifiedTokenCache();
 

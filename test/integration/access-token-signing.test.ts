@@ -88,6 +88,41 @@ describe('access-token signing algorithm', () => {
     }
   });
 
+  test('when API processes are restarted one by one from RS256 to ES256, then a process still on RS256 accepts the tokens of a restarted one', async () => {
+    // One deployment: the same database and the same server key (which seals the signing keys).
+    const shared = {
+      MONGODB_URI: testMongoUri(uniqueName('signalg-rolling')),
+      PUBLIC_URL: 'http://127.0.0.1:9',
+      OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    };
+    const old = await startTestService('signalg-rolling-old', { ...shared, ACCESS_TOKEN_SIGNING_ALG: 'RS256' });
+    try {
+      const { client, clientSecret } = await registerClient(old.services.clients, {
+        name: 'rolling app',
+        scopes: ['otp'],
+        allowedIps: ['127.0.0.1'],
+      });
+      const app = { clientId: client.clientId, clientSecret: clientSecret as string };
+      // The old process has loaded its keys (only the RSA key exists yet).
+      expect(decodeProtectedHeader(await clientToken(old, app)).alg).toBe('RS256');
+      const restarted = await startTestService('signalg-rolling-new', shared);
+      try {
+        const token = await clientToken(restarted, app);
+        expect(decodeProtectedHeader(token).alg).toBe('ES256');
+        const unknownOtp = await fetch(`${old.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        // Past the token check: the OTP is unknown, the token is not.
+        expect(unknownOtp.status).toBe(404);
+        expect(await introspect(old, app, token)).toMatchObject({ active: true });
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      await old.close();
+    }
+  });
+
   test('when a service goes back from ES256 to RS256, then the P-256 key stays published and its tokens stay valid', async () => {
     // One deployment: the same database and the same server key (which seals the signing keys).
     const shared = {

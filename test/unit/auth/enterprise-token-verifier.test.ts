@@ -1,0 +1,65 @@
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { createEnterpriseTokenVerifier, KEY_SET_RELOAD_INTERVAL_MS } from '../../../core/auth/enterprise-token.verifier.js';
+
+const expected = { issuer: 'https://id.example/svc/authserver', audience: 'https://id.example/v1' };
+
+async function signingKey(kid: string) {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
+  const sign = () =>
+    new SignJWT({ client_id: 'app', scope: 'otp' })
+      .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
+      .setIssuer(expected.issuer)
+      .setAudience(expected.audience)
+      .setSubject('app')
+      .setJti(`jti-${Math.random()}`)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(privateKey);
+  return { publicJwk, sign };
+}
+
+describe('enterprise token verifier: keys made by other processes', () => {
+  test('when a token names a key made by another process since, then the stored keys are read once and the token verifies', async () => {
+    const own = await signingKey('own');
+    const other = await signingKey('other');
+    let reads = 0;
+    const verify = createEnterpriseTokenVerifier(
+      async () => [own.publicJwk],
+      expected,
+      async () => {
+        reads += 1;
+        return [own.publicJwk, other.publicJwk];
+      },
+    );
+    expect(await verify(await own.sign())).toMatchObject({ client_id: 'app' });
+    expect(reads).toBe(0);
+    expect(await verify(await other.sign())).toMatchObject({ client_id: 'app' });
+    expect(await verify(await other.sign())).toMatchObject({ client_id: 'app' });
+    expect(reads).toBe(1);
+  });
+
+  test('when tokens name made-up keys, then they are refused and the stored keys are read at most once per interval', async () => {
+    const own = await signingKey('own');
+    const forger = await signingKey('made-up');
+    let reads = 0;
+    let clock = 1_000_000;
+    const verify = createEnterpriseTokenVerifier(
+      async () => [own.publicJwk],
+      expected,
+      async () => {
+        reads += 1;
+        return [own.publicJwk];
+      },
+      () => clock,
+    );
+    for (let i = 0; i < 20; i += 1) expect(await verify(await forger.sign())).toBeUndefined();
+    expect(reads).toBe(1);
+    clock += KEY_SET_RELOAD_INTERVAL_MS;
+    expect(await verify(await forger.sign())).toBeUndefined();
+    expect(reads).toBe(2);
+    // The process's own tokens never wait for a read.
+    expect(await verify(await own.sign())).toMatchObject({ client_id: 'app' });
+    expect(reads).toBe(2);
+  });
+});
