@@ -7,6 +7,7 @@ import { createClientLookup, type ClientLookup } from '../core/clients/client-lo
 import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
 import { createSigningKeysCache, loadStoredPublicJwks, type SigningKeysCache } from '../core/auth/signing-key.service.js';
+import { createVerificationKeySet } from '../core/auth/verification-key-set.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createGroupsRepository } from '../core/groups/groups.repository.js';
 import { createDeliveriesRepository } from '../core/deliveries/deliveries.repository.js';
@@ -137,7 +138,11 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   const clientLookup = createClientLookup(repositories.clients);
   const templateCache = createTemplateCache(repositories.templates);
   const signingKeys = createSigningKeysCache(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey);
-  const storedPublicJwks = () => loadStoredPublicJwks(ctx.mongo, ctx.config);
+  // One for the process: every token check shares what it learns and its budget of store reads.
+  const verificationKeys = createVerificationKeySet(
+    async () => (await signingKeys()).all.map((key) => key.publicJwk),
+    () => loadStoredPublicJwks(ctx.mongo, ctx.config),
+  );
   const revocations = createRevocationChecks(repositories.revokedTokens, ctx.config.tokenRevocationCheckSeconds * 1000);
   const otp = composeOtp(ctx, repositories, templateCache, signingKeys);
   const notifications = composeNotifications(ctx, repositories);
@@ -153,7 +158,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   return {
     repositories,
     clientLookup,
-    bearer: { clients: clientLookup, signingKeys, storedPublicJwks, revocations },
+    bearer: { clients: clientLookup, signingKeys, verificationKeys, revocations },
     clients: { clients, activity, lookup: clientLookup },
     templateCache,
     templates: { templates, activity, cache: templateCache },
@@ -164,7 +169,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
       oidcRecords,
       revokedTokens,
       signingKeys,
-      storedPublicJwks,
+      verificationKeys,
       revocations,
       clientAuthenticationLimits: createClientAuthenticationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.clientAuthentication),
     },

@@ -3,7 +3,8 @@ import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
 import type { OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import type { RevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
-import { ID_TOKEN_SIGNING_ALG, loadCookieKeys, type SigningKeysCache, type StoredPublicJwks } from '../../core/auth/signing-key.service.js';
+import { ID_TOKEN_SIGNING_ALG, loadCookieKeys, type SigningKeysCache } from '../../core/auth/signing-key.service.js';
+import type { VerificationKeySet } from '../../core/auth/verification-key-set.js';
 import type { ClientAuthenticationLimits } from '../../core/clients/client-authentication-limits.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
@@ -65,8 +66,8 @@ export interface AuthServerStores {
   revokedTokens: RevokedTokensRepository;
   /** The process's signing keys, shared with the bearer check and the OTP JWT signer. */
   signingKeys: SigningKeysCache;
-  /** Read when a token names a key this process does not know (a key another process made since). */
-  storedPublicJwks: StoredPublicJwks;
+  /** The process's one verification key set, shared with the bearer check (and its reload budget with it). */
+  verificationKeys: VerificationKeySet;
   /** The process's revocation checks, shared with the bearer check: a token revoked here is refused here at once. */
   revocations: RevocationChecks;
   /** Budgets of failed client authentication per (client, address) and per address. */
@@ -302,11 +303,7 @@ export async function createAuthServer(ctx: ServiceContext, stores: AuthServerSt
   advertiseUserinfo(provider, `${issuer}/userinfo`);
   answerMissingClientAuthentication(provider);
   answerForEnterpriseTokens(provider, {
-    verify: createEnterpriseTokenVerifier(
-      async () => signingKeys.all.map((key) => key.publicJwk),
-      { issuer, audience },
-      stores.storedPublicJwks,
-    ),
+    verify: createEnterpriseTokenVerifier(stores.verificationKeys, { issuer, audience }),
     revoked: stores.revokedTokens,
     checks: stores.revocations,
   });

@@ -1,7 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
-import type { SigningKeysCache, StoredPublicJwks } from '../../core/auth/signing-key.service.js';
+import type { SigningKeysCache } from '../../core/auth/signing-key.service.js';
+import type { VerificationKeySet } from '../../core/auth/verification-key-set.js';
 import { currentTokenScopes } from '../../core/auth/token-scopes.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { VerifiedTokenCache } from '../../core/auth/verified-token.cache.js';
@@ -30,9 +31,10 @@ export function authOf(res: Response): AuthInfo {
 /** What the bearer check reads, each built once by the composition root and shared with the authorization server. */
 export interface BearerStores {
   clients: Pick<ClientLookup, 'client'>;
+  /** The process's signing keys (the key set below starts from their public halves). */
   signingKeys: SigningKeysCache;
-  /** Read when a token names a key this process does not know (a key another process made since). */
-  storedPublicJwks: StoredPublicJwks;
+  /** The process's one verification key set, shared with introspection (and its reload budget with it). */
+  verificationKeys: VerificationKeySet;
   revocations: Pick<RevocationChecks, 'isRevoked'>;
 }
 
@@ -48,12 +50,8 @@ const invalidToken = (token: string) => new BearerError(401, 'invalid_token', `I
  * client revoked (within the revocation check window, core/auth/revocation-checks.ts).
  */
 export function requireBearer(ctx: ServiceContext, stores: BearerStores, scope: string): RequestHandler {
-  const { clients, signingKeys, revocations } = stores;
-  const verify = createEnterpriseTokenVerifier(
-    async () => (await signingKeys()).all.map((key) => key.publicJwk),
-    tokenIdentity(ctx.config.publicUrl),
-    stores.storedPublicJwks,
-  );
+  const { clients, verificationKeys, revocations } = stores;
+  const verify = createEnterpriseTokenVerifier(verificationKeys, tokenIdentity(ctx.config.publicUrl));
   const verified = new VerifiedTokenCache();
 
   return async (req, res, next) => {

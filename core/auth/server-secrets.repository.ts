@@ -52,6 +52,12 @@ export function createServerSecretsRepository(connection: Connection) {
       await (await model(connection)).updateOne({ name, ...condition }, { $set: { value } });
     },
 
+    /** The stored values of the secrets among `names` that exist, by name, in one query. */
+    async findServerSecrets<T>(names: string[]): Promise<Map<string, T>> {
+      const found = await (await model(connection)).find({ name: { $in: names } }).lean();
+      return new Map(found.map((secret) => [secret.name, secret.value as T]));
+    },
+
     /** The stored value of secret `name`, or undefined when it was never created. */
     async findServerSecret<T>(name: string): Promise<T | undefined> {
       const existing = await (await model(connection)).findOne({ name }).lean();

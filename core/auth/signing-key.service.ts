@@ -113,17 +113,12 @@ export async function loadSigningKeys(connection: Connection, settings: KeySetti
  * loaded its keys (a P-256 key made by a process started with ES256 while this one runs RS256).
  */
 export async function loadStoredPublicJwks(connection: Connection, settings: KeySettings): Promise<JWK[]> {
-  const secrets = createServerSecretsRepository(connection);
-  const stored = await Promise.all([STORED_AS.ES256, STORED_AS.RS256].map((name) => secrets.findServerSecret<unknown>(name)));
-  const jwks = stored.flatMap((value) =>
-    value === undefined ? [] : [isSealedSigningJwk(value) ? value.publicJwk : publicPart(value as JWK)],
-  );
+  // One query for both: a reload is one store read.
+  const stored = await createServerSecretsRepository(connection).findServerSecrets<unknown>([STORED_AS.ES256, STORED_AS.RS256]);
+  const jwks = [...stored.values()].map((value) => (isSealedSigningJwk(value) ? value.publicJwk : publicPart(value as JWK)));
   if (settings.signingKeyJwk) jwks.push(publicPart(await completeJwk(JSON.parse(settings.signingKeyJwk) as JWK, 'RS256')));
   return jwks;
 }
-
-/** The public keys kept in MongoDB now (loadStoredPublicJwks, bound to the process's connection and settings). */
-export type StoredPublicJwks = () => Promise<JWK[]>;
 
 /** The process's signing keys: loaded on first use, then the same for every caller. */
 export type SigningKeysCache = () => Promise<SigningKeys>;

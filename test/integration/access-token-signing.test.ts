@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import * as oidc from 'openid-client';
 import { registerClient } from '../../core/clients/clients.service.js';
@@ -120,6 +120,52 @@ describe('access-token signing algorithm', () => {
       }
     } finally {
       await old.close();
+    }
+  });
+
+  test('when tokens naming a made-up key are sent 20 times across the enterprise routes and introspection, then all are refused after at most one read of the stored keys', async () => {
+    const service = await startTestService('signalg-made-up-kid');
+    try {
+      const { client, clientSecret } = await registerClient(service.services.clients, {
+        name: 'made-up kid app',
+        scopes: ['otp', 'users', 'notifications'],
+        allowedIps: ['127.0.0.1'],
+      });
+      const app = { clientId: client.clientId, clientSecret: clientSecret as string };
+      // The process has loaded its own keys: only what follows counts.
+      await clientToken(service, app);
+      let storeReads = 0;
+      service.ctx.mongo.set('debug', (collection: string, method: string) => {
+        if (collection === 'server_secrets' && method.startsWith('find')) storeReads += 1;
+      });
+      const { privateKey } = await generateKeyPair('ES256');
+      const forged = () =>
+        new SignJWT({ client_id: app.clientId, scope: 'otp users notifications' })
+          .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'made-up' })
+          .setIssuer(`${service.config.publicUrl}/svc/authserver`)
+          .setAudience(`${service.config.publicUrl}/v1`)
+          .setSubject(app.clientId)
+          .setJti(randomBytes(8).toString('hex'))
+          .setIssuedAt()
+          .setExpirationTime('5m')
+          .sign(privateKey);
+      const someId = '00000000-0000-4000-8000-000000000000';
+      // Each scope has its own bearer check, and introspection one more: the budget is the process's.
+      const paths = ['/v1/svc-otp/' + someId, '/v1/users', '/v1/notifications/' + someId];
+      for (let i = 0; i < 20; i += 1) {
+        const token = await forged();
+        if (i % 4 === 3) {
+          expect(await introspect(service, app, token)).toEqual({ active: false });
+          continue;
+        }
+        const res = await fetch(`${service.url}${paths[i % 4]}`, { headers: { authorization: `Bearer ${token}` } });
+        expect(res.status).toBe(401);
+        expect(await res.json()).toMatchObject({ error: 'invalid_token' });
+      }
+      expect(storeReads).toBeLessThanOrEqual(1);
+    } finally {
+      service.ctx.mongo.set('debug', false);
+      await service.close();
     }
   });
 

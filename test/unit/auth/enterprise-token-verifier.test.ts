@@ -1,5 +1,6 @@
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
-import { createEnterpriseTokenVerifier, KEY_SET_RELOAD_INTERVAL_MS } from '../../../core/auth/enterprise-token.verifier.js';
+import { createEnterpriseTokenVerifier } from '../../../core/auth/enterprise-token.verifier.js';
+import { createVerificationKeySet, KEY_SET_RELOAD_INTERVAL_MS } from '../../../core/auth/verification-key-set.js';
 
 const expected = { issuer: 'https://id.example/svc/authserver', audience: 'https://id.example/v1' };
 
@@ -25,12 +26,14 @@ describe('enterprise token verifier: keys made by other processes', () => {
     const other = await signingKey('other');
     let reads = 0;
     const verify = createEnterpriseTokenVerifier(
-      async () => [own.publicJwk],
+      createVerificationKeySet(
+        async () => [own.publicJwk],
+        async () => {
+          reads += 1;
+          return [own.publicJwk, other.publicJwk];
+        },
+      ),
       expected,
-      async () => {
-        reads += 1;
-        return [own.publicJwk, other.publicJwk];
-      },
     );
     expect(await verify(await own.sign())).toMatchObject({ client_id: 'app' });
     expect(reads).toBe(0);
@@ -45,13 +48,15 @@ describe('enterprise token verifier: keys made by other processes', () => {
     let reads = 0;
     let clock = 1_000_000;
     const verify = createEnterpriseTokenVerifier(
-      async () => [own.publicJwk],
+      createVerificationKeySet(
+        async () => [own.publicJwk],
+        async () => {
+          reads += 1;
+          return [own.publicJwk];
+        },
+        () => clock,
+      ),
       expected,
-      async () => {
-        reads += 1;
-        return [own.publicJwk];
-      },
-      () => clock,
     );
     for (let i = 0; i < 20; i += 1) expect(await verify(await forger.sign())).toBeUndefined();
     expect(reads).toBe(1);
@@ -61,5 +66,34 @@ describe('enterprise token verifier: keys made by other processes', () => {
     // The process's own tokens never wait for a read.
     expect(await verify(await own.sign())).toMatchObject({ client_id: 'app' });
     expect(reads).toBe(2);
+  });
+
+  test('when tokens of a key made by another process arrive while the stored keys are being read, then they all wait for that read and verify', async () => {
+    const own = await signingKey('own');
+    const other = await signingKey('other');
+    let reads = 0;
+    let finishRead: () => void = () => undefined;
+    const readFinished = new Promise<void>((resolve) => {
+      finishRead = resolve;
+    });
+    const verify = createEnterpriseTokenVerifier(
+      createVerificationKeySet(
+        async () => [own.publicJwk],
+        async () => {
+          reads += 1;
+          await readFinished;
+          return [own.publicJwk, other.publicJwk];
+        },
+      ),
+      expected,
+    );
+    const answers = Promise.all([verify(await other.sign()), verify(await other.sign()), verify(await other.sign())]);
+    finishRead();
+    expect(await answers).toEqual([
+      expect.objectContaining({ client_id: 'app' }),
+      expect.objectContaining({ client_id: 'app' }),
+      expect.objectContaining({ client_id: 'app' }),
+    ]);
+    expect(reads).toBe(1);
   });
 });
