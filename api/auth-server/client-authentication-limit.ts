@@ -48,11 +48,12 @@ interface Attempt {
  * usual case), and at most a look in this process's memory otherwise: never a Redis call.
  */
 export function limitFailedClientAuthentication(provider: Provider, options: ClientAuthenticationLimitOptions): void {
-  const { limits, callerAddress, endpoints, logger } = options;
+  const { limits, callerAddress, logger } = options;
+  const endpointAt = endpointsAsRouted(options.endpoints);
   const attempts = new AsyncLocalStorage<Attempt>();
 
   provider.use(async (oidcCtx, next) => {
-    const endpoint = oidcCtx.method === 'POST' ? endpoints.get(oidcCtx.path) : undefined;
+    const endpoint = oidcCtx.method === 'POST' ? endpointAt(oidcCtx.path) : undefined;
     if (endpoint === undefined) return next();
     let address: string | undefined;
     if (limits.isQuiet()) {
@@ -110,6 +111,23 @@ export function limitFailedClientAuthentication(provider: Provider, options: Cli
       if (attempt.waitMs > 0) return Promise.reject(new errors.OIDCProviderError(429, LIMITED_ERROR));
     }
     return find(id);
+  };
+}
+
+/**
+ * The endpoint a path reaches, as the provider's router matches it: ASCII letters in any case and
+ * one trailing slash (`/oauth/TOKEN`, `/oauth/token/`). Compared as written, those spellings
+ * would reach the endpoint without being limited.
+ */
+function endpointsAsRouted(
+  endpoints: ReadonlyMap<string, ClientAuthenticatingEndpoint>,
+): (path: string) => ClientAuthenticatingEndpoint | undefined {
+  const fold = (path: string) => path.replace(/[a-z]+/g, (letters) => letters.toUpperCase());
+  const folded = new Map([...endpoints].map(([path, endpoint]) => [fold(path), endpoint]));
+  return (path) => {
+    const exact = folded.get(fold(path));
+    if (exact !== undefined || path.length <= 1 || !path.endsWith('/')) return exact;
+    return folded.get(fold(path.slice(0, -1)));
   };
 }
 

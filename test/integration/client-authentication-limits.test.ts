@@ -219,6 +219,31 @@ describe('failed client authentication: limits per (client, address) and per add
     }
   });
 
+  test('when wrong secrets go to the endpoints under other spellings of their paths (upper case, a trailing slash), then the provider serves them and they are counted and refused like at the paths themselves', async () => {
+    const client = await newClient('theta');
+    const spellings = [
+      '/svc/authserver/oauth/TOKEN',
+      '/svc/authserver/oauth/token/',
+      '/svc/authserver/OAuth/Introspect',
+      '/svc/authserver/oauth/revoke/',
+    ];
+    const statuses: number[] = [];
+    for (const spelling of spellings) {
+      const res = await fetch(`${service.url}${spelling}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-forwarded-for': '203.0.113.9',
+          authorization: basicOf(wrong(client)),
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', token: 'not-a-token' }).toString(),
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    expect((await call(service.url, 'token', '203.0.113.9', client)).status).toBe(429);
+  });
+
   test('when the keys of the counts are read, then they sit under the deployment prefix (one Redis Cluster slot) and name the budget', async () => {
     const pattern = `${service.config.queuePrefix}:rl:clientAuth:*`;
     const keys = (await Promise.all(dataNodes(service.ctx.redis).map((node) => node.keys(pattern)))).flat();
