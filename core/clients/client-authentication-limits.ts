@@ -1,5 +1,6 @@
 import type { RateLimit } from '../platform/config/config.js';
 import type { RedisClient } from '../platform/queues/redis-connection.js';
+import { callerBlock } from '../platform/throttling/caller-block.js';
 import { createFailureBudget } from '../platform/throttling/failure-budget.js';
 
 export interface ClientAuthenticationLimitsConfig {
@@ -30,12 +31,13 @@ export interface ClientAuthenticationFailure {
  * own would let anyone lock the real client out by sending wrong secrets for it. Successes are
  * not counted and do not start a count over: they cost nothing here, and a success from an
  * address shared with a guesser (a cloud NAT) cannot buy the guesser more tries. Unknown client
- * ids count for the address only: there is no secret of theirs to guess.
+ * ids count for the address only: there is no secret of theirs to guess. An IPv6 address counts
+ * as its /64 (callerBlock): one host may send from any address of it.
  */
 export function createClientAuthenticationLimits(redis: RedisClient, prefix: string, config: ClientAuthenticationLimitsConfig) {
   const perClientAddress = createFailureBudget(redis, prefix, { name: 'clientAuth:clientAddress', ...config.perClientAddress });
   const perAddress = createFailureBudget(redis, prefix, { name: 'clientAuth:address', ...config.perAddress });
-  const pairOf = (clientId: string, address: string) => `${clientId}|${address}`;
+  const pairOf = (clientId: string, address: string) => `${clientId}|${callerBlock(address)}`;
 
   return {
     /** True when this process knows of no spent budget: a request needs no look at all (the usual case). */
@@ -45,7 +47,7 @@ export function createClientAuthenticationLimits(redis: RedisClient, prefix: str
 
     /** Milliseconds before this address may authenticate any client again; 0 when it may now. */
     addressWaitMs(address: string): number {
-      return perAddress.waitMs(address);
+      return perAddress.waitMs(callerBlock(address));
     },
 
     /** Milliseconds before this address may authenticate this client again; 0 when it may now. */
@@ -57,7 +59,7 @@ export function createClientAuthenticationLimits(redis: RedisClient, prefix: str
     async countFailure(address: string, clientId: string | undefined): Promise<ClientAuthenticationFailure> {
       const [pair, overall] = await Promise.all([
         clientId === undefined ? undefined : perClientAddress.countFailure(pairOf(clientId, address)),
-        perAddress.countFailure(address),
+        perAddress.countFailure(callerBlock(address)),
       ]);
       const spent: SpentBudget[] = [];
       if (pair && pair.waitMs > 0 && !pair.refused) spent.push('client-address');

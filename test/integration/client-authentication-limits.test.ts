@@ -244,6 +244,17 @@ describe('failed client authentication: limits per (client, address) and per add
     expect((await call(service.url, 'token', '203.0.113.9', client)).status).toBe(429);
   });
 
+  test('when wrong secrets come from one IPv6 /64, each from another address of it, then they are counted as from one address', async () => {
+    const client = await newClient('iota');
+    const statuses: number[] = [];
+    for (const address of ['2001:db8:41:7::1', '2001:db8:41:7::2', '2001:db8:41:7:a:b:c:d', '2001:db8:41:7:ffff:ffff:ffff:ffff']) {
+      statuses.push((await call(service.url, 'token', address, wrong(client))).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    expect((await call(service.url, 'token', '2001:db8:41:7::99', client)).status).toBe(429);
+    expect((await call(service.url, 'token', '2001:db8:41:8::1', client)).status).toBe(200);
+  });
+
   test('when the keys of the counts are read, then they sit under the deployment prefix (one Redis Cluster slot) and name the budget', async () => {
     const pattern = `${service.config.queuePrefix}:rl:clientAuth:*`;
     const keys = (await Promise.all(dataNodes(service.ctx.redis).map((node) => node.keys(pattern)))).flat();
