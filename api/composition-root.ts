@@ -6,7 +6,7 @@ import { createClientAuthenticationLimits } from '../core/clients/client-authent
 import { createClientLookup, type ClientLookup } from '../core/clients/client-lookup.cache.js';
 import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
-import { createSigningKeysCache, loadStoredPublicJwks, type SigningKeysCache } from '../core/auth/signing-key.service.js';
+import { createStoredSigningKeyRing, type SigningKeysCache } from '../core/auth/signing-key.service.js';
 import { createVerificationKeySet } from '../core/auth/verification-key-set.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createGroupsRepository } from '../core/groups/groups.repository.js';
@@ -137,12 +137,12 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   const repositories = createApiRepositories(ctx);
   const clientLookup = createClientLookup(repositories.clients);
   const templateCache = createTemplateCache(repositories.templates);
-  const signingKeys = createSigningKeysCache(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey);
-  // One for the process: every token check shares what it learns and its budget of store reads.
-  const verificationKeys = createVerificationKeySet(
-    async () => (await signingKeys()).all.map((key) => key.publicJwk),
-    () => loadStoredPublicJwks(ctx.mongo, ctx.config),
+  const signingKeyRing = createStoredSigningKeyRing(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey, (err) =>
+    ctx.logger.warn({ err }, 'signing keys could not be read again; the keys read before stay in use'),
   );
+  const signingKeys = signingKeyRing.current;
+  // One for the process: every token check shares what it learns and its budget of store reads.
+  const verificationKeys = createVerificationKeySet(signingKeyRing);
   const revocations = createRevocationChecks(repositories.revokedTokens, ctx.config.tokenRevocationCheckSeconds * 1000);
   const otp = composeOtp(ctx, repositories, templateCache, signingKeys);
   const notifications = composeNotifications(ctx, repositories);

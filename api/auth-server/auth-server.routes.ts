@@ -27,8 +27,8 @@ export interface AuthServerRoutes {
 /**
  * The authorization server mounted at /svc/authserver, plus its RFC 8414 metadata paths (the
  * same document as OpenID discovery, which is a superset of RFC 8414 metadata). The provider
- * needs the signing key from MongoDB, so it is built in the background when the app is built
- * and requests wait for it; buildApp stays synchronous.
+ * needs the signing keys from MongoDB, so it is built in the background when the app is built
+ * and requests wait for it; buildApp stays synchronous. It is built again when the keys change.
  */
 export function authServerRoutes(
   ctx: ServiceContext,
@@ -37,13 +37,22 @@ export function authServerRoutes(
   userTokens: UserTokenStores,
   callerAddress: CallerAddress,
 ): AuthServerRoutes {
-  let built: Promise<{ provider: Provider; callback: ReturnType<Provider['callback']> }> | undefined;
-  const handler = () => {
-    built ??= createAuthServer(ctx, stores, callerAddress).then((provider) => ({ provider, callback: provider.callback() }));
-    built.catch(() => {
-      built = undefined;
+  type Built = { provider: Provider; callback: ReturnType<Provider['callback']> };
+  let built: { version: string; ready: Promise<Built> } | undefined;
+  // The provider takes its keys when it is built: when the process's signing keys change (a
+  // rotation read from the store, a rotated key starting to sign, a retired one removed), the next
+  // request builds it again with them and every request from then on goes to the new one. Requests
+  // under way finish on the old one.
+  const handler = async (): Promise<Built> => {
+    const keys = await stores.signingKeys();
+    if (built?.version === keys.version) return built.ready;
+    const ready = createAuthServer(ctx, stores, callerAddress, keys).then((provider) => ({ provider, callback: provider.callback() }));
+    const attempt = { version: keys.version, ready };
+    built = attempt;
+    ready.catch(() => {
+      if (built === attempt) built = undefined;
     });
-    return built;
+    return ready;
   };
   // Start now so the first token request does not pay for key generation; errors surface per request.
   handler().catch((err: unknown) => {

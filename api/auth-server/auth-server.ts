@@ -3,7 +3,7 @@ import { createEnterpriseTokenVerifier } from '../../core/auth/enterprise-token.
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
 import type { OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import type { RevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
-import { ID_TOKEN_SIGNING_ALG, loadCookieKeys, type SigningKeysCache } from '../../core/auth/signing-key.service.js';
+import { ID_TOKEN_SIGNING_ALG, loadCookieKeys, type SigningKeys, type SigningKeysCache } from '../../core/auth/signing-key.service.js';
 import type { VerificationKeySet } from '../../core/auth/verification-key-set.js';
 import type { ClientAuthenticationLimits } from '../../core/clients/client-authentication-limits.js';
 import { acceptsClientSecret } from '../../core/clients/client-secret-rotation.js';
@@ -76,13 +76,20 @@ export interface AuthServerStores {
 
 /**
  * Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque
- * user tokens. `callerAddress` is the app's (TRUST_PROXY), for the limits on failed client
+ * user tokens, signed with `keys` (the process's current signing keys unless given): the first of
+ * them signs access tokens, the first RSA one ID tokens (the provider picks the first that fits). `callerAddress` is the app's (TRUST_PROXY), for the limits on failed client
  * authentication.
  */
-export async function createAuthServer(ctx: ServiceContext, stores: AuthServerStores, callerAddress: CallerAddress): Promise<Provider> {
+export async function createAuthServer(
+  ctx: ServiceContext,
+  stores: AuthServerStores,
+  callerAddress: CallerAddress,
+  keys?: SigningKeys,
+): Promise<Provider> {
   const { config, mongo, logger } = ctx;
   const { users } = stores;
-  const [signingKeys, cookieKeys] = await Promise.all([stores.signingKeys(), loadCookieKeys(mongo)]);
+  // The provider keeps the keys it is given: api/auth-server/auth-server.routes.ts builds a new one when they change.
+  const [signingKeys, cookieKeys] = await Promise.all([keys ?? stores.signingKeys(), loadCookieKeys(mongo)]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
   const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.

@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { decodeProtectedHeader } from 'jose';
 import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
 import type { SigningKeysCache } from '../../core/auth/signing-key.service.js';
@@ -60,11 +61,15 @@ export function requireBearer(ctx: ServiceContext, stores: BearerStores, scope: 
     if (!match) throw unauthorized();
     const token = match[1];
 
-    let claims = verified.get(token) as EnterpriseTokenClaims | undefined;
+    // A token verified before is taken from the cache while the key that signed it is still
+    // valid: a key retired at once (a rotation after a leak) ends its cached tokens too.
+    const keys = await verificationKeys(undefined);
+    let claims = verified.get(token, Date.now() / 1000, (kid) => kid !== undefined && keys.kids.has(kid)) as
+      EnterpriseTokenClaims | undefined;
     if (!claims) {
       claims = await verify(token);
       if (!claims) throw invalidToken(token);
-      verified.set(token, claims);
+      verified.set(token, claims, decodeProtectedHeader(token).kid);
     }
     if (await revocations.isRevoked(claims.jti)) throw invalidToken(token);
     const client = await clients.client(claims.client_id);

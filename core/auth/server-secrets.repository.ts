@@ -52,6 +52,27 @@ export function createServerSecretsRepository(connection: Connection) {
       await (await model(connection)).updateOne({ name, ...condition }, { $set: { value } });
     },
 
+    /**
+     * Stores secret `name` unless it exists: false when another process stored it first (the
+     * unique index decides), so of two writers racing for one name exactly one gets true.
+     */
+    async insertServerSecret(name: string, value: unknown, createdAt: Date = new Date()): Promise<boolean> {
+      try {
+        await (await model(connection)).create({ name, value, createdAt });
+        return true;
+      } catch (err) {
+        if (isDuplicateKeyError(err)) return false;
+        throw err;
+      }
+    },
+
+    /** The stored values of the secrets named in `names` or starting with `prefix`, by name, in one query. */
+    async findServerSecretsNamedOrPrefixed<T>(names: string[], prefix: string): Promise<Map<string, T>> {
+      const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const found = await (await model(connection)).find({ $or: [{ name: { $in: names } }, { name: { $regex: `^${escaped}` } }] }).lean();
+      return new Map(found.map((secret) => [secret.name, secret.value as T]));
+    },
+
     /** The stored values of the secrets among `names` that exist, by name, in one query. */
     async findServerSecrets<T>(names: string[]): Promise<Map<string, T>> {
       const found = await (await model(connection)).find({ name: { $in: names } }).lean();

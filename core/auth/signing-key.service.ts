@@ -2,43 +2,23 @@ import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Connection } from 'mongoose';
 import type { Config } from '../platform/config/config.js';
-import { loadOnFirstUse } from '../platform/load-on-first-use.js';
-import { isSealedSigningJwk, openSigningJwk, sealSigningJwk } from './sealed-signing-jwk.js';
+import { signingKeysAt, type ChainedKey, type KeyChain, type SigningAlg, type SigningKey, type SigningKeys } from './signing-key-chains.js';
+import { isSealedSigningJwk, openSigningJwk, sealSigningJwk, type SealedSigningJwk } from './sealed-signing-jwk.js';
+import { createSigningKeyRing, type SigningKeyRing } from './signing-key-ring.js';
 import { createServerSecretsRepository } from './server-secrets.repository.js';
 
-export type SigningAlg = 'ES256' | 'RS256';
+export type { SigningAlg, SigningKey, SigningKeys } from './signing-key-chains.js';
 
 /** ID tokens are RS256: OpenID Connect requires every provider to offer it for them. */
 export const ID_TOKEN_SIGNING_ALG = 'RS256';
 
-export interface SigningKey {
-  kid: string;
-  alg: SigningAlg;
-  /** Private JWK: give only to the authorization server (and other token signers). */
-  privateJwk: JWK;
-  /** Public half, as published at the JWKS endpoint. */
-  publicJwk: JWK;
-}
-
-export interface SigningKeys {
-  /** Signs access tokens and OTP validation JWTs (ACCESS_TOKEN_SIGNING_ALG). */
-  tokens: SigningKey;
-  /** Signs ID tokens. */
-  idTokens: SigningKey;
-  /**
-   * Every key held: published at the JWKS endpoint and accepted when our own tokens come back,
-   * so tokens signed before ACCESS_TOKEN_SIGNING_ALG changed keep working until they expire.
-   */
-  all: SigningKey[];
-}
-
-type KeySettings = Pick<Config, 'signingKeyJwk' | 'accessTokenSigningAlg'>;
+export type KeySettings = Pick<Config, 'signingKeyJwk' | 'accessTokenSigningAlg'>;
 
 const PUBLIC_MEMBERS = ['kty', 'crv', 'x', 'y', 'n', 'e', 'kid', 'alg', 'use'] as const;
 /** Where each key is kept; the RSA key keeps the name it had when it was the only key. */
 const STORED_AS: Record<SigningAlg, string> = { RS256: 'access-token-signing-jwk', ES256: 'access-token-signing-jwk-es256' };
 
-function publicPart(jwk: JWK): JWK {
+export function publicPart(jwk: JWK): JWK {
   const out: JWK = {};
   for (const member of PUBLIC_MEMBERS) if (jwk[member] !== undefined) out[member] = jwk[member];
   return out;
@@ -51,7 +31,7 @@ async function completeJwk(jwk: JWK, alg: SigningAlg): Promise<JWK> {
   return { ...jwk, kid, alg, use: 'sig' };
 }
 
-async function generateSigningJwk(alg: SigningAlg): Promise<JWK> {
+export async function generateSigningJwk(alg: SigningAlg): Promise<JWK> {
   const { privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
   return completeJwk(await exportJWK(privateKey), alg);
 }
@@ -74,61 +54,138 @@ async function openStoredKey(connection: Connection, name: string, stored: unkno
   return privateJwk;
 }
 
-/** One algorithm's key: for RS256 SIGNING_KEY_JWK when set, else one generated once and kept (sealed) in MongoDB. */
-async function loadKey(connection: Connection, settings: KeySettings, alg: SigningAlg, encryptionKey: Buffer): Promise<SigningKey> {
-  if (alg === 'RS256' && settings.signingKeyJwk) return toSigningKey(await completeJwk(JSON.parse(settings.signingKeyJwk) as JWK, alg));
-  const name = STORED_AS[alg];
-  const stored = await createServerSecretsRepository(connection).ensureServerSecret<unknown>(name, async () => {
-    const jwk = await generateSigningJwk(alg);
-    return sealSigningJwk(name, jwk, publicPart(jwk), encryptionKey);
-  });
-  return toSigningKey(await openStoredKey(connection, name, stored, encryptionKey));
+/** Where a rotation keeps the key that follows key `kid` of its chain: the name is the lock, one successor per key. */
+export const successorName = (kid: string) => `signing-key-after:${kid}`;
+const SUCCESSOR_PREFIX = successorName('');
+
+/** A rotated key as stored: sealed like the first keys, with the moments that make its states. */
+export interface StoredSuccessor {
+  sealed: SealedSigningJwk;
+  /** When it starts signing. */
+  activeFrom: Date;
+  /** When every earlier key of its chain is removed (the rotation's retirement of its predecessors). */
+  retiresEarlierAt: Date;
+  rotatedAt: Date;
 }
 
+const configuredKey = async (settings: KeySettings) =>
+  settings.signingKeyJwk ? toSigningKey(await completeJwk(JSON.parse(settings.signingKeyJwk) as JWK, 'RS256')) : undefined;
+
 /**
- * The signing keys: the RSA key (ID tokens, and access tokens when ACCESS_TOKEN_SIGNING_ALG is
- * RS256) and, when access tokens are ES256, a P-256 key. ES256 is the default because its
- * signature costs about a tenth of an RSA-2048 one and every common JWT library verifies it.
- * `encryptionKey` (OTP_ENCRYPTION_KEY) seals the private keys kept in MongoDB.
+ * The first key of each chain the settings need: the RSA key (unless SIGNING_KEY_JWK) and, for
+ * ES256 access tokens, the P-256 key, each generated once and kept (sealed) in MongoDB.
  */
-export async function loadSigningKeys(connection: Connection, settings: KeySettings, encryptionKey: Buffer): Promise<SigningKeys> {
-  const rsa = await loadKey(connection, settings, 'RS256', encryptionKey);
-  if (settings.accessTokenSigningAlg === 'RS256') {
-    // Switched back from ES256: its key stays published so the tokens it signed keep verifying.
-    const previous = await createServerSecretsRepository(connection).findServerSecret<unknown>(STORED_AS.ES256);
-    if (previous === undefined) return { tokens: rsa, idTokens: rsa, all: [rsa] };
-    return {
-      tokens: rsa,
-      idTokens: rsa,
-      all: [rsa, toSigningKey(await openStoredKey(connection, STORED_AS.ES256, previous, encryptionKey))],
-    };
+async function ensureFirstKeys(connection: Connection, settings: KeySettings, encryptionKey: Buffer): Promise<void> {
+  const algs: SigningAlg[] = [
+    ...(settings.signingKeyJwk ? [] : ['RS256' as const]),
+    ...(settings.accessTokenSigningAlg === 'ES256' ? ['ES256' as const] : []),
+  ];
+  const secrets = createServerSecretsRepository(connection);
+  for (const alg of algs) {
+    const name = STORED_AS[alg];
+    const stored = await secrets.ensureServerSecret<unknown>(name, async () => {
+      const jwk = await generateSigningJwk(alg);
+      return sealSigningJwk(name, jwk, publicPart(jwk), encryptionKey);
+    });
+    await openStoredKey(connection, name, stored, encryptionKey);
   }
-  const ec = await loadKey(connection, settings, 'ES256', encryptionKey);
-  return { tokens: ec, idTokens: rsa, all: [ec, rsa] };
 }
 
 /**
- * The public halves of every signing key kept in MongoDB now (and of SIGNING_KEY_JWK), read
- * without creating or sealing anything: what another process may have added since this one
- * loaded its keys (a P-256 key made by a process started with ES256 while this one runs RS256).
+ * Every key chain kept now, read in one query: the first keys (and SIGNING_KEY_JWK) with the
+ * successors rotations added. Creates nothing; a chain whose first key does not exist (the P-256
+ * key before any process used ES256) is absent.
  */
-export async function loadStoredPublicJwks(connection: Connection, settings: KeySettings): Promise<JWK[]> {
-  // One query for both: a reload is one store read.
-  const stored = await createServerSecretsRepository(connection).findServerSecrets<unknown>([STORED_AS.ES256, STORED_AS.RS256]);
-  const jwks = [...stored.values()].map((value) => (isSealedSigningJwk(value) ? value.publicJwk : publicPart(value as JWK)));
-  if (settings.signingKeyJwk) jwks.push(publicPart(await completeJwk(JSON.parse(settings.signingKeyJwk) as JWK, 'RS256')));
-  return jwks;
+export async function readKeyChains(connection: Connection, settings: KeySettings, encryptionKey: Buffer): Promise<KeyChain[]> {
+  const stored = await createServerSecretsRepository(connection).findServerSecretsNamedOrPrefixed<unknown>(
+    [STORED_AS.RS256, STORED_AS.ES256],
+    SUCCESSOR_PREFIX,
+  );
+  const configured = await configuredKey(settings);
+  const chains: KeyChain[] = [];
+  for (const alg of ['RS256', 'ES256'] as const) {
+    const first =
+      alg === 'RS256' && configured ? configured : await storedFirstKey(connection, stored.get(STORED_AS[alg]), alg, encryptionKey);
+    if (!first) continue;
+    const keys: ChainedKey[] = [{ key: first, activeFrom: Number.NEGATIVE_INFINITY }];
+    // Each key names its successor; the bound stops a damaged store from looping.
+    for (let last = first; keys.length < 1000;) {
+      const name = successorName(last.kid);
+      const successor = stored.get(name) as StoredSuccessor | undefined;
+      if (!successor) break;
+      last = toSigningKey(openSigningJwk(name, successor.sealed, encryptionKey));
+      keys.push({
+        key: last,
+        activeFrom: new Date(successor.activeFrom).getTime(),
+        retiresEarlierAt: new Date(successor.retiresEarlierAt).getTime(),
+      });
+    }
+    chains.push({ alg, configured: alg === 'RS256' && configured !== undefined, keys });
+  }
+  return chains;
 }
 
-/** The process's signing keys: loaded on first use, then the same for every caller. */
+async function storedFirstKey(
+  connection: Connection,
+  stored: unknown,
+  alg: SigningAlg,
+  encryptionKey: Buffer,
+): Promise<SigningKey | undefined> {
+  if (stored === undefined) return undefined;
+  return toSigningKey(await openStoredKey(connection, STORED_AS[alg], stored, encryptionKey));
+}
+
+/**
+ * Reads the key chains: the first time it also creates the first keys the settings need, later
+ * reads are one query each (what a process reloads with).
+ */
+export function keyChainsReader(connection: Connection, settings: KeySettings, encryptionKey: Buffer): () => Promise<KeyChain[]> {
+  let ensured = false;
+  return async () => {
+    if (!ensured) {
+      await ensureFirstKeys(connection, settings, encryptionKey);
+      ensured = true;
+    }
+    return readKeyChains(connection, settings, encryptionKey);
+  };
+}
+
+/**
+ * The signing keys at `now`: the RSA key chain (ID tokens, and access tokens when
+ * ACCESS_TOKEN_SIGNING_ALG is RS256) and, when access tokens are ES256, the P-256 chain. ES256 is
+ * the default because its signature costs about a tenth of an RSA-2048 one and every common JWT
+ * library verifies it. Keys of the other algorithm stay published (a change of
+ * ACCESS_TOKEN_SIGNING_ALG: the tokens they signed keep verifying). `encryptionKey`
+ * (OTP_ENCRYPTION_KEY) seals the private keys kept in MongoDB.
+ */
+export async function loadSigningKeys(
+  connection: Connection,
+  settings: KeySettings,
+  encryptionKey: Buffer,
+  now: number = Date.now(),
+): Promise<SigningKeys> {
+  return signingKeysAt(await keyChainsReader(connection, settings, encryptionKey)(), settings.accessTokenSigningAlg, now);
+}
+
+/** The process's signing keys now, the same for every caller (core/auth/signing-key-ring.ts keeps them current). */
 export type SigningKeysCache = () => Promise<SigningKeys>;
 
 /**
- * loadSigningKeys once per process (a failed load is tried again next time): the composition root
- * builds it and hands it to the token signers and checks, so they all sign and verify alike.
+ * The process's signing key ring (core/auth/signing-key-ring.ts) on the stored key chains: built
+ * once by the composition root and handed to the token signers and checks, so they all sign and
+ * verify alike, and follow rotations without a restart.
  */
-export function createSigningKeysCache(connection: Connection, settings: KeySettings, encryptionKey: Buffer): SigningKeysCache {
-  return loadOnFirstUse(() => loadSigningKeys(connection, settings, encryptionKey));
+export function createStoredSigningKeyRing(
+  connection: Connection,
+  settings: KeySettings & Pick<Config, 'signingKeyReloadSeconds'>,
+  encryptionKey: Buffer,
+  onReadError: (err: unknown) => void,
+): SigningKeyRing {
+  return createSigningKeyRing(keyChainsReader(connection, settings, encryptionKey), {
+    reloadIntervalMs: settings.signingKeyReloadSeconds * 1000,
+    keysAt: (chains, t) => signingKeysAt(chains, settings.accessTokenSigningAlg, t),
+    onReadError,
+  });
 }
 
 /** Keys for the authorization server's cookies (interaction and session), kept like the signing key. */

@@ -1,7 +1,6 @@
 import { createLocalJWKSet, type JWK } from 'jose';
-
-/** How often at most a process reads the stored keys again for tokens naming a key it does not know. */
-export const KEY_SET_RELOAD_INTERVAL_MS = 5000;
+import type { SigningKeys } from './signing-key-chains.js';
+import type { SigningKeyRing } from './signing-key-ring.js';
 
 /** The public keys a process accepts its own tokens by, ready for jose. */
 export interface VerificationKeys {
@@ -23,52 +22,24 @@ const toVerificationKeys = (jwks: JWK[]): VerificationKeys => ({
 
 /**
  * The process's verification keys, one for all its token checks (every scope's bearer check and
- * introspection): its own keys (`ownJwks`, loaded on first use) plus the keys other processes
- * stored since (`storedJwks`), read when a token names a key this process does not know. Another
- * process may have made a key since this one started (a rolling change of
- * ACCESS_TOKEN_SIGNING_ALG). The read happens at most once per KEY_SET_RELOAD_INTERVAL_MS for the
- * whole process, so made-up key ids cannot make requests cost store reads; tokens arriving while a
- * read is under way wait for it rather than being refused. A known kid costs nothing new.
+ * introspection): the published keys of its signing key ring, which follows rotations and reads
+ * the store again, within its budget, when a token names a key this process does not know
+ * (another process made it since). A known kid costs nothing new: the jose key set is built once
+ * per change of the keys.
  */
-export function createVerificationKeySet(
-  ownJwks: () => Promise<JWK[]>,
-  storedJwks?: () => Promise<JWK[]>,
-  now: () => number = Date.now,
-): VerificationKeySet {
-  let known: Promise<VerificationKeys> | undefined;
-  let reloading: Promise<VerificationKeys> | undefined;
-  let reloadedAt = Number.NEGATIVE_INFINITY;
-
-  const loaded = () => {
-    if (!known) {
-      const loading = ownJwks().then(toVerificationKeys);
-      // A failed load is tried again by the next token.
-      loading.catch(() => {
-        if (known === loading) known = undefined;
-      });
-      known = loading;
+export function createVerificationKeySet(ring: SigningKeyRing): VerificationKeySet {
+  const built = new WeakMap<SigningKeys, VerificationKeys>();
+  const verificationKeysOf = (keys: SigningKeys) => {
+    let found = built.get(keys);
+    if (!found) {
+      found = toVerificationKeys(keys.all.map((key) => key.publicJwk));
+      built.set(keys, found);
     }
-    return known;
+    return found;
   };
-
-  async function reload(current: VerificationKeys, read: () => Promise<JWK[]>): Promise<VerificationKeys> {
-    const added = (await read()).filter((jwk) => !current.kids.has(jwk.kid as string));
-    if (added.length === 0) return current;
-    const merged = toVerificationKeys([...current.jwks, ...added]);
-    known = Promise.resolve(merged);
-    return merged;
-  }
-
   return async (kid) => {
-    const current = await loaded();
-    if (kid === undefined || current.kids.has(kid) || !storedJwks) return current;
-    if (reloading) return reloading;
-    if (now() - reloadedAt < KEY_SET_RELOAD_INTERVAL_MS) return current;
-    reloadedAt = now();
-    const underWay = reload(current, storedJwks).finally(() => {
-      reloading = undefined;
-    });
-    reloading = underWay;
-    return underWay;
+    const known = verificationKeysOf(await ring.current());
+    if (kid === undefined || known.kids.has(kid)) return known;
+    return verificationKeysOf(await ring.forUnknownKid(kid));
   };
 }

@@ -7,6 +7,7 @@ import { requestToken } from '../support/auth-helpers.js';
 import { postToAuthServer } from '../support/oauth-flow-helpers.js';
 import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
+import { eventually } from '../support/waiting.js';
 
 async function jwksKids(service: TestService): Promise<string[]> {
   const body = (await (await fetch(`${service.url}/svc/authserver/jwks`)).json()) as { keys: { kid: string }[] };
@@ -26,6 +27,23 @@ async function introspect(service: TestService, app: { clientId: string; clientS
 
 async function newApp(service: TestService) {
   const { client, clientSecret } = await registerClient(service.services.clients, { name: 'signing app', scopes: ['otp'] });
+  return { clientId: client.clientId, clientSecret: clientSecret as string };
+}
+
+/** The status of an enterprise call with `token`: 404 (an unknown OTP) is past the token check, 401 refused it. */
+async function enterpriseStatus(service: TestService, token: string): Promise<number> {
+  const res = await fetch(`${service.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return res.status;
+}
+
+async function allowListedApp(service: TestService) {
+  const { client, clientSecret } = await registerClient(service.services.clients, {
+    name: 'reload app',
+    scopes: ['otp'],
+    allowedIps: ['127.0.0.1'],
+  });
   return { clientId: client.clientId, clientSecret: clientSecret as string };
 }
 
@@ -192,6 +210,49 @@ describe('access-token signing algorithm', () => {
       expect(decodeProtectedHeader(await clientToken(after, app)).alg).toBe('RS256');
     } finally {
       await after.close();
+    }
+  });
+
+  test('when ACCESS_TOKEN_SIGNING_ALG changes by a rolling restart, then the process still on RS256 publishes the P-256 key from its next read', async () => {
+    const shared = {
+      MONGODB_URI: testMongoUri(uniqueName('signalg-rolling-jwks')),
+      PUBLIC_URL: 'http://127.0.0.1:9',
+      OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SIGNING_KEY_RELOAD_SECONDS: '1',
+    };
+    const old = await startTestService('signalg-rolling-jwks-old', { ...shared, ACCESS_TOKEN_SIGNING_ALG: 'RS256' });
+    try {
+      const app = await allowListedApp(old);
+      expect(decodeProtectedHeader(await clientToken(old, app)).alg).toBe('RS256');
+      const restarted = await startTestService('signalg-rolling-jwks-new', shared);
+      try {
+        const kid = decodeProtectedHeader(await clientToken(restarted, app)).kid as string;
+        await eventually(async () => (await jwksKids(old)).includes(kid) || undefined, 5000);
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      await old.close();
+    }
+  });
+
+  test('when tokens are issued and checked, then no request reads the stored keys, only the periodic read does', async () => {
+    const service = await startTestService('signalg-hot-path', { SIGNING_KEY_RELOAD_SECONDS: '1' });
+    try {
+      const app = await allowListedApp(service);
+      await enterpriseStatus(service, await clientToken(service, app));
+      let storeReads = 0;
+      service.ctx.mongo.set('debug', (collection: string, method: string) => {
+        if (collection === 'server_secrets' && method.startsWith('find')) storeReads += 1;
+      });
+      const first = Date.now();
+      for (let i = 0; i < 20; i += 1) expect(await enterpriseStatus(service, await clientToken(service, app))).toBe(404);
+      // Forty requests: at most one read per reload interval they took, not one per request.
+      const intervals = Math.ceil((Date.now() - first) / 1000);
+      expect(storeReads).toBeLessThanOrEqual(intervals + 1);
+    } finally {
+      service.ctx.mongo.set('debug', false);
+      await service.close();
     }
   });
 });

@@ -246,6 +246,14 @@ export const SETTINGS = {
     default: 5,
     doc: 'how long an API process trusts its last look-up of whether an enterprise access token was revoked (0 looks up on every request): a revoked token is refused everywhere within this time',
   },
+  SIGNING_KEY_RELOAD_SECONDS: {
+    section: 'sign-in',
+    kind: 'integer',
+    min: 1,
+    max: 3600,
+    default: 60,
+    doc: 'how often each API process reads the signing keys again, so a rotation reaches every process without a restart; a rotated key starts signing twice this long after the rotation',
+  },
   CLIENT_SECRET_GRACE_SECONDS: {
     section: 'sign-in',
     kind: 'integer',

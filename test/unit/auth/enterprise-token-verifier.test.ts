@@ -1,6 +1,8 @@
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { createEnterpriseTokenVerifier } from '../../../core/auth/enterprise-token.verifier.js';
-import { createVerificationKeySet, KEY_SET_RELOAD_INTERVAL_MS } from '../../../core/auth/verification-key-set.js';
+import type { SigningKey } from '../../../core/auth/signing-key-chains.js';
+import { createSigningKeyRing, UNKNOWN_KID_RELOAD_INTERVAL_MS as KEY_SET_RELOAD_INTERVAL_MS } from '../../../core/auth/signing-key-ring.js';
+import { createVerificationKeySet as createKeySetOfRing } from '../../../core/auth/verification-key-set.js';
 
 const expected = { issuer: 'https://id.example/svc/authserver', audience: 'https://id.example/v1' };
 
@@ -18,6 +20,38 @@ async function signingKey(kid: string) {
       .setExpirationTime('1h')
       .sign(privateKey);
   return { publicJwk, sign };
+}
+
+/**
+ * The process's key set over a signing key ring whose first read gives `ownJwks` and whose later
+ * reads (counted by the tests) give `storedJwks`; no periodic reload within a test.
+ */
+function createVerificationKeySet(ownJwks: () => Promise<JWK[]>, storedJwks: () => Promise<JWK[]>, now: () => number = Date.now) {
+  let first = true;
+  const asKey = (jwk: JWK): SigningKey => ({ kid: jwk.kid as string, alg: 'ES256', privateJwk: jwk, publicJwk: jwk });
+  const ring = createSigningKeyRing(
+    async () => {
+      const jwks = first ? await ownJwks() : await storedJwks();
+      first = false;
+      return [{ alg: 'ES256', configured: false, keys: jwks.map((jwk) => ({ key: asKey(jwk), activeFrom: Number.NEGATIVE_INFINITY })) }];
+    },
+    {
+      reloadIntervalMs: 3_600_000,
+      keysAt: (chains) => {
+        const all = chains.flatMap((chain) => chain.keys.map((chained) => chained.key));
+        const signer = all[0] as SigningKey;
+        return {
+          tokens: signer,
+          idTokens: signer,
+          all,
+          version: all.map((key) => key.kid).join(' '),
+          validUntil: Number.POSITIVE_INFINITY,
+        };
+      },
+      now,
+    },
+  );
+  return createKeySetOfRing(ring);
 }
 
 describe('enterprise token verifier: keys made by other processes', () => {

@@ -24,3 +24,15 @@ describe('verified token cache', () => {
     expect([cache.get('a', 1), cache.get('b', 1), cache.get('c', 1)]).toEqual([undefined, { exp: 10 }, { exp: 10 }]);
   });
 });
+
+describe('verified token cache: keys removed since', () => {
+  test('when the key that signed a cached token is no longer valid, then the cache forgets the token', () => {
+    const cache = new VerifiedTokenCache();
+    cache.set('t1', { exp: 2000 }, 'old-key');
+    cache.set('t2', { exp: 2000 }, 'new-key');
+    const valid = (kid: string | undefined) => kid === 'new-key';
+    expect(cache.get('t1', 1, valid)).toBeUndefined();
+    expect(cache.get('t2', 1, valid)).toEqual({ exp: 2000 });
+    expect(cache.get('t1', 1)).toBeUndefined();
+  });
+});
