@@ -20,6 +20,7 @@ import { adminOutboxRoutes } from './routes/admin-outbox.routes.js';
 import { adminQueuesRoutes, QUEUES_DASHBOARD_PATH } from './routes/admin-queues.routes.js';
 import { adminTemplatesRoutes } from './routes/admin-templates.routes.js';
 import { adminSignInLockRoutes } from './routes/admin-sign-in-lock.routes.js';
+import { adminSigningKeysRoutes } from './routes/admin-signing-keys.routes.js';
 import { adminPasskeysRoutes } from './routes/admin-passkeys.routes.js';
 import { adminUsersRoutes } from './routes/admin-users.routes.js';
 import { demoApproverRoutes } from './routes/demo-approver.routes.js';
@@ -81,6 +82,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(usersRoutes(ctx, bearer, services.users));
   app.use(adminUsersRoutes(ctx, { lifecycle: services.userLifecycle, throttle: services.users.throttle }));
   app.use(adminSignInLockRoutes(ctx, repositories));
+  app.use(adminSigningKeysRoutes(ctx, services.signingKeyRotation));
   app.use(adminPasskeysRoutes(ctx, repositories));
   app.use(meRoutes(userTokens));
   app.use(mePasskeysRoutes(ctx, repositories, userTokens));

@@ -6,6 +6,7 @@ import { createClientAuthenticationLimits } from '../core/clients/client-authent
 import { createClientLookup, type ClientLookup } from '../core/clients/client-lookup.cache.js';
 import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
+import type { SigningKeyRotationStores } from './routes/admin-signing-keys.routes.js';
 import { createStoredSigningKeyRing, type SigningKeysCache } from '../core/auth/signing-key.service.js';
 import { createVerificationKeySet } from '../core/auth/verification-key-set.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
@@ -117,6 +118,8 @@ export interface ApiServices {
   templates: TemplateStores;
   userTokens: UserTokenStores;
   authServer: AuthServerStores;
+  /** Rotating the token signing keys (admin API): the store, and this process's key ring to follow at once. */
+  signingKeyRotation: SigningKeyRotationStores;
   otp: OtpRouteServices;
   signIn: Omit<InteractionServices, 'logger'>;
   /** Work requests left running after their answers (login codes): the shutdown waits for it before closing the stores. */
@@ -172,6 +175,13 @@ export function composeApi(ctx: ServiceContext): ApiServices {
       verificationKeys,
       revocations,
       clientAuthenticationLimits: createClientAuthenticationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.clientAuthentication),
+    },
+    signingKeyRotation: {
+      connection: ctx.mongo,
+      settings: ctx.config,
+      encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
+      activity,
+      ring: signingKeyRing,
     },
     otp,
     signIn: composeSignIn(ctx, repositories, otp, afterAnswers),

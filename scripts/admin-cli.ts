@@ -11,6 +11,7 @@ import { clientCommands } from './admin-cli/clients.commands.js';
 import { groupCommands } from './admin-cli/groups.commands.js';
 import { outboxCommands } from './admin-cli/outbox.commands.js';
 import { templateCommands } from './admin-cli/templates.commands.js';
+import { signingKeyCommands } from './admin-cli/signing-keys.commands.js';
 import { userCommands } from './admin-cli/users.commands.js';
 
 const USAGE = `usage: npm run admin -- <command>
@@ -34,10 +35,19 @@ const USAGE = `usage: npm run admin -- <command>
   users unblock <userId> [--enterprise <enterpriseId>] [--reason <text>]
   users unlock-sign-in <userId> [--enterprise <enterpriseId>] [--comments <text>]
   outbox list [--to <address>] [--limit 1-100]
+  signing-keys rotate [--retire-at-once] [--comments <text>]
+      (run with the API's SIGNING_KEY_JWK, ACCESS_TOKEN_SIGNING_ALG, ACCESS_TOKEN_TTL_SECONDS and SIGNING_KEY_RELOAD_SECONDS)
 MongoDB: MONGODB_URI, else the local server started by \`npm start\` (.local/mongo.json).
-Callback secrets are sealed with OTP_ENCRYPTION_KEY, else the key \`npm start\` generated (.local/secrets.json).`;
+Callback secrets and signing keys are sealed with OTP_ENCRYPTION_KEY, else the key \`npm start\` generated (.local/secrets.json).`;
 
-const COMMANDS: Record<string, Command> = { ...clientCommands, ...groupCommands, ...templateCommands, ...userCommands, ...outboxCommands };
+const COMMANDS: Record<string, Command> = {
+  ...clientCommands,
+  ...groupCommands,
+  ...templateCommands,
+  ...userCommands,
+  ...outboxCommands,
+  ...signingKeyCommands,
+};
 
 function parse(args: string[]): { command: Command; arg: string | undefined; options: CliOptions } {
   const { values, positionals } = parseArgs({
@@ -58,6 +68,7 @@ function parse(args: string[]): { command: Command; arg: string | undefined; opt
       description: { type: 'string' },
       comments: { type: 'string' },
       reason: { type: 'string' },
+      'retire-at-once': { type: 'boolean' },
       file: { type: 'string' },
       to: { type: 'string' },
       limit: { type: 'string' },

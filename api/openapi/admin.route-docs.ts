@@ -271,6 +271,33 @@ export const adminRouteDocs: RouteDoc[] = [
     },
   },
   {
+    method: 'post',
+    path: '/admin/signing-keys/rotation',
+    summary:
+      'Rotate the token signing keys: the access-token key and, unless it is SIGNING_KEY_JWK, the RSA key of ID tokens. Each new key is published at once and signs from activeFrom; the replaced one is accepted until previousKeyRemovedAt',
+    tag: 'admin',
+    auth: { kind: 'admin' },
+    query: [
+      {
+        name: 'retireAtOnce',
+        description:
+          'true: the new keys sign now and the replaced ones are removed now, so the tokens they signed are refused (a key that may have leaked); default false',
+        schema: { type: 'string', enum: ['true', 'false'] },
+      },
+      { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
+    ],
+    responses: {
+      '200': { description: 'The new keys and their moments', schema: 'admin-signing-keys.rotation.json' },
+      '401': adminTokenErrors['401'],
+      '409': {
+        description:
+          'Another rotation won at the same moment (rotate again), or the access-token key is SIGNING_KEY_JWK, which the service cannot rotate',
+        schema: 'common.error.json',
+      },
+      '422': { description: 'Invalid retireAtOnce', schema: 'common.error.json' },
+    },
+  },
+  {
     method: 'get',
     path: '/admin/users/{userId}/passkeys',
     summary: "A user's passkeys, oldest first (no key material)",

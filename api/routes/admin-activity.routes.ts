@@ -30,6 +30,7 @@ const toResponse = (entry: ActivityEntry) => ({
   ...(entry.groupName !== undefined ? { groupName: entry.groupName } : {}),
   ...(entry.replay !== undefined ? { replay: entry.replay } : {}),
   ...(entry.deliveryIds !== undefined ? { deliveryIds: entry.deliveryIds } : {}),
+  ...(entry.signingKeys !== undefined ? { signingKeys: entry.signingKeys } : {}),
   ...(entry.comments !== undefined ? { comments: entry.comments } : {}),
 });
 

@@ -28,7 +28,8 @@ export type ActivityAction =
   | 'template.deleted'
   | 'group.created'
   | 'group.deleted'
-  | 'deliveries.replayed';
+  | 'deliveries.replayed'
+  | 'signing-keys.rotated';
 
 /** One change, as written by the service. */
 export interface ActivityInput {
@@ -45,6 +46,8 @@ export interface ActivityInput {
   replay?: { selected: number; queued: number; skipped: number };
   /** The deliveries a replay queued again. */
   deliveryIds?: string[];
+  /** A rotation of the token signing keys: each new key and the key it replaces. */
+  signingKeys?: { alg: string; kid: string; previousKid: string }[];
   /** The request's `comments` (maker/checker notes), as given. */
   comments?: string;
 }
@@ -70,6 +73,7 @@ export const activitySchema = new Schema<ActivityDoc>(
     groupName: { type: String },
     replay: { type: Schema.Types.Mixed },
     deliveryIds: { type: [String], default: undefined },
+    signingKeys: { type: Schema.Types.Mixed },
     comments: { type: String },
     at: { type: Date, required: true },
   },

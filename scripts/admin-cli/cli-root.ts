@@ -47,6 +47,8 @@ export function composeCli(mongo: Connection) {
   const clients: ClientStores = { clients: createClientsRepository(mongo), activity, lookup: { invalidate: () => undefined } };
   const templates: TemplateStores = { templates: createTemplatesRepository(mongo), activity, cache: { forget: () => undefined } };
   return {
+    /** The database itself, for the commands on server secrets (signing keys). */
+    connection: mongo,
     users,
     activity,
     groups: createGroupsRepository(mongo),

@@ -6,6 +6,7 @@ import { readSettings } from '../../core/platform/config/settings-reader.js';
 import type { SettingName, Settings } from '../../core/platform/config/settings.js';
 import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { schemaViolation } from '../../api/middleware/validate-body.middleware.js';
+import type { RotationSettings } from '../../core/auth/signing-key-rotation.js';
 import type { CliServices } from './cli-root.js';
 
 /** A mistake in the command line: printed with exit code 2. */
@@ -32,6 +33,8 @@ export interface CliOptions {
   file?: string;
   to?: string;
   limit?: string;
+  /** signing-keys rotate: end the replaced keys now. */
+  'retire-at-once'?: boolean;
 }
 
 export interface CommandInput {
@@ -94,6 +97,23 @@ export function encryptionKey(): Buffer {
 /** CLIENT_SECRET_GRACE_SECONDS as the service reads it. */
 export function clientSecretGraceSeconds(): number {
   return setting('CLIENT_SECRET_GRACE_SECONDS', process.env);
+}
+
+/** The settings a rotation of the signing keys depends on, as the service reads them (the same as the API processes'). */
+export function signingKeySettings(): RotationSettings {
+  const { values, problems } = readSettings(process.env, [
+    'SIGNING_KEY_JWK',
+    'ACCESS_TOKEN_SIGNING_ALG',
+    'ACCESS_TOKEN_TTL_SECONDS',
+    'SIGNING_KEY_RELOAD_SECONDS',
+  ]);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  return {
+    signingKeyJwk: values.SIGNING_KEY_JWK,
+    accessTokenSigningAlg: values.ACCESS_TOKEN_SIGNING_ALG,
+    accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL_SECONDS,
+    signingKeyReloadSeconds: values.SIGNING_KEY_RELOAD_SECONDS,
+  };
 }
 
 /** One setting read and checked as the service reads it (core/platform/config/settings.ts); a bad value stops the command. */

@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { decodeProtectedHeader } from 'jose';
 import { readCallbackSecret } from '../../core/clients/callback-secret.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { createOutboxRepository } from '../../core/providers/outbox.repository.js';
@@ -12,6 +13,7 @@ import { requestToken } from '../support/auth-helpers.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { eventually } from '../support/waiting.js';
 
 const run = promisify(execFile);
 const CLI = join(projectRoot, 'dist', 'scripts', 'admin-cli.js');
@@ -266,6 +268,57 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       .filter((entry) => entry.clientId === created.client_id)
       .map((entry) => entry.action);
     expect(actions.sort()).toEqual(['client.callback-secret-rotated', 'client.created', 'client.secret-rotated']);
+  });
+
+  test('when the signing keys are rotated from the CLI with --retire-at-once, then it prints the new keys and the API signs with them after its next read', async () => {
+    // Its own deployment: the shared service's keys stay as the other tests expect them.
+    const own = await startTestService('admincli-keys', { SIGNING_KEY_RELOAD_SECONDS: '1' });
+    try {
+      const ownEnv = { ...process.env, MONGODB_URI: own.config.mongodbUri, OTP_ENCRYPTION_KEY: own.config.otpEncryptionKey ?? '' };
+      const created = JSON.parse(
+        (await run(process.execPath, [CLI, 'clients', 'create', '--name', 'keys', '--scopes', 'otp'], { env: ownEnv })).stdout,
+      ) as {
+        client_id: string;
+        client_secret: string;
+      };
+      const app = { clientId: created.client_id, clientSecret: created.client_secret };
+      const kidOfNextToken = async () => {
+        const body = (await (await requestToken(own, app)).json()) as { access_token: string };
+        return decodeProtectedHeader(body.access_token).kid;
+      };
+      const before = await kidOfNextToken();
+      const { stdout } = await run(process.execPath, [CLI, 'signing-keys', 'rotate', '--retire-at-once', '--comments', 'leaked'], {
+        env: ownEnv,
+      });
+      const rotation = JSON.parse(stdout) as {
+        rotated: { alg: string; kid: string; previousKid: string; activeFrom: string; previousKeyRemovedAt: string }[];
+      };
+      expect(rotation).toEqual({
+        rotated: [
+          {
+            alg: 'ES256',
+            kid: expect.any(String),
+            previousKid: before,
+            activeFrom: expect.stringMatching(ISO),
+            previousKeyRemovedAt: expect.stringMatching(ISO),
+          },
+          {
+            alg: 'RS256',
+            kid: expect.any(String),
+            previousKid: expect.any(String),
+            activeFrom: expect.stringMatching(ISO),
+            previousKeyRemovedAt: expect.stringMatching(ISO),
+          },
+        ],
+        idTokenKeyConfigured: false,
+      });
+      // The API process follows at its next read of the keys.
+      await eventually(async () => (await kidOfNextToken()) === rotation.rotated[0]?.kid || undefined, 5000);
+      const entries = await createActivityRepository(own.ctx.mongo).list({ limit: 1 });
+      expect(entries.entries[0]).toMatchObject({ action: 'signing-keys.rotated', comments: 'leaked' });
+    } finally {
+      await own.close();
+    }
   });
 
   test("when something does not exist, then the CLI says so in the admin API's words and exits 2", async () => {

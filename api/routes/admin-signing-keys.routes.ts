@@ -1,0 +1,45 @@
+import { Router } from 'express';
+import type { SigningKeyRing } from '../../core/auth/signing-key-ring.js';
+import { rotateSigningKeys, type RotationStores, type SigningKeyRotation } from '../../core/auth/signing-key-rotation.js';
+import { ValidationError } from '../../core/platform/errors/app-error.js';
+import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
+import type { ServiceContext } from '../service-context.js';
+
+/** What rotating needs: the store and settings, and this process's key ring, which reads the new keys at once. */
+export interface SigningKeyRotationStores extends RotationStores {
+  ring: Pick<SigningKeyRing, 'reload'>;
+}
+
+/** The rotation as the admin API and the CLI show it. */
+export const toRotationResponse = (rotation: SigningKeyRotation) => ({
+  rotated: rotation.rotated.map((key) => ({
+    alg: key.alg,
+    kid: key.kid,
+    previousKid: key.previousKid,
+    activeFrom: key.activeFrom.toISOString(),
+    previousKeyRemovedAt: key.previousKeyRemovedAt.toISOString(),
+  })),
+  idTokenKeyConfigured: rotation.idTokenKeyConfigured,
+});
+
+/**
+ * Rotating the token signing keys (admin API, docs/authorization-server.md#rotating-the-signing-keys):
+ * `?retireAtOnce=true` ends the replaced keys now (a key that may have leaked), `?comments=` goes
+ * to the activity record.
+ */
+export function adminSigningKeysRoutes(ctx: ServiceContext, stores: SigningKeyRotationStores): Router {
+  const router = Router();
+
+  router.post('/admin/signing-keys/rotation', requireAdminToken(ctx), async (req, res) => {
+    const retire = req.query.retireAtOnce;
+    if (retire !== undefined && retire !== 'true' && retire !== 'false')
+      throw new ValidationError('[Invalid field retireAtOnce]', { error: 'Invalid data.' });
+    const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
+    const rotation = await rotateSigningKeys(stores, { retireAtOnce: retire === 'true', comments });
+    // This process follows at once; the others at their next read (SIGNING_KEY_RELOAD_SECONDS).
+    await stores.ring.reload().catch((err: unknown) => ctx.logger.warn({ err }, 'signing keys could not be read again after a rotation'));
+    res.status(200).json(toRotationResponse(rotation));
+  });
+
+  return router;
+}

@@ -1,0 +1,117 @@
+import type { Connection } from 'mongoose';
+import type { ActivityRepository } from '../activity/activity.repository.js';
+import { OTP_JWT_TTL_SECONDS } from '../otp/otp-jwt.js';
+import type { Config } from '../platform/config/config.js';
+import { ConflictError } from '../platform/errors/app-error.js';
+import type { KeyChain, SigningAlg } from './signing-key-chains.js';
+import {
+  generateSigningJwk,
+  keyChainsReader,
+  publicPart,
+  successorName,
+  type KeySettings,
+  type StoredSuccessor,
+} from './signing-key.service.js';
+import { sealSigningJwk } from './sealed-signing-jwk.js';
+import { createServerSecretsRepository } from './server-secrets.repository.js';
+
+export type RotationSettings = KeySettings & Pick<Config, 'signingKeyReloadSeconds' | 'accessTokenTtlSeconds'>;
+
+/** One key a rotation replaced. */
+export interface RotatedSigningKey {
+  alg: SigningAlg;
+  /** The new key: published at once, signing from `activeFrom`. */
+  kid: string;
+  /** The key it replaces: it signs until `activeFrom` and is published (and accepted) until `previousKeyRemovedAt`. */
+  previousKid: string;
+  activeFrom: Date;
+  previousKeyRemovedAt: Date;
+}
+
+export interface SigningKeyRotation {
+  rotated: RotatedSigningKey[];
+  /** SIGNING_KEY_JWK signs ID tokens and only its owner can replace it. */
+  idTokenKeyConfigured: boolean;
+}
+
+export interface RotationStores {
+  connection: Connection;
+  settings: RotationSettings;
+  /** OTP_ENCRYPTION_KEY: seals the new private keys, like the first ones. */
+  encryptionKey: Buffer;
+  activity: Pick<ActivityRepository, 'append'>;
+}
+
+/**
+ * The moments of a rotation made at `now` (ms). Normally the new key is published first and signs
+ * only after two reload intervals (SIGNING_KEY_RELOAD_SECONDS): by then every API process has
+ * read it, so each one publishes and accepts it before any token it signs arrives. The replaced
+ * key stops signing then, everywhere at the same moment, and stays published for one more reload
+ * interval plus the longest life of a token it signs (access and ID tokens, OTP validation JWTs);
+ * refresh tokens and user access tokens are opaque and signed by no key. `retireAtOnce` (a key
+ * that may have leaked) ends the replaced key now: the tokens it signed are refused.
+ */
+export function rotationMoments(
+  settings: RotationSettings,
+  now: number,
+  retireAtOnce: boolean,
+): { activeFrom: number; retiresEarlierAt: number } {
+  if (retireAtOnce) return { activeFrom: now, retiresEarlierAt: now };
+  const reload = settings.signingKeyReloadSeconds * 1000;
+  const activeFrom = now + 2 * reload;
+  const longestToken = Math.max(settings.accessTokenTtlSeconds, OTP_JWT_TTL_SECONDS) * 1000;
+  return { activeFrom, retiresEarlierAt: activeFrom + reload + longestToken };
+}
+
+/**
+ * Replaces the key that signs access tokens and, unless it is SIGNING_KEY_JWK, the RSA key that
+ * signs ID tokens (one key when access tokens are RS256). Each new key is stored as the
+ * successor of the newest key of its chain, under a name made of that key's id: of two rotations
+ * at the same moment exactly one can store it, and the other is a ConflictError. The states of
+ * the keys then follow from the stored moments, with no further write, so a crash leaves either
+ * the old key set or the new one. Recorded as `signing-keys.rotated`.
+ */
+export async function rotateSigningKeys(
+  stores: RotationStores,
+  options: { retireAtOnce?: boolean; comments?: string; now?: Date } = {},
+): Promise<SigningKeyRotation> {
+  const { settings, encryptionKey } = stores;
+  const chains = await keyChainsReader(stores.connection, settings, encryptionKey)();
+  const chainOf = (alg: SigningAlg) => chains.find((chain) => chain.alg === alg) as KeyChain;
+  const access = chainOf(settings.accessTokenSigningAlg);
+  if (access.configured)
+    throw new ConflictError('The signing key is SIGNING_KEY_JWK: the service cannot rotate it; set a new SIGNING_KEY_JWK instead');
+  const idTokens = chainOf('RS256');
+  const toRotate = [access, ...(idTokens !== access && !idTokens.configured ? [idTokens] : [])];
+  const now = options.now ?? new Date();
+  const { activeFrom, retiresEarlierAt } = rotationMoments(settings, now.getTime(), options.retireAtOnce === true);
+  const secrets = createServerSecretsRepository(stores.connection);
+  const rotated: RotatedSigningKey[] = [];
+  for (const chain of toRotate) {
+    const previous = (chain.keys.at(-1) as KeyChain['keys'][number]).key;
+    const jwk = await generateSigningJwk(chain.alg);
+    const name = successorName(previous.kid);
+    const successor: StoredSuccessor = {
+      sealed: sealSigningJwk(name, jwk, publicPart(jwk), encryptionKey),
+      activeFrom: new Date(activeFrom),
+      retiresEarlierAt: new Date(retiresEarlierAt),
+      rotatedAt: now,
+    };
+    if (!(await secrets.insertServerSecret(name, successor, now)))
+      throw new ConflictError('Signing keys were rotated by another request at the same time; rotate again');
+    rotated.push({
+      alg: chain.alg,
+      kid: jwk.kid as string,
+      previousKid: previous.kid,
+      activeFrom: successor.activeFrom,
+      previousKeyRemovedAt: successor.retiresEarlierAt,
+    });
+  }
+  await stores.activity.append({
+    actor: { type: 'admin' },
+    action: 'signing-keys.rotated',
+    signingKeys: rotated.map(({ alg, kid, previousKid }) => ({ alg, kid, previousKid })),
+    comments: options.comments,
+  });
+  return { rotated, idTokenKeyConfigured: idTokens.configured };
+}

@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+import { registerClient } from '../../core/clients/clients.service.js';
+import { requestToken } from '../support/auth-helpers.js';
+import { postToAuthServer } from '../support/oauth-flow-helpers.js';
+import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
+import { testMongoUri } from '../support/test-mongo-uri.js';
+import { eventually, untilClockReaches } from '../support/waiting.js';
+
+type App = { clientId: string; clientSecret: string };
+
+interface RotationAnswer {
+  rotated: { alg: string; kid: string; previousKid: string; activeFrom: string; previousKeyRemovedAt: string }[];
+  idTokenKeyConfigured: boolean;
+}
+
+/** One deployment: the same database and server key (which seals the signing keys). */
+function deployment(label: string, more: Record<string, string> = {}): Record<string, string> {
+  return {
+    MONGODB_URI: testMongoUri(uniqueName(label)),
+    PUBLIC_URL: 'http://127.0.0.1:9',
+    OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    ...more,
+  };
+}
+
+async function jwksKids(service: TestService): Promise<string[]> {
+  const body = (await (await fetch(`${service.url}/svc/authserver/jwks`)).json()) as { keys: { kid: string }[] };
+  return body.keys.map((k) => k.kid);
+}
+
+async function clientToken(service: TestService, app: App): Promise<string> {
+  const res = await requestToken(service, app);
+  const body = (await res.json()) as { access_token?: string };
+  if (res.status !== 200 || !body.access_token) throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+const kidOf = (token: string) => decodeProtectedHeader(token).kid;
+
+async function introspect(service: TestService, app: App, token: string) {
+  return (await (await postToAuthServer(service, '/oauth/introspect', app, { token })).json()) as { active: boolean };
+}
+
+/** The status of an enterprise call with `token`: 404 (an unknown OTP) is past the token check, 401 refused it. */
+async function enterpriseStatus(service: TestService, token: string): Promise<number> {
+  const res = await fetch(`${service.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return res.status;
+}
+
+function rotate(service: TestService, query = ''): Promise<Response> {
+  return fetch(`${service.url}/admin/signing-keys/rotation${query}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${service.config.adminToken}` },
+  });
+}
+
+async function newApp(service: TestService): Promise<App> {
+  const { client, clientSecret } = await registerClient(service.services.clients, {
+    name: 'rotation app',
+    scopes: ['otp'],
+    allowedIps: ['127.0.0.1'],
+  });
+  return { clientId: client.clientId, clientSecret: clientSecret as string };
+}
+
+describe('signing key rotation', () => {
+  test('when the signing keys are rotated, then every process publishes the new keys before they sign, and tokens of the old key stay valid', async () => {
+    const shared = deployment('rotation', { SIGNING_KEY_RELOAD_SECONDS: '1' });
+    const first = await startTestService('rotation-a', shared);
+    const second = await startTestService('rotation-b', shared);
+    try {
+      const app = await newApp(first);
+      const oldToken = await clientToken(first, app);
+      const oldKids = await jwksKids(second);
+      const res = await rotate(first, '?comments=yearly');
+      expect(res.status).toBe(200);
+      const rotation = (await res.json()) as RotationAnswer;
+      expect(rotation.idTokenKeyConfigured).toBe(false);
+      expect(rotation.rotated.map((key) => key.alg)).toEqual(['ES256', 'RS256']);
+      const [access] = rotation.rotated as [RotationAnswer['rotated'][number]];
+      expect(access.previousKid).toBe(kidOf(oldToken));
+      // Published before it signs: two reload intervals, then the tokens' life plus one interval.
+      expect(Date.parse(access.activeFrom) - Date.now()).toBeGreaterThan(1000);
+      expect(Date.parse(access.previousKeyRemovedAt) - Date.parse(access.activeFrom)).toBe((1 + 3600) * 1000);
+
+      // The process that rotated publishes the new keys at once, and does not sign with them yet.
+      const newKids = rotation.rotated.map((key) => key.kid);
+      expect(await jwksKids(first)).toEqual(expect.arrayContaining([...oldKids, ...newKids]));
+      expect(kidOf(await clientToken(first, app))).toBe(access.previousKid);
+      // The other one at its next read, before the new key signs.
+      await eventually(async () => {
+        const kids = await jwksKids(second);
+        return newKids.every((kid) => kids.includes(kid)) || undefined;
+      }, 5000);
+      expect(Date.now()).toBeLessThan(Date.parse(access.activeFrom));
+
+      // The moment every process switches, on its own clock.
+      await untilClockReaches(Date.parse(access.activeFrom) + 1);
+      const fromFirst = await clientToken(first, app);
+      const fromSecond = await clientToken(second, app);
+      expect([kidOf(fromFirst), kidOf(fromSecond)]).toEqual([access.kid, access.kid]);
+      // The old key's tokens, and the new key's, are accepted by both processes.
+      for (const service of [first, second]) {
+        expect(await enterpriseStatus(service, oldToken)).toBe(404);
+        expect(await enterpriseStatus(service, fromFirst)).toBe(404);
+        expect(await introspect(service, app, oldToken)).toMatchObject({ active: true });
+        expect(await introspect(service, app, fromSecond)).toMatchObject({ active: true });
+      }
+      expect(await jwksKids(second)).toEqual(expect.arrayContaining([...oldKids, ...newKids]));
+
+      const activity = (await (
+        await fetch(`${first.url}/admin/activity?limit=1`, { headers: { authorization: `Bearer ${first.config.adminToken}` } })
+      ).json()) as { activity: unknown[] };
+      expect(activity.activity[0]).toMatchObject({
+        action: 'signing-keys.rotated',
+        actor: { type: 'admin' },
+        comments: 'yearly',
+        signingKeys: rotation.rotated.map(({ alg, kid, previousKid }) => ({ alg, kid, previousKid })),
+      });
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
+  test('when two rotations are asked at the same moment, then one is done and the other is 409', async () => {
+    const shared = deployment('rotation-race');
+    const first = await startTestService('rotation-race-a', shared);
+    const second = await startTestService('rotation-race-b', shared);
+    try {
+      await Promise.all([jwksKids(first), jwksKids(second)]);
+      const answers = await Promise.all([rotate(first), rotate(second)]);
+      expect(answers.map((res) => res.status).sort()).toEqual([200, 409]);
+      const refused = answers.find((res) => res.status === 409) as Response;
+      expect(await refused.json()).toMatchObject({
+        status: 409,
+        message: 'Signing keys were rotated by another request at the same time; rotate again',
+      });
+      // The winner's keys are the key set: published once each, no half rotation of the loser.
+      const won = (await (answers.find((res) => res.status === 200) as Response).json()) as RotationAnswer;
+      await first.services.signingKeyRotation.ring.reload();
+      const kids = await jwksKids(first);
+      expect(kids).toHaveLength(4);
+      expect(kids).toEqual(expect.arrayContaining(won.rotated.map((key) => key.kid)));
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
+  test('when a process meets a token of a key it has not read yet, then it reads the keys again and accepts it', async () => {
+    const shared = deployment('rotation-unknown-kid');
+    const rotating = await startTestService('rotation-unknown-a', shared);
+    // Its periodic read is an hour away: only the token's unknown kid makes it read.
+    const other = await startTestService('rotation-unknown-b', { ...shared, SIGNING_KEY_RELOAD_SECONDS: '3600' });
+    try {
+      const app = await newApp(rotating);
+      expect(await enterpriseStatus(other, await clientToken(other, app))).toBe(404);
+      const res = await rotate(rotating, '?retireAtOnce=true');
+      expect(res.status).toBe(200);
+      const token = await clientToken(rotating, app);
+      expect(kidOf(token)).toBe(((await res.json()) as RotationAnswer).rotated[0]?.kid);
+      expect(await enterpriseStatus(other, token)).toBe(404);
+      expect(await introspect(other, app, token)).toMatchObject({ active: true });
+      expect(await jwksKids(other)).toContain(kidOf(token));
+    } finally {
+      await other.close();
+      await rotating.close();
+    }
+  });
+
+  test('when the keys are rotated with retireAtOnce, then tokens of the replaced key are refused at once and the new key signs at once', async () => {
+    const shared = deployment('rotation-retire', { SIGNING_KEY_RELOAD_SECONDS: '1' });
+    const first = await startTestService('rotation-retire-a', shared);
+    const second = await startTestService('rotation-retire-b', shared);
+    try {
+      const app = await newApp(first);
+      const leaked = await clientToken(first, app);
+      expect(await enterpriseStatus(second, leaked)).toBe(404);
+      const res = await rotate(first, '?retireAtOnce=true&comments=leaked');
+      expect(res.status).toBe(200);
+      const rotation = (await res.json()) as RotationAnswer;
+      for (const key of rotation.rotated) expect(key.previousKeyRemovedAt).toBe(key.activeFrom);
+
+      expect(await enterpriseStatus(first, leaked)).toBe(401);
+      expect(await introspect(first, app, leaked)).toEqual({ active: false });
+      expect(await jwksKids(first)).not.toContain(kidOf(leaked));
+      expect(kidOf(await clientToken(first, app))).toBe(rotation.rotated[0]?.kid);
+      // Every other process at its next read.
+      await eventually(async () => (await enterpriseStatus(second, leaked)) === 401 || undefined, 5000);
+      expect(await jwksKids(second)).not.toContain(kidOf(leaked));
+      expect(kidOf(await clientToken(second, app))).toBe(rotation.rotated[0]?.kid);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
+  test('when the access-token key is SIGNING_KEY_JWK, then a rotation is 409 and nothing changes', async () => {
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+    const jwk = JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'configured-key' });
+    const service = await startTestService(
+      'rotation-configured',
+      deployment('rotation-configured', { SIGNING_KEY_JWK: jwk, ACCESS_TOKEN_SIGNING_ALG: 'RS256' }),
+    );
+    try {
+      const res = await rotate(service);
+      expect(res.status).toBe(409);
+      expect(await res.json()).toMatchObject({
+        message: 'The signing key is SIGNING_KEY_JWK: the service cannot rotate it; set a new SIGNING_KEY_JWK instead',
+      });
+      expect(await jwksKids(service)).toEqual(['configured-key']);
+      expect((await rotate(service, '?retireAtOnce=yes')).status).toBe(422);
+    } finally {
+      await service.close();
+    }
+  });
+});
