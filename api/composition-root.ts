@@ -7,6 +7,7 @@ import { createClientLookup, type ClientLookup } from '../core/clients/client-lo
 import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
 import type { SigningKeyRotationStores } from './routes/admin-signing-keys.routes.js';
+import { createServerSecretsRepository } from '../core/auth/server-secrets.repository.js';
 import { createStoredSigningKeyRing, type SigningKeysCache } from '../core/auth/signing-key.service.js';
 import { createVerificationKeySet } from '../core/auth/verification-key-set.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
@@ -144,6 +145,14 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     ctx.logger.warn({ err }, 'signing keys could not be read again; the keys read before stay in use'),
   );
   const signingKeys = signingKeyRing.current;
+  // A rotation stored by another process or the CLI is read at once, not at the next periodic read.
+  const readKeysAgain = () =>
+    signingKeyRing.reload().catch((err: unknown) => ctx.logger.warn({ err }, 'signing keys could not be read again after a change notice'));
+  ctx.signingKeyChanges
+    .listen(() => void readKeysAgain())
+    .catch((err: unknown) =>
+      ctx.logger.warn({ err }, 'signing key changes: not subscribed; rotations reach this process at its periodic reads'),
+    );
   // One for the process: every token check shares what it learns and its budget of store reads.
   const verificationKeys = createVerificationKeySet(signingKeyRing);
   const revocations = createRevocationChecks(repositories.revokedTokens, ctx.config.tokenRevocationCheckSeconds * 1000);
@@ -180,8 +189,10 @@ export function composeApi(ctx: ServiceContext): ApiServices {
       connection: ctx.mongo,
       settings: ctx.config,
       encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
+      secrets: createServerSecretsRepository(ctx.mongo),
       activity,
       ring: signingKeyRing,
+      changes: ctx.signingKeyChanges,
     },
     otp,
     signIn: composeSignIn(ctx, repositories, otp, afterAnswers),

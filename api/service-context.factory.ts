@@ -11,6 +11,7 @@ import { closeQueueRegistry, createQueueRegistry } from '../core/platform/queues
 import { createProducerRedis, createWorkerRedis, pingRedis, waitForRedis } from '../core/platform/queues/redis-connection.js';
 import { createNotificationEndEvents } from '../core/notifications/notification-end-events.js';
 import { createNotificationUserEvents } from '../core/notifications/notification-user-events.js';
+import { createSigningKeyChanges, signingKeyChangesChannel } from '../core/auth/signing-key-changes.js';
 import { warnUnlessNoEviction } from '../core/platform/queues/redis-eviction-policy.js';
 import { seedTemplates } from '../core/templates/templates.seeder.js';
 import { createTemplatesRepository } from '../core/templates/templates.repository.js';
@@ -53,7 +54,13 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
     prefix: config.queuePrefix,
     logger,
   });
-  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch, notificationEnds, userEvents };
+  const signingKeyChanges = createSigningKeyChanges({
+    redis,
+    openSubscriber: () => createWorkerRedis(config.redis),
+    channel: signingKeyChangesChannel(config.queuePrefix),
+    logger,
+  });
+  const ctx: ServiceContext = { config, logger, mongo, redis, queues, metrics, dispatch, notificationEnds, userEvents, signingKeyChanges };
   if (!(await waitForRedis(redis))) logger.warn('Redis is not reachable yet; starting anyway');
   else await warnUnlessNoEviction(redis, logger);
   // Start-up bootstraps, once per process before any request: the composition root (composeApi) builds the repositories requests use.
@@ -66,6 +73,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
       await closeQueueRegistry(queues);
       notificationEnds.close();
       userEvents.close();
+      signingKeyChanges.close();
       redis.disconnect();
       await mongo.close();
     },

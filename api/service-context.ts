@@ -7,6 +7,7 @@ import type { DispatchRetry } from '../core/platform/queues/dispatch-retry.queue
 import type { QueueRegistry } from '../core/platform/queues/queue-registry.js';
 import type { NotificationEndEvents } from '../core/notifications/notification-end-events.js';
 import type { NotificationUserEvents } from '../core/notifications/notification-user-events.js';
+import type { SigningKeyChanges } from '../core/auth/signing-key-changes.js';
 
 /** Everything the HTTP edge needs, built once per process (or per test file). */
 export interface ServiceContext {
@@ -22,4 +23,6 @@ export interface ServiceContext {
   notificationEnds: NotificationEndEvents;
   /** Each user's notification events, for the open streams of every API process. */
   userEvents: NotificationUserEvents;
+  /** "The signing keys changed", heard by every API process (a rotation reaches them at once). */
+  signingKeyChanges: SigningKeyChanges;
 }

@@ -1,13 +1,18 @@
 import { Router } from 'express';
+import type { SigningKeyChanges } from '../../core/auth/signing-key-changes.js';
 import type { SigningKeyRing } from '../../core/auth/signing-key-ring.js';
 import { rotateSigningKeys, type RotationStores, type SigningKeyRotation } from '../../core/auth/signing-key-rotation.js';
 import { ValidationError } from '../../core/platform/errors/app-error.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 
-/** What rotating needs: the store and settings, and this process's key ring, which reads the new keys at once. */
+/**
+ * What rotating needs: the store and settings, this process's key ring, which reads the new keys
+ * at once, and the notice that makes every other API process read them too.
+ */
 export interface SigningKeyRotationStores extends RotationStores {
   ring: Pick<SigningKeyRing, 'reload'>;
+  changes: Pick<SigningKeyChanges, 'announce'>;
 }
 
 /** The rotation as the admin API and the CLI show it. */
@@ -36,8 +41,12 @@ export function adminSigningKeysRoutes(ctx: ServiceContext, stores: SigningKeyRo
       throw new ValidationError('[Invalid field retireAtOnce]', { error: 'Invalid data.' });
     const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
     const rotation = await rotateSigningKeys(stores, { retireAtOnce: retire === 'true', comments });
-    // This process follows at once; the others at their next read (SIGNING_KEY_RELOAD_SECONDS).
-    await stores.ring.reload().catch((err: unknown) => ctx.logger.warn({ err }, 'signing keys could not be read again after a rotation'));
+    // This process follows at once, the others when the notice reaches them (at the latest at
+    // their next periodic read, SIGNING_KEY_RELOAD_SECONDS, should it be lost).
+    await Promise.all([
+      stores.ring.reload().catch((err: unknown) => ctx.logger.warn({ err }, 'signing keys could not be read again after a rotation')),
+      stores.changes.announce(),
+    ]);
     res.status(200).json(toRotationResponse(rotation));
   });
 

@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
 import type { ActivityRepository } from '../activity/activity.repository.js';
-import { OTP_JWT_TTL_SECONDS } from '../otp/otp-jwt.js';
 import type { Config } from '../platform/config/config.js';
 import { ConflictError } from '../platform/errors/app-error.js';
+import { OTP_JWT_TTL_SECONDS } from './signed-token-lifetimes.js';
 import type { KeyChain, SigningAlg } from './signing-key-chains.js';
 import {
   generateSigningJwk,
@@ -13,7 +13,7 @@ import {
   type StoredSuccessor,
 } from './signing-key.service.js';
 import { sealSigningJwk } from './sealed-signing-jwk.js';
-import { createServerSecretsRepository } from './server-secrets.repository.js';
+import type { ServerSecretsRepository } from './server-secrets.repository.js';
 
 export type RotationSettings = KeySettings & Pick<Config, 'signingKeyReloadSeconds' | 'accessTokenTtlSeconds'>;
 
@@ -36,6 +36,8 @@ export interface SigningKeyRotation {
 
 export interface RotationStores {
   connection: Connection;
+  /** Where each new key is inserted, under a name only one rotation can take. */
+  secrets: Pick<ServerSecretsRepository, 'insertServerSecret'>;
   settings: RotationSettings;
   /** OTP_ENCRYPTION_KEY: seals the new private keys, like the first ones. */
   encryptionKey: Buffer;
@@ -85,7 +87,7 @@ export async function rotateSigningKeys(
   const toRotate = [access, ...(idTokens !== access && !idTokens.configured ? [idTokens] : [])];
   const now = options.now ?? new Date();
   const { activeFrom, retiresEarlierAt } = rotationMoments(settings, now.getTime(), options.retireAtOnce === true);
-  const secrets = createServerSecretsRepository(stores.connection);
+  const { secrets } = stores;
   const rotated: RotatedSigningKey[] = [];
   for (const chain of toRotate) {
     const previous = (chain.keys.at(-1) as KeyChain['keys'][number]).key;

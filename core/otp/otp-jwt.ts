@@ -1,8 +1,6 @@
 import { SignJWT, importJWK } from 'jose';
+import { OTP_JWT_TTL_SECONDS } from '../auth/signed-token-lifetimes.js';
 import type { SigningKey } from '../auth/signing-key.service.js';
-
-/** How long the proof of a successful validation lives: long enough to pass on, not to reuse. */
-export const OTP_JWT_TTL_SECONDS = 300;
 
 /**
  * Signs the proof of a successful validation: `sub` = userId, `jti` = otpUuid, audience = the calling client, with the

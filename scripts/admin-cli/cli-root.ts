@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { createServerSecretsRepository } from '../../core/auth/server-secrets.repository.js';
 import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
 import type { ClientStores } from '../../core/clients/client-stores.js';
 import { createClientsRepository } from '../../core/clients/clients.repository.js';
@@ -49,6 +50,7 @@ export function composeCli(mongo: Connection) {
   return {
     /** The database itself, for the commands on server secrets (signing keys). */
     connection: mongo,
+    serverSecrets: createServerSecretsRepository(mongo),
     users,
     activity,
     groups: createGroupsRepository(mongo),

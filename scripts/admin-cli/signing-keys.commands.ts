@@ -1,14 +1,27 @@
 import { rotateSigningKeys } from '../../core/auth/signing-key-rotation.js';
 import { toRotationResponse } from '../../api/routes/admin-signing-keys.routes.js';
 import { comments, encryptionKey, signingKeySettings, type Command } from './cli-support.js';
+import { announceSigningKeyChange } from './key-change-notice.js';
 
 export const signingKeyCommands: Record<string, Command> = {
-  // The API processes read the new keys within SIGNING_KEY_RELOAD_SECONDS (the CLI has no process to tell).
-  'signing-keys rotate': async ({ services, options }) =>
-    toRotationResponse(
-      await rotateSigningKeys(
-        { connection: services.connection, settings: signingKeySettings(), encryptionKey: encryptionKey(), activity: services.activity },
-        { retireAtOnce: options['retire-at-once'] === true, comments: comments(options) },
-      ),
-    ),
+  'signing-keys rotate': async ({ services, options }) => {
+    const settings = signingKeySettings();
+    const rotation = await rotateSigningKeys(
+      {
+        connection: services.connection,
+        secrets: services.serverSecrets,
+        settings,
+        encryptionKey: encryptionKey(),
+        activity: services.activity,
+      },
+      { retireAtOnce: options['retire-at-once'] === true, comments: comments(options) },
+    );
+    // The API processes read the new keys at once when told through Redis, else at their next read.
+    const notTold = await announceSigningKeyChange();
+    if (notTold)
+      process.stderr.write(
+        `The API processes were not told (${notTold}): they read the new keys within SIGNING_KEY_RELOAD_SECONDS (${settings.signingKeyReloadSeconds} s)\n`,
+      );
+    return toRotationResponse(rotation);
+  },
 };

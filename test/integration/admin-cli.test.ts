@@ -270,11 +270,20 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(actions.sort()).toEqual(['client.callback-secret-rotated', 'client.created', 'client.secret-rotated']);
   });
 
-  test('when the signing keys are rotated from the CLI with --retire-at-once, then it prints the new keys and the API signs with them after its next read', async () => {
-    // Its own deployment: the shared service's keys stay as the other tests expect them.
-    const own = await startTestService('admincli-keys', { SIGNING_KEY_RELOAD_SECONDS: '1' });
+  test('when the signing keys are rotated from the CLI with --retire-at-once, then it prints the new keys and the API, told through Redis, signs with them at once', async () => {
+    // Its own deployment: the shared service's keys stay as the other tests expect them. Its
+    // periodic reads are an hour apart: only the CLI's notice makes it read the new keys.
+    const own = await startTestService('admincli-keys', { SIGNING_KEY_RELOAD_SECONDS: '3600' });
     try {
-      const ownEnv = { ...process.env, MONGODB_URI: own.config.mongodbUri, OTP_ENCRYPTION_KEY: own.config.otpEncryptionKey ?? '' };
+      const redisOf = (from: Record<string, string>) =>
+        Object.fromEntries(['REDIS_URL', 'REDIS_CLUSTER_NODES', 'QUEUE_PREFIX'].flatMap((key) => (key in from ? [[key, from[key]]] : [])));
+      const ownEnv: NodeJS.ProcessEnv = {
+        ...process.env,
+        MONGODB_URI: own.config.mongodbUri,
+        OTP_ENCRYPTION_KEY: own.config.otpEncryptionKey ?? '',
+        SIGNING_KEY_RELOAD_SECONDS: '3600',
+        ...redisOf(own.env),
+      };
       const created = JSON.parse(
         (await run(process.execPath, [CLI, 'clients', 'create', '--name', 'keys', '--scopes', 'otp'], { env: ownEnv })).stdout,
       ) as {
@@ -312,10 +321,19 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
         ],
         idTokenKeyConfigured: false,
       });
-      // The API process follows at its next read of the keys.
-      await eventually(async () => (await kidOfNextToken()) === rotation.rotated[0]?.kid || undefined, 5000);
+      await eventually(async () => (await kidOfNextToken()) === rotation.rotated[0]?.kid || undefined, 3000);
       const entries = await createActivityRepository(own.ctx.mongo).list({ limit: 1 });
       expect(entries.entries[0]).toMatchObject({ action: 'signing-keys.rotated', comments: 'leaked' });
+
+      // Without a Redis to tell, the rotation is stored and the CLI says when the API follows.
+      const { REDIS_CLUSTER_NODES: _cluster, ...withoutRedis } = ownEnv;
+      const untold = await run(process.execPath, [CLI, 'signing-keys', 'rotate'], {
+        env: { ...withoutRedis, REDIS_URL: 'redis://127.0.0.1:9' },
+      });
+      expect(JSON.parse(untold.stdout)).toMatchObject({ rotated: [{ previousKid: rotation.rotated[0]?.kid }, expect.anything()] });
+      expect(untold.stderr).toBe(
+        'The API processes were not told (Redis is not reachable): they read the new keys within SIGNING_KEY_RELOAD_SECONDS (3600 s)\n',
+      );
     } finally {
       await own.close();
     }

@@ -154,7 +154,8 @@ describe('signing key rotation', () => {
   test('when a process meets a token of a key it has not read yet, then it reads the keys again and accepts it', async () => {
     const shared = deployment('rotation-unknown-kid');
     const rotating = await startTestService('rotation-unknown-a', shared);
-    // Its periodic read is an hour away: only the token's unknown kid makes it read.
+    // Its periodic read is an hour away and, on a queue prefix of its own, it hears no change
+    // notice (as when one is lost): only the token's unknown kid makes it read.
     const other = await startTestService('rotation-unknown-b', { ...shared, SIGNING_KEY_RELOAD_SECONDS: '3600' });
     try {
       const app = await newApp(rotating);
@@ -193,6 +194,30 @@ describe('signing key rotation', () => {
       await eventually(async () => (await enterpriseStatus(second, leaked)) === 401 || undefined, 5000);
       expect(await jwksKids(second)).not.toContain(kidOf(leaked));
       expect(kidOf(await clientToken(second, app))).toBe(rotation.rotated[0]?.kid);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
+  test('when the keys are rotated with retireAtOnce, then another process of the deployment refuses the replaced key at once, long before its next periodic read', async () => {
+    // One deployment: one queue prefix (the notice's channel); the periodic reads are an hour apart.
+    const shared = deployment('rotation-notice', { QUEUE_PREFIX: uniqueName('rotation-notice'), SIGNING_KEY_RELOAD_SECONDS: '3600' });
+    const first = await startTestService('rotation-notice-a', shared);
+    const second = await startTestService('rotation-notice-b', shared);
+    try {
+      const app = await newApp(first);
+      const leaked = await clientToken(second, app);
+      expect(await enterpriseStatus(second, leaked)).toBe(404);
+      expect(await introspect(second, app, leaked)).toMatchObject({ active: true });
+      const res = await rotate(first, '?retireAtOnce=true');
+      expect(res.status).toBe(200);
+      const newKid = ((await res.json()) as RotationAnswer).rotated[0]?.kid;
+      // Told through Redis: a notice and one store read, not an hour.
+      await eventually(async () => (await enterpriseStatus(second, leaked)) === 401 || undefined, 3000);
+      expect(await introspect(second, app, leaked)).toEqual({ active: false });
+      expect(await jwksKids(second)).not.toContain(kidOf(leaked));
+      expect(kidOf(await clientToken(second, app))).toBe(newKid);
     } finally {
       await second.close();
       await first.close();

@@ -252,7 +252,7 @@ export const SETTINGS = {
     min: 1,
     max: 3600,
     default: 60,
-    doc: 'how often each API process reads the signing keys again, so a rotation reaches every process without a restart; a rotated key starts signing twice this long after the rotation',
+    doc: 'how often each API process reads the signing keys again, so a rotation reaches every process without a restart even when its Redis notice is lost (processes told through Redis read them at once); a rotated key starts signing twice this long after the rotation',
   },
   CLIENT_SECRET_GRACE_SECONDS: {
     section: 'sign-in',
