@@ -8,7 +8,9 @@ import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
 import type { SigningKeyRotationStores } from './routes/admin-signing-keys.routes.js';
 import { createServerSecretsRepository } from '../core/auth/server-secrets.repository.js';
-import { createStoredSigningKeyRing, type SigningKeysCache } from '../core/auth/signing-key.service.js';
+import { followRotation } from '../core/auth/signing-key-changes.js';
+import { createScheduledRotation, type ScheduledRotation } from '../core/auth/signing-key-rotation-schedule.js';
+import { createStoredSigningKeyRing, readKeyChains, type SigningKeysCache } from '../core/auth/signing-key.service.js';
 import { createVerificationKeySet } from '../core/auth/verification-key-set.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
 import { createGroupsRepository } from '../core/groups/groups.repository.js';
@@ -121,6 +123,8 @@ export interface ApiServices {
   authServer: AuthServerStores;
   /** Rotating the token signing keys (admin API): the store, and this process's key ring to follow at once. */
   signingKeyRotation: SigningKeyRotationStores;
+  /** The rotation of the signing keys on schedule (SIGNING_KEY_ROTATION_DAYS), when set: started and stopped with the process. */
+  scheduledRotation: ScheduledRotation | undefined;
   otp: OtpRouteServices;
   signIn: Omit<InteractionServices, 'logger'>;
   /** Work requests left running after their answers (login codes): the shutdown waits for it before closing the stores. */
@@ -167,6 +171,15 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   });
   const { users, clients, templates, activity, oidcRecords, revokedTokens } = repositories;
   const afterAnswers = createWorkAfterAnswers();
+  const signingKeyRotation: SigningKeyRotationStores = {
+    connection: ctx.mongo,
+    settings: ctx.config,
+    encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
+    secrets: createServerSecretsRepository(ctx.mongo),
+    activity,
+    ring: signingKeyRing,
+    changes: ctx.signingKeyChanges,
+  };
   return {
     repositories,
     clientLookup,
@@ -185,15 +198,17 @@ export function composeApi(ctx: ServiceContext): ApiServices {
       revocations,
       clientAuthenticationLimits: createClientAuthenticationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.clientAuthentication),
     },
-    signingKeyRotation: {
-      connection: ctx.mongo,
-      settings: ctx.config,
-      encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
-      secrets: createServerSecretsRepository(ctx.mongo),
-      activity,
-      ring: signingKeyRing,
-      changes: ctx.signingKeyChanges,
-    },
+    signingKeyRotation,
+    scheduledRotation:
+      ctx.config.signingKeyRotationDays > 0
+        ? createScheduledRotation({
+            stores: signingKeyRotation,
+            readChains: () => readKeyChains(ctx.mongo, ctx.config, signingKeyRotation.encryptionKey),
+            periodDays: ctx.config.signingKeyRotationDays,
+            afterRotation: () => followRotation(signingKeyRing, ctx.signingKeyChanges, ctx.logger),
+            logger: ctx.logger,
+          })
+        : undefined,
     otp,
     signIn: composeSignIn(ctx, repositories, otp, afterAnswers),
     afterAnswers,

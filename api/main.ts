@@ -27,6 +27,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   const port = typeof address === 'object' && address ? address.port : config.port;
   const http = trackHttpDrain(server, { windowMs: config.shutdownDrainWindowMs });
   setDrainingCheck(app, http.isDraining);
+  services.scheduledRotation?.start();
   const shutdown = createShutdown(
     [
       // Readiness 503 and Connection: close on every answer for the drain window, then stop
@@ -37,6 +38,8 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       { name: 'work after answers', run: () => services.afterAnswers.settled() },
       // Marks of events already appended; left standing, those events would come again.
       { name: 'user event marks', run: () => services.repositories.userEventOutbox.flush() },
+      // A scheduled rotation under way finishes (its writes need the stores); no new one starts.
+      { name: 'scheduled key rotation', run: async () => services.scheduledRotation?.stop() },
       { name: 'connections', run: () => ctx.close(), minMs: 5000 },
     ],
     logger,

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { SigningKeyChanges } from '../../core/auth/signing-key-changes.js';
+import { followRotation, type SigningKeyChanges } from '../../core/auth/signing-key-changes.js';
 import type { SigningKeyRing } from '../../core/auth/signing-key-ring.js';
 import { rotateSigningKeys, type RotationStores, type SigningKeyRotation } from '../../core/auth/signing-key-rotation.js';
 import { ValidationError } from '../../core/platform/errors/app-error.js';
@@ -41,12 +41,7 @@ export function adminSigningKeysRoutes(ctx: ServiceContext, stores: SigningKeyRo
       throw new ValidationError('[Invalid field retireAtOnce]', { error: 'Invalid data.' });
     const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
     const rotation = await rotateSigningKeys(stores, { retireAtOnce: retire === 'true', comments });
-    // This process follows at once, the others when the notice reaches them (at the latest at
-    // their next periodic read, SIGNING_KEY_RELOAD_SECONDS, should it be lost).
-    await Promise.all([
-      stores.ring.reload().catch((err: unknown) => ctx.logger.warn({ err }, 'signing keys could not be read again after a rotation')),
-      stores.changes.announce(),
-    ]);
+    await followRotation(stores.ring, stores.changes, ctx.logger);
     res.status(200).json(toRotationResponse(rotation));
   });
 

@@ -4,7 +4,8 @@ import type { EnterpriseScope } from '../platform/tenancy/enterprise-id.js';
 import { scopeFilter } from '../platform/tenancy/tenant-filter.js';
 
 /** Who made a change (or replayed deliveries): an enterprise client, the operator with the admin token, or a user themself. */
-export type ActivityActor = { type: 'client'; clientId: string } | { type: 'admin' } | { type: 'user' };
+/** Who made a change; `service` is the service itself (a scheduled rotation of the signing keys). */
+export type ActivityActor = { type: 'client'; clientId: string } | { type: 'admin' } | { type: 'user' } | { type: 'service' };
 
 export type ActivityAction =
   | 'user.enrolled'

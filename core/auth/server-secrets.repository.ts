@@ -66,11 +66,11 @@ export function createServerSecretsRepository(connection: Connection) {
       }
     },
 
-    /** The stored values of the secrets named in `names` or starting with `prefix`, by name, in one query. */
-    async findServerSecretsNamedOrPrefixed<T>(names: string[], prefix: string): Promise<Map<string, T>> {
+    /** The stored secrets named in `names` or starting with `prefix` (value and when stored), by name, in one query. */
+    async findServerSecretsNamedOrPrefixed<T>(names: string[], prefix: string): Promise<Map<string, { value: T; createdAt: Date }>> {
       const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       const found = await (await model(connection)).find({ $or: [{ name: { $in: names } }, { name: { $regex: `^${escaped}` } }] }).lean();
-      return new Map(found.map((secret) => [secret.name, secret.value as T]));
+      return new Map(found.map((secret) => [secret.name, { value: secret.value as T, createdAt: secret.createdAt }]));
     },
 
     /** The stored values of the secrets among `names` that exist, by name, in one query. */

@@ -37,6 +37,15 @@ export interface ChainedKey {
   activeFrom: number;
   /** When every earlier key of the chain is removed (ms since the epoch); undefined for the first key. */
   retiresEarlierAt?: number;
+  /** When it was stored (ms since the epoch); undefined for SIGNING_KEY_JWK. */
+  storedAt?: number;
+}
+
+/** Since when the newest key of the chain signs, or will (its age decides a scheduled rotation); undefined when unknown. */
+export function newestKeySigningSince(chain: KeyChain): { key: SigningKey; since: number | undefined } {
+  const newest = chain.keys.at(-1) as ChainedKey;
+  const since = newest.storedAt === undefined ? undefined : Math.max(newest.activeFrom, newest.storedAt);
+  return { key: newest.key, since };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Logger } from '../platform/logger/logger.js';
 import { createChannelSubscriber } from '../platform/queues/channel-subscriber.js';
 import type { RedisClient } from '../platform/queues/redis-connection.js';
+import type { SigningKeyRing } from './signing-key-ring.js';
 
 /**
  * "The signing keys changed: read them again", told to every API process through Redis pub/sub
@@ -68,4 +69,20 @@ export function createSigningKeyChanges(deps: {
       listeners.clear();
     },
   };
+}
+
+/**
+ * After a rotation stored by this process: it reads the new keys at once, and every other API
+ * process is told to (at the latest each follows at its next periodic read, should the notice be
+ * lost). Never throws: the rotation is stored whatever happens here.
+ */
+export async function followRotation(
+  ring: Pick<SigningKeyRing, 'reload'>,
+  changes: Pick<SigningKeyChanges, 'announce'>,
+  logger: Logger,
+): Promise<void> {
+  await Promise.all([
+    ring.reload().catch((err: unknown) => logger.warn({ err }, 'signing keys could not be read again after a rotation')),
+    changes.announce(),
+  ]);
 }

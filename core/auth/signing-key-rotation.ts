@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { ActivityRepository } from '../activity/activity.repository.js';
+import type { ActivityActor, ActivityRepository } from '../activity/activity.repository.js';
 import type { Config } from '../platform/config/config.js';
 import { ConflictError } from '../platform/errors/app-error.js';
 import { OTP_JWT_TTL_SECONDS } from './signed-token-lifetimes.js';
@@ -75,7 +75,18 @@ export function rotationMoments(
  */
 export async function rotateSigningKeys(
   stores: RotationStores,
-  options: { retireAtOnce?: boolean; comments?: string; now?: Date } = {},
+  options: {
+    retireAtOnce?: boolean;
+    comments?: string;
+    now?: Date;
+    /** Who asks (the activity record's actor): the admin unless said. */
+    actor?: ActivityActor;
+    /**
+     * Rotate only while the newest access-token key is still this one (a ConflictError
+     * otherwise): a scheduled rotation found it due, and another process may have rotated since.
+     */
+    ifNewestIs?: string;
+  } = {},
 ): Promise<SigningKeyRotation> {
   const { settings, encryptionKey } = stores;
   const chains = await keyChainsReader(stores.connection, settings, encryptionKey)();
@@ -83,6 +94,8 @@ export async function rotateSigningKeys(
   const access = chainOf(settings.accessTokenSigningAlg);
   if (access.configured)
     throw new ConflictError('The signing key is SIGNING_KEY_JWK: the service cannot rotate it; set a new SIGNING_KEY_JWK instead');
+  if (options.ifNewestIs !== undefined && access.keys.at(-1)?.key.kid !== options.ifNewestIs)
+    throw new ConflictError('Signing keys were rotated by another request at the same time; rotate again');
   const idTokens = chainOf('RS256');
   const toRotate = [access, ...(idTokens !== access && !idTokens.configured ? [idTokens] : [])];
   const now = options.now ?? new Date();
@@ -110,7 +123,7 @@ export async function rotateSigningKeys(
     });
   }
   await stores.activity.append({
-    actor: { type: 'admin' },
+    actor: options.actor ?? { type: 'admin' },
     action: 'signing-keys.rotated',
     signingKeys: rotated.map(({ alg, kid, previousKid }) => ({ alg, kid, previousKid })),
     comments: options.comments,

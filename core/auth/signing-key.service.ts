@@ -104,20 +104,22 @@ export async function readKeyChains(connection: Connection, settings: KeySetting
   const configured = await configuredKey(settings);
   const chains: KeyChain[] = [];
   for (const alg of ['RS256', 'ES256'] as const) {
-    const first =
-      alg === 'RS256' && configured ? configured : await storedFirstKey(connection, stored.get(STORED_AS[alg]), alg, encryptionKey);
+    const storedFirst = alg === 'RS256' && configured ? undefined : stored.get(STORED_AS[alg]);
+    const first = alg === 'RS256' && configured ? configured : await storedFirstKey(connection, storedFirst?.value, alg, encryptionKey);
     if (!first) continue;
-    const keys: ChainedKey[] = [{ key: first, activeFrom: Number.NEGATIVE_INFINITY }];
+    const keys: ChainedKey[] = [{ key: first, activeFrom: Number.NEGATIVE_INFINITY, storedAt: storedFirst?.createdAt.getTime() }];
     // Each key names its successor; the bound stops a damaged store from looping.
     for (let last = first; keys.length < 1000;) {
       const name = successorName(last.kid);
-      const successor = stored.get(name) as StoredSuccessor | undefined;
-      if (!successor) break;
+      const found = stored.get(name);
+      if (!found) break;
+      const successor = found.value as StoredSuccessor;
       last = toSigningKey(openSigningJwk(name, successor.sealed, encryptionKey));
       keys.push({
         key: last,
         activeFrom: new Date(successor.activeFrom).getTime(),
         retiresEarlierAt: new Date(successor.retiresEarlierAt).getTime(),
+        storedAt: found.createdAt.getTime(),
       });
     }
     chains.push({ alg, configured: alg === 'RS256' && configured !== undefined, keys });

@@ -161,6 +161,7 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     accessTokenTtlSeconds: s.ACCESS_TOKEN_TTL_SECONDS,
     tokenRevocationCheckSeconds: s.TOKEN_REVOCATION_CHECK_SECONDS,
     signingKeyReloadSeconds: s.SIGNING_KEY_RELOAD_SECONDS,
+    signingKeyRotationDays: s.SIGNING_KEY_ROTATION_DAYS,
     clientSecretGraceSeconds: s.CLIENT_SECRET_GRACE_SECONDS,
     /** Lifetimes of what the authorization server issues to users and keeps for them. */
     signIn: Object.freeze({

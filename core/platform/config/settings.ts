@@ -254,6 +254,14 @@ export const SETTINGS = {
     default: 60,
     doc: 'how often each API process reads the signing keys again, so a rotation reaches every process without a restart even when its Redis notice is lost (processes told through Redis read them at once); a rotated key starts signing twice this long after the rotation',
   },
+  SIGNING_KEY_ROTATION_DAYS: {
+    section: 'sign-in',
+    kind: 'integer',
+    min: 0,
+    max: 3650,
+    default: 0,
+    doc: 'rotate the token signing keys on schedule once the key signing access tokens has signed for this many days, as a rotation without `retireAtOnce` does (nothing is refused; recorded in the activity record); 0: only when asked (admin API or CLI)',
+  },
   CLIENT_SECRET_GRACE_SECONDS: {
     section: 'sign-in',
     kind: 'integer',
