@@ -274,7 +274,7 @@ export const adminRouteDocs: RouteDoc[] = [
     method: 'post',
     path: '/admin/signing-keys/rotation',
     summary:
-      'Rotate the token signing keys: the access-token key and, unless it is SIGNING_KEY_JWK, the RSA key of ID tokens. Each new key is published at once and signs from activeFrom; the replaced one is accepted until previousKeyRemovedAt',
+      'Rotate the token signing keys: the access-token key, the RSA key of ID tokens unless it is SIGNING_KEY_JWK, and a key of the other algorithm left by a change of ACCESS_TOKEN_SIGNING_ALG. Each new key is published at once and signs from activeFrom; the replaced one is accepted until previousKeyRemovedAt',
     tag: 'admin',
     auth: { kind: 'admin' },
     query: [

@@ -66,8 +66,9 @@ export function rotationMoments(
 }
 
 /**
- * Replaces the key that signs access tokens and, unless it is SIGNING_KEY_JWK, the RSA key that
- * signs ID tokens (one key when access tokens are RS256). Each new key is stored as the
+ * Replaces the key that signs access tokens and every other stored key (the RSA key that signs ID
+ * tokens unless it is SIGNING_KEY_JWK, one key when access tokens are RS256; the key of the other
+ * algorithm left by a change of ACCESS_TOKEN_SIGNING_ALG). Each new key is stored as the
  * successor of the newest key of its chain, under a name made of that key's id: of two rotations
  * at the same moment exactly one can store it, and the other is a ConflictError. The states of
  * the keys then follow from the stored moments, with no further write, so a crash leaves either
@@ -97,7 +98,10 @@ export async function rotateSigningKeys(
   if (options.ifNewestIs !== undefined && access.keys.at(-1)?.key.kid !== options.ifNewestIs)
     throw new ConflictError('Signing keys were rotated by another request at the same time; rotate again');
   const idTokens = chainOf('RS256');
-  const toRotate = [access, ...(idTokens !== access && !idTokens.configured ? [idTokens] : [])];
+  // Every other stored chain too: the RSA key of ID tokens and, after a change of
+  // ACCESS_TOKEN_SIGNING_ALG, the key of the other algorithm, which signs nothing but is still
+  // published and accepted until replaced. Left out, a key retired "at once" would go on verifying.
+  const toRotate = [access, ...chains.filter((chain) => chain !== access && !chain.configured)];
   const now = options.now ?? new Date();
   const { activeFrom, retiresEarlierAt } = rotationMoments(settings, now.getTime(), options.retireAtOnce === true);
   const { secrets } = stores;

@@ -224,6 +224,28 @@ describe('signing key rotation', () => {
     }
   });
 
+  test('when ACCESS_TOKEN_SIGNING_ALG went back from ES256 to RS256 and the keys are rotated with retireAtOnce, then tokens of the P-256 key are refused too', async () => {
+    const shared = deployment('rotation-alg-back');
+    const before = await startTestService('rotation-alg-back-es', shared);
+    const app = await newApp(before);
+    const leaked = await clientToken(before, app);
+    await before.close();
+    const after = await startTestService('rotation-alg-back-rs', { ...shared, ACCESS_TOKEN_SIGNING_ALG: 'RS256' });
+    try {
+      // The P-256 key no longer signs, but its tokens are still accepted: it may have leaked with the others.
+      expect(await enterpriseStatus(after, leaked)).toBe(404);
+      const res = await rotate(after, '?retireAtOnce=true');
+      expect(res.status).toBe(200);
+      const rotation = (await res.json()) as RotationAnswer;
+      expect(rotation.rotated.map((key) => key.previousKid)).toContain(kidOf(leaked));
+      expect(await enterpriseStatus(after, leaked)).toBe(401);
+      expect(await jwksKids(after)).not.toContain(kidOf(leaked));
+      expect(decodeProtectedHeader(await clientToken(after, app)).alg).toBe('RS256');
+    } finally {
+      await after.close();
+    }
+  });
+
   test('when the access-token key is SIGNING_KEY_JWK, then a rotation is 409 and nothing changes', async () => {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const jwk = JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'configured-key' });
