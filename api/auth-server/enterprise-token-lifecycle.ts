@@ -3,6 +3,8 @@ import type { EnterpriseTokenClaims } from '../../core/auth/enterprise-token.ver
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
 import type { RevokedTokensRepository } from '../../core/auth/revoked-tokens.repository.js';
 import { currentTokenScopes } from '../../core/auth/token-scopes.js';
+import { isStoreUnavailable } from '../../core/platform/db/store-unavailable.js';
+import { STORE_RETRY_AFTER_SECONDS } from '../errors/error-pipeline.js';
 import { apiScopesOf } from './oidc-adapter.js';
 
 export interface EnterpriseTokenLifecycle {
@@ -33,7 +35,22 @@ export function answerForEnterpriseTokens(provider: Provider, lifecycle: Enterpr
     const token = (oidcCtx.oidc.params as { token?: unknown } | undefined)?.token;
     if (!client || typeof token !== 'string') return;
 
-    const claims = await lifecycle.verify(token);
+    const verified = await lifecycle.verify(token).then(
+      (claims) => ({ claims }),
+      (err: unknown) => {
+        if (isStoreUnavailable(err)) return undefined;
+        throw err;
+      },
+    );
+    if (!verified) {
+      // The keys could not be read (the store is down): the token may be valid, so neither
+      // `active: false` nor a refusal, but "try again" in the shape of RFC 6749 5.2.
+      oidcCtx.status = 503;
+      oidcCtx.set('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
+      oidcCtx.body = { error: 'temporarily_unavailable', error_description: 'the signing keys cannot be read now; retry later' };
+      return;
+    }
+    const { claims } = verified;
     const own = claims !== undefined && claims.client_id === client.clientId;
     if (route === 'introspection') {
       // Introspection is for confidential clients, as for the provider's tokens.

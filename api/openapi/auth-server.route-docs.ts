@@ -139,6 +139,11 @@ export const authServerRouteDocs: RouteDoc[] = [
       '400': { description: 'invalid_request', schema: 'auth-server.token-error.json' },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
       '429': { description: LIMITED, schema: 'auth-server.token-error.json' },
+      '503': {
+        description:
+          'temporarily_unavailable, with Retry-After: an enterprise token names a key this process has not read, and the stored keys cannot be read now',
+        schema: 'auth-server.token-error.json',
+      },
     },
   },
   {
@@ -158,6 +163,11 @@ export const authServerRouteDocs: RouteDoc[] = [
       },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
       '429': { description: LIMITED, schema: 'auth-server.token-error.json' },
+      '503': {
+        description:
+          'temporarily_unavailable, with Retry-After: an enterprise token names a key this process has not read, and the stored keys cannot be read now',
+        schema: 'auth-server.token-error.json',
+      },
     },
   },
   {

@@ -16,16 +16,25 @@ export interface EnterpriseTokenClaims extends JWTPayload {
  * and a `jti` to revoke it by. Undefined for anything else.
  *
  * The keys come from the process's one VerificationKeySet, which reads the stored keys again when
- * a token names a key this process does not know.
+ * a token names a key this process does not know. When those keys cannot be read, the read's
+ * error is thrown (never a silent refusal of a token that may be valid).
  */
 export function createEnterpriseTokenVerifier(
   keysFor: VerificationKeySet,
   expected: { issuer: string; audience: string },
 ): (token: string) => Promise<EnterpriseTokenClaims | undefined> {
   return async (token) => {
+    let kid: string | undefined;
+    try {
+      ({ kid } = decodeProtectedHeader(token));
+    } catch {
+      return undefined;
+    }
+    // Not caught: keys that cannot be read (the store is down) say nothing about the token, so
+    // the caller answers "try again later" rather than refusing a token that may be valid.
+    const { keySet, algorithms } = await keysFor(kid);
     let claims: JWTPayload;
     try {
-      const { keySet, algorithms } = await keysFor(decodeProtectedHeader(token).kid);
       ({ payload: claims } = await jwtVerify(token, keySet, { ...expected, typ: 'at+jwt', algorithms }));
     } catch {
       return undefined;

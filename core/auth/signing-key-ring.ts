@@ -44,17 +44,25 @@ export function createSigningKeyRing(read: () => Promise<KeyChain[]>, options: S
   let attemptedAt = Number.NEGATIVE_INFINITY;
   let unknownKidReadAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<void> | undefined;
+  let lastReadError: unknown;
   let view: SigningKeys | undefined;
 
   const readNow = (): Promise<void> => {
     if (!reading) {
       attemptedAt = now();
       reading = read()
-        .then((loaded) => {
-          chains = loaded;
-          loadedAt = now();
-          view = undefined;
-        })
+        .then(
+          (loaded) => {
+            chains = loaded;
+            loadedAt = now();
+            view = undefined;
+            lastReadError = undefined;
+          },
+          (err: unknown) => {
+            lastReadError = err;
+            throw err;
+          },
+        )
         .finally(() => {
           reading = undefined;
         });
@@ -82,17 +90,23 @@ export function createSigningKeyRing(read: () => Promise<KeyChain[]>, options: S
     return viewNow();
   };
 
+  // A kid still unknown while the store cannot be read may be a valid token's (a key made since):
+  // the read's error, not a refusal, so the caller answers "try again" (503), never a 401.
+  const unlessUnreadable = (): SigningKeys => {
+    if (lastReadError !== undefined) throw lastReadError;
+    return viewNow();
+  };
   const forUnknownKid = async (kid: string): Promise<SigningKeys> => {
     const known = await current();
     if (known.all.some((key) => key.kid === kid)) return known;
     if (reading) {
       await quietly(reading);
-      return viewNow();
+      return unlessUnreadable();
     }
-    if (now() - unknownKidReadAt < UNKNOWN_KID_RELOAD_INTERVAL_MS) return known;
+    if (now() - unknownKidReadAt < UNKNOWN_KID_RELOAD_INTERVAL_MS) return unlessUnreadable();
     unknownKidReadAt = now();
     await quietly(readNow());
-    return viewNow();
+    return unlessUnreadable();
   };
 
   return { current, forUnknownKid, reload: readNow };

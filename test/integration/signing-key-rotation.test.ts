@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { registerClient } from '../../core/clients/clients.service.js';
+import { startMongoServer } from '../../scripts/local-services.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { postToAuthServer } from '../support/oauth-flow-helpers.js';
 import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
@@ -170,6 +171,38 @@ describe('signing key rotation', () => {
     } finally {
       await other.close();
       await rotating.close();
+    }
+  });
+
+  test('when a process meets a token of a key it has not read and MongoDB is down, then the API and introspection answer 503 with Retry-After, not 401 or inactive', async () => {
+    // This test stops MongoDB, so it has a MongoDB-wire server of its own.
+    const mongo = await startMongoServer();
+    const shared = deployment('rotation-kid-outage', { MONGODB_URI: `${mongo.url}/rotation-kid-outage` });
+    const rotating = await startTestService('rotation-kid-outage-a', shared);
+    const other = await startTestService('rotation-kid-outage-b', { ...shared, SIGNING_KEY_RELOAD_SECONDS: '3600' });
+    try {
+      const app = await newApp(rotating);
+      expect(await enterpriseStatus(other, await clientToken(other, app))).toBe(404);
+      expect((await rotate(rotating, '?retireAtOnce=true')).status).toBe(200);
+      const token = await clientToken(rotating, app);
+      await mongo.stop();
+      // The token may be valid: the process cannot tell until it has read the keys, so it is not refused.
+      const res = await fetch(`${other.url}/v1/svc-otp/00000000-0000-4000-8000-000000000000`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect({ status: res.status, retryAfter: res.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '5' });
+      // Within the 5 s budget of unknown-kid reads too.
+      expect(await enterpriseStatus(other, token)).toBe(503);
+      const introspection = await postToAuthServer(other, '/oauth/introspect', app, { token });
+      expect({ status: introspection.status, retryAfter: introspection.headers.get('retry-after') }).toEqual({
+        status: 503,
+        retryAfter: '5',
+      });
+      expect(await introspection.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    } finally {
+      await other.close();
+      await rotating.close();
+      await mongo.stop();
     }
   });
 

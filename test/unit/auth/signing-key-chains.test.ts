@@ -90,3 +90,28 @@ describe('signing key ring: reading the keys again', () => {
     expect((await ring.current()).tokens.kid).toBe('second');
   });
 });
+
+describe('signing key ring: keys that cannot be read', () => {
+  test('when the read for an unknown kid fails, then its error is thrown, and again within the budget, until a read succeeds', async () => {
+    let clock = 0;
+    let down = false;
+    const outage = new Error('MongoDB is down');
+    const ring = createSigningKeyRing(
+      async () => {
+        if (down) throw outage;
+        return rotatedChain(200_000, 100_000);
+      },
+      { reloadIntervalMs: 60_000, keysAt: (chains, t) => signingKeysAt(chains, 'ES256', t), now: () => clock },
+    );
+    expect((await ring.current()).tokens.kid).toBe('first');
+    down = true;
+    await expect(ring.forUnknownKid('made-since')).rejects.toBe(outage);
+    clock = 1000;
+    await expect(ring.forUnknownKid('made-since')).rejects.toBe(outage);
+    // Known keys are still served from what was read.
+    expect((await ring.forUnknownKid('second')).tokens.kid).toBe('first');
+    down = false;
+    clock = 6000;
+    expect(kids((await ring.forUnknownKid('made-since')).all)).toEqual(['first', 'rsa', 'second']);
+  });
+});
