@@ -3,6 +3,7 @@ import { Router, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { CallerAddress } from '../caller-address.js';
 import type { ServiceContext } from '../service-context.js';
+import { loadCookieKeys } from '../../core/auth/signing-key.service.js';
 import { AUTH_SERVER_PATH, createAuthServer, type AuthServerStores } from './auth-server.js';
 import type { EdgeRequest } from '../middleware/edge-step.js';
 import type { UserTokenStores } from '../middleware/user-token-auth.middleware.js';
@@ -39,6 +40,20 @@ export function authServerRoutes(
 ): AuthServerRoutes {
   type Built = { provider: Provider; callback: ReturnType<Provider['callback']> };
   let built: { version: string; ready: Promise<Built> } | undefined;
+  // Read once (they never change): building the provider again when the signing keys change then
+  // needs nothing from the store, so a key that starts signing during a MongoDB outage does not
+  // take the authorization server down with it, nor make each request try a read.
+  let cookieKeys: Promise<string[]> | undefined;
+  const cookieKeysOnce = (): Promise<string[]> => {
+    if (!cookieKeys) {
+      const reading = loadCookieKeys(ctx.mongo);
+      cookieKeys = reading;
+      reading.catch(() => {
+        if (cookieKeys === reading) cookieKeys = undefined;
+      });
+    }
+    return cookieKeys;
+  };
   // The provider takes its keys when it is built: when the process's signing keys change (a
   // rotation read from the store, a rotated key starting to sign, a retired one removed), the next
   // request builds it again with them and every request from then on goes to the new one. Requests
@@ -46,7 +61,9 @@ export function authServerRoutes(
   const handler = async (): Promise<Built> => {
     const keys = await stores.signingKeys();
     if (built?.version === keys.version) return built.ready;
-    const ready = createAuthServer(ctx, stores, callerAddress, keys).then((provider) => ({ provider, callback: provider.callback() }));
+    const ready = cookieKeysOnce()
+      .then((cookies) => createAuthServer(ctx, stores, callerAddress, { signingKeys: keys, cookieKeys: cookies }))
+      .then((provider) => ({ provider, callback: provider.callback() }));
     const attempt = { version: keys.version, ready };
     built = attempt;
     ready.catch(() => {

@@ -74,22 +74,32 @@ export interface AuthServerStores {
   clientAuthenticationLimits: ClientAuthenticationLimits;
 }
 
+/** What a provider is built with when the caller already holds it (each is read from the store otherwise). */
+export interface AuthServerKeys {
+  /** The signing keys: the first signs access tokens, the first RSA one ID tokens (the provider picks the first that fits). */
+  signingKeys?: SigningKeys;
+  /** The keys of the provider's cookies, which never change. */
+  cookieKeys?: string[];
+}
+
 /**
  * Builds the oidc-provider instance: clients and grants in MongoDB, JWT enterprise tokens, opaque
- * user tokens, signed with `keys` (the process's current signing keys unless given): the first of
- * them signs access tokens, the first RSA one ID tokens (the provider picks the first that fits). `callerAddress` is the app's (TRUST_PROXY), for the limits on failed client
- * authentication.
+ * user tokens, signed with the process's current signing keys unless `given`. `callerAddress` is
+ * the app's (TRUST_PROXY), for the limits on failed client authentication.
  */
 export async function createAuthServer(
   ctx: ServiceContext,
   stores: AuthServerStores,
   callerAddress: CallerAddress,
-  keys?: SigningKeys,
+  given: AuthServerKeys = {},
 ): Promise<Provider> {
   const { config, mongo, logger } = ctx;
   const { users } = stores;
   // The provider keeps the keys it is given: api/auth-server/auth-server.routes.ts builds a new one when they change.
-  const [signingKeys, cookieKeys] = await Promise.all([keys ?? stores.signingKeys(), loadCookieKeys(mongo)]);
+  const [signingKeys, cookieKeys] = await Promise.all([
+    given.signingKeys ?? stores.signingKeys(),
+    given.cookieKeys ?? loadCookieKeys(mongo),
+  ]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
   const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.

@@ -206,6 +206,31 @@ describe('signing key rotation', () => {
     }
   });
 
+  test('when a rotated key starts signing while MongoDB is down, then the process builds its authorization server with the keys it holds and goes on answering', async () => {
+    const mongo = await startMongoServer();
+    const service = await startTestService(
+      'rotation-flip-outage',
+      deployment('rotation-flip-outage', { MONGODB_URI: `${mongo.url}/rotation-flip-outage`, SIGNING_KEY_RELOAD_SECONDS: '1' }),
+    );
+    try {
+      const res = await rotate(service);
+      expect(res.status).toBe(200);
+      const rotation = (await res.json()) as RotationAnswer;
+      const kids = await jwksKids(service);
+      await mongo.stop();
+      // The new keys were read before the outage: starting to sign needs nothing from the store.
+      await untilClockReaches(Date.parse((rotation.rotated[0] as RotationAnswer['rotated'][number]).activeFrom) + 1);
+      const answers = await Promise.all(Array.from({ length: 3 }, () => fetch(`${service.url}/svc/authserver/jwks`)));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+      expect(((await (answers[0] as Response).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid).sort()).toEqual(
+        [...kids].sort(),
+      );
+    } finally {
+      await service.close();
+      await mongo.stop();
+    }
+  });
+
   test('when the keys are rotated with retireAtOnce, then tokens of the replaced key are refused at once and the new key signs at once', async () => {
     const shared = deployment('rotation-retire', { SIGNING_KEY_RELOAD_SECONDS: '1' });
     const first = await startTestService('rotation-retire-a', shared);
