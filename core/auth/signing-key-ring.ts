@@ -14,7 +14,7 @@ export interface SigningKeyRing {
    * way wait for it rather than being refused.
    */
   forUnknownKid(kid: string): Promise<SigningKeys>;
-  /** Reads the keys again now: the process that rotated them follows at once. */
+  /** Reads the keys again now, after any read under way: the process that rotated them follows at once. */
   reload(): Promise<void>;
 }
 
@@ -109,5 +109,12 @@ export function createSigningKeyRing(read: () => Promise<KeyChain[]>, options: S
     return unlessUnreadable();
   };
 
-  return { current, forUnknownKid, reload: readNow };
+  // A read under way may have queried the store before the change this caller made: wait for it,
+  // then read again (a leaked key retired at once must end in this process at once).
+  const reload = async (): Promise<void> => {
+    if (reading) await quietly(reading);
+    await readNow();
+  };
+
+  return { current, forUnknownKid, reload };
 }

@@ -115,3 +115,31 @@ describe('signing key ring: keys that cannot be read', () => {
     expect(kids((await ring.forUnknownKid('made-since')).all)).toEqual(['first', 'rsa', 'second']);
   });
 });
+
+describe('signing key ring: reading again after a rotation', () => {
+  test('when reload is asked while a read begun before the rotation is under way, then the keys after the rotation are read', async () => {
+    let clock = 0;
+    let stored = rotatedChain(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY);
+    let release: () => void = () => undefined;
+    let slow = false;
+    const ring = createSigningKeyRing(
+      async () => {
+        const snapshot = stored;
+        if (slow) await new Promise<void>((resolve) => (release = resolve));
+        return snapshot;
+      },
+      { reloadIntervalMs: 60_000, keysAt: (chains, t) => signingKeysAt(chains, 'ES256', t), now: () => clock },
+    );
+    expect((await ring.current()).tokens.kid).toBe('first');
+    // A periodic read starts, then the rotation (retire at once) is stored, and its process reloads.
+    slow = true;
+    clock = 60_000;
+    await ring.current();
+    slow = false;
+    stored = rotatedChain(0, 0);
+    const reloaded = ring.reload();
+    release();
+    await reloaded;
+    expect((await ring.current()).tokens.kid).toBe('second');
+  });
+});
