@@ -2,6 +2,7 @@ import type { RedisClient } from '../platform/queues/redis-connection.js';
 import type { RateLimit } from '../platform/config/config.js';
 import { RateLimitedError } from '../platform/errors/app-error.js';
 import { createBudget } from '../platform/throttling/budget.js';
+import { callerBlock } from '../platform/throttling/caller-block.js';
 import { createPairThenUserBudget } from '../platform/throttling/pair-then-user-budget.js';
 import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
@@ -38,6 +39,12 @@ export const SIGN_IN_ADDRESS_POLICY = 'sign-in-per-address';
  * for an address the user signed in from before: a stranger posting someone's user id uses up
  * their own address's budget, not the person's (who can always sign in from their usual
  * address), while the messages strangers can cause stay bounded by the per-user code budget.
+ *
+ * "Address" means the caller behind it (callerBlock): an IPv6 address counts as its /64, for the
+ * budgets and for the addresses a user signed in from alike. One host may send from any address
+ * of its /64, so budgets per IPv6 address would be budgets per request; and a person's own
+ * device moves within its /64 (a new privacy address every day or so), so a /64 they signed in
+ * from stays theirs, as an IPv4 address behind a home router does.
  */
 export function createLoginLimits(redis: RedisClient, prefix: string, config: LoginLimitsConfig) {
   const perIp = createBudget(redis, prefix, { name: 'login:perIp', ...config.perIp, policy: SIGN_IN_ADDRESS_POLICY });
@@ -47,12 +54,12 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
     perUser: config.codesPerUser,
   });
   // Next to the budgets' keys (`<prefix>:rl:login:...`), though not a budget itself.
-  const familiarKey = (userKey: string, address: string) => `${prefix}:rl:login:familiar:${userKey}|${address}`;
+  const familiarKey = (userKey: string, caller: string) => `${prefix}:rl:login:familiar:${userKey}|${caller}`;
 
-  /** Unknown while Redis is unreachable: then the address counts as a stranger's. */
-  async function isFamiliar(userKey: string, address: string): Promise<boolean> {
+  /** Unknown while Redis is unreachable: then the caller counts as a stranger. */
+  async function isFamiliar(userKey: string, caller: string): Promise<boolean> {
     try {
-      return (await redis.exists(familiarKey(userKey, address))) === 1;
+      return (await redis.exists(familiarKey(userKey, caller))) === 1;
     } catch {
       return false;
     }
@@ -65,16 +72,17 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
      * they would tell a stranger about someone else's sign-ins.
      */
     async consumeIp(address: string): Promise<BudgetState> {
-      return perIp.consume(address, tooMany);
+      return perIp.consume(callerBlock(address), tooMany);
     },
 
     /** One step for this user from this address (and a code to send, when `sendsCode`); 429 when refused. */
     async consumeStep(userKey: string, address: string, sendsCode: boolean): Promise<void> {
-      const familiar = await isFamiliar(userKey, address);
-      const stepWait = await steps.take(userKey, address, familiar);
+      const caller = callerBlock(address);
+      const familiar = await isFamiliar(userKey, caller);
+      const stepWait = await steps.take(userKey, caller, familiar);
       if (stepWait !== undefined) throw tooMany(stepWait);
       if (!sendsCode) return;
-      const codeWait = await codes.take(userKey, address, familiar);
+      const codeWait = await codes.take(userKey, caller, familiar);
       if (codeWait !== undefined) throw tooMany(codeWait);
     },
 
@@ -83,10 +91,11 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
      * (someone signing in several times in a row is not refused for it).
      */
     async rememberAddress(userKey: string, address: string): Promise<void> {
+      const caller = callerBlock(address);
       await Promise.all([
-        redis.set(familiarKey(userKey, address), '1', 'EX', config.familiarAddressSeconds),
-        steps.restorePair(userKey, address),
-        codes.restorePair(userKey, address),
+        redis.set(familiarKey(userKey, caller), '1', 'EX', config.familiarAddressSeconds),
+        steps.restorePair(userKey, caller),
+        codes.restorePair(userKey, caller),
       ]);
     },
   };

@@ -3,6 +3,7 @@ import type { RateLimit } from '../platform/config/config.js';
 import { userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import { LockedError, RateLimitedError } from '../platform/errors/app-error.js';
 import { createBudget } from '../platform/throttling/budget.js';
+import { callerBlock } from '../platform/throttling/caller-block.js';
 import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
@@ -76,7 +77,9 @@ function createScope(redis: RedisClient, prefix: string, name: string, free: num
  * everywhere the user as a whole; there is no lock a stranger can set quickly, so the real user
  * with the right code gets in from their own address. After `maxFailures` consecutive failures
  * the code is void until an admin re-issues one. Unknown users are throttled exactly like known
- * ones, so the answers say nothing about whether a user exists.
+ * ones, so the answers say nothing about whether a user exists. An address is the caller behind
+ * it (callerBlock): an IPv6 address counts as its /64, which one host may send from any address
+ * of, so a budget per IPv6 address would be a budget per request.
  */
 export function createActivationThrottle(redis: RedisClient, prefix: string, config: ActivationThrottleConfig) {
   const perIp = createBudget(redis, prefix, { name: 'activatePerIp', ...config.perIp, policy: ACTIVATION_ADDRESS_POLICY });
@@ -96,7 +99,7 @@ export function createActivationThrottle(redis: RedisClient, prefix: string, con
     config.maxDelayPerUserSeconds,
     config.codeTtlSeconds,
   );
-  const addressKey = (ref: UserRef, ip: string) => `${userKey(ref)}|${ip}`;
+  const addressKey = (ref: UserRef, ip: string) => `${userKey(ref)}|${callerBlock(ip)}`;
 
   return {
     maxFailures: config.maxFailures,
@@ -107,7 +110,7 @@ export function createActivationThrottle(redis: RedisClient, prefix: string, con
      * stranger about someone else's attempts.
      */
     async consumeIp(ip: string): Promise<BudgetState> {
-      return perIp.consume(ip, rateLimited);
+      return perIp.consume(callerBlock(ip), rateLimited);
     },
 
     /**

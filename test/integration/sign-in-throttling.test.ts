@@ -256,3 +256,82 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
     expect(otps.reduce((sum, otp) => sum + Number(otp.attemptsUsed ?? 0), 0)).toBeLessThanOrEqual(7);
   });
 });
+
+/**
+ * Callers behind one trusted proxy (TRUST_PROXY=1), each named by the address in
+ * X-Forwarded-For: an IPv6 caller is its /64, which one host may send from any address of, for
+ * every sign-in budget and for the addresses a user signed in from (5 forms per address per
+ * minute here, instead of 60, to keep the test short).
+ */
+describe('sign-in throttling: an IPv6 /64 is one caller', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let clientId: string;
+
+  beforeAll(async () => {
+    service = await startTestService(
+      'signin-ipv6',
+      { TRUST_PROXY: '1', RATE_LIMIT_LOGIN_PER_IP: '5', LOGIN_USER_STEP_FLOOR_MS: '0' },
+      { ownPublicUrl: true },
+    );
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    clientId = (await registerClient(service.services.clients, { name: 'Acme Bank', scopes: [], redirectUris: [REDIRECT] })).client
+      .clientId;
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  const authorizeUrl = () =>
+    `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`;
+
+  /** A new sign-in from `address` (as the proxy reports it): the status after posting the user id. */
+  async function postUserId(userId: string, address: string): Promise<number> {
+    const walker = new FormWalker(service.url, { forwardedFor: address });
+    const first = await walker.page(authorizeUrl());
+    return (await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } })).status;
+  }
+  const signIn = (userId: string, mobile: string, address: string) =>
+    signInWithForms(service, new FormWalker(service.url, { forwardedFor: address }), authorizeUrl(), userId, mobile);
+
+  test('when forms come from one IPv6 /64, each from another address of it, then they spend one per-address budget and the next /64 has its own', async () => {
+    const statuses: number[] = [];
+    for (const address of [
+      '2001:db8:51:1::1',
+      '2001:db8:51:1::2',
+      '2001:db8:51:1:a:b:c:d',
+      '2001:db8:51:1::4',
+      '2001:db8:51:1::5',
+      '2001:db8:51:1::6',
+    ]) {
+      statuses.push(await postUserId(`v6-form-${statuses.length}`, address));
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(await postUserId('v6-form-next', '2001:db8:51:2::1')).toBe(200);
+  });
+
+  test("when a stranger posts a person's user id from several addresses of one IPv6 /64, then that /64 is refused after 3 codes and the person still signs in from another /64", async () => {
+    await insertUser(service.ctx.mongo, { userId: 'v6-paula', mobileNumber: '+15550410001' });
+    const statuses: number[] = [];
+    for (const address of ['2001:db8:52:1::1', '2001:db8:52:1::2', '2001:db8:52:1::3', '2001:db8:52:1:ffff:ffff:ffff:ffff']) {
+      statuses.push(await postUserId('v6-paula', address));
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(new URL(await signIn('v6-paula', '+15550410001', '2001:db8:52:2::1')).searchParams.get('code')).toBeTruthy();
+  });
+
+  test("when a person signed in from one address of an IPv6 /64 and strangers spent the user's code budget, then another address of that /64 is still the person's, and the next /64 is not", async () => {
+    await insertUser(service.ctx.mongo, { userId: 'v6-quinn', mobileNumber: '+15550410002' });
+    // The person's first sign-in: its code counts against the user's budget (the /64 was new).
+    await signIn('v6-quinn', '+15550410002', '2001:db8:53:1::1');
+    const statuses: number[] = [];
+    for (const block of ['2001:db8:54:1', '2001:db8:54:2', '2001:db8:54:3', '2001:db8:54:4']) {
+      for (let i = 1; i <= 3; i += 1) statuses.push(await postUserId('v6-quinn', `${block}::${i}`));
+    }
+    expect(statuses).toEqual([...Array<number>(9).fill(200), 429, 429, 429]);
+    expect(await postUserId('v6-quinn', '2001:db8:53:2::1')).toBe(429);
+    // A privacy address (RFC 8981) of the same /64, as the person's device picks a new one each day.
+    expect(new URL(await signIn('v6-quinn', '+15550410002', '2001:db8:53:1:9e4f:21ff:fe00:7')).searchParams.get('code')).toBeTruthy();
+  });
+});

@@ -508,3 +508,73 @@ describe('Activation behind one trusted proxy (TRUST_PROXY=1)', () => {
     expect(other.status).toBe(422);
   });
 });
+
+/**
+ * Callers behind one trusted proxy (TRUST_PROXY=1), each named by the address in
+ * X-Forwarded-For: an IPv6 caller is its /64, which one host may send from any address of, for
+ * the per-address budget and for the wrong codes of one user from one address (5 requests per
+ * address and 2 free failures here, to keep the test short).
+ */
+describe('Activation from IPv6 callers behind one trusted proxy (TRUST_PROXY=1)', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('usersactipv6', {
+      TRUST_PROXY: '1',
+      RATE_LIMIT_ACTIVATE_PER_IP: '5',
+      ACTIVATION_FREE_FAILURES_PER_ADDRESS: '2',
+      // No floor: the 4th guess must arrive within the 1-second wait the 3rd opened.
+      ACTIVATION_FAILURE_FLOOR_MS: '0',
+    });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+  const activate = (address: string, userId: string, activationCode = 'GUESS') =>
+    sendJson(`${service.url}${PATH}`, 'POST', undefined, { userId, activationCode }, { 'x-forwarded-for': address });
+
+  test('when requests come from one IPv6 /64, each from another address of it, then they spend one per-address budget and the next /64 has its own', async () => {
+    const statuses: number[] = [];
+    for (const address of [
+      '2001:db8:61:1::1',
+      '2001:db8:61:1::2',
+      '2001:db8:61:1:a:b:c:d',
+      '2001:db8:61:1::4',
+      '2001:db8:61:1::5',
+      '2001:db8:61:1::6',
+    ]) {
+      statuses.push((await activate(address, `v6-spread-${statuses.length}`)).status);
+    }
+    expect(statuses).toEqual([422, 422, 422, 422, 422, 429]);
+    expect((await activate('2001:db8:61:2::1', 'v6-spread-next')).status).toBe(422);
+  });
+
+  test('when requests come from an IPv4 address and from that address mapped into IPv6, then they spend one per-address budget', async () => {
+    const statuses: number[] = [];
+    for (const address of [
+      '203.0.113.61',
+      '::ffff:203.0.113.61',
+      '203.0.113.61',
+      '::ffff:203.0.113.61',
+      '203.0.113.61',
+      '::ffff:203.0.113.61',
+    ]) {
+      statuses.push((await activate(address, `v4-mapped-${statuses.length}`)).status);
+    }
+    expect(statuses).toEqual([422, 422, 422, 422, 422, 429]);
+  });
+
+  test("when a stranger guesses a user's code from several addresses of one IPv6 /64, then that /64 waits after its free failures while the right code from another /64 activates", async () => {
+    const token = (await createClientWithToken(service, { scopes: ['users'] })).accessToken;
+    await createGroups(service, ['retail']);
+    const created = await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('v6-owner', { predefinedCode: 'V6-CODE' }));
+    expect(created.status).toBe(201);
+    // 2 free failures, the 3rd through the gate (which then stays shut 1 s), the 4th waits.
+    const statuses: number[] = [];
+    for (const address of ['2001:db8:62:1::1', '2001:db8:62:1::2', '2001:db8:62:1::3', '2001:db8:62:1::4']) {
+      statuses.push((await activate(address, 'v6-owner', 'WRONG')).status);
+    }
+    expect(statuses).toEqual([422, 422, 422, 429]);
+    const owner = await activate('2001:db8:62:2::1', 'v6-owner', 'V6-CODE');
+    expect(owner.status).toBe(200);
+  });
+});

@@ -19,12 +19,21 @@ export interface Page {
  */
 export class FormWalker {
   private readonly cookies = new Map<string, string>();
+  private readonly localAddress: string | undefined;
+  private readonly forwardedFor: Record<string, string>;
 
-  /** `localAddress`: the loopback address to send from (127.0.0.2, ...), a caller elsewhere as the server sees it. */
+  /**
+   * `from`: the loopback address to send from (127.0.0.2, ...), a caller elsewhere as the server
+   * sees it; or `{ forwardedFor }`, the address a trusted proxy reports (`X-Forwarded-For`, for a
+   * service started with `TRUST_PROXY=1`), for callers no loopback address can stand for (IPv6).
+   */
   constructor(
     private readonly serviceUrl: string,
-    private readonly localAddress?: string,
-  ) {}
+    from?: string | { forwardedFor: string },
+  ) {
+    this.localAddress = typeof from === 'string' ? from : undefined;
+    this.forwardedFor = typeof from === 'object' ? { 'x-forwarded-for': from.forwardedFor } : {};
+  }
 
   private send(url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<Response> {
     if (this.localAddress === undefined) return fetch(url, { ...init, redirect: 'manual' });
@@ -70,7 +79,7 @@ export class FormWalker {
     return new Promise((resolve) => {
       const req = httpRequest(url, {
         method: 'POST',
-        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+        headers: { cookie: this.cookieHeader(), ...this.forwardedFor, 'content-type': 'application/x-www-form-urlencoded' },
         ...(this.localAddress === undefined ? {} : { localAddress: this.localAddress }),
       });
       req.on('response', () => resolve());
@@ -95,7 +104,11 @@ export class FormWalker {
       if (!current.startsWith(this.serviceUrl)) return { redirectedTo: current };
       const res = await this.send(current, {
         method,
-        headers: { cookie: this.cookieHeader(), ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        headers: {
+          cookie: this.cookieHeader(),
+          ...this.forwardedFor,
+          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
         ...(body !== undefined ? { body } : {}),
       });
       this.setCookieLines.push(...res.headers.getSetCookie());

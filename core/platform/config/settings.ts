@@ -316,7 +316,7 @@ export const SETTINGS = {
     min: 3600,
     max: 31536000,
     default: 7776000,
-    doc: "how long an address a user signed in from counts as theirs, so that strangers' attempts elsewhere do not use up its budgets (90 days by default)",
+    doc: "how long an address a user signed in from (for IPv6, its /64) counts as theirs, so that strangers' attempts elsewhere do not use up its budgets (90 days by default)",
   },
 
   // --- workers ---

@@ -15,6 +15,8 @@ export interface PairThenUserLimits {
  * reach the user's, and a request from an address the user is known to use (`familiar`) is
  * never refused by it, so strangers elsewhere cannot lock the real user out of their own
  * address. The user's budget still bounds what strangers can cause in total (messages sent).
+ * `address` is taken as given: pass the caller's block (callerBlock), not a raw IPv6 address,
+ * or one host gets a pair budget for every address of its /64.
  */
 export function createPairThenUserBudget(redis: RedisClient, prefix: string, name: string, limits: PairThenUserLimits) {
   const perPair = createBudget(redis, prefix, { name: `${name}:pair`, ...limits.perPair });
