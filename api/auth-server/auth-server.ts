@@ -25,6 +25,7 @@ import {
   storedSecretsOfClient,
   webOriginsOfClient,
 } from './oidc-adapter.js';
+import { adapterAnsweringStoreOutages, answeringStoreOutages, retryAfterOnOutages } from './store-outage.js';
 import { reuseClientInstances } from './client-instances.js';
 import { limitFailedClientAuthentication, type ClientAuthenticatingEndpoint } from './client-authentication-limit.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
@@ -104,7 +105,7 @@ export async function createAuthServer(
   const serviceOrigin = new URL(config.publicUrl).origin;
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
   const self: { provider?: Provider } = {};
-  const Adapter = createOidcAdapter(stores.oidcRecords, stores.clientLookup);
+  const Adapter = adapterAnsweringStoreOutages(createOidcAdapter(stores.oidcRecords, stores.clientLookup));
 
   const configuration: Configuration = {
     adapter: Adapter,
@@ -244,7 +245,7 @@ export async function createAuthServer(
       const client = oidcCtx.oidc.client;
       const ref = userOfAccountId(accountId);
       if (!client || !ref || ref.enterpriseId !== enterpriseOfClient(client)) return undefined;
-      const user = await findUserForSignIn(users, ref, ref.userId);
+      const user = await answeringStoreOutages(() => findUserForSignIn(users, ref, ref.userId));
       if (!user || !canSignIn(user)) return undefined;
       return { accountId, claims: () => ({ sub: ref.userId }) };
     },
@@ -290,6 +291,7 @@ export async function createAuthServer(
   // Koa would print every unexpected error to stderr; ours go through the JSON logger instead.
   provider.silent = true;
   provider.on('server_error', (_oidcCtx: unknown, err: Error) => logger.error({ err }, 'authorization server error'));
+  retryAfterOnOutages(provider);
 
   // The stored `client_secret` is an HMAC (core/clients/client-secret.ts), so the comparison
   // oidc-provider would make against the clear secret is swapped for ours, on this instance's
@@ -410,12 +412,13 @@ function formXsrf(form: string): string {
   return match[1];
 }
 
-/** The error page's sentence for the two errors that never redirect, and a plain one for others. */
+/** The error page's sentence for the errors that never redirect and for an outage, and a plain one for others. */
 function describeOAuthError(error: string, description: string): string {
   const code = `(${error}${description ? `: ${description}` : ''})`;
   if (error === 'invalid_client')
     return `This app is not registered with the sign-in service. Go back to the app and contact its provider. ${code}`;
   if (error === 'invalid_redirect_uri')
     return `This app asked to return to an address it has not registered, so sign-in stopped here for your safety. ${code}`;
+  if (error === 'temporarily_unavailable') return `The sign-in service is unavailable for a moment. Try again shortly. ${code}`;
   return `Sign-in cannot continue ${code}.`;
 }

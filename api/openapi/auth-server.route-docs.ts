@@ -4,6 +4,9 @@ import type { RouteDoc } from './route-docs.types.js';
 const LIMITED =
   'temporarily_unavailable, with Retry-After: the caller address used up its failed client authentications, for this client or for all';
 
+/** A store outage inside the authorization server (RFC 6749's code for "try again later"). */
+const OUTAGE = 'temporarily_unavailable, with Retry-After: the database cannot be reached now';
+
 // Authorization server (oidc-provider), mounted at /svc/authserver.
 export const authServerRouteDocs: RouteDoc[] = [
   {
@@ -56,6 +59,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
       '429': { description: LIMITED, schema: 'auth-server.token-error.json' },
+      '503': { description: OUTAGE, schema: 'auth-server.token-error.json' },
     },
   },
   {
@@ -72,6 +76,10 @@ export const authServerRouteDocs: RouteDoc[] = [
       },
       '400': {
         description: 'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect)',
+        contentType: 'text/html',
+      },
+      '503': {
+        description: 'The store cannot be reached: an HTML page saying to try again shortly, with Retry-After',
         contentType: 'text/html',
       },
     },
@@ -140,8 +148,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
       '429': { description: LIMITED, schema: 'auth-server.token-error.json' },
       '503': {
-        description:
-          'temporarily_unavailable, with Retry-After: an enterprise token names a key this process has not read, and the stored keys cannot be read now',
+        description: `${OUTAGE}, or an enterprise token names a key this process has not read and the stored keys cannot be read now`,
         schema: 'auth-server.token-error.json',
       },
     },
@@ -164,8 +171,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },
       '429': { description: LIMITED, schema: 'auth-server.token-error.json' },
       '503': {
-        description:
-          'temporarily_unavailable, with Retry-After: an enterprise token names a key this process has not read, and the stored keys cannot be read now',
+        description: `${OUTAGE}, or an enterprise token names a key this process has not read and the stored keys cannot be read now`,
         schema: 'auth-server.token-error.json',
       },
     },

@@ -12,8 +12,10 @@ import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js
 import { requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { startMongoServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { registerClient } from '../../core/clients/clients.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { startFreezableProxy, type FreezableProxy } from '../support/freezable-proxy.js';
+import { postToAuthServer } from '../support/oauth-flow-helpers.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
 import { queueSettled } from '../support/queue-state.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
@@ -32,6 +34,7 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
   let mongo: LocalService;
   let service: TestService;
   let token: string;
+  let cachedApp: { clientId: string; clientSecret: string };
   const dataDir = mkdtempSync(join(tmpdir(), 'mongo-outage-'));
   const backend = { journalFile: join(dataDir, 'journal.bson') };
 
@@ -44,7 +47,9 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
       SWEEPER_INTERVAL_MS: '200',
       SWEEPER_GRACE_MS: '300',
     });
-    token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
+    const created = await createClientWithToken(service, { scopes: ['otp'] });
+    token = created.accessToken;
+    cachedApp = { clientId: created.clientId, clientSecret: created.clientSecret };
     await insertUser(service.ctx.mongo, { userId: 'gina', mobileNumber: '+15550003333' });
   });
   afterAll(async () => {
@@ -57,6 +62,9 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
     // Warm the token cache, so the refusal below comes from the request's own store work.
     expect((await postJson(`${service.url}/v1/svc-otp`, token, otpBody('gina'))).status).toBe(200);
     expect(service.ctx.mongo.getClient().options.serverSelectionTimeoutMS).toBe(DEFAULT_SERVER_SELECTION_TIMEOUT_MS);
+    // Registered, never looked up by the authorization server: its token request needs the store.
+    const { client, clientSecret } = await registerClient(service.services.clients, { name: 'outage app', scopes: ['otp'] });
+    const uncachedApp = { clientId: client.clientId, clientSecret: clientSecret as string };
     await mongo.stop();
 
     const refusals: { status: number; ms: number; retryAfter: string | null; body: unknown }[] = [];
@@ -106,6 +114,37 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
       },
       fast: true,
     });
+    // The authorization server refuses the same way, in OAuth's words (RFC 6749 5.2): a client it
+    // has not looked up before needs the store to authenticate, and that is "retry later", not a
+    // server error that would read as a fault of the request.
+    const tokenStarted = Date.now();
+    const tokenRes = await postToAuthServer(service, '/oauth/token', uncachedApp, { grant_type: 'client_credentials' });
+    expect({
+      status: tokenRes.status,
+      retryAfter: tokenRes.headers.get('retry-after'),
+      body: await tokenRes.json(),
+      fast: Date.now() - tokenStarted <= ANSWER_BOUND_MS,
+    }).toEqual({
+      status: 503,
+      retryAfter: '5',
+      body: { error: 'temporarily_unavailable', error_description: 'the database is not reachable; retry later' },
+      fast: true,
+    });
+    // A client the process has cached gets its token without the store.
+    const cachedTokenRes = await postToAuthServer(service, '/oauth/token', cachedApp, { grant_type: 'client_credentials' });
+    expect(cachedTokenRes.status).toBe(200);
+    // A sign-in that cannot look its app up shows a page saying to try again shortly.
+    const authorize = await fetch(
+      `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({
+        client_id: uncachedApp.clientId,
+        response_type: 'code',
+        scope: 'openid',
+        redirect_uri: 'https://app.example/cb',
+      }).toString()}`,
+      { headers: { accept: 'text/html' }, redirect: 'manual' },
+    );
+    expect({ status: authorize.status, retryAfter: authorize.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '5' });
+    expect(await authorize.text()).toContain('The sign-in service is unavailable for a moment. Try again shortly.');
     const readinessStarted = Date.now();
     const readiness = await fetch(`${service.url}/readyz`);
     expect({ status: readiness.status, body: await readiness.json(), fast: Date.now() - readinessStarted <= ANSWER_BOUND_MS }).toEqual({
