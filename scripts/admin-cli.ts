@@ -36,7 +36,7 @@ const USAGE = `usage: npm run admin -- <command>
   users unlock-sign-in <userId> [--enterprise <enterpriseId>] [--comments <text>]
   outbox list [--to <address>] [--limit 1-100]
   signing-keys rotate [--retire-at-once] [--comments <text>]
-      (run with the API's SIGNING_KEY_JWK, ACCESS_TOKEN_SIGNING_ALG, ACCESS_TOKEN_TTL_SECONDS and SIGNING_KEY_RELOAD_SECONDS)
+      (run with the API's SIGNING_KEY_JWK, ACCESS_TOKEN_SIGNING_ALG, ACCESS_TOKEN_TTL_SECONDS, SIGNING_KEY_RELOAD_SECONDS and SIGN_IN_SESSION_TTL_SECONDS)
 MongoDB: MONGODB_URI, else the local server started by \`npm start\` (.local/mongo.json).
 Callback secrets and signing keys are sealed with OTP_ENCRYPTION_KEY, else the key \`npm start\` generated (.local/secrets.json).`;
 

@@ -15,7 +15,8 @@ import {
 import { sealSigningJwk } from './sealed-signing-jwk.js';
 import type { ServerSecretsRepository } from './server-secrets.repository.js';
 
-export type RotationSettings = KeySettings & Pick<Config, 'signingKeyReloadSeconds' | 'accessTokenTtlSeconds'>;
+export type RotationSettings = KeySettings &
+  Pick<Config, 'signingKeyReloadSeconds' | 'accessTokenTtlSeconds'> & { signIn: Pick<Config['signIn'], 'sessionTtlSeconds'> };
 
 /** One key a rotation replaced. */
 export interface RotatedSigningKey {
@@ -45,24 +46,30 @@ export interface RotationStores {
 }
 
 /**
- * The moments of a rotation made at `now` (ms). Normally the new key is published first and signs
- * only after two reload intervals (SIGNING_KEY_RELOAD_SECONDS): by then every API process has
- * read it, so each one publishes and accepts it before any token it signs arrives. The replaced
- * key stops signing then, everywhere at the same moment, and stays published for one more reload
- * interval plus the longest life of a token it signs (access and ID tokens, OTP validation JWTs);
- * refresh tokens and user access tokens are opaque and signed by no key. `retireAtOnce` (a key
- * that may have leaked) ends the replaced key now: the tokens it signed are refused.
+ * The moments of a rotation of the `alg` key made at `now` (ms). Normally the new key is
+ * published first and signs only after two reload intervals (SIGNING_KEY_RELOAD_SECONDS): by then
+ * every API process has read it, so each one publishes and accepts it before any token it signs
+ * arrives. The replaced key stops signing then, everywhere at the same moment, and stays published
+ * for one more reload interval plus as long as a token it signed may come back: an access token
+ * or OTP validation JWT until it expires, and, for the RSA key, an ID token for as long as the
+ * sign-in session it started (SIGN_IN_SESSION_TTL_SECONDS): apps sign users out with it as
+ * `id_token_hint`, which the authorization server accepts expired but not signed by a key it no
+ * longer has. Refresh tokens and user access tokens are opaque and signed by no key.
+ * `retireAtOnce` (a key that may have leaked) ends the replaced key now: the tokens it signed are
+ * refused.
  */
 export function rotationMoments(
   settings: RotationSettings,
+  alg: SigningAlg,
   now: number,
   retireAtOnce: boolean,
 ): { activeFrom: number; retiresEarlierAt: number } {
   if (retireAtOnce) return { activeFrom: now, retiresEarlierAt: now };
   const reload = settings.signingKeyReloadSeconds * 1000;
   const activeFrom = now + 2 * reload;
-  const longestToken = Math.max(settings.accessTokenTtlSeconds, OTP_JWT_TTL_SECONDS) * 1000;
-  return { activeFrom, retiresEarlierAt: activeFrom + reload + longestToken };
+  const idTokenHints = alg === 'RS256' ? settings.signIn.sessionTtlSeconds : 0;
+  const comesBackFor = Math.max(settings.accessTokenTtlSeconds, OTP_JWT_TTL_SECONDS, idTokenHints) * 1000;
+  return { activeFrom, retiresEarlierAt: activeFrom + reload + comesBackFor };
 }
 
 /**
@@ -103,10 +110,10 @@ export async function rotateSigningKeys(
   // published and accepted until replaced. Left out, a key retired "at once" would go on verifying.
   const toRotate = [access, ...chains.filter((chain) => chain !== access && !chain.configured)];
   const now = options.now ?? new Date();
-  const { activeFrom, retiresEarlierAt } = rotationMoments(settings, now.getTime(), options.retireAtOnce === true);
   const { secrets } = stores;
   const rotated: RotatedSigningKey[] = [];
   for (const chain of toRotate) {
+    const { activeFrom, retiresEarlierAt } = rotationMoments(settings, chain.alg, now.getTime(), options.retireAtOnce === true);
     const previous = (chain.keys.at(-1) as KeyChain['keys'][number]).key;
     const jwk = await generateSigningJwk(chain.alg);
     const name = successorName(previous.kid);

@@ -106,6 +106,7 @@ export function signingKeySettings(): RotationSettings {
     'ACCESS_TOKEN_SIGNING_ALG',
     'ACCESS_TOKEN_TTL_SECONDS',
     'SIGNING_KEY_RELOAD_SECONDS',
+    'SIGN_IN_SESSION_TTL_SECONDS',
   ]);
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   return {
@@ -113,6 +114,7 @@ export function signingKeySettings(): RotationSettings {
     accessTokenSigningAlg: values.ACCESS_TOKEN_SIGNING_ALG,
     accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL_SECONDS,
     signingKeyReloadSeconds: values.SIGNING_KEY_RELOAD_SECONDS,
+    signIn: { sessionTtlSeconds: values.SIGN_IN_SESSION_TTL_SECONDS },
   };
 }
 

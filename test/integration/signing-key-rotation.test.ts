@@ -86,6 +86,10 @@ describe('signing key rotation', () => {
       // Published before it signs: two reload intervals, then the tokens' life plus one interval.
       expect(Date.parse(access.activeFrom) - Date.now()).toBeGreaterThan(1000);
       expect(Date.parse(access.previousKeyRemovedAt) - Date.parse(access.activeFrom)).toBe((1 + 3600) * 1000);
+      // The RSA key that signed ID tokens stays as long as a sign-in session (24 h by default): apps
+      // sign users out with an ID token of that session as id_token_hint, checked with that key.
+      const idTokens = rotation.rotated[1] as RotationAnswer['rotated'][number];
+      expect(Date.parse(idTokens.previousKeyRemovedAt) - Date.parse(idTokens.activeFrom)).toBe((1 + 86400) * 1000);
 
       // The process that rotated publishes the new keys at once, and does not sign with them yet.
       const newKids = rotation.rotated.map((key) => key.kid);
