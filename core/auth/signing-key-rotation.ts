@@ -6,11 +6,12 @@ import { OTP_JWT_TTL_SECONDS } from './signed-token-lifetimes.js';
 import type { KeyChain, SigningAlg } from './signing-key-chains.js';
 import {
   generateSigningJwk,
-  keyChainsReader,
   publicPart,
-  successorName,
+  rotatedKeyName,
+  rotationName,
+  storedKeysReader,
   type KeySettings,
-  type StoredSuccessor,
+  type StoredRotation,
 } from './signing-key.service.js';
 import { sealSigningJwk } from './sealed-signing-jwk.js';
 import type { ServerSecretsRepository } from './server-secrets.repository.js';
@@ -75,11 +76,11 @@ export function rotationMoments(
 /**
  * Replaces the key that signs access tokens and every other stored key (the RSA key that signs ID
  * tokens unless it is SIGNING_KEY_JWK, one key when access tokens are RS256; the key of the other
- * algorithm left by a change of ACCESS_TOKEN_SIGNING_ALG). Each new key is stored as the
- * successor of the newest key of its chain, under a name made of that key's id: of two rotations
- * at the same moment exactly one can store it, and the other is a ConflictError. The states of
- * the keys then follow from the stored moments, with no further write, so a crash leaves either
- * the old key set or the new one. Recorded as `signing-keys.rotated`.
+ * algorithm left by a change of ACCESS_TOKEN_SIGNING_ALG). Every new key goes into one document
+ * numbered after the last rotation, so a rotation is stored whole or not at all: of two rotations
+ * at the same moment exactly one is stored, and the other is a ConflictError that changed
+ * nothing. The states of the keys then follow from the stored moments, with no further write.
+ * Recorded as `signing-keys.rotated`.
  */
 export async function rotateSigningKeys(
   stores: RotationStores,
@@ -97,7 +98,7 @@ export async function rotateSigningKeys(
   } = {},
 ): Promise<SigningKeyRotation> {
   const { settings, encryptionKey } = stores;
-  const chains = await keyChainsReader(stores.connection, settings, encryptionKey)();
+  const { chains, lastRotation } = await storedKeysReader(stores.connection, settings, encryptionKey)();
   const chainOf = (alg: SigningAlg) => chains.find((chain) => chain.alg === alg) as KeyChain;
   const access = chainOf(settings.accessTokenSigningAlg);
   if (access.configured)
@@ -110,29 +111,30 @@ export async function rotateSigningKeys(
   // published and accepted until replaced. Left out, a key retired "at once" would go on verifying.
   const toRotate = [access, ...chains.filter((chain) => chain !== access && !chain.configured)];
   const now = options.now ?? new Date();
-  const { secrets } = stores;
+  const name = rotationName(lastRotation + 1);
+  const momentsOf = (alg: SigningAlg) => rotationMoments(settings, alg, now.getTime(), options.retireAtOnce === true);
+  // Every key of a rotation starts signing at the same moment; the keys it replaces go at their own.
+  const activeFrom = new Date(momentsOf(access.alg).activeFrom);
   const rotated: RotatedSigningKey[] = [];
+  const stored: StoredRotation = { activeFrom, rotatedAt: now, keys: [] };
   for (const chain of toRotate) {
-    const { activeFrom, retiresEarlierAt } = rotationMoments(settings, chain.alg, now.getTime(), options.retireAtOnce === true);
-    const previous = (chain.keys.at(-1) as KeyChain['keys'][number]).key;
+    const { retiresEarlierAt } = momentsOf(chain.alg);
     const jwk = await generateSigningJwk(chain.alg);
-    const name = successorName(previous.kid);
-    const successor: StoredSuccessor = {
-      sealed: sealSigningJwk(name, jwk, publicPart(jwk), encryptionKey),
-      activeFrom: new Date(activeFrom),
+    stored.keys.push({
+      alg: chain.alg,
+      sealed: sealSigningJwk(rotatedKeyName(name, chain.alg), jwk, publicPart(jwk), encryptionKey),
       retiresEarlierAt: new Date(retiresEarlierAt),
-      rotatedAt: now,
-    };
-    if (!(await secrets.insertServerSecret(name, successor, now)))
-      throw new ConflictError('Signing keys were rotated by another request at the same time; rotate again');
+    });
     rotated.push({
       alg: chain.alg,
       kid: jwk.kid as string,
-      previousKid: previous.kid,
-      activeFrom: successor.activeFrom,
-      previousKeyRemovedAt: successor.retiresEarlierAt,
+      previousKid: (chain.keys.at(-1) as KeyChain['keys'][number]).key.kid,
+      activeFrom,
+      previousKeyRemovedAt: new Date(retiresEarlierAt),
     });
   }
+  if (!(await stores.secrets.insertServerSecret(name, stored, now)))
+    throw new ConflictError('Signing keys were rotated by another request at the same time; rotate again');
   await stores.activity.append({
     actor: options.actor ?? { type: 'admin' },
     action: 'signing-keys.rotated',

@@ -54,18 +54,33 @@ async function openStoredKey(connection: Connection, name: string, stored: unkno
   return privateJwk;
 }
 
-/** Where a rotation keeps the key that follows key `kid` of its chain: the name is the lock, one successor per key. */
-export const successorName = (kid: string) => `signing-key-after:${kid}`;
-const SUCCESSOR_PREFIX = successorName('');
+/**
+ * Where rotation number `sequence` (1, 2, …) keeps the keys it made: one document per rotation,
+ * so a rotation is stored whole or not at all, and the number is the lock (of two rotations
+ * counting from the same last one, the unique name lets exactly one be stored) and the order.
+ */
+export const rotationName = (sequence: number) => `${ROTATION_PREFIX}${sequence}`;
+const ROTATION_PREFIX = 'signing-key-rotation:';
+/** What a rotated key's seal is bound to: its rotation and its algorithm. */
+export const rotatedKeyName = (rotation: string, alg: SigningAlg) => `${rotation}:${alg}`;
 
-/** A rotated key as stored: sealed like the first keys, with the moments that make its states. */
-export interface StoredSuccessor {
-  sealed: SealedSigningJwk;
-  /** When it starts signing. */
+/** A rotation as stored: every key it made, sealed like the first keys, with the moments that make their states. */
+export interface StoredRotation {
+  /** When its keys start signing. */
   activeFrom: Date;
-  /** When every earlier key of its chain is removed (the rotation's retirement of its predecessors). */
-  retiresEarlierAt: Date;
   rotatedAt: Date;
+  keys: {
+    alg: SigningAlg;
+    sealed: SealedSigningJwk;
+    /** When every earlier key of its chain is removed (the rotation's retirement of its predecessors). */
+    retiresEarlierAt: Date;
+  }[];
+}
+
+/** The stored keys: one chain per algorithm, and the number of the last rotation (0 before any). */
+export interface StoredKeys {
+  chains: KeyChain[];
+  lastRotation: number;
 }
 
 const configuredKey = async (settings: KeySettings) =>
@@ -92,15 +107,25 @@ async function ensureFirstKeys(connection: Connection, settings: KeySettings, en
 }
 
 /**
- * Every key chain kept now, read in one query: the first keys (and SIGNING_KEY_JWK) with the
- * successors rotations added. Creates nothing; a chain whose first key does not exist (the P-256
- * key before any process used ES256) is absent.
+ * Every key chain kept now, read in one query: the first keys (and SIGNING_KEY_JWK) followed, in
+ * the order of the rotations, by the key of that algorithm each rotation made. Creates nothing; a
+ * chain whose first key does not exist (the P-256 key before any process used ES256) is absent.
  */
-export async function readKeyChains(connection: Connection, settings: KeySettings, encryptionKey: Buffer): Promise<KeyChain[]> {
+export async function readStoredKeys(connection: Connection, settings: KeySettings, encryptionKey: Buffer): Promise<StoredKeys> {
   const stored = await createServerSecretsRepository(connection).findServerSecretsNamedOrPrefixed<unknown>(
     [STORED_AS.RS256, STORED_AS.ES256],
-    SUCCESSOR_PREFIX,
+    ROTATION_PREFIX,
   );
+  const rotations = [...stored]
+    .filter(([name]) => name.startsWith(ROTATION_PREFIX))
+    .map(([name, { value, createdAt }]) => ({
+      name,
+      sequence: Number(name.slice(ROTATION_PREFIX.length)),
+      rotation: value as StoredRotation,
+      createdAt,
+    }))
+    .filter(({ sequence }) => Number.isSafeInteger(sequence) && sequence > 0)
+    .sort((a, b) => a.sequence - b.sequence);
   const configured = await configuredKey(settings);
   const chains: KeyChain[] = [];
   for (const alg of ['RS256', 'ES256'] as const) {
@@ -108,23 +133,24 @@ export async function readKeyChains(connection: Connection, settings: KeySetting
     const first = alg === 'RS256' && configured ? configured : await storedFirstKey(connection, storedFirst?.value, alg, encryptionKey);
     if (!first) continue;
     const keys: ChainedKey[] = [{ key: first, activeFrom: Number.NEGATIVE_INFINITY, storedAt: storedFirst?.createdAt.getTime() }];
-    // Each key names its successor; the bound stops a damaged store from looping.
-    for (let last = first; keys.length < 1000;) {
-      const name = successorName(last.kid);
-      const found = stored.get(name);
-      if (!found) break;
-      const successor = found.value as StoredSuccessor;
-      last = toSigningKey(openSigningJwk(name, successor.sealed, encryptionKey));
+    for (const { name, rotation, createdAt } of rotations) {
+      const made = rotation.keys.find((key) => key.alg === alg);
+      if (!made) continue;
       keys.push({
-        key: last,
-        activeFrom: new Date(successor.activeFrom).getTime(),
-        retiresEarlierAt: new Date(successor.retiresEarlierAt).getTime(),
-        storedAt: found.createdAt.getTime(),
+        key: toSigningKey(openSigningJwk(rotatedKeyName(name, alg), made.sealed, encryptionKey)),
+        activeFrom: new Date(rotation.activeFrom).getTime(),
+        retiresEarlierAt: new Date(made.retiresEarlierAt).getTime(),
+        storedAt: createdAt.getTime(),
       });
     }
     chains.push({ alg, configured: alg === 'RS256' && configured !== undefined, keys });
   }
-  return chains;
+  return { chains, lastRotation: rotations.at(-1)?.sequence ?? 0 };
+}
+
+/** The key chains now (readStoredKeys without the rotation count): what a process verifies and signs with. */
+export async function readKeyChains(connection: Connection, settings: KeySettings, encryptionKey: Buffer): Promise<KeyChain[]> {
+  return (await readStoredKeys(connection, settings, encryptionKey)).chains;
 }
 
 async function storedFirstKey(
@@ -138,18 +164,24 @@ async function storedFirstKey(
 }
 
 /**
- * Reads the key chains: the first time it also creates the first keys the settings need, later
+ * Reads the stored keys: the first time it also creates the first keys the settings need, later
  * reads are one query each (what a process reloads with).
  */
-export function keyChainsReader(connection: Connection, settings: KeySettings, encryptionKey: Buffer): () => Promise<KeyChain[]> {
+export function storedKeysReader(connection: Connection, settings: KeySettings, encryptionKey: Buffer): () => Promise<StoredKeys> {
   let ensured = false;
   return async () => {
     if (!ensured) {
       await ensureFirstKeys(connection, settings, encryptionKey);
       ensured = true;
     }
-    return readKeyChains(connection, settings, encryptionKey);
+    return readStoredKeys(connection, settings, encryptionKey);
   };
+}
+
+/** The key chains, read as storedKeysReader reads them. */
+export function keyChainsReader(connection: Connection, settings: KeySettings, encryptionKey: Buffer): () => Promise<KeyChain[]> {
+  const read = storedKeysReader(connection, settings, encryptionKey);
+  return async () => (await read()).chains;
 }
 
 /**

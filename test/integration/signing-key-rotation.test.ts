@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+import { readKeyChains } from '../../core/auth/signing-key.service.js';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { startMongoServer } from '../../scripts/local-services.js';
 import { requestToken } from '../support/auth-helpers.js';
@@ -150,6 +151,18 @@ describe('signing key rotation', () => {
       const kids = await jwksKids(first);
       expect(kids).toHaveLength(4);
       expect(kids).toEqual(expect.arrayContaining(won.rotated.map((key) => key.kid)));
+
+      // Many at once: each rotation is stored whole or not at all, so every chain grows by the
+      // number of 200s, never by a key of a rotation that answered 409.
+      const burst = await Promise.all([first, second, first, second, first, second].map((service) => rotate(service)));
+      const done = burst.filter((res) => res.status === 200).length;
+      expect(burst.every((res) => res.status === 200 || res.status === 409)).toBe(true);
+      expect(done).toBeGreaterThanOrEqual(1);
+      const chains = await readKeyChains(first.ctx.mongo, first.config, first.services.signingKeyRotation.encryptionKey);
+      expect(chains.map((chain) => [chain.alg, chain.keys.length])).toEqual([
+        ['RS256', 2 + done],
+        ['ES256', 2 + done],
+      ]);
     } finally {
       await second.close();
       await first.close();
