@@ -182,7 +182,12 @@ describe('delivery receipt webhooks', () => {
 
   test('when a validly signed request is replayed outside the 5-minute window, then 403', async () => {
     const payload = events('e4');
-    for (const ts of [String(Math.floor(Date.now() / 1000) - 301), String(Math.floor(Date.now() / 1000) + 301)]) {
+    // A second past the window behind, and well past it ahead: the clock moves on while the request
+    // travels, which brings a timestamp ahead closer to the window (floor(now) + 301 was inside it
+    // by the time a loaded machine checked it, a fraction of a second later).
+    const behind = Math.floor(Date.now() / 1000) - 301;
+    const ahead = Math.ceil(Date.now() / 1000) + 330;
+    for (const ts of [String(behind), String(ahead)]) {
       const res = await postSendgrid(payload, signSendgrid(payload, ts), ts);
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual(forbiddenBody('/webhooks/sendgrid/events'));
