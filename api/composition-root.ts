@@ -114,7 +114,7 @@ export interface ApiServices {
   repositories: ApiRepositories;
   /** This process's cached client reads: token checks, allow-lists, CORS, the authorization server. */
   clientLookup: ClientLookup;
-  /** The enterprise routes' bearer check: the client lookup, the signing keys and the revocation checks. */
+  /** The enterprise routes' bearer check: the client lookup, the verification keys and the revocation checks. */
   bearer: BearerStores;
   clients: ClientStores;
   templateCache: TemplateCache;
@@ -183,7 +183,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   return {
     repositories,
     clientLookup,
-    bearer: { clients: clientLookup, signingKeys, verificationKeys, revocations },
+    bearer: { clients: clientLookup, verificationKeys, revocations },
     clients: { clients, activity, lookup: clientLookup },
     templateCache,
     templates: { templates, activity, cache: templateCache },

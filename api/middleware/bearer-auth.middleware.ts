@@ -2,7 +2,6 @@ import type { RequestHandler, Response } from 'express';
 import { decodeProtectedHeader } from 'jose';
 import { createEnterpriseTokenVerifier, type EnterpriseTokenClaims } from '../../core/auth/enterprise-token.verifier.js';
 import type { RevocationChecks } from '../../core/auth/revocation-checks.js';
-import type { SigningKeysCache } from '../../core/auth/signing-key.service.js';
 import type { VerificationKeySet } from '../../core/auth/verification-key-set.js';
 import { currentTokenScopes } from '../../core/auth/token-scopes.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
@@ -32,8 +31,6 @@ export function authOf(res: Response): AuthInfo {
 /** What the bearer check reads, each built once by the composition root and shared with the authorization server. */
 export interface BearerStores {
   clients: Pick<ClientLookup, 'client'>;
-  /** The process's signing keys (the key set below starts from their public halves). */
-  signingKeys: SigningKeysCache;
   /** The process's one verification key set, shared with introspection (and its reload budget with it). */
   verificationKeys: VerificationKeySet;
   revocations: Pick<RevocationChecks, 'isRevoked'>;

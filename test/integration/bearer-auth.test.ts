@@ -21,6 +21,8 @@ describe('bearer middleware', () => {
     await service.close();
   });
 
+  /** The process's signing keys, as the authorization server signs with them (the bearer check holds only their public halves). */
+  const signingKeys = () => service.services.authServer.signingKeys();
   const call = (authorization?: string) => fetch(`${probe.url}/probe`, { headers: authorization === undefined ? {} : { authorization } });
   const unauthorized = { error: 'unauthorized', error_description: 'Full authentication is required to access this resource' };
   const invalid = (token: string) => ({ error: 'invalid_token', error_description: `Invalid access token: ${token}` });
@@ -30,7 +32,7 @@ describe('bearer middleware', () => {
     claims: Record<string, unknown>,
     options: { expiresAt?: number; otherKey?: boolean; audience?: string } = {},
   ): Promise<string> {
-    const signing = (await service.services.bearer.signingKeys()).tokens;
+    const signing = (await signingKeys()).tokens;
     const key = options.otherKey
       ? (await generateKeyPair(signing.alg, { extractable: true })).privateKey
       : await importJWK(signing.privateJwk, signing.alg);
@@ -97,7 +99,7 @@ describe('bearer middleware', () => {
   });
 
   test('when a JWT signed by our key is not an access token (typ), then 401 invalid_token', async () => {
-    const signing = (await service.services.bearer.signingKeys()).tokens;
+    const signing = (await signingKeys()).tokens;
     const token = await new SignJWT({ client_id: 'c', scope: 'otp' })
       .setProtectedHeader({ alg: signing.alg, kid: signing.kid })
       .setIssuer(issuer)
@@ -170,7 +172,7 @@ describe('bearer middleware', () => {
   });
 
   test('when the verification keys are read, then their public JWKs carry no private members', async () => {
-    const { all } = await service.services.bearer.signingKeys();
+    const { all } = await signingKeys();
     expect(all.map((key) => Object.keys(key.publicJwk).sort())).toEqual([
       ['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y'],
       ['alg', 'e', 'kid', 'kty', 'n', 'use'],
