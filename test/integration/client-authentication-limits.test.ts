@@ -5,8 +5,7 @@ import { buildApp } from '../../api/app.js';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { clientAuthenticationFailures } from '../../core/platform/metrics/business-metrics.js';
 import { dataNodes } from '../../core/platform/queues/redis-connection.js';
-import { startRedisServer, type LocalService } from '../../scripts/local-services.js';
-import { eventually } from '../support/otp-helpers.js';
+import { startServiceOnOwnRedis, type ServiceOnOwnRedis } from '../support/own-redis.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 interface Credentials {
@@ -286,14 +285,10 @@ describe('failed client authentication without a trusted proxy', () => {
 });
 
 describe('failed client authentication while Redis is down', () => {
-  let redis: LocalService;
-  let service: TestService;
+  let service: ServiceOnOwnRedis;
   let client: Credentials;
   beforeAll(async () => {
-    // This file's second part stops Redis, so it has a Redis of its own.
-    redis = await startRedisServer();
-    service = await startTestService('clientauthnoredis', {
-      REDIS_URL: redis.url,
+    service = await startServiceOnOwnRedis('clientauthnoredis', {
       TRUST_PROXY: '1',
       RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_CLIENT_ADDRESS: '3',
     });
@@ -302,12 +297,10 @@ describe('failed client authentication while Redis is down', () => {
   });
   afterAll(async () => {
     await service.close();
-    await redis.stop();
   });
 
   test('when Redis is unreachable, then right secrets still get tokens and wrong ones are counted in this process with the same budget', async () => {
-    await redis.stop();
-    await eventually(async () => (service.ctx.redis.status !== 'ready' ? true : undefined));
+    await service.ownRedis.stop();
     try {
       expect((await call(service.url, 'token', '203.0.113.9', client)).status).toBe(200);
       const statuses: number[] = [];
@@ -317,8 +310,7 @@ describe('failed client authentication while Redis is down', () => {
       expect((await call(service.url, 'token', '198.51.100.9', client)).status).toBe(200);
     } finally {
       // Back up, so the service closes its connections as usual.
-      redis = await startRedisServer({ port: redis.port });
-      await eventually(async () => (service.ctx.redis.status === 'ready' ? true : undefined));
+      await service.ownRedis.restart();
     }
   });
 });

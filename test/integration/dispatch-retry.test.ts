@@ -3,29 +3,25 @@ import { createDeliveriesRepository } from '../../core/deliveries/deliveries.rep
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { requeueDispatch } from '../../core/platform/queues/dispatch.queue.js';
-import { startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { startServiceOnOwnRedis, type ServiceOnOwnRedis } from '../support/own-redis.js';
+import { memoryLogger } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 describe('dispatch enqueue retried in the API process when Redis comes back', () => {
-  let redis: LocalService;
-  let service: TestService;
+  let service: ServiceOnOwnRedis;
   let token: string;
 
   beforeAll(async () => {
-    // This file stops Redis, so it has a Redis of its own. Default sweeper timings: a minute's
-    // grace, so only the API's own retry can send within seconds.
-    redis = await startRedisServer();
-    service = await startTestService('dispatchretry', { REDIS_URL: redis.url, RATE_LIMIT_OTP_PER_USER: '1000' });
+    // Default sweeper timings: a minute's grace, so only the API's own retry can send within seconds.
+    service = await startServiceOnOwnRedis('dispatchretry', { RATE_LIMIT_OTP_PER_USER: '1000' });
     token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
     await insertUser(service.ctx.mongo, { userId: 'fred', mobileNumber: '+15550004444' });
   });
   afterAll(async () => {
     await service.close();
-    await redis.stop();
   });
 
   const generate = async () => {
@@ -44,14 +40,14 @@ describe('dispatch enqueue retried in the API process when Redis comes back', ()
   test('when OTPs are accepted while Redis is down, then they are sent within 5 s of Redis answering again, each once', async () => {
     const worker: RunningWorker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
     try {
-      await redis.stop();
-      await eventually(async () => (service.ctx.redis.status !== 'ready' ? true : undefined));
+      await service.ownRedis.stop();
       const otpUuids: string[] = [];
       for (let i = 0; i < 5; i += 1) otpUuids.push(await generate());
       expect(await states(otpUuids)).toEqual(['QUEUED', 'QUEUED', 'QUEUED', 'QUEUED', 'QUEUED']);
       expect(service.ctx.dispatch.pending()).toBe(5);
 
-      redis = await startRedisServer({ port: redis.port });
+      // Timed from the moment Redis answers, before the service has reconnected.
+      await service.ownRedis.restart({ waitForService: false });
       const backAt = Date.now();
       await eventually(async () => ((await states(otpUuids)).every((s) => s === 'SENT') ? true : undefined), 15000, 50);
       expect(Date.now() - backAt).toBeLessThanOrEqual(5000);

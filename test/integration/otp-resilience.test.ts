@@ -1,23 +1,19 @@
 import { loadConfig } from '../../core/platform/config/config.js';
-import { startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { startServiceOnOwnRedis, type ServiceOnOwnRedis } from '../support/own-redis.js';
+import { memoryLogger } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 const stamp = expect.stringMatching(/^[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/);
 
 describe('OTP abuse limits and Redis outages', () => {
-  let redis: LocalService;
-  let service: TestService;
+  let service: ServiceOnOwnRedis;
   let token: string;
 
   beforeAll(async () => {
-    // This file stops Redis, so it has a Redis of its own.
-    redis = await startRedisServer();
-    service = await startTestService('otpresilience', {
-      REDIS_URL: redis.url,
+    service = await startServiceOnOwnRedis('otpresilience', {
       RATE_LIMIT_OTP_PER_USER: '2',
       RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS: '600',
       RATE_LIMIT_VALIDATE_PER_CLIENT: '3',
@@ -30,7 +26,6 @@ describe('OTP abuse limits and Redis outages', () => {
   });
   afterAll(async () => {
     await service.close();
-    await redis.stop();
   });
 
   const generate = (userId: string) => postJson(`${service.url}/v1/svc-otp`, token, otpBody(userId));
@@ -65,15 +60,13 @@ describe('OTP abuse limits and Redis outages', () => {
   });
 
   test('when Redis is down while an OTP is accepted, then the request still succeeds and the sweeper delivers it once Redis is back', async () => {
-    await redis.stop();
-    await eventually(async () => (service.ctx.redis.status !== 'ready' ? true : undefined));
+    await service.ownRedis.stop();
     const res = await generate('erin');
     expect(res.status).toBe(200);
     const { otpUuid } = (await res.json()) as { otpUuid: string };
     expect(await service.ctx.mongo.collection('deliveries').findOne({ refId: otpUuid })).toMatchObject({ state: 'QUEUED' });
 
-    redis = await startRedisServer({ port: redis.port });
-    await eventually(async () => (service.ctx.redis.status === 'ready' ? true : undefined));
+    await service.ownRedis.restart();
     const worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
     try {
       const message = await outboxMessageFor(service, '+15550005555', otpUuid);

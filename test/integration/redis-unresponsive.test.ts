@@ -1,9 +1,9 @@
 import { loadConfig } from '../../core/platform/config/config.js';
-import { startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, readOutbox } from '../support/otp-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { startServiceOnOwnRedis, type ServiceOnOwnRedis } from '../support/own-redis.js';
+import { memoryLogger } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 /**
@@ -12,15 +12,11 @@ import { insertUser } from '../support/user-fixtures.js';
  * timeout turns it into the outage the service already handles.
  */
 describe('a Redis that stops answering without closing its connection', () => {
-  let redis: LocalService;
-  let service: TestService;
+  let service: ServiceOnOwnRedis;
   let token: string;
 
   beforeAll(async () => {
-    // This file stops Redis, so it has a Redis of its own.
-    redis = await startRedisServer();
-    service = await startTestService('redishang', {
-      REDIS_URL: redis.url,
+    service = await startServiceOnOwnRedis('redishang', {
       RATE_LIMIT_OTP_PER_USER: '1000',
       REDIS_COMMAND_TIMEOUT_MS: '300',
     });
@@ -29,7 +25,6 @@ describe('a Redis that stops answering without closing its connection', () => {
   });
   afterAll(async () => {
     await service.close();
-    await redis.stop();
   });
 
   /** Gives up after 5 s: without the command timeout the request would wait for good. */
@@ -48,7 +43,7 @@ describe('a Redis that stops answering without closing its connection', () => {
   test('when Redis hangs, then OTPs are still accepted within a few command timeouts and each is sent once after it answers again', async () => {
     const worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
     try {
-      process.kill(redis.pid, 'SIGSTOP');
+      service.ownRedis.freeze();
       const accepted: { otpUuid: string; tookMs: number }[] = [];
       try {
         for (let i = 0; i < 3; i += 1) accepted.push(await generate());
@@ -61,7 +56,7 @@ describe('a Redis that stops answering without closing its connection', () => {
           .toArray();
         expect(states.map((row) => row.state)).toEqual(['QUEUED', 'QUEUED', 'QUEUED']);
       } finally {
-        process.kill(redis.pid, 'SIGCONT');
+        service.ownRedis.thaw();
       }
 
       const sent = await eventually(async () => {
