@@ -24,6 +24,27 @@ const answers = (url: string) =>
     15_000,
   );
 
+/**
+ * Sends SIGTERM to a process that waits for Redis at its start, once `url` (the address it serves meanwhile) answers, and
+ * checks that it gives the start up and exits 0 within `withinMs`, its address closed, never having said `running`.
+ */
+async function expectStartGivenUpOnSigterm(
+  proc: WorkerProcess,
+  { url, withinMs, running }: { url: string; withinMs: number; running: string },
+) {
+  try {
+    await answers(url);
+    proc.child.kill('SIGTERM');
+    expect(await exitWithin(proc, withinMs)).toEqual({ code: 0, signal: null });
+    expect(proc.output()).toContain('start given up: the process was told to stop while it waited for Redis');
+    expect(proc.output()).not.toContain(running);
+    await expect(fetch(url)).rejects.toThrow();
+  } finally {
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+  }
+}
+
 describe('process entries', () => {
   test('when the configuration is bad, then the process stops at once with one message naming every bad key', async () => {
     for (const entry of ['api/main.js', 'workers/dispatch/main.js', 'workers/enrollment/main.js']) {
@@ -88,18 +109,11 @@ describe('process entries', () => {
       ...testEnv('workerstopswaiting', { REDIS_URL: `redis://127.0.0.1:${deadRedisPort}` }),
       METRICS_PORT: String(metricsPort),
     };
-    const worker = spawnProcessEntry('workers/dispatch/main.js', env);
-    try {
-      await answers(`http://127.0.0.1:${metricsPort}/metrics`);
-      worker.child.kill('SIGTERM');
-      expect(await exitWithin(worker, 10_000)).toEqual({ code: 0, signal: null });
-      expect(worker.output()).toContain('start given up: the process was told to stop while it waited for Redis');
-      expect(worker.output()).not.toContain('dispatch worker running');
-      await expect(fetch(`http://127.0.0.1:${metricsPort}/metrics`)).rejects.toThrow();
-    } finally {
-      worker.child.kill('SIGKILL');
-      await worker.exited;
-    }
+    await expectStartGivenUpOnSigterm(spawnProcessEntry('workers/dispatch/main.js', env), {
+      url: `http://127.0.0.1:${metricsPort}/metrics`,
+      withinMs: 10_000,
+      running: 'dispatch worker running',
+    });
   });
 
   test('when npm start gets SIGTERM while its workers still wait for Redis, then it stops the API it started and exits 0 at once', async () => {
@@ -109,19 +123,12 @@ describe('process entries', () => {
       PORT: String(port),
       SHUTDOWN_DRAIN_WINDOW_MS: '0',
     });
-    const proc = spawnProcessEntry('scripts/start-local.js', env);
-    try {
-      // The API starts on a Redis that is down (it answers 503 where it needs Redis); the workers wait for it.
-      await answers(`http://127.0.0.1:${port}/healthz`);
-      proc.child.kill('SIGTERM');
-      expect(await exitWithin(proc, 15_000)).toEqual({ code: 0, signal: null });
-      expect(proc.output()).toContain('start given up: the process was told to stop while it waited for Redis');
-      expect(proc.output()).not.toContain('svc-identity is running');
-      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
-    } finally {
-      proc.child.kill('SIGKILL');
-      await proc.exited;
-    }
+    // The API starts on a Redis that is down (it answers 503 where it needs Redis); the workers wait for it.
+    await expectStartGivenUpOnSigterm(spawnProcessEntry('scripts/start-local.js', env), {
+      url: `http://127.0.0.1:${port}/healthz`,
+      withinMs: 15_000,
+      running: 'svc-identity is running',
+    });
   });
 
   test('when npm start cannot start its workers, then it stops the API it had started and exits 1 saying why', async () => {
