@@ -1,7 +1,6 @@
-import { createServer } from 'node:net';
 import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { freePort, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
 
@@ -11,13 +10,34 @@ function sample(text: string, series: string): number {
   return line ? Number(line.slice(series.length + 1)) : 0;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+/**
+ * A worker process of the enclosing describe block's own, its metrics served on a port of their own; `start` returns once
+ * they are, with the address of a path on that port. The process gets SIGTERM after the block's tests.
+ */
+function metricsWorkerOfBlock() {
+  let worker: WorkerProcess | undefined;
+  afterAll(async () => {
+    worker?.child.kill('SIGTERM');
+    await worker?.exited;
   });
+  return async (entry: string, env: Record<string, string>) => {
+    const metricsPort = await freePort();
+    const started = spawnProcessEntry(entry, { ...env, METRICS_PORT: String(metricsPort) });
+    worker = started;
+    await waitForOutput(started, 'metrics served on /metrics');
+    return { worker: started, at: (path: string) => `http://127.0.0.1:${metricsPort}${path}` };
+  };
+}
+
+/** A scrape of `url` without the token, with a wrong one and with the token as a Basic password is refused with no metric. */
+async function expectScrapesWithoutTheTokenRefused(url: string, metricsToken: string, metric: string) {
+  for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${Buffer.from(`x:${metricsToken}`).toString('base64')}`]) {
+    const refused = await fetch(url, { headers: authorization ? { authorization } : {} });
+    expect({ authorization, status: refused.status }).toEqual({ authorization, status: 401 });
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+    expect(await refused.text()).not.toContain(metric);
+  }
+}
 
 describe('Prometheus metrics', () => {
   let service: TestService;
@@ -69,18 +89,12 @@ describe('Prometheus metrics', () => {
   });
 
   describe('business counters and a worker process of its own', () => {
-    let worker: WorkerProcess | undefined;
-    afterAll(async () => {
-      worker?.child.kill('SIGTERM');
-      await worker?.exited;
-    });
+    const startWorker = metricsWorkerOfBlock();
 
     test('when an OTP is generated, sent by a dispatch process and validated, then the API and the worker count it on their own /metrics', async () => {
-      const metricsPort = await freePort();
-      worker = spawnProcessEntry('workers/dispatch/main.js', { ...service.env, METRICS_PORT: String(metricsPort) });
-      await waitForOutput(worker, 'metrics served on /metrics');
+      const { worker, at } = await startWorker('workers/dispatch/main.js', service.env);
       await waitForOutput(worker, 'dispatch worker running');
-      const workerScrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const workerScrape = async () => (await fetch(at('/metrics'))).text();
       const sentBefore = sample(await workerScrape(), 'svc_deliveries_total{channel="SMS",provider="outbox",state="SENT"}');
 
       const { accessToken } = await createClientWithToken(service, { scopes: ['otp'] });
@@ -113,9 +127,9 @@ describe('Prometheus metrics', () => {
       );
       // A worker's own process metrics, and nothing but /metrics and its liveness probe.
       expect(workerText).toContain('process_resident_memory_bytes');
-      expect((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status).toBe(404);
+      expect((await fetch(at('/other'))).status).toBe(404);
       // Its liveness probe: no token is set here, and none would be asked there.
-      expect((await fetch(`http://127.0.0.1:${metricsPort}/healthz`)).status).toBe(200);
+      expect((await fetch(at('/healthz'))).status).toBe(200);
     });
   });
 });
@@ -131,35 +145,18 @@ describe('Prometheus metrics behind METRICS_TOKEN', () => {
   });
 
   test('when METRICS_TOKEN is set, then the API answers /metrics only to a scraper presenting it as a bearer token', async () => {
-    for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${Buffer.from(`x:${metricsToken}`).toString('base64')}`]) {
-      const refused = await fetch(`${service.url}/metrics`, { headers: authorization ? { authorization } : {} });
-      expect({ authorization, status: refused.status }).toEqual({ authorization, status: 401 });
-      expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
-      expect(await refused.text()).not.toContain('http_request_duration_seconds');
-    }
+    await expectScrapesWithoutTheTokenRefused(`${service.url}/metrics`, metricsToken, 'http_request_duration_seconds');
     const scraped = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
     expect(scraped.status).toBe(200);
     expect(await scraped.text()).toContain('process_resident_memory_bytes');
   });
 
   describe('a worker process', () => {
-    let worker: WorkerProcess | undefined;
-    afterAll(async () => {
-      worker?.child.kill('SIGTERM');
-      await worker?.exited;
-    });
+    const startWorker = metricsWorkerOfBlock();
 
     test("when METRICS_TOKEN is set, then a worker's /metrics answers only the scraper presenting it, and its /healthz answers anyone with no metric", async () => {
-      const metricsPort = await freePort();
-      worker = spawnProcessEntry('workers/enrollment/main.js', { ...service.env, METRICS_PORT: String(metricsPort) });
-      await waitForOutput(worker, 'metrics served on /metrics');
-      const at = (path: string) => `http://127.0.0.1:${metricsPort}${path}`;
-      for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${Buffer.from(`x:${metricsToken}`).toString('base64')}`]) {
-        const refused = await fetch(at('/metrics'), { headers: authorization ? { authorization } : {} });
-        expect({ authorization, status: refused.status }).toEqual({ authorization, status: 401 });
-        expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
-        expect(await refused.text()).not.toContain('process_resident_memory_bytes');
-      }
+      const { at } = await startWorker('workers/enrollment/main.js', service.env);
+      await expectScrapesWithoutTheTokenRefused(at('/metrics'), metricsToken, 'process_resident_memory_bytes');
       const scraped = await fetch(at('/metrics'), { headers: { authorization: `Bearer ${metricsToken}` } });
       expect(scraped.status).toBe(200);
       expect(await scraped.text()).toContain('process_resident_memory_bytes');
