@@ -54,73 +54,64 @@ function createVerificationKeySet(ownJwks: () => Promise<JWK[]>, storedJwks: () 
   return createKeySetOfRing(ring);
 }
 
+type TestKey = Awaited<ReturnType<typeof signingKey>>;
+
+/**
+ * The verifier of a process whose own key is `own` and whose later reads of the stored keys (counted by `reads`) give
+ * `stored`, each read waiting for `whileReading` first when it is given.
+ */
+function verifierOf(own: TestKey, stored: TestKey[], options: { now?: () => number; whileReading?: Promise<void> } = {}) {
+  let reads = 0;
+  const verify = createEnterpriseTokenVerifier(
+    createVerificationKeySet(
+      async () => [own.publicJwk],
+      async () => {
+        reads += 1;
+        if (options.whileReading) await options.whileReading;
+        return stored.map((key) => key.publicJwk);
+      },
+      options.now,
+    ),
+    expected,
+  );
+  return { verify, reads: () => reads };
+}
+
 describe('enterprise token verifier: keys made by other processes', () => {
   test('when a token names a key made by another process since, then the stored keys are read once and the token verifies', async () => {
     const own = await signingKey('own');
     const other = await signingKey('other');
-    let reads = 0;
-    const verify = createEnterpriseTokenVerifier(
-      createVerificationKeySet(
-        async () => [own.publicJwk],
-        async () => {
-          reads += 1;
-          return [own.publicJwk, other.publicJwk];
-        },
-      ),
-      expected,
-    );
+    const { verify, reads } = verifierOf(own, [own, other]);
     expect(await verify(await own.sign())).toMatchObject({ client_id: 'app' });
-    expect(reads).toBe(0);
+    expect(reads()).toBe(0);
     expect(await verify(await other.sign())).toMatchObject({ client_id: 'app' });
     expect(await verify(await other.sign())).toMatchObject({ client_id: 'app' });
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
   });
 
   test('when tokens name made-up keys, then they are refused and the stored keys are read at most once per interval', async () => {
     const own = await signingKey('own');
     const forger = await signingKey('made-up');
-    let reads = 0;
     let clock = 1_000_000;
-    const verify = createEnterpriseTokenVerifier(
-      createVerificationKeySet(
-        async () => [own.publicJwk],
-        async () => {
-          reads += 1;
-          return [own.publicJwk];
-        },
-        () => clock,
-      ),
-      expected,
-    );
+    const { verify, reads } = verifierOf(own, [own], { now: () => clock });
     for (let i = 0; i < 20; i += 1) expect(await verify(await forger.sign())).toBeUndefined();
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
     clock += KEY_SET_RELOAD_INTERVAL_MS;
     expect(await verify(await forger.sign())).toBeUndefined();
-    expect(reads).toBe(2);
+    expect(reads()).toBe(2);
     // The process's own tokens never wait for a read.
     expect(await verify(await own.sign())).toMatchObject({ client_id: 'app' });
-    expect(reads).toBe(2);
+    expect(reads()).toBe(2);
   });
 
   test('when tokens of a key made by another process arrive while the stored keys are being read, then they all wait for that read and verify', async () => {
     const own = await signingKey('own');
     const other = await signingKey('other');
-    let reads = 0;
     let finishRead: () => void = () => undefined;
     const readFinished = new Promise<void>((resolve) => {
       finishRead = resolve;
     });
-    const verify = createEnterpriseTokenVerifier(
-      createVerificationKeySet(
-        async () => [own.publicJwk],
-        async () => {
-          reads += 1;
-          await readFinished;
-          return [own.publicJwk, other.publicJwk];
-        },
-      ),
-      expected,
-    );
+    const { verify, reads } = verifierOf(own, [own, other], { whileReading: readFinished });
     const answers = Promise.all([verify(await other.sign()), verify(await other.sign()), verify(await other.sign())]);
     finishRead();
     expect(await answers).toEqual([
@@ -128,6 +119,6 @@ describe('enterprise token verifier: keys made by other processes', () => {
       expect.objectContaining({ client_id: 'app' }),
       expect.objectContaining({ client_id: 'app' }),
     ]);
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
   });
 });
