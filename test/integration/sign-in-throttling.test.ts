@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { projectRoot } from '../../core/platform/project-root.js';
-import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { csrfOf, FormWalker, loginCodeFor, loginCodesSettled, signInWithForms, type Page } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
@@ -16,32 +16,42 @@ const LOCKED_TEXT = 'Sign-in to this account is locked because of too many wrong
 const alertOf = (page: Page) => /role="alert">([^<]+)</.exec(page.html)?.[1] ?? '';
 
 /**
+ * The service on a public URL of its own, a dispatch worker sending its codes, and the address where the Acme Bank client
+ * (which signs in at REDIRECT) starts a sign-in.
+ */
+async function startSignInService(label: string, overrides: Record<string, string>) {
+  const service = await startTestService(label, overrides, { ownPublicUrl: true });
+  const worker = await startDispatchWorker(service.config, memoryLogger().logger);
+  const { clientId } = (await registerClient(service.services.clients, { name: 'Acme Bank', scopes: [], redirectUris: [REDIRECT] })).client;
+  const query = new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' });
+  return {
+    service,
+    authorizeUrl: () => `${service.url}/svc/authserver/oauth/authorize?${query.toString()}`,
+    stop: async () => {
+      await worker.shutdown();
+      await service.close();
+    },
+  };
+}
+
+/**
  * Sign-in throttling on the running service: budgets per (user, address) pair before the
  * per-user ones, addresses the user signed in from, and the cap on consecutive wrong codes
  * (7 here instead of 100, to keep the test short) with its admin unlock.
  */
 describe('sign-in throttling: strangers, guessing and the lock', () => {
   let service: TestService;
-  let worker: RunningWorker;
-  let clientId: string;
+  let authorizeUrl: () => string;
+  let stop: () => Promise<void>;
 
   beforeAll(async () => {
-    service = await startTestService(
-      'signin-throttle',
-      { RATE_LIMIT_LOGIN_PER_IP: '10000', LOGIN_MAX_FAILURES: '7', LOGIN_USER_STEP_FLOOR_MS: '0' },
-      { ownPublicUrl: true },
-    );
-    worker = await startDispatchWorker(service.config, memoryLogger().logger);
-    clientId = (await registerClient(service.services.clients, { name: 'Acme Bank', scopes: [], redirectUris: [REDIRECT] })).client
-      .clientId;
+    ({ service, authorizeUrl, stop } = await startSignInService('signin-throttle', {
+      RATE_LIMIT_LOGIN_PER_IP: '10000',
+      LOGIN_MAX_FAILURES: '7',
+      LOGIN_USER_STEP_FLOOR_MS: '0',
+    }));
   });
-  afterAll(async () => {
-    await worker.shutdown();
-    await service.close();
-  });
-
-  const authorizeUrl = () =>
-    `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`;
+  afterAll(() => stop());
 
   /** A new sign-in from `address`: the page after posting the user id. */
   async function postUserId(userId: string, address?: string): Promise<{ walker: FormWalker; page: Page }> {
@@ -265,26 +275,17 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
  */
 describe('sign-in throttling: an IPv6 /64 is one caller', () => {
   let service: TestService;
-  let worker: RunningWorker;
-  let clientId: string;
+  let authorizeUrl: () => string;
+  let stop: () => Promise<void>;
 
   beforeAll(async () => {
-    service = await startTestService(
-      'signin-ipv6',
-      { TRUST_PROXY: '1', RATE_LIMIT_LOGIN_PER_IP: '5', LOGIN_USER_STEP_FLOOR_MS: '0' },
-      { ownPublicUrl: true },
-    );
-    worker = await startDispatchWorker(service.config, memoryLogger().logger);
-    clientId = (await registerClient(service.services.clients, { name: 'Acme Bank', scopes: [], redirectUris: [REDIRECT] })).client
-      .clientId;
+    ({ service, authorizeUrl, stop } = await startSignInService('signin-ipv6', {
+      TRUST_PROXY: '1',
+      RATE_LIMIT_LOGIN_PER_IP: '5',
+      LOGIN_USER_STEP_FLOOR_MS: '0',
+    }));
   });
-  afterAll(async () => {
-    await worker.shutdown();
-    await service.close();
-  });
-
-  const authorizeUrl = () =>
-    `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`;
+  afterAll(() => stop());
 
   /** A new sign-in from `address` (as the proxy reports it): the status after posting the user id. */
   async function postUserId(userId: string, address: string): Promise<number> {
