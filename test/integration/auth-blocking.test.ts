@@ -1,8 +1,7 @@
-import { registerClient } from '../../core/clients/clients.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { userModel } from '../../core/users/users.repository.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
-import { authorizeUrl, exchangeCode, postToAuthServer, readMe, type TestApp } from '../support/oauth-flow-helpers.js';
+import { authorizeUrl, exchangeCode, postToAuthServer, readMe, registerTestApp, type TestApp } from '../support/oauth-flow-helpers.js';
 import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
@@ -20,13 +19,7 @@ describe('authorization server: blocking ends access, refresh and sessions', () 
   beforeAll(async () => {
     service = await startTestService('auth-blocking', {}, { ownPublicUrl: true });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
-    const redirectUri = 'http://127.0.0.1:9/callback';
-    const { client, clientSecret } = await registerClient(service.services.clients, {
-      name: 'Bank',
-      scopes: [],
-      redirectUris: [redirectUri],
-    });
-    app = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
+    app = await registerTestApp(service, { name: 'Bank' });
   });
   afterAll(async () => {
     await worker.shutdown();

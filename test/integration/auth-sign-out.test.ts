@@ -1,6 +1,5 @@
-import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
-import { authorizeUrl, exchangeCode, postToAuthServer, type TestApp } from '../support/oauth-flow-helpers.js';
+import { authorizeUrl, exchangeCode, postToAuthServer, registerTestApp, type TestApp } from '../support/oauth-flow-helpers.js';
 import { FormWalker, signInWithForms, type Page } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
@@ -15,13 +14,7 @@ describe('authorization server: sign-out', () => {
   beforeAll(async () => {
     service = await startTestService('auth-sign-out', {}, { ownPublicUrl: true });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
-    const redirectUri = 'http://127.0.0.1:9/callback';
-    const { client, clientSecret } = await registerClient(service.services.clients, {
-      name: 'Bank',
-      scopes: [],
-      redirectUris: [redirectUri, signedOut],
-    });
-    app = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
+    app = await registerTestApp(service, { name: 'Bank', moreRedirectUris: [signedOut] });
   });
   afterAll(async () => {
     await worker.shutdown();

@@ -1,7 +1,7 @@
 import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { authorizeUrl, exchangeCode, postToAuthServer, type TestApp } from '../support/oauth-flow-helpers.js';
+import { authorizeUrl, exchangeCode, postToAuthServer, registerTestApp, type TestApp } from '../support/oauth-flow-helpers.js';
 import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
 import { SoftwareAuthenticator } from '../support/software-authenticator.js';
@@ -32,13 +32,7 @@ describe('passkeys: registration, list and removal by the user', () => {
     service = await startTestService('passkeys-reg', {}, { ownPublicUrl: true });
     origin = new URL(service.url).origin;
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
-    const redirectUri = 'http://127.0.0.1:9/callback';
-    const { client, clientSecret } = await registerClient(service.services.clients, {
-      name: 'Bank',
-      scopes: [],
-      redirectUris: [redirectUri],
-    });
-    app = { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri };
+    app = await registerTestApp(service, { name: 'Bank' });
   });
   afterAll(async () => {
     await worker.shutdown();

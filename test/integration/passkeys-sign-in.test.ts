@@ -1,6 +1,5 @@
-import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
-import { authorizeUrl, exchangeCode, readMe, type TestApp } from '../support/oauth-flow-helpers.js';
+import { authorizeUrl, exchangeCode, readMe, registerTestApp, type TestApp } from '../support/oauth-flow-helpers.js';
 import { csrfOf, FormWalker, signInWithForms, type Page } from '../support/sign-in-helpers.js';
 import { SoftwareAuthenticator } from '../support/software-authenticator.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
@@ -23,16 +22,8 @@ describe('passkeys: sign-in on the login page', () => {
     service = await startTestService('passkeys-signin', {}, { ownPublicUrl: true });
     origin = new URL(service.url).origin;
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
-    const redirectUri = 'http://127.0.0.1:9/callback';
-    const first = await registerClient(service.services.clients, { name: 'Bank', scopes: [], redirectUris: [redirectUri] });
-    app = { clientId: first.client.clientId, clientSecret: first.clientSecret as string, redirectUri };
-    const other = await registerClient(service.services.clients, {
-      name: 'Other',
-      enterpriseId: 'other-co',
-      scopes: [],
-      redirectUris: [redirectUri],
-    });
-    otherApp = { clientId: other.client.clientId, clientSecret: other.clientSecret as string, redirectUri };
+    app = await registerTestApp(service, { name: 'Bank' });
+    otherApp = await registerTestApp(service, { name: 'Other', enterpriseId: 'other-co' });
   });
   afterAll(async () => {
     await worker.shutdown();

@@ -1,3 +1,4 @@
+import { registerClient, type RegisterClientInput } from '../../core/clients/clients.service.js';
 import type { TestService } from './test-service.js';
 
 /** A registered app as the tests drive it by hand: its id, secret (confidential) and redirect URI. */
@@ -5,6 +6,26 @@ export interface TestApp {
   clientId: string;
   clientSecret?: string;
   redirectUri: string;
+}
+
+/** Where the tests' apps are sent back to: nothing listens there, the tests read the redirect themselves. */
+export const TEST_APP_REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+/**
+ * Registers a confidential app with no API scopes that redirects to TEST_APP_REDIRECT_URI (and to `moreRedirectUris`), as
+ * the tests drive it.
+ */
+export async function registerTestApp(
+  service: Pick<TestService, 'services'>,
+  input: Pick<RegisterClientInput, 'name' | 'enterpriseId'> & { moreRedirectUris?: string[] },
+): Promise<TestApp> {
+  const { moreRedirectUris = [], ...named } = input;
+  const { client, clientSecret } = await registerClient(service.services.clients, {
+    ...named,
+    scopes: [],
+    redirectUris: [TEST_APP_REDIRECT_URI, ...moreRedirectUris],
+  });
+  return { clientId: client.clientId, clientSecret: clientSecret as string, redirectUri: TEST_APP_REDIRECT_URI };
 }
 
 /** The authorization URL of a code request (no PKCE: confidential apps here; add it with `extra`). */
