@@ -1,4 +1,3 @@
-import { registerClient } from '../../core/clients/clients.service.js';
 import { enqueuePushSends, pushFanoutJobId, pushSendJobId } from '../../core/platform/queues/push.queue.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
@@ -29,15 +28,9 @@ describe('Web Push of new notifications (notification worker process, local RFC 
     receiver = await startPushReceiver();
     await insertUser(service.ctx.mongo, { userId: 'alice' });
     await insertUser(service.ctx.mongo, { userId: 'alice', enterpriseId: 'acme' });
-    const { client: acmeApp } = await registerClient(service.services.clients, {
-      name: 'acme app',
-      enterpriseId: 'acme',
-      scopes: ['notifications'],
-      public: true,
-      redirectUris: ['http://127.0.0.1/cb'],
-    });
+    const acmeApp = await registerAppClient(service, { name: 'acme app', enterpriseId: 'acme' });
     tokens.alice = await mintUserToken(service, { userId: 'alice', clientId: await registerAppClient(service) });
-    tokens.acmeAlice = await mintUserToken(service, { userId: 'alice', clientId: acmeApp.clientId });
+    tokens.acmeAlice = await mintUserToken(service, { userId: 'alice', clientId: acmeApp });
     enterprise = (await createClientWithToken(service, { scopes: ['notifications'] })).accessToken;
     acmeEnterprise = (await createClientWithToken(service, { scopes: ['notifications'], enterpriseId: 'acme' })).accessToken;
     const key = await fetch(`${service.url}/v1/me/push-key`, { headers: { authorization: `Bearer ${tokens.alice}` } });

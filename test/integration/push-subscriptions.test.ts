@@ -1,5 +1,4 @@
 import { createECDH, randomBytes } from 'node:crypto';
-import { registerClient } from '../../core/clients/clients.service.js';
 import { createPushSubscriptionsRepository } from '../../core/push/push-subscriptions.repository.js';
 import { createPushSubscriptionsService } from '../../core/push/push-subscriptions.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
@@ -32,16 +31,10 @@ describe('Push subscriptions of the signed-in user', () => {
     await insertUser(service.ctx.mongo, { userId: 'bob' });
     // The same user id in another enterprise is another person.
     await insertUser(service.ctx.mongo, { userId: 'alice', enterpriseId: 'acme' });
-    const { client: acmeApp } = await registerClient(service.services.clients, {
-      name: 'acme app',
-      enterpriseId: 'acme',
-      scopes: ['notifications'],
-      public: true,
-      redirectUris: ['http://127.0.0.1/cb'],
-    });
+    const acmeApp = await registerAppClient(service, { name: 'acme app', enterpriseId: 'acme' });
     alice = await mintUserToken(service, { userId: 'alice', clientId: app });
     bob = await mintUserToken(service, { userId: 'bob', clientId: app });
-    acmeAlice = await mintUserToken(service, { userId: 'alice', clientId: acmeApp.clientId });
+    acmeAlice = await mintUserToken(service, { userId: 'alice', clientId: acmeApp });
     enterpriseToken = (await createClientWithToken(service, { scopes: ['notifications'] })).accessToken;
   });
   afterAll(async () => {

@@ -5,10 +5,14 @@ import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
 import type { TestService } from './test-service.js';
 import { sendJson, userBody } from './users-helpers.js';
 
-/** A public client standing for the approver app users sign in through. */
-export async function registerAppClient(service: Pick<TestService, 'services'>): Promise<string> {
+/** A public client standing for the approver app users sign in through (of the default enterprise unless told). */
+export async function registerAppClient(
+  service: Pick<TestService, 'services'>,
+  { name = 'approver app', enterpriseId }: { name?: string; enterpriseId?: string } = {},
+): Promise<string> {
   const { client } = await registerClient(service.services.clients, {
-    name: 'approver app',
+    name,
+    ...(enterpriseId === undefined ? {} : { enterpriseId }),
     scopes: ['notifications'],
     public: true,
     redirectUris: ['http://127.0.0.1/cb'],
