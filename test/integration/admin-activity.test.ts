@@ -1,6 +1,7 @@
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { createGroups, errorBody, sendJson, userBody } from '../support/users-helpers.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 const ID = expect.stringMatching(/^[0-9a-f]{24}$/) as unknown;
 const AT = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) as unknown;
@@ -21,12 +22,7 @@ describe('activity record (GET /admin/activity)', () => {
     await service.close();
   });
 
-  const admin = (method: string, path: string, body?: unknown) =>
-    fetch(`${service.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  const admin = (method: string, path: string, body?: unknown) => adminRequest(service, method, path, body);
   const activity = async (query = '') => {
     const res = await admin('GET', `/admin/activity${query}`);
     expect(res.status).toBe(200);

@@ -7,6 +7,7 @@ import { mintUserToken } from '../support/notification-helpers.js';
 import { eventually } from '../support/waiting.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 const D1_TIMESTAMP = /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/;
 const SPA = 'https://spa.example';
@@ -41,11 +42,7 @@ describe('web origins of clients (CORS)', () => {
   });
 
   function admin(method: string, path: string, body?: unknown): Promise<Response> {
-    return fetch(`${service.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    return adminRequest(service, method, path, body);
   }
 
   /** A browser's preflight for a call with the user's token (`headers`: the names it will send, as the browser lists them). */

@@ -8,6 +8,7 @@ import { insertUser } from '../support/user-fixtures.js';
 import { otpBody, postJson } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { createGroups, errorBody, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 /** Enterprises as tenants: a client reaches only its own enterprise's users, and limits are per enterprise. */
 describe('enterprises as tenants (cross-enterprise suite)', () => {
@@ -130,12 +131,7 @@ describe('clients carry an enterprise (admin API)', () => {
   afterAll(async () => {
     await service.close();
   });
-  const admin = (method: string, path: string, body?: unknown) =>
-    fetch(`${service.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  const admin = (method: string, path: string, body?: unknown) => adminRequest(service, method, path, body);
 
   test('when a client is created with or without enterpriseId, then it is stored and shown, default `default`', async () => {
     const named = (await (await admin('POST', '/admin/clients', { name: 'n', scopes: ['otp'], enterpriseId: 'acme' })).json()) as {

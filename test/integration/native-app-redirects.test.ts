@@ -4,6 +4,7 @@ import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/
 import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 const D1_TIMESTAMP = /^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/;
 const SCHEME_REDIRECT = 'com.example.app:/oauth/callback';
@@ -37,11 +38,7 @@ describe('native apps: redirect URIs', () => {
   });
 
   function admin(method: string, path: string, body: unknown): Promise<Response> {
-    return fetch(`${service.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    return adminRequest(service, method, path, body);
   }
 
   const pkce = () => {

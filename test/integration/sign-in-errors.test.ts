@@ -6,6 +6,7 @@ import { readOutbox } from '../support/otp-helpers.js';
 import { csrfOf, FormWalker, loginCodeFor, loginCodesSettled, signInWithForms } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 const REDIRECT = 'https://app.example/callback';
 
@@ -369,12 +370,7 @@ describe('sign-in: errors, replays and refusals', () => {
   });
 
   describe('blocked users and user tokens', () => {
-    const admin = (method: string, path: string, body?: unknown) =>
-      fetch(`${service.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
+    const admin = (method: string, path: string, body?: unknown) => adminRequest(service, method, path, body);
 
     test('when a signed-in user is blocked, then /v1/me answers 403 user_blocked, refresh fails, and no new sign-in sends a code', async () => {
       await insertUser(service.ctx.mongo, { userId: 'jack', mobileNumber: '+15550300010' });

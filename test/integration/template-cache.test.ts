@@ -4,6 +4,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 describe('template cache', () => {
   let service: TestService;
@@ -35,12 +36,7 @@ describe('template edits between the API and the dispatch worker', () => {
   let worker: RunningWorker;
   let token: string;
   const mobile = '+15550401111';
-  const admin = (method: string, path: string, body: unknown) =>
-    fetch(`${service.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+  const admin = (method: string, path: string, body: unknown) => adminRequest(service, method, path, body);
   const otpState = async (otpUuid: string) =>
     (await (await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
       deliveries: { state: string }[];
