@@ -1,7 +1,5 @@
-import { createNotificationsRepository, notificationModel } from '../../core/notifications/notifications.repository.js';
-import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
-import { enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import { notificationModel } from '../../core/notifications/notifications.repository.js';
+import type { CreateNotificationInput } from '../../core/notifications/notifications.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import {
   ACTIONS,
@@ -9,11 +7,12 @@ import {
   enrollAndActivateWithDevice,
   mintUserToken,
   notificationBody,
+  notificationsServiceOver,
   registerAppClient,
   signAnswer,
   type DeviceUser,
 } from '../support/notification-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { createGroups, errorBody, sendJson } from '../support/users-helpers.js';
 
@@ -687,16 +686,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
   describe('expiry enforced at answer time (no worker running)', () => {
     // A service whose clock runs 15.5 s behind: what it creates with the minimum expiresIn (15 s)
     // fell due half a second ago on the real clock, and no worker has expired it.
-    const alreadyDue = () =>
-      createNotificationsService({
-        repository: createNotificationsRepository(service.ctx.mongo),
-        users: createUsersRepository(service.ctx.mongo),
-        enqueueExpiry: (uuid, at) => enqueueExpiry(service.ctx.queues.notification, uuid, at),
-        enqueueCallback: (uuid) => enqueueCallback(service.ctx.queues['notification-callback'], uuid),
-        logger: memoryLogger().logger,
-        callbackPolicy: service.config.notifications.callbackAddresses,
-        now: () => new Date(Date.now() - 15_500),
-      });
+    const alreadyDue = () => notificationsServiceOver(service, { now: () => new Date(Date.now() - 15_500) });
 
     test('when a user answers after expiresAt while the record still says ACTIVE, then 410 and the record becomes EXPIRED', async () => {
       const { notificationUuid: uuid } = await alreadyDue().create(

@@ -1,11 +1,15 @@
-import { createNotificationsService } from '../../core/notifications/notifications.service.js';
-import { enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
 import type { UserRef } from '../../core/platform/tenancy/enterprise-id.js';
 import { createUserLifecycle, type UserLifecycle } from '../../core/users/user-lifecycle.service.js';
 import type { UserFinder } from '../../core/users/user-reachability.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { blockUser, mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import {
+  blockUser,
+  mintUserToken,
+  notificationBody,
+  notificationsServiceOver,
+  registerAppClient,
+} from '../support/notification-helpers.js';
+import { startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { errorBody, sendJson } from '../support/users-helpers.js';
 
@@ -149,14 +153,7 @@ describe('Notifications: an answer that crosses a block or a delete', () => {
           return found;
         },
       };
-      const notifications = createNotificationsService({
-        repository: repositories.notifications,
-        users,
-        enqueueExpiry: (id, at) => enqueueExpiry(service.ctx.queues.notification, id, at),
-        enqueueCallback: (id) => enqueueCallback(service.ctx.queues['notification-callback'], id),
-        logger: memoryLogger().logger,
-        callbackPolicy: service.config.notifications.callbackAddresses,
-      });
+      const notifications = notificationsServiceOver(service, { repository: repositories.notifications, users });
       const outcome = await notifications.answer('default', userId, uuid, { response: 'accept' }).then(
         () => 'accepted',
         (err: unknown) => err,

@@ -1,14 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CallbackAddressRefusedError, guardedPost, type Resolver } from '../../core/notifications/guarded-post.js';
-import { createNotificationsRepository, notificationModel } from '../../core/notifications/notifications.repository.js';
-import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
-import { callbackJobId, enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
+import { notificationModel } from '../../core/notifications/notifications.repository.js';
+import type { CreateNotificationInput } from '../../core/notifications/notifications.service.js';
+import { callbackJobId } from '../../core/platform/queues/notification.queue.js';
 import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
-import { notificationBody } from '../support/notification-helpers.js';
+import { notificationBody, notificationsServiceOver } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { errorBody, sendJson } from '../support/users-helpers.js';
 import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
@@ -163,14 +162,7 @@ describe('Notification callbacks: internal addresses refused when sending', () =
 
   /** Stored as a deployment that allowed loopback would have stored it. */
   const storeWithCallback = (callbackUrl: string) =>
-    createNotificationsService({
-      repository: createNotificationsRepository(service.ctx.mongo),
-      users: createUsersRepository(service.ctx.mongo),
-      enqueueExpiry: (uuid, at) => enqueueExpiry(service.ctx.queues.notification, uuid, at),
-      enqueueCallback: (uuid) => enqueueCallback(service.ctx.queues['notification-callback'], uuid),
-      logger: memoryLogger().logger,
-      callbackPolicy: { allowLoopback: true, allowedNetworks: [] },
-    }).create(
+    notificationsServiceOver(service, { callbackPolicy: { allowLoopback: true, allowedNetworks: [] } }).create(
       { clientId, enterpriseId: 'default' },
       {
         ...(notificationBody('dave') as unknown as CreateNotificationInput),

@@ -2,17 +2,16 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UnrecoverableError, Worker } from 'bullmq';
-import { notificationModel, createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
-import { createNotificationsService, type CreateNotificationInput } from '../../core/notifications/notifications.service.js';
-import { callbackJobId, enqueueCallback, enqueueExpiry, expiryJobId } from '../../core/platform/queues/notification.queue.js';
+import { notificationModel } from '../../core/notifications/notifications.repository.js';
+import type { CreateNotificationInput } from '../../core/notifications/notifications.service.js';
+import { callbackJobId, expiryJobId } from '../../core/platform/queues/notification.queue.js';
 import { enqueuePushFanout, pushFanoutJobId } from '../../core/platform/queues/push.queue.js';
 import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
-import { createUsersRepository } from '../../core/users/users.repository.js';
 import { requestToken } from '../support/auth-helpers.js';
-import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
+import { mintUserToken, notificationBody, notificationsServiceOver, registerAppClient } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';
 import { jobEnded } from '../support/queue-state.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { sendJson } from '../support/users-helpers.js';
 import { untilClockReaches } from '../support/waiting.js';
@@ -109,15 +108,7 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
     sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', userToken, { response });
   /** Creates through the real service with its clock set back: due `dueInMs` from now on the real clock (negative: already past due). */
   const createDueIn = async (dueInMs: number, overrides: Partial<CreateNotificationInput> = {}) => {
-    const service_ = createNotificationsService({
-      repository: createNotificationsRepository(service.ctx.mongo),
-      users: createUsersRepository(service.ctx.mongo),
-      enqueueExpiry: (uuid, at) => enqueueExpiry(service.ctx.queues.notification, uuid, at),
-      enqueueCallback: (uuid) => enqueueCallback(service.ctx.queues['notification-callback'], uuid),
-      logger: memoryLogger().logger,
-      callbackPolicy: service.config.notifications.callbackAddresses,
-      now: () => new Date(Date.now() - (15_000 - dueInMs)),
-    });
+    const service_ = notificationsServiceOver(service, { now: () => new Date(Date.now() - (15_000 - dueInMs)) });
     const body = { ...(notificationBody('alice') as unknown as CreateNotificationInput), expiresIn: 15, ...overrides };
     return (await service_.create({ clientId, enterpriseId: 'default' }, body)).notificationUuid;
   };

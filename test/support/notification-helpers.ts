@@ -1,9 +1,29 @@
 import { randomBytes, randomUUID, webcrypto } from 'node:crypto';
 import { registerClient } from '../../core/clients/clients.service.js';
+import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
+import { createNotificationsService, type NotificationsDeps } from '../../core/notifications/notifications.service.js';
+import { enqueueCallback, enqueueExpiry } from '../../core/platform/queues/notification.queue.js';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { accountIdOf } from '../../core/sign-in/sign-in-users.js';
-import type { TestService } from './test-service.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
+import { memoryLogger, type TestService } from './test-service.js';
 import { sendJson, userBody } from './users-helpers.js';
+
+/**
+ * A notifications service of the test's own over the running service's stores and queues, with the API's callback
+ * policy: `overrides` sets what the test needs otherwise (a clock set back, stores that pause, another policy).
+ */
+export function notificationsServiceOver(service: Pick<TestService, 'ctx' | 'config'>, overrides: Partial<NotificationsDeps> = {}) {
+  return createNotificationsService({
+    repository: createNotificationsRepository(service.ctx.mongo),
+    users: createUsersRepository(service.ctx.mongo),
+    enqueueExpiry: (uuid, at) => enqueueExpiry(service.ctx.queues.notification, uuid, at),
+    enqueueCallback: (uuid) => enqueueCallback(service.ctx.queues['notification-callback'], uuid),
+    logger: memoryLogger().logger,
+    callbackPolicy: service.config.notifications.callbackAddresses,
+    ...overrides,
+  });
+}
 
 /** A public client standing for the approver app users sign in through (of the default enterprise unless told). */
 export async function registerAppClient(
