@@ -4,7 +4,7 @@ import { CallbackAddressRefusedError, guardedPost, type Resolver } from '../../c
 import { notificationModel } from '../../core/notifications/notifications.repository.js';
 import type { CreateNotificationInput } from '../../core/notifications/notifications.service.js';
 import { callbackJobId } from '../../core/platform/queues/notification.queue.js';
-import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
+import { createClientThroughAdminApi, createClientWithToken } from '../support/auth-helpers.js';
 import { notificationBody, notificationsServiceOver } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -139,16 +139,7 @@ describe('Notification callbacks: internal addresses refused when sending', () =
     service = await startTestService('notifcbsend');
     receiver = await startReceiver();
     // Through the admin API, as an operator would: the client gets its callback secret.
-    const res = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, {
-      name: 'bank',
-      scopes: ['notifications'],
-      allowedIps: ['127.0.0.1', '::1'],
-    });
-    expect(res.status).toBe(201);
-    const created = (await res.json()) as { client_id: string; client_secret: string };
-    clientId = created.client_id;
-    const issued = await requestToken(service, { clientId, clientSecret: created.client_secret });
-    token = ((await issued.json()) as { access_token: string }).access_token;
+    ({ clientId, accessToken: token } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['notifications'] }));
     await insertUser(service.ctx.mongo, { userId: 'dave' });
     worker = spawnProcessEntry('workers/notifications/main.js', service.env);
     await waitForOutput(worker, 'notification-callback worker running');

@@ -7,7 +7,7 @@ import type { CreateNotificationInput } from '../../core/notifications/notificat
 import { callbackJobId, expiryJobId } from '../../core/platform/queues/notification.queue.js';
 import { enqueuePushFanout, pushFanoutJobId } from '../../core/platform/queues/push.queue.js';
 import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
-import { requestToken } from '../support/auth-helpers.js';
+import { createClientThroughAdminApi } from '../support/auth-helpers.js';
 import { mintUserToken, notificationBody, notificationsServiceOver, registerAppClient } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';
 import { jobEnded } from '../support/queue-state.js';
@@ -76,17 +76,12 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
       NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on',
     });
     receiver = await startReceiver();
-    const res = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, {
-      name: 'bank',
-      scopes: ['notifications'],
-      allowedIps: ['127.0.0.1', '::1'],
-    });
-    expect(res.status).toBe(201);
-    const created = (await res.json()) as { client_id: string; client_secret: string; callback_secret: string };
-    expect(created.callback_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    ({ client_id: clientId, callback_secret: callbackSecret } = created);
-    token = ((await (await requestToken(service, { clientId, clientSecret: created.client_secret })).json()) as { access_token: string })
-      .access_token;
+    ({
+      clientId,
+      callbackSecret,
+      accessToken: token,
+    } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['notifications'] }));
+    expect(callbackSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     await insertUser(service.ctx.mongo, { userId: 'alice' });
     userToken = await mintUserToken(service, { userId: 'alice', clientId: await registerAppClient(service) });
     await startWorker();
@@ -281,15 +276,7 @@ describe('Notification worker process: expiry jobs, sweep, signed callbacks', ()
   });
 
   test('when a user is deleted, then the pending notification is DISCARD and its callback says so', async () => {
-    const usersRes = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, {
-      name: 'hr',
-      scopes: ['users'],
-      allowedIps: ['127.0.0.1', '::1'],
-    });
-    const hr = (await usersRes.json()) as { client_id: string; client_secret: string };
-    const hrToken = (
-      (await (await requestToken(service, { clientId: hr.client_id, clientSecret: hr.client_secret })).json()) as { access_token: string }
-    ).access_token;
+    const { accessToken: hrToken } = await createClientThroughAdminApi(service, { name: 'hr', scopes: ['users'] });
     await insertUser(service.ctx.mongo, { userId: 'bob' });
     const res = await sendJson(`${service.url}/v1/notifications`, 'POST', token, notificationBody('bob', { callbackUrl: receiver.url }));
     const uuid = ((await res.json()) as { notification_uuid: string }).notification_uuid;

@@ -3,7 +3,7 @@ import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { findFreePort } from '../../scripts/local-services.js';
 import { notificationModel } from '../../core/notifications/notifications.repository.js';
-import { requestToken } from '../support/auth-helpers.js';
+import { createClientThroughAdminApi } from '../support/auth-helpers.js';
 import { notificationBody } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -168,15 +168,7 @@ describe('Scaling apart: two API, two dispatch and two notification processes on
   test(`when ${OTPS} OTPs and ${NOTIFICATIONS} expiring notifications are sent through both APIs, then every message goes out once, every notification expires once with one callback, and both processes of each role take work`, async () => {
     // Clients, users and the traced template, through the admin API as an operator would.
     const admin = service.config.adminToken as string;
-    const created = await sendJson(`${service.url}/admin/clients`, 'POST', admin, {
-      name: 'bank',
-      scopes: ['otp', 'notifications'],
-      allowedIps: ['127.0.0.1', '::1'],
-    });
-    expect(created.status).toBe(201);
-    const client = (await created.json()) as { client_id: string; client_secret: string };
-    const tokenRes = await requestToken(service, { clientId: client.client_id, clientSecret: client.client_secret });
-    const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+    const { accessToken: token } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['otp', 'notifications'] });
     const template = await sendJson(`${service.url}/admin/templates`, 'POST', admin, {
       name: TEMPLATE,
       channel: 'SMS',

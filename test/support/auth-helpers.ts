@@ -1,6 +1,7 @@
 import { registerClient } from '../../core/clients/clients.service.js';
 import type { ClientScope } from '../../core/clients/clients.repository.js';
 import type { TestService } from './test-service.js';
+import { sendJson } from './users-helpers.js';
 
 export interface ClientWithToken {
   clientId: string;
@@ -22,6 +23,25 @@ export async function requestToken(
     headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams(form).toString(),
   });
+}
+
+/**
+ * Creates a client through the admin API, as an operator would (so it gets its callback secret), allowed from loopback,
+ * and gets it an access token from the real token endpoint.
+ */
+export async function createClientThroughAdminApi(
+  service: Pick<TestService, 'url' | 'config'>,
+  options: { name: string; scopes: ClientScope[] },
+): Promise<ClientWithToken & { callbackSecret: string }> {
+  const res = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, {
+    ...options,
+    allowedIps: ['127.0.0.1', '::1'],
+  });
+  expect(res.status).toBe(201);
+  const created = (await res.json()) as { client_id: string; client_secret: string; callback_secret: string };
+  const token = await requestToken(service, { clientId: created.client_id, clientSecret: created.client_secret });
+  const { access_token: accessToken } = (await token.json()) as { access_token: string };
+  return { clientId: created.client_id, clientSecret: created.client_secret, callbackSecret: created.callback_secret, accessToken };
 }
 
 /**
