@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { findFreePort, startRedisServer, type LocalService } from './local-services.js';
+import { findFreePort, isAlive, startRedisServer, type LocalService } from './local-services.js';
 
 const run = promisify(execFile);
 
@@ -167,13 +167,4 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
 function ensureDir(dir: string): string {
   mkdirSync(dir, { recursive: true });
   return dir;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -15,7 +15,7 @@ import { createLogger, type Logger } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { projectRoot } from '../core/platform/project-root.js';
 import { startAllWorkers } from '../workers/all.js';
-import { parseFsyncMode, startMongoServer, startRedisServer } from './local-services.js';
+import { isAlive, parseFsyncMode, startMongoServer, startRedisServer } from './local-services.js';
 
 const localDir = join(projectRoot, '.local');
 
@@ -23,15 +23,6 @@ interface ServiceRecord {
   pid: number;
   url: string;
   port: number;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function portAnswers(port: number): Promise<boolean> {
