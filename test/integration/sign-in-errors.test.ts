@@ -75,6 +75,15 @@ describe('sign-in: errors, replays and refusals', () => {
     });
   }
 
+  /** A new sign-in of `userId` (its code sent to `mobile`) with these parameters: the page asking for the code, and the code. */
+  async function atCodeStep(userId: string, mobile: string, params: Record<string, string> = validParams()) {
+    const walker = new FormWalker(service.url);
+    const first = await walker.page(authorizeUrl(params));
+    const since = new Date();
+    const page = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
+    return { walker, page, code: await loginCodeFor(service, mobile, since) };
+  }
+
   async function signInFor(userId: string, mobile: string, params: Record<string, string>) {
     const callback = new URL(await signInWithForms(service, new FormWalker(service.url), authorizeUrl(params), userId, mobile));
     return callback;
@@ -150,13 +159,12 @@ describe('sign-in: errors, replays and refusals', () => {
         redirectUris: [REDIRECT],
         firstParty: false,
       });
-      const walker = new FormWalker(service.url);
-      const first = await walker.page(authorizeUrl(validParams({ client_id: partner.client.clientId })));
-      const since = new Date();
-      const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'hank' } });
-      const consent = await walker.page(codePage.url, {
-        form: { csrf: csrfOf(codePage.html), step: 'code', otp: await loginCodeFor(service, '+15550300005', since) },
-      });
+      const {
+        walker,
+        page: codePage,
+        code,
+      } = await atCodeStep('hank', '+15550300005', validParams({ client_id: partner.client.clientId }));
+      const consent = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: code } });
       expect(consent.html).toContain('Allow access?');
       const back = new URL(await walker.leaves(consent.url, { form: { csrf: csrfOf(consent.html), step: 'consent', decision: 'deny' } }));
       expect(back.searchParams.get('error')).toBe('access_denied');
@@ -228,13 +236,8 @@ describe('sign-in: errors, replays and refusals', () => {
     expect(hash.get('code')).toEqual(expect.any(String));
     expect(hash.get('state')).toBe('st-123');
 
-    const walker = new FormWalker(service.url);
-    const first = await walker.page(authorizeUrl(validParams({ response_mode: 'form_post' })));
-    const since = new Date();
-    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'frank' } });
-    const posted = await walker.page(codePage.url, {
-      form: { csrf: csrfOf(codePage.html), step: 'code', otp: await loginCodeFor(service, '+15550300002', since) },
-    });
+    const { walker, page: codePage, code } = await atCodeStep('frank', '+15550300002', validParams({ response_mode: 'form_post' }));
+    const posted = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: code } });
     expect(posted.status).toBe(200);
     expect(posted.html).toContain(`action="${REDIRECT}"`);
     expect(posted.html).toMatch(/name="code" value="[^"]+"/);
@@ -328,11 +331,8 @@ describe('sign-in: errors, replays and refusals', () => {
   });
 
   test('when five wrong codes are entered, then the code locks and even the right one is refused', async () => {
-    const walker = new FormWalker(service.url);
-    const first = await walker.page(authorizeUrl(validParams()));
-    const since = new Date();
-    let page = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'ivy' } });
-    const code = await loginCodeFor(service, '+15550300006', since);
+    const { walker, page: codePage, code } = await atCodeStep('ivy', '+15550300006');
+    let page = codePage;
     const wrongCode = code === '000000' ? '111111' : '000000';
     const messages: string[] = [];
     for (let i = 0; i < 5; i += 1) {
@@ -352,11 +352,7 @@ describe('sign-in: errors, replays and refusals', () => {
 
   test('when ten wrong codes are posted at once, then at most five are checked and the code is locked', async () => {
     await insertUser(service.ctx.mongo, { userId: 'lena', mobileNumber: '+15550300012' });
-    const walker = new FormWalker(service.url);
-    const first = await walker.page(authorizeUrl(validParams()));
-    const since = new Date();
-    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'lena' } });
-    const code = await loginCodeFor(service, '+15550300012', since);
+    const { walker, page: codePage, code } = await atCodeStep('lena', '+15550300012');
     const wrongCode = code === '000000' ? '111111' : '000000';
     const pages = await Promise.all(
       Array.from({ length: 10 }, () => walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: wrongCode } })),
