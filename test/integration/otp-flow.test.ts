@@ -7,6 +7,7 @@ import { eventually, otpBody, outboxMessageFor, postJson, readOutbox } from '../
 import { queueSettled } from '../support/queue-state.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 const stamp = expect.stringMatching(/^[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/);
 
@@ -21,16 +22,12 @@ describe('OTP generation, delivery to the outbox and validation', () => {
   beforeAll(async () => {
     // Generous per-user budget: this file asks one user for many OTPs (limits have their own test).
     service = await startTestService('otpflow', { RATE_LIMIT_OTP_PER_USER: '1000' });
-    const template = await fetch(`${service.url}/admin/templates`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'branded_email',
-        channel: 'EMAIL',
-        subject: 'Your __APP_NAME__ code',
-        text: 'Hello __NAME__, your code is __SVC_OTP__.',
-        html: '<p>Hello __NAME__,</p><p>your code is <b>__SVC_OTP__</b>.</p>',
-      }),
+    const template = await adminRequest(service, 'POST', '/admin/templates', {
+      name: 'branded_email',
+      channel: 'EMAIL',
+      subject: 'Your __APP_NAME__ code',
+      text: 'Hello __NAME__, your code is __SVC_OTP__.',
+      html: '<p>Hello __NAME__,</p><p>your code is <b>__SVC_OTP__</b>.</p>',
     });
     expect(template.status).toBe(201);
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
@@ -185,12 +182,7 @@ describe('OTP generation, delivery to the outbox and validation', () => {
   });
 
   test('when a template holds a run of underscores or a macro right after an underscore, then the request check and the message agree', async () => {
-    const addSms = (name: string, text: string) =>
-      fetch(`${service.url}/admin/templates`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${service.config.adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name, channel: 'SMS', text }),
-      });
+    const addSms = (name: string, text: string) => adminRequest(service, 'POST', '/admin/templates', { name, channel: 'SMS', text });
     expect((await addSms('separator_sms', 'Code __SVC_OTP__\n__________\nAcme')).status).toBe(201);
     expect((await addSms('order_sms', 'Code __SVC_OTP__ for order ___ORDER__')).status).toBe(201);
 

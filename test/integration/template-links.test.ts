@@ -3,6 +3,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson, readOutbox } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 describe('a macro inside a link of an e-mail template', () => {
   let service: TestService;
@@ -14,7 +15,7 @@ describe('a macro inside a link of an e-mail template', () => {
     service = await startTestService('templatelinks', { RATE_LIMIT_OTP_PER_USER: '1000' });
     token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
     await insertUser(service.ctx.mongo, { userId: 'reader', emailId: email });
-    const created = await postJson(`${service.url}/admin/templates`, service.config.adminToken as string, {
+    const created = await adminRequest(service, 'POST', '/admin/templates', {
       name: 'otp_email_link',
       channel: 'EMAIL',
       subject: 'Your code',
