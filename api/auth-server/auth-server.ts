@@ -25,7 +25,7 @@ import {
   storedSecretsOfClient,
   webOriginsOfClient,
 } from './oidc-adapter.js';
-import { adapterAnsweringStoreOutages, answeringStoreOutages, retryAfterOnOutages } from './store-outage.js';
+import { adapterAnsweringStoreOutages, answerStoreOutages, answeringStoreOutages } from './store-outage.js';
 import { reuseClientInstances } from './client-instances.js';
 import { limitFailedClientAuthentication, type ClientAuthenticatingEndpoint } from './client-authentication-limit.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
@@ -291,7 +291,8 @@ export async function createAuthServer(
   // Koa would print every unexpected error to stderr; ours go through the JSON logger instead.
   provider.silent = true;
   provider.on('server_error', (_oidcCtx: unknown, err: Error) => logger.error({ err }, 'authorization server error'));
-  retryAfterOnOutages(provider);
+  // First, so it is around every step added below.
+  answerStoreOutages(provider);
 
   // The stored `client_secret` is an HMAC (core/clients/client-secret.ts), so the comparison
   // oidc-provider would make against the clear secret is swapped for ours, on this instance's

@@ -35,10 +35,21 @@ export async function answeringStoreOutages<T>(work: () => Promise<T>): Promise<
   }
 }
 
-/** The provider's 503 answers say when to come back, as the enterprise API's do. */
-export function retryAfterOnOutages(provider: Provider): void {
+/**
+ * The provider's 503 answers say when to come back, as the enterprise API's do. Our own steps
+ * around its endpoints (the introspection and revocation of enterprise tokens, which read and
+ * write revocations after the provider has answered) run outside its error handling: a store
+ * outage they meet is answered here as the provider answers one, not as Koa's plain-text 500.
+ */
+export function answerStoreOutages(provider: Provider): void {
   provider.use(async (oidcCtx, next) => {
-    await next();
+    try {
+      await next();
+    } catch (err) {
+      if (!isStoreUnavailable(err)) throw err;
+      oidcCtx.status = 503;
+      oidcCtx.body = { error: 'temporarily_unavailable', error_description: STORE_OUTAGE_DESCRIPTION };
+    }
     if (oidcCtx.status === 503 && !oidcCtx.response.get('Retry-After')) oidcCtx.set('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
   });
 }

@@ -133,6 +133,18 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
     // A client the process has cached gets its token without the store.
     const cachedTokenRes = await postToAuthServer(service, '/oauth/token', cachedApp, { grant_type: 'client_credentials' });
     expect(cachedTokenRes.status).toBe(200);
+    // Its new token, never checked against the revocations: introspecting it reads them, and
+    // revoking it writes one. Both answer as the provider's own endpoints do, not a bare 500.
+    const { access_token: freshToken } = (await cachedTokenRes.json()) as { access_token: string };
+    for (const path of ['/oauth/introspect', '/oauth/revoke']) {
+      const res = await postToAuthServer(service, path, cachedApp, { token: freshToken });
+      expect({ path, status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() }).toEqual({
+        path,
+        status: 503,
+        retryAfter: '5',
+        body: JSON.stringify({ error: 'temporarily_unavailable', error_description: 'the database is not reachable; retry later' }),
+      });
+    }
     // A sign-in that cannot look its app up shows a page saying to try again shortly.
     const authorize = await fetch(
       `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({
