@@ -307,7 +307,8 @@ export async function createAuthServer(
     // A secret just rotated by another process is not in this process's client cache yet: a
     // look in the store lets the new secret work here too. At most one look per client every
     // few seconds, so wrong secrets sent with a known client id cannot make every request a read.
-    const stored = await stores.clientLookup.recheckedClientWithSecret(this.clientId);
+    // A store that cannot tell is "retry later": the secret may be the new one.
+    const stored = await answeringStoreOutages(() => stores.clientLookup.recheckedClientWithSecret(this.clientId));
     return stored !== null && !stored.isPublic && acceptsClientSecret(stored, actual);
   };
   reuseClientInstances(provider, new Adapter('Client'));

@@ -133,6 +133,15 @@ describe('MongoDB outage: quick 503 (not the election-sized selection wait), not
     // A client the process has cached gets its token without the store.
     const cachedTokenRes = await postToAuthServer(service, '/oauth/token', cachedApp, { grant_type: 'client_credentials' });
     expect(cachedTokenRes.status).toBe(200);
+    // A secret the cache does not hold (one rotated by another process, or a wrong one) is looked
+    // up in the store, which cannot tell now: "retry later", not a server error.
+    const notCachedSecret = { ...cachedApp, clientSecret: 'not-the-cached-secret' };
+    const otherSecret = await postToAuthServer(service, '/oauth/token', notCachedSecret, { grant_type: 'client_credentials' });
+    expect({ status: otherSecret.status, retryAfter: otherSecret.headers.get('retry-after'), body: await otherSecret.json() }).toEqual({
+      status: 503,
+      retryAfter: '5',
+      body: { error: 'temporarily_unavailable', error_description: 'the database is not reachable; retry later' },
+    });
     // Its new token, never checked against the revocations: introspecting it reads them, and
     // revoking it writes one. Both answer as the provider's own endpoints do, not a bare 500.
     const { access_token: freshToken } = (await cachedTokenRes.json()) as { access_token: string };
