@@ -25,6 +25,7 @@ import {
   storedSecretsOfClient,
   webOriginsOfClient,
 } from './oidc-adapter.js';
+import { answerGrantTypeRefusalsAsUnauthorizedClient } from './grant-type-refusal.js';
 import { adapterAnsweringStoreOutages, answerStoreOutages, answeringStoreOutages } from './store-outage.js';
 import { reuseClientInstances } from './client-instances.js';
 import { limitFailedClientAuthentication, type ClientAuthenticatingEndpoint } from './client-authentication-limit.js';
@@ -293,6 +294,7 @@ export async function createAuthServer(
   provider.on('server_error', (_oidcCtx: unknown, err: Error) => logger.error({ err }, 'authorization server error'));
   // First, so it is around every step added below.
   answerStoreOutages(provider);
+  answerGrantTypeRefusalsAsUnauthorizedClient(provider);
 
   // The stored `client_secret` is an HMAC (core/clients/client-secret.ts), so the comparison
   // oidc-provider would make against the clear secret is swapped for ours, on this instance's

@@ -54,7 +54,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '200': { description: 'Tokens', schema: 'auth-server.token.json' },
       '400': {
         description:
-          'invalid_request, invalid_grant (code or refresh token unknown, expired, used, or PKCE mismatch), invalid_scope, invalid_target, unsupported_grant_type (RFC 6749 5.2)',
+          'invalid_request, invalid_grant (code or refresh token unknown, expired, used, or PKCE mismatch), invalid_scope, invalid_target, unauthorized_client (a grant type the client is not registered for, such as client_credentials for a public client), unsupported_grant_type (RFC 6749 5.2)',
         schema: 'auth-server.token-error.json',
       },
       '401': { description: 'invalid_client', schema: 'auth-server.token-error.json' },

@@ -113,9 +113,9 @@ describe('admin API: clients and groups', () => {
         body: new URLSearchParams({ grant_type: 'client_credentials', client_id: body.client_id }).toString(),
       });
       expect(token.status).toBe(400);
-      // oidc-provider answers invalid_request here where RFC 6749 5.2 suggests unauthorized_client.
+      // RFC 6749 5.2's code for a grant type the client may not use (not a malformed request).
       expect(await token.json()).toEqual({
-        error: 'invalid_request',
+        error: 'unauthorized_client',
         error_description: 'requested grant type is not allowed for this client',
       });
     });
