@@ -7,6 +7,7 @@ import { createClientLookup, type ClientLookup } from '../core/clients/client-lo
 import type { ClientStores } from '../core/clients/client-stores.js';
 import { createClientsRepository } from '../core/clients/clients.repository.js';
 import type { SigningKeyRotationStores } from './routes/admin-signing-keys.routes.js';
+import { signingKeyStartTime } from '../core/platform/metrics/business-metrics.js';
 import { createServerSecretsRepository } from '../core/auth/server-secrets.repository.js';
 import { followRotation } from '../core/auth/signing-key-changes.js';
 import { createScheduledRotation, type ScheduledRotation } from '../core/auth/signing-key-rotation-schedule.js';
@@ -145,9 +146,13 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   const repositories = createApiRepositories(ctx);
   const clientLookup = createClientLookup(repositories.clients);
   const templateCache = createTemplateCache(repositories.templates);
-  const signingKeyRing = createStoredSigningKeyRing(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey, (err) =>
-    ctx.logger.warn({ err }, 'signing keys could not be read again; the keys read before stay in use'),
-  );
+  const signingKeyRing = createStoredSigningKeyRing(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey, {
+    onReadError: (err) => ctx.logger.warn({ err }, 'signing keys could not be read again; the keys read before stay in use'),
+    onKeys: (keys) => {
+      signingKeyStartTime.reset();
+      if (keys.tokensSince !== undefined) signingKeyStartTime.set({ alg: keys.tokens.alg }, keys.tokensSince / 1000);
+    },
+  });
   const signingKeys = signingKeyRing.current;
   // A rotation stored by another process or the CLI is read at once, not at the next periodic read.
   const readKeysAgain = () =>

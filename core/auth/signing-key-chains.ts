@@ -15,6 +15,8 @@ export interface SigningKey {
 export interface SigningKeys {
   /** Signs access tokens and OTP validation JWTs (ACCESS_TOKEN_SIGNING_ALG). */
   tokens: SigningKey;
+  /** Since when (ms since the epoch) `tokens` signs: its activeFrom, or its creation for a first key; undefined for SIGNING_KEY_JWK. */
+  tokensSince?: number;
   /** Signs ID tokens. */
   idTokens: SigningKey;
   /**
@@ -44,8 +46,7 @@ export interface ChainedKey {
 /** Since when the newest key of the chain signs, or will (its age decides a scheduled rotation); undefined when unknown. */
 export function newestKeySigningSince(chain: KeyChain): { key: SigningKey; since: number | undefined } {
   const newest = chain.keys.at(-1) as ChainedKey;
-  const since = newest.storedAt === undefined ? undefined : Math.max(newest.activeFrom, newest.storedAt);
-  return { key: newest.key, since };
+  return { key: newest.key, since: signingSince(newest) };
 }
 
 /**
@@ -67,13 +68,17 @@ export function removedAt(chain: KeyChain, index: number): number {
 }
 
 /** The newest key of the chain that signs at `t`: started, not removed. */
-function signingKeyOf(chain: KeyChain, t: number): SigningKey | undefined {
+function signingKeyOf(chain: KeyChain, t: number): ChainedKey | undefined {
   for (let index = chain.keys.length - 1; index >= 0; index -= 1) {
     const chained = chain.keys[index] as ChainedKey;
-    if (chained.activeFrom <= t && removedAt(chain, index) > t) return chained.key;
+    if (chained.activeFrom <= t && removedAt(chain, index) > t) return chained;
   }
   return undefined;
 }
+
+/** Since when a key signs: its activeFrom, or when it was stored for a first key; undefined when unknown (SIGNING_KEY_JWK). */
+const signingSince = (chained: ChainedKey): number | undefined =>
+  chained.storedAt === undefined ? undefined : Math.max(chained.activeFrom, chained.storedAt);
 
 /**
  * The keys at moment `t`: the chain of `accessAlg` signs access tokens, the RS256 chain ID tokens
@@ -89,8 +94,9 @@ export function signingKeysAt(chains: KeyChain[], accessAlg: SigningAlg, t: numb
     if (!key) throw new Error(`no ${alg} signing key is in use`);
     return key;
   };
-  const tokens = signer(accessAlg);
-  const idTokens = accessAlg === 'RS256' ? tokens : signer('RS256');
+  const tokenSigner = signer(accessAlg);
+  const tokens = tokenSigner.key;
+  const idTokens = accessAlg === 'RS256' ? tokens : signer('RS256').key;
   const all = [tokens, ...(idTokens === tokens ? [] : [idTokens])];
   let validUntil = Number.POSITIVE_INFINITY;
   for (const chain of chains) {
@@ -100,5 +106,6 @@ export function signingKeysAt(chains: KeyChain[], accessAlg: SigningAlg, t: numb
       if (removal > t && !all.includes(chained.key)) all.push(chained.key);
     });
   }
-  return { tokens, idTokens, all, version: `${tokens.kid} ${idTokens.kid} ${all.map((key) => key.kid).join(' ')}`, validUntil };
+  const version = `${tokens.kid} ${idTokens.kid} ${all.map((key) => key.kid).join(' ')}`;
+  return { tokens, tokensSince: signingSince(tokenSigner), idTokens, all, version, validUntil };
 }

@@ -25,6 +25,8 @@ export interface SigningKeyRingOptions {
   keysAt: (chains: KeyChain[], t: number) => SigningKeys;
   /** A read that failed after the first (the process goes on with the keys it has). */
   onReadError?: (err: unknown) => void;
+  /** Each new view of the keys (after a read, or when a stored moment passes): for the process's metrics. */
+  onKeys?: (keys: SigningKeys) => void;
   now?: () => number;
 }
 
@@ -75,7 +77,10 @@ export function createSigningKeyRing(read: () => Promise<KeyChain[]>, options: S
     });
   const viewNow = (): SigningKeys => {
     const t = now();
-    if (!view || t >= view.validUntil) view = options.keysAt(chains as KeyChain[], t);
+    if (!view || t >= view.validUntil) {
+      view = options.keysAt(chains as KeyChain[], t);
+      options.onKeys?.(view);
+    }
     return view;
   };
 

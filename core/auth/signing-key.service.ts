@@ -4,7 +4,7 @@ import type { Connection } from 'mongoose';
 import type { Config } from '../platform/config/config.js';
 import { signingKeysAt, type ChainedKey, type KeyChain, type SigningAlg, type SigningKey, type SigningKeys } from './signing-key-chains.js';
 import { isSealedSigningJwk, openSigningJwk, sealSigningJwk, type SealedSigningJwk } from './sealed-signing-jwk.js';
-import { createSigningKeyRing, type SigningKeyRing } from './signing-key-ring.js';
+import { createSigningKeyRing, type SigningKeyRing, type SigningKeyRingOptions } from './signing-key-ring.js';
 import { createServerSecretsRepository } from './server-secrets.repository.js';
 
 export type { SigningAlg, SigningKey, SigningKeys } from './signing-key-chains.js';
@@ -213,12 +213,12 @@ export function createStoredSigningKeyRing(
   connection: Connection,
   settings: KeySettings & Pick<Config, 'signingKeyReloadSeconds'>,
   encryptionKey: Buffer,
-  onReadError: (err: unknown) => void,
+  on: Pick<SigningKeyRingOptions, 'onReadError' | 'onKeys'>,
 ): SigningKeyRing {
   return createSigningKeyRing(keyChainsReader(connection, settings, encryptionKey), {
     reloadIntervalMs: settings.signingKeyReloadSeconds * 1000,
     keysAt: (chains, t) => signingKeysAt(chains, settings.accessTokenSigningAlg, t),
-    onReadError,
+    ...on,
   });
 }
 

@@ -26,6 +26,14 @@ function deployment(label: string, more: Record<string, string> = {}): Record<st
   };
 }
 
+/** svc_signing_key_start_time_seconds of the ES256 key, as the process's /metrics shows it. */
+async function signingKeyStartTime(service: TestService): Promise<number> {
+  const text = await (await fetch(`${service.url}/metrics`)).text();
+  const value = /^svc_signing_key_start_time_seconds\{alg="ES256"\} (\S+)$/m.exec(text)?.[1];
+  if (value === undefined) throw new Error('svc_signing_key_start_time_seconds{alg="ES256"} is not exported');
+  return Number(value);
+}
+
 async function jwksKids(service: TestService): Promise<string[]> {
   const body = (await (await fetch(`${service.url}/svc/authserver/jwks`)).json()) as { keys: { kid: string }[] };
   return body.keys.map((k) => k.kid);
@@ -256,6 +264,9 @@ describe('signing key rotation', () => {
       const app = await newApp(first);
       const leaked = await clientToken(first, app);
       expect(await enterpriseStatus(second, leaked)).toBe(404);
+      // The metric of the key's age: the first key started signing when it was made, before now.
+      const startedBefore = await signingKeyStartTime(first);
+      expect(startedBefore).toBeLessThanOrEqual(Date.now() / 1000);
       const res = await rotate(first, '?retireAtOnce=true&comments=leaked');
       expect(res.status).toBe(200);
       const rotation = (await res.json()) as RotationAnswer;
@@ -265,6 +276,8 @@ describe('signing key rotation', () => {
       expect(await introspect(first, app, leaked)).toEqual({ active: false });
       expect(await jwksKids(first)).not.toContain(kidOf(leaked));
       expect(kidOf(await clientToken(first, app))).toBe(rotation.rotated[0]?.kid);
+      // The new key starts signing at once: the metric says so.
+      expect(await signingKeyStartTime(first)).toBe(Date.parse(rotation.rotated[0]?.activeFrom as string) / 1000);
       // Every other process at its next read.
       await eventually(async () => (await enterpriseStatus(second, leaked)) === 401 || undefined, 5000);
       expect(await jwksKids(second)).not.toContain(kidOf(leaked));

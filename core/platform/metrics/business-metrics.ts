@@ -99,3 +99,15 @@ export const activationsSwept = new Counter({
   labelNames: ['outcome'] as const,
   registers: [businessRegistry],
 });
+
+/**
+ * When the key that signs access tokens in this API process started signing (Unix time): its
+ * activeFrom, or its creation for a first key. `time() - svc_signing_key_start_time_seconds` is its
+ * age, to alert on against a rotation policy; absent while SIGNING_KEY_JWK signs them.
+ */
+export const signingKeyStartTime = new Gauge({
+  name: 'svc_signing_key_start_time_seconds',
+  help: 'When the key signing access tokens in this process started signing (Unix time); absent for SIGNING_KEY_JWK',
+  labelNames: ['alg'] as const,
+  registers: [businessRegistry],
+});
