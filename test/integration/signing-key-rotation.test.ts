@@ -26,6 +26,22 @@ function deployment(label: string, more: Record<string, string> = {}): Record<st
   };
 }
 
+/** Two API processes of one deployment, as `use` needs them; both are closed after it, whatever happens. */
+async function withTwoProcesses(
+  label: string,
+  shared: Record<string, string>,
+  use: (first: TestService, second: TestService) => Promise<void>,
+): Promise<void> {
+  const first = await startTestService(`${label}-a`, shared);
+  const second = await startTestService(`${label}-b`, shared);
+  try {
+    await use(first, second);
+  } finally {
+    await second.close();
+    await first.close();
+  }
+}
+
 /** svc_signing_key_start_time_seconds of the ES256 key, as the process's /metrics shows it. */
 async function signingKeyStartTime(service: TestService): Promise<number> {
   const text = await (await fetch(`${service.url}/metrics`)).text();
@@ -79,9 +95,7 @@ async function newApp(service: TestService): Promise<App> {
 describe('signing key rotation', () => {
   test('when the signing keys are rotated, then every process publishes the new keys before they sign, and tokens of the old key stay valid', async () => {
     const shared = deployment('rotation', { SIGNING_KEY_RELOAD_SECONDS: '1' });
-    const first = await startTestService('rotation-a', shared);
-    const second = await startTestService('rotation-b', shared);
-    try {
+    await withTwoProcesses('rotation', shared, async (first, second) => {
       const app = await newApp(first);
       const oldToken = await clientToken(first, app);
       const oldKids = await jwksKids(second);
@@ -134,17 +148,12 @@ describe('signing key rotation', () => {
         comments: 'yearly',
         signingKeys: rotation.rotated.map(({ alg, kid, previousKid }) => ({ alg, kid, previousKid })),
       });
-    } finally {
-      await second.close();
-      await first.close();
-    }
+    });
   });
 
   test('when two rotations are asked at the same moment, then one is done and the other is 409', async () => {
     const shared = deployment('rotation-race');
-    const first = await startTestService('rotation-race-a', shared);
-    const second = await startTestService('rotation-race-b', shared);
-    try {
+    await withTwoProcesses('rotation-race', shared, async (first, second) => {
       await Promise.all([jwksKids(first), jwksKids(second)]);
       const answers = await Promise.all([rotate(first), rotate(second)]);
       expect(answers.map((res) => res.status).sort()).toEqual([200, 409]);
@@ -171,10 +180,7 @@ describe('signing key rotation', () => {
         ['RS256', 2 + done],
         ['ES256', 2 + done],
       ]);
-    } finally {
-      await second.close();
-      await first.close();
-    }
+    });
   });
 
   test('when a process meets a token of a key it has not read yet, then it reads the keys again and accepts it', async () => {
@@ -258,9 +264,7 @@ describe('signing key rotation', () => {
 
   test('when the keys are rotated with retireAtOnce, then tokens of the replaced key are refused at once and the new key signs at once', async () => {
     const shared = deployment('rotation-retire', { SIGNING_KEY_RELOAD_SECONDS: '1' });
-    const first = await startTestService('rotation-retire-a', shared);
-    const second = await startTestService('rotation-retire-b', shared);
-    try {
+    await withTwoProcesses('rotation-retire', shared, async (first, second) => {
       const app = await newApp(first);
       const leaked = await clientToken(first, app);
       expect(await enterpriseStatus(second, leaked)).toBe(404);
@@ -282,18 +286,13 @@ describe('signing key rotation', () => {
       await eventually(async () => (await enterpriseStatus(second, leaked)) === 401 || undefined, 5000);
       expect(await jwksKids(second)).not.toContain(kidOf(leaked));
       expect(kidOf(await clientToken(second, app))).toBe(rotation.rotated[0]?.kid);
-    } finally {
-      await second.close();
-      await first.close();
-    }
+    });
   });
 
   test('when the keys are rotated with retireAtOnce, then another process of the deployment refuses the replaced key at once, long before its next periodic read', async () => {
     // One deployment: one queue prefix (the notice's channel); the periodic reads are an hour apart.
     const shared = deployment('rotation-notice', { QUEUE_PREFIX: uniqueName('rotation-notice'), SIGNING_KEY_RELOAD_SECONDS: '3600' });
-    const first = await startTestService('rotation-notice-a', shared);
-    const second = await startTestService('rotation-notice-b', shared);
-    try {
+    await withTwoProcesses('rotation-notice', shared, async (first, second) => {
       const app = await newApp(first);
       const leaked = await clientToken(second, app);
       expect(await enterpriseStatus(second, leaked)).toBe(404);
@@ -306,10 +305,7 @@ describe('signing key rotation', () => {
       expect(await introspect(second, app, leaked)).toEqual({ active: false });
       expect(await jwksKids(second)).not.toContain(kidOf(leaked));
       expect(kidOf(await clientToken(second, app))).toBe(newKid);
-    } finally {
-      await second.close();
-      await first.close();
-    }
+    });
   });
 
   test('when ACCESS_TOKEN_SIGNING_ALG went back from ES256 to RS256 and the keys are rotated with retireAtOnce, then tokens of the P-256 key are refused too', async () => {
