@@ -61,7 +61,7 @@ export function limitFailedClientAuthentication(provider: Provider, options: Cli
     } else {
       address = callerAddress(oidcCtx.req);
       const addressWaitMs = limits.addressWaitMs(address);
-      if (addressWaitMs > 0) return refuse(oidcCtx, endpoint, addressWaitMs);
+      if (addressWaitMs > 0) return refuse(oidcCtx, endpoint, addressWaitMs, { beforeRouting: true });
       const attempt: Attempt = { address, clientChecked: false, waitMs: 0 };
       await attempts.run(attempt, next);
       if (attempt.waitMs > 0) return refuse(oidcCtx, endpoint, attempt.waitMs);
@@ -135,12 +135,24 @@ function isFailedClientAuthentication(oidcCtx: ProviderContext): boolean {
   return oidcCtx.status === 401 && (oidcCtx.body as { error?: unknown } | undefined)?.error === 'invalid_client';
 }
 
-/** The 429 (RFC 6585) in the shape of RFC 6749 5.2, with Retry-After in seconds. */
-function refuse(oidcCtx: ProviderContext, endpoint: ClientAuthenticatingEndpoint, waitMs: number): void {
+/**
+ * The 429 (RFC 6585) in the shape of RFC 6749 5.2, with Retry-After in seconds, readable by a
+ * page wherever the endpoint's other answers are. A refusal before routing never reaches the
+ * provider's CORS step, so it gets what that step gives every answer before a client is known
+ * (the caller's origin, as for a 401 `invalid_client`); without it a single-page app saw a
+ * network error instead of the 429. Retry-After is exposed: a page cannot read it otherwise.
+ */
+function refuse(oidcCtx: ProviderContext, endpoint: ClientAuthenticatingEndpoint, waitMs: number, { beforeRouting = false } = {}): void {
   const seconds = retryAfterSeconds(waitMs);
   oidcCtx.status = 429;
   oidcCtx.remove('WWW-Authenticate');
   oidcCtx.set('Retry-After', String(seconds));
+  const origin = oidcCtx.get('Origin');
+  if (beforeRouting && origin) {
+    oidcCtx.vary('Origin');
+    oidcCtx.set('Access-Control-Allow-Origin', origin);
+  }
+  if (oidcCtx.response.get('Access-Control-Allow-Origin')) oidcCtx.set('Access-Control-Expose-Headers', 'Retry-After');
   oidcCtx.body = {
     error: LIMITED_ERROR,
     error_description: `too many failed client authentications from this address; try again in ${seconds} seconds`,

@@ -254,6 +254,30 @@ describe('failed client authentication: limits per (client, address) and per add
     expect((await call(service.url, 'token', '2001:db8:41:8::1', client)).status).toBe(200);
   });
 
+  test("when a page calls the token endpoint from an address that used up its failures, then the 429 is readable there like the endpoint's other answers (CORS), with its Retry-After", async () => {
+    const origin = 'https://app.example';
+    const fromPage = (clientId: string) =>
+      fetch(`${service.url}/svc/authserver/oauth/token`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '203.0.113.10' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: 'not-a-token' }).toString(),
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const failed = await fromPage(`made-up-${i}`);
+      statuses.push(failed.status);
+      expect(failed.headers.get('access-control-allow-origin')).toBe(origin);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 401]);
+
+    const refused = await fromPage('made-up-6');
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual(LIMITED_BODY);
+    expect(refused.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(refused.headers.get('access-control-expose-headers')?.toLowerCase()).toContain('retry-after');
+    expect(refused.headers.get('vary')?.toLowerCase()).toContain('origin');
+  });
+
   test('when the keys of the counts are read, then they sit under the deployment prefix (one Redis Cluster slot) and name the budget', async () => {
     const pattern = `${service.config.queuePrefix}:rl:clientAuth:*`;
     const keys = (await Promise.all(dataNodes(service.ctx.redis).map((node) => node.keys(pattern)))).flat();
