@@ -14,7 +14,9 @@ import { parseEnrollmentRequest } from '../../core/users/enrollment-request.vali
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { activationsSwept } from '../../core/platform/metrics/business-metrics.js';
 import { createSendActivationProcessor } from '../../workers/enrollment/send-activation.processor.js';
+import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
+import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, warningsIn, type TestService } from '../support/test-service.js';
 import { createGroups, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
 
@@ -202,5 +204,41 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     expect(warnings).toEqual([expect.stringContaining('dispatch enqueue failed; left for the sweeper')]);
     for (const clear of ['dana.lee', Buffer.from(userId).toString('base64url')]) expect(warnings[0]).not.toContain(clear);
     expect(captured.lines()[0]).toMatchObject({ deliveryId: 'activation-***-1-EMAIL' });
+  });
+
+  test('when the user is deleted, blocked or given a new code while the activation messages wait to be sent, then those messages are never sent', async () => {
+    const admin = { authorization: `Bearer ${service.config.adminToken}` };
+    const ends: Record<string, () => Promise<Response>> = {
+      'ends-deleted': () =>
+        fetch(`${service.url}/v1/users/ends-deleted`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } }),
+      'ends-blocked': () =>
+        sendJson(`${service.url}/admin/users/ends-blocked/blocked`, 'PUT', service.config.adminToken, { blocked: true }),
+      'ends-reissued': () => fetch(`${service.url}/admin/users/ends-reissued/activation`, { method: 'POST', headers: admin }),
+    };
+    const processor = createSendActivationProcessor(activationDeliveries());
+    for (const userId of Object.keys(ends)) {
+      expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId))).status).toBe(201);
+      // The enrollment job ran: its message waits in the dispatch queue (no dispatch worker yet).
+      expect(await processor(job({ userId, issue: 1 }))).toEqual({ queued: 1 });
+    }
+    for (const end of Object.values(ends)) expect((await end()).status).toBeLessThan(300);
+
+    const worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    try {
+      const rows = await eventually(async () => {
+        const ended = await Promise.all(
+          Object.keys(ends).map(async (userId) => deliveries().findById(activationDeliveryId(D(userId), 1, 'EMAIL'))),
+        );
+        return ended.every((row) => row !== undefined && row.state !== 'QUEUED') ? ended : undefined;
+      });
+      expect(rows.map((row) => [row?.refId, row?.state, row?.lastError, row?.secretMacros])).toEqual([
+        ['ends-deleted', 'FAILED', 'cancelled before it could be sent', undefined],
+        ['ends-blocked', 'FAILED', 'cancelled before it could be sent', undefined],
+        ['ends-reissued', 'FAILED', 'cancelled before it could be sent', undefined],
+      ]);
+      for (const userId of Object.keys(ends)) expect(await readOutbox(service, `${userId}@example.com`)).toEqual([]);
+    } finally {
+      await worker.shutdown();
+    }
   });
 });

@@ -23,6 +23,8 @@ import { deliveryFailoverOn } from '../../core/otp/otp-failover.js';
 import { createSmsRouting } from '../../core/providers/sms-routing.js';
 import { createTemplateCache } from '../../core/templates/template-cache.js';
 import { createTemplatesRepository } from '../../core/templates/templates.repository.js';
+import { activationStillWanted } from '../../core/users/activation-replay-check.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createDispatchProcessor } from './dispatch.processor.js';
 
 export type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
@@ -59,6 +61,7 @@ export async function startDispatchWorker(config: Config, logger: Logger, stoppi
       findTemplate: (name) => templates.find(name),
       rereadTemplate: (name) => templates.reread(name),
       otpStatus: (otpUuid) => otps.statusOf(otpUuid),
+      activationStillWanted: activationStillWanted(createUsersRepository(mongo)),
       providers,
       smsRouting,
       failover,

@@ -8,6 +8,7 @@ import {
 } from '../../core/deliveries/deliveries.repository.js';
 import { openDelivery } from '../../core/deliveries/delivery-envelope.js';
 import type { Delivery } from '../../core/deliveries/delivery.types.js';
+import type { StillWantedCheck } from '../../core/deliveries/delivery-replay.types.js';
 import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import { deliveryOutcomes, providerSendDuration } from '../../core/platform/metrics/business-metrics.js';
@@ -35,6 +36,12 @@ export interface DispatchProcessorDeps {
   rereadTemplate: (name: string) => Promise<MessageTemplate | undefined>;
   /** The stored status of an OTP (undefined when its record is gone), read right before its message is sent. */
   otpStatus: (otpUuid: string) => Promise<string | undefined>;
+  /**
+   * Whether an activation message is still wanted (core/users: its user still pending, not
+   * blocked, this code issue the current one), asked right before it is sent; undefined when it
+   * is, else why not. Without it, activation messages are sent as queued.
+   */
+  activationStillWanted?: StillWantedCheck;
   providers: Providers;
   /** SMS through its accounts and their breakers; without it, SMS goes to `providers.sms` directly. */
   smsRouting?: SmsRouting;
@@ -175,8 +182,9 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
   // A row that failed while it could still be sent keeps its encrypted code for an operator's
   // replay (the sweeper drops it when the window closes); an expired one, or one whose request
   // was never answered, has nothing to replay and never reached a provider.
-  const markFailed = async (delivery: Delivery, reason: string, attempt?: number, provider = providerOf(deps, delivery)) => {
-    const unsendable = reason === EXPIRED_BEFORE_SENDING || reason === REQUEST_NOT_ANSWERED;
+  // `ended`: the message is wanted by nobody any more (an activation its user can no longer use).
+  const markFailed = async (delivery: Delivery, reason: string, attempt?: number, provider = providerOf(deps, delivery), ended = false) => {
+    const unsendable = ended || reason === EXPIRED_BEFORE_SENDING || reason === REQUEST_NOT_ANSWERED;
     await deps.deliveries.markFailed(delivery.id, reason, {
       attempts: attempt,
       provider: unsendable ? undefined : provider,
@@ -236,6 +244,15 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     if (otpStatus === 'CANCELLED') {
       await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt);
       return { state: 'SKIPPED', reason: 'cancelled' };
+    }
+    // Deleting or blocking a user, or re-issuing their code, writes only the user: the messages
+    // of the code it ended may still wait here (queued, held while Redis was down, swept), and
+    // their code can activate nothing any more. Asked here, like an OTP's cancel.
+    const activationEnded =
+      delivery.kind === 'activation' && deps.activationStillWanted ? await deps.activationStillWanted(delivery, now()) : undefined;
+    if (activationEnded !== undefined) {
+      await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt, undefined, true);
+      return { state: 'SKIPPED', reason: `cancelled: ${activationEnded.reason}` };
     }
     // An unexpired row whose OTP was never stored: its request wrote both at once, the OTP's write
     // failed and so did ending the rows. The caller got an error, so nobody holds a uuid to check.
