@@ -159,13 +159,21 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         await removeOrReport({ enterpriseId, userId: user.userId }, createdAt);
         throw missingGroup(gone);
       }
-      await deps.activity.append({
-        actor: { type: 'client', clientId },
-        action: 'user.enrolled',
-        enterpriseId,
-        userId: user.userId,
-        comments: request.comments,
-      });
+      try {
+        await deps.activity.append({
+          actor: { type: 'client', clientId },
+          action: 'user.enrolled',
+          enterpriseId,
+          userId: user.userId,
+          comments: request.comments,
+        });
+      } catch (err) {
+        // The caller is told the enrollment failed, so it leaves nothing: a user left stored would
+        // be sent a code by the activation sweep and make the caller's retry a 409. (An append
+        // whose answer was lost may leave its entry: a record of an attempt, never a user unrecorded.)
+        await removeOrReport({ enterpriseId, userId: user.userId }, createdAt);
+        throw err;
+      }
       if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
       return { userId: user.userId };
     },

@@ -123,6 +123,42 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     expect(logs.lines().some((l) => l.msg === 'enrollment enqueue failed; preparing activation in-process')).toBe(true);
   });
 
+  test('when the activity record cannot be written after the user was stored, then the enrollment fails and leaves nothing: no user, no activation, and the retry enrolls', async () => {
+    const users = createUsersRepository(service.ctx.mongo);
+    const activity = createActivityRepository(service.ctx.mongo);
+    const queued: unknown[] = [];
+    const enrollmentWith = (append: typeof activity.append) =>
+      createEnrollmentService({
+        users,
+        groups: createGroupsRepository(service.ctx.mongo),
+        // Queued, and the job's work done at once (so no later sweep of this file finds it undone).
+        enqueueEnrollment: async (data) => {
+          queued.push(data);
+          await activationDeliveries().prepareAndQueue(data, data.issue);
+        },
+        activationDeliveries: activationDeliveries(),
+        activity: { append },
+        keys: otpKeysFromConfig(service.config),
+        codeTtlSeconds: 3600,
+        logger: logs.logger,
+      });
+    const request = parseEnrollmentRequest(userBody('no-record', { emailId: 'norecord@example.com' }));
+    const caller = { clientId: 'client-1', enterpriseId: 'default' };
+
+    await expect(enrollmentWith(() => Promise.reject(new Error('MongoDB stepped down'))).enroll(caller, request)).rejects.toThrow(
+      'MongoDB stepped down',
+    );
+    // The caller was told it failed: no user is left for the activation sweep to send a code to.
+    expect(await users.findUser(D('no-record'))).toBeUndefined();
+    expect(queued).toEqual([]);
+
+    expect(await enrollmentWith((input) => activity.append(input)).enroll(caller, request)).toEqual({ userId: 'no-record' });
+    expect(queued).toEqual([{ enterpriseId: 'default', userId: 'no-record', issue: 1 }]);
+    expect(
+      (await activity.list({ scope: { enterpriseId: 'default' }, userId: 'no-record', limit: 10 })).entries.map((e) => e.action),
+    ).toEqual(['user.enrolled']);
+  });
+
   test('when an enrollment job is lost inside Redis, then the activation sweep prepares and queues the messages', async () => {
     expect((await sendJson(`${service.url}/v1/users`, 'POST', token, userBody('lost-job', { emailId: 'lost@example.com' }))).status).toBe(
       201,
