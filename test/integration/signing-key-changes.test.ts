@@ -1,5 +1,7 @@
 import { createSigningKeyChanges, signingKeyChangesChannel, type SigningKeyChanges } from '../../core/auth/signing-key-changes.js';
-import { createProducerRedis, createWorkerRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
+import type { RedisOptions } from 'ioredis';
+import { createProducerRedis, createWorkerRedis, waitForRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
+import { closeSubscriberConnections } from '../support/redis-node.js';
 import { eventually } from '../support/waiting.js';
 import { memoryLogger, testConfig } from '../support/test-service.js';
 
@@ -9,23 +11,27 @@ describe('signing key changes', () => {
   const config = testConfig('keychanges');
   const opened: RedisClient[] = [];
   const changes: SigningKeyChanges[] = [];
-  const connect = (factory: typeof createWorkerRedis, target = config.redis) => {
-    const redis = factory(target);
+  const connect = (factory: typeof createWorkerRedis, target = config.redis, options: RedisOptions = {}) => {
+    const redis = factory(target, options);
     redis.on('error', () => undefined);
     opened.push(redis);
     return redis;
   };
-  /** One process's notice: its command connection and its subscriber (kept, so a test can drop it). */
-  function processChanges(prefix = config.queuePrefix): { changes: SigningKeyChanges; subscriber: () => RedisClient | undefined } {
+  /** One process's notice: its command connection (fail-fast, as the API's) and its subscriber (kept, so a test can drop it). */
+  function processChanges(
+    prefix = config.queuePrefix,
+    connectionName?: string,
+  ): { changes: SigningKeyChanges; commands: RedisClient; subscriber: () => RedisClient | undefined } {
     let subscriber: RedisClient | undefined;
+    const commands = connect(createProducerRedis);
     const made = createSigningKeyChanges({
-      redis: connect(createProducerRedis),
-      openSubscriber: () => (subscriber = connect(createWorkerRedis)),
+      redis: commands,
+      openSubscriber: () => (subscriber = connect(createWorkerRedis, config.redis, connectionName ? { connectionName } : {})),
       channel: signingKeyChangesChannel(prefix),
       logger: memoryLogger().logger,
     });
     changes.push(made);
-    return { changes: made, subscriber: () => subscriber };
+    return { changes: made, commands, subscriber: () => subscriber };
   }
 
   afterAll(() => {
@@ -49,15 +55,40 @@ describe('signing key changes', () => {
     expect(heard.other).toBe(1);
   });
 
-  test('when the subscriber connection drops and comes back, then the listener is called again (a notice may have gone by while it was down) and hears the next notices', async () => {
-    const listener = processChanges();
+  // On a cluster the subscription's connection is not the client's: it never reconnects, it moves
+  // to another node when it ends (the next test).
+  const onOneRedis = config.redis.kind === 'single' ? test : test.skip;
+
+  onOneRedis(
+    'when the subscriber connection drops and comes back, then the listener is called again (a notice may have gone by while it was down) and hears the next notices',
+    async () => {
+      const listener = processChanges();
+      const announcer = processChanges();
+      let heard = 0;
+      await listener.changes.listen(() => (heard += 1));
+      expect(heard).toBe(1);
+      // A dropped connection that ioredis reconnects: pub/sub kept nothing sent meanwhile.
+      (listener.subscriber() as RedisClient).disconnect(true);
+      await eventually(async () => (heard === 2 ? true : undefined), 5000);
+      expect(await announcer.changes.announce()).toBe(true);
+      await eventually(async () => (heard === 3 ? true : undefined), 3000);
+    },
+  );
+
+  test('when Redis closes the subscriber connection (a subscriber past its output buffer limit, a node going away), then the listener is called again and hears the next notices', async () => {
+    const name = `keychanges-${process.pid}-${Date.now()}`;
+    const listener = processChanges(config.queuePrefix, name);
     const announcer = processChanges();
     let heard = 0;
     await listener.changes.listen(() => (heard += 1));
     expect(heard).toBe(1);
-    // A dropped connection that ioredis reconnects: pub/sub kept nothing sent meanwhile.
-    (listener.subscriber() as RedisClient).disconnect(true);
+    // Closed by the server, as Redis does: on a cluster the subscription has a connection of its
+    // own to one node, which is replaced by one to another node.
+    const killed = await closeSubscriberConnections(connect(createWorkerRedis), name);
+    expect(killed).toBe(1);
     await eventually(async () => (heard === 2 ? true : undefined), 5000);
+    // Its fail-fast connection refuses to publish until it is connected (on a cluster: has read the slot map).
+    expect(await waitForRedis(announcer.commands)).toBe(true);
     expect(await announcer.changes.announce()).toBe(true);
     await eventually(async () => (heard === 3 ? true : undefined), 3000);
   });

@@ -1,13 +1,20 @@
+import { Cluster } from 'ioredis';
 import type { Logger } from '../logger/logger.js';
+import { openClusterSubscriberConnection } from './cluster-subscriber-connection.js';
 import type { RedisClient } from './redis-connection.js';
 
 /**
- * One Redis pub/sub subscription per process, opened on first use: the subscriber connection
- * (one per process, whatever the number of listeners it serves) resubscribes by itself after a
- * reconnect; a failed subscribe is forgotten, so the next use tries again. `onSubscribed` is
- * called each time the subscription is in place, the first time and after every reconnect: a
- * message published while the connection was down is lost (pub/sub keeps nothing), and a
- * listener that must not miss one catches up there.
+ * One Redis pub/sub subscription per process, opened on first use (one subscriber connection per
+ * process, whatever the number of listeners it serves). `onSubscribed` is called each time the
+ * subscription is in place, the first time and after every reconnect or move: a message
+ * published while it was not is lost (pub/sub keeps nothing), and a listener that must not miss
+ * one catches up there.
+ *
+ * On one Redis the connection reconnects and resubscribes by itself, and says so with `ready`; a
+ * failed first subscribe is forgotten, so the next use tries again. On a Redis Cluster the
+ * subscription is made on a connection of our own to one node, moved to another node when it
+ * ends (see openClusterSubscriberConnection): ioredis's cluster subscription moves silently.
+ * There a failed subscribe moves it too, and the first use waits until one node takes it.
  */
 export function createChannelSubscriber(deps: {
   openSubscriber: () => RedisClient;
@@ -19,42 +26,66 @@ export function createChannelSubscriber(deps: {
   onSubscribed?: () => void;
 }): { ready(): Promise<void>; close(): void } {
   let subscriber: RedisClient | undefined;
+  let moving: { close(): void } | undefined;
   let subscribed: Promise<void> | undefined;
   const forget = () => {
+    moving?.close();
+    moving = undefined;
     subscriber?.disconnect();
     subscriber = undefined;
     subscribed = undefined;
   };
+  const warnOnError = (connection: RedisClient) =>
+    connection.on('error', (err: Error) => deps.logger.warn({ err: err.message }, `${deps.label}: redis subscriber error`));
+
+  /** Subscribes on `connection`; resolves once subscribed, after telling `onSubscribed`. */
+  const subscribeOn = (connection: RedisClient): Promise<void> => {
+    connection.on('message', (from: string, message: string) => {
+      if (from === deps.channel) deps.onMessage(message);
+    });
+    return connection.subscribe(deps.channel).then(() => {
+      const { onSubscribed } = deps;
+      if (!onSubscribed) return;
+      onSubscribed();
+      // After a reconnect: subscribing again is a no-op for Redis when ioredis already
+      // resubscribed, and its answer says the subscription is back.
+      connection.on('ready', () => {
+        connection
+          .subscribe(deps.channel)
+          .then(onSubscribed, (err: Error) => deps.logger.warn({ err: err.message }, `${deps.label}: subscribe after a reconnect failed`));
+      });
+    });
+  };
+
+  /** On a cluster: settles once a node's connection is subscribed; a node that fails is left for another. */
+  const subscribeThroughNodes = (cluster: Cluster): Promise<void> =>
+    new Promise((resolve) => {
+      const nodes = openClusterSubscriberConnection(cluster, (connection) => {
+        warnOnError(connection);
+        subscribeOn(connection).then(resolve, (err: Error) => {
+          // Closed meanwhile: nothing to move.
+          if (moving !== nodes) return;
+          deps.logger.warn({ err: err.message }, `${deps.label}: subscribe failed; trying another cluster node`);
+          // Its end opens a connection to another node.
+          connection.disconnect();
+        });
+      });
+      moving = nodes;
+    });
+
   return {
     ready() {
       if (!subscribed) {
         subscriber = deps.openSubscriber();
-        subscriber.on('error', (err: Error) => deps.logger.warn({ err: err.message }, `${deps.label}: redis subscriber error`));
-        subscriber.on('message', (from: string, message: string) => {
-          if (from === deps.channel) deps.onMessage(message);
-        });
-        const opened = subscriber;
-        subscribed = opened.subscribe(deps.channel).then(
-          () => {
-            const { onSubscribed } = deps;
-            if (!onSubscribed) return;
-            onSubscribed();
-            // After a reconnect: subscribing again is a no-op for Redis when ioredis already
-            // resubscribed, and its answer says the subscription is back.
-            opened.on('ready', () => {
-              opened
-                .subscribe(deps.channel)
-                .then(onSubscribed, (err: Error) =>
-                  deps.logger.warn({ err: err.message }, `${deps.label}: subscribe after a reconnect failed`),
-                );
-            });
-          },
-          (err: Error) => {
-            deps.logger.warn({ err: err.message }, `${deps.label}: subscribe failed`);
-            forget();
-            throw err;
-          },
-        );
+        warnOnError(subscriber);
+        subscribed =
+          subscriber instanceof Cluster
+            ? subscribeThroughNodes(subscriber)
+            : subscribeOn(subscriber).catch((err: Error) => {
+                deps.logger.warn({ err: err.message }, `${deps.label}: subscribe failed`);
+                forget();
+                throw err;
+              });
       }
       return subscribed;
     },
