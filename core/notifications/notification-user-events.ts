@@ -14,8 +14,9 @@ export interface UserEventsListener {
  * appended to the user's Redis stream (bounded, kept a day), which gives it its id and lets a
  * reconnecting client ask for what it missed (`Last-Event-ID`); then a message on one channel,
  * which every API process listens to with one connection, wakes the streams that process holds
- * for that user, and each reads the user's stream from the last event it sent. A sweep wakes
- * every stream now and then, for messages lost while a subscriber reconnected.
+ * for that user, and each reads the user's stream from the last event it sent. Every stream reads
+ * again each time the subscription is made again, and a sweep wakes every stream now and then,
+ * for messages lost otherwise (pub/sub delivers at most once).
  */
 export interface NotificationUserEvents {
   /** Appends the event and wakes its user's streams; false when Redis did not take it (logged). */
@@ -85,10 +86,16 @@ export function createNotificationUserEvents(deps: {
   const byKey = new Map<string, Set<UserEventReader>>();
   let count = 0;
   let sweep: NodeJS.Timeout | undefined;
+  const wakeAll = () => {
+    for (const readers of byKey.values()) for (const reader of readers) reader.wake();
+  };
   const subscription = createChannelSubscriber({
     openSubscriber: deps.openSubscriber,
     channel,
     label: 'user events',
+    // Each time the subscription is made again (a reconnect, a move to another cluster node) a
+    // message may have gone by: every open stream reads now rather than at the next sweep.
+    onSubscribed: wakeAll,
     logger: deps.logger,
     onMessage: (message) => {
       try {
@@ -111,10 +118,6 @@ export function createNotificationUserEvents(deps: {
     warnedAt = Date.now();
     failedReads = 0;
   };
-  const wakeAll = () => {
-    for (const readers of byKey.values()) for (const reader of readers) reader.wake();
-  };
-
   return {
     async publish(enterpriseId, userId, event) {
       try {

@@ -6,6 +6,7 @@ import {
 import { createUserEventReader, type UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
 import { createProducerRedis, createWorkerRedis, type RedisClient } from '../../core/platform/queues/redis-connection.js';
 import { startRedisServer } from '../../scripts/local-services.js';
+import { closeSubscriberConnections } from '../support/redis-node.js';
 import { eventually } from '../support/otp-helpers.js';
 import { memoryLogger, testConfig } from '../support/test-service.js';
 
@@ -49,6 +50,38 @@ describe('notification user events', () => {
       expect(listener.got).toEqual([[id, 'n-lost']]);
     } finally {
       stop();
+    }
+  });
+
+  test('when Redis closes the subscriber connection, then once the subscription is back every open stream reads, and sends an event whose message was lost, long before the sweep', async () => {
+    const name = `userevents-${process.pid}-${Date.now()}`;
+    const subscribers: RedisClient[] = [];
+    // A sweep far away: only the read after the subscription is back can send the event.
+    const own = createNotificationUserEvents({
+      redis,
+      openSubscriber: () => {
+        const subscriber = createWorkerRedis(config.redis, { connectionName: name });
+        subscribers.push(subscriber);
+        return subscriber;
+      },
+      prefix: config.queuePrefix,
+      logger: memoryLogger().logger,
+      sweepMs: 600_000,
+    });
+    const admin = createWorkerRedis(config.redis);
+    const listener = collect();
+    try {
+      const stop = await own.open('ent1', 'resubscribed', listener);
+      // Appended while nothing wakes the stream, as when its message went by while the subscriber was away.
+      const id = await appendWithoutMessage('resubscribed', created('n-resubscribed'));
+      expect(await closeSubscriberConnections(admin, name)).toBe(1);
+      await eventually(async () => (listener.got.length > 0 ? true : undefined), 5000);
+      expect(listener.got).toEqual([[id, 'n-resubscribed']]);
+      stop();
+    } finally {
+      own.close();
+      admin.disconnect();
+      for (const subscriber of subscribers) subscriber.disconnect();
     }
   });
 
