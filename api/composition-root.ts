@@ -296,6 +296,7 @@ function composeSignIn(
     users,
     limits,
     config: ctx.config.passkeys,
+    signInOrigin: new URL(ctx.config.publicUrl).origin,
     logger: ctx.logger,
   });
   const passkeys: InteractionServices['passkeys'] = {

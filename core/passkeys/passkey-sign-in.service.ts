@@ -16,7 +16,13 @@ export interface PasskeySignInDeps {
   passkeys: Pick<PasskeysRepository, 'findByCredential' | 'recordUse'>;
   users: Pick<UsersRepository, 'findUser'>;
   limits: Pick<LoginLimits, 'consumeStep' | 'rememberAddress'>;
-  config: PasskeyConfig;
+  config: Pick<PasskeyConfig, 'rpId'>;
+  /**
+   * The origin of the sign-in page (that of PUBLIC_URL), the one page that asks for sign-in
+   * answers. Not PASSKEY_ORIGINS: apps' pages listed there to register passkeys could otherwise
+   * answer the challenge of a login page someone else opened, and sign that person in as the user.
+   */
+  signInOrigin: string;
   logger: Logger;
   now?: () => Date;
 }
@@ -24,7 +30,7 @@ export interface PasskeySignInDeps {
 /**
  * Sign-in with a passkey on the login page: the browser's answer to the page's one challenge,
  * checked by @simplewebauthn/server against the passkey of the app's enterprise (never another
- * enterprise's), the relying party id and the allowed origins, with user verification required.
+ * enterprise's), the relying party id and the sign-in page's own origin, with user verification required.
  * The user must still be allowed to sign in (active, not blocked). Attempts count against the
  * same per-user budgets as the code steps.
  */
@@ -45,7 +51,7 @@ export function createPasskeySignIn(deps: PasskeySignInDeps) {
         const verified = await server.verifyAuthenticationResponse({
           response: answer,
           expectedChallenge: challenge,
-          expectedOrigin: [...deps.config.origins],
+          expectedOrigin: deps.signInOrigin,
           expectedRPID: deps.config.rpId,
           credential: { id: passkey.credentialId, publicKey: isoBase64URL.toBuffer(passkey.publicKey), counter: passkey.counter },
           requireUserVerification: true,

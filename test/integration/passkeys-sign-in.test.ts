@@ -161,3 +161,63 @@ describe('passkeys: sign-in on the login page', () => {
     expect(result.html).toContain('This account cannot sign in. Contact your administrator.');
   });
 });
+
+/**
+ * PASSKEY_ORIGINS lists the pages that may register passkeys, apps' pages included. Only the
+ * sign-in page asks for sign-in answers, so only its origin (that of PUBLIC_URL) may give one: an
+ * app's page (or a script injected into it) that asked the user's authenticator for the challenge
+ * of a login page someone else opened would otherwise sign that person in as the user, to every
+ * app of the enterprise, and across enterprises, since the relying party is the deployment's.
+ */
+describe('passkeys: sign-in answers come from the sign-in page only', () => {
+  const appOrigin = 'http://127.0.0.1:9443';
+  let service: TestService;
+  let worker: RunningWorker;
+  let app: TestApp;
+  let origin = '';
+
+  beforeAll(async () => {
+    service = await startTestService('passkeys-origins', { PASSKEY_ORIGINS: appOrigin }, { ownPublicUrl: true });
+    origin = new URL(service.url).origin;
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    app = await registerTestApp(service, { name: 'Bank' });
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  test("when an app's page that may register passkeys answers a login page's challenge, then sign-in is refused; the sign-in page's own answer signs in", async () => {
+    await insertUser(service.ctx.mongo, { userId: 'pk-eve', mobileNumber: '+15550710005' });
+    const callback = await signInWithForms(service, new FormWalker(service.url), authorizeUrl(service, app), 'pk-eve', '+15550710005');
+    const auth = { authorization: `Bearer ${(await exchangeCode(service, app, callback)).access_token as string}` };
+    const options = (await (
+      await fetch(`${service.url}/v1/me/passkeys/registration-options`, { method: 'POST', headers: auth })
+    ).json()) as {
+      challenge: string;
+      rp: { id: string };
+      user: { id: string };
+    };
+    // Registered from the app's page, as PASSKEY_ORIGINS allows.
+    const authenticator = new SoftwareAuthenticator(appOrigin);
+    const registered = await fetch(`${service.url}/v1/me/passkeys`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ credential: authenticator.create(options) }),
+    });
+    expect(registered.status).toBe(201);
+
+    const signIn = async (answerOrigin: string) => {
+      const walker = new FormWalker(service.url);
+      const page = await walker.page(authorizeUrl(service, app));
+      const challenge = /data-challenge="([A-Za-z0-9_-]+)"/.exec(page.html)?.[1] as string;
+      const answer = authenticator.get(challenge, { origin: answerOrigin });
+      return walker.request(page.url, { form: { csrf: csrfOf(page.html), step: 'passkey', credential: JSON.stringify(answer) } });
+    };
+    const fromApp = await signIn(appOrigin);
+    expect(fromApp).not.toHaveProperty('redirectedTo');
+    expect(fromApp).toMatchObject({ status: 400 });
+    expect((fromApp as Page).html).toContain('That passkey could not be verified. Try again, or continue with your user id.');
+    expect(await signIn(origin)).toHaveProperty('redirectedTo');
+  });
+});

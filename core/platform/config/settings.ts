@@ -122,7 +122,7 @@ export const SETTINGS = {
     minLength: 1,
     maxLength: 2000,
     defaultText: 'origin of `PUBLIC_URL`',
-    doc: "comma-separated origins (`scheme://host[:port]`) whose pages may register and use passkeys: the sign-in pages and the example app live at `PUBLIC_URL`; add your own apps' origins if they register passkeys through `/v1/me/passkeys`. Set values must be `https` (or `http` on `localhost`) and within `PASSKEY_RP_ID`, else the process does not start",
+    doc: "comma-separated origins (`scheme://host[:port]`) whose pages may register passkeys: the example app lives at `PUBLIC_URL`; add your own apps' origins if they register passkeys through `/v1/me/passkeys`. Sign-in answers are accepted from the sign-in page only, at the origin of `PUBLIC_URL`, whatever this lists. Set values must be `https` (or `http` on `localhost`) and within `PASSKEY_RP_ID`, else the process does not start",
   },
 
   // --- stores ---
