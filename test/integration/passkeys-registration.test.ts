@@ -267,6 +267,39 @@ describe('passkeys: registration, list and removal by the user', () => {
     expect(await service.ctx.mongo.collection('deliveries').countDocuments({ kind: 'notice', refId: 'pk-fay' })).toBe(1);
   });
 
+  test('when a user near the cap of 20 registers several passkeys at once, then no more than 20 are kept and the others are refused', async () => {
+    const token = await tokenOf('pk-cap', '+15550700019');
+    const stored = Array.from({ length: 18 }, (_, i) => ({
+      id: `pk-cap-stored-${i}`,
+      enterpriseId: 'default',
+      userId: 'pk-cap',
+      credentialId: `pk-cap-credential-${i}`,
+      publicKey: 'AQID',
+      counter: 0,
+      userHandle: 'pk-cap-handle',
+      transports: [],
+      name: `Stored ${i}`,
+      aaguid: '00000000-0000-0000-0000-000000000000',
+      deviceType: 'singleDevice',
+      backedUp: false,
+      createdAt: new Date(Date.now() - 60_000 + i),
+    }));
+    await service.ctx.mongo.collection('passkeys').insertMany(stored);
+    const authenticator = new SoftwareAuthenticator(origin);
+    const answers = [];
+    for (let i = 0; i < 20; i++) answers.push(authenticator.create(await optionsFor(token)));
+    // All at once: each checks the cap while the others are being stored.
+    const results = await Promise.all(answers.map((credential) => call(token, 'POST', '/v1/me/passkeys', { credential })));
+    const refused = await Promise.all(results.filter((res) => res.status !== 201).map(errorOf));
+    expect(refused.length).toBeGreaterThanOrEqual(18);
+    for (const refusal of refused)
+      expect(refusal).toEqual({ status: 422, message: 'A user may have at most 20 passkeys: remove one first' });
+    expect(await service.ctx.mongo.collection('passkeys').countDocuments({ userId: 'pk-cap' })).toBeLessThanOrEqual(20);
+    // Only the passkeys kept are told of.
+    const kept = (await service.ctx.mongo.collection('passkeys').countDocuments({ userId: 'pk-cap' })) - 18;
+    expect(await service.ctx.mongo.collection('deliveries').countDocuments({ kind: 'notice', refId: 'pk-cap' })).toBe(kept);
+  });
+
   test('when a passkey is added, then the user is told by e-mail, naming it and the time, and a user without an address by SMS', async () => {
     const email = 'pk-ivy@example.test';
     const withEmail = await tokenOf('pk-ivy', '+15550700010', app, email);
