@@ -146,6 +146,29 @@ describe('passkeys: sign-in on the login page', () => {
     });
   });
 
+  test('when an answer with a counter gone back is not signed by the passkey, then it is refused without the clone warning', async () => {
+    const { authenticator, passkeyId } = await userWithPasskey('pk-fox', '+15550710006');
+    const attempt = async (answerFor: (challenge: string) => Record<string, unknown>) => {
+      const walker = new FormWalker(service.url);
+      const page = await walker.page(authorizeUrl(service, app));
+      return postAnswer(walker, page, answerFor(challengeOf(page).challenge));
+    };
+    expect(await attempt((c) => authenticator.get(c, { counter: 5 }))).toHaveProperty('redirectedTo');
+    // Someone who knows the credential id, not the key: the signature of another answer.
+    const forged = (c: string) => {
+      const answer = authenticator.get(c, { counter: 1 });
+      const other = authenticator.get(`${c}x`, { counter: 1 });
+      return { ...answer, response: { ...(answer.response as object), signature: (other.response as { signature: string }).signature } };
+    };
+    expect(errorOn(await attempt(forged))).toMatchObject({
+      status: 400,
+      error: 'That passkey could not be verified. Try again, or continue with your user id.',
+    });
+    const about = service.logLines().filter((line) => line.passkeyId === passkeyId);
+    expect(about.some((line) => line.msg === 'passkey sign counter went back: refused')).toBe(false);
+    expect(about.some((line) => line.msg === 'passkey answer did not verify')).toBe(true);
+  });
+
   test('when the user is blocked, then the right passkey answer ends on the refusal page', async () => {
     const { authenticator } = await userWithPasskey('pk-dan', '+15550710004');
     const blocked = await fetch(`${service.url}/admin/users/pk-dan/blocked`, {
