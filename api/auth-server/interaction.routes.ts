@@ -2,7 +2,6 @@ import { timingSafeEqual } from 'node:crypto';
 import { finished } from 'node:stream';
 import express, { Router, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
-import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import type { WorkAfterAnswers } from '../../core/platform/lifecycle/work-after-answers.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import type { LoginLimits } from '../../core/sign-in/login-rate-limits.js';
@@ -67,19 +66,25 @@ export function interactionRoutes(
     }
   }
 
+  /**
+   * The app signed in to, undefined once it is deleted: its sign-ins end on the expired page,
+   * as the provider would refuse to finish them anyway. The enterprise comes only from the app,
+   * so no step of a sign-in ever looks up the users of another enterprise.
+   */
   async function clientOf(
     provider: Provider,
     interaction: InteractionDetails,
-  ): Promise<SignInClient & { redirectOrigin: string[]; firstParty: boolean }> {
+  ): Promise<(SignInClient & { redirectOrigin: string[]; firstParty: boolean }) | undefined> {
     const clientId = String(interaction.params.client_id);
     const client = await provider.Client.find(clientId);
+    if (!client) return undefined;
     const redirectUri = typeof interaction.params.redirect_uri === 'string' ? interaction.params.redirect_uri : undefined;
     return {
       clientId,
-      name: client?.clientName ?? clientId,
-      enterpriseId: client ? enterpriseOfClient(client) : DEFAULT_ENTERPRISE_ID,
+      name: client.clientName ?? clientId,
+      enterpriseId: enterpriseOfClient(client),
       redirectOrigin: redirectUri ? [new URL(redirectUri).origin] : [],
-      firstParty: client ? isFirstParty(client) : false,
+      firstParty: isFirstParty(client),
     };
   }
 
@@ -113,6 +118,7 @@ export function interactionRoutes(
       if (!found) return pages.expiredPage(res);
       const { interaction, provider } = found;
       const client = await clientOf(provider, interaction);
+      if (!client) return pages.expiredPage(res);
       const state = await services.states.open(interaction.uid, client.clientId, new Date(interaction.exp * 1000));
       if (interaction.prompt.name !== 'consent') return pages.loginPage(req, res, state, client);
       // First-party apps never show the page, even when the request insists on consent
@@ -138,6 +144,7 @@ export function interactionRoutes(
       if (!found) return pages.expiredPage(res);
       const { interaction, provider } = found;
       const client = await clientOf(provider, interaction);
+      if (!client) return pages.expiredPage(res);
       const state = await services.states.find(interaction.uid);
       const body = (req.body ?? {}) as Record<string, unknown>;
       if (!state || !sameToken(state.csrf, body.csrf)) return pages.staleFormPage(res, client);

@@ -290,6 +290,30 @@ describe('sign-in: errors, replays and refusals', () => {
     expect(await stranger.text()).toContain('This sign-in has expired');
   });
 
+  test('when the app is deleted while its user signs in, then the page says the sign-in expired and no code is sent (no other enterprise’s users are looked up)', async () => {
+    const app = await registerClient(service.services.clients, {
+      name: 'Short-lived app',
+      scopes: [],
+      redirectUris: [REDIRECT],
+      public: true,
+      enterpriseId: 'short-lived',
+    });
+    const walker = new FormWalker(service.url);
+    const first = await walker.page(authorizeUrl(validParams({ client_id: app.client.clientId })));
+    expect(first.status).toBe(200);
+    expect((await adminRequest(service, 'DELETE', `/admin/clients/${app.client.clientId}`)).status).toBe(204);
+    // kurt is a user of the default enterprise, not of the deleted app's.
+    await insertUser(service.ctx.mongo, { userId: 'kurt', mobileNumber: '+15550300009' });
+    const answer = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'kurt' } });
+    expect(answer.status).toBe(400);
+    expect(answer.html).toContain('This sign-in has expired');
+    const reloaded = await walker.page(first.url);
+    expect(reloaded.status).toBe(400);
+    expect(reloaded.html).toContain('This sign-in has expired');
+    await loginCodesSettled(service, authorizeUrl(validParams()));
+    expect(await readOutbox(service, '+15550300009')).toEqual([]);
+  });
+
   test('when the user id is unknown or DELETED, then the same code page follows, no message is sent, and codes fail like wrong ones', async () => {
     for (const userId of ['nobody-here', 'gone']) {
       const walker = new FormWalker(service.url);
