@@ -11,6 +11,7 @@ import { signingKeyStartTime } from '../core/platform/metrics/business-metrics.j
 import { createServerSecretsRepository } from '../core/auth/server-secrets.repository.js';
 import { followRotation } from '../core/auth/signing-key-changes.js';
 import { createScheduledRotation, type ScheduledRotation } from '../core/auth/signing-key-rotation-schedule.js';
+import { createRotationUpkeep } from '../core/auth/signing-key-rotation-upkeep.js';
 import { createStoredSigningKeyRing, readKeyChains, type SigningKeysCache } from '../core/auth/signing-key.service.js';
 import { createVerificationKeySet } from '../core/auth/verification-key-set.js';
 import { otpKeysFromConfig } from '../core/crypto/otp-keys.js';
@@ -146,7 +147,10 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   const repositories = createApiRepositories(ctx);
   const clientLookup = createClientLookup(repositories.clients);
   const templateCache = createTemplateCache(repositories.templates);
+  const serverSecrets = createServerSecretsRepository(ctx.mongo);
   const signingKeyRing = createStoredSigningKeyRing(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey, {
+    // Each read also writes the entry of a rotation whose process died before writing it.
+    afterRead: createRotationUpkeep({ activity: repositories.activity, secrets: serverSecrets, logger: ctx.logger }),
     onReadError: (err) => ctx.logger.warn({ err }, 'signing keys could not be read again; the keys read before stay in use'),
     onKeys: (keys) => {
       signingKeyStartTime.reset();
@@ -180,7 +184,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     connection: ctx.mongo,
     settings: ctx.config,
     encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
-    secrets: createServerSecretsRepository(ctx.mongo),
+    secrets: serverSecrets,
     activity,
     ring: signingKeyRing,
     changes: ctx.signingKeyChanges,

@@ -1,4 +1,5 @@
 import { Schema, Types, type Connection } from 'mongoose';
+import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
 import type { EnterpriseScope } from '../platform/tenancy/enterprise-id.js';
 import { scopeFilter } from '../platform/tenancy/tenant-filter.js';
@@ -111,6 +112,26 @@ export function createActivityRepository(connection: Connection) {
       } as ActivityDoc;
       await (await model()).collection.insertOne(doc);
       return toEntry(doc);
+    },
+
+    /**
+     * Appends the entry under `id` (24 hex digits) unless an entry has that id: false when one
+     * had. For a change that more than one process may record (one that crashed after the change
+     * and those catching up for it): derived from the change, the id lets exactly one entry in.
+     */
+    async appendOnce(id: string, input: ActivityInput, at: Date): Promise<boolean> {
+      const doc = {
+        _id: new Types.ObjectId(id),
+        ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)),
+        at,
+      } as ActivityDoc;
+      try {
+        await (await model()).collection.insertOne(doc);
+        return true;
+      } catch (err) {
+        if (isDuplicateKeyError(err)) return false;
+        throw err;
+      }
     },
 
     /** Newest first; `next` is set when older entries remain. */

@@ -66,6 +66,11 @@ export function createServerSecretsRepository(connection: Connection) {
       }
     },
 
+    /** Sets one member of secret `name`'s value (`member` may be a dotted path); a secret that is gone stays gone. */
+    async setServerSecretMember(name: string, member: string, value: unknown): Promise<void> {
+      await (await model(connection)).updateOne({ name }, { $set: { [`value.${member}`]: value } });
+    },
+
     /** The stored secrets named in `names` or starting with `prefix` (value and when stored), by name, in one query. */
     async findServerSecretsNamedOrPrefixed<T>(names: string[], prefix: string): Promise<Map<string, { value: T; createdAt: Date }>> {
       const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

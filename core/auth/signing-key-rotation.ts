@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { ActivityActor, ActivityRepository } from '../activity/activity.repository.js';
+import type { ActivityActor } from '../activity/activity.repository.js';
 import type { Config } from '../platform/config/config.js';
 import { ConflictError } from '../platform/errors/app-error.js';
 import { OTP_JWT_TTL_SECONDS } from './signed-token-lifetimes.js';
@@ -14,6 +14,7 @@ import {
   type StoredRotation,
 } from './signing-key.service.js';
 import { sealSigningJwk } from './sealed-signing-jwk.js';
+import { recordRotationEntry, type RotationEntryStores, type StoredRotationEntry } from './signing-key-rotation-entry.js';
 import type { ServerSecretsRepository } from './server-secrets.repository.js';
 
 export type RotationSettings = KeySettings &
@@ -36,14 +37,13 @@ export interface SigningKeyRotation {
   idTokenKeyConfigured: boolean;
 }
 
-export interface RotationStores {
+export interface RotationStores extends RotationEntryStores {
   connection: Connection;
-  /** Where each new key is inserted, under a name only one rotation can take. */
-  secrets: Pick<ServerSecretsRepository, 'insertServerSecret'>;
+  /** Where each new key is inserted, under a name only one rotation can take, and its entry noted as written. */
+  secrets: Pick<ServerSecretsRepository, 'insertServerSecret' | 'setServerSecretMember'>;
   settings: RotationSettings;
   /** OTP_ENCRYPTION_KEY: seals the new private keys, like the first ones. */
   encryptionKey: Buffer;
-  activity: Pick<ActivityRepository, 'append'>;
 }
 
 /**
@@ -80,7 +80,8 @@ export function rotationMoments(
  * numbered after the last rotation, so a rotation is stored whole or not at all: of two rotations
  * at the same moment exactly one is stored, and the other is a ConflictError that changed
  * nothing. The states of the keys then follow from the stored moments, with no further write.
- * Recorded as `signing-keys.rotated`.
+ * Recorded as `signing-keys.rotated`: the document holds the entry until the activity record has
+ * it, so a process that dies after the rotation's write leaves it to the processes reading the keys.
  */
 export async function rotateSigningKeys(
   stores: RotationStores,
@@ -133,13 +134,16 @@ export async function rotateSigningKeys(
       previousKeyRemovedAt: new Date(retiresEarlierAt),
     });
   }
+  const entry: StoredRotationEntry = {
+    recorded: false,
+    actor: options.actor ?? { type: 'admin' },
+    signingKeys: rotated.map(({ alg, kid, previousKid }) => ({ alg, kid, previousKid })),
+    // No member at all for comments not given (the entry would carry it).
+    ...(options.comments !== undefined ? { comments: options.comments } : {}),
+  };
+  stored.entry = entry;
   if (!(await stores.secrets.insertServerSecret(name, stored, now)))
     throw new ConflictError('Signing keys were rotated by another request at the same time; rotate again');
-  await stores.activity.append({
-    actor: options.actor ?? { type: 'admin' },
-    action: 'signing-keys.rotated',
-    signingKeys: rotated.map(({ alg, kid, previousKid }) => ({ alg, kid, previousKid })),
-    comments: options.comments,
-  });
+  await recordRotationEntry(stores, name, now, entry);
   return { rotated, idTokenKeyConfigured: idTokens.configured };
 }

@@ -6,6 +6,7 @@ import { signingKeysAt, type ChainedKey, type KeyChain, type SigningAlg, type Si
 import { isSealedSigningJwk, openSigningJwk, sealSigningJwk, type SealedSigningJwk } from './sealed-signing-jwk.js';
 import { createSigningKeyRing, type SigningKeyRing, type SigningKeyRingOptions } from './signing-key-ring.js';
 import { createServerSecretsRepository } from './server-secrets.repository.js';
+import type { StoredRotationEntry } from './signing-key-rotation-entry.js';
 
 export type { SigningAlg, SigningKey, SigningKeys } from './signing-key-chains.js';
 
@@ -75,12 +76,25 @@ export interface StoredRotation {
     /** When every earlier key of its chain is removed (the rotation's retirement of its predecessors). */
     retiresEarlierAt: Date;
   }[];
+  /**
+   * Its `signing-keys.rotated` entry, kept here until the activity record has it. Absent on
+   * rotations stored before the entry was kept: the process that stored them wrote it next.
+   */
+  entry?: StoredRotationEntry;
 }
 
-/** The stored keys: one chain per algorithm, and the number of the last rotation (0 before any). */
+/** A stored rotation document: its name, its number, and what it holds. */
+export interface StoredRotationDocument {
+  name: string;
+  sequence: number;
+  rotation: StoredRotation;
+}
+
+/** The stored keys: one chain per algorithm, the number of the last rotation (0 before any), and the rotation documents in order. */
 export interface StoredKeys {
   chains: KeyChain[];
   lastRotation: number;
+  rotations: StoredRotationDocument[];
 }
 
 const configuredKey = async (settings: KeySettings) =>
@@ -145,7 +159,11 @@ export async function readStoredKeys(connection: Connection, settings: KeySettin
     }
     chains.push({ alg, configured: alg === 'RS256' && configured !== undefined, keys });
   }
-  return { chains, lastRotation: rotations.at(-1)?.sequence ?? 0 };
+  return {
+    chains,
+    lastRotation: rotations.at(-1)?.sequence ?? 0,
+    rotations: rotations.map(({ name, sequence, rotation }) => ({ name, sequence, rotation })),
+  };
 }
 
 /** The key chains now (readStoredKeys without the rotation count): what a process verifies and signs with. */
@@ -178,10 +196,19 @@ export function storedKeysReader(connection: Connection, settings: KeySettings, 
   };
 }
 
-/** The key chains, read as storedKeysReader reads them. */
-export function keyChainsReader(connection: Connection, settings: KeySettings, encryptionKey: Buffer): () => Promise<KeyChain[]> {
+/** The key chains, read as storedKeysReader reads them; `afterRead` gets each read whole (the rotations' upkeep) before its chains are used. */
+export function keyChainsReader(
+  connection: Connection,
+  settings: KeySettings,
+  encryptionKey: Buffer,
+  afterRead?: (stored: StoredKeys) => Promise<void>,
+): () => Promise<KeyChain[]> {
   const read = storedKeysReader(connection, settings, encryptionKey);
-  return async () => (await read()).chains;
+  return async () => {
+    const stored = await read();
+    await afterRead?.(stored);
+    return stored.chains;
+  };
 }
 
 /**
@@ -207,18 +234,23 @@ export type SigningKeysCache = () => Promise<SigningKeys>;
 /**
  * The process's signing key ring (core/auth/signing-key-ring.ts) on the stored key chains: built
  * once by the composition root and handed to the token signers and checks, so they all sign and
- * verify alike, and follow rotations without a restart.
+ * verify alike, and follow rotations without a restart. Each of its reads is also when the
+ * process catches up on the rotations (`afterRead`).
  */
 export function createStoredSigningKeyRing(
   connection: Connection,
   settings: KeySettings & Pick<Config, 'signingKeyReloadSeconds'>,
   encryptionKey: Buffer,
-  on: Pick<SigningKeyRingOptions, 'onReadError' | 'onKeys'>,
+  on: Pick<SigningKeyRingOptions, 'onReadError' | 'onKeys'> & {
+    /** After each read: what the process does with the rotations it read (core/auth/signing-key-rotation-upkeep.ts). */
+    afterRead?: (stored: StoredKeys) => Promise<void>;
+  },
 ): SigningKeyRing {
-  return createSigningKeyRing(keyChainsReader(connection, settings, encryptionKey), {
+  const { afterRead, ...ringOptions } = on;
+  return createSigningKeyRing(keyChainsReader(connection, settings, encryptionKey, afterRead), {
     reloadIntervalMs: settings.signingKeyReloadSeconds * 1000,
     keysAt: (chains, t) => signingKeysAt(chains, settings.accessTokenSigningAlg, t),
-    ...on,
+    ...ringOptions,
   });
 }
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { rotateSigningKeys, type RotationStores } from '../../core/auth/signing-key-rotation.js';
 import { readKeyChains } from '../../core/auth/signing-key.service.js';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { startMongoServer } from '../../scripts/local-services.js';
@@ -90,6 +92,17 @@ async function newApp(service: TestService): Promise<App> {
     allowedIps: ['127.0.0.1'],
   });
   return { clientId: client.clientId, clientSecret: clientSecret as string };
+}
+
+/** The `signing-keys.rotated` entries of the activity record, newest first. */
+async function rotationEntries(service: TestService) {
+  const { entries } = await createActivityRepository(service.ctx.mongo).list({ limit: 100 });
+  return entries.filter((entry) => entry.action === 'signing-keys.rotated');
+}
+
+/** Both processes read the keys at the same moment (as their periodic reads may). */
+async function readTogether(first: TestService, second: TestService): Promise<void> {
+  await Promise.all([first.services.signingKeyRotation.ring.reload(), second.services.signingKeyRotation.ring.reload()]);
 }
 
 describe('signing key rotation', () => {
@@ -328,6 +341,51 @@ describe('signing key rotation', () => {
     } finally {
       await after.close();
     }
+  });
+
+  test('when a process dies between storing a rotation and recording it, then the processes reading the keys record it, exactly once even when two read at once', async () => {
+    const shared = deployment('rotation-audit');
+    await withTwoProcesses('rotation-audit', shared, async (first, second) => {
+      await Promise.all([jwksKids(first), jwksKids(second)]);
+      // The rotation is stored, then its process dies before the activity record hears of it.
+      const died = new Error('the process died here');
+      const dead = () => Promise.reject(died);
+      const dying: RotationStores = {
+        ...first.services.signingKeyRotation,
+        activity: { append: dead, appendOnce: dead } as unknown as RotationStores['activity'],
+      };
+      await expect(rotateSigningKeys(dying, { comments: 'INC-7' })).rejects.toBe(died);
+      const chains = await readKeyChains(first.ctx.mongo, first.config, first.services.signingKeyRotation.encryptionKey);
+      const made = chains.map((chain) => ({
+        alg: chain.alg,
+        kid: chain.keys.at(-1)?.key.kid,
+        previousKid: chain.keys.at(-2)?.key.kid,
+      }));
+      expect(made.every((key) => key.previousKid !== undefined)).toBe(true);
+      expect(await rotationEntries(first)).toEqual([]);
+
+      await readTogether(first, second);
+      const entries = await rotationEntries(first);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ actor: { type: 'admin' }, comments: 'INC-7' });
+      expect(entries[0]?.signingKeys).toEqual(expect.arrayContaining(made));
+      await readTogether(first, second);
+      expect(await rotationEntries(first)).toHaveLength(1);
+
+      // Dying after the entry but before the rotation says so: the readers find it there and add none.
+      const forgetful: RotationStores = {
+        ...first.services.signingKeyRotation,
+        secrets: { ...first.services.signingKeyRotation.secrets, setServerSecretMember: dead } as unknown as RotationStores['secrets'],
+      };
+      await expect(rotateSigningKeys(forgetful, { comments: 'INC-8' })).rejects.toBe(died);
+      expect((await rotationEntries(first)).map((entry) => entry.comments)).toEqual(['INC-8', 'INC-7']);
+      await readTogether(first, second);
+      expect((await rotationEntries(first)).map((entry) => entry.comments)).toEqual(['INC-8', 'INC-7']);
+      // A rotation that did not die is recorded once too.
+      expect((await rotate(first, '?comments=INC-9')).status).toBe(200);
+      await readTogether(first, second);
+      expect((await rotationEntries(first)).map((entry) => entry.comments)).toEqual(['INC-9', 'INC-8', 'INC-7']);
+    });
   });
 
   test('when the access-token key is SIGNING_KEY_JWK, then a rotation is 409 and nothing changes', async () => {
