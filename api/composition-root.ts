@@ -149,7 +149,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   const templateCache = createTemplateCache(repositories.templates);
   const serverSecrets = createServerSecretsRepository(ctx.mongo);
   const signingKeyRing = createStoredSigningKeyRing(ctx.mongo, ctx.config, otpKeysFromConfig(ctx.config).encryptionKey, {
-    // Each read also writes the entry of a rotation whose process died before writing it.
+    // Each read also writes a rotation's entry its process died before writing, and deletes rotations long removed.
     afterRead: createRotationUpkeep({ activity: repositories.activity, secrets: serverSecrets, logger: ctx.logger }),
     onReadError: (err) => ctx.logger.warn({ err }, 'signing keys could not be read again; the keys read before stay in use'),
     onKeys: (keys) => {

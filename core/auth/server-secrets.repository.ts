@@ -71,6 +71,11 @@ export function createServerSecretsRepository(connection: Connection) {
       await (await model(connection)).updateOne({ name }, { $set: { [`value.${member}`]: value } });
     },
 
+    /** Deletes the secrets named in `names` (those already gone are no error, so processes may do it at once). */
+    async deleteServerSecrets(names: string[]): Promise<void> {
+      if (names.length > 0) await (await model(connection)).deleteMany({ name: { $in: names } });
+    },
+
     /** The stored secrets named in `names` or starting with `prefix` (value and when stored), by name, in one query. */
     async findServerSecretsNamedOrPrefixed<T>(names: string[], prefix: string): Promise<Map<string, { value: T; createdAt: Date }>> {
       const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

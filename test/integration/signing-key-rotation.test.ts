@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { createServerSecretsRepository } from '../../core/auth/server-secrets.repository.js';
+import { signingKeysAt } from '../../core/auth/signing-key-chains.js';
 import { rotateSigningKeys, type RotationStores } from '../../core/auth/signing-key-rotation.js';
 import { readKeyChains } from '../../core/auth/signing-key.service.js';
 import { registerClient } from '../../core/clients/clients.service.js';
@@ -98,6 +100,12 @@ async function newApp(service: TestService): Promise<App> {
 async function rotationEntries(service: TestService) {
   const { entries } = await createActivityRepository(service.ctx.mongo).list({ limit: 100 });
   return entries.filter((entry) => entry.action === 'signing-keys.rotated');
+}
+
+/** The names of the stored rotation documents, in their order. */
+async function rotationDocuments(service: TestService): Promise<string[]> {
+  const stored = await createServerSecretsRepository(service.ctx.mongo).findServerSecretsNamedOrPrefixed([], 'signing-key-rotation:');
+  return [...stored.keys()].sort((a, b) => Number(a.split(':')[1]) - Number(b.split(':')[1]));
 }
 
 /** Both processes read the keys at the same moment (as their periodic reads may). */
@@ -385,6 +393,43 @@ describe('signing key rotation', () => {
       expect((await rotate(first, '?comments=INC-9')).status).toBe(200);
       await readTogether(first, second);
       expect((await rotationEntries(first)).map((entry) => entry.comments)).toEqual(['INC-9', 'INC-8', 'INC-7']);
+    });
+  });
+
+  test('when every key of a rotation has been removed for an hour, then the processes reading the keys delete its document, publish the same keys, and the next rotation is numbered after the newest', async () => {
+    const shared = deployment('rotation-prune');
+    await withTwoProcesses('rotation-prune', shared, async (first, second) => {
+      await Promise.all([jwksKids(first), jwksKids(second)]);
+      const stores = first.services.signingKeyRotation;
+      const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3600 * 1000);
+      // Routine rotations: each keeps the replaced RSA key for a sign-in session (24 h), the P-256 key for an hour.
+      await rotateSigningKeys(stores, { now: hoursAgo(72) });
+      await rotateSigningKeys(stores, { now: hoursAgo(48) });
+      // The second one's RSA key was removed by this one less than an hour ago: its document stays.
+      await rotateSigningKeys(stores, { now: hoursAgo(24.5) });
+      expect(await rotationDocuments(first)).toEqual(['signing-key-rotation:1', 'signing-key-rotation:2', 'signing-key-rotation:3']);
+      const chainsBefore = await readKeyChains(first.ctx.mongo, first.config, stores.encryptionKey);
+      const published = signingKeysAt(chainsBefore, 'ES256', Date.now())
+        .all.map((key) => key.kid)
+        .sort();
+
+      await readTogether(first, second);
+      expect(await rotationDocuments(first)).toEqual(['signing-key-rotation:2', 'signing-key-rotation:3']);
+      expect((await jwksKids(first)).sort()).toEqual(published);
+      expect((await jwksKids(second)).sort()).toEqual(published);
+      // The first keys stay: they begin the chains (a process would make new ones without them).
+      const firstKeys = await createServerSecretsRepository(first.ctx.mongo).findServerSecrets([
+        'access-token-signing-jwk',
+        'access-token-signing-jwk-es256',
+      ]);
+      expect(firstKeys.size).toBe(2);
+
+      // The next rotation takes the number after the newest, and is stored.
+      const res = await rotate(second);
+      expect(res.status).toBe(200);
+      expect(await rotationDocuments(first)).toEqual(['signing-key-rotation:2', 'signing-key-rotation:3', 'signing-key-rotation:4']);
+      const rotation = (await res.json()) as RotationAnswer;
+      expect(await jwksKids(second)).toEqual(expect.arrayContaining(rotation.rotated.map((key) => key.kid)));
     });
   });
 
