@@ -433,6 +433,32 @@ describe('signing key rotation', () => {
     });
   });
 
+  test('when ACCESS_TOKEN_SIGNING_ALG went to RS256, was rotated, and is ES256 again, then the P-256 key the rotation made signs, not the one from before', async () => {
+    const shared = deployment('rotation-alg-return', { SIGNING_KEY_RELOAD_SECONDS: '1' });
+    const es = await startTestService('rotation-alg-return-es', shared);
+    const app = await newApp(es);
+    const before = kidOf(await clientToken(es, app));
+    await es.close();
+    const rs = await startTestService('rotation-alg-return-rs', { ...shared, ACCESS_TOKEN_SIGNING_ALG: 'RS256' });
+    let rotation: RotationAnswer;
+    try {
+      const res = await rotate(rs);
+      expect(res.status).toBe(200);
+      rotation = (await res.json()) as RotationAnswer;
+    } finally {
+      await rs.close();
+    }
+    const p256 = rotation.rotated.find((key) => key.alg === 'ES256') as RotationAnswer['rotated'][number];
+    expect(p256.previousKid).toBe(before);
+    const again = await startTestService('rotation-alg-return-es2', shared);
+    try {
+      await untilClockReaches(Date.parse(p256.activeFrom) + 1);
+      expect(kidOf(await clientToken(again, app))).toBe(p256.kid);
+    } finally {
+      await again.close();
+    }
+  });
+
   test('when the access-token key is SIGNING_KEY_JWK, then a rotation is 409 and nothing changes', async () => {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const jwk = JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'configured-key' });
