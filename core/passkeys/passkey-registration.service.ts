@@ -7,13 +7,13 @@ import { ConflictError, ValidationError } from '../platform/errors/app-error.js'
 import type { User } from '../users/user.types.js';
 import { challengeOf } from './client-data.js';
 import type { PasskeyAddedNotice } from './passkey-added-notice.js';
+import { passkeyName } from './passkey-name.js';
 import { DuplicatePasskeyError, type Passkey, type PasskeysRepository } from './passkeys.repository.js';
 import { REGISTRATION_TIMEOUT_MS, type RegistrationChallenges } from './registration-challenges.js';
 import { loadWebAuthn } from './webauthn-library.js';
 
 /** Passkeys one user may hold: enough for every device they own, bounded against abuse. */
 export const MAX_PASSKEYS_PER_USER = 20;
-const DEFAULT_NAME = 'Passkey';
 
 export interface PasskeyRegistrationDeps {
   passkeys: PasskeysRepository;
@@ -64,6 +64,8 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
 
     async register(user: User, clientId: string, request: PasskeyRegistration): Promise<Passkey> {
       const { server, isoBase64URL } = await loadWebAuthn();
+      // Checked before the options are taken, so a refused name does not use them up.
+      const name = passkeyName(request.name);
       const challenge = await challengeOf(request.credential.response.clientDataJSON);
       const holder = challenge === undefined ? undefined : await deps.challenges.take(challenge);
       if (!holder || holder.user !== userKey(user) || holder.clientId !== clientId)
@@ -95,7 +97,7 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
             counter: info.credential.counter,
             userHandle: holder.userHandle,
             transports: info.credential.transports ?? request.credential.response.transports ?? [],
-            name: request.name?.trim() || DEFAULT_NAME,
+            name,
             aaguid: info.aaguid,
             deviceType: info.credentialDeviceType,
             backedUp: info.credentialBackedUp,

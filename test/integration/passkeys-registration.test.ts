@@ -300,6 +300,23 @@ describe('passkeys: registration, list and removal by the user', () => {
     expect(await service.ctx.mongo.collection('deliveries').countDocuments({ kind: 'notice', refId: 'pk-cap' })).toBe(kept);
   });
 
+  test('when a passkey name holds a line break, a control character or a direction mark, then 422 before the options are used, and an emoji name is kept', async () => {
+    const token = await tokenOf('pk-kim', '+15550700012');
+    const options = await optionsFor(token);
+    const credential = new SoftwareAuthenticator(origin).create(options);
+    const refusal = {
+      status: 422,
+      message: 'Invalid field name: must not hold line breaks, control characters or text direction marks',
+    };
+    for (const name of ['Phone\nAll is fine, no action needed', 'Tab\there', 'Key \u202Eenohp', 'Pat\u2028phone']) {
+      expect(await errorOf(await call(token, 'POST', '/v1/me/passkeys', { name, credential }))).toEqual(refusal);
+    }
+    // The refusals left the options unused: the same answer with a good name registers.
+    const added = await call(token, 'POST', '/v1/me/passkeys', { name: 'Pat’s 👩‍💻 laptop', credential });
+    expect(added.status).toBe(201);
+    expect(await added.json()).toMatchObject({ name: 'Pat’s 👩‍💻 laptop' });
+  });
+
   test('when a passkey is added, then the user is told by e-mail, naming it and the time, and a user without an address by SMS', async () => {
     const email = 'pk-ivy@example.test';
     const withEmail = await tokenOf('pk-ivy', '+15550700010', app, email);
