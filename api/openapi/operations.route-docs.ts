@@ -16,7 +16,7 @@ export const operationsRouteDocs: RouteDoc[] = [
     summary: 'Liveness: the process answers',
     tag: 'operations',
     auth: { kind: 'none' },
-    responses: { '200': { description: 'Alive' } },
+    responses: { '200': { description: 'Alive', schema: 'common.liveness.json' } },
   },
   {
     method: 'get',

@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { buildApp } from '../../api/app.js';
+import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { listAppRoutes } from '../support/list-app-routes.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -29,6 +30,20 @@ describe('OpenAPI document and docs page', () => {
     const text = JSON.stringify(document);
     expect(text).not.toMatch(/"\$ref":"[^#]/);
     expect(document.components.schemas['common.error']).toMatchObject({ type: 'object' });
+  });
+
+  test('when an operator endpoint answers JSON, then the document names its schema and the body matches it', async () => {
+    type Answer = { content?: Record<string, { schema: { $ref?: string } }> };
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get: { responses: Record<string, Answer> } }>;
+    };
+    for (const path of ['/', '/healthz', '/readyz']) {
+      const res = await fetch(`${service.url}${path}`, { headers: { accept: 'application/json' } });
+      const ref = document.paths[path]?.get.responses[String(res.status)]?.content?.['application/json']?.schema.$ref;
+      expect([path, res.status, typeof ref]).toEqual([path, 200, 'string']);
+      const validate = getValidator(`${String(ref).replace('#/components/schemas/', '')}.json`);
+      expect([path, validate(await res.json()), validate.errors ?? null]).toEqual([path, true, null]);
+    }
   });
 
   test('when the docs page is opened, then it and its assets are served locally', async () => {
