@@ -238,6 +238,13 @@ export const adminRouteDocs: RouteDoc[] = [
       'Block or unblock a user: a blocked user cannot sign in or activate, their user tokens get 403 user_blocked, enterprise calls for them are 404; blocking ends a pending activation code, pending notifications and sign-ins, and unblocking restores none of them',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [
+      {
+        name: 'enterpriseId',
+        description: 'The enterprise of the user (default `default`)',
+        schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
+      },
+    ],
     requestSchema: 'admin-users.blocked.json',
     responses: {
       '200': { description: 'The user as it now is', schema: 'users.user.json' },
@@ -245,7 +252,10 @@ export const adminRouteDocs: RouteDoc[] = [
       '401': adminTokenErrors['401'],
       '404': { description: 'User not found', schema: 'common.error.json' },
       '415': notJsonError,
-      '422': { description: 'Validation failed', schema: 'common.error.json' },
+      '422': {
+        description: '`Invalid field <name>: <rule>` for the body, `[Invalid field enterpriseId]` for the query',
+        schema: 'common.error.json',
+      },
     },
   },
   {

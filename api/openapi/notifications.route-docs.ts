@@ -1,3 +1,4 @@
+import { FINAL_STATUSES } from '../../core/notifications/notification.types.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 const error = (description: string) => ({ description, schema: 'common.error.json' });
@@ -17,8 +18,47 @@ const userGuardErrors = {
   ),
   '403': userError('`user_blocked` (code 141), or a token without the notifications scope (code 39)'),
 };
-const listParams =
-  "Query: recordCount (0 = all, default), startIndex (from 1), enterpriseID, startDate, endDate (`yyyy-MM-dd'T'HH:mm:ss` + zone abbreviation or offset); empty values mean unused.";
+// The client library sends every parameter, an unused one as an empty string: empty means not given.
+const UNUSED_IF_EMPTY = ' An empty value means not given.';
+const clientLibraryDate = (bound: string) => ({
+  name: bound === 'from' ? 'startDate' : 'endDate',
+  description: `Only notifications created ${bound} this moment: \`yyyy-MM-dd'T'HH:mm:ss\` then a zone abbreviation (UTC, IST...) or an offset (+05:30).${UNUSED_IF_EMPTY}`,
+  schema: { type: 'string', examples: ['2026-11-21T09:00:00 UTC', '2026-11-21T14:30:00+05:30'] },
+});
+const listQuery: NonNullable<RouteDoc['query']> = [
+  {
+    name: 'recordCount',
+    description: `Records per page; 0 (the default) means all.${UNUSED_IF_EMPTY}`,
+    schema: { type: 'integer', minimum: 0, maximum: 999999999 },
+  },
+  {
+    name: 'startIndex',
+    description: `Position of the first record, from 1 (the default).${UNUSED_IF_EMPTY}`,
+    schema: { type: 'integer', minimum: 1, maximum: 999999999 },
+  },
+  {
+    name: 'enterpriseID',
+    description: `Only this enterprise's notifications: another than the user's own gives an empty list.${UNUSED_IF_EMPTY}`,
+    schema: { type: 'string' },
+  },
+  clientLibraryDate('from'),
+  clientLibraryDate('up to'),
+];
+const historyQuery: NonNullable<RouteDoc['query']> = [
+  ...listQuery,
+  {
+    name: 'notificationStatus',
+    description: `Only this final state.${UNUSED_IF_EMPTY}`,
+    schema: { type: 'string', enum: [...FINAL_STATUSES] },
+  },
+  { name: 'actionPerformed', description: `Only notifications answered with this action.${UNUSED_IF_EMPTY}`, schema: { type: 'string' } },
+  {
+    name: 'keywordSearch',
+    description: `Text in any subject or message, any language, case-insensitive, as plain text.${UNUSED_IF_EMPTY}`,
+    schema: { type: 'string', maxLength: 200 },
+  },
+  { name: 'deviceID', description: `Only notifications answered from this device.${UNUSED_IF_EMPTY}`, schema: { type: 'string' } },
+];
 
 export const notificationsRouteDocs: RouteDoc[] = [
   {
@@ -80,9 +120,10 @@ export const notificationsRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/v1/me/notifications',
-    summary: `GetNotifications: the signed-in user's pending notifications, newest first. ${listParams}`,
+    summary: "GetNotifications: the signed-in user's pending notifications, newest first, a page at a time",
     tag: 'notifications (user)',
     auth: user,
+    query: listQuery,
     responses: {
       '200': { description: 'Pending notifications', schema: 'notifications.active-list.json' },
       '400': userError('`Invalid field <name>: <rule>` for a parameter (code 4)'),
@@ -114,9 +155,11 @@ export const notificationsRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/v1/me/notifications/history',
-    summary: `GetNotificationHistory: ended notifications, newest first. ${listParams} Also notificationStatus, actionPerformed, keywordSearch (subject and message, case-insensitive), deviceID.`,
+    summary:
+      "GetNotificationHistory: the signed-in user's ended notifications, newest first, a page at a time, with GetNotifications' filters and four more",
     tag: 'notifications (user)',
     auth: user,
+    query: historyQuery,
     responses: {
       '200': { description: 'Ended notifications', schema: 'notifications.history.json' },
       '400': userError('`Invalid field <name>: <rule>` for a parameter (code 4)'),

@@ -46,6 +46,29 @@ describe('OpenAPI document and docs page', () => {
     }
   });
 
+  test('when a route reads query parameters, then the document declares each of them', async () => {
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+    };
+    const listParameters = ['recordCount', 'startIndex', 'enterpriseID', 'startDate', 'endDate'];
+    const reads: [string, string, string[]][] = [
+      ['get', '/v1/users', ['status', 'group', 'limit', 'cursor']],
+      ['delete', '/v1/users/{userId}', ['comments']],
+      ['get', '/v1/notifications/{uuid}', ['wait']],
+      ['get', '/v1/me/notifications', listParameters],
+      ['get', '/v1/me/notifications/history', [...listParameters, 'notificationStatus', 'actionPerformed', 'keywordSearch', 'deviceID']],
+      ['put', '/admin/users/{userId}/blocked', ['enterpriseId']],
+      ['post', '/admin/users/{userId}/activation', ['enterpriseId', 'comments']],
+      ['delete', '/admin/users/{userId}/sign-in-lock', ['enterpriseId', 'comments']],
+      ['get', '/admin/users/{userId}/passkeys', ['enterpriseId']],
+      ['delete', '/admin/users/{userId}/passkeys/{passkeyId}', ['enterpriseId', 'comments']],
+    ];
+    for (const [method, path, names] of reads) {
+      const declared = (document.paths[path]?.[method]?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+      expect([method, path, names.filter((name) => !declared.includes(name))]).toEqual([method, path, []]);
+    }
+  });
+
   test('when the docs page is opened, then it and its assets are served locally', async () => {
     const page = await fetch(`${service.url}/docs`);
     expect(page.status).toBe(200);
