@@ -1,3 +1,4 @@
+import { ZONE_OFFSETS_MINUTES } from '../../core/notifications/notification-dates.js';
 import { FINAL_STATUSES } from '../../core/notifications/notification.types.js';
 import type { RouteDoc } from './route-docs.types.js';
 
@@ -20,10 +21,13 @@ const userGuardErrors = {
 };
 // The client library sends every parameter, an unused one as an empty string: empty means not given.
 const UNUSED_IF_EMPTY = ' An empty value means not given.';
+// The format of core/notifications/notification-dates.ts; empty allowed. [0-9], not \d: other
+// scripts' digits are refused.
+const CLIENT_LIBRARY_DATE = `^$|^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2} ?(${Object.keys(ZONE_OFFSETS_MINUTES).join('|')}|[+-][0-9]{2}:?[0-9]{2})$`;
 const clientLibraryDate = (bound: string) => ({
   name: bound === 'from' ? 'startDate' : 'endDate',
   description: `Only notifications created ${bound} this moment: \`yyyy-MM-dd'T'HH:mm:ss\` then a zone abbreviation (UTC, IST...) or an offset (+05:30).${UNUSED_IF_EMPTY}`,
-  schema: { type: 'string', examples: ['2026-11-21T09:00:00 UTC', '2026-11-21T14:30:00+05:30'] },
+  schema: { type: 'string', pattern: CLIENT_LIBRARY_DATE, examples: ['2026-11-21T09:00:00 UTC', '2026-11-21T14:30:00+05:30'] },
 });
 const listQuery: NonNullable<RouteDoc['query']> = [
   {
