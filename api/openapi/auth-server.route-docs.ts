@@ -65,10 +65,37 @@ export const authServerRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/svc/authserver/oauth/authorize',
-    summary:
-      'Authorization endpoint (authorization code flow): query client_id, response_type=code, scope, redirect_uri, state, code_challenge, code_challenge_method=S256, prompt',
+    summary: 'Authorization endpoint (authorization code flow): leads to the sign-in pages, then back to redirect_uri with a code',
     tag: 'authorization server',
     auth: { kind: 'none' },
+    query: [
+      { name: 'client_id', description: 'The client id issued at registration', schema: { type: 'string' }, required: true },
+      { name: 'response_type', description: 'code', schema: { type: 'string', enum: ['code'] }, required: true },
+      {
+        name: 'scope',
+        description: 'Space-separated: notifications (user API), openid (an ID token), offline_access (a refresh token)',
+        schema: { type: 'string', examples: ['openid notifications'] },
+        required: true,
+      },
+      {
+        name: 'redirect_uri',
+        description: "Exactly one of the client's registered redirect URIs (a native app's loopback ones on any port)",
+        schema: { type: 'string' },
+        required: true,
+      },
+      { name: 'state', description: 'Echoed back to redirect_uri', schema: { type: 'string' } },
+      {
+        name: 'code_challenge',
+        description: 'PKCE (RFC 7636): base64url of the SHA-256 of the code_verifier; required of public clients',
+        schema: { type: 'string' },
+      },
+      { name: 'code_challenge_method', description: 'S256 (plain is refused)', schema: { type: 'string', enum: ['S256'] } },
+      {
+        name: 'prompt',
+        description: 'OpenID Connect: none (no page: login_required when nobody is signed in), login (ask again), consent',
+        schema: { type: 'string' },
+      },
+    ],
     responses: {
       '303': {
         description:

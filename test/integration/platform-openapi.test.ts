@@ -62,6 +62,11 @@ describe('OpenAPI document and docs page', () => {
       ['delete', '/admin/users/{userId}/sign-in-lock', ['enterpriseId', 'comments']],
       ['get', '/admin/users/{userId}/passkeys', ['enterpriseId']],
       ['delete', '/admin/users/{userId}/passkeys/{passkeyId}', ['enterpriseId', 'comments']],
+      [
+        'get',
+        '/svc/authserver/oauth/authorize',
+        ['client_id', 'response_type', 'scope', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'prompt'],
+      ],
     ];
     for (const [method, path, names] of reads) {
       const declared = (document.paths[path]?.[method]?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
