@@ -147,7 +147,10 @@ export async function readStoredKeys(connection: Connection, settings: KeySettin
     const first = alg === 'RS256' && configured ? configured : await storedFirstKey(connection, storedFirst?.value, alg, encryptionKey);
     if (!first) continue;
     const keys: ChainedKey[] = [{ key: first, activeFrom: Number.NEGATIVE_INFINITY, storedAt: storedFirst?.createdAt.getTime() }];
-    for (const { name, rotation, createdAt } of rotations) {
+    // SIGNING_KEY_JWK replaces every RSA key the service made, as it replaces the first one: the
+    // operator's key signs, and the RSA keys of rotations from before it was set are not
+    // published (their documents are kept, should the setting be removed again).
+    for (const { name, rotation, createdAt } of alg === 'RS256' && configured ? [] : rotations) {
       const made = rotation.keys.find((key) => key.alg === alg);
       if (!made) continue;
       keys.push({

@@ -459,6 +459,33 @@ describe('signing key rotation', () => {
     }
   });
 
+  test('when SIGNING_KEY_JWK is set after the keys were rotated, then it signs, and the RSA keys the service made are no longer published (as its first one is not)', async () => {
+    const shared = deployment('rotation-then-configured');
+    const made = await startTestService('rotation-then-configured-a', shared);
+    let rsaKid: string;
+    try {
+      const res = await rotate(made, '?retireAtOnce=true');
+      expect(res.status).toBe(200);
+      rsaKid = ((await res.json()) as RotationAnswer).rotated.find((key) => key.alg === 'RS256')?.kid as string;
+      expect(await jwksKids(made)).toContain(rsaKid);
+    } finally {
+      await made.close();
+    }
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+    const jwk = JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'configured-later' });
+    const configured = await startTestService('rotation-then-configured-b', {
+      ...shared,
+      SIGNING_KEY_JWK: jwk,
+      ACCESS_TOKEN_SIGNING_ALG: 'RS256',
+    });
+    try {
+      expect(kidOf(await clientToken(configured, await newApp(configured)))).toBe('configured-later');
+      expect(await jwksKids(configured)).not.toContain(rsaKid);
+    } finally {
+      await configured.close();
+    }
+  });
+
   test('when the access-token key is SIGNING_KEY_JWK, then a rotation is 409 and nothing changes', async () => {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const jwk = JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'configured-key' });
