@@ -1,5 +1,7 @@
 import { Router } from 'express';
 import type { ActivityRepository } from '../../core/activity/activity.repository.js';
+import type { DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { createPasskeyChangeNotice } from '../../core/passkeys/passkey-change-notice.js';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
 import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
@@ -16,9 +18,20 @@ import { toPasskeyResponse } from './passkey-response.js';
  */
 export function adminPasskeysRoutes(
   ctx: ServiceContext,
-  { users, passkeys, activity }: { users: UsersRepository; passkeys: PasskeysRepository; activity: ActivityRepository },
+  {
+    users,
+    passkeys,
+    activity,
+    deliveries,
+  }: {
+    users: UsersRepository;
+    passkeys: PasskeysRepository;
+    activity: ActivityRepository;
+    deliveries: Pick<DeliveriesRepository, 'insertMany'>;
+  },
 ): Router {
   const router = Router();
+  const changeNotice = createPasskeyChangeNotice({ deliveries, enqueueDispatch: (id) => ctx.dispatch.enqueue(id), logger: ctx.logger });
 
   router.get('/admin/users/:userId/passkeys', requireAdminToken(ctx), async (req, res) => {
     const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
@@ -29,7 +42,10 @@ export function adminPasskeysRoutes(
   router.delete('/admin/users/:userId/passkeys/:passkeyId', requireAdminToken(ctx), async (req, res) => {
     const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };
     const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
-    await removePasskey({ passkeys, activity }, ref, String(req.params.passkeyId), { type: 'admin' }, comments);
+    // An unknown user has no passkey by that id: the same 404 as for an unknown passkey.
+    const user = await users.findUser(ref);
+    if (!user) throw new NotFoundError('Passkey not found');
+    await removePasskey({ passkeys, activity, changeNotice }, user, String(req.params.passkeyId), { type: 'admin' }, comments);
     res.status(204).end();
   });
 

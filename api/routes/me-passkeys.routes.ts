@@ -1,7 +1,7 @@
 import { Router, type RequestHandler } from 'express';
 import type { ActivityRepository } from '../../core/activity/activity.repository.js';
 import type { DeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
-import { createPasskeyAddedNotice } from '../../core/passkeys/passkey-added-notice.js';
+import { createPasskeyChangeNotice } from '../../core/passkeys/passkey-change-notice.js';
 import { createPasskeyRegistration, type PasskeyRegistration } from '../../core/passkeys/passkey-registration.service.js';
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
 import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
@@ -60,11 +60,12 @@ export function mePasskeysRoutes(
   const router = Router();
   const userToken = [requireUserToken(userTokens, 'notifications'), ownAppsOnly] as const;
   const recentSignIn = recentSignInOnly(ctx.config.login.passkeyRegistrationMaxAuthAgeSeconds);
+  const changeNotice = createPasskeyChangeNotice({ deliveries, enqueueDispatch: (id) => ctx.dispatch.enqueue(id), logger: ctx.logger });
   const registration = createPasskeyRegistration({
     passkeys,
     challenges: createRegistrationChallenges(ctx.redis, ctx.config.queuePrefix),
     activity,
-    addedNotice: createPasskeyAddedNotice({ deliveries, enqueueDispatch: (id) => ctx.dispatch.enqueue(id), logger: ctx.logger }),
+    changeNotice,
     config: ctx.config.passkeys,
   });
 
@@ -84,7 +85,7 @@ export function mePasskeysRoutes(
   });
 
   router.delete('/v1/me/passkeys/:passkeyId', ...userToken, async (req, res) => {
-    await removePasskey({ passkeys, activity }, userAuthOf(res).user, String(req.params.passkeyId), { type: 'user' });
+    await removePasskey({ passkeys, activity, changeNotice }, userAuthOf(res).user, String(req.params.passkeyId), { type: 'user' });
     res.status(204).end();
   });
 

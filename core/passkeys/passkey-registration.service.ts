@@ -6,7 +6,7 @@ import { userKey } from '../platform/tenancy/enterprise-id.js';
 import { ConflictError, ValidationError } from '../platform/errors/app-error.js';
 import type { User } from '../users/user.types.js';
 import { challengeOf } from './client-data.js';
-import type { PasskeyAddedNotice } from './passkey-added-notice.js';
+import type { PasskeyChangeNotice } from './passkey-change-notice.js';
 import { passkeyName } from './passkey-name.js';
 import { DuplicatePasskeyError, type Passkey, type PasskeysRepository } from './passkeys.repository.js';
 import { REGISTRATION_TIMEOUT_MS, type RegistrationChallenges } from './registration-challenges.js';
@@ -20,7 +20,7 @@ export interface PasskeyRegistrationDeps {
   challenges: RegistrationChallenges;
   activity: Pick<ActivityRepository, 'append'>;
   /** Tells the user a passkey was added (after it is stored). */
-  addedNotice: Pick<PasskeyAddedNotice, 'send'>;
+  changeNotice: Pick<PasskeyChangeNotice, 'send'>;
   config: PasskeyConfig;
   now?: () => Date;
 }
@@ -123,7 +123,7 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
         clientId,
         comments: `passkey ${passkey.id} (${passkey.name})`,
       });
-      await deps.addedNotice.send(user, passkey);
+      await deps.changeNotice.send('added', user, passkey, passkey.createdAt);
       return passkey;
     },
   };

@@ -107,10 +107,9 @@ export function createPasskeysRepository(connection: Connection) {
       return res.matchedCount === 1;
     },
 
-    /** Removes one of the user's passkeys; false when the user has none by that id. */
-    async remove(ref: UserRef, id: string): Promise<boolean> {
-      const res = await (await model()).deleteOne({ ...userFilter(ref), id });
-      return res.deletedCount === 1;
+    /** Removes one of the user's passkeys, answering what it was; undefined when the user has none by that id. */
+    async remove(ref: UserRef, id: string): Promise<Passkey | undefined> {
+      return (await (await model()).findOneAndDelete({ ...userFilter(ref), id }, { projection: PROJECTION }).lean<Passkey>()) ?? undefined;
     },
   };
 }

@@ -22,7 +22,7 @@ describe('message templates: seeding and admin API', () => {
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
 
-  test('when the service starts, then the eight default templates are seeded', async () => {
+  test('when the service starts, then the ten default templates are seeded', async () => {
     const res = await call('GET', '/admin/templates');
     expect(res.status).toBe(200);
     const list = (await res.json()) as { name: string; channel: string; version: number; source: string }[];
@@ -35,6 +35,8 @@ describe('message templates: seeding and admin API', () => {
       { name: 'otp_sms', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'passkey_added_email', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'passkey_added_sms', channel: 'SMS', version: 1, source: 'seed' },
+      { name: 'passkey_removed_email', channel: 'EMAIL', version: 1, source: 'seed' },
+      { name: 'passkey_removed_sms', channel: 'SMS', version: 1, source: 'seed' },
     ]);
   });
 
@@ -61,6 +63,8 @@ describe('message templates: seeding and admin API', () => {
         'otp_sms',
         'passkey_added_email',
         'passkey_added_sms',
+        'passkey_removed_email',
+        'passkey_removed_sms',
       ],
     });
     const res = await call('GET', '/admin/templates/otp_sms');

@@ -7,6 +7,7 @@ import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
 import { SoftwareAuthenticator } from '../support/software-authenticator.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { adminRequest } from '../support/admin-requests.js';
 
 interface Options {
   challenge: string;
@@ -342,5 +343,48 @@ describe('passkeys: registration, list and removal by the user', () => {
     expect(sms.text).toMatch(
       /^Hello Pat, a passkey named "Passkey" was added to your account at .+ UTC\. If it was not you, tell your administrator now\.$/,
     );
+  });
+  test('when a passkey is removed, by the user or by an admin, then the user is told, naming it and the time, and a repeated removal tells nobody', async () => {
+    const email = 'pk-lou@example.test';
+    const token = await tokenOf('pk-lou', '+15550700013', app, email);
+    const addOne = async (name: string) => {
+      const res = await call(token, 'POST', '/v1/me/passkeys', {
+        name,
+        credential: new SoftwareAuthenticator(origin).create(await optionsFor(token)),
+      });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const mine = await addOne('Old phone');
+    const admins = await addOne('Lost laptop');
+    const removedMails = async () =>
+      (await readOutbox(service, email)).filter((m) => m.subject === 'A passkey was removed from your account');
+
+    const before = Date.now();
+    expect((await call(token, 'DELETE', `/v1/me/passkeys/${mine}`)).status).toBe(204);
+    const byUser = await eventually(async () => (await removedMails()).at(0));
+    const at = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+    expect([at(before), at(Date.now())]).toContain(/ at (\d{4}-\d\d-\d\d \d\d:\d\d UTC)\./.exec(byUser.text)?.[1]);
+    expect(byUser.text).toContain('Hello Pat,\n\nthe passkey named "Old phone" was removed from your account at ');
+    expect(byUser.html).toContain('the passkey named <strong>Old phone</strong> was removed');
+
+    const removed = await adminRequest(service, 'DELETE', `/admin/users/pk-lou/passkeys/${admins}?comments=reported%20lost`);
+    expect(removed.status).toBe(204);
+    await eventually(async () => ((await removedMails()).length === 2 ? true : undefined));
+    expect((await removedMails()).map((m) => /named "([^"]+)"/.exec(m.text)?.[1]).sort()).toEqual(['Lost laptop', 'Old phone']);
+
+    // Removing again is a 404 and writes to nobody; an unknown user is the same 404.
+    expect((await call(token, 'DELETE', `/v1/me/passkeys/${mine}`)).status).toBe(404);
+    expect((await adminRequest(service, 'DELETE', `/admin/users/nobody-here/passkeys/${admins}`)).status).toBe(404);
+    const mobile = '+15550700014';
+    const smsOnly = await tokenOf('pk-max', mobile);
+    const credential = new SoftwareAuthenticator(origin).create(await optionsFor(smsOnly));
+    const smsKey = ((await (await call(smsOnly, 'POST', '/v1/me/passkeys', { credential })).json()) as { id: string }).id;
+    expect((await call(smsOnly, 'DELETE', `/v1/me/passkeys/${smsKey}`)).status).toBe(204);
+    const sms = await eventually(async () => (await readOutbox(service, mobile)).find((m) => m.text.includes('was removed')));
+    expect(sms.text).toMatch(
+      /^Hello Pat, the passkey named "Passkey" was removed from your account at .+ UTC\. If it was not you or your administrator, tell your administrator now\.$/,
+    );
+    expect((await removedMails()).length).toBe(2);
   });
 });

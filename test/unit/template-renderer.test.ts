@@ -107,6 +107,8 @@ describe('findTemplateMacros and validateTemplateSyntax', () => {
       otp_sms: ['__SVC_OTP__'],
       passkey_added_email: ['__ADDED_AT__', '__FIRST_NAME__', '__PASSKEY_NAME__'],
       passkey_added_sms: ['__ADDED_AT__', '__FIRST_NAME__', '__PASSKEY_NAME__'],
+      passkey_removed_email: ['__FIRST_NAME__', '__PASSKEY_NAME__', '__REMOVED_AT__'],
+      passkey_removed_sms: ['__FIRST_NAME__', '__PASSKEY_NAME__', '__REMOVED_AT__'],
     });
   });
 
