@@ -170,9 +170,14 @@ export function createClientsRepository(connection: Connection) {
     },
 
     /** Replaces the given fields of a client; false when the client does not exist. */
-    async updateClientFields(clientId: string, fields: UpdatableClientFields): Promise<boolean> {
+    /**
+     * Sets the fields; with `whileTest`, only while the client's test flag is still that value
+     * (fixed codes decided on the flag as read). False when the client is gone or its flag changed.
+     */
+    async updateClientFields(clientId: string, fields: UpdatableClientFields, whileTest?: boolean): Promise<boolean> {
       const Clients = await model(connection);
-      const result = await Clients.updateOne({ clientId }, { $set: fields });
+      const filter = whileTest === undefined ? { clientId } : { clientId, test: whileTest ? true : { $ne: true } };
+      const result = await Clients.updateOne(filter, { $set: fields });
       return result.matchedCount === 1;
     },
 

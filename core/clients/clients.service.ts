@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../platform/tenancy/enterprise-id.js';
 import { ValidationError } from '../platform/errors/app-error.js';
-import { NotFoundError } from '../platform/errors/app-error.js';
+import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import { generateCallbackSecret, rotateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
 import { recordClientChange } from './client-activity.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
@@ -133,7 +133,13 @@ function checkedTestCodes(test: boolean, testCodes: TestCode[]): TestCode[] {
  * the client cache window. A removed scope is refused on the client's existing tokens from then
  * on; an added one comes with the next token. Recorded as `client.updated`.
  */
-export async function updateClient(stores: ClientStores, clientId: string, input: UpdateClientInput, comments?: string): Promise<Client> {
+export async function updateClient(
+  stores: ClientStores,
+  clientId: string,
+  input: UpdateClientInput,
+  comments?: string,
+  attempt = 1,
+): Promise<Client> {
   const client = await stores.clients.findClient(clientId);
   if (!client) throw new NotFoundError('Client not found');
   const checked = checkedLocations(client.isPublic, input.redirectUris ?? client.redirectUris, input.webOrigins ?? client.webOrigins);
@@ -151,7 +157,15 @@ export async function updateClient(stores: ClientStores, clientId: string, input
         ? { testCodes: [] }
         : {}),
   };
-  if (!(await stores.clients.updateClientFields(clientId, fields))) throw new NotFoundError('Client not found');
+  // Codes given without the flag were checked against the flag as read: written only while it
+  // holds, so a request taking the client out of test mode meanwhile never leaves it with codes.
+  // When it changed, the patch is decided again on what is stored now.
+  const whileTest = input.testCodes !== undefined && input.test === undefined ? client.test === true : undefined;
+  if (!(await stores.clients.updateClientFields(clientId, fields, whileTest))) {
+    if (whileTest === undefined) throw new NotFoundError('Client not found');
+    if (attempt >= 3) throw new ConflictError('The client was changed by other requests at the same time; try again');
+    return updateClient(stores, clientId, input, comments, attempt + 1);
+  }
   stores.lookup.invalidate(clientId);
   // The test flag decides whether messages reach people: its changes are named in the record.
   const noted = input.test === undefined ? comments : [`test=${input.test}`, comments].filter(Boolean).join('; ');

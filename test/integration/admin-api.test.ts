@@ -1,6 +1,7 @@
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { generateClientSecret, hashClientSecret } from '../../core/clients/client-secret.js';
 import { createClientsRepository } from '../../core/clients/clients.repository.js';
+import { updateClient } from '../../core/clients/clients.service.js';
 import { requestToken } from '../support/auth-helpers.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -427,6 +428,35 @@ describe('admin API: clients and groups', () => {
       const secrets = await Promise.all(won.map(async (r) => ((await r.json()) as { client_secret: string }).client_secret));
       const working = await Promise.all(secrets.map((secret) => tokenScope(created.client_id, secret)));
       expect(working).toEqual(secrets.map(() => 'otp users'));
+    });
+
+    test('when fixed codes are patched while another request takes the client out of test mode, then it is not left a non-test client holding codes', async () => {
+      const res = await admin('POST', '/admin/clients', { name: 'tester', scopes: ['otp'], test: true });
+      const clientId = ((await res.json()) as { client_id: string }).client_id;
+      const stores = service.services.clients;
+      // The codes' patch reads the client (still a test client), then the other request takes it
+      // out of test mode, then the codes' patch writes.
+      let firstRead = true;
+      const racing = {
+        ...stores,
+        clients: {
+          ...stores.clients,
+          findClient: async (id: string) => {
+            const read = await stores.clients.findClient(id);
+            if (firstRead) {
+              firstRead = false;
+              expect((await admin('PATCH', `/admin/clients/${clientId}`, { test: false })).status).toBe(200);
+            }
+            return read;
+          },
+        },
+      };
+      // Decided again on the client as it is now: a client out of test mode takes no codes.
+      const outcome = await updateClient(racing, clientId, { testCodes: [{ userId: 'alice', code: '123456' }] }).catch((err: Error) => err);
+      expect(outcome).toMatchObject({ message: 'Invalid field testCodes: only a test client (test: true) can have fixed codes' });
+      const stored = (await (await admin('GET', `/admin/clients/${clientId}`)).json()) as { test: boolean; testCodes: unknown[] };
+      expect(stored.test).toBe(false);
+      expect(stored.testCodes).toEqual([]);
     });
 
     test('when the callback secret is rotated, then it is recorded with its comments', async () => {
