@@ -1,12 +1,16 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { NotFoundError } from '../platform/errors/app-error.js';
 import type { UserRef } from '../platform/tenancy/enterprise-id.js';
+import { owedActivityEntry, settleOwedActivity } from './owed-activity.js';
 import type { User } from './user.types.js';
 import type { UsersRepository } from './users.repository.js';
 
 export interface UserLifecycleDeps {
-  users: Pick<UsersRepository, 'setBlocked' | 'endPendingActivation' | 'findUser' | 'markDeleted'>;
-  activity: Pick<ActivityRepository, 'append'>;
+  users: Pick<
+    UsersRepository,
+    'setBlocked' | 'endPendingActivation' | 'findUser' | 'markDeleted' | 'findOwedActivity' | 'settledOwedActivity'
+  >;
+  activity: Pick<ActivityRepository, 'appendOnce'>;
   /** Ends the user's pending notifications as DISCARD. */
   discardPendingNotifications: (ref: UserRef) => Promise<number>;
   /** Ends the user's access tokens, refresh tokens and browser sessions (on a block and on a deletion). */
@@ -29,31 +33,30 @@ export interface UserLifecycleDeps {
  * just after it, and then finds the notification already ended by the first discard (the
  * answer's write and the discard are conditional updates of the same record, so exactly one
  * wins). The second discard ends what was created in between.
+ *
+ * The activity entry a change owes is stored on the user in the change's own write, and written
+ * to the record last (owed-activity.ts): ending sign-ins does not wait on the record, and an entry
+ * missed by a failure or a crash is written by the next call for the user or by the enrollment
+ * worker's sweep, once, with the change's time.
  */
 export function createUserLifecycle(deps: UserLifecycleDeps) {
   return {
     /**
-     * Admin (API or CLI): blocks or unblocks the user, recorded with the reason when it changed
-     * something (a block for another reason does). Blocking, even again, ends the
-     * user's pending activation code, pending notifications, pending OTPs and sign-ins; unblocking restores none
-     * of them (an admin re-issues an activation code). NotFoundError for a user that does not
-     * exist in that enterprise.
+     * Admin (API or CLI): blocks or unblocks the user, recorded with the reason and the time of
+     * the change when it changed something (a block for another reason does). Blocking, even
+     * again, ends the user's pending activation code, pending notifications, pending OTPs and
+     * sign-ins; unblocking restores none of them (an admin re-issues an activation code).
+     * NotFoundError for a user that does not exist in that enterprise.
      */
     async setBlocked(ref: UserRef, blocked: boolean, reason?: string): Promise<User> {
       const at = new Date();
       if (blocked) await deps.discardPendingNotifications(ref);
-      const outcome = await deps.users.setBlocked(ref, blocked, reason, at);
+      // Only a change owes an entry (a second block for the same reason, an unblock of a user who
+      // is not blocked do not), but a repeated block still ends what follows and writes what an
+      // earlier call left owed: it finishes a block a crash interrupted.
+      const owed = owedActivityEntry(blocked ? 'user.blocked' : 'user.unblocked', { type: 'admin' }, at, reason);
+      const outcome = await deps.users.setBlocked(ref, blocked, reason, at, owed);
       if (!outcome) throw new NotFoundError('User not found');
-      // Only a change is recorded (a second block for the same reason, an unblock of a user who
-      // is not blocked are not), but a repeated block still ends what follows: it finishes a
-      // block a crash interrupted.
-      if (outcome === 'changed')
-        await deps.activity.append({
-          actor: { type: 'admin' },
-          action: blocked ? 'user.blocked' : 'user.unblocked',
-          ...ref,
-          comments: reason,
-        });
       if (blocked) {
         // An activation racing this is refused by the block already stored (its write requires
         // an unblocked user); this ends the code itself, so unblocking does not bring it back.
@@ -62,6 +65,7 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
         await deps.cancelPendingOtps(ref);
         await deps.endSignIns(ref);
       }
+      await settleOwedActivity(deps, ref);
       const user = await deps.users.findUser(ref);
       if (!user) throw new NotFoundError('User not found');
       return user;
@@ -78,13 +82,15 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
      */
     async remove(caller: { clientId: string }, ref: UserRef, comments?: string): Promise<void> {
       await deps.discardPendingNotifications(ref);
-      const outcome = await deps.users.markDeleted(ref, new Date());
+      const at = new Date();
+      const owed = owedActivityEntry('user.deleted', { type: 'client', clientId: caller.clientId }, at, comments);
+      // Only a deletion owes an entry; deleting again writes what an earlier one left owed.
+      const outcome = await deps.users.markDeleted(ref, at, owed);
       if (!outcome) throw new NotFoundError('User not found');
-      if (outcome === 'deleted')
-        await deps.activity.append({ actor: { type: 'client', clientId: caller.clientId }, action: 'user.deleted', ...ref, comments });
       await deps.discardPendingNotifications(ref);
       await deps.cancelPendingOtps(ref);
       await deps.endSignIns(ref);
+      await settleOwedActivity(deps, ref);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import type { ActivityActor, ActivityAction } from '../activity/activity.repository.js';
 import { createBatchedLookup } from '../platform/batching/group-commit.js';
 import { modelFor } from '../platform/db/model-registry.js';
 import { userKey, userRefFromKey, type EnterpriseScope, type UserRef } from '../platform/tenancy/enterprise-id.js';
@@ -50,8 +51,30 @@ export interface GroupsLeavingUpdate {
   takeOff?: { patch: string; liveAt: Date };
 }
 
+/**
+ * An activity entry a change of the user owes the record, written with the change in one update
+ * and taken off once the record holds it (the protocol in owed-activity.ts).
+ */
+export interface OwedActivityEntry {
+  /** The entry's activity id (24 hex digits), drawn at the change: it goes in under this id once. */
+  id: string;
+  action: ActivityAction;
+  actor: ActivityActor;
+  comments?: string;
+  /** The change's time, the entry's `at`. */
+  at: Date;
+}
+
+/** A user who owes the record entries, as the sweep takes it. */
+export interface UserOwingActivity extends UserRef {
+  owedActivity: OwedActivityEntry[];
+}
+
 interface UserDoc extends User {
   groupsLeaving?: GroupLeaving[];
+  owedActivity?: OwedActivityEntry[];
+  /** Until when a sweep holds this user's owed entries (no other sweep takes them meanwhile). */
+  owedActivityLeaseUntil?: Date;
   /**
    * `<enterpriseId>:<mobileNumber>` while the user is not DELETED, absent otherwise. A sparse
    * unique index on it keeps a number to one live user per enterprise (partial indexes are not
@@ -73,6 +96,8 @@ export const userSchema = new Schema<UserDoc>(
     mobileNumber: { type: String },
     liveMobileKey: { type: String },
     groupsLeaving: { type: [Schema.Types.Mixed], default: undefined },
+    owedActivity: { type: [Schema.Types.Mixed], default: undefined },
+    owedActivityLeaseUntil: { type: Date },
     status: { type: String, required: true },
     sourceType: { type: String, required: true },
     comments: { type: String },
@@ -110,7 +135,15 @@ export function toUserDoc(user: User): UserDoc {
 }
 
 function toUser(doc: UserDoc & { _id?: unknown; liveMobileNumber?: unknown }): User {
-  const { _id, liveMobileKey: _key, liveMobileNumber: _legacy, groupsLeaving: _leaving, ...user } = doc;
+  const {
+    _id,
+    liveMobileKey: _key,
+    liveMobileNumber: _legacy,
+    groupsLeaving: _leaving,
+    owedActivity: _owed,
+    owedActivityLeaseUntil: _lease,
+    ...user
+  } = doc;
   void _id;
   return user;
 }
@@ -285,17 +318,28 @@ export function createUsersRepository(connection: Connection) {
      * Blocks (with an optional reason) or unblocks the user, in one conditional update that writes
      * only a change: 'changed' when this call changed the user, 'unchanged' when it was already so
      * (unblocked, or blocked for the same reason, or none both times: `blocked.at` stays), undefined
-     * when unknown. A block for another reason is a change: the new reason, at `now`.
+     * when unknown. A block for another reason is a change: the new reason, at `now`. A change
+     * also stores `owed`, the activity entry it owes, in the same update.
      */
-    async setBlocked(ref: UserRef, blocked: boolean, reason: string | undefined, now: Date): Promise<'changed' | 'unchanged' | undefined> {
+    async setBlocked(
+      ref: UserRef,
+      blocked: boolean,
+      reason: string | undefined,
+      now: Date,
+      owed?: OwedActivityEntry,
+    ): Promise<'changed' | 'unchanged' | undefined> {
       const Users = await model();
       const sameReason = reason === undefined ? { 'blocked.reason': { $exists: false } } : { 'blocked.reason': reason };
+      const owes = owed ? { $push: { owedActivity: owed } } : {};
       const result = blocked
         ? await Users.updateOne(
             { ...userFilter(ref), $nor: [{ blocked: { $exists: true }, ...sameReason }] },
-            { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now } },
+            { $set: { blocked: { at: now, ...(reason !== undefined ? { reason } : {}) }, updatedAt: now }, ...owes },
           )
-        : await Users.updateOne({ ...userFilter(ref), blocked: { $exists: true } }, { $unset: { blocked: 1 }, $set: { updatedAt: now } });
+        : await Users.updateOne(
+            { ...userFilter(ref), blocked: { $exists: true } },
+            { $unset: { blocked: 1 }, $set: { updatedAt: now }, ...owes },
+          );
       if (result.matchedCount === 1) return 'changed';
       // Only which answer: the write above already decided that nothing was to change.
       return (await Users.exists(userFilter(ref))) !== null ? 'unchanged' : undefined;
@@ -364,17 +408,63 @@ export function createUsersRepository(connection: Connection) {
 
     /**
      * DELETED: frees the mobile number and ends any pending activation. 'deleted' when this call
-     * changed the user, 'already' when it was DELETED before, undefined when unknown.
+     * changed the user, 'already' when it was DELETED before, undefined when unknown. A change
+     * also stores `owed`, the activity entry it owes, in the same update.
      */
-    async markDeleted(ref: UserRef, now: Date): Promise<'deleted' | 'already' | undefined> {
+    async markDeleted(ref: UserRef, now: Date, owed?: OwedActivityEntry): Promise<'deleted' | 'already' | undefined> {
       const Users = await model();
       const result = await Users.updateOne(
         { ...userFilter(ref), status: { $ne: 'DELETED' } },
-        { $set: { status: 'DELETED', updatedAt: now }, $unset: { liveMobileKey: 1, activation: 1 } },
+        {
+          $set: { status: 'DELETED', updatedAt: now },
+          $unset: { liveMobileKey: 1, activation: 1 },
+          ...(owed ? { $push: { owedActivity: owed } } : {}),
+        },
       );
       if (result.matchedCount === 1) return 'deleted';
       // Deleting twice is not an error: the user exists, already DELETED.
       return (await Users.exists(userFilter(ref))) !== null ? 'already' : undefined;
+    },
+
+    /** The activity entries the user's changes still owe the record (none for an unknown user). */
+    async findOwedActivity(ref: UserRef): Promise<OwedActivityEntry[]> {
+      const doc = await (
+        await model()
+      ).collection.findOne<Pick<UserDoc, 'owedActivity'>>(userFilter(ref), { projection: { _id: 0, owedActivity: 1 } });
+      return doc?.owedActivity ?? [];
+    },
+
+    /** Takes these owed entries off the user: the record holds them. Others stay (a change made meanwhile). */
+    async settledOwedActivity(ref: UserRef, ids: string[]): Promise<void> {
+      if (ids.length === 0) return;
+      await (await model()).updateOne(userFilter(ref), { $pull: { owedActivity: { id: { $in: ids } } } });
+    },
+
+    /**
+     * Users owing an entry older than `olderThan` whose lease is free at `now`, each leased to this
+     * caller until `leaseUntil` (a conditional update per user, so two sweeps never take the same one).
+     */
+    async claimOwedActivity(olderThan: Date, now: Date, leaseUntil: Date, limit: number): Promise<UserOwingActivity[]> {
+      const Users = await model();
+      const free = { $or: [{ owedActivityLeaseUntil: { $exists: false } }, { owedActivityLeaseUntil: { $lte: now } }] };
+      const owing = await Users.collection
+        .find<UserDoc>({ 'owedActivity.at': { $lt: olderThan }, ...free }, { projection: { enterpriseId: 1, userId: 1, owedActivity: 1 } })
+        .limit(limit)
+        .toArray();
+      const claimed: UserOwingActivity[] = [];
+      for (const doc of owing) {
+        const ref = userRefOf(doc);
+        const taken = await Users.collection.updateOne({ ...userFilter(ref), ...free }, { $set: { owedActivityLeaseUntil: leaseUntil } });
+        if (taken.modifiedCount === 1) claimed.push({ ...ref, owedActivity: doc.owedActivity ?? [] });
+      }
+      return claimed;
+    },
+
+    /** Ends a sweep's lease on the user's owed entries. */
+    async releaseOwedActivity(ref: UserRef, leaseUntil: Date): Promise<void> {
+      await (
+        await model()
+      ).collection.updateOne({ ...userFilter(ref), owedActivityLeaseUntil: leaseUntil }, { $unset: { owedActivityLeaseUntil: 1 } });
     },
   };
 }

@@ -1,5 +1,9 @@
+import type { ActivityRepository } from '../../core/activity/activity.repository.js';
+import { settleOwedActivity } from '../../core/users/owed-activity.js';
+import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
+import { createUserLifecycle } from '../../core/users/user-lifecycle.service.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { createGroups, errorBody, sendJson, userBody } from '../support/users-helpers.js';
 import { adminRequest } from '../support/admin-requests.js';
 
@@ -216,5 +220,156 @@ describe('activity record (GET /admin/activity)', () => {
     const anonymous = await fetch(`${service.url}/admin/activity`);
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toEqual(errorBody(401, 'Unauthorized', 'Invalid or missing admin token', '/admin/activity'));
+  });
+
+  describe('when the record cannot be written after a block, unblock or deletion was stored', () => {
+    const GRACE_MS = 60_000;
+    const A = (userId: string) => ({ enterpriseId: 'acme', userId });
+    const failing = {
+      append: () => Promise.reject(new Error('MongoDB stepped down')),
+      appendOnce: () => Promise.reject(new Error('MongoDB stepped down')),
+    };
+    /** The real lifecycle of the service's store, with the activity record given (a failing one). */
+    const lifecycleWith = (activity: typeof failing | Pick<ActivityRepository, 'append' | 'appendOnce'>) =>
+      createUserLifecycle({
+        users: service.services.repositories.users,
+        activity,
+        discardPendingNotifications: async () => 0,
+        endSignIns: async () => {},
+        cancelPendingOtps: async () => {},
+      });
+    const sweepDeps = () => ({
+      users: service.services.repositories.users,
+      activity: service.services.repositories.activity,
+      logger: memoryLogger().logger,
+      graceMs: GRACE_MS,
+    });
+    const enroll = async (userId: string) =>
+      expect((await sendJson(`${service.url}/v1/users`, 'POST', acme.accessToken, userBody(userId))).status).toBe(201);
+    const recordOf = async (userId: string) =>
+      (await activity(`?enterpriseId=acme&userId=${userId}`)).activity.map((e) => [e.action, e.comments, e.at]);
+    const stored = async (userId: string) => {
+      const user = await service.services.repositories.users.findUser(A(userId));
+      if (!user) throw new Error(`no user ${userId}`);
+      return user;
+    };
+
+    test('when the admin blocks or unblocks again, then the change is recorded once, with its reason and its own time', async () => {
+      await enroll('owed-blk');
+      await expect(lifecycleWith(failing).setBlocked(A('owed-blk'), true, 'lost phone')).rejects.toThrow('MongoDB stepped down');
+      const blockedAt = (await stored('owed-blk')).blocked?.at.toISOString();
+      expect(blockedAt).toEqual(AT);
+
+      expect((await admin('PUT', '/admin/users/owed-blk/blocked?enterpriseId=acme', { blocked: true, reason: 'lost phone' })).status).toBe(
+        200,
+      );
+      expect(await recordOf('owed-blk')).toEqual([
+        ['user.blocked', 'lost phone', blockedAt],
+        ['user.enrolled', undefined, AT],
+      ]);
+
+      await expect(lifecycleWith(failing).setBlocked(A('owed-blk'), false)).rejects.toThrow('MongoDB stepped down');
+      const unblockedAt = (await stored('owed-blk')).updatedAt.toISOString();
+      expect((await admin('PUT', '/admin/users/owed-blk/blocked?enterpriseId=acme', { blocked: false })).status).toBe(200);
+      expect((await admin('PUT', '/admin/users/owed-blk/blocked?enterpriseId=acme', { blocked: false })).status).toBe(200);
+      expect(await recordOf('owed-blk')).toEqual([
+        ['user.unblocked', undefined, unblockedAt],
+        ['user.blocked', 'lost phone', blockedAt],
+        ['user.enrolled', undefined, AT],
+      ]);
+    });
+
+    test('when the client deletes the user again, then the deletion is recorded once, with its comments, caller and time', async () => {
+      await enroll('owed-del');
+      await expect(lifecycleWith(failing).remove({ clientId: acme.clientId }, A('owed-del'), 'checker: bob')).rejects.toThrow(
+        'MongoDB stepped down',
+      );
+      const deletedAt = (await stored('owed-del')).updatedAt.toISOString();
+      expect((await stored('owed-del')).status).toBe('DELETED');
+
+      const again = await fetch(`${service.url}/v1/users/owed-del`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${acme.accessToken}` },
+      });
+      expect(again.status).toBe(204);
+      expect(await recordOf('owed-del')).toEqual([
+        ['user.deleted', 'checker: bob', deletedAt],
+        ['user.enrolled', undefined, AT],
+      ]);
+      expect((await activity('?enterpriseId=acme&userId=owed-del')).activity[0]).toMatchObject({
+        actor: { type: 'client', clientId: acme.clientId },
+        enterpriseId: 'acme',
+        userId: 'owed-del',
+      });
+    });
+
+    test('when nobody repeats the change, then the enrollment worker sweep records it once the grace period is over, in its place by time and page', async () => {
+      await enroll('owed-swp');
+      await expect(lifecycleWith(failing).setBlocked(A('owed-swp'), true, 'stolen phone')).rejects.toThrow('MongoDB stepped down');
+      const blockedAt = (await stored('owed-swp')).blocked?.at.toISOString();
+      await expect(lifecycleWith(failing).remove({ clientId: acme.clientId }, A('owed-swp'), 'gone')).rejects.toThrow(
+        'MongoDB stepped down',
+      );
+      const deletedAt = (await stored('owed-swp')).updatedAt.toISOString();
+      // A later change of another user, recorded at once: the late entries go behind it.
+      await enroll('owed-later');
+
+      // Within the grace period the API may still be appending: the sweep leaves them.
+      await sweepOwedActivity(sweepDeps(), new Date());
+      expect(await recordOf('owed-swp')).toEqual([['user.enrolled', undefined, AT]]);
+
+      const later = new Date(Date.now() + GRACE_MS + 1000);
+      await sweepOwedActivity(sweepDeps(), later);
+      await sweepOwedActivity(sweepDeps(), new Date(later.getTime() + 60 * GRACE_MS));
+      expect(await recordOf('owed-swp')).toEqual([
+        ['user.deleted', 'gone', deletedAt],
+        ['user.blocked', 'stolen phone', blockedAt],
+        ['user.enrolled', undefined, AT],
+      ]);
+      expect(await service.services.repositories.users.findOwedActivity(A('owed-swp'))).toEqual([]);
+      // Read a page at a time, the late entries come once, each in its place by time.
+      const all = (await activity('?enterpriseId=acme&limit=500')).activity;
+      expect(all.findIndex((e) => e.userId === 'owed-later')).toBeLessThan(
+        all.findIndex((e) => e.action === 'user.deleted' && e.userId === 'owed-swp'),
+      );
+      const seen: unknown[] = [];
+      let query = '?enterpriseId=acme&limit=2';
+      for (;;) {
+        const page = await activity(query);
+        seen.push(...page.activity.map((e) => e.id));
+        if (!page.next) break;
+        query = `?enterpriseId=acme&limit=2&before=${page.next}`;
+      }
+      expect(seen).toEqual(all.map((e) => e.id));
+    });
+
+    test('when two processes settle what the user owes at once, then the record holds the entry once', async () => {
+      await enroll('owed-two');
+      await expect(lifecycleWith(failing).setBlocked(A('owed-two'), true, 'two at once')).rejects.toThrow('MongoDB stepped down');
+      // Both settlers read the owed entry before either appends it.
+      const real = service.services.repositories.activity;
+      let waiting = 0;
+      let release: () => void = () => {};
+      const bothRead = new Promise<void>((resolve) => (release = resolve));
+      const held: Pick<ActivityRepository, 'appendOnce'> = {
+        async appendOnce(...args) {
+          waiting += 1;
+          if (waiting === 2) release();
+          await bothRead;
+          return real.appendOnce(...args);
+        },
+      };
+      const stores = { users: service.services.repositories.users, activity: held };
+      await Promise.all([settleOwedActivity(stores, A('owed-two')), settleOwedActivity(stores, A('owed-two'))]);
+      // And a retry and the sweep on top of them find nothing more to add.
+      await Promise.all([
+        admin('PUT', '/admin/users/owed-two/blocked?enterpriseId=acme', { blocked: true, reason: 'two at once' }),
+        sweepOwedActivity(sweepDeps(), new Date(Date.now() + GRACE_MS + 1000)),
+      ]);
+      expect((await recordOf('owed-two')).map(([action, comments]) => [action, comments])).toEqual([
+        ['user.blocked', 'two at once'],
+        ['user.enrolled', undefined],
+      ]);
+    });
   });
 });

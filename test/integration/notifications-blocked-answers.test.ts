@@ -120,6 +120,8 @@ describe('Notifications: an answer that crosses a block or a delete', () => {
         users: {
           findUser: (ref) => repositories.users.findUser(ref),
           endPendingActivation: (ref, at) => repositories.users.endPendingActivation(ref, at),
+          findOwedActivity: (ref) => repositories.users.findOwedActivity(ref),
+          settledOwedActivity: (ref, ids) => repositories.users.settledOwedActivity(ref, ids),
           setBlocked: async (...args) => {
             const known = await repositories.users.setBlocked(...args);
             statusStored = true;

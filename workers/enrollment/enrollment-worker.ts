@@ -1,10 +1,12 @@
 import type { Config } from '../../core/platform/config/config.js';
+import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createManagedWorker, drainWorker, runManagedWorker, type RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/platform/lifecycle/worker-resources.js';
 import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
 import { startPeriodicTask } from '../../core/platform/lifecycle/periodic-task.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';
+import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
 import { createShutdown } from '../../core/platform/lifecycle/shutdown.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
@@ -39,11 +41,15 @@ export async function startEnrollmentWorker(config: Config, logger: Logger, stop
   });
   const sweepDeps = { users, activationDeliveries, logger: log, graceMs: config.sweeperGraceMs };
   const sweeper = startPeriodicTask('activation sweep', () => sweepActivations(sweepDeps), config.sweeperIntervalMs, log);
+  // The activity entries of user blocks, unblocks and deletions whose process did not write them.
+  const owedDeps = { users, activity: createActivityRepository(mongo), logger: log, graceMs: config.sweeperGraceMs };
+  const owedSweeper = startPeriodicTask('owed activity sweep', () => sweepOwedActivity(owedDeps), config.sweeperIntervalMs, log);
   await runManagedWorker(worker, log);
   return {
     shutdown: createShutdown(
       [
         { name: 'sweeper', run: () => sweeper.stop() },
+        { name: 'owed activity sweeper', run: () => owedSweeper.stop() },
         { name: 'enrollment jobs in flight', run: () => drainWorker(worker) },
         ...closeSteps,
       ],

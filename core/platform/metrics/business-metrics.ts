@@ -100,6 +100,13 @@ export const activationsSwept = new Counter({
   registers: [businessRegistry],
 });
 
+export const activityEntriesSwept = new Counter({
+  name: 'svc_activity_entries_swept_total',
+  help: "Activity entries of user blocks, unblocks and deletions handled by the enrollment worker's sweep (their process did not write them), by outcome: appended, already (another process wrote it meanwhile), failed (a user whose entries could not be written; tried again after a minute)",
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});
+
 /**
  * When the key that signs access tokens in this API process started signing (Unix time): its
  * activeFrom, or its creation for a first key. `time() - svc_signing_key_start_time_seconds` is its

@@ -1,0 +1,52 @@
+import type { Logger } from '../platform/logger/logger.js';
+import { activityEntriesSwept } from '../platform/metrics/business-metrics.js';
+import { settleOwedActivity, type OwedActivityStores } from './owed-activity.js';
+import type { UsersRepository } from './users.repository.js';
+
+/** Users taken at a time. */
+const BATCH = 200;
+/**
+ * How long a sweep holds the users it took: no other worker's sweep takes them meanwhile, and a
+ * user whose entries could not be written (or whose worker died) is taken again once it ends.
+ */
+export const OWED_ACTIVITY_LEASE_MS = 60_000;
+
+export interface OwedActivitySweeperDeps {
+  users: OwedActivityStores['users'] & Pick<UsersRepository, 'claimOwedActivity' | 'releaseOwedActivity'>;
+  activity: OwedActivityStores['activity'];
+  logger: Logger;
+  /** An entry owed this long is the sweep's: the API normally writes it within milliseconds. */
+  graceMs: number;
+}
+
+/**
+ * Writes the activity entries of blocks, unblocks and deletions whose process did not (MongoDB
+ * failed, or the process died, between the change and its entry) and that nobody repeated: so
+ * the record of who blocked or deleted a user never depends on a retry. Resolves to how many
+ * entries were added (an entry another process wrote meanwhile is not added twice).
+ */
+export async function sweepOwedActivity(deps: OwedActivitySweeperDeps, now = new Date()): Promise<number> {
+  const leaseUntil = new Date(now.getTime() + OWED_ACTIVITY_LEASE_MS);
+  const owing = await deps.users.claimOwedActivity(new Date(now.getTime() - deps.graceMs), now, leaseUntil, BATCH);
+  let added = 0;
+  let failed = 0;
+  for (const { owedActivity, ...ref } of owing) {
+    try {
+      const count = await settleOwedActivity(deps, ref, owedActivity);
+      added += count;
+      activityEntriesSwept.inc({ outcome: 'appended' }, count);
+      activityEntriesSwept.inc({ outcome: 'already' }, owedActivity.length - count);
+      await deps.users.releaseOwedActivity(ref, leaseUntil);
+    } catch (err) {
+      // Left on the user and leased: tried again once the lease ends, the other users still swept.
+      failed += 1;
+      activityEntriesSwept.inc({ outcome: 'failed' });
+      deps.logger.warn(
+        { err: (err as Error).message, enterpriseId: ref.enterpriseId },
+        'owed activity entries not written; tried again later',
+      );
+    }
+  }
+  if (owing.length > 0) deps.logger.info({ added, failed }, 'owed activity sweep');
+  return added;
+}
