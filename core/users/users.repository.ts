@@ -118,6 +118,11 @@ userSchema.index({ enterpriseId: 1, userId: 1 }, { unique: true });
 userSchema.index({ liveMobileKey: 1 }, { unique: true, sparse: true });
 // The enterprise's user list: oldest first, userId breaking ties (unique within the enterprise).
 userSchema.index({ enterpriseId: 1, createdAt: 1, userId: 1 });
+// The sweeps' look-ups (unsent activation messages, unwritten activity entries): only users with
+// something to sweep are in these sparse indexes, so a sweep every SWEEPER_INTERVAL_MS reads a
+// handful of entries instead of the whole collection.
+userSchema.index({ 'activation.codeEncrypted': 1 }, { sparse: true });
+userSchema.index({ 'owedActivity.at': 1 }, { sparse: true });
 
 /** The users model once its unique indexes exist (they carry the enrollment race-safety). */
 export function userModel(connection: Connection): Promise<Model<UserDoc>> {
@@ -437,7 +442,11 @@ export function createUsersRepository(connection: Connection) {
     /** Takes these owed entries off the user: the record holds them. Others stay (a change made meanwhile). */
     async settledOwedActivity(ref: UserRef, ids: string[]): Promise<void> {
       if (ids.length === 0) return;
-      await (await model()).updateOne(userFilter(ref), { $pull: { owedActivity: { id: { $in: ids } } } });
+      const Users = await model();
+      await Users.updateOne(userFilter(ref), { $pull: { owedActivity: { id: { $in: ids } } } });
+      // Gone once empty (unless a change owing another entry came meanwhile), so the user leaves
+      // the sweep's sparse index.
+      await Users.updateOne({ ...userFilter(ref), owedActivity: { $size: 0 } }, { $unset: { owedActivity: 1 } });
     },
 
     /**

@@ -327,6 +327,10 @@ describe('activity record (GET /admin/activity)', () => {
         ['user.enrolled', undefined, AT],
       ]);
       expect(await service.services.repositories.users.findOwedActivity(A('owed-swp'))).toEqual([]);
+      // The user owes nothing any more, so it is out of the sweep's sparse index.
+      const users = service.ctx.mongo.collection('users');
+      expect(await users.findOne({ enterpriseId: 'acme', userId: 'owed-swp' })).not.toHaveProperty('owedActivity');
+      expect((await users.indexes()).find((index) => index.key['owedActivity.at'] === 1)).toMatchObject({ sparse: true });
       // Read a page at a time, the late entries come once, each in its place by time.
       const all = (await activity('?enterpriseId=acme&limit=500')).activity;
       expect(all.findIndex((e) => e.userId === 'owed-later')).toBeLessThan(
