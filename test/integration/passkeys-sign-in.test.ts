@@ -6,6 +6,31 @@ import { memoryLogger, startTestService, type TestService } from '../support/tes
 import { insertUser } from '../support/user-fixtures.js';
 
 /**
+ * A user with one passkey on an authenticator of `authenticatorOrigin` (the page that registered
+ * it), registered with a token from a code sign-in through `app`.
+ */
+async function userWithPasskeyFrom(service: TestService, app: TestApp, authenticatorOrigin: string, userId: string, mobileNumber: string) {
+  await insertUser(service.ctx.mongo, { userId, mobileNumber });
+  const callback = await signInWithForms(service, new FormWalker(service.url), authorizeUrl(service, app), userId, mobileNumber);
+  const token = (await exchangeCode(service, app, callback)).access_token as string;
+  const auth = { authorization: `Bearer ${token}` };
+  const options = (await (await fetch(`${service.url}/v1/me/passkeys/registration-options`, { method: 'POST', headers: auth })).json()) as {
+    challenge: string;
+    rp: { id: string };
+    user: { id: string };
+  };
+  const authenticator = new SoftwareAuthenticator(authenticatorOrigin);
+  const res = await fetch(`${service.url}/v1/me/passkeys`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ credential: authenticator.create(options) }),
+  });
+  expect(res.status).toBe(201);
+  const passkey = (await res.json()) as { id: string };
+  return { authenticator, passkeyId: passkey.id };
+}
+
+/**
  * Signing in with a passkey on the login page, as a browser would post it (the page's script
  * turns the authenticator's answer into a form post): the page's challenge, checked once; the
  * passkey of the app's enterprise only; removed passkeys, blocked users, other origins and a
@@ -30,29 +55,7 @@ describe('passkeys: sign-in on the login page', () => {
     await service.close();
   });
 
-  /** A user with one passkey on `authenticator`, registered with a token from a code sign-in. */
-  async function userWithPasskey(userId: string, mobileNumber: string) {
-    await insertUser(service.ctx.mongo, { userId, mobileNumber });
-    const callback = await signInWithForms(service, new FormWalker(service.url), authorizeUrl(service, app), userId, mobileNumber);
-    const token = (await exchangeCode(service, app, callback)).access_token as string;
-    const auth = { authorization: `Bearer ${token}` };
-    const options = (await (
-      await fetch(`${service.url}/v1/me/passkeys/registration-options`, { method: 'POST', headers: auth })
-    ).json()) as {
-      challenge: string;
-      rp: { id: string };
-      user: { id: string };
-    };
-    const authenticator = new SoftwareAuthenticator(origin);
-    const res = await fetch(`${service.url}/v1/me/passkeys`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ credential: authenticator.create(options) }),
-    });
-    expect(res.status).toBe(201);
-    const passkey = (await res.json()) as { id: string };
-    return { authenticator, passkeyId: passkey.id };
-  }
+  const userWithPasskey = (userId: string, mobileNumber: string) => userWithPasskeyFrom(service, app, origin, userId, mobileNumber);
 
   const challengeOf = (page: Page) => {
     const match = /data-challenge="([A-Za-z0-9_-]+)" data-rp-id="([^"]+)"/.exec(page.html);
@@ -211,24 +214,8 @@ describe('passkeys: sign-in answers come from the sign-in page only', () => {
   });
 
   test("when an app's page that may register passkeys answers a login page's challenge, then sign-in is refused; the sign-in page's own answer signs in", async () => {
-    await insertUser(service.ctx.mongo, { userId: 'pk-eve', mobileNumber: '+15550710005' });
-    const callback = await signInWithForms(service, new FormWalker(service.url), authorizeUrl(service, app), 'pk-eve', '+15550710005');
-    const auth = { authorization: `Bearer ${(await exchangeCode(service, app, callback)).access_token as string}` };
-    const options = (await (
-      await fetch(`${service.url}/v1/me/passkeys/registration-options`, { method: 'POST', headers: auth })
-    ).json()) as {
-      challenge: string;
-      rp: { id: string };
-      user: { id: string };
-    };
     // Registered from the app's page, as PASSKEY_ORIGINS allows.
-    const authenticator = new SoftwareAuthenticator(appOrigin);
-    const registered = await fetch(`${service.url}/v1/me/passkeys`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ credential: authenticator.create(options) }),
-    });
-    expect(registered.status).toBe(201);
+    const { authenticator } = await userWithPasskeyFrom(service, app, appOrigin, 'pk-eve', '+15550710005');
 
     const signIn = async (answerOrigin: string) => {
       const walker = new FormWalker(service.url);
