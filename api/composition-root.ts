@@ -351,6 +351,7 @@ function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecy
       keys,
       codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
       failureFloorMs: ctx.config.activation.failureFloorMs,
+      logger: ctx.logger,
     }),
   };
 }

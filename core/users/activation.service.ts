@@ -3,10 +3,12 @@ import type { ActivityRepository } from '../activity/activity.repository.js';
 import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import { ConflictError, GoneError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { digestActivationCode, generateActivationCode, verifyActivationCode } from './activation-code.js';
 import type { ActivationThrottle } from './activation-throttle.js';
 import { userExists } from './enrollment.service.js';
+import { owedActivityEntry, settleOwedActivity } from './owed-activity.js';
 import { PENDING_STATUSES, type UserDevice } from './user.types.js';
 import type { UsersRepository } from './users.repository.js';
 
@@ -18,11 +20,14 @@ export interface ActivateCommand extends UserRef {
 }
 
 export interface ActivationDeps {
-  users: Pick<UsersRepository, 'findUser' | 'findActivationState' | 'completeActivation' | 'replaceActivation'>;
+  users: Pick<
+    UsersRepository,
+    'findUser' | 'findActivationState' | 'completeActivation' | 'replaceActivation' | 'findOwedActivity' | 'settledOwedActivity'
+  >;
   throttle: Pick<ActivationThrottle, 'admit' | 'succeeded' | 'reset' | 'maxFailures'>;
   /** Queues the activation messages of a code issue; tolerates Redis being down. */
   queueActivation: (ref: UserRef, issue: number) => Promise<void>;
-  activity: Pick<ActivityRepository, 'append'>;
+  activity: Pick<ActivityRepository, 'append' | 'appendOnce'>;
   /**
    * Completing activation again unlocks a sign-in locked by wrong login codes (the sign-in
    * feature's failures record; true when there was a lock to clear).
@@ -32,6 +37,8 @@ export interface ActivationDeps {
   codeTtlSeconds: number;
   /** Every refused activation answers no sooner than this after it arrived (see activate). */
   failureFloorMs: number;
+  /** Where the steps after a completed activation that failed are told (they do not fail it). */
+  logger: Logger;
   now?: () => Date;
 }
 
@@ -66,6 +73,37 @@ export function createActivationService(deps: ActivationDeps) {
   const dummyDigest = digestActivationCode(dummySubject, '\u0000', deps.keys.hmacKey);
 
   /**
+   * The user is ACTIVE once completeActivation returned: that is the activation, and the person
+   * cannot repeat it (the code is gone). So what follows must not turn it into an error, which
+   * would leave the app without the verification key: each step that fails is logged (with the
+   * enterprise only) and the answer is still the activation's. Whatever a failure leaves undone
+   * is done later or is harmless: the `user.activated` entry is owed on the user and written by
+   * the enrollment worker's sweep; the throttle's counters of the user expire on their own and
+   * matter only while the user waits for activation; a sign-in lock not cleared ends at its
+   * own expiry, as it would have without the activation.
+   */
+  async function afterActivation(ref: UserRef, ip: string): Promise<void> {
+    const logged = (what: string) => (err: unknown) => {
+      deps.logger.warn({ err: (err as Error).message, enterpriseId: ref.enterpriseId }, `activation completed; ${what}`);
+    };
+    await deps.throttle.succeeded(ref, ip).catch(logged('activation throttle not reset'));
+    await settleOwedActivity(deps, ref).catch(logged('activity entry not written; the sweep writes it'));
+    const unlocked = await deps.signInFailures.clear(ref).catch((err: unknown) => {
+      logged('sign-in lock not cleared')(err);
+      return false;
+    });
+    // Best-effort, not owed: whether there was a lock is known only after the clear, a write to
+    // another collection after the activation's, so no single write could store the unlock with
+    // its entry (owing it would take one more write to the user, which can fail as well). The
+    // activation that unlocked it is recorded for sure, so the record still tells why.
+    if (unlocked) {
+      await deps.activity
+        .append({ actor: { type: 'user' }, action: 'user.sign-in-unlocked', ...ref, comments: 'activation completed' })
+        .catch(logged('sign-in unlock entry not written'));
+    }
+  }
+
+  /**
    * Known and unknown users take the same path: one throttle admission in Redis, one user read
    * (both at once), the same HMACs and constant-time comparisons; only a right code does more. So
    * neither the answers nor their timing tell whether a user exists (measured in bench/).
@@ -87,17 +125,9 @@ export function createActivationService(deps: ActivationDeps) {
     if (right && activation) {
       // Expiry is told only to a caller who knows the code: it would otherwise reveal the user.
       if (activation.expiresAt.getTime() <= at.getTime()) throw activationExpired();
-      if (await deps.users.completeActivation(ref, activation.issue, device, at)) {
-        await deps.throttle.succeeded(ref, command.ip);
-        await deps.activity.append({ actor: { type: 'user' }, action: 'user.activated', ...ref });
-        if (await deps.signInFailures.clear(ref)) {
-          await deps.activity.append({
-            actor: { type: 'user' },
-            action: 'user.sign-in-unlocked',
-            ...ref,
-            comments: 'activation completed',
-          });
-        }
+      const owed = owedActivityEntry('user.activated', { type: 'user' }, at);
+      if (await deps.users.completeActivation(ref, activation.issue, device, at, owed)) {
+        await afterActivation(ref, command.ip);
         // The key the activation message names: shown by the app, so the person can tell the
         // real service (which knows it) from a look-alike that only captured the code.
         const verificationKey = decryptSecret(activation.verificationKeyEncrypted, deps.keys.encryptionKey, userSubject(ref));

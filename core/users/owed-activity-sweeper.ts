@@ -20,7 +20,7 @@ export interface OwedActivitySweeperDeps {
 }
 
 /**
- * Writes the activity entries of blocks, unblocks and deletions whose process did not (MongoDB
+ * Writes the activity entries of blocks, unblocks, deletions and activations whose process did not (MongoDB
  * failed, or the process died, between the change and its entry) and that nobody repeated: so
  * the record of who blocked or deleted a user never depends on a retry. Resolves to how many
  * entries were added (an entry another process wrote meanwhile is not added twice).

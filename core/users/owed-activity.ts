@@ -26,7 +26,7 @@ export function owedActivityEntry(action: ActivityAction, actor: ActivityActor, 
  * A change and the entry it owes are one write to the user (the lifecycle's); the entry itself is
  * a second write, to the record, which a failing MongoDB or a dying process can miss. Whoever comes
  * next settles it: the API right after the change, any later block, unblock or deletion of the
- * user, and the enrollment worker's sweep. Several may do it at once, or one may die after the
+ * user, and the enrollment worker's sweep (an activation is settled by the API or the sweep). Several may do it at once, or one may die after the
  * entry and before taking it off: each writes under the entry's own id, so the record takes it once.
  * Resolves to how many entries this call added.
  */

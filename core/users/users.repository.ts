@@ -236,14 +236,25 @@ export function createUsersRepository(connection: Connection) {
 
     /**
      * ACTIVE once, for this code issue only, and only while the user is not blocked (a block
-     * stored after the check read the user wins); false when the user changed meanwhile.
+     * stored after the check read the user wins); false when the user changed meanwhile. The
+     * activation also stores `owed`, the activity entry it owes, in the same update.
      */
-    async completeActivation(ref: UserRef, issue: number, device: UserDevice | undefined, now: Date): Promise<boolean> {
+    async completeActivation(
+      ref: UserRef,
+      issue: number,
+      device: UserDevice | undefined,
+      now: Date,
+      owed: OwedActivityEntry,
+    ): Promise<boolean> {
       const result = await (
         await model()
       ).updateOne(
         { ...userFilter(ref), ...notBlocked, status: pending, 'activation.issue': issue, 'activation.expiresAt': { $gt: now } },
-        { $set: { status: 'ACTIVE', activatedAt: now, updatedAt: now, ...(device ? { device } : {}) }, $unset: { activation: 1 } },
+        {
+          $set: { status: 'ACTIVE', activatedAt: now, updatedAt: now, ...(device ? { device } : {}) },
+          $unset: { activation: 1 },
+          $push: { owedActivity: owed },
+        },
       );
       return result.modifiedCount === 1;
     },

@@ -1,4 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { jest } from '@jest/globals';
+import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
+import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
 import { userModel } from '../../core/users/users.repository.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { startEnrollmentWorker } from '../../workers/enrollment/enrollment-worker.js';
@@ -274,6 +277,62 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     const res = await activate({ userId, activationCode: 'DEL-CODE' });
     expect(res.status).toBe(422);
     expect(await res.json()).toEqual(wrong(99));
+  });
+
+  describe('when a step after the activation was stored fails', () => {
+    const SOON_AFTER_GRACE = () => new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    const recorded = async (userId: string) => {
+      const res = await fetch(`${service.url}/admin/activity?enterpriseId=default&userId=${userId}`, {
+        headers: { authorization: `Bearer ${service.config.adminToken}` },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { activity: { action: string }[] }).activity.map((e) => e.action);
+    };
+    const statusOf = async (userId: string) =>
+      (await service.services.repositories.users.findUser({ enterpriseId: 'default', userId }))?.status;
+    const sweepDeps = () => ({ ...service.services.repositories, logger: workerLogs.logger, graceMs: service.config.sweeperGraceMs });
+    afterEach(() => jest.restoreAllMocks());
+
+    test('when the activity record cannot be written, then 200 with the verification key, the user is ACTIVE and the sweep records the activation once', async () => {
+      const { userId, code, email } = await enrollWithCode();
+      const [mail] = await messages(email, 1);
+      const { activity } = service.services.repositories;
+      const { append, appendOnce } = activity;
+      const down = () => Promise.reject(new Error('MongoDB stepped down'));
+      jest.spyOn(activity, 'append').mockImplementation((entry) => (entry.userId === userId ? down() : append(entry)));
+      jest
+        .spyOn(activity, 'appendOnce')
+        .mockImplementation((id, entry, at) => (entry.userId === userId ? down() : appendOnce(id, entry, at)));
+
+      const res = await activate({ userId, activationCode: code });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ userId, status: 'ACTIVE', verificationKey: keyIn(mail.text) });
+      expect(await statusOf(userId)).toBe('ACTIVE');
+      jest.restoreAllMocks();
+
+      expect(await recorded(userId)).toEqual(['user.enrolled']);
+      // Twice: the second sweep finds nothing left to write.
+      for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps(), SOON_AFTER_GRACE());
+      expect(await recorded(userId)).toEqual(['user.activated', 'user.enrolled']);
+      const logs = JSON.stringify(service.logLines());
+      expect(logs).toContain('activity entry not written');
+      for (const secret of [code, keyIn(mail.text), email]) expect(logs).not.toContain(secret);
+    });
+
+    test('when Redis cannot reset the throttle or the sign-in lock cannot be cleared, then 200 and the activation is recorded at once', async () => {
+      const { userId, code } = await enrollWithCode();
+      // The route's view of the throttle is narrower than the object the activation was given.
+      jest.spyOn(service.services.users.throttle as ActivationThrottle, 'succeeded').mockRejectedValue(new Error('Connection is closed.'));
+      jest.spyOn(service.services.repositories.signInFailures, 'clear').mockRejectedValue(new Error('MongoDB stepped down'));
+      const res = await activate({ userId, activationCode: code });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ userId, status: 'ACTIVE', verificationKey: expect.stringMatching(/^[A-Z0-9]{6}$/) });
+      expect(await statusOf(userId)).toBe('ACTIVE');
+      expect(await recorded(userId)).toEqual(['user.activated', 'user.enrolled']);
+      const logs = JSON.stringify(service.logLines());
+      expect(logs).toContain('activation throttle not reset');
+      expect(logs).toContain('sign-in lock not cleared');
+    });
   });
 
   describe('blocked users', () => {

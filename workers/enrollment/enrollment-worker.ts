@@ -41,7 +41,7 @@ export async function startEnrollmentWorker(config: Config, logger: Logger, stop
   });
   const sweepDeps = { users, activationDeliveries, logger: log, graceMs: config.sweeperGraceMs };
   const sweeper = startPeriodicTask('activation sweep', () => sweepActivations(sweepDeps), config.sweeperIntervalMs, log);
-  // The activity entries of user blocks, unblocks and deletions whose process did not write them.
+  // The activity entries of user blocks, unblocks, deletions and activations whose process did not write them.
   const owedDeps = { users, activity: createActivityRepository(mongo), logger: log, graceMs: config.sweeperGraceMs };
   const owedSweeper = startPeriodicTask('owed activity sweep', () => sweepOwedActivity(owedDeps), config.sweeperIntervalMs, log);
   await runManagedWorker(worker, log);

@@ -423,7 +423,7 @@ export const SETTINGS = {
     min: 100,
     max: 3600000,
     default: 15000,
-    doc: 'how often the sweepers look for QUEUED deliveries, unsent activation messages and unwritten activity entries of user blocks and deletions',
+    doc: 'how often the sweepers look for QUEUED deliveries, unsent activation messages and unwritten activity entries of user blocks, deletions and activations',
   },
   SWEEPER_GRACE_MS: {
     section: 'workers',
