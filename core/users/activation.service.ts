@@ -178,11 +178,18 @@ export function createActivationService(deps: ActivationDeps) {
         issue,
         expiresAt: new Date(at.getTime() + deps.codeTtlSeconds * 1000),
       };
-      if (!(await deps.users.replaceActivation(ref, user.activation.issue, activation, at))) {
+      const owed = owedActivityEntry('user.activation-reissued', { type: 'admin' }, at, comments);
+      if (!(await deps.users.replaceActivation(ref, user.activation.issue, activation, at, owed))) {
         throw new ConflictError('The activation changed meanwhile; try again', { error: 'Invalid data.' });
       }
-      await deps.throttle.reset(ref);
-      await deps.activity.append({ actor: { type: 'admin' }, action: 'user.activation-reissued', ...ref, comments });
+      // The new code is stored: that is the re-issue (its messages go out through the queue, or
+      // the activation sweep finds the unsent code). What follows must not answer an error that
+      // invites another re-issue: a throttle not reset is logged (the admin can re-issue again),
+      // the entry is owed on the user and written by the sweep when it cannot be now.
+      const logged = (what: string) => (err: unknown) =>
+        deps.logger.warn({ err: (err as Error).message, enterpriseId: ref.enterpriseId }, `activation code re-issued; ${what}`);
+      await deps.throttle.reset(ref).catch(logged('activation throttle not reset'));
+      await settleOwedActivity(deps, ref).catch(logged('activity entry not written; the sweep writes it'));
       await deps.queueActivation(ref, issue);
       return { userId: ref.userId, status: user.status, activationExpiresAt: activation.expiresAt.toISOString() };
     },

@@ -263,12 +263,18 @@ export function createUsersRepository(connection: Connection) {
      * Replaces the activation of a pending user whose current issue is `previousIssue`, unless the
      * user is blocked (a block stored after the re-issue read the user wins).
      */
-    async replaceActivation(ref: UserRef, previousIssue: number, activation: UserActivation, now: Date): Promise<boolean> {
+    async replaceActivation(
+      ref: UserRef,
+      previousIssue: number,
+      activation: UserActivation,
+      now: Date,
+      owed?: OwedActivityEntry,
+    ): Promise<boolean> {
       const result = await (
         await model()
       ).updateOne(
         { ...userFilter(ref), ...notBlocked, status: pending, 'activation.issue': previousIssue },
-        { $set: { activation, updatedAt: now } },
+        { $set: { activation, updatedAt: now }, ...(owed ? { $push: { owedActivity: owed } } : {}) },
       );
       return result.modifiedCount === 1;
     },

@@ -333,6 +333,32 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
       expect(logs).toContain('activation throttle not reset');
       expect(logs).toContain('sign-in lock not cleared');
     });
+
+    test('when an admin re-issues a code and the activity record cannot be written, then 202, the new code is sent and the sweep records the re-issue once', async () => {
+      const { userId, email, code: first } = await enrollWithCode();
+      const { activity } = service.services.repositories;
+      const { append, appendOnce } = activity;
+      const down = () => Promise.reject(new Error('MongoDB stepped down'));
+      jest.spyOn(activity, 'append').mockImplementation((entry) => (entry.userId === userId ? down() : append(entry)));
+      jest
+        .spyOn(activity, 'appendOnce')
+        .mockImplementation((id, entry, at) => (entry.userId === userId ? down() : appendOnce(id, entry, at)));
+      jest.spyOn(service.services.users.throttle as ActivationThrottle, 'reset').mockRejectedValue(new Error('Connection is closed.'));
+
+      const reissued = await fetch(`${service.url}/admin/users/${userId}/activation?comments=lost%20mail`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.config.adminToken}` },
+      });
+      expect(reissued.status).toBe(202);
+      jest.restoreAllMocks();
+      const code = (await messages(email, 2)).map((m) => codeIn(m.text)).find((c) => c !== first) ?? '';
+      expect(code).toMatch(/^[A-Z0-9]+$/);
+
+      expect(await recorded(userId)).toEqual(['user.enrolled']);
+      for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps(), SOON_AFTER_GRACE());
+      expect(await recorded(userId)).toEqual(['user.activation-reissued', 'user.enrolled']);
+      expect((await activate({ userId, activationCode: code })).status).toBe(200);
+    });
   });
 
   describe('blocked users', () => {
