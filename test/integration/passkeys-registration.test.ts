@@ -8,6 +8,7 @@ import { SoftwareAuthenticator } from '../support/software-authenticator.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { adminRequest } from '../support/admin-requests.js';
+import { dataNodes } from '../../core/platform/queues/redis-connection.js';
 
 interface Options {
   challenge: string;
@@ -140,6 +141,31 @@ describe('passkeys: registration, list and removal by the user', () => {
     // Malformed bodies are refused by the schema.
     const missing = await errorOf(await call(token, 'POST', '/v1/me/passkeys', { name: 'x' }));
     expect(missing).toEqual({ status: 422, message: "Invalid field credential: must have required property 'credential'" });
+  });
+
+  test('when a user asks for options 50 times, then Redis holds only the last 20 of them, the oldest are refused and the newest still register', async () => {
+    const token = await tokenOf('pk-many', '+15550700031');
+    const authenticator = new SoftwareAuthenticator(origin);
+    const asked: Options[] = [];
+    for (let i = 0; i < 40; i++) asked.push(await optionsFor(token));
+    // Parallel calls stay bounded too.
+    asked.push(...(await Promise.all(Array.from({ length: 10 }, () => optionsFor(token)))));
+    const held = async () => {
+      const keys = (
+        await Promise.all(dataNodes(service.ctx.redis).map((node) => node.keys(`${service.config.queuePrefix}:passkey:reg:*`)))
+      ).flat();
+      const holders = keys.length === 0 ? [] : await service.ctx.redis.mget(...keys);
+      return holders.filter((raw) => raw !== null && (JSON.parse(raw) as { user: string }).user === 'default:pk-many').length;
+    };
+    expect(await held()).toBe(20);
+
+    const register = (options: Options) => call(token, 'POST', '/v1/me/passkeys', { credential: authenticator.create(options) });
+    expect(await errorOf(await register(asked[0] as Options))).toEqual({
+      status: 422,
+      message: 'Unknown, expired or used registration options: ask for new ones',
+    });
+    expect((await register(asked[49] as Options)).status).toBe(201);
+    expect(await held()).toBe(19);
   });
 
   test("when a user removes a passkey of another user, or an enterprise token calls, then 404 and 401, and the other user's passkey stays", async () => {
