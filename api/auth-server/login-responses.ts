@@ -55,7 +55,8 @@ const STOPPED_PAGES: Record<'sign-in-locked' | 'not-active' | 'refused', { title
 };
 
 /** The HTML answers of the sign-in pages: each page its own CSP, never cached, nothing loaded from elsewhere. */
-export function createLoginResponses(deps: { states: Pick<LoginStatesRepository, 'setPasskeyChallenge'>; rpId: string }) {
+export function createLoginResponses(deps: { states: Pick<LoginStatesRepository, 'setPasskeyChallenge'>; rpId: string; now?: () => Date }) {
+  const now = deps.now ?? (() => new Date());
   function send(res: Response, status: number, name: PageName, data: PageData, formTargets: string[] = []): void {
     const page = renderPage(name, data, formTargets);
     res
@@ -81,7 +82,7 @@ export function createLoginResponses(deps: { states: Pick<LoginStatesRepository,
     }
     // Each showing of the page has its own passkey challenge, good for one answer.
     const challenge = generateChallenge();
-    const offered = await deps.states.setPasskeyChallenge(state.uid, challenge);
+    const offered = await deps.states.setPasskeyChallenge(state.uid, challenge, now());
     const data: PageData = {
       title: 'Sign in',
       clientName: client.name,

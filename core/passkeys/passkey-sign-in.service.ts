@@ -11,6 +11,8 @@ import { loadWebAuthn } from './webauthn-library.js';
 
 /** Passkey sign-ins do not wait for the user forever: what the page asks browsers for. */
 export const SIGN_IN_TIMEOUT_MS = 5 * 60 * 1000;
+/** How long the page's challenge answers: the browser's timeout plus a minute for the way back. */
+export const SIGN_IN_CHALLENGE_LIFETIME_MS = SIGN_IN_TIMEOUT_MS + 60 * 1000;
 
 export interface PasskeySignInDeps {
   passkeys: Pick<PasskeysRepository, 'findByCredential' | 'recordUse'>;

@@ -19,6 +19,8 @@ export interface LoginState {
   codeSentAt?: Date;
   /** The challenge of the passkey sign-in the user-id page offers (a new one each time it is shown). */
   passkeyChallenge?: string;
+  /** When that challenge was issued: it is good for as long as the page asks the browser to try. */
+  passkeyChallengeIssuedAt?: Date;
   expiresAt: Date;
 }
 
@@ -34,6 +36,7 @@ export const loginStateSchema = new Schema<LoginStateDoc>(
     decoyAttemptsUsed: { type: Number },
     codeSentAt: { type: Date },
     passkeyChallenge: { type: String },
+    passkeyChallengeIssuedAt: { type: Date },
     expiresAt: { type: Date, required: true },
   },
   { collection: 'login_states', versionKey: false },
@@ -113,26 +116,28 @@ export function createLoginStatesRepository(connection: Connection) {
     },
 
     /** A fresh passkey challenge for the page being shown; the one before it no longer works. */
-    async setPasskeyChallenge(uid: string, challenge: string): Promise<boolean> {
-      const res = await (await model()).updateOne(live(uid), { $set: { passkeyChallenge: challenge } });
+    async setPasskeyChallenge(uid: string, challenge: string, issuedAt: Date): Promise<boolean> {
+      const res = await (await model()).updateOne(live(uid), { $set: { passkeyChallenge: challenge, passkeyChallengeIssuedAt: issuedAt } });
       return res.matchedCount === 1;
     },
 
     /**
      * The page's passkey challenge, used up by this call whatever the answer turns out to be, so
-     * an answer is checked against it once; undefined when there is none (used, or never shown).
+     * an answer is checked against it once; undefined when there is none (used, or never shown)
+     * or when it was issued at or before `issuedAfter` (the interaction outlives it).
      */
-    async takePasskeyChallenge(uid: string): Promise<string | undefined> {
+    async takePasskeyChallenge(uid: string, issuedAfter: Date): Promise<string | undefined> {
       const doc = await (
         await model()
       )
         .findOneAndUpdate(
           { ...live(uid), passkeyChallenge: { $exists: true } },
-          { $unset: { passkeyChallenge: 1 } },
+          { $unset: { passkeyChallenge: 1, passkeyChallengeIssuedAt: 1 } },
           { new: false, projection: PROJECTION },
         )
         .lean<LoginState>();
-      return doc?.passkeyChallenge;
+      const issuedAt = doc?.passkeyChallengeIssuedAt;
+      return issuedAt !== undefined && issuedAt > issuedAfter ? doc?.passkeyChallenge : undefined;
     },
 
     /** "Use another account": back to the user id form. */

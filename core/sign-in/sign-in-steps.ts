@@ -6,6 +6,7 @@ import type { LoginState, LoginStatesRepository } from './login-states.repositor
 import type { LoginService } from './login.service.js';
 import type { SignInClient } from './sign-in-users.js';
 import { USER_ID_RE } from '../users/user-id.js';
+import { SIGN_IN_CHALLENGE_LIFETIME_MS } from '../passkeys/passkey-sign-in.service.js';
 
 const CODE_RE = /^[0-9]{6}$/;
 
@@ -14,6 +15,7 @@ export interface SignInStepsDeps {
   states: LoginStatesRepository;
   limits: Pick<LoginLimits, 'consumeIp'>;
   passkeys: { verify(client: SignInClient, answer: PasskeyAnswer, challenge: string, address: string): Promise<PasskeyOutcome> };
+  now?: () => Date;
 }
 
 /** Why the login page is shown again instead of going on: the person can fix it on the page. */
@@ -62,6 +64,7 @@ const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '')
  * form and renders the answer; every decision is made here.
  */
 export function createSignInSteps(deps: SignInStepsDeps) {
+  const now = deps.now ?? (() => new Date());
   const page = (state: LoginState, problem?: LoginProblem): SignInStep => ({ next: { kind: 'login-page', state, problem } });
 
   async function userStep(state: LoginState, client: SignInClient, form: SignInForm, address: string): Promise<SignInStep> {
@@ -93,7 +96,8 @@ export function createSignInSteps(deps: SignInStepsDeps) {
 
   async function passkeyStep(state: LoginState, client: SignInClient, form: SignInForm, address: string): Promise<SignInStep> {
     // Taken before anything is checked: a challenge answers once, whatever the answer.
-    const challenge = await deps.states.takePasskeyChallenge(state.uid);
+    const issuedAfter = new Date(now().getTime() - SIGN_IN_CHALLENGE_LIFETIME_MS);
+    const challenge = await deps.states.takePasskeyChallenge(state.uid, issuedAfter);
     const answer = parsePasskeyAnswer(form.credential);
     if (state.userId !== undefined) return { next: { kind: 'same-page' } };
     if (!answer) return page(state, { kind: 'passkey-incomplete' });

@@ -118,6 +118,25 @@ describe('passkeys: sign-in on the login page', () => {
     });
   });
 
+  test('when the page is answered more than 6 minutes after it was shown, then the challenge is out of date; within 6 minutes it signs in', async () => {
+    const { authenticator } = await userWithPasskey('pk-eve', '+15550710007');
+    const walker = new FormWalker(service.url);
+    const page = await walker.page(authorizeUrl(service, app));
+    const uid = new URL(page.url).pathname.split('/').pop();
+    // The browser is asked to give up after 5 minutes; a minute more is allowed for the way back.
+    const shownAgo = async (ms: number) =>
+      service.ctx.mongo.collection('login_states').updateOne({ uid }, { $set: { passkeyChallengeIssuedAt: new Date(Date.now() - ms) } });
+    await shownAgo(6 * 60 * 1000 + 1000);
+    expect(errorOn(await postAnswer(walker, page, authenticator.get(challengeOf(page).challenge)))).toMatchObject({
+      status: 400,
+      error: 'That passkey sign-in is out of date. Please try again.',
+    });
+
+    const fresh = await walker.page(page.url);
+    await shownAgo(6 * 60 * 1000 - 5000);
+    expect(await postAnswer(walker, fresh, authenticator.get(challengeOf(fresh).challenge))).toHaveProperty('redirectedTo');
+  });
+
   test('when the passkey was removed, belongs to another enterprise, answers without user verification or with a counter that went back, then sign-in is refused', async () => {
     const { authenticator, passkeyId } = await userWithPasskey('pk-cat', '+15550710003');
     // Each attempt from a browser of its own, so a sign-in leaves no session behind for the next.
