@@ -9,11 +9,6 @@ import type { PasskeysRepository } from './passkeys.repository.js';
 import type { PasskeyOutcome } from '../sign-in/passkey-answer.js';
 import { loadWebAuthn } from './webauthn-library.js';
 
-/** Passkey sign-ins do not wait for the user forever: what the page asks browsers for. */
-export const SIGN_IN_TIMEOUT_MS = 5 * 60 * 1000;
-/** How long the page's challenge answers: the browser's timeout plus a minute for the way back. */
-export const SIGN_IN_CHALLENGE_LIFETIME_MS = SIGN_IN_TIMEOUT_MS + 60 * 1000;
-
 export interface PasskeySignInDeps {
   passkeys: Pick<PasskeysRepository, 'findByCredential' | 'recordUse'>;
   users: Pick<UsersRepository, 'findUser'>;

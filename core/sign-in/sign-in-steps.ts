@@ -6,7 +6,7 @@ import type { LoginState, LoginStatesRepository } from './login-states.repositor
 import type { LoginService } from './login.service.js';
 import type { SignInClient } from './sign-in-users.js';
 import { USER_ID_RE } from '../users/user-id.js';
-import { SIGN_IN_CHALLENGE_LIFETIME_MS } from '../passkeys/passkey-sign-in.service.js';
+import { SIGN_IN_CHALLENGE_LIFETIME_MS } from './passkey-challenge-lifetime.js';
 
 const CODE_RE = /^[0-9]{6}$/;
 
