@@ -292,10 +292,8 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
       (await service.services.repositories.users.findUser({ enterpriseId: 'default', userId }))?.status;
     const sweepDeps = () => ({ ...service.services.repositories, logger: workerLogs.logger, graceMs: service.config.sweeperGraceMs });
     afterEach(() => jest.restoreAllMocks());
-
-    test('when the activity record cannot be written, then 200 with the verification key, the user is ACTIVE and the sweep records the activation once', async () => {
-      const { userId, code, email } = await enrollWithCode();
-      const [mail] = await messages(email, 1);
+    /** The activity record refuses every write about this user (until the mocks are restored). */
+    const recordFailsFor = (userId: string) => {
       const { activity } = service.services.repositories;
       const { append, appendOnce } = activity;
       const down = () => Promise.reject(new Error('MongoDB stepped down'));
@@ -303,6 +301,12 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
       jest
         .spyOn(activity, 'appendOnce')
         .mockImplementation((id, entry, at) => (entry.userId === userId ? down() : appendOnce(id, entry, at)));
+    };
+
+    test('when the activity record cannot be written, then 200 with the verification key, the user is ACTIVE and the sweep records the activation once', async () => {
+      const { userId, code, email } = await enrollWithCode();
+      const [mail] = await messages(email, 1);
+      recordFailsFor(userId);
 
       const res = await activate({ userId, activationCode: code });
       expect(res.status).toBe(200);
@@ -336,13 +340,7 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
 
     test('when an admin re-issues a code and the activity record cannot be written, then 202, the new code is sent and the sweep records the re-issue once', async () => {
       const { userId, email, code: first } = await enrollWithCode();
-      const { activity } = service.services.repositories;
-      const { append, appendOnce } = activity;
-      const down = () => Promise.reject(new Error('MongoDB stepped down'));
-      jest.spyOn(activity, 'append').mockImplementation((entry) => (entry.userId === userId ? down() : append(entry)));
-      jest
-        .spyOn(activity, 'appendOnce')
-        .mockImplementation((id, entry, at) => (entry.userId === userId ? down() : appendOnce(id, entry, at)));
+      recordFailsFor(userId);
       jest.spyOn(service.services.users.throttle as ActivationThrottle, 'reset').mockRejectedValue(new Error('Connection is closed.'));
 
       const reissued = await fetch(`${service.url}/admin/users/${userId}/activation?comments=lost%20mail`, {
