@@ -8,6 +8,8 @@ import { SETTINGS, type SettingName, type Settings } from './settings.js';
 
 const Ajv = AjvModule.default;
 
+const REQUIRED_IN_PRODUCTION = ': is required in production';
+
 const ALL = Object.keys(SETTINGS) as SettingName[];
 const declarationOf = (key: string): SettingDeclaration | undefined => (SETTINGS as Record<string, SettingDeclaration>)[key];
 
@@ -83,8 +85,14 @@ export function readSettings(env: NodeJS.ProcessEnv, keys: readonly SettingName[
     const value = raw[key];
     if (declaration.check && typeof value === 'string') problems.push(...declaration.check(value).map((problem) => `${key}: ${problem}`));
     if (declaration.requiredInProduction && value === undefined && raw.NODE_ENV === 'production')
-      problems.push(`${key}: is required in production`);
+      problems.push(`${key}${REQUIRED_IN_PRODUCTION}`);
     if (declaration.kind === 'switch' && value !== undefined) raw[key] = value === 'on';
   }
+  // Production came from PUBLIC_URL, not from the operator: name where it came from beside the
+  // secrets it requires, so the fix for a local run is as plain as the fix for a server.
+  if (!env.NODE_ENV && raw.NODE_ENV === 'production' && problems.some((problem) => problem.endsWith(REQUIRED_IN_PRODUCTION)))
+    problems.push(
+      'NODE_ENV: is not set, so production because PUBLIC_URL is reached from other machines (set the secrets, or NODE_ENV=development for a local run)',
+    );
   return { values: raw as Settings, problems };
 }

@@ -4,10 +4,26 @@
 // (`npm run config:docs` writes the last two; a unit test fails when they differ).
 import type { RawEnvironment, SettingDeclaration, SettingValues } from './setting-declaration.js';
 import { cidrListProblems, privateRsaJwkProblems, trustProxyProblems } from './setting-checks.js';
+import { isLoopbackHost } from '../loopback-host.js';
 
 /** Loopback targets and the example app are for local runs: on in development unless set. */
 const onInDevelopment = (env: RawEnvironment) => (env.NODE_ENV === 'development' ? 'on' : 'off');
 const ON_IN_DEVELOPMENT = '`on` when `NODE_ENV=development`, else `off`';
+
+/**
+ * A process whose PUBLIC_URL other machines reach is a server: unless told otherwise it runs in
+ * production (the secrets required, no demo app, no loopback callbacks), so a Procfile line run
+ * as is on a server fails closed instead of serving development defaults. Only a local run
+ * (`npm start`, PUBLIC_URL unset or loopback) is development without saying so.
+ */
+function modeForPublicUrl(env: RawEnvironment): string {
+  if (!env.PUBLIC_URL) return 'development';
+  try {
+    return isLoopbackHost(new URL(env.PUBLIC_URL).hostname) ? 'development' : 'production';
+  } catch {
+    return 'production'; // not a URL: PUBLIC_URL's own check names the problem
+  }
+}
 
 const BODY_SIZE = { kind: 'string', pattern: '^[0-9]+(b|kb|mb)$', format: 'a size: digits and b, kb or mb (e.g. 64kb)' } as const;
 const HTTP_BASE = { kind: 'string', pattern: '^https?://[^/]+$', format: 'http(s)://host[:port] without a path' } as const;
@@ -24,7 +40,8 @@ export const SETTINGS = {
     section: 'runtime',
     kind: 'enum',
     values: ['development', 'test', 'production'],
-    default: 'development',
+    default: modeForPublicUrl,
+    defaultText: '`development` while `PUBLIC_URL` is unset or on this machine (loopback), else `production`',
     example: 'production',
     doc: '`development`, `test` or `production`; production requires the secrets below',
   },

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
-import { developmentModeWarning } from '../config/development-mode.js';
+import { chosenModeNote } from '../config/chosen-mode.js';
 import { createLogger, type Logger } from '../logger/logger.js';
 import { exitOnSignals } from './shutdown.js';
 import { StartCancelledError } from './start-cancel.js';
@@ -20,8 +20,8 @@ export type ProcessStart = (config: Config, logger: Logger, stopping: AbortSigna
 export function runProcess(name: string, start: ProcessStart): void {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, name });
-  const modeWarning = developmentModeWarning(process.env, config);
-  if (modeWarning) logger.warn(modeWarning);
+  const modeNote = chosenModeNote(process.env, config);
+  if (modeNote) logger.info(modeNote);
   const stopping = new AbortController();
   const running = start(config, logger, stopping.signal);
   // Listening from the first moment, instead of the signal's default action killing a

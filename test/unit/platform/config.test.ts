@@ -32,7 +32,9 @@ describe('configuration', () => {
   });
 
   test('when ACTIVATION_APP_URL is absent, then activation links open the example app of PUBLIC_URL; when set, that page; a fragment is refused', () => {
-    expect(loadConfig({ ...base, PUBLIC_URL: 'https://id.example.com/' }).activationAppUrl).toBe('https://id.example.com/demo/approver/');
+    expect(loadConfig({ ...base, NODE_ENV: 'development', PUBLIC_URL: 'https://id.example.com/' }).activationAppUrl).toBe(
+      'https://id.example.com/demo/approver/',
+    );
     expect(loadConfig({ ...base, ACTIVATION_APP_URL: 'https://app.example.com/activate' }).activationAppUrl).toBe(
       'https://app.example.com/activate',
     );

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../../core/platform/config/config.js';
 
-const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://127.0.0.1:6379' };
+const base = { NODE_ENV: 'development', MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://127.0.0.1:6379' };
 
 describe('passkey configuration', () => {
   test('when nothing is set, then the relying party is the host of PUBLIC_URL and its origin the one allowed', () => {
