@@ -67,7 +67,7 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
       // Checked before the options are taken, so a refused name does not use them up.
       const name = passkeyName(request.name);
       const challenge = await challengeOf(request.credential.response.clientDataJSON);
-      const holder = challenge === undefined ? undefined : await deps.challenges.take(challenge);
+      const holder = challenge === undefined ? undefined : await deps.challenges.take(challenge, userKey(user));
       if (!holder || holder.user !== userKey(user) || holder.clientId !== clientId)
         throw new ValidationError('Unknown, expired or used registration options: ask for new ones');
       let verified;

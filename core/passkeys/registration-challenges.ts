@@ -20,71 +20,96 @@ export interface ChallengeHolder {
   userHandle: string;
 }
 
-// KEYS[1] the new challenge, KEYS[2] the user's challenges (a sorted set by time of issue).
-// ARGV: holder, TTL in seconds, now in ms, the bound, the prefix of challenge keys.
-// One script, so parallel calls cannot each see room and all add. The dropped challenges' keys are
-// built from the prefix (as BullMQ's scripts build job keys): on a Redis Cluster the deployment
-// prefix is a hash tag, so they are in the slot of the declared keys.
+// Both scripts touch only the user's two keys, declared in KEYS as Redis asks of scripts (on a
+// Cluster they share the deployment prefix's hash tag, so one slot). KEYS[1]: the user's holders by
+// challenge (a hash), KEYS[2]: the user's challenges by time of issue in ms (a sorted set). A
+// challenge is good while its time of issue is less than the TTL ago; the keys themselves expire a
+// TTL after the last issue.
+
+// ARGV: challenge, holder, TTL in seconds, now in ms, the bound. One script, so parallel calls
+// cannot each see room and all add.
 const ISSUE = `
-local ttl = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ttl * 1000)
-redis.call('ZADD', KEYS[2], now, string.sub(KEYS[1], string.len(ARGV[5]) + 1))
-local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
-if excess > 0 then
-  for _, challenge in ipairs(redis.call('ZPOPMIN', KEYS[2], excess)) do
-    if _ % 2 == 1 then redis.call('DEL', ARGV[5] .. challenge) end
-  end
+local ttl = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl * 1000)) do
+  redis.call('HDEL', KEYS[1], gone)
 end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ttl * 1000)
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[5])
+if excess > 0 then
+  local dropped = redis.call('ZPOPMIN', KEYS[2], excess)
+  for i = 1, #dropped, 2 do redis.call('HDEL', KEYS[1], dropped[i]) end
+end
+redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 return 1`;
 
+// ARGV: challenge, TTL in seconds, now in ms. The holder if the challenge is the user's and still
+// good; either way it is gone afterwards.
+const TAKE = `
+local issued = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local holder = redis.call('HGET', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1])
+if not issued or not holder or tonumber(issued) <= tonumber(ARGV[3]) - tonumber(ARGV[2]) * 1000 then return false end
+return holder`;
+
 type ChallengeRedis = RedisClient & {
   issuePasskeyRegistration(
-    challengeKey: string,
-    userKey: string,
+    holdersKey: string,
+    issuedKey: string,
+    challenge: string,
     holder: string,
     ttlSeconds: number,
     now: number,
     max: number,
-    challengePrefix: string,
   ): Promise<number>;
+  takePasskeyRegistration(
+    holdersKey: string,
+    issuedKey: string,
+    challenge: string,
+    ttlSeconds: number,
+    now: number,
+  ): Promise<string | null>;
 };
 
 /**
- * Challenges of passkey registrations, in Redis so every API instance sees them. Each is taken
- * once (GETDEL): a registration response is checked against a challenge this service issued to
- * the same user through the same app, and never twice, whether it passed or failed. A user holds
- * at most MAX_OUTSTANDING_REGISTRATIONS of them; a new one drops the oldest.
+ * Challenges of passkey registrations, in Redis so every API instance sees them, kept per user.
+ * Each is taken once: a registration response is checked against a challenge this service issued
+ * to the same user through the same app, and never twice, whether it passed or failed. A user
+ * holds at most MAX_OUTSTANDING_REGISTRATIONS of them; a new one drops the oldest.
  */
 export function createRegistrationChallenges(redis: RedisClient, prefix: string) {
-  if (!('issuePasskeyRegistration' in redis)) redis.defineCommand('issuePasskeyRegistration', { numberOfKeys: 2, lua: ISSUE });
-  const challengePrefix = `${prefix}:passkey:reg:`;
-  const key = (challenge: string) => `${challengePrefix}${challenge}`;
-  const userKey = (user: string) => `${prefix}:passkey:reg-by-user:${user}`;
+  if (!('issuePasskeyRegistration' in redis)) {
+    redis.defineCommand('issuePasskeyRegistration', { numberOfKeys: 2, lua: ISSUE });
+    redis.defineCommand('takePasskeyRegistration', { numberOfKeys: 2, lua: TAKE });
+  }
+  const keysOf = (user: string) => [`${prefix}:passkey:reg-holders:${user}`, `${prefix}:passkey:reg-by-user:${user}`] as const;
   return {
     async issue(challenge: string, holder: ChallengeHolder): Promise<void> {
+      const [holders, issued] = keysOf(holder.user);
       await (redis as ChallengeRedis).issuePasskeyRegistration(
-        key(challenge),
-        userKey(holder.user),
+        holders,
+        issued,
+        challenge,
         JSON.stringify(holder),
         TTL_SECONDS,
         Date.now(),
         MAX_OUTSTANDING_REGISTRATIONS,
-        challengePrefix,
       );
     },
 
-    /** The holder of this challenge, which is then used up; undefined when unknown, expired or used. */
-    async take(challenge: string): Promise<ChallengeHolder | undefined> {
-      const raw = await redis.getdel(key(challenge));
-      if (raw === null) return undefined;
-      const holder = JSON.parse(raw) as ChallengeHolder;
-      // Frees its place in the holder's bound. Left behind (a crash in between), the entry only
-      // takes a place until it is dropped as the oldest or expires.
-      await redis.zrem(userKey(holder.user), challenge);
-      return holder;
+    /**
+     * The holder of this challenge among those issued to `user` (`<enterpriseId>:<userId>`), which
+     * is then used up; undefined when unknown to that user, expired or used. A challenge issued to
+     * another user is not touched.
+     */
+    async take(challenge: string, user: string): Promise<ChallengeHolder | undefined> {
+      const [holders, issued] = keysOf(user);
+      const raw = await (redis as ChallengeRedis).takePasskeyRegistration(holders, issued, challenge, TTL_SECONDS, Date.now());
+      return raw === null ? undefined : (JSON.parse(raw) as ChallengeHolder);
     },
   };
 }
