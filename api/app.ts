@@ -70,7 +70,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
   app.use(demoApproverRoutes(ctx));
-  app.use(adminClientsRoutes(ctx, services.clients));
+  app.use(adminClientsRoutes(ctx, services.clients, services.idempotent));
   app.use(adminGroupsRoutes(ctx, repositories));
   app.use(adminTemplatesRoutes(ctx, services.templates));
   app.use(adminOutboxRoutes(ctx, repositories.outbox));
@@ -86,7 +86,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(adminPasskeysRoutes(ctx, repositories));
   app.use(meRoutes(userTokens));
   app.use(mePasskeysRoutes(ctx, repositories, userTokens));
-  app.use(notificationsRoutes(ctx, bearer, notifications));
+  app.use(notificationsRoutes(ctx, bearer, notifications, services.idempotent));
   app.use(meNotificationsRoutes(ctx, notifications, userTokens));
   app.use(mePushSubscriptionsRoutes(ctx, services.push.subscriptions, services.push.vapidKeys, userTokens));
 

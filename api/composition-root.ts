@@ -24,6 +24,8 @@ import { createNotificationsRepository } from '../core/notifications/notificatio
 import { createNotificationsService, type NotificationsService } from '../core/notifications/notifications.service.js';
 import { createUserEventOutbox, createdEvent, endedEvent } from '../core/notifications/user-event-outbox.js';
 import { createIdempotencyRepository } from '../core/otp/idempotency.repository.js';
+import { createIdempotencyRecordsRepository } from '../core/idempotency/idempotency-records.repository.js';
+import { createIdempotentRequests, type IdempotentRequests } from '../core/idempotency/idempotent-requests.js';
 import { createOtpCancellationService } from '../core/otp/otp-cancellation.service.js';
 import { deliveryFailoverOn } from '../core/otp/otp-failover.js';
 import { createOtpGenerationService } from '../core/otp/otp-generation.service.js';
@@ -96,6 +98,7 @@ export function createApiRepositories(ctx: ServiceContext) {
     deliveries: createDeliveriesRepository(ctx.mongo),
     otps: createOtpsRepository(ctx.mongo),
     idempotency: createIdempotencyRepository(ctx.mongo),
+    idempotencyRecords: createIdempotencyRecordsRepository(ctx.mongo),
     passkeys: createPasskeysRepository(ctx.mongo),
     pushSubscriptions: createPushSubscriptionsRepository(ctx.mongo),
     signInFailures: createSignInFailuresRepository(ctx.mongo),
@@ -133,6 +136,8 @@ export interface ApiServices {
   afterAnswers: WorkAfterAnswers;
   users: UsersRouteServices;
   userLifecycle: UserLifecycle;
+  /** The Idempotency-Key of the creating requests other than OTP's (notifications, admin creations). */
+  idempotent: IdempotentRequests;
   notifications: NotificationsService;
   push: { subscriptions: PushSubscriptionsService; vapidKeys: VapidKeysCache };
   deliveryReplay: DeliveryReplay;
@@ -180,6 +185,13 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   });
   const { users, clients, templates, activity, oidcRecords, revokedTokens } = repositories;
   const afterAnswers = createWorkAfterAnswers();
+  const idempotent = createIdempotentRequests({
+    records: repositories.idempotencyRecords,
+    encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
+    retentionMs: ctx.config.idempotency.retentionSeconds * 1000,
+    secretReplayMs: ctx.config.idempotency.secretReplaySeconds * 1000,
+    logger: ctx.logger,
+  });
   const signingKeyRotation: SigningKeyRotationStores = {
     connection: ctx.mongo,
     settings: ctx.config,
@@ -221,8 +233,9 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     otp,
     signIn: composeSignIn(ctx, repositories, otp, afterAnswers),
     afterAnswers,
-    users: composeUsers(ctx, repositories, userLifecycle),
+    users: composeUsers(ctx, repositories, userLifecycle, idempotent),
     userLifecycle,
+    idempotent,
     notifications,
     push: composePush(ctx, repositories),
     deliveryReplay: composeDeliveryReplay(ctx, repositories),
@@ -314,7 +327,12 @@ function composeSignIn(
   return { login: countedLogin, states, limits, passkeys, afterAnswers };
 }
 
-function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecycle: UserLifecycle): UsersRouteServices {
+function composeUsers(
+  ctx: ServiceContext,
+  repositories: ApiRepositories,
+  lifecycle: UserLifecycle,
+  idempotent: IdempotentRequests,
+): UsersRouteServices {
   const { users, activity } = repositories;
   const keys = otpKeysFromConfig(ctx.config);
   const throttle = createActivationThrottle(ctx.redis, ctx.config.queuePrefix, ctx.config.activation);
@@ -339,6 +357,7 @@ function composeUsers(ctx: ServiceContext, repositories: ApiRepositories, lifecy
   return {
     users,
     lifecycle,
+    idempotent,
     update: createUserUpdateService({ users, groups: repositories.groups, activity, logger: ctx.logger }),
     throttle,
     enrollment,

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { listClientPage } from '../../core/clients/client-list.js';
+import { resumeClientRegistration } from '../../core/clients/client-registration-resume.js';
 import { rotateClientSecret } from '../../core/clients/client-secret-rotation.js';
 import { toClientResponse } from '../../core/clients/client-view.js';
 import type { ClientStores } from '../../core/clients/client-stores.js';
@@ -11,59 +12,95 @@ import {
   type RegisterClientInput,
   type UpdateClientInput,
 } from '../../core/clients/clients.service.js';
+import type { IdempotentRequests } from '../../core/idempotency/idempotent-requests.js';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { linkNextPage, parseAdminListPage } from './admin-list-page.js';
+import { ADMIN_CALLER, idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
 
 /** `?comments=` of a route without a body, cut to what the activity record keeps. */
 const commentsQuery = (query: Record<string, unknown>) => (typeof query.comments === 'string' ? query.comments.slice(0, 1000) : undefined);
 
-export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores): Router {
+export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, idempotent: IdempotentRequests): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
 
+  const encryptionKey = otpKeysFromConfig(ctx.config).encryptionKey;
+  /** The enterprise an Idempotency-Key of a rotation is kept in: the client's (404 for an unknown client, before any claim). */
+  const enterpriseOfClient = async (clientId: string) => {
+    const client = await stores.clients.findClient(clientId);
+    if (!client) throw new NotFoundError('Client not found');
+    return client.enterpriseId;
+  };
+
+  // With an Idempotency-Key the client's id is the claim's: a retry of a request that died after
+  // creating the client finishes that client (new secrets, since the first were never shown) instead of making a second.
   router.post('/admin/clients', admin, ...jsonBody(ctx), validateBody('admin-clients.create.json'), async (req, res) => {
     const { comments, ...input } = req.body as RegisterClientInput & { comments?: string };
-    const { client, clientSecret, callbackSecret } = await registerClient(stores, input, {
-      comments,
-      encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
+    const scope = { enterpriseId: input.enterpriseId ?? DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/clients' };
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => {
+      const resumed = claim?.resumed ? await resumeClientRegistration(stores, claim.id, { encryptionKey, comments }) : undefined;
+      const { client, clientSecret, callbackSecret } =
+        resumed ?? (await registerClient(stores, input, { comments, encryptionKey, clientId: claim?.id }));
+      return {
+        status: 201,
+        location: `/admin/clients/${client.clientId}`,
+        body: {
+          client_id: client.clientId,
+          ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
+          ...(callbackSecret === undefined ? {} : { callback_secret: callbackSecret }),
+        },
+        secret: clientSecret !== undefined || callbackSecret !== undefined,
+      };
     });
-    res
-      .status(201)
-      .location(`/admin/clients/${client.clientId}`)
-      .json({
-        client_id: client.clientId,
-        ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
-        ...(callbackSecret === undefined ? {} : { callback_secret: callbackSecret }),
-      });
+    sendIdempotentAnswer(res, answer);
   });
 
   // The old secret keeps working for CLIENT_SECRET_GRACE_SECONDS, so the client's deployments can switch one by one.
   router.post('/admin/clients/:clientId/secret', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    const rotated = await rotateClientSecret(stores, clientId, {
-      graceSeconds: ctx.config.clientSecretGraceSeconds,
-      comments: commentsQuery(req.query),
+    const comments = commentsQuery(req.query);
+    const key = idempotencyKeyOf(req);
+    const scope = {
+      enterpriseId: key === undefined ? '' : await enterpriseOfClient(clientId),
+      callerId: ADMIN_CALLER,
+      route: 'POST /admin/clients/{clientId}/secret',
+    };
+    const answer = await idempotent.run({ scope, key, request: { clientId, comments } }, async () => {
+      const rotated = await rotateClientSecret(stores, clientId, { graceSeconds: ctx.config.clientSecretGraceSeconds, comments });
+      return {
+        status: 200,
+        body: {
+          client_id: clientId,
+          client_secret: rotated.clientSecret,
+          previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
+        },
+        secret: true,
+      };
     });
-    res.status(200).json({
-      client_id: clientId,
-      client_secret: rotated.clientSecret,
-      previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
-    });
+    sendIdempotentAnswer(res, answer);
   });
 
   // The old secret stops signing at once: receivers should accept both during their own switch.
   router.post('/admin/clients/:clientId/callback-secret', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
-    const secret = await rotateClientCallbackSecret(stores, clientId, {
-      encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
-      comments: commentsQuery(req.query),
+    const comments = commentsQuery(req.query);
+    const key = idempotencyKeyOf(req);
+    const scope = {
+      enterpriseId: key === undefined ? '' : await enterpriseOfClient(clientId),
+      callerId: ADMIN_CALLER,
+      route: 'POST /admin/clients/{clientId}/callback-secret',
+    };
+    const answer = await idempotent.run({ scope, key, request: { clientId, comments } }, async () => {
+      const secret = await rotateClientCallbackSecret(stores, clientId, { encryptionKey, comments });
+      return { status: 200, body: { client_id: clientId, callback_secret: secret }, secret: true };
     });
-    res.status(200).json({ client_id: clientId, callback_secret: secret });
+    sendIdempotentAnswer(res, answer);
   });
 
   router.get('/admin/clients', admin, async (req, res) => {

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
+import type { IdempotentRequests } from '../../core/idempotency/idempotent-requests.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import type { CreateNotificationInput, NotificationsService } from '../../core/notifications/notifications.service.js';
 import { authOf, requireBearer, type BearerStores } from '../middleware/bearer-auth.middleware.js';
@@ -9,6 +10,7 @@ import { validateBody } from '../middleware/validate-body.middleware.js';
 import { isDraining } from '../draining-state.js';
 import type { ServiceContext } from '../service-context.js';
 import { parseWaitSeconds, waitForFinalState } from './notification-wait.js';
+import { idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -35,17 +37,31 @@ function toNotificationResponse(n: Notification): Record<string, unknown> {
 }
 
 /** Enterprise API of notifications (scope notifications): create; read and cancel only the calling client's own. */
-export function notificationsRoutes(ctx: ServiceContext, bearer: BearerStores, service: NotificationsService): Router {
+export function notificationsRoutes(
+  ctx: ServiceContext,
+  bearer: BearerStores,
+  service: NotificationsService,
+  idempotent: IdempotentRequests,
+): Router {
   const router = Router();
   const guard = [requireBearer(ctx, bearer, 'notifications'), requireAllowedIp(bearer.clients)];
 
+  // With an Idempotency-Key, the notification's uuid is the claim's: a retry of a request that died
+  // after storing it answers that notification instead of pushing a second one to the person.
   router.post('/v1/notifications', ...guard, ...jsonBody(ctx), validateBody('notifications.create.json'), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
-    const created = await service.create({ clientId, enterpriseId }, req.body as CreateNotificationInput);
-    res
-      .status(201)
-      .location(`/v1/notifications/${created.notificationUuid}`)
-      .json({ notification_uuid: created.notificationUuid, ...(created.number !== undefined ? { number: created.number } : {}) });
+    const owner = { clientId, enterpriseId };
+    const scope = { enterpriseId, callerId: clientId, route: 'POST /v1/notifications' };
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => {
+      const found = claim?.resumed ? await service.read(owner, claim.id).catch(() => undefined) : undefined;
+      const created = found ?? (await service.create(owner, req.body as CreateNotificationInput, { notificationUuid: claim?.id }));
+      return {
+        status: 201,
+        location: `/v1/notifications/${created.notificationUuid}`,
+        body: { notification_uuid: created.notificationUuid, ...(created.number !== undefined ? { number: created.number } : {}) },
+      };
+    });
+    sendIdempotentAnswer(res, answer);
   });
 
   router.get('/v1/notifications/:uuid', ...guard, async (req, res) => {

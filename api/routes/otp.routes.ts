@@ -1,11 +1,12 @@
-import { Router, type Request, type RequestHandler } from 'express';
-import { NotFoundError, ValidationError } from '../../core/platform/errors/app-error.js';
+import { Router, type RequestHandler } from 'express';
+import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import type { OtpCancellationService } from '../../core/otp/otp-cancellation.service.js';
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
 import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
 import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
+import { idempotencyKeyOf } from './idempotency-key-header.js';
 import { validationAnswer } from './otp-validation-answer.js';
 import type { OtpResendService } from '../../core/otp/otp-resend.service.js';
 import { authOf, requireBearer, type BearerStores } from '../middleware/bearer-auth.middleware.js';
@@ -24,16 +25,6 @@ export interface OtpRouteServices {
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
-
-function idempotencyKeyOf(req: Request): string | undefined {
-  const idempotencyKey = req.get('idempotency-key');
-  if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
-    throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters');
-  }
-  return idempotencyKey;
-}
-
 function otpUuidParam(value: string): string {
   if (!UUID_RE.test(value)) throw new NotFoundError('OTP not found');
   return value.toLowerCase();

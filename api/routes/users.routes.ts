@@ -1,4 +1,5 @@
 import { Router, type Request, type RequestHandler } from 'express';
+import type { IdempotentRequests } from '../../core/idempotency/idempotent-requests.js';
 import { USER_ID_RE } from '../../core/users/user-id.js';
 import { DEFAULT_ENTERPRISE_ID, type UserRef } from '../../core/platform/tenancy/enterprise-id.js';
 import { NotFoundError, ValidationError } from '../../core/platform/errors/app-error.js';
@@ -22,6 +23,7 @@ import { jsonBody } from '../middleware/json-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { enterpriseQuery } from './enterprise-query.js';
 import { toUserResponse } from './user-response.js';
+import { ADMIN_CALLER, idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
 
 export interface UsersRouteServices {
   users: Pick<UsersRepository, 'findUser' | 'listPage'>;
@@ -31,6 +33,8 @@ export interface UsersRouteServices {
   activation: ActivationService;
   /** Deleting a user and what that ends. */
   lifecycle: Pick<UserLifecycle, 'remove'>;
+  /** Idempotency-Key of the activation re-issue. */
+  idempotent: IdempotentRequests;
 }
 
 function userIdParam(value: string): string {
@@ -125,9 +129,16 @@ export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services:
     res.status(204).end();
   });
 
+  // A retry with the same Idempotency-Key gets the first answer again: no second code is sent.
   router.post('/admin/users/:userId/activation', requireAdminToken(ctx), async (req, res) => {
     const ref = refOf(enterpriseQuery(req), String(req.params.userId));
-    res.status(202).json(await services.activation.reissue(ref, commentsQuery(req)));
+    const comments = commentsQuery(req);
+    const scope = { enterpriseId: ref.enterpriseId, callerId: ADMIN_CALLER, route: 'POST /admin/users/{userId}/activation' };
+    const answer = await services.idempotent.run(
+      { scope, key: idempotencyKeyOf(req), request: { userId: ref.userId, comments } },
+      async () => ({ status: 202, body: await services.activation.reissue(ref, comments) }),
+    );
+    sendIdempotentAnswer(res, answer);
   });
 
   return router;

@@ -59,7 +59,7 @@ export function normalizeCidr(value: string): string {
 export async function registerClient(
   stores: ClientStores,
   input: RegisterClientInput,
-  options: { comments?: string; encryptionKey?: Buffer } = {},
+  options: { comments?: string; encryptionKey?: Buffer; clientId?: string } = {},
 ): Promise<RegisteredClient> {
   const { comments, encryptionKey } = options;
   const keys = { encryptionKey };
@@ -68,7 +68,8 @@ export async function registerClient(
   const isPublic = input.public === true;
   const { redirectUris, webOrigins } = checkedLocations(isPublic, input.redirectUris ?? [], input.webOrigins ?? []);
   const clientSecret = isPublic ? undefined : generateClientSecret();
-  const clientId = randomUUID();
+  // Given by an Idempotency-Key claim, so a retry finds the client its first request created.
+  const clientId = options.clientId ?? randomUUID();
   const callbackSecret = isPublic || !keys.encryptionKey ? undefined : generateCallbackSecret();
   const client = await stores.clients.insertClient({
     clientId,

@@ -8,6 +8,7 @@ import { deliverySchema } from '../deliveries/deliveries.repository.js';
 import { groupSchema } from '../groups/groups.repository.js';
 import { notificationSchema } from '../notifications/notifications.repository.js';
 import { idempotencySchema } from '../otp/idempotency.repository.js';
+import { idempotencyRecordSchema } from '../idempotency/idempotency-records.repository.js';
 import { pushSubscriptionSchema } from '../push/push-subscriptions.repository.js';
 import { otpSchema } from '../otp/otps.repository.js';
 import { passkeySchema } from '../passkeys/passkeys.repository.js';
@@ -34,6 +35,7 @@ export const DECLARED_MODELS: { name: string; schema: Schema<never> }[] = [
   { name: 'Group', schema: groupSchema },
   { name: 'Notification', schema: notificationSchema },
   { name: 'OtpIdempotencyKey', schema: idempotencySchema },
+  { name: 'IdempotencyRecord', schema: idempotencyRecordSchema },
   { name: 'Otp', schema: otpSchema },
   { name: 'Passkey', schema: passkeySchema },
   { name: 'OutboxMessage', schema: outboxSchema },

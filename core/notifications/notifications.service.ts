@@ -205,6 +205,8 @@ export function createNotificationsService(deps: NotificationsDeps) {
     async create(
       client: { clientId: string; enterpriseId: string },
       input: CreateNotificationInput,
+      /** `notificationUuid`: given by an Idempotency-Key claim, so a retry finds the notification its first request created. */
+      options: { notificationUuid?: string } = {},
     ): Promise<{ notificationUuid: string; number?: string }> {
       const actions = input.actions.map((a) => a.action);
       if (new Set(actions).size !== actions.length) throw invalidArgument('actions', 'action values must be distinct');
@@ -219,7 +221,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
 
       const createdAt = now();
       const n: Notification = {
-        notificationUuid: randomUUID(),
+        notificationUuid: options.notificationUuid ?? randomUUID(),
         enterpriseId: client.enterpriseId,
         clientId: client.clientId,
         userId: input.userId,

@@ -172,6 +172,11 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     shutdownDeadlineMs: s.SHUTDOWN_DEADLINE_MS,
     shutdownDrainWindowMs: s.SHUTDOWN_DRAIN_WINDOW_MS,
     requestDeadlineMs: s.REQUEST_DEADLINE_MS,
+    /** Idempotency-Key of the creating requests other than OTP's: how long a key is remembered, how long a secret answer may be given again. */
+    idempotency: Object.freeze({
+      retentionSeconds: s.IDEMPOTENCY_KEY_RETENTION_SECONDS,
+      secretReplaySeconds: s.IDEMPOTENCY_SECRET_REPLAY_SECONDS,
+    }),
     workerLockDurationMs: s.WORKER_LOCK_DURATION_MS,
     sweeperIntervalMs: s.SWEEPER_INTERVAL_MS,
     sweeperGraceMs: s.SWEEPER_GRACE_MS,

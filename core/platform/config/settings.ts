@@ -93,6 +93,22 @@ export const SETTINGS = {
     default: 5000,
     doc: 'an OTP request not committed this long after it arrived is refused with 503 and nothing is sent (a caller that gave up gets no message it has no uuid for)',
   },
+  IDEMPOTENCY_KEY_RETENTION_SECONDS: {
+    section: 'runtime',
+    kind: 'integer',
+    min: 3600,
+    max: 604800,
+    default: 86400,
+    doc: 'how long an `Idempotency-Key` of `POST /v1/notifications` and the admin creating requests (clients, secret rotations, activation re-issue) is remembered: a retry within it gets the first answer again and creates nothing (OTP keys keep 24 hours)',
+  },
+  IDEMPOTENCY_SECRET_REPLAY_SECONDS: {
+    section: 'runtime',
+    kind: 'integer',
+    min: 0,
+    max: 3600,
+    default: 300,
+    doc: 'how long an answer holding a secret shown once (a new client, a rotated secret) is kept, sealed with `OTP_ENCRYPTION_KEY`, to be given again to a retry with the same `Idempotency-Key`; later the retry is 409 and creates nothing (0: never kept)',
+  },
   SHUTDOWN_DEADLINE_MS: {
     section: 'runtime',
     kind: 'integer',
