@@ -1,6 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
+import { scopeFilter } from '../platform/tenancy/tenant-filter.js';
 
 /** Who may reuse a key: one caller (a client, or the admin token) of one enterprise, on one route. */
 export interface IdempotencyScope {
@@ -63,7 +64,7 @@ idempotencyRecordSchema.index({ enterpriseId: 1, callerId: 1, route: 1, key: 1 }
 idempotencyRecordSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
 const scopeAndKey = (record: IdempotencyScope & { key: string }) => ({
-  enterpriseId: record.enterpriseId,
+  ...scopeFilter(record),
   callerId: record.callerId,
   route: record.route,
   key: record.key,
