@@ -1,5 +1,6 @@
 import { ADMIN_LIST_PAGE_MAX } from '../../core/platform/list-page.js';
 import { adminTokenErrors, commonErrors as errorResponses, notJsonError } from './common-responses.js';
+import { IDEMPOTENCY_KEY_422, IDEMPOTENCY_KEY_SECRET_409, idempotencyKeyHeader, idempotentReplayedHeader } from './idempotency-key-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 // Admin API (ADMIN_TOKEN): clients, groups and the activity record.
@@ -33,11 +34,13 @@ export const adminRouteDocs: RouteDoc[] = [
     summary: 'Register an OAuth client; the client secret and the notification callback secret are shown once',
     tag: 'admin',
     auth: { kind: 'admin' },
+    headers: [idempotencyKeyHeader({ secret: true })],
     requestSchema: 'admin-clients.create.json',
     responses: {
       '201': {
         description: 'Created',
         schema: 'admin-clients.created.json',
+        headers: idempotentReplayedHeader,
         links: {
           read: { method: 'get', path: '/admin/clients/{clientId}', parameters: { clientId: '$response.body#/client_id' } },
           delete: { method: 'delete', path: '/admin/clients/{clientId}', parameters: { clientId: '$response.body#/client_id' } },
@@ -45,8 +48,9 @@ export const adminRouteDocs: RouteDoc[] = [
       },
       '400': errorResponses['400'],
       '401': adminTokenErrors['401'],
+      '409': { description: IDEMPOTENCY_KEY_SECRET_409, schema: 'common.error.json' },
       '415': notJsonError,
-      '422': errorResponses['422'],
+      '422': { description: `Validation failed; ${IDEMPOTENCY_KEY_422}`, schema: 'common.error.json' },
       '503': adminTokenErrors['503'],
     },
   },
@@ -85,11 +89,16 @@ export const adminRouteDocs: RouteDoc[] = [
     query: [
       { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
     ],
+    headers: [idempotencyKeyHeader({ secret: true })],
     responses: {
-      '200': { description: 'The new secret', schema: 'admin-clients.secret.json' },
+      '200': { description: 'The new secret', schema: 'admin-clients.secret.json', headers: idempotentReplayedHeader },
       '401': adminTokenErrors['401'],
       '404': { description: 'No such confidential client', schema: 'common.error.json' },
-      '409': { description: 'Another rotation of the same client won at the same moment; rotate again', schema: 'common.error.json' },
+      '409': {
+        description: `Another rotation of the same client won at the same moment (rotate again); ${IDEMPOTENCY_KEY_SECRET_409}`,
+        schema: 'common.error.json',
+      },
+      '422': { description: IDEMPOTENCY_KEY_422, schema: 'common.error.json' },
     },
   },
   {
@@ -101,10 +110,13 @@ export const adminRouteDocs: RouteDoc[] = [
     query: [
       { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
     ],
+    headers: [idempotencyKeyHeader({ secret: true })],
     responses: {
-      '200': { description: 'The new secret', schema: 'admin-clients.callback-secret.json' },
+      '200': { description: 'The new secret', schema: 'admin-clients.callback-secret.json', headers: idempotentReplayedHeader },
       '401': adminTokenErrors['401'],
       '404': { description: 'No such confidential client', schema: 'common.error.json' },
+      '409': { description: IDEMPOTENCY_KEY_SECRET_409, schema: 'common.error.json' },
+      '422': { description: IDEMPOTENCY_KEY_422, schema: 'common.error.json' },
     },
   },
   {

@@ -1,5 +1,6 @@
 import { ZONE_OFFSETS_MINUTES } from '../../core/notifications/notification-dates.js';
 import { FINAL_STATUSES } from '../../core/notifications/notification.types.js';
+import { IDEMPOTENCY_KEY_409, IDEMPOTENCY_KEY_422, idempotencyKeyHeader, idempotentReplayedHeader } from './idempotency-key-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 const error = (description: string) => ({ description, schema: 'common.error.json' });
@@ -72,15 +73,24 @@ export const notificationsRouteDocs: RouteDoc[] = [
       "Create an approval notification for a user of the client's enterprise; with numberMatch the answer carries the number to show",
     tag: 'notifications',
     auth: bearer,
+    headers: [idempotencyKeyHeader()],
     requestSchema: 'notifications.create.json',
     responses: {
-      '201': { description: 'Created (`Location: /v1/notifications/<uuid>`)', schema: 'notifications.created.json' },
+      '201': {
+        description: 'Created (`Location: /v1/notifications/<uuid>`)',
+        schema: 'notifications.created.json',
+        headers: idempotentReplayedHeader,
+      },
       '400': error('`Malformed request body` (empty, not JSON, not an object)'),
       ...guardErrors,
       '404': error('`User not found`: unknown in this enterprise, DELETED or blocked'),
+      '409': error(IDEMPOTENCY_KEY_409),
       '415': error("`Content type '<type>' not supported`"),
       '422': error(
-        '`Invalid field <name>: <rule>` (also: action values not distinct, ds_required for a user without a device key, callbackUrl not https or not reaching a public address: `Invalid field callbackUrl: must reach a public address (<address> is in the <range> range)` for loopback, private, shared, link-local, unique-local, unspecified, multicast and other non-public ranges in any spelling, e.g. 127.1 or [::ffff:127.0.0.1])',
+        [
+          '`Invalid field <name>: <rule>` (also: action values not distinct, ds_required for a user without a device key, callbackUrl not https or not reaching a public address: `Invalid field callbackUrl: must reach a public address (<address> is in the <range> range)` for loopback, private, shared, link-local, unique-local, unspecified, multicast and other non-public ranges in any spelling, e.g. 127.1 or [::ffff:127.0.0.1])',
+          IDEMPOTENCY_KEY_422,
+        ].join('; '),
       ),
     },
   },

@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_409, IDEMPOTENCY_KEY_422, idempotencyKeyHeader, idempotentReplayedHeader } from './idempotency-key-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 import { adminTokenErrors } from './common-responses.js';
 
@@ -150,14 +151,15 @@ export const usersRouteDocs: RouteDoc[] = [
       },
       { name: 'comments', description: 'Note kept in the activity record', schema: { type: 'string', maxLength: 1000 } },
     ],
+    headers: [idempotencyKeyHeader()],
     responses: {
-      '202': { description: 'Queued', schema: 'users.activation-reissued.json' },
+      '202': { description: 'Queued', schema: 'users.activation-reissued.json', headers: idempotentReplayedHeader },
       '401': adminTokenErrors['401'],
       '404': error('User not found'),
       '409': error(
-        '`User is <STATUS>` when not waiting for activation, `User is blocked; unblock the user before issuing a new code`, or no address to send to',
+        `\`User is <STATUS>\` when not waiting for activation, \`User is blocked; unblock the user before issuing a new code\`, or no address to send to; ${IDEMPOTENCY_KEY_409}`,
       ),
-      '422': error('`[Invalid field enterpriseId]` or `[Invalid field comments]`'),
+      '422': error(`\`[Invalid field enterpriseId]\` or \`[Invalid field comments]\`; ${IDEMPOTENCY_KEY_422}`),
     },
   },
 ];
