@@ -31,7 +31,7 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, id
   const admin = requireAdminToken(ctx);
 
   const encryptionKey = otpKeysFromConfig(ctx.config).encryptionKey;
-  /** The enterprise an Idempotency-Key of a rotation is kept in: the client's (404 for an unknown client, before any claim). */
+  /** The enterprise an Idempotency-Key of a rotation is kept in: the client's (404 for an unknown client, before any claim; rotations are rare, so the extra read is cheap). */
   const enterpriseOfClient = async (clientId: string) => {
     const client = await stores.clients.findClient(clientId);
     if (!client) throw new NotFoundError('Client not found');
@@ -67,7 +67,7 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, id
     const comments = commentsQuery(req.query);
     const key = idempotencyKeyOf(req);
     const scope = {
-      enterpriseId: key === undefined ? '' : await enterpriseOfClient(clientId),
+      enterpriseId: await enterpriseOfClient(clientId),
       callerId: ADMIN_CALLER,
       route: 'POST /admin/clients/{clientId}/secret',
     };
@@ -92,7 +92,7 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, id
     const comments = commentsQuery(req.query);
     const key = idempotencyKeyOf(req);
     const scope = {
-      enterpriseId: key === undefined ? '' : await enterpriseOfClient(clientId),
+      enterpriseId: await enterpriseOfClient(clientId),
       callerId: ADMIN_CALLER,
       route: 'POST /admin/clients/{clientId}/callback-secret',
     };

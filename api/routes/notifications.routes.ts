@@ -14,6 +14,12 @@ import { idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Undefined for a notification that does not exist; any other failure goes on. */
+function unlessNotFound(err: unknown): undefined {
+  if (err instanceof NotFoundError) return undefined;
+  throw err;
+}
+
 export function notificationUuidParam(value: string): string {
   if (!UUID_RE.test(value)) throw new NotFoundError('Notification not found');
   return value.toLowerCase();
@@ -53,7 +59,7 @@ export function notificationsRoutes(
     const owner = { clientId, enterpriseId };
     const scope = { enterpriseId, callerId: clientId, route: 'POST /v1/notifications' };
     const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => {
-      const found = claim?.resumed ? await service.read(owner, claim.id).catch(() => undefined) : undefined;
+      const found = claim?.resumed ? await service.read(owner, claim.id).catch(unlessNotFound) : undefined;
       const created = found ?? (await service.create(owner, req.body as CreateNotificationInput, { notificationUuid: claim?.id }));
       return {
         status: 201,

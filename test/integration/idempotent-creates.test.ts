@@ -148,6 +148,20 @@ describe('Idempotency-Key on creating requests', () => {
       expect(await notificationsOf('idem1')).toBe(1);
     });
 
+    test('when the key has expired, then the same key starts a new request and creates a new notification', async () => {
+      await insertUser(service.ctx.mongo, { userId: 'idem-expired' });
+      const first = (await (await createNotification(notificationBody('idem-expired'), 'n-expired')).json()) as {
+        notification_uuid: string;
+      };
+      await records().updateOne({ key: 'n-expired' }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+      const later = await createNotification(notificationBody('idem-expired', { expiresIn: 60 }), 'n-expired');
+      expect(later.status).toBe(201);
+      expect(later.headers.get('idempotent-replayed')).toBeNull();
+      expect(((await later.json()) as { notification_uuid: string }).notification_uuid).not.toBe(first.notification_uuid);
+      expect(await notificationsOf('idem-expired')).toBe(2);
+      expect(await records().countDocuments({ key: 'n-expired' })).toBe(1);
+    });
+
     test('when the key is stored, then it is scoped by enterprise, client and route and holds no body in clear beyond the answer', async () => {
       const record = await records().findOne({ key: 'n-retry' });
       expect(record).toMatchObject({
@@ -228,6 +242,36 @@ describe('Idempotency-Key on creating requests', () => {
       expect(await tokenWorks(resumed.client_id, resumed.client_secret)).toBe(true);
       // The first secret was never shown to anyone: it stops at once.
       expect(await tokenWorks(first.client_id, first.client_secret)).toBe(false);
+    });
+  });
+
+  describe('with IDEMPOTENCY_SECRET_REPLAY_SECONDS=0', () => {
+    let strict: TestService;
+    beforeAll(async () => {
+      strict = await startTestService('idemstrict', { IDEMPOTENCY_SECRET_REPLAY_SECONDS: '0' });
+    });
+    afterAll(async () => {
+      await strict.close();
+    });
+
+    test('when a creation is retried, then 409 at once, no secret is kept, and no second client is created', async () => {
+      const send = () =>
+        sendJson(
+          `${strict.url}/admin/clients`,
+          'POST',
+          strict.config.adminToken,
+          { name: 'idem-strict', scopes: ['otp'] },
+          {
+            'idempotency-key': 'c-strict',
+          },
+        );
+      const created = (await (await send()).json()) as { client_id: string };
+      const retry = await send();
+      expect(retry.status).toBe(409);
+      expect(((await retry.json()) as { location?: string }).location).toBe(`/admin/clients/${created.client_id}`);
+      const record = await strict.ctx.mongo.collection('idempotency_records').findOne({ key: 'c-strict' });
+      expect(record?.answer).toEqual({ status: 201, location: `/admin/clients/${created.client_id}`, secretUntil: expect.any(Date) });
+      expect(await strict.ctx.mongo.collection('clients').countDocuments({ name: 'idem-strict' })).toBe(1);
     });
   });
 
