@@ -205,9 +205,9 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     repositories,
     clientLookup,
     bearer: { clients: clientLookup, verificationKeys, revocations },
-    clients: { clients, activity, lookup: clientLookup },
+    clients: { clients, activity, lookup: clientLookup, logger: ctx.logger },
     templateCache,
-    templates: { templates, activity, cache: templateCache },
+    templates: { templates, activity, cache: templateCache, logger: ctx.logger },
     userTokens: { oidcRecords, clients: clientLookup, users },
     authServer: {
       users,

@@ -19,11 +19,13 @@ export function adminGroupsRoutes(
   repositories: { groups: GroupsRepository; users: UsersRepository; activity: ActivityRepository },
 ): Router {
   const { groups } = repositories;
+  // A change's activity entry left to the sweep is logged.
+  const stores = { ...repositories, logger: ctx.logger };
   const router = Router();
   const admin = requireAdminToken(ctx);
 
   router.post('/admin/groups', admin, ...jsonBody(ctx), validateBody('admin-groups.create.json'), async (req, res) => {
-    const group = await createGroup(repositories, req.body as { name: string; description?: string });
+    const group = await createGroup(stores, req.body as { name: string; description?: string });
     res.status(201).json(toGroupResponse(group));
   });
 
@@ -42,7 +44,7 @@ export function adminGroupsRoutes(
   });
 
   router.delete('/admin/groups/:name', admin, async (req, res) => {
-    await deleteGroup(repositories, req.params.name as string);
+    await deleteGroup(stores, req.params.name as string);
     res.status(204).end();
   });
 

@@ -12,6 +12,7 @@ export function registerBenchClient(mongo: Connection, input: RegisterClientInpu
     clients: createClientsRepository(mongo),
     activity: createActivityRepository(mongo),
     lookup: { invalidate: () => undefined },
+    logger: { warn: () => undefined },
   };
   return registerClient(stores, input);
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { OwedEntry } from '../activity/owed-entries.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import type { ClientsRepository } from './clients.repository.js';
 
@@ -14,14 +15,18 @@ export function sealCallbackSecret(clientId: string, secret: string, encryptionK
   return encryptSecret(secret, encryptionKey, context(clientId));
 }
 
-/** A new callback secret for the client, stored encrypted; the clear one is returned once. Null: no such client. */
+/**
+ * A new callback secret for the client, stored encrypted (with the activity entry the change
+ * owes, when given); the clear one is returned once. Null: no such client.
+ */
 export async function rotateCallbackSecret(
   clients: Pick<ClientsRepository, 'setCallbackSecretEncrypted'>,
   clientId: string,
   encryptionKey: Buffer,
+  owed?: OwedEntry,
 ): Promise<string | null> {
   const secret = generateCallbackSecret();
-  return (await clients.setCallbackSecretEncrypted(clientId, sealCallbackSecret(clientId, secret, encryptionKey))) ? secret : null;
+  return (await clients.setCallbackSecretEncrypted(clientId, sealCallbackSecret(clientId, secret, encryptionKey), owed)) ? secret : null;
 }
 
 /** The clear callback secret, or null when the client has none. */

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
-import { recordClientChange } from './client-activity.js';
+import { clientChangeEntry, recordClientChanges } from './client-activity.js';
 import type { ClientStores } from './client-stores.js';
 import { generateClientSecret, hashClientSecret, verifyClientSecret } from './client-secret.js';
 import type { ClientWithSecret } from './clients.repository.js';
@@ -29,12 +29,13 @@ export async function rotateClientSecret(
   const clientSecret = generateClientSecret();
   const now = options.now ?? new Date();
   const previousSecretExpiresAt = options.graceSeconds > 0 ? new Date(now.getTime() + options.graceSeconds * 1000) : null;
-  if (!(await clients.replaceSecretHash(clientId, client.secretHash, hashClientSecret(clientSecret), previousSecretExpiresAt))) {
+  const owed = clientChangeEntry('client.secret-rotated', options.comments);
+  if (!(await clients.replaceSecretHash(clientId, client.secretHash, hashClientSecret(clientSecret), previousSecretExpiresAt, owed))) {
     if (!(await clients.findClientWithSecret(clientId))) throw new NotFoundError('Client not found');
     throw new ConflictError('Client secret was rotated by another request at the same time; rotate again');
   }
   stores.lookup.invalidate(clientId);
-  await recordClientChange(stores, 'client.secret-rotated', client, options.comments);
+  await recordClientChanges(stores, client);
   return { clientSecret, previousSecretExpiresAt };
 }
 

@@ -1,5 +1,8 @@
 import { Schema, type Connection } from 'mongoose';
+import { createOwingCollection } from '../activity/owing-collection.js';
+import { indexOwedEntries, notDeleted, owing, owingSchemaFields, type OwedEntry, type OwingFields } from '../activity/owed-entries.js';
 import { modelFor } from '../platform/db/model-registry.js';
+import { clientFilter } from '../platform/tenancy/tenant-filter.js';
 
 /** A named test user's fixed OTP (test clients only). */
 export interface TestCode {
@@ -43,7 +46,10 @@ export interface ClientWithSecret extends Client {
   callbackSecretEncrypted?: string | null;
 }
 
-export const clientSchema = new Schema<ClientWithSecret>(
+/** What names a client in its activity entries: its id, and the enterprise the entries belong to. */
+export type ClientKey = Pick<Client, 'clientId' | 'enterpriseId'>;
+
+export const clientSchema = new Schema<ClientWithSecret & OwingFields>(
   {
     clientId: { type: String, required: true, unique: true },
     enterpriseId: { type: String, required: true },
@@ -61,9 +67,12 @@ export const clientSchema = new Schema<ClientWithSecret>(
     previousSecretExpiresAt: { type: Date, default: null },
     callbackSecretEncrypted: { type: String, default: null },
     createdAt: { type: Date, required: true },
+    ...owingSchemaFields,
   },
   { collection: 'clients', versionKey: false },
 );
+// A deleted client stays, marked, until its entry is written: every read and change below leaves it out.
+indexOwedEntries(clientSchema);
 
 const model = (connection: Connection) => modelFor(connection, 'Client', clientSchema);
 
@@ -97,7 +106,9 @@ const withoutSecret = ({
   hasCallbackSecret: typeof callbackSecretEncrypted === 'string' && callbackSecretEncrypted !== '',
 });
 
-const PROJECTION = { _id: 0 } as const;
+const PROJECTION = { _id: 0, owedActivity: 0, owedActivityLeaseUntil: 0, deletedAt: 0 } as const;
+/** A client no deletion has marked, by id. */
+const live = (clientId: string) => ({ clientId, ...notDeleted });
 
 export type UpdatableClientFields = Partial<
   Pick<Client, 'name' | 'scopes' | 'allowedIps' | 'redirectUris' | 'webOrigins' | 'test' | 'testCodes'>
@@ -105,9 +116,10 @@ export type UpdatableClientFields = Partial<
 
 export function createClientsRepository(connection: Connection) {
   const repository = {
-    async insertClient(client: ClientWithSecret): Promise<Client> {
+    /** Stores a new client with the entry its registration owes (owing-collection.ts). */
+    async insertClient(client: ClientWithSecret, owed?: OwedEntry): Promise<Client> {
       const Clients = await model(connection);
-      await Clients.create(client);
+      await Clients.create({ ...client, ...(owed ? { owedActivity: [owed] } : {}) });
       return withoutSecret(client);
     },
 
@@ -118,12 +130,12 @@ export function createClientsRepository(connection: Connection) {
 
     async findClientWithSecret(clientId: string): Promise<ClientWithSecret | null> {
       const Clients = await model(connection);
-      return Clients.findOne({ clientId }, PROJECTION).lean<ClientWithSecret>();
+      return Clients.findOne(live(clientId), PROJECTION).lean<ClientWithSecret>();
     },
 
     async listClients(): Promise<Client[]> {
       const Clients = await model(connection);
-      const rows = await Clients.find({}, PROJECTION).sort({ createdAt: 1, clientId: 1 }).lean<ClientWithSecret[]>();
+      const rows = await Clients.find(notDeleted, PROJECTION).sort({ createdAt: 1, clientId: 1 }).lean<ClientWithSecret[]>();
       return rows.map(withoutSecret);
     },
 
@@ -135,32 +147,39 @@ export function createClientsRepository(connection: Connection) {
       const Clients = await model(connection);
       const filter =
         after === undefined
-          ? {}
-          : { $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, clientId: { $gt: after.clientId } }] };
+          ? notDeleted
+          : {
+              ...notDeleted,
+              $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, clientId: { $gt: after.clientId } }],
+            };
       const rows = await Clients.find(filter, PROJECTION).sort({ createdAt: 1, clientId: 1 }).limit(limit).lean<ClientWithSecret[]>();
       return rows.map(withoutSecret);
     },
 
-    /** True when a client was deleted. */
-    async deleteClient(clientId: string): Promise<boolean> {
+    /**
+     * Marks the client deleted, with the entry it owes, in one write: every lookup treats it as
+     * gone at once (its tokens and secrets are refused), and it is removed once the entry is
+     * written. True when a client was deleted.
+     */
+    async markClientDeleted(clientId: string, owed: OwedEntry): Promise<boolean> {
       const Clients = await model(connection);
-      const result = await Clients.deleteOne({ clientId });
-      return result.deletedCount === 1;
+      const result = await Clients.updateOne(live(clientId), { $set: { deletedAt: owed.at }, ...owing(owed) });
+      return result.matchedCount === 1;
     },
 
     /** The encrypted callback secret, or null when the client has none (or does not exist). */
     async findCallbackSecretEncrypted(clientId: string): Promise<string | null> {
       const Clients = await model(connection);
-      const row = await Clients.findOne({ clientId }, { _id: 0, callbackSecretEncrypted: 1 }).lean<{
+      const row = await Clients.findOne(live(clientId), { _id: 0, callbackSecretEncrypted: 1 }).lean<{
         callbackSecretEncrypted?: string | null;
       }>();
       return row?.callbackSecretEncrypted ?? null;
     },
 
-    /** Replaces the client's callback secret; false when the client does not exist. */
-    async setCallbackSecretEncrypted(clientId: string, encrypted: string): Promise<boolean> {
+    /** Replaces the client's callback secret, with the entry the change owes; false when the client does not exist. */
+    async setCallbackSecretEncrypted(clientId: string, encrypted: string, owed?: OwedEntry): Promise<boolean> {
       const Clients = await model(connection);
-      const result = await Clients.updateOne({ clientId }, { $set: { callbackSecretEncrypted: encrypted } });
+      const result = await Clients.updateOne(live(clientId), { $set: { callbackSecretEncrypted: encrypted }, ...owing(owed) });
       return result.matchedCount === 1;
     },
 
@@ -169,33 +188,41 @@ export function createClientsRepository(connection: Connection) {
       return repository.updateClientFields(clientId, { redirectUris });
     },
 
-    /** Replaces the given fields of a client; false when the client does not exist. */
     /**
-     * Sets the fields; with `whileTest`, only while the client's test flag is still that value
-     * (fixed codes decided on the flag as read). False when the client is gone or its flag changed.
+     * Sets the fields, with the entry the change owes; with `whileTest`, only while the client's
+     * test flag is still that value (fixed codes decided on the flag as read). False when the
+     * client is gone or its flag changed.
      */
-    async updateClientFields(clientId: string, fields: UpdatableClientFields, whileTest?: boolean): Promise<boolean> {
+    async updateClientFields(clientId: string, fields: UpdatableClientFields, whileTest?: boolean, owed?: OwedEntry): Promise<boolean> {
       const Clients = await model(connection);
-      const filter = whileTest === undefined ? { clientId } : { clientId, test: whileTest ? true : { $ne: true } };
-      const result = await Clients.updateOne(filter, { $set: fields });
+      const filter = whileTest === undefined ? live(clientId) : { ...live(clientId), test: whileTest ? true : { $ne: true } };
+      const result = await Clients.updateOne(filter, { $set: fields, ...owing(owed) });
       return result.matchedCount === 1;
     },
 
     /**
      * Puts `secretHash` in place of the current secret only if the current one is still `currentHash`
      * (two rotations at once: one wins); the replaced hash stays accepted until `previousExpiresAt`,
-     * or is dropped at once when that is null. False when the client is gone or was rotated meanwhile.
+     * or is dropped at once when that is null; with the entry the change owes. False when the
+     * client is gone or was rotated meanwhile.
      */
-    async replaceSecretHash(clientId: string, currentHash: string, secretHash: string, previousExpiresAt: Date | null): Promise<boolean> {
+    async replaceSecretHash(
+      clientId: string,
+      currentHash: string,
+      secretHash: string,
+      previousExpiresAt: Date | null,
+      owed?: OwedEntry,
+    ): Promise<boolean> {
       const Clients = await model(connection);
       const result = await Clients.updateOne(
-        { clientId, secretHash: currentHash },
+        { ...live(clientId), secretHash: currentHash },
         {
           $set: {
             secretHash,
             previousSecretHash: previousExpiresAt === null ? null : currentHash,
             previousSecretExpiresAt: previousExpiresAt,
           },
+          ...owing(owed),
         },
       );
       return result.matchedCount === 1;
@@ -204,11 +231,21 @@ export function createClientsRepository(connection: Connection) {
     /** Redirect URIs and web origins of every public client (the candidates for browser origins). */
     async listPublicClientLocations(): Promise<Pick<Client, 'isPublic' | 'redirectUris' | 'webOrigins'>[]> {
       const Clients = await model(connection);
-      const rows = await Clients.find({ isPublic: true }, { _id: 0, isPublic: 1, redirectUris: 1, webOrigins: 1 }).lean<
+      const rows = await Clients.find({ isPublic: true, ...notDeleted }, { _id: 0, isPublic: 1, redirectUris: 1, webOrigins: 1 }).lean<
         Pick<ClientWithSecret, 'isPublic' | 'redirectUris' | 'webOrigins'>[]
       >();
       return rows.map((row) => ({ isPublic: row.isPublic, redirectUris: row.redirectUris ?? [], webOrigins: row.webOrigins ?? [] }));
     },
+
+    /** The entries client changes owe the record, in the client's enterprise. */
+    owedActivity: createOwingCollection<ClientKey>({
+      name: 'clients',
+      model: () => model(connection) as never,
+      filter: (key) => clientFilter(key),
+      keyFields: ['clientId', 'enterpriseId'],
+      keyOf: (doc) => clientFilter(doc as ClientKey),
+      subject: (key) => clientFilter(key),
+    }),
   };
   return repository;
 }

@@ -4,7 +4,7 @@ import { DEFAULT_ENTERPRISE_ID, ENTERPRISE_ID_RE } from '../platform/tenancy/ent
 import { ValidationError } from '../platform/errors/app-error.js';
 import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import { generateCallbackSecret, rotateCallbackSecret, sealCallbackSecret } from './callback-secret.js';
-import { recordClientChange } from './client-activity.js';
+import { clientChangeEntry, recordClientChanges } from './client-activity.js';
 import { generateClientSecret, hashClientSecret } from './client-secret.js';
 import type { ClientStores } from './client-stores.js';
 import type { Client, ClientScope, UpdatableClientFields, TestCode } from './clients.repository.js';
@@ -71,26 +71,31 @@ export async function registerClient(
   // Given by an Idempotency-Key claim, so a retry finds the client its first request created.
   const clientId = options.clientId ?? randomUUID();
   const callbackSecret = isPublic || !keys.encryptionKey ? undefined : generateCallbackSecret();
-  const client = await stores.clients.insertClient({
-    clientId,
-    enterpriseId,
-    name: input.name,
-    scopes: [...new Set(input.scopes)],
-    allowedIps: [...new Set((input.allowedIps ?? []).map(normalizeCidr))],
-    redirectUris,
-    webOrigins,
-    isPublic,
-    firstParty: input.firstParty !== false,
-    test: input.test === true,
-    testCodes: checkedTestCodes(input.test === true, input.testCodes ?? []),
-    secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
-    callbackSecretEncrypted:
-      callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
-    createdAt: new Date(),
-  });
+  const test = input.test === true;
+  const owed = clientChangeEntry('client.created', test ? ['test=true', comments].filter(Boolean).join('; ') : comments);
+  const client = await stores.clients.insertClient(
+    {
+      clientId,
+      enterpriseId,
+      name: input.name,
+      scopes: [...new Set(input.scopes)],
+      allowedIps: [...new Set((input.allowedIps ?? []).map(normalizeCidr))],
+      redirectUris,
+      webOrigins,
+      isPublic,
+      firstParty: input.firstParty !== false,
+      test,
+      testCodes: checkedTestCodes(test, input.testCodes ?? []),
+      secretHash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
+      callbackSecretEncrypted:
+        callbackSecret === undefined || !keys.encryptionKey ? null : sealCallbackSecret(clientId, callbackSecret, keys.encryptionKey),
+      createdAt: owed.at,
+    },
+    owed,
+  );
   // A new public client may bring new web origins.
   stores.lookup.invalidate(clientId);
-  await recordClientChange(stores, 'client.created', client, client.test ? ['test=true', comments].filter(Boolean).join('; ') : comments);
+  await recordClientChanges(stores, client);
   return { client, ...(clientSecret === undefined ? {} : { clientSecret }), ...(callbackSecret === undefined ? {} : { callbackSecret }) };
 }
 
@@ -162,15 +167,15 @@ export async function updateClient(
   // holds, so a request taking the client out of test mode meanwhile never leaves it with codes.
   // When it changed, the patch is decided again on what is stored now.
   const whileTest = input.testCodes !== undefined && input.test === undefined ? client.test === true : undefined;
-  if (!(await stores.clients.updateClientFields(clientId, fields, whileTest))) {
+  // The test flag decides whether messages reach people: its changes are named in the record.
+  const noted = input.test === undefined ? comments : [`test=${input.test}`, comments].filter(Boolean).join('; ');
+  if (!(await stores.clients.updateClientFields(clientId, fields, whileTest, clientChangeEntry('client.updated', noted)))) {
     if (whileTest === undefined) throw new NotFoundError('Client not found');
     if (attempt >= 3) throw new ConflictError('The client was changed by other requests at the same time; try again');
     return updateClient(stores, clientId, input, comments, attempt + 1);
   }
   stores.lookup.invalidate(clientId);
-  // The test flag decides whether messages reach people: its changes are named in the record.
-  const noted = input.test === undefined ? comments : [`test=${input.test}`, comments].filter(Boolean).join('; ');
-  await recordClientChange(stores, 'client.updated', client, noted);
+  await recordClientChanges(stores, client);
   return { ...client, ...fields };
 }
 
@@ -185,16 +190,21 @@ export async function rotateClientCallbackSecret(
 ): Promise<string> {
   const client = await stores.clients.findClient(clientId);
   if (!client || client.isPublic) throw new NotFoundError('Client not found');
-  const secret = await rotateCallbackSecret(stores.clients, clientId, options.encryptionKey);
+  const owed = clientChangeEntry('client.callback-secret-rotated', options.comments);
+  const secret = await rotateCallbackSecret(stores.clients, clientId, options.encryptionKey, owed);
   if (secret === null) throw new NotFoundError('Client not found');
-  await recordClientChange(stores, 'client.callback-secret-rotated', client, options.comments);
+  await recordClientChanges(stores, client);
   return secret;
 }
 
-/** Deletes a client (its tokens are refused from then on); NotFoundError when unknown. Recorded. */
+/**
+ * Deletes a client (its tokens are refused from then on); NotFoundError when unknown. Recorded;
+ * the client is gone for every lookup at once, its document once its entry is written.
+ */
 export async function removeClient(stores: ClientStores, clientId: string, comments?: string): Promise<void> {
   const client = await stores.clients.findClient(clientId);
-  if (!client || !(await stores.clients.deleteClient(clientId))) throw new NotFoundError('Client not found');
+  if (!client || !(await stores.clients.markClientDeleted(clientId, clientChangeEntry('client.deleted', comments))))
+    throw new NotFoundError('Client not found');
   stores.lookup.invalidate(clientId);
-  await recordClientChange(stores, 'client.deleted', client, comments);
+  await recordClientChanges(stores, client);
 }

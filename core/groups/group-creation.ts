@@ -1,15 +1,23 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
+import { drawOwedEntry } from '../activity/owed-entries.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { Group, GroupsRepository } from './groups.repository.js';
 
 /**
  * Creates a group (409 when the name exists) and records it in the activity record, as every
- * other admin change is: who made the group an enrollment may name, and when.
+ * other admin change is: who made the group an enrollment may name, and when. The group is stored
+ * with the entry it owes and the entry written right after (owing-collection.ts): the answer does
+ * not wait on the record, and an entry it refused is written by the enrollment worker's sweep.
  */
 export async function createGroup(
-  deps: { groups: Pick<GroupsRepository, 'createGroup'>; activity: Pick<ActivityRepository, 'append'> },
+  deps: {
+    groups: Pick<GroupsRepository, 'createGroup' | 'owedActivity'>;
+    activity: Pick<ActivityRepository, 'appendOnce'>;
+    logger: Pick<Logger, 'warn'>;
+  },
   input: { name: string; description?: string },
 ): Promise<Group> {
-  const group = await deps.groups.createGroup(input);
-  await deps.activity.append({ actor: { type: 'admin' }, action: 'group.created', groupName: group.name });
+  const group = await deps.groups.createGroup(input, drawOwedEntry('group.created', { type: 'admin' }, new Date()));
+  await deps.groups.owedActivity.settleAfterChange(deps, group.name);
   return group;
 }

@@ -1,4 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
+import { createOwingCollection } from '../activity/owing-collection.js';
+import { indexOwedEntries, notDeleted, owing, owingSchemaFields, type OwedEntry, type OwingFields } from '../activity/owed-entries.js';
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
 import { ConflictError } from '../platform/errors/app-error.js';
@@ -19,7 +21,7 @@ export interface GroupDeletionMarker {
   until: Date;
 }
 
-interface GroupDoc extends Group {
+interface GroupDoc extends Group, OwingFields {
   deletion?: GroupDeletionMarker;
 }
 
@@ -29,35 +31,54 @@ export const groupSchema = new Schema<GroupDoc>(
     description: { type: String, default: null },
     createdAt: { type: Date, required: true },
     deletion: { type: Schema.Types.Mixed },
+    ...owingSchemaFields,
   },
   { collection: 'groups', versionKey: false },
 );
+// A deleted group stays, marked, until its entry is written: every read below leaves it out (a
+// user may not join it), and creating the name again takes the document over.
+indexOwedEntries(groupSchema);
 
 const model = (connection: Connection) => modelFor(connection, 'Group', groupSchema);
 
 /** Groups no deletion is deciding on at `now`: no marker, or one past its deadline (its deletion stopped). */
-const withoutLiveMarker = (now: Date) => ({ $or: [{ deletion: { $exists: false } }, { 'deletion.until': { $lte: now } }] });
-// The marker is the deletion's business; a group is shown without it.
-const shown = { _id: 0, deletion: 0 };
+const withoutLiveMarker = (now: Date) => ({ ...notDeleted, $or: [{ deletion: { $exists: false } }, { 'deletion.until': { $lte: now } }] });
+// The markers and owed entries are the deletion's and the record's business; a group is shown without them.
+const shown = { _id: 0, deletion: 0, owedActivity: 0, owedActivityLeaseUntil: 0, deletedAt: 0 };
+/** How often a creation tries again when the deleted group holding its name is removed between the insert and the take-over. */
+const TAKE_OVER_ATTEMPTS = 3;
 
 export function createGroupsRepository(connection: Connection) {
   return {
-    /** Creates a group; ConflictError (409) when the name exists, decided by the unique index. */
-    async createGroup(input: { name: string; description?: string }): Promise<Group> {
+    /**
+     * Creates a group, with the entry its creation owes; ConflictError (409) when the name exists,
+     * decided by the unique index. A deleted group still owing its entry is taken over: its
+     * fields replaced, its owed entries kept.
+     */
+    async createGroup(input: { name: string; description?: string }, owed?: OwedEntry): Promise<Group> {
       const Groups = await model(connection);
-      const group: Group = { name: input.name, description: input.description ?? null, createdAt: new Date() };
-      try {
-        await Groups.create(group);
-      } catch (err) {
-        if (isDuplicateKeyError(err)) throw new ConflictError(`Group ${input.name} already exists`);
-        throw err;
+      const group: Group = { name: input.name, description: input.description ?? null, createdAt: owed?.at ?? new Date() };
+      for (let attempt = 1; attempt <= TAKE_OVER_ATTEMPTS; attempt++) {
+        try {
+          await Groups.create({ ...group, ...(owed ? { owedActivity: [owed] } : {}) });
+          return group;
+        } catch (err) {
+          if (!isDuplicateKeyError(err)) throw err;
+        }
+        const taken = await Groups.updateOne(
+          { name: input.name, deletedAt: { $exists: true } },
+          { $set: group, $unset: { deletedAt: 1, deletion: 1 }, ...owing(owed) },
+        );
+        if (taken.matchedCount === 1) return group;
+        // Neither: a group has the name, or the deleted one was removed meanwhile (insert again).
+        if (await Groups.exists({ name: input.name, ...notDeleted })) break;
       }
-      return group;
+      throw new ConflictError(`Group ${input.name} already exists`);
     },
 
     async findGroup(name: string): Promise<Group | undefined> {
       const Groups = await model(connection);
-      return (await Groups.findOne({ name }, shown).lean<Group>()) ?? undefined;
+      return (await Groups.findOne({ name, ...notDeleted }, shown).lean<Group>()) ?? undefined;
     },
 
     /**
@@ -76,23 +97,29 @@ export function createGroupsRepository(connection: Connection) {
     },
 
     /**
-     * Removes the group only if it still carries this deletion's marker and the marker is still
-     * live at `liveAt`; false otherwise (nothing removed).
+     * Deletes the group only if it still carries this deletion's marker and the marker is still
+     * live at `liveAt`; false otherwise (nothing changed). Deleted means marked, with the entry
+     * the deletion owes, in one write: every read treats it as gone at once, and it is removed
+     * once the entry is written.
      */
-    async removeGroupStillMarked(name: string, token: string, liveAt: Date): Promise<boolean> {
+    async removeGroupStillMarked(name: string, token: string, liveAt: Date, owed: OwedEntry): Promise<boolean> {
       const Groups = await model(connection);
-      return (await Groups.deleteOne({ name, 'deletion.token': token, 'deletion.until': { $gt: liveAt } })).deletedCount === 1;
+      const result = await Groups.updateOne(
+        { name, ...notDeleted, 'deletion.token': token, 'deletion.until': { $gt: liveAt } },
+        { $set: { deletedAt: owed.at }, $unset: { deletion: 1 }, ...owing(owed) },
+      );
+      return result.matchedCount === 1;
     },
 
     async listGroups(): Promise<Group[]> {
       const Groups = await model(connection);
-      return Groups.find({}, shown).sort({ name: 1 }).lean<Group[]>();
+      return Groups.find(notDeleted, shown).sort({ name: 1 }).lean<Group[]>();
     },
 
     /** Up to `limit` groups by name, after the group named `after` (the last one of the previous page). */
     async listGroupsAfter(after: string | undefined, limit: number): Promise<Group[]> {
       const Groups = await model(connection);
-      return Groups.find(after === undefined ? {} : { name: { $gt: after } }, shown)
+      return Groups.find(after === undefined ? notDeleted : { ...notDeleted, name: { $gt: after } }, shown)
         .sort({ name: 1 })
         .limit(limit)
         .lean<Group[]>();
@@ -110,6 +137,16 @@ export function createGroupsRepository(connection: Connection) {
       const existing = new Set(found.map((g) => g.name));
       return unique.filter((name) => !existing.has(name));
     },
+
+    /** The entries group changes owe the record, by group name. */
+    owedActivity: createOwingCollection<string>({
+      name: 'groups',
+      model: () => model(connection) as never,
+      filter: (name) => ({ name }),
+      keyFields: ['name'],
+      keyOf: (doc) => String(doc.name),
+      subject: (name) => ({ groupName: name }),
+    }),
   };
 }
 

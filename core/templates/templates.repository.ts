@@ -1,9 +1,21 @@
 import { Schema, type Connection } from 'mongoose';
+import { createOwingCollection } from '../activity/owing-collection.js';
+import {
+  indexOwedEntries,
+  notDeleted,
+  owing,
+  owingSchemaFields,
+  withoutOwingFields,
+  type OwedEntry,
+  type OwingFields,
+} from '../activity/owed-entries.js';
 import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
 import type { MessageTemplate, TemplateContent, TemplateSummary } from './template.types.js';
 
-export const templateSchema = new Schema<MessageTemplate>(
+type TemplateDoc = MessageTemplate & OwingFields;
+
+export const templateSchema = new Schema<TemplateDoc>(
   {
     name: { type: String, required: true },
     channel: { type: String, enum: ['SMS', 'EMAIL'], required: true },
@@ -13,79 +25,133 @@ export const templateSchema = new Schema<MessageTemplate>(
     version: { type: Number, required: true },
     source: { type: String, enum: ['seed', 'admin'], required: true },
     updatedAt: { type: Date, required: true },
+    ...owingSchemaFields,
   },
   { collection: 'templates', versionKey: false },
 );
+// A deleted template keeps its name until its entry is written; creating the name again takes
+// that document over (insertTemplate), so the name is free at once.
 templateSchema.index({ name: 1 }, { unique: true });
+indexOwedEntries(templateSchema);
 
 const readyModel = (connection: Connection) => modelFor(connection, 'MessageTemplate', templateSchema);
 
-function toTemplate(doc: MessageTemplate & { _id?: unknown }): MessageTemplate {
+function toTemplate(doc: TemplateDoc & { _id?: unknown }): MessageTemplate {
   const { _id, ...rest } = doc;
-  return rest;
+  return withoutOwingFields(rest);
 }
+
+/** How often an insert tries again when the deleted template holding its name is removed between the insert and the take-over. */
+const TAKE_OVER_ATTEMPTS = 3;
 
 export function createTemplatesRepository(connection: Connection) {
   return {
     async findTemplate(name: string): Promise<MessageTemplate | undefined> {
-      const doc = await (await readyModel(connection)).findOne({ name }).lean();
+      const doc = await (await readyModel(connection)).findOne({ name, ...notDeleted }).lean();
       return doc ? toTemplate(doc) : undefined;
     },
 
     async listTemplates(): Promise<MessageTemplate[]> {
-      const docs = await (await readyModel(connection)).find({}).sort({ name: 1 }).lean();
+      const docs = await (await readyModel(connection)).find(notDeleted).sort({ name: 1 }).lean();
       return docs.map(toTemplate);
     },
 
     /** Every template by name, without its HTML (up to 200 000 characters each): the admin list. */
     async listTemplatesWithoutHtml(): Promise<TemplateSummary[]> {
-      const docs = await (await readyModel(connection)).find({}, { html: 0 }).sort({ name: 1 }).lean();
+      const docs = await (await readyModel(connection)).find(notDeleted, { html: 0 }).sort({ name: 1 }).lean();
       return docs.map(toTemplate);
     },
 
-    /** Removes the template; false when there was none. */
-    async removeTemplate(name: string): Promise<boolean> {
-      return (await (await readyModel(connection)).deleteOne({ name })).deletedCount === 1;
-    },
-
-    /** Inserts a new template; `undefined` when the name is taken (unique index, race-safe). */
-    async insertTemplate(content: TemplateContent, source: MessageTemplate['source']): Promise<MessageTemplate | undefined> {
+    /**
+     * Marks the template deleted, with the entry it owes, in one write: every read treats it as
+     * gone at once, and it is removed once the entry is written. False when there was none.
+     */
+    async markTemplateDeleted(name: string, owed: OwedEntry): Promise<boolean> {
       const model = await readyModel(connection);
-      try {
-        const created = await model.create({ ...content, version: 1, source, updatedAt: new Date() });
-        return toTemplate(created.toObject());
-      } catch (err) {
-        if (isDuplicateKey(err)) return undefined;
-        throw err;
-      }
+      return (await model.updateOne({ name, ...notDeleted }, { $set: { deletedAt: owed.at }, ...owing(owed) })).matchedCount === 1;
     },
 
-    /** Replaces the content of an existing template and bumps its version; `undefined` when absent. */
-    async replaceTemplateContent(name: string, content: Omit<TemplateContent, 'name'>): Promise<MessageTemplate | undefined> {
+    /**
+     * Inserts a new template, with the entry its creation owes (seeding owes none); `undefined`
+     * when a live template has the name (unique index, race-safe). A deleted template still owing
+     * its entry is taken over: its content replaced, its owed entries kept.
+     */
+    async insertTemplate(
+      content: TemplateContent,
+      source: MessageTemplate['source'],
+      owed?: OwedEntry,
+    ): Promise<MessageTemplate | undefined> {
+      const model = await readyModel(connection);
+      const given = Object.fromEntries(Object.entries(content).filter(([, value]) => value !== undefined));
+      const fields = { ...given, version: 1, source, updatedAt: owed?.at ?? new Date() };
+      for (let attempt = 1; attempt <= TAKE_OVER_ATTEMPTS; attempt++) {
+        try {
+          const created = await model.create({ ...fields, ...(owed ? { owedActivity: [owed] } : {}) });
+          return toTemplate(created.toObject());
+        } catch (err) {
+          if (!isDuplicateKey(err)) throw err;
+        }
+        const unset: Record<string, 1> = { deletedAt: 1 };
+        if (content.subject === undefined) unset.subject = 1;
+        if (content.html === undefined) unset.html = 1;
+        const taken = await model
+          .findOneAndUpdate(
+            { name: content.name, deletedAt: { $exists: true } },
+            { $set: fields, $unset: unset, ...owing(owed) },
+            { new: true },
+          )
+          .lean();
+        if (taken) return toTemplate(taken);
+        // Neither: a live template has the name, or the deleted one was removed meanwhile (insert again).
+        if (await model.exists({ name: content.name, ...notDeleted })) return undefined;
+      }
+      return undefined;
+    },
+
+    /**
+     * Replaces the content of an existing template and bumps its version, with the entry the
+     * change owes; `undefined` when absent.
+     */
+    async replaceTemplateContent(
+      name: string,
+      content: Omit<TemplateContent, 'name'>,
+      owed: OwedEntry,
+    ): Promise<MessageTemplate | undefined> {
       const model = await readyModel(connection);
       const unset: Record<string, 1> = {};
       if (content.subject === undefined) unset.subject = 1;
       if (content.html === undefined) unset.html = 1;
       const doc = await model
         .findOneAndUpdate(
-          { name },
+          { name, ...notDeleted },
           {
             $set: {
               channel: content.channel,
               text: content.text,
               source: 'admin',
-              updatedAt: new Date(),
+              updatedAt: owed.at,
               ...(content.subject !== undefined ? { subject: content.subject } : {}),
               ...(content.html !== undefined ? { html: content.html } : {}),
             },
             $inc: { version: 1 },
             ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
+            ...owing(owed),
           },
           { new: true },
         )
         .lean();
       return doc ? toTemplate(doc) : undefined;
     },
+
+    /** The entries template changes owe the record, by template name. */
+    owedActivity: createOwingCollection<string>({
+      name: 'templates',
+      model: () => readyModel(connection) as never,
+      filter: (name) => ({ name }),
+      keyFields: ['name'],
+      keyOf: (doc) => String(doc.name),
+      subject: (name) => ({ templateName: name }),
+    }),
   };
 }
 

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ActivityRepository } from '../activity/activity.repository.js';
+import { drawOwedEntry } from '../activity/owed-entries.js';
 import type { GroupsRepository } from '../groups/groups.repository.js';
 import { ConflictError, NotFoundError, UnavailableError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { UsersRepository } from './users.repository.js';
 
 /**
@@ -49,13 +51,17 @@ export const CLOCK_MARGIN_MS = 30_000;
 /**
  * Deletes a group that no live user names (DELETED users keep their history), recorded in the
  * activity record. A group in use stays: users would otherwise refer to a group that no longer
- * exists and fail enrollment's rules on their next update.
+ * exists and fail enrollment's rules on their next update. The removal stores the entry it owes
+ * and the entry is written right after (owing-collection.ts): the answer does not wait on the
+ * record, an entry it refused is written by the enrollment worker's sweep, and the group's
+ * document goes once its entry is written (every read treats it as gone before).
  */
 export async function deleteGroup(
   deps: {
-    groups: Pick<GroupsRepository, 'findGroup' | 'markForDeletion' | 'unmarkForDeletion' | 'removeGroupStillMarked'>;
+    groups: Pick<GroupsRepository, 'findGroup' | 'markForDeletion' | 'unmarkForDeletion' | 'removeGroupStillMarked' | 'owedActivity'>;
     users: Pick<UsersRepository, 'countLiveInGroup'>;
-    activity: Pick<ActivityRepository, 'append'>;
+    activity: Pick<ActivityRepository, 'appendOnce'>;
+    logger: Pick<Logger, 'warn'>;
     now?: () => Date;
   },
   name: string,
@@ -64,7 +70,11 @@ export async function deleteGroup(
   const markedAt = now();
   const token = randomUUID();
   if (!(await deps.groups.markForDeletion(name, { token, until: new Date(markedAt.getTime() + DELETION_MARKER_TTL_MS) }, markedAt))) {
-    if (!(await deps.groups.findGroup(name))) throw new NotFoundError('Group not found');
+    if (!(await deps.groups.findGroup(name))) {
+      // Deleting again finishes what an earlier deletion left owed (its entry, the document).
+      await deps.groups.owedActivity.settleAfterChange(deps, name);
+      throw new NotFoundError('Group not found');
+    }
     throw new ConflictError(`Group ${name} is being deleted`);
   }
   let inUse: number;
@@ -80,10 +90,12 @@ export async function deleteGroup(
     await deps.groups.unmarkForDeletion(name, token);
     throw new ConflictError(`Group ${name} is in use by ${inUse} user${inUse === 1 ? '' : 's'}`);
   }
-  if (!(await deps.groups.removeGroupStillMarked(name, token, new Date(now().getTime() + CLOCK_MARGIN_MS)))) {
+  const removedAt = now();
+  const owed = drawOwedEntry('group.deleted', { type: 'admin' }, removedAt);
+  if (!(await deps.groups.removeGroupStillMarked(name, token, new Date(removedAt.getTime() + CLOCK_MARGIN_MS), owed))) {
     // Too slow: readers may already take the marker as lapsed, so the count above proves nothing.
     await deps.groups.unmarkForDeletion(name, token);
     throw new UnavailableError('Service unavailable: the group deletion took too long; retry', { retryAfterSeconds: 1 });
   }
-  await deps.activity.append({ actor: { type: 'admin' }, action: 'group.deleted', groupName: name });
+  await deps.groups.owedActivity.settleAfterChange(deps, name);
 }

@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { pino } from 'pino';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createServerSecretsRepository } from '../../core/auth/server-secrets.repository.js';
 import { createOidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
@@ -45,14 +46,18 @@ export function composeCli(mongo: Connection) {
     status: () => Promise.reject(new Error('the admin CLI shows no OTP')),
     logger: createLogger({ level: 'silent', name: 'admin-cli' }),
   });
-  const clients: ClientStores = { clients: createClientsRepository(mongo), activity, lookup: { invalidate: () => undefined } };
-  const templates: TemplateStores = { templates: createTemplatesRepository(mongo), activity, cache: { forget: () => undefined } };
+  // A change whose activity entry the record refused is done; the warning (on stderr, apart from
+  // the command's JSON) says the enrollment worker's sweep writes the entry.
+  const logger = createLogger({ level: 'warn', name: 'admin-cli', destination: pino.destination({ dest: 2, sync: true }) });
+  const clients: ClientStores = { clients: createClientsRepository(mongo), activity, lookup: { invalidate: () => undefined }, logger };
+  const templates: TemplateStores = { templates: createTemplatesRepository(mongo), activity, cache: { forget: () => undefined }, logger };
   return {
     /** The database itself, for the commands on server secrets (signing keys). */
     connection: mongo,
     serverSecrets: createServerSecretsRepository(mongo),
     users,
     activity,
+    logger,
     groups: createGroupsRepository(mongo),
     signInFailures: createSignInFailuresRepository(mongo),
     outbox: createOutboxRepository(mongo),

@@ -1,4 +1,6 @@
-import type { ActivityRepository } from '../../core/activity/activity.repository.js';
+import { jest } from '@jest/globals';
+import type { ActivityInput, ActivityRepository } from '../../core/activity/activity.repository.js';
+import { sweepOwedEntries } from '../../core/activity/owed-entries-sweeper.js';
 import { settleOwedActivity } from '../../core/users/owed-activity.js';
 import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
 import { createUserLifecycle } from '../../core/users/user-lifecycle.service.js';
@@ -6,6 +8,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { createGroups, errorBody, sendJson, userBody } from '../support/users-helpers.js';
 import { adminRequest } from '../support/admin-requests.js';
+import { requestToken } from '../support/auth-helpers.js';
 
 const ID = expect.stringMatching(/^[0-9a-f]{24}$/) as unknown;
 const AT = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) as unknown;
@@ -374,6 +377,207 @@ describe('activity record (GET /admin/activity)', () => {
         ['user.blocked', 'two at once'],
         ['user.enrolled', undefined],
       ]);
+    });
+  });
+
+  describe('when the record cannot be written after an admin change to a template, client or group', () => {
+    const GRACE_MS = 60_000;
+    /** The activity record refuses the entries `refused` matches (a MongoDB blip on its writes). */
+    const recordRefuses = (refused: (entry: ActivityInput) => boolean) => {
+      const { activity: record } = service.services.repositories;
+      const { append, appendOnce } = record;
+      const down = () => Promise.reject(new Error('MongoDB stepped down'));
+      jest.spyOn(record, 'append').mockImplementation((entry, at) => (refused(entry) ? down() : append(entry, at)));
+      jest.spyOn(record, 'appendOnce').mockImplementation((id, entry, at) => (refused(entry) ? down() : appendOnce(id, entry, at)));
+    };
+    /** The collections the enrollment worker sweeps, as the service built them. */
+    const collections = () => {
+      const { templates, clients, groups } = service.services.repositories;
+      return { templates: templates.owedActivity, clients: clients.owedActivity, groups: groups.owedActivity };
+    };
+    /** The enrollment worker's sweep of admin changes, at `now`. */
+    const sweep = (now: Date) =>
+      sweepOwedEntries(
+        {
+          collections: Object.values(collections()),
+          activity: service.services.repositories.activity,
+          logger: memoryLogger().logger,
+          graceMs: GRACE_MS,
+        },
+        now,
+      );
+    const afterGrace = () => new Date(Date.now() + GRACE_MS + 1000);
+    const entriesWhere = async (match: Record<string, unknown>) =>
+      (await activity('?limit=500')).activity
+        .filter((e) => Object.entries(match).every(([field, value]) => e[field] === value))
+        .map((e) => [e.action, e.comments]);
+    const raw = (collection: string, filter: Record<string, unknown>) => service.ctx.mongo.collection(collection).findOne(filter);
+    afterEach(() => jest.restoreAllMocks());
+
+    test('when a template is created, updated and deleted, then each answer is the success, the name is free at once, and the sweep records each change once', async () => {
+      recordRefuses((e) => e.templateName === 'owed_tpl');
+      const create = () =>
+        admin('POST', '/admin/templates', { name: 'owed_tpl', channel: 'SMS', text: 'Code __SVC_OTP__', comments: 'first' });
+      expect((await create()).status).toBe(201);
+      expect(
+        (await admin('PUT', '/admin/templates/owed_tpl', { channel: 'SMS', text: 'Your code __SVC_OTP__', comments: 'wording' })).status,
+      ).toBe(200);
+      expect((await admin('DELETE', '/admin/templates/owed_tpl')).status).toBe(204);
+      // Gone for every read at once, though its entry is still owed.
+      expect((await admin('GET', '/admin/templates/owed_tpl')).status).toBe(404);
+      expect(((await (await admin('GET', '/admin/templates')).json()) as { name: string }[]).map((t) => t.name)).not.toContain('owed_tpl');
+      expect((await admin('PUT', '/admin/templates/owed_tpl', { channel: 'SMS', text: 'x' })).status).toBe(404);
+      expect((await admin('DELETE', '/admin/templates/owed_tpl')).status).toBe(404);
+      // The name is free at once: created again, as a new template.
+      const again = await admin('POST', '/admin/templates', { name: 'owed_tpl', channel: 'SMS', text: 'Again __SVC_OTP__' });
+      expect(again.status).toBe(201);
+      expect(await again.json()).toMatchObject({ name: 'owed_tpl', version: 1, text: 'Again __SVC_OTP__' });
+      expect((await create()).status).toBe(409);
+      jest.restoreAllMocks();
+
+      expect(await entriesWhere({ templateName: 'owed_tpl' })).toEqual([]);
+      // Within the grace period the API may still be writing them: the sweep leaves them.
+      await sweep(new Date());
+      expect(await entriesWhere({ templateName: 'owed_tpl' })).toEqual([]);
+      await sweep(afterGrace());
+      await sweep(new Date(afterGrace().getTime() + 60 * GRACE_MS));
+      expect(await entriesWhere({ templateName: 'owed_tpl' })).toEqual([
+        ['template.created', undefined],
+        ['template.deleted', undefined],
+        ['template.updated', 'wording'],
+        ['template.created', 'first'],
+      ]);
+      expect(await raw('templates', { name: 'owed_tpl' })).not.toHaveProperty('owedActivity');
+      const indexes = await service.ctx.mongo.collection('templates').indexes();
+      expect(indexes.find((index) => index.key['owedActivity.at'] === 1)).toMatchObject({ sparse: true });
+
+      // Deleted with the record working: the entry at once, and the document is gone.
+      expect((await admin('DELETE', '/admin/templates/owed_tpl')).status).toBe(204);
+      expect((await entriesWhere({ templateName: 'owed_tpl' }))[0]).toEqual(['template.deleted', undefined]);
+      expect(await raw('templates', { name: 'owed_tpl' })).toBeNull();
+    });
+
+    test('when a template change could not be recorded, then the next change of it records both at once', async () => {
+      expect((await admin('POST', '/admin/templates', { name: 'owed_next', channel: 'SMS', text: 'A __SVC_OTP__' })).status).toBe(201);
+      recordRefuses((e) => e.templateName === 'owed_next');
+      expect((await admin('PUT', '/admin/templates/owed_next', { channel: 'SMS', text: 'B __SVC_OTP__', comments: 'lost' })).status).toBe(
+        200,
+      );
+      jest.restoreAllMocks();
+      expect((await admin('PUT', '/admin/templates/owed_next', { channel: 'SMS', text: 'C __SVC_OTP__', comments: 'next' })).status).toBe(
+        200,
+      );
+      expect(await entriesWhere({ templateName: 'owed_next' })).toEqual([
+        ['template.updated', 'next'],
+        ['template.updated', 'lost'],
+        ['template.created', undefined],
+      ]);
+    });
+
+    test('when a client is created, changed, given new secrets and deleted, then each answer is the success, the deleted client is gone for every lookup, and the sweep records each change once', async () => {
+      recordRefuses((e) => e.enterpriseId === 'owedco');
+      const created = await admin('POST', '/admin/clients', {
+        name: 'owed',
+        scopes: ['otp'],
+        enterpriseId: 'owedco',
+        allowedIps: ['127.0.0.1', '::1'],
+        comments: 'ticket 7',
+      });
+      expect(created.status).toBe(201);
+      const { client_id: clientId } = (await created.json()) as { client_id: string };
+      expect((await admin('PATCH', `/admin/clients/${clientId}`, { name: 'owed 2', comments: 'renamed' })).status).toBe(200);
+      expect((await admin('POST', `/admin/clients/${clientId}/callback-secret`)).status).toBe(200);
+      const rotated = await admin('POST', `/admin/clients/${clientId}/secret?graceSeconds=0`);
+      expect(rotated.status).toBe(200);
+      const { client_secret: clientSecret } = (await rotated.json()) as { client_secret: string };
+      expect((await requestToken(service, { clientId, clientSecret })).status).toBe(200);
+
+      expect((await admin('DELETE', `/admin/clients/${clientId}?comments=offboarded`)).status).toBe(204);
+      expect((await admin('GET', `/admin/clients/${clientId}`)).status).toBe(404);
+      expect(((await (await admin('GET', '/admin/clients')).json()) as { client_id: string }[]).map((c) => c.client_id)).not.toContain(
+        clientId,
+      );
+      expect((await admin('PATCH', `/admin/clients/${clientId}`, { name: 'back' })).status).toBe(404);
+      expect((await admin('POST', `/admin/clients/${clientId}/secret`)).status).toBe(404);
+      expect((await requestToken(service, { clientId, clientSecret })).status).toBe(401);
+      expect(await service.services.repositories.clients.findClientWithSecret(clientId)).toBeNull();
+      jest.restoreAllMocks();
+
+      expect(await entriesWhere({ clientId })).toEqual([]);
+      await sweep(afterGrace());
+      await sweep(afterGrace());
+      expect(await entriesWhere({ clientId, enterpriseId: 'owedco' })).toEqual([
+        ['client.deleted', 'offboarded'],
+        ['client.secret-rotated', undefined],
+        ['client.callback-secret-rotated', undefined],
+        ['client.updated', 'renamed'],
+        ['client.created', 'ticket 7'],
+      ]);
+      // Its entry written, the deleted client's document is removed.
+      expect(await raw('clients', { clientId })).toBeNull();
+    });
+
+    test('when a group is created and deleted, then each answer is the success, the name is free at once, and the sweep records each change once', async () => {
+      recordRefuses((e) => e.groupName === 'owed-group');
+      expect((await admin('POST', '/admin/groups', { name: 'owed-group' })).status).toBe(201);
+      expect((await admin('GET', '/admin/groups/owed-group')).status).toBe(200);
+      expect((await admin('DELETE', '/admin/groups/owed-group')).status).toBe(204);
+      expect((await admin('GET', '/admin/groups/owed-group')).status).toBe(404);
+      expect(((await (await admin('GET', '/admin/groups?limit=500')).json()) as { name: string }[]).map((g) => g.name)).not.toContain(
+        'owed-group',
+      );
+      // An enrollment naming it is refused like one naming a group that never was.
+      const enrolled = await sendJson(
+        `${service.url}/v1/users`,
+        'POST',
+        acme.accessToken,
+        userBody('owed-grp-user', { primaryGroup: 'owed-group' }),
+      );
+      expect(enrolled.status).toBe(409);
+      expect(JSON.stringify(await enrolled.json())).toContain('The group name : owed-group does not exist in the system.');
+      expect((await admin('DELETE', '/admin/groups/owed-group')).status).toBe(404);
+      expect((await admin('POST', '/admin/groups', { name: 'owed-group', description: 'again' })).status).toBe(201);
+      expect(await (await admin('GET', '/admin/groups/owed-group')).json()).toMatchObject({ name: 'owed-group', description: 'again' });
+      jest.restoreAllMocks();
+
+      expect(await entriesWhere({ groupName: 'owed-group' })).toEqual([]);
+      await sweep(afterGrace());
+      expect(await entriesWhere({ groupName: 'owed-group' })).toEqual([
+        ['group.created', undefined],
+        ['group.deleted', undefined],
+        ['group.created', undefined],
+      ]);
+      expect(await raw('groups', { name: 'owed-group' })).not.toHaveProperty('owedActivity');
+    });
+
+    test('when two processes settle what a deleted client owes at once, then the record holds the entry once and the document is removed', async () => {
+      recordRefuses((e) => e.enterpriseId === 'owedtwo');
+      const created = await admin('POST', '/admin/clients', { name: 'two', scopes: ['otp'], enterpriseId: 'owedtwo' });
+      const { client_id: clientId } = (await created.json()) as { client_id: string };
+      expect((await admin('DELETE', `/admin/clients/${clientId}`)).status).toBe(204);
+      jest.restoreAllMocks();
+      // Both settlers read the owed entries before either appends them.
+      const real = service.services.repositories.activity;
+      let waiting = 0;
+      let release: () => void = () => {};
+      const bothRead = new Promise<void>((resolve) => (release = resolve));
+      const held: Pick<ActivityRepository, 'appendOnce'> = {
+        async appendOnce(...args) {
+          waiting += 1;
+          if (waiting === 2) release();
+          await bothRead;
+          return real.appendOnce(...args);
+        },
+      };
+      const { clients } = collections();
+      const key = { clientId, enterpriseId: 'owedtwo' };
+      await Promise.all([clients.settle(held, key), clients.settle(held, key)]);
+      await sweep(afterGrace());
+      expect(await entriesWhere({ clientId })).toEqual([
+        ['client.deleted', undefined],
+        ['client.created', undefined],
+      ]);
+      expect(await raw('clients', { clientId })).toBeNull();
     });
   });
 });

@@ -152,7 +152,12 @@ describe('group deletion racing enrollment and PATCH', () => {
       };
 
       await deleteGroup(
-        { groups: { ...groups, markForDeletion: markThenLetEnrollmentFinish }, users, activity: service.services.repositories.activity },
+        {
+          groups: { ...groups, markForDeletion: markThenLetEnrollmentFinish },
+          users,
+          activity: service.services.repositories.activity,
+          logger: service.ctx.logger,
+        },
         'deciding',
       );
 
@@ -202,7 +207,10 @@ describe('group deletion racing enrollment and PATCH', () => {
       const start = Date.now();
       // The clock reads the marking time, then 31 s later at the removal: past the deletion's budget.
       const clock = [new Date(start), new Date(start + 31_000)];
-      const outcome = deleteGroup({ ...service.services.repositories, now: () => clock.shift() ?? new Date() }, 'slow');
+      const outcome = deleteGroup(
+        { ...service.services.repositories, logger: service.ctx.logger, now: () => clock.shift() ?? new Date() },
+        'slow',
+      );
 
       await expect(outcome).rejects.toThrow(UnavailableError);
       expect(await groupStatus('slow')).toBe(200);
@@ -340,7 +348,12 @@ describe('group deletion racing enrollment and PATCH', () => {
         return marked;
       };
       await deleteGroup(
-        { groups: { ...groups, markForDeletion: letPatchFinish }, users, activity: service.services.repositories.activity },
+        {
+          groups: { ...groups, markForDeletion: letPatchFinish },
+          users,
+          activity: service.services.repositories.activity,
+          logger: service.ctx.logger,
+        },
         'left-2',
       );
 

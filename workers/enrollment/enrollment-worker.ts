@@ -1,5 +1,6 @@
 import type { Config } from '../../core/platform/config/config.js';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
+import { sweepOwedEntries } from '../../core/activity/owed-entries-sweeper.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createManagedWorker, drainWorker, runManagedWorker, type RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/platform/lifecycle/worker-resources.js';
@@ -13,6 +14,9 @@ import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
 import { enqueueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { createActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
+import { createClientsRepository } from '../../core/clients/clients.repository.js';
+import { createGroupsRepository } from '../../core/groups/groups.repository.js';
+import { createTemplatesRepository } from '../../core/templates/templates.repository.js';
 import { createSendActivationProcessor } from './send-activation.processor.js';
 
 /** The enrollment worker: turns enrollment jobs into activation deliveries and dispatch jobs. */
@@ -42,14 +46,29 @@ export async function startEnrollmentWorker(config: Config, logger: Logger, stop
   const sweepDeps = { users, activationDeliveries, logger: log, graceMs: config.sweeperGraceMs };
   const sweeper = startPeriodicTask('activation sweep', () => sweepActivations(sweepDeps), config.sweeperIntervalMs, log);
   // The activity entries of user blocks, unblocks, deletions and activations whose process did not write them.
-  const owedDeps = { users, activity: createActivityRepository(mongo), logger: log, graceMs: config.sweeperGraceMs };
+  const activity = createActivityRepository(mongo);
+  const owedDeps = { users, activity, logger: log, graceMs: config.sweeperGraceMs };
   const owedSweeper = startPeriodicTask('owed activity sweep', () => sweepOwedActivity(owedDeps), config.sweeperIntervalMs, log);
+  // The same for admin changes: every collection whose changes owe entries is registered here.
+  const owingCollections = [
+    createTemplatesRepository(mongo).owedActivity,
+    createClientsRepository(mongo).owedActivity,
+    createGroupsRepository(mongo).owedActivity,
+  ];
+  const adminDeps = { collections: owingCollections, activity, logger: log, graceMs: config.sweeperGraceMs };
+  const adminSweeper = startPeriodicTask(
+    'owed activity sweep of admin changes',
+    () => sweepOwedEntries(adminDeps),
+    config.sweeperIntervalMs,
+    log,
+  );
   await runManagedWorker(worker, log);
   return {
     shutdown: createShutdown(
       [
         { name: 'sweeper', run: () => sweeper.stop() },
         { name: 'owed activity sweeper', run: () => owedSweeper.stop() },
+        { name: 'owed activity sweeper of admin changes', run: () => adminSweeper.stop() },
         { name: 'enrollment jobs in flight', run: () => drainWorker(worker) },
         ...closeSteps,
       ],
