@@ -28,13 +28,14 @@ function passkeyRouteDocs(): RouteDoc[] {
       "insufficient_scope (code 39; also for a third-party app's token: passkeys are managed from the enterprise's own apps only), or user_blocked (code 141)",
     ),
   };
-  // Asking for registration options also needs a recent sign-in (RFC 9470 step-up).
-  const addRefusals = {
+  // Asking for registration options, and removing a passkey, also need a recent sign-in (RFC 9470
+  // step-up): the app signs the user in again with the answer's max_age (or prompt=login).
+  const recentSignInRefusals = (change: 'add' | 'remove') => ({
     ...refusals,
     '401': userError(
-      'Missing header, or a token that is not a valid user token; or insufficient_user_authentication with max_age: the sign-in is too old to add a passkey, sign in again with that max_age (code 39)',
+      `Missing header, or a token that is not a valid user token; or insufficient_user_authentication with max_age: the sign-in is too old to ${change} a passkey, sign in again with that max_age in the authorization request (or prompt=login) and retry with the new token (code 39)`,
     ),
-  };
+  });
   return [
     {
       method: 'post',
@@ -49,7 +50,7 @@ function passkeyRouteDocs(): RouteDoc[] {
           schema: 'passkeys.registration-options.json',
           links: { register: { method: 'post', path: '/v1/me/passkeys', parameters: {}, description: 'Send the authenticator answer' } },
         },
-        ...addRefusals,
+        ...recentSignInRefusals('add'),
       },
     },
     {
@@ -91,7 +92,7 @@ function passkeyRouteDocs(): RouteDoc[] {
       auth,
       responses: {
         '204': { description: 'Removed' },
-        ...refusals,
+        ...recentSignInRefusals('remove'),
         '404': userError('You have no passkey by that id (or it was removed already) (code 4)'),
       },
     },

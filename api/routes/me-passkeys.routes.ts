@@ -26,18 +26,19 @@ const ownAppsOnly: RequestHandler = (_req, res, next) => {
 };
 
 /**
- * Adding a passkey needs a recent sign-in (OWASP: re-authenticate before changing how one signs
- * in), so a token taken from a page long after its sign-in cannot add one; the app signs the user
- * in again with the `max_age` of the answer (RFC 9470). It is checked when the options are issued:
- * their challenge is good once, for this user through this app, so the answer to it needs no second
- * check (which would refuse a passkey the authenticator has already made, for a person slow at its
- * prompt). Listing and removing need no more than the token.
+ * Adding or removing a passkey needs a recent sign-in (OWASP: re-authenticate before changing how
+ * one signs in), so a token taken from a page long after its sign-in can neither add a passkey of
+ * its own nor remove the user's; the app signs the user in again with the `max_age` of the answer
+ * (RFC 9470). Adding is checked when the options are issued: their challenge is good once, for
+ * this user through this app, so the answer to it needs no second check (which would refuse a
+ * passkey the authenticator has already made, for a person slow at its prompt). Listing needs no
+ * more than the token.
  */
-function recentSignInOnly(maxAgeSeconds: number): RequestHandler {
+function recentSignInOnly(maxAgeSeconds: number, refusal: string): RequestHandler {
   return (_req, res, next) => {
     const { signedInAt } = userAuthOf(res);
     if (signedInAt === undefined || Date.now() / 1000 - signedInAt > maxAgeSeconds) {
-      throw recentSignInRequired(maxAgeSeconds, 'Adding a passkey needs a recent sign-in: sign in again');
+      throw recentSignInRequired(maxAgeSeconds, refusal);
     }
     next();
   };
@@ -59,7 +60,15 @@ export function mePasskeysRoutes(
 ): Router {
   const router = Router();
   const userToken = [requireUserToken(userTokens, 'notifications'), ownAppsOnly] as const;
-  const recentSignIn = recentSignInOnly(ctx.config.login.passkeyRegistrationMaxAuthAgeSeconds);
+  const { passkeyRegistrationMaxAuthAgeSeconds, passkeyRemovalMaxAuthAgeSeconds } = ctx.config.login;
+  const recentSignInToAdd = recentSignInOnly(
+    passkeyRegistrationMaxAuthAgeSeconds,
+    'Adding a passkey needs a recent sign-in: sign in again',
+  );
+  const recentSignInToRemove = recentSignInOnly(
+    passkeyRemovalMaxAuthAgeSeconds,
+    'Removing a passkey needs a recent sign-in: sign in again',
+  );
   const changeNotice = createPasskeyChangeNotice({ deliveries, enqueueDispatch: (id) => ctx.dispatch.enqueue(id), logger: ctx.logger });
   const registration = createPasskeyRegistration({
     passkeys,
@@ -69,7 +78,7 @@ export function mePasskeysRoutes(
     config: ctx.config.passkeys,
   });
 
-  router.post('/v1/me/passkeys/registration-options', ...userToken, recentSignIn, async (_req, res) => {
+  router.post('/v1/me/passkeys/registration-options', ...userToken, recentSignInToAdd, async (_req, res) => {
     const { user, clientId } = userAuthOf(res);
     res.set('Cache-Control', 'no-store').json(await registration.options(user, clientId));
   });
@@ -84,7 +93,7 @@ export function mePasskeysRoutes(
     res.json((await passkeys.list(userAuthOf(res).user)).map(toPasskeyResponse));
   });
 
-  router.delete('/v1/me/passkeys/:passkeyId', ...userToken, async (req, res) => {
+  router.delete('/v1/me/passkeys/:passkeyId', ...userToken, recentSignInToRemove, async (req, res) => {
     await removePasskey({ passkeys, activity, changeNotice }, userAuthOf(res).user, String(req.params.passkeyId), { type: 'user' });
     res.status(204).end();
   });

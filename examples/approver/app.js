@@ -141,7 +141,7 @@ function activationRefusal(status, body) {
   return `Activation refused: ${body.message ?? status}`;
 }
 
-/** `maxAge`: sign in again unless the last sign-in is that recent (seconds), as adding a passkey asks. */
+/** `maxAge`: sign in again unless the last sign-in is that recent (seconds), as adding or removing a passkey asks. */
 async function startSignIn(options = {}) {
   const { url, pending } = await signIn.start(options);
   sessionStorage.setItem('pending', JSON.stringify(pending));
@@ -297,7 +297,10 @@ async function showPasskeys() {
           .remove(passkey.id)
           .then(() => say('passkeys', `Passkey ${passkey.name} removed: it can no longer sign in.`))
           .then(showPasskeys)
-          .catch((err) => say('passkeys', describeError(err), true)),
+          .catch((err) => {
+            if (typeof err.details.maxAge === 'number') return offerReauth(err.details.maxAge, 'Removing a passkey', 'remove it');
+            say('passkeys', describeError(err), true);
+          }),
       );
       item.append(name, when, remove);
       return item;
@@ -314,16 +317,19 @@ async function addPasskey(event) {
     say('passkeys', `Passkey ${passkey.name} added. Next time, choose "Sign in with a passkey" on the sign-in page.`);
     await showPasskeys();
   } catch (err) {
-    if (typeof err.details.maxAge === 'number') {
-      // The sign-in is too old to add a passkey: the service will ask who this is once more.
-      const maxAge = err.details.maxAge;
-      $('passkey-reauth').hidden = false;
-      $('passkey-reauth').onclick = () => startSignIn({ maxAge }).catch((e) => say('passkeys', `Sign-in failed: ${e.message}`, true));
-      say('passkeys', "Adding a passkey needs a recent sign-in. Confirm it's you, then add the passkey again.", true);
-      return;
-    }
+    if (typeof err.details.maxAge === 'number') return offerReauth(err.details.maxAge, 'Adding a passkey', 'add the passkey again');
     say('passkeys', err.kind === 'refused' ? `No passkey added: ${err.message}` : describeError(err), true);
   }
+}
+
+/**
+ * The sign-in is too old to add or remove a passkey: "Confirm it's you" signs in again with the
+ * refusal's `maxAge`, and the service asks who this is once more.
+ */
+function offerReauth(maxAge, change, retry) {
+  $('passkey-reauth').hidden = false;
+  $('passkey-reauth').onclick = () => startSignIn({ maxAge }).catch((e) => say('passkeys', `Sign-in failed: ${e.message}`, true));
+  say('passkeys', `${change} needs a recent sign-in. Confirm it's you, then ${retry}.`, true);
 }
 
 // Web Push: this browser hears of a new approval even when the page is closed. The push says only

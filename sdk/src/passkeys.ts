@@ -112,7 +112,10 @@ export class Passkeys {
     return this.call<PasskeyInfo[]>('ListPasskeys', 'GET', '/v1/me/passkeys');
   }
 
-  /** Removes one of the user's passkeys: it can no longer sign in. */
+  /**
+   * Removes one of the user's passkeys: it can no longer sign in. Like `register`, it needs a
+   * recent sign-in: an older one is refused with `details.maxAge` for `SignIn.start`.
+   */
   async remove(passkeyId: string): Promise<void> {
     await this.call<unknown>('RemovePasskey', 'DELETE', `/v1/me/passkeys/${encodeURIComponent(passkeyId)}`);
   }
@@ -162,8 +165,8 @@ export class Passkeys {
 }
 
 /**
- * What an app acts on in a refusal: its `error`, and for a sign-in too old to add a passkey
- * (`insufficient_user_authentication`, RFC 9470) the `maxAge` to pass to `SignIn.start`.
+ * What an app acts on in a refusal: its `error`, and for a sign-in too old to add or remove a
+ * passkey (`insufficient_user_authentication`, RFC 9470) the `maxAge` to pass to `SignIn.start`.
  */
 function refusalDetails(body: Record<string, unknown>): Record<string, unknown> {
   return {

@@ -205,6 +205,30 @@ describe('passkeys in a real browser', () => {
     expect(errors).toEqual([]);
   }, 120000);
 
+  test("when the sign-in is older than 10 minutes, then removing a passkey asks to confirm it's you, and after the sign-in it is removed", async () => {
+    await page.goto(`${service.url}/demo/approver/`);
+    await page.getByText(`Signed in as ${USER_ID}`).waitFor();
+    await page.getByRole('button', { name: 'Remove Confirmed' }).waitFor();
+    const elevenMinutesAgo = Math.floor(Date.now() / 1000) - 660;
+    const records = service.ctx.mongo.collection('oidc_records');
+    await records.updateMany({ kind: 'AccessToken' }, { $set: { 'payload.extra.auth_time': elevenMinutesAgo } });
+    await records.updateMany({ kind: 'Session' }, { $set: { 'payload.loginTs': elevenMinutesAgo } });
+
+    await page.getByRole('button', { name: 'Remove Confirmed' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: "Removing a passkey needs a recent sign-in. Confirm it's you, then remove it." })
+      .waitFor();
+    expect((await passkeysOf()).map((p) => p.name)).toEqual(['Confirmed']);
+    await page.getByRole('button', { name: "Confirm it's you" }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/svc/authserver/interaction/'));
+    await codeSignInOnLoginPage();
+    await page.getByRole('button', { name: 'Remove Confirmed' }).click();
+    await page.getByRole('status').filter({ hasText: 'Passkey Confirmed removed: it can no longer sign in.' }).waitFor();
+    expect(await passkeysOf()).toEqual([]);
+    expect(errors).toEqual([]);
+  }, 120000);
+
   test('when the user is blocked, then their passkey signs nobody in', async () => {
     // The app opened afresh with the tab's tokens, signed in.
     await page.goto(`${service.url}/demo/approver/`);

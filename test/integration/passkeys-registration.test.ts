@@ -270,6 +270,40 @@ describe('passkeys: registration, list and removal by the user', () => {
     expect(created.status).toBe(201);
   });
 
+  test('when the sign-in behind the token is older than 10 minutes, then removing a passkey asks for a new sign-in (RFC 9470) and the passkey stays', async () => {
+    const token = await tokenOf('pk-nia', '+15550700032');
+    const created = await call(token, 'POST', '/v1/me/passkeys', {
+      name: 'Phone',
+      credential: new SoftwareAuthenticator(origin).create(await optionsFor(token)),
+    });
+    const { id } = (await created.json()) as { id: string };
+    const records = service.ctx.mongo.collection('oidc_records');
+    const signedIn = ((await records.findOne({ kind: 'AccessToken', key: token }))?.payload as { extra: { auth_time: number } }).extra
+      .auth_time;
+    const signedInAgo = (seconds: number) =>
+      records.updateOne({ kind: 'AccessToken', key: token }, { $set: { 'payload.extra.auth_time': signedIn - seconds } });
+
+    // Eleven minutes on: a token taken from a page left open cannot remove the user's passkeys.
+    await signedInAgo(660);
+    const stale = await call(token, 'DELETE', `/v1/me/passkeys/${id}`);
+    expect(stale.status).toBe(401);
+    expect(stale.headers.get('www-authenticate')).toBe(
+      'Bearer error="insufficient_user_authentication", error_description="Removing a passkey needs a recent sign-in: sign in again", max_age=600',
+    );
+    expect(await stale.json()).toEqual({
+      error: 'insufficient_user_authentication',
+      error_description: 'Removing a passkey needs a recent sign-in: sign in again',
+      max_age: 600,
+      code: 39,
+    });
+    expect(((await (await call(token, 'GET', '/v1/me/passkeys')).json()) as { id: string }[]).map((p) => p.id)).toEqual([id]);
+    expect(await service.ctx.mongo.collection('activity').countDocuments({ userId: 'pk-nia', action: 'user.passkey-removed' })).toBe(0);
+
+    // Nine minutes on, it is recent enough.
+    await signedInAgo(540);
+    expect((await call(token, 'DELETE', `/v1/me/passkeys/${id}`)).status).toBe(204);
+  });
+
   test('when a token is refreshed, then it keeps the time of the sign-in, so refreshing never makes a sign-in recent', async () => {
     await insertUser(service.ctx.mongo, { userId: 'pk-ida', firstName: 'Pat', lastName: 'Key', mobileNumber: '+15550700009' });
     const offline = authorizeUrl(service, app, { scope: 'openid offline_access notifications', prompt: 'consent' });

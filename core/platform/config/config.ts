@@ -217,6 +217,7 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       userStepFloorMs: s.LOGIN_USER_STEP_FLOOR_MS,
       codeTtlSeconds: s.LOGIN_CODE_TTL_SECONDS,
       passkeyRegistrationMaxAuthAgeSeconds: s.PASSKEY_REGISTRATION_MAX_AUTH_AGE_SECONDS,
+      passkeyRemovalMaxAuthAgeSeconds: s.PASSKEY_REMOVAL_MAX_AUTH_AGE_SECONDS,
       familiarAddressSeconds: s.LOGIN_FAMILIAR_ADDRESS_SECONDS,
     }),
     /** Set when FACE_ANALYZER_URL is given: selfies are also checked by that service. */

@@ -343,6 +343,14 @@ export const SETTINGS = {
     default: 300,
     doc: 'how recent the sign-in behind a user token must be to add a passkey (5 minutes by default); an older one gets 401 `insufficient_user_authentication` with `max_age`, and the app signs the user in again with that `max_age` ([sign-in.md](sign-in.md#passkeys))',
   },
+  PASSKEY_REMOVAL_MAX_AUTH_AGE_SECONDS: {
+    section: 'sign-in',
+    kind: 'integer',
+    min: 60,
+    max: 86400,
+    default: 600,
+    doc: "how recent the sign-in behind a user token must be to remove one of the user's passkeys (10 minutes by default); an older one gets 401 `insufficient_user_authentication` with `max_age`, as for adding one ([sign-in.md](sign-in.md#passkeys)); admins' removals are not concerned",
+  },
   LOGIN_FAMILIAR_ADDRESS_SECONDS: {
     section: 'sign-in',
     kind: 'integer',
