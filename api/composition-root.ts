@@ -198,6 +198,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     encryptionKey: otpKeysFromConfig(ctx.config).encryptionKey,
     secrets: serverSecrets,
     activity,
+    logger: ctx.logger,
     ring: signingKeyRing,
     changes: ctx.signingKeyChanges,
   };

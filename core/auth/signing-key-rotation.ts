@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import type { ActivityActor } from '../activity/activity.repository.js';
 import type { Config } from '../platform/config/config.js';
+import type { Logger } from '../platform/logger/logger.js';
 import { ConflictError } from '../platform/errors/app-error.js';
 import { OTP_JWT_TTL_SECONDS } from './signed-token-lifetimes.js';
 import type { KeyChain, SigningAlg } from './signing-key-chains.js';
@@ -44,6 +45,8 @@ export interface RotationStores extends RotationEntryStores {
   settings: RotationSettings;
   /** OTP_ENCRYPTION_KEY: seals the new private keys, like the first ones. */
   encryptionKey: Buffer;
+  /** Told when the rotation is stored but its entry is left to the processes reading the keys. */
+  logger: Pick<Logger, 'warn'>;
 }
 
 /**
@@ -82,6 +85,8 @@ export function rotationMoments(
  * nothing. The states of the keys then follow from the stored moments, with no further write.
  * Recorded as `signing-keys.rotated`: the document holds the entry until the activity record has
  * it, so a process that dies after the rotation's write leaves it to the processes reading the keys.
+ * For the same reason a failing entry write does not fail the rotation: once the document is
+ * stored the keys are rotated, and the entry is owed (written at the next read of the keys).
  */
 export async function rotateSigningKeys(
   stores: RotationStores,
@@ -144,6 +149,11 @@ export async function rotateSigningKeys(
   stored.entry = entry;
   if (!(await stores.secrets.insertServerSecret(name, stored, now)))
     throw new ConflictError('Signing keys were rotated by another request at the same time; rotate again');
-  await recordRotationEntry(stores, name, now, entry);
+  await recordRotationEntry(stores, name, now, entry).catch((err: unknown) =>
+    stores.logger.warn(
+      { err: (err as Error).message, rotation: name },
+      'signing keys rotated; activity entry not written, the processes reading the keys write it',
+    ),
+  );
   return { rotated, idTokenKeyConfigured: idTokens.configured };
 }

@@ -1,4 +1,6 @@
+import { pino } from 'pino';
 import { rotateSigningKeys } from '../../core/auth/signing-key-rotation.js';
+import { createLogger } from '../../core/platform/logger/logger.js';
 import { toRotationResponse } from '../../api/routes/admin-signing-keys.routes.js';
 import { comments, encryptionKey, signingKeySettings, type Command } from './cli-support.js';
 import { announceSigningKeyChange } from './key-change-notice.js';
@@ -13,6 +15,8 @@ export const signingKeyCommands: Record<string, Command> = {
         settings,
         encryptionKey: encryptionKey(),
         activity: services.activity,
+        // On the terminal's error output (stdout carries the answer): the rotation stands, its entry is owed.
+        logger: createLogger({ level: 'warn', name: 'admin-cli', destination: pino.destination({ dest: 2, sync: true }) }),
       },
       { retireAtOnce: options['retire-at-once'] === true, comments: comments(options) },
     );

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { createActivityRepository } from '../../core/activity/activity.repository.js';
 import { createServerSecretsRepository } from '../../core/auth/server-secrets.repository.js';
@@ -351,18 +352,61 @@ describe('signing key rotation', () => {
     }
   });
 
+  test('when the activity record cannot be written after a rotation is stored, then 200 with the rotation, and the processes reading the keys record it once', async () => {
+    const shared = deployment('rotation-unrecorded');
+    await withTwoProcesses('rotation-unrecorded', shared, async (first, second) => {
+      await Promise.all([jwksKids(first), jwksKids(second)]);
+      const { activity } = first.services.repositories;
+      const { appendOnce } = activity;
+      // The record refuses rotation entries, the rotation's own write and this process's next read included.
+      const spy = jest
+        .spyOn(activity, 'appendOnce')
+        .mockImplementation((id, entry, at) =>
+          entry.action === 'signing-keys.rotated' ? Promise.reject(new Error('MongoDB stepped down')) : appendOnce(id, entry, at),
+        );
+      try {
+        const res = await rotate(first, '?comments=INC-10');
+        expect(res.status).toBe(200);
+        const rotation = (await res.json()) as RotationAnswer;
+        expect(rotation.rotated.map((key) => key.alg)).toEqual(['ES256', 'RS256']);
+        expect(await jwksKids(first)).toEqual(expect.arrayContaining(rotation.rotated.map((key) => key.kid)));
+        expect(await rotationEntries(first)).toEqual([]);
+        expect(JSON.stringify(first.logLines())).toContain('signing keys rotated; activity entry not written');
+      } finally {
+        spy.mockRestore();
+      }
+
+      await readTogether(first, second);
+      const entries = await rotationEntries(first);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ actor: { type: 'admin' }, comments: 'INC-10' });
+      await readTogether(first, second);
+      expect(await rotationEntries(first)).toHaveLength(1);
+    });
+  });
+
   test('when a process dies between storing a rotation and recording it, then the processes reading the keys record it, exactly once even when two read at once', async () => {
     const shared = deployment('rotation-audit');
     await withTwoProcesses('rotation-audit', shared, async (first, second) => {
       await Promise.all([jwksKids(first), jwksKids(second)]);
-      // The rotation is stored, then its process dies before the activity record hears of it.
-      const died = new Error('the process died here');
-      const dead = () => Promise.reject(died);
+      // The rotation is stored, then its process dies before the activity record hears of it:
+      // the write it was making never returns, and nothing after it runs.
+      const dies = () => {
+        let diedHere = () => {};
+        const died = new Promise<void>((resolve) => (diedHere = resolve));
+        const dead = () => {
+          diedHere();
+          return new Promise<never>(() => {});
+        };
+        return { died, dead };
+      };
+      const beforeEntry = dies();
       const dying: RotationStores = {
         ...first.services.signingKeyRotation,
-        activity: { append: dead, appendOnce: dead } as unknown as RotationStores['activity'],
+        activity: { append: beforeEntry.dead, appendOnce: beforeEntry.dead } as unknown as RotationStores['activity'],
       };
-      await expect(rotateSigningKeys(dying, { comments: 'INC-7' })).rejects.toBe(died);
+      void rotateSigningKeys(dying, { comments: 'INC-7' });
+      await beforeEntry.died;
       const chains = await readKeyChains(first.ctx.mongo, first.config, first.services.signingKeyRotation.encryptionKey);
       const made = chains.map((chain) => ({
         alg: chain.alg,
@@ -381,11 +425,16 @@ describe('signing key rotation', () => {
       expect(await rotationEntries(first)).toHaveLength(1);
 
       // Dying after the entry but before the rotation says so: the readers find it there and add none.
+      const afterEntry = dies();
       const forgetful: RotationStores = {
         ...first.services.signingKeyRotation,
-        secrets: { ...first.services.signingKeyRotation.secrets, setServerSecretMember: dead } as unknown as RotationStores['secrets'],
+        secrets: {
+          ...first.services.signingKeyRotation.secrets,
+          setServerSecretMember: afterEntry.dead,
+        } as unknown as RotationStores['secrets'],
       };
-      await expect(rotateSigningKeys(forgetful, { comments: 'INC-8' })).rejects.toBe(died);
+      void rotateSigningKeys(forgetful, { comments: 'INC-8' });
+      await afterEntry.died;
       expect((await rotationEntries(first)).map((entry) => entry.comments)).toEqual(['INC-8', 'INC-7']);
       await readTogether(first, second);
       expect((await rotationEntries(first)).map((entry) => entry.comments)).toEqual(['INC-8', 'INC-7']);
