@@ -211,15 +211,25 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
         .lean<Notification>();
     },
 
-    /** The last wrong number: TAMPERED. Null when it was not the last one any more (a race). */
-    async endOnLastWrongNumber(notificationUuid: string, user: UserRef, now: Date): Promise<Notification | null> {
+    /**
+     * The last wrong number: TAMPERED, naming the device that sent it (as a bad signature's end
+     * does). Null when it was not the last one any more (a race).
+     */
+    async endOnLastWrongNumber(notificationUuid: string, user: UserRef, now: Date, deviceId?: string): Promise<Notification | null> {
       const ended = await (
         await model()
       )
         .findOneAndUpdate(
           { _id: notificationUuid, ...userFilter(user), ...lastWrongNumberFilter(now) },
           {
-            $set: { status: 'TAMPERED', signingStatus: 'NA', isDsVerified: false, answeredAt: now, userEventDueAt: now },
+            $set: {
+              status: 'TAMPERED',
+              signingStatus: 'NA',
+              isDsVerified: false,
+              answeredAt: now,
+              userEventDueAt: now,
+              ...(deviceId !== undefined ? { deviceId } : {}),
+            },
             $inc: { numberAttempts: 1 },
           },
           { new: true, projection: PROJECTION },

@@ -330,7 +330,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
         if (!matchesNumber(n.number, input.number)) {
           const counted = await repository.countWrongNumber(uuid, user, at);
           if (counted) throw wrongNumber(triesLeftAfter(counted.numberAttempts));
-          const tampered = await repository.endOnLastWrongNumber(uuid, user, at);
+          const tampered = await repository.endOnLastWrongNumber(uuid, user, at, found.device?.deviceId);
           if (tampered) {
             await queueCallback(tampered);
             throw wrongNumber(0);

@@ -629,6 +629,26 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       );
     });
 
+    test('when a device sends the third wrong number, then the TAMPERED notification names that device in the history, as one ended on a bad signature does', async () => {
+      const historyOf = async (uuid: string) => {
+        const res = await meGet('/v1/me/notifications/history?notificationStatus=TAMPERED', deviceToken);
+        return ((await res.json()) as { history: Record<string, unknown>[] }).history.find((h) => h.notification_uuid === uuid);
+      };
+      const { notification_uuid: uuid, number } = await created(notificationBody(device.userId, { numberMatch: true }));
+      const wrong = String((Number(number) + 3) % 100).padStart(2, '0');
+      for (let i = 0; i < 3; i++) expect((await answer(uuid, { response: 'accept', number: wrong }, deviceToken)).status).toBe(422);
+      expect(await historyOf(uuid)).toMatchObject({ status: 'TAMPERED', signing_status: 'NA', device_id: device.deviceId });
+
+      const signed = await created(notificationBody(device.userId, { ds_required: true }));
+      const badSignature = await signAnswer(device.privateKey, signed.notification_uuid, 'reject');
+      expect((await answer(signed.notification_uuid, { response: 'accept', signature: badSignature }, deviceToken)).status).toBe(422);
+      expect(await historyOf(signed.notification_uuid)).toMatchObject({
+        status: 'TAMPERED',
+        signing_status: 'Failed',
+        device_id: device.deviceId,
+      });
+    });
+
     test('when ten wrong numbers race, then exactly three are counted and it ends TAMPERED once', async () => {
       const { notification_uuid: uuid, number } = await created(notificationBody('plain1', { numberMatch: true }));
       const wrong = String((Number(number) + 7) % 100).padStart(2, '0');
