@@ -169,7 +169,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
   ctx.signingKeyChanges
     .listen(() => void readKeysAgain())
     .catch((err: unknown) =>
-      ctx.logger.warn({ err }, 'signing key changes: not subscribed; rotations reach this process at its periodic reads'),
+      ctx.logger.warn({ err }, 'signing key changes: not subscribed (yet); rotations reach this process at its periodic reads'),
     );
   // One for the process: every token check shares what it learns and its budget of store reads.
   const verificationKeys = createVerificationKeySet(signingKeyRing);

@@ -171,6 +171,48 @@ describe('notification user events', () => {
     }
   });
 
+  test('when Redis is down before the first stream opens, then opening is refused within seconds instead of waiting for Redis, and once it is back a stream opens and hears its events', async () => {
+    // A Redis of its own, stopped before this process's subscription was ever made (a process started during an outage).
+    let server = await startRedisServer();
+    const target = { kind: 'single' as const, url: server.url };
+    await server.stop();
+    const own = createProducerRedis(target);
+    own.on('error', () => undefined);
+    const early = createNotificationUserEvents({
+      redis: own,
+      openSubscriber: () => createWorkerRedis(target),
+      prefix: config.queuePrefix,
+      logger: memoryLogger().logger,
+      sweepMs: 200,
+    });
+    try {
+      // Refused within a few seconds (the wait for the first subscription is bounded), not held until Redis answers.
+      let outcome = 'waiting';
+      void early.open('ent1', 'early', collect()).then(
+        () => (outcome = 'opened'),
+        () => (outcome = 'refused'),
+      );
+      expect(await eventually(async () => (outcome === 'waiting' ? undefined : outcome), 5000)).toBe('refused');
+      expect(early.streams()).toBe(0);
+
+      server = await startRedisServer({ port: server.port });
+      await eventually(async () => (own.status === 'ready' ? true : undefined));
+      const listener = collect();
+      const stop = await eventually(async () => early.open('ent1', 'early', listener).catch(() => undefined));
+      try {
+        expect(await early.publish('ent1', 'early', created('n-early'))).toBe(true);
+        await eventually(async () => (listener.got.length > 0 ? true : undefined));
+        expect(listener.got.map(([, uuid]) => uuid)).toEqual(['n-early']);
+      } finally {
+        stop();
+      }
+    } finally {
+      early.close();
+      own.disconnect();
+      await server.stop();
+    }
+  }, 30000);
+
   test('when Redis is down for a while, then one warning per sweep period says how many reads and opens failed, and events come again once it is back', async () => {
     // A Redis of its own to stop and start again, reached as the API reaches Redis (failing fast).
     let server = await startRedisServer();

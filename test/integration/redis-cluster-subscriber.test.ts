@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { createSigningKeyChanges, publishSigningKeyChange, signingKeyChangesChannel } from '../../core/auth/signing-key-changes.js';
 import type { RedisTarget } from '../../core/platform/config/config.js';
@@ -29,6 +30,42 @@ describe('a Redis Cluster node that holds a subscription dies', () => {
       admin.disconnect();
     }
   }
+
+  test('when no node of the cluster answers, then the first wait for the subscription is refused within seconds, as on one Redis that is down', async () => {
+    // Ports nothing listens on: the cluster of a process started while every node is down.
+    const freePort = () =>
+      new Promise<number>((resolve) => {
+        const server = createServer().listen(0, '127.0.0.1', () => {
+          const { port } = server.address() as AddressInfo;
+          server.close(() => resolve(port));
+        });
+      });
+    const target: RedisTarget = { kind: 'cluster', nodes: [{ host: '127.0.0.1', port: await freePort() }] };
+    const connect = (redis: RedisClient) => {
+      redis.on('error', () => undefined);
+      opened.push(redis);
+      return redis;
+    };
+    const changes = createSigningKeyChanges({
+      redis: connect(createProducerRedis(target)),
+      openSubscriber: () => connect(createWorkerRedis(target)),
+      channel: signingKeyChangesChannel('{subscriberdown}'),
+      logger: memoryLogger().logger,
+    });
+    try {
+      // Refused within a few seconds (the wait for the first subscription is bounded), not held until Redis answers.
+      let outcome = 'waiting';
+      void changes
+        .listen(() => undefined)
+        .then(
+          () => (outcome = 'subscribed'),
+          () => (outcome = 'refused'),
+        );
+      expect(await eventually(async () => (outcome === 'waiting' ? undefined : outcome), 5000)).toBe('refused');
+    } finally {
+      changes.close();
+    }
+  }, 30000);
 
   test('when the node holding the subscription is killed, then the subscription moves to another node, the listener is called again and hears the next notices there', async () => {
     const target: RedisTarget = { kind: 'cluster', nodes: cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })) };

@@ -14,8 +14,17 @@ import type { RedisClient } from './redis-connection.js';
  * failed first subscribe is forgotten, so the next use tries again. On a Redis Cluster the
  * subscription is made on a connection of our own to one node, moved to another node when it
  * ends (see openClusterSubscriberConnection): ioredis's cluster subscription moves silently.
- * There a failed subscribe moves it too, and the first use waits until one node takes it.
+ * There a failed subscribe moves it too.
+ *
+ * Until the first subscription is in place, `ready()` is refused after FIRST_SUBSCRIBE_WAIT_MS
+ * while it goes on being made (`onSubscribed` tells when it is): with Redis down (one Redis, whose
+ * subscriber connection queues the command until it is back, or every node of a cluster) it would
+ * otherwise wait for as long as the outage, and the requests behind it with it (a stream opening,
+ * a `?wait=` past its time) instead of being answered as during any other Redis outage.
  */
+/** How long a use waits for the first subscription before it is refused (a local connection and one command take milliseconds). */
+export const FIRST_SUBSCRIBE_WAIT_MS = 3000;
+
 export function createChannelSubscriber(deps: {
   openSubscriber: () => RedisClient;
   channel: string;
@@ -24,16 +33,36 @@ export function createChannelSubscriber(deps: {
   logger: Logger;
   onMessage: (message: string) => void;
   onSubscribed?: () => void;
+  /** Overrides FIRST_SUBSCRIBE_WAIT_MS. */
+  firstSubscribeWaitMs?: number;
 }): { ready(): Promise<void>; close(): void } {
   let subscriber: RedisClient | undefined;
   let moving: { close(): void } | undefined;
   let subscribed: Promise<void> | undefined;
+  let inPlace = false;
+  let warnedWaiting = false;
   const forget = () => {
     moving?.close();
     moving = undefined;
     subscriber?.disconnect();
     subscriber = undefined;
     subscribed = undefined;
+    inPlace = false;
+  };
+  const waitMs = deps.firstSubscribeWaitMs ?? FIRST_SUBSCRIBE_WAIT_MS;
+
+  /** `attempt`, or a refusal once `waitMs` have passed without it (the attempt goes on). */
+  const withinFirstWait = (attempt: Promise<void>): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const refused = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (!warnedWaiting) deps.logger.warn(`${deps.label}: not subscribed within ${waitMs} ms; still trying`);
+        warnedWaiting = true;
+        reject(new Error(`${deps.label}: Redis has not taken the subscription yet`));
+      }, waitMs);
+      timer.unref();
+    });
+    return Promise.race([attempt, refused]).finally(() => clearTimeout(timer));
   };
   const warnOnError = (connection: RedisClient) =>
     connection.on('error', (err: Error) => deps.logger.warn({ err: err.message }, `${deps.label}: redis subscriber error`));
@@ -78,7 +107,7 @@ export function createChannelSubscriber(deps: {
       if (!subscribed) {
         subscriber = deps.openSubscriber();
         warnOnError(subscriber);
-        subscribed =
+        const attempt =
           subscriber instanceof Cluster
             ? subscribeThroughNodes(subscriber)
             : subscribeOn(subscriber).catch((err: Error) => {
@@ -86,8 +115,16 @@ export function createChannelSubscriber(deps: {
                 forget();
                 throw err;
               });
+        subscribed = attempt;
+        warnedWaiting = false;
+        attempt.then(
+          () => {
+            if (subscribed === attempt) inPlace = true;
+          },
+          () => undefined,
+        );
       }
-      return subscribed;
+      return inPlace ? subscribed : withinFirstWait(subscribed);
     },
     close: forget,
   };
