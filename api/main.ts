@@ -7,6 +7,7 @@ import type { Logger } from '../core/platform/logger/logger.js';
 import { buildApp } from './app.js';
 import { composeApi } from './composition-root.js';
 import { setDrainingCheck } from './draining-state.js';
+import { readSigningKeysAtStart } from './signing-keys-at-start.js';
 import { trackHttpDrain } from './http-server-drain.js';
 import { createServiceContext } from './service-context.factory.js';
 
@@ -20,6 +21,10 @@ export interface RunningApi {
 export async function startApi(config: Config, logger: Logger): Promise<RunningApi> {
   const ctx = await createServiceContext(config, logger);
   const services = composeApi(ctx);
+  await readSigningKeysAtStart(services.authServer.signingKeys, logger).catch(async (err: unknown) => {
+    await ctx.close();
+    throw err;
+  });
   const app = buildApp(ctx, services);
   const server = app.listen(config.port, config.host);
   await once(server, 'listening');

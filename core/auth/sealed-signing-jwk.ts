@@ -18,9 +18,28 @@ export function sealSigningJwk(name: string, privateJwk: JWK, publicJwk: JWK, en
   return { publicJwk, privateJwkBox: encryptSecret(JSON.stringify(privateJwk), encryptionKey, boxContext(name)) };
 }
 
-/** The private JWK of a sealed key; throws when the box was sealed with another key or under another name. */
+/**
+ * A stored signing key that this process's OTP_ENCRYPTION_KEY does not open: another key sealed it
+ * (the setting was changed, or one process was given another value), or the document was altered.
+ */
+export class SigningKeySealedWithAnotherKeyError extends Error {
+  constructor(name: string) {
+    super(
+      `the signing key ${name} stored in MongoDB (server_secrets) does not open with this OTP_ENCRYPTION_KEY: it was sealed with another key (give every process the key the service started with) or the stored document was altered`,
+    );
+    this.name = 'SigningKeySealedWithAnotherKeyError';
+  }
+}
+
+/** The private JWK of a sealed key; throws SigningKeySealedWithAnotherKeyError when the box was sealed with another key or under another name. */
 export function openSigningJwk(name: string, sealed: SealedSigningJwk, encryptionKey: Buffer): JWK {
-  return JSON.parse(decryptSecret(sealed.privateJwkBox, encryptionKey, boxContext(name))) as JWK;
+  let opened: string;
+  try {
+    opened = decryptSecret(sealed.privateJwkBox, encryptionKey, boxContext(name));
+  } catch {
+    throw new SigningKeySealedWithAnotherKeyError(name);
+  }
+  return JSON.parse(opened) as JWK;
 }
 
 export function isSealedSigningJwk(value: unknown): value is SealedSigningJwk {

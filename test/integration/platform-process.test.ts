@@ -67,6 +67,30 @@ describe('process entries', () => {
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
 
+  test('when the API process starts with an OTP_ENCRYPTION_KEY that does not open the signing keys stored in MongoDB, then it refuses to start, naming the setting', async () => {
+    const env = testEnv('sealedkeys');
+    const port = await findFreePort();
+    const first = spawnProcessEntry('api/main.js', { ...env, PORT: String(port) });
+    try {
+      await waitForOutput(first, 'API listening');
+      // The first start made and sealed the signing keys.
+      await answers(`http://127.0.0.1:${port}/svc/authserver/jwks`);
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
+    // Another key (a changed secret, a replica given the wrong one): it would answer ready and 500 every token request.
+    const other = spawnProcessEntry('api/main.js', { ...env, PORT: String(port), OTP_ENCRYPTION_KEY: 'ab'.repeat(32) });
+    try {
+      expect(await exitWithin(other, 20_000)).toEqual({ code: 1, signal: null });
+      expect(other.output()).toContain('OTP_ENCRYPTION_KEY');
+      expect(other.output()).not.toContain('API listening');
+    } finally {
+      other.child.kill('SIGKILL');
+      await other.exited;
+    }
+  });
+
   test('when a worker starts while Redis is down, then its /metrics (the liveness probe) answers while it waits for Redis', async () => {
     // A port nothing listens on: the worker's Redis connection keeps retrying.
     const [deadRedisPort, metricsPort] = [await findFreePort(), await findFreePort()];

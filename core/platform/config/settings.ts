@@ -244,7 +244,7 @@ export const SETTINGS = {
     format: '64 hex characters',
     secret: true,
     requiredInProduction: true,
-    doc: '64 hex characters: AES-256-GCM key of `PLAIN` OTPs, of codes in delivery rows and job data, and of the signing keys and other private keys kept in MongoDB (changing it makes them unreadable)',
+    doc: '64 hex characters: AES-256-GCM key of `PLAIN` OTPs, of codes in delivery rows and job data, and of the signing keys and other private keys kept in MongoDB (changing it makes them unreadable: an API process whose key does not open the stored signing keys refuses to start)',
   },
   SIGNING_KEY_JWK: {
     section: 'secrets',
