@@ -1,4 +1,5 @@
 import type { Logger } from '../platform/logger/logger.js';
+import { deliveriesSwept } from '../platform/metrics/business-metrics.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { Delivery } from './delivery.types.js';
 import type { EarlyReceiptsOnSend } from './early-receipts.js';
@@ -106,5 +107,9 @@ export async function sweepDeliveries(
     );
   const recovered = orphaned + written;
   if (recovered + expired + requeued > 0) deps.logger.info({ recovered, expired, requeued }, 'delivery sweep');
+  // Each is work the normal path should have done: a steady rise says where it fails (operations.md).
+  deliveriesSwept.inc({ outcome: 'requeued' }, requeued);
+  deliveriesSwept.inc({ outcome: 'recovered' }, recovered);
+  deliveriesSwept.inc({ outcome: 'expired' }, expired);
   return { recovered, expired, requeued };
 }

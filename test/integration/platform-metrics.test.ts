@@ -132,6 +132,33 @@ describe('Prometheus metrics', () => {
       expect((await fetch(at('/healthz'))).status).toBe(200);
     });
   });
+
+  describe("the dispatch worker's delivery sweeper", () => {
+    const startWorker = metricsWorkerOfBlock();
+
+    test('when the sweeper queues a delivery whose job was lost, then the dispatch process counts it as requeued and the message goes out', async () => {
+      const { accessToken } = await createClientWithToken(service, { scopes: ['otp'] });
+      await insertUser(service.ctx.mongo, { userId: 'swept', mobileNumber: '+15550004343' });
+      const res = await postJson(`${service.url}/v1/svc-otp`, accessToken, otpBody('swept'));
+      expect(res.status).toBe(200);
+      const { otpUuid } = (await res.json()) as { otpUuid: string };
+      // The job is lost (as in a Redis that lost its last writes): only the QUEUED row is left.
+      await (await service.ctx.queues.dispatch.getJob(`otp-${otpUuid}-SMS`))?.remove();
+
+      const { worker, at } = await startWorker('workers/dispatch/main.js', {
+        ...service.env,
+        SWEEPER_INTERVAL_MS: '200',
+        SWEEPER_GRACE_MS: '300',
+      });
+      await waitForOutput(worker, 'dispatch worker running');
+      await outboxMessageFor(service, '+15550004343', otpUuid);
+      const text = await eventually(async () => {
+        const scraped = await (await fetch(at('/metrics'))).text();
+        return sample(scraped, 'svc_deliveries_swept_total{outcome="requeued"}') >= 1 ? scraped : undefined;
+      });
+      expect(text).toContain('# TYPE svc_deliveries_swept_total counter');
+    });
+  });
 });
 
 describe('Prometheus metrics behind METRICS_TOKEN', () => {

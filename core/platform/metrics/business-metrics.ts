@@ -79,6 +79,13 @@ export const notificationExpiryLag = new Histogram({
   registers: [businessRegistry],
 });
 
+export const deliveriesSwept = new Counter({
+  name: 'svc_deliveries_swept_total',
+  help: "Deliveries handled by the dispatch worker's delivery sweeper, by outcome: requeued (QUEUED past SWEEPER_GRACE_MS with no job: queued again), recovered (a send journaled by a worker that died before writing it to the row), expired (ended unsent: its sending window closed)",
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});
+
 export const userEventsSwept = new Counter({
   name: 'svc_notification_user_events_swept_total',
   help: "Owed notification events handled by the notification worker's sweep, by outcome: appended (late, for a change the API wrote but did not append), failed (not appended; tried again after its lease), dropped (nothing owed any more)",
