@@ -57,6 +57,21 @@ describe('process entries', () => {
     }
   });
 
+  test('when a process starts outside production without the OTP keys, then it stops at once naming both, before it touches the stores', async () => {
+    for (const entry of ['api/main.js', 'workers/dispatch/main.js', 'workers/enrollment/main.js', 'workers/notifications/main.js']) {
+      const env = testEnv('nokeys');
+      delete env.OTP_HMAC_KEY;
+      delete env.OTP_ENCRYPTION_KEY;
+      const proc = spawnProcessEntry(entry, env);
+      expect({ entry, exit: await exitWithin(proc, 20_000) }).toEqual({ entry, exit: { code: 1, signal: null } });
+      const output = proc.output();
+      expect(output).toContain('Invalid configuration:');
+      for (const key of ['OTP_ENCRYPTION_KEY', 'OTP_HMAC_KEY']) expect(output).toContain(`- ${key}:`);
+      expect(output).not.toContain('MongoDB migrated');
+      expect(output).not.toContain('default templates seeded');
+    }
+  });
+
   test('when the API process gets SIGTERM, then it stops listening and exits 0', async () => {
     const port = await findFreePort();
     const api = spawnProcessEntry('api/main.js', { ...testEnv('apiproc'), PORT: String(port) });
