@@ -17,7 +17,7 @@ export const otpRequests = new Counter({
 
 export const otpValidations = new Counter({
   name: 'svc_otp_validations_total',
-  help: 'OTP validations by outcome: SUCCESS, FAILED (wrong code), LOCKED, EXPIRED, USED',
+  help: 'OTP validations by outcome: SUCCESS, FAILED (wrong code), LOCKED, EXPIRED, USED, CANCELLED',
   labelNames: ['outcome'] as const,
   registers: [businessRegistry],
 });
@@ -53,7 +53,7 @@ export const deliveryFailovers = new Counter({
 
 export const signIns = new Counter({
   name: 'svc_sign_ins_total',
-  help: 'Login-code checks on the sign-in pages by outcome: signed_in, wrong_code, locked, expired, not_active, refused; passkey answers as passkey_signed_in, passkey_unknown_passkey, passkey_not_verified, passkey_not_active, passkey_refused',
+  help: 'Login-code checks on the sign-in pages by outcome: signed_in, wrong_code, locked (the code), expired, not_active, refused, sign_in_locked (the user, after LOGIN_MAX_FAILURES wrong codes); passkey answers as passkey_signed_in, passkey_unknown_passkey, passkey_not_verified, passkey_not_active, passkey_refused',
   labelNames: ['outcome'] as const,
   registers: [businessRegistry],
 });
