@@ -33,6 +33,7 @@ function defaultCell(d: SettingDeclaration): string {
   if (d.defaultText) return d.defaultText;
   if (d.default !== undefined && typeof d.default !== 'function') return `\`${String(d.default)}\``;
   if (d.required) return 'required';
+  if (d.requiredToRun) return 'required (every process)';
   if (d.requiredInProduction) return 'required in production';
   return 'unset';
 }

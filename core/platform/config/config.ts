@@ -5,7 +5,7 @@ import { createECDH, createPublicKey } from 'node:crypto';
 import { queuePrefixFor, readRedisTarget, type RedisTarget } from './redis-target.js';
 import { readPasskeyConfig, type PasskeyConfig } from './passkey-config.js';
 import { splitList } from './setting-checks.js';
-import { readSettings } from './settings-reader.js';
+import { readSettings, type SettingsPurpose } from './settings-reader.js';
 import type { Settings } from './settings.js';
 
 export type { RedisTarget } from './redis-target.js';
@@ -287,8 +287,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
 }
 
 /** Reads, validates and freezes the configuration; throws one ConfigError naming every bad key. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const { values, problems } = readSettings(env);
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, purpose: SettingsPurpose = 'read'): Config {
+  const { values, problems } = readSettings(env, undefined, purpose);
   const redis = readRedisTarget(values);
   const passkeys = readPasskeyConfig(values);
   problems.push(...redis.problems, ...passkeys.problems, ...crossProblems(values));

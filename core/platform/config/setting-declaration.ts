@@ -31,6 +31,11 @@ interface CommonDeclaration {
   readonly required?: true;
   /** The process does not start without it when NODE_ENV=production (a secret with no safe default). */
   readonly requiredInProduction?: true;
+  /**
+   * No process of the service starts without it, in any mode (tests and tools that only read a
+   * configuration may go without): a key every role digests or seals with.
+   */
+  readonly requiredToRun?: true;
   /** Never logged or printed; `npm start` generates the secrets it needs. */
   readonly secret?: true;
   /** Checks beyond the schema; each returned problem is reported after `KEY: `. */

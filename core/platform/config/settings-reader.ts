@@ -10,6 +10,9 @@ const Ajv = AjvModule.default;
 
 const REQUIRED_IN_PRODUCTION = ': is required in production';
 
+/** `run`: a process of the service starting (every `requiredToRun` key asked); `read`: a test or tool reading. */
+export type SettingsPurpose = 'run' | 'read';
+
 const ALL = Object.keys(SETTINGS) as SettingName[];
 const declarationOf = (key: string): SettingDeclaration | undefined => (SETTINGS as Record<string, SettingDeclaration>)[key];
 
@@ -76,7 +79,11 @@ function schemaProblem(error: ErrorObject): string {
  * Reads and validates `keys` (every setting by default). The values are typed as `Settings`
  * but only meaningful when `problems` is empty; a caller that reads only some keys reads only those.
  */
-export function readSettings(env: NodeJS.ProcessEnv, keys: readonly SettingName[] = ALL): { values: Settings; problems: string[] } {
+export function readSettings(
+  env: NodeJS.ProcessEnv,
+  keys: readonly SettingName[] = ALL,
+  purpose: SettingsPurpose = 'read',
+): { values: Settings; problems: string[] } {
   const raw: Record<string, unknown> = withDefaults(env, keys);
   const validate = new Ajv({ allErrors: true, coerceTypes: true, strict: true }).compile(settingsSchema(keys));
   const problems = validate(raw) ? [] : (validate.errors ?? []).map(schemaProblem);
@@ -84,7 +91,9 @@ export function readSettings(env: NodeJS.ProcessEnv, keys: readonly SettingName[
     const declaration = SETTINGS[key] as SettingDeclaration;
     const value = raw[key];
     if (declaration.check && typeof value === 'string') problems.push(...declaration.check(value).map((problem) => `${key}: ${problem}`));
-    if (declaration.requiredInProduction && value === undefined && raw.NODE_ENV === 'production')
+    if (declaration.requiredToRun && value === undefined && purpose === 'run')
+      problems.push(`${key}: is required by every process, in every mode (\`npm start\` generates it)`);
+    else if ((declaration.requiredInProduction || declaration.requiredToRun) && value === undefined && raw.NODE_ENV === 'production')
       problems.push(`${key}${REQUIRED_IN_PRODUCTION}`);
     if (declaration.kind === 'switch' && value !== undefined) raw[key] = value === 'on';
   }

@@ -234,9 +234,7 @@ export const SETTINGS = {
     pattern: '^[A-Za-z0-9+/=_-]{43,}$',
     format: 'base64 or base64url of 32 bytes or more (43+ characters)',
     secret: true,
-    requiredInProduction: true,
-    // Asked of every process in every mode at start (run-process.ts); the table's own check is production's.
-    defaultText: 'required (every process)',
+    requiredToRun: true,
     doc: 'base64 or base64url, 32 bytes or more (43+ characters): HMAC key of OTP and activation-code digests',
   },
   OTP_ENCRYPTION_KEY: {
@@ -245,9 +243,7 @@ export const SETTINGS = {
     pattern: '^[0-9a-fA-F]{64}$',
     format: '64 hex characters',
     secret: true,
-    requiredInProduction: true,
-    // Asked of every process in every mode at start (run-process.ts); the table's own check is production's.
-    defaultText: 'required (every process)',
+    requiredToRun: true,
     doc: '64 hex characters: AES-256-GCM key of `PLAIN` OTPs, of codes in delivery rows and job data, and of the signing keys and other private keys kept in MongoDB (changing it makes them unreadable: an API process whose key does not open the stored signing keys refuses to start)',
   },
   SIGNING_KEY_JWK: {

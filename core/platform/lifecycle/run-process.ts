@@ -4,38 +4,14 @@ import { createLogger, type Logger } from '../logger/logger.js';
 import { exitOnSignals } from './shutdown.js';
 import { StartCancelledError } from './start-cancel.js';
 
-/**
- * Every process of the service digests or seals codes with the two OTP keys, in every mode; the
- * settings table requires them only in production (tests and tools read configurations without
- * them). Asked here, a process without them stops before it connects, migrates or seeds anything.
- */
-const KEYS_EVERY_PROCESS_NEEDS = ['OTP_ENCRYPTION_KEY', 'OTP_HMAC_KEY'] as const;
-
-function missingProcessKeys(env: NodeJS.ProcessEnv, problems: readonly string[]): string[] {
-  return KEYS_EVERY_PROCESS_NEEDS.filter((key) => !env[key] && !problems.some((problem) => problem.startsWith(`${key}:`))).map(
-    (key) => `${key}: is required by every process, in every mode (\`npm start\` generates it)`,
-  );
-}
-
-/** Reads the configuration, or stops the process with one message naming every bad key. */
+/** Reads the configuration for a starting process, or stops it with one message naming every bad key. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
-  let config: Config | undefined;
-  let problems: string[] = [];
   try {
-    config = loadConfig(env);
+    return loadConfig(env, 'run');
   } catch (err) {
-    if (!(err instanceof ConfigError)) {
-      console.error(err);
-      process.exit(1);
-    }
-    problems = err.problems;
-  }
-  problems = [...problems, ...missingProcessKeys(env, problems)].sort();
-  if (problems.length > 0 || !config) {
-    console.error(new ConfigError(problems).message);
+    console.error(err instanceof ConfigError ? err.message : err);
     process.exit(1);
   }
-  return config;
 }
 
 export type ProcessStart = (config: Config, logger: Logger, stopping: AbortSignal) => Promise<{ shutdown: () => Promise<boolean> }>;
