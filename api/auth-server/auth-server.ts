@@ -13,7 +13,7 @@ import { isPlainHttpOffLoopback } from '../../core/clients/redirect-uris.js';
 import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-users.js';
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
-import { renderMessagePage, renderPage } from './login-pages.js';
+import { formActionSourceOf, renderMessagePage, renderPage } from './login-pages.js';
 import type { CallerAddress } from '../caller-address.js';
 import type { ServiceContext } from '../service-context.js';
 import {
@@ -184,7 +184,7 @@ export async function createAuthServer(
         logoutSource: (oidcCtx, form) => {
           const client = oidcCtx.oidc.client;
           const state = oidcCtx.oidc.session?.state as { postLogoutRedirectUri?: string } | undefined;
-          const returnTo = state?.postLogoutRedirectUri ? [new URL(state.postLogoutRedirectUri).origin] : [];
+          const returnTo = state?.postLogoutRedirectUri ? [formActionSourceOf(state.postLogoutRedirectUri)] : [];
           sendPage(
             oidcCtx,
             renderPage(

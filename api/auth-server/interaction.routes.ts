@@ -14,6 +14,7 @@ import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import { AUTH_SERVER_PATH } from './auth-server.js';
 import { grantConsent, scopesAsked, type InteractionDetails } from './consent-grant.js';
 import { createLoginResponses } from './login-responses.js';
+import { formActionSourceOf } from './login-pages.js';
 import { enterpriseOfClient, isFirstParty } from './oidc-adapter.js';
 import { parsedWith } from '../middleware/body-parser-errors.js';
 
@@ -74,7 +75,7 @@ export function interactionRoutes(
   async function clientOf(
     provider: Provider,
     interaction: InteractionDetails,
-  ): Promise<(SignInClient & { redirectOrigin: string[]; firstParty: boolean }) | undefined> {
+  ): Promise<(SignInClient & { redirectTarget: string[]; firstParty: boolean }) | undefined> {
     const clientId = String(interaction.params.client_id);
     const client = await provider.Client.find(clientId);
     if (!client) return undefined;
@@ -83,7 +84,7 @@ export function interactionRoutes(
       clientId,
       name: client.clientName ?? clientId,
       enterpriseId: enterpriseOfClient(client),
-      redirectOrigin: redirectUri ? [new URL(redirectUri).origin] : [],
+      redirectTarget: redirectUri ? [formActionSourceOf(redirectUri)] : [],
       firstParty: isFirstParty(client),
     };
   }
@@ -132,7 +133,7 @@ export function interactionRoutes(
         userId: userOfAccountId(interaction.session?.accountId ?? '')?.userId ?? '',
         scopes: scopesAsked(interaction),
       };
-      return pages.send(res, 200, 'consent', data, client.redirectOrigin);
+      return pages.send(res, 200, 'consent', data, client.redirectTarget);
     }),
   );
 

@@ -70,6 +70,18 @@ export function renderPage(name: PageName, data: PageData, formTargets: string[]
   return { html, csp };
 }
 
+/**
+ * The Content-Security-Policy source that lets a page's last form end at an app's redirect URI
+ * (browsers check form-action on the redirects that follow a form post, Chromium up to the last
+ * hop): its origin for http(s), its scheme for a native app's private-use scheme
+ * (`com.example.app:`). Such a URI has no origin: URL parsing gives `null`, which CSP ignores, and
+ * the browser would then refuse to hand the code to the app.
+ */
+export function formActionSourceOf(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : url.protocol;
+}
+
 export function renderMessagePage(data: { title: string; message: string; clientName?: string }): RenderedPage {
   return renderPage('message', data);
 }

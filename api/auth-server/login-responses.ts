@@ -8,7 +8,8 @@ import { renderPage, type PageData, type PageName } from './login-pages.js';
 /** The app being signed in to, as its pages show it. */
 export interface PageClient {
   name: string;
-  redirectOrigin: string[];
+  /** Where the app's redirect URI may take the last form (login-pages.ts formActionSourceOf). */
+  redirectTarget: string[];
 }
 
 /** What the login page says about each problem (the person fixes it there). */
@@ -78,7 +79,7 @@ export function createLoginResponses(deps: { states: Pick<LoginStatesRepository,
     const action = selfUrl(req);
     if (state.userId !== undefined) {
       const data = { title: 'Enter your code', clientName: client.name, action, csrf: state.csrf, userId: state.userId, ...extra };
-      return send(res, status, 'login-code', data, client.redirectOrigin);
+      return send(res, status, 'login-code', data, client.redirectTarget);
     }
     // Each showing of the page has its own passkey challenge, good for one answer.
     const challenge = generateChallenge();
@@ -93,7 +94,7 @@ export function createLoginResponses(deps: { states: Pick<LoginStatesRepository,
       ...(offered ? { passkey: { challenge, rpId: deps.rpId, conditional: extra.error === undefined } } : {}),
       ...extra,
     };
-    return send(res, status, 'login-user', data, client.redirectOrigin);
+    return send(res, status, 'login-user', data, client.redirectTarget);
   }
 
   return {
@@ -126,7 +127,7 @@ export function createLoginResponses(deps: { states: Pick<LoginStatesRepository,
     /** The sign-in cannot go on (locked, not active, refused): what to do, and a way to start over. */
     stoppedPage(req: Request, res: Response, reason: keyof typeof STOPPED_PAGES, client: PageClient, state: LoginState) {
       const data = { ...STOPPED_PAGES[reason], clientName: client.name, action: selfUrl(req), csrf: state.csrf, restart: true };
-      send(res, 403, 'message', data, client.redirectOrigin);
+      send(res, 403, 'message', data, client.redirectTarget);
     },
 
     expiredPage(res: Response) {

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { registerClient } from '../../core/clients/clients.service.js';
@@ -8,6 +9,9 @@ import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { loginCodeFor } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+
+/** A native app's private-use scheme redirect URI (RFC 8252 7.1). */
+const NATIVE_REDIRECT = 'com.example.app:/oauth/callback';
 
 /**
  * Signing in from a real browser: an app on its own port sends the browser to the authorization
@@ -22,6 +26,7 @@ describe('sign-in pages in a real browser', () => {
   let partnerApp: TestApp;
   let otherEnterpriseApp: TestApp;
   let appClientId = '';
+  let nativeClientId = '';
 
   beforeAll(async () => {
     mkdirSync('test-results', { recursive: true });
@@ -48,6 +53,9 @@ describe('sign-in pages in a real browser', () => {
       redirectUris: [otherEnterpriseApp.redirectUri],
     });
     otherEnterpriseApp.useClient({ clientId: other.client.clientId, clientSecret: other.clientSecret as string });
+    nativeClientId = (
+      await registerClient(service.services.clients, { name: 'Phone app', scopes: [], redirectUris: [NATIVE_REDIRECT], public: true })
+    ).client.clientId;
     await insertUser(service.ctx.mongo, { userId: 'alice', enterpriseId: 'other-bank', mobileNumber: '+15550200009' });
     await insertUser(service.ctx.mongo, { userId: 'alice', firstName: 'Alice', lastName: 'Liddell', mobileNumber: '+15550200001' });
     await insertUser(service.ctx.mongo, { userId: 'bob', firstName: 'Bob', lastName: 'Builder', emailId: 'bob@example.com' });
@@ -182,6 +190,62 @@ describe('sign-in pages in a real browser', () => {
     await page.getByLabel('User ID').waitFor();
     expect(cspViolations).toEqual([]);
     await page.close();
+  });
+
+  test('when a native app with a private-use scheme signs a person in, then the browser hands the code to the app (the pages let their last form end at its scheme), and signing out returns there too', async () => {
+    if (!browser) throw new Error('no browser');
+    const context = await browser.newContext();
+    const cspViolations: string[] = [];
+    // The browser's last hop: its request for the app's scheme, which the system hands to the app
+    // (here no app is installed, so the browser then gives up on it).
+    const toApp: string[] = [];
+    const watchedPage = async () => {
+      const page = await context.newPage();
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+      });
+      page.on('request', (request) => {
+        if (request.url().startsWith(NATIVE_REDIRECT)) toApp.push(request.url());
+      });
+      return page;
+    };
+    const verifier = randomBytes(32).toString('base64url');
+    const params = new URLSearchParams({
+      client_id: nativeClientId,
+      response_type: 'code',
+      scope: 'openid notifications',
+      redirect_uri: NATIVE_REDIRECT,
+      state: 'st-phone',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    const signIn = await watchedPage();
+    await signIn.goto(`${service.url}/svc/authserver/oauth/authorize?${params.toString()}`);
+    await signInOnPages(signIn, 'alice', '+15550200001');
+    await eventually(async () => (toApp.length > 0 ? true : undefined));
+    const callback = new URL(toApp[0] as string);
+    expect(callback.searchParams.get('state')).toBe('st-phone');
+    const token = await fetch(`${service.url}/svc/authserver/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: nativeClientId,
+        code: callback.searchParams.get('code') ?? '',
+        redirect_uri: NATIVE_REDIRECT,
+        code_verifier: verifier,
+      }).toString(),
+    });
+    expect(token.status).toBe(200);
+
+    // In a page of its own: the one that went to the app may still be handing that over.
+    const signOut = await watchedPage();
+    const query = new URLSearchParams({ client_id: nativeClientId, post_logout_redirect_uri: NATIVE_REDIRECT, state: 'bye' });
+    await signOut.goto(`${service.url}/svc/authserver/session/end?${query.toString()}`);
+    await signOut.getByRole('button', { name: 'Sign out' }).click();
+    await eventually(async () => (toApp.includes(`${NATIVE_REDIRECT}?state=bye`) ? true : undefined));
+    expect(cspViolations).toEqual([]);
+    await context.close();
   });
 
   test('when the user has no mobile number, then the code goes by e-mail and "send a new code" replaces it', async () => {
