@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../platform/logger/logger.js';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
@@ -19,6 +19,7 @@ import { queuedOtpRow } from './otp-delivery-row.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
 import { isReachable } from '../users/user-reachability.js';
+import { requestFingerprint } from '../idempotency/request-fingerprint.js';
 
 /** What the generation needs to know about a template: its channel and the macros its message will hold. */
 export interface TemplateLookup {
@@ -66,17 +67,6 @@ export interface GenerateOtpCommand {
 const RETRY_AFTER_SECONDS = 5;
 
 const CHANNELS: Channel[] = ['SMS', 'EMAIL'];
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 export function createOtpGenerationService(deps: OtpGenerationDeps) {
   const now = deps.now ?? (() => new Date());
@@ -210,7 +200,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     );
   }
 
-  const requestHashOf = (rawBody: unknown) => createHash('sha256').update(canonicalJson(rawBody)).digest('hex');
+  const requestHashOf = (rawBody: unknown) => requestFingerprint(rawBody);
 
   return {
     /**
