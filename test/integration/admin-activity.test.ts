@@ -13,6 +13,24 @@ import { requestToken } from '../support/auth-helpers.js';
 const ID = expect.stringMatching(/^[0-9a-f]{24}$/) as unknown;
 const AT = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) as unknown;
 
+/**
+ * The record's appendOnce, held until two settlers have each come to append: both have read what
+ * is owed before either writes it, the race the entry ids must make harmless.
+ */
+function appendsOnceBothHaveRead(real: ActivityRepository): Pick<ActivityRepository, 'appendOnce'> {
+  let waiting = 0;
+  let release: () => void = () => {};
+  const bothRead = new Promise<void>((resolve) => (release = resolve));
+  return {
+    async appendOnce(...args) {
+      waiting += 1;
+      if (waiting === 2) release();
+      await bothRead;
+      return real.appendOnce(...args);
+    },
+  };
+}
+
 /** The activity record: every change to users, clients and templates, readable at GET /admin/activity. */
 describe('activity record (GET /admin/activity)', () => {
   let service: TestService;
@@ -354,18 +372,7 @@ describe('activity record (GET /admin/activity)', () => {
       await enroll('owed-two');
       await expect(lifecycleWith(failing).setBlocked(A('owed-two'), true, 'two at once')).rejects.toThrow('MongoDB stepped down');
       // Both settlers read the owed entry before either appends it.
-      const real = service.services.repositories.activity;
-      let waiting = 0;
-      let release: () => void = () => {};
-      const bothRead = new Promise<void>((resolve) => (release = resolve));
-      const held: Pick<ActivityRepository, 'appendOnce'> = {
-        async appendOnce(...args) {
-          waiting += 1;
-          if (waiting === 2) release();
-          await bothRead;
-          return real.appendOnce(...args);
-        },
-      };
+      const held = appendsOnceBothHaveRead(service.services.repositories.activity);
       const stores = { users: service.services.repositories.users, activity: held };
       await Promise.all([settleOwedActivity(stores, A('owed-two')), settleOwedActivity(stores, A('owed-two'))]);
       // And a retry and the sweep on top of them find nothing more to add.
@@ -557,18 +564,7 @@ describe('activity record (GET /admin/activity)', () => {
       expect((await admin('DELETE', `/admin/clients/${clientId}`)).status).toBe(204);
       jest.restoreAllMocks();
       // Both settlers read the owed entries before either appends them.
-      const real = service.services.repositories.activity;
-      let waiting = 0;
-      let release: () => void = () => {};
-      const bothRead = new Promise<void>((resolve) => (release = resolve));
-      const held: Pick<ActivityRepository, 'appendOnce'> = {
-        async appendOnce(...args) {
-          waiting += 1;
-          if (waiting === 2) release();
-          await bothRead;
-          return real.appendOnce(...args);
-        },
-      };
+      const held = appendsOnceBothHaveRead(service.services.repositories.activity);
       const { clients } = collections();
       const key = { clientId, enterpriseId: 'owedtwo' };
       await Promise.all([clients.settle(held, key), clients.settle(held, key)]);

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { buildApp } from '../../api/app.js';
-import { ConfigError, loadConfig } from '../../core/platform/config/config.js';
+import { configProblems } from '../support/config-problems.js';
 import { projectRoot } from '../../core/platform/project-root.js';
 import { readProcfile } from '../../scripts/procfile.js';
 import { listAppRoutes } from '../support/list-app-routes.js';
@@ -31,17 +31,6 @@ const operatorSecrets: Record<string, string> = {
   MONGODB_URI: 'mongodb://user:password@mongo-0,mongo-1,mongo-2/svc-identity?replicaSet=rs0&w=majority&retryWrites=true',
   REDIS_URL: 'redis://:password@redis:6379',
 };
-
-/** The settings every process refuses to start without in production. */
-function productionRefusals(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-}
 
 /** Highest resident memory per role over the soak runs in docs/reliability.md (3, 15 and 30 minutes), in MiB. */
 const measuredPeakMiB: Record<string, number> = { web: 180, dispatch: 134, enrollment: 122, notifications: 127 };
@@ -187,7 +176,7 @@ describe('Deployment files', () => {
         }
         expect(required.sort()).toEqual(['ADMIN_TOKEN', 'OTP_ENCRYPTION_KEY', 'OTP_HMAC_KEY']);
         expect(env.NODE_ENV).toBe('production');
-        expect(productionRefusals(env)).toEqual([]);
+        expect(configProblems(env)).toEqual([]);
       }
       expect(service('web').healthcheck).toBeUndefined();
       for (const worker of ['dispatch', 'enrollment', 'notifications']) expect(service(worker).healthcheck).toEqual({ disable: true });
@@ -243,8 +232,8 @@ describe('Deployment files', () => {
     test('when the Secret is filled in, then every role starts in production; left as shipped, every role refuses to start, naming each missing secret', () => {
       expect(configMap.data.NODE_ENV).toBe('production');
       for (const { type } of procfile) {
-        expect(productionRefusals(containerEnv(type, operatorSecrets))).toEqual([]);
-        const refusals = productionRefusals(containerEnv(type, {}));
+        expect(configProblems(containerEnv(type, operatorSecrets))).toEqual([]);
+        const refusals = configProblems(containerEnv(type, {}));
         for (const key of Object.keys(secret.stringData).filter((k) => k in operatorSecrets)) {
           expect(refusals).toContainEqual(expect.stringMatching(new RegExp(`^${key}: `)));
         }

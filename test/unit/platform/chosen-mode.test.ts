@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from '../../../core/platform/config/config.js';
+import { loadConfig } from '../../../core/platform/config/config.js';
+import { configProblems } from '../../support/config-problems.js';
 import { chosenModeNote } from '../../../core/platform/config/chosen-mode.js';
 
 const stores = { MONGODB_URI: 'mongodb://127.0.0.1:27017/x', REDIS_URL: 'redis://127.0.0.1:6379' };
@@ -7,16 +8,6 @@ const secrets = {
   OTP_HMAC_KEY: 'b'.repeat(64),
   OTP_ENCRYPTION_KEY: 'c'.repeat(64),
 };
-
-function problemsOf(env: NodeJS.ProcessEnv): string[] {
-  try {
-    loadConfig(env);
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-}
 
 describe('the mode a process runs in when NODE_ENV is not set', () => {
   const reachedFromOtherMachines = [
@@ -29,7 +20,7 @@ describe('the mode a process runs in when NODE_ENV is not set', () => {
 
   test('when PUBLIC_URL is reached from other machines and the secrets are missing, then the process does not start and says production came from PUBLIC_URL', () => {
     for (const publicUrl of reachedFromOtherMachines) {
-      const problems = problemsOf({ ...stores, PUBLIC_URL: publicUrl });
+      const problems = configProblems({ ...stores, PUBLIC_URL: publicUrl });
       expect(problems).toEqual(
         expect.arrayContaining([
           'ADMIN_TOKEN: is required in production',
