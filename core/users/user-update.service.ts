@@ -6,15 +6,19 @@ import { ConflictError, NotFoundError, UnavailableError, ValidationError } from 
 import type { Logger } from '../platform/logger/logger.js';
 import { CLOCK_MARGIN_MS, DELETION_MARKER_TTL_MS } from './group-deletion.service.js';
 import { userExists } from './enrollment.service.js';
+import { owedActivityEntry, settleOwedActivity } from './owed-activity.js';
 import { reversalOf } from './patch-reversal.js';
 import type { User } from './user.types.js';
 import type { UserUpdateRequest } from './user-update-request.validator.js';
 import type { GroupLeaving, UserChanges, UsersRepository } from './users.repository.js';
 
 export interface UserUpdateDeps {
-  users: Pick<UsersRepository, 'findUser' | 'findLiveByMobile' | 'applyChanges' | 'takeOffGroupsLeaving'>;
+  users: Pick<
+    UsersRepository,
+    'findUser' | 'findLiveByMobile' | 'applyChanges' | 'takeOffGroupsLeaving' | 'findOwedActivity' | 'settledOwedActivity'
+  >;
   groups: { findMissingGroupNames: (names: string[]) => Promise<string[]> };
-  activity: Pick<ActivityRepository, 'append'>;
+  activity: Pick<ActivityRepository, 'appendOnce'>;
   logger: Pick<Logger, 'warn' | 'error'>;
   now?: () => Date;
 }
@@ -36,6 +40,13 @@ const groupsUndoMayRestore = (before: User, changes: UserChanges): string[] => [
   ...(changes.secondaryGroups !== undefined ? before.secondaryGroups : []),
 ];
 
+/** What a stored patch left on the user for its undo: its GroupLeaving entries' id and lapse, its owed activity entry's id. */
+interface PatchMarks {
+  id: string;
+  until: Date;
+  owed: string;
+}
+
 /** Concurrent patches of one user each retry on the state the other left; past this, 503. */
 const MAX_ROUNDS = 5;
 
@@ -54,7 +65,9 @@ function effectiveChanges(user: User, changes: UserChanges): UserChanges {
 /**
  * PATCH of a user by a client of its enterprise: names, contacts and groups under enrollment's
  * rules, checked against the user as it is when the change is written (a conditional update on
- * `updatedAt`, retried after a concurrent change), recorded in the activity record.
+ * `updatedAt`, retried after a concurrent change), recorded in the activity record: the entry is
+ * owed on the user in the change's own write and written right after (owed-activity.ts), so a
+ * record that cannot be written leaves the answer 200 and the entry to the enrollment worker's sweep.
  */
 export function createUserUpdateService(deps: UserUpdateDeps) {
   const now = deps.now ?? (() => new Date());
@@ -82,10 +95,10 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
    * Undoes a stored patch whose groups went away meanwhile, on the user as it is now (a later
    * patch may have landed): each field back to its value before the patch, unless changed again
    * since. If the old mobile number went to another user meanwhile, the new one stays. The write
-   * takes the patch's GroupLeaving entries off and is made only while they are live
-   * CLOCK_MARGIN_MS ahead (group-deletion.service.ts); false when it could not be made.
+   * takes the patch's GroupLeaving entries and its owed activity entry off and is made only while
+   * they are live CLOCK_MARGIN_MS ahead (group-deletion.service.ts); false when it could not be made.
    */
-  async function undo(ref: UserRef, before: User, changes: UserChanges, patch: { id: string; until: Date }): Promise<boolean> {
+  async function undo(ref: UserRef, before: User, changes: UserChanges, patch: PatchMarks): Promise<boolean> {
     let keepMobile = false;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       const user = await deps.users.findUser(ref);
@@ -97,7 +110,8 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
       if (liveAt >= patch.until) return false;
       try {
         const at = new Date(Math.max(now().getTime(), user.updatedAt.getTime() + 1));
-        if (await deps.users.applyChanges(ref, user.updatedAt, reversal, at, { takeOff: { patch: patch.id, liveAt } })) return true;
+        if (await deps.users.applyChanges(ref, user.updatedAt, reversal, at, { takeOff: { patch: patch.id, liveAt, owed: patch.owed } }))
+          return true;
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
         keepMobile = true;
@@ -111,7 +125,7 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
    * so (a 503 that does not pretend nothing happened, and an error log an operator can act on;
    * no user id in it).
    */
-  async function undoOrReport(ref: UserRef, before: User, changes: UserChanges, patch: { id: string; until: Date }): Promise<void> {
+  async function undoOrReport(ref: UserRef, before: User, changes: UserChanges, patch: PatchMarks): Promise<void> {
     let undone = false;
     try {
       undone = await undo(ref, before, changes, patch);
@@ -121,6 +135,9 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
     }
     if (undone) {
       await deps.users.takeOffGroupsLeaving(ref, patch.id, now()).catch(() => undefined); // else they lapse
+      // An undo that found nothing to write back (the user deleted, or changed again) did not take
+      // the entry off: the request fails, so it records nothing (left behind, the sweep writes it).
+      await deps.users.settledOwedActivity(ref, [patch.owed]).catch(() => undefined);
       return;
     }
     deps.logger.error(
@@ -147,7 +164,8 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
         // Strictly later than the read: two changes in one millisecond still tell apart.
         const at = new Date(Math.max(now().getTime(), user.updatedAt.getTime() + 1));
         // The groups an undo may write back stay counted by a deletion until the re-read below.
-        const patch = { id: randomUUID(), until: new Date(at.getTime() + DELETION_MARKER_TTL_MS) };
+        const owed = owedActivityEntry('user.updated', { type: 'client', clientId: caller.clientId }, at, request.comments);
+        const patch = { id: randomUUID(), until: new Date(at.getTime() + DELETION_MARKER_TTL_MS), owed: owed.id };
         const leaving: GroupLeaving[] = groupsUndoMayRestore(user, changes).map((group) => ({
           group,
           patch: patch.id,
@@ -155,7 +173,7 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
         }));
         let applied: boolean;
         try {
-          applied = await deps.users.applyChanges(ref, user.updatedAt, changes, at, { add: leaving });
+          applied = await deps.users.applyChanges(ref, user.updatedAt, changes, at, { add: leaving, owed });
         } catch (err) {
           if (isDuplicateKeyError(err)) throw mobileHeld();
           throw err;
@@ -182,12 +200,15 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
             .takeOffGroupsLeaving(ref, patch.id, now())
             .catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'PATCH group entries left to lapse'));
         }
-        await deps.activity.append({
-          actor: { type: 'client', clientId: caller.clientId },
-          action: 'user.updated',
-          ...ref,
-          comments: request.comments,
-        });
+        // The change is stored, and its entry with it: a record that cannot be written now must
+        // not turn the answer into an error (a retry would change nothing, and so record nothing).
+        // Only its own entry: another PATCH's may still be undone (its group re-read pending).
+        await settleOwedActivity(deps, ref, [owed]).catch((err: unknown) =>
+          deps.logger.warn(
+            { err: (err as Error).message, enterpriseId: ref.enterpriseId },
+            'PATCH stored; activity entry not written; the sweep writes it',
+          ),
+        );
         const updated: User = { ...user, updatedAt: at };
         for (const [field, value] of Object.entries(changes)) {
           if (value === null) delete (updated as unknown as Record<string, unknown>)[field];

@@ -43,12 +43,17 @@ export interface GroupLeaving {
   until: Date;
 }
 
-/** What a PATCH's conditional update also does about its group entries (see GroupLeaving). */
+/** What a PATCH's conditional update also does about its group entries (see GroupLeaving) and its activity entry. */
 export interface GroupsLeavingUpdate {
   /** Entries to add with the changes. */
   add?: GroupLeaving[];
-  /** Only while this PATCH's entries are live at `liveAt` (its undo), and takes them off. */
-  takeOff?: { patch: string; liveAt: Date };
+  /**
+   * Only while this PATCH's entries are live at `liveAt` (its undo), and takes them off, with the
+   * activity entry the PATCH owed (`owed`, its id): an undone PATCH is not recorded.
+   */
+  takeOff?: { patch: string; liveAt: Date; owed?: string };
+  /** The activity entry the changes owe, stored with them (owed-activity.ts). */
+  owed?: OwedActivityEntry;
 }
 
 /**
@@ -396,7 +401,8 @@ export function createUsersRepository(connection: Connection) {
      * Applies the changes if the user is still as read (`updatedAt` unchanged) and not DELETED:
      * a concurrent change makes this false, and the caller re-reads and checks again. A mobile
      * number held by another live user throws MongoDB's error 11000 (the unique index decides).
-     * `leaving` adds or takes off the PATCH's GroupLeaving entries in the same update.
+     * `leaving` adds or takes off the PATCH's GroupLeaving entries in the same update, and stores
+     * or takes off the activity entry it owes.
      */
     async applyChanges(ref: UserRef, readAt: Date, changes: UserChanges, now: Date, leaving: GroupsLeavingUpdate = {}): Promise<boolean> {
       const set: Record<string, unknown> = { updatedAt: now };
@@ -408,7 +414,15 @@ export function createUsersRepository(connection: Connection) {
       }
       if (changes.mobileNumber === null) unset.liveMobileKey = 1;
       else if (changes.mobileNumber !== undefined) set.liveMobileKey = liveMobileKey(ref, changes.mobileNumber);
-      const { add, takeOff } = leaving;
+      const { add, takeOff, owed } = leaving;
+      const pull = {
+        ...(takeOff ? { groupsLeaving: { patch: takeOff.patch } } : {}),
+        ...(takeOff?.owed !== undefined ? { owedActivity: { id: takeOff.owed } } : {}),
+      };
+      const push = {
+        ...(add && add.length > 0 ? { groupsLeaving: { $each: add } } : {}),
+        ...(owed ? { owedActivity: owed } : {}),
+      };
       const result = await (
         await model()
       ).updateOne(
@@ -421,8 +435,8 @@ export function createUsersRepository(connection: Connection) {
         {
           $set: set,
           ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
-          ...(add && add.length > 0 ? { $push: { groupsLeaving: { $each: add } } } : {}),
-          ...(takeOff ? { $pull: { groupsLeaving: { patch: takeOff.patch } } } : {}),
+          ...(Object.keys(push).length > 0 ? { $push: push } : {}),
+          ...(Object.keys(pull).length > 0 ? { $pull: pull } : {}),
         },
       );
       return result.modifiedCount === 1;
@@ -456,7 +470,10 @@ export function createUsersRepository(connection: Connection) {
       return doc?.owedActivity ?? [];
     },
 
-    /** Takes these owed entries off the user: the record holds them. Others stay (a change made meanwhile). */
+    /**
+     * Takes these owed entries off the user: the record holds them, or their change was not made
+     * (an entry stored ahead of it, owed-activity.ts). Others stay (a change made meanwhile).
+     */
     async settledOwedActivity(ref: UserRef, ids: string[]): Promise<void> {
       if (ids.length === 0) return;
       const Users = await model();

@@ -270,6 +270,8 @@ describe('group deletion racing enrollment and PATCH', () => {
       expect(user).toMatchObject({ primaryGroup: 'retail', firstName: 'Ada' });
       expect(user.mobileNumber).toBeUndefined();
       expect((await activity(userId)).map((e) => e.action)).toEqual(['user.enrolled']);
+      // Nor does it owe the record an entry.
+      expect(await service.services.repositories.users.findOwedActivity({ enterpriseId, userId })).toEqual([]);
       // The number the undone PATCH took is free again.
       expect((await enroll(userBody(nextId(), { mobileNumber: mobile }))).status).toBe(201);
     });
@@ -295,6 +297,9 @@ describe('group deletion racing enrollment and PATCH', () => {
 
       await expect(outcome).rejects.toThrow(new ConflictError('The group name : target-2 does not exist in the system.'));
       expect(await (await getUser(userId)).json()).toMatchObject({ primaryGroup: 'retail', firstName: 'Ada', lastName: 'King' });
+      // Only the PATCH that stands is recorded, and the undone one owes nothing.
+      expect((await activity(userId)).map((e) => e.action)).toEqual(['user.updated', 'user.enrolled']);
+      expect(await service.services.repositories.users.findOwedActivity({ enterpriseId, userId })).toEqual([]);
     });
 
     test('when a secondary group is deleted between the PATCH check and its write, then the PATCH is 409 and the secondary groups are as before', async () => {

@@ -1,5 +1,7 @@
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { recordRefusesWritesAbout } from '../support/record-failures.js';
 import { otpBody } from '../support/otp-helpers.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { createGroups, errorBody, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
@@ -267,6 +269,31 @@ describe('GET /v1/users and PATCH /v1/users/{userId}', () => {
       expect(user.firstName).toBe('Racer');
       expect(user.secondaryGroups.split(',')).not.toContain(user.primaryGroup);
       expect((await adminActivity(userId)).filter((e) => e.action === 'user.updated')).toHaveLength(2);
+    });
+
+    test('when the activity record cannot be written after a patch, then the answer is the success and the entry appears exactly once after the sweep', async () => {
+      const userId = nextId('p');
+      await enroll(userBody(userId));
+      const restore = recordRefusesWritesAbout(service.services.repositories.activity, userId);
+      try {
+        const res = await patch(userId, { firstName: 'Kept', comments: 'maker: ann' });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toMatchObject({ userId, firstName: 'Kept' });
+      } finally {
+        restore();
+      }
+      const changedAt = (await service.services.repositories.users.findUser({ enterpriseId: 'acme', userId }))?.updatedAt.toISOString();
+      // The same patch again changes nothing, so it owes nothing either.
+      expect((await patch(userId, { firstName: 'Kept', comments: 'maker: ann' })).status).toBe(200);
+      expect((await adminActivity(userId)).map((e) => e.action)).toEqual(['user.enrolled']);
+
+      const sweepDeps = { ...service.services.repositories, logger: memoryLogger().logger, graceMs: service.config.sweeperGraceMs };
+      const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+      for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+      expect((await adminActivity(userId)).map((e) => [e.action, e.comments, e.actor, e.at])).toEqual([
+        ['user.updated', 'maker: ann', { type: 'client', clientId }, changedAt],
+        ['user.enrolled', undefined, { type: 'client', clientId }, expect.any(String)],
+      ]);
     });
 
     test('when two users race for one mobile number, then exactly one gets it', async () => {
