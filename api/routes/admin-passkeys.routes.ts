@@ -45,7 +45,13 @@ export function adminPasskeysRoutes(
     // An unknown user has no passkey by that id: the same 404 as for an unknown passkey.
     const user = await users.findUser(ref);
     if (!user) throw new NotFoundError('Passkey not found');
-    await removePasskey({ passkeys, activity, changeNotice }, user, String(req.params.passkeyId), { type: 'admin' }, comments);
+    await removePasskey(
+      { users, activity, logger: ctx.logger, passkeys, changeNotice },
+      user,
+      String(req.params.passkeyId),
+      { type: 'admin' },
+      comments,
+    );
     res.status(204).end();
   });
 

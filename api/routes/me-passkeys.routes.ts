@@ -4,6 +4,7 @@ import type { DeliveriesRepository } from '../../core/deliveries/deliveries.repo
 import { createPasskeyChangeNotice } from '../../core/passkeys/passkey-change-notice.js';
 import { createPasskeyRegistration, type PasskeyRegistration } from '../../core/passkeys/passkey-registration.service.js';
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
+import type { UsersRepository } from '../../core/users/users.repository.js';
 import type { PasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
 import { createRegistrationChallenges } from '../../core/passkeys/registration-challenges.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
@@ -52,10 +53,16 @@ function recentSignInOnly(maxAgeSeconds: number, refusal: string): RequestHandle
 export function mePasskeysRoutes(
   ctx: ServiceContext,
   {
+    users,
     passkeys,
     activity,
     deliveries,
-  }: { passkeys: PasskeysRepository; activity: ActivityRepository; deliveries: Pick<DeliveriesRepository, 'insertMany'> },
+  }: {
+    users: UsersRepository;
+    passkeys: PasskeysRepository;
+    activity: ActivityRepository;
+    deliveries: Pick<DeliveriesRepository, 'insertMany'>;
+  },
   userTokens: UserTokenStores,
 ): Router {
   const router = Router();
@@ -70,10 +77,11 @@ export function mePasskeysRoutes(
     'Removing a passkey needs a recent sign-in: sign in again',
   );
   const changeNotice = createPasskeyChangeNotice({ deliveries, enqueueDispatch: (id) => ctx.dispatch.enqueue(id), logger: ctx.logger });
+  const owedStores = { users, activity, logger: ctx.logger };
   const registration = createPasskeyRegistration({
+    ...owedStores,
     passkeys,
     challenges: createRegistrationChallenges(ctx.redis, ctx.config.queuePrefix),
-    activity,
     changeNotice,
     config: ctx.config.passkeys,
   });
@@ -94,7 +102,7 @@ export function mePasskeysRoutes(
   });
 
   router.delete('/v1/me/passkeys/:passkeyId', ...userToken, recentSignInToRemove, async (req, res) => {
-    await removePasskey({ passkeys, activity, changeNotice }, userAuthOf(res).user, String(req.params.passkeyId), { type: 'user' });
+    await removePasskey({ ...owedStores, passkeys, changeNotice }, userAuthOf(res).user, String(req.params.passkeyId), { type: 'user' });
     res.status(204).end();
   });
 

@@ -1,10 +1,12 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import type { ActivityRepository } from '../activity/activity.repository.js';
 import type { PasskeyConfig } from '../platform/config/config.js';
 import { userKey } from '../platform/tenancy/enterprise-id.js';
-import { ConflictError, ValidationError } from '../platform/errors/app-error.js';
+import { ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
+import { owedActivityEntry } from '../users/owed-activity.js';
+import { oweAhead, settleMadeAhead, withdrawAhead, type OwedAheadStores } from '../users/owed-activity-ahead.js';
 import type { User } from '../users/user.types.js';
+import { passkeyAdded } from './passkey-activity.js';
 import { challengeOf } from './client-data.js';
 import type { PasskeyChangeNotice } from './passkey-change-notice.js';
 import { passkeyName } from './passkey-name.js';
@@ -15,10 +17,9 @@ import { loadWebAuthn } from './webauthn-library.js';
 /** Passkeys one user may hold: enough for every device they own, bounded against abuse. */
 export const MAX_PASSKEYS_PER_USER = 20;
 
-export interface PasskeyRegistrationDeps {
+export interface PasskeyRegistrationDeps extends OwedAheadStores {
   passkeys: PasskeysRepository;
   challenges: RegistrationChallenges;
-  activity: Pick<ActivityRepository, 'append'>;
   /** Tells the user a passkey was added (after it is stored). */
   changeNotice: Pick<PasskeyChangeNotice, 'send'>;
   config: PasskeyConfig;
@@ -35,6 +36,8 @@ export interface PasskeyRegistration {
  * app), then the authenticator's answer, checked by @simplewebauthn/server against that challenge,
  * the relying party id and the allowed origins, with user verification required. Only
  * discoverable credentials are asked for, so the sign-in page can offer them without a user id.
+ * The `user.passkey-added` entry is owed on the user before the passkey is stored
+ * (passkey-activity.ts): the answer is 201 once it is, also when the record cannot be written then.
  */
 export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
   const now = deps.now ?? (() => new Date());
@@ -86,6 +89,14 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
       const info = verified.registrationInfo;
       const tooMany = () => new ValidationError(`A user may have at most ${MAX_PASSKEYS_PER_USER} passkeys: remove one first`);
       if ((await deps.passkeys.count(user)) >= MAX_PASSKEYS_PER_USER) throw tooMany();
+      const ref = { enterpriseId: user.enterpriseId, userId: user.userId };
+      const at = now();
+      const id = randomUUID();
+      const owed = owedActivityEntry('user.passkey-added', { type: 'user' }, at, `passkey ${id} (${name})`, {
+        clientId,
+        ahead: passkeyAdded(id),
+      });
+      if (!(await oweAhead(deps, ref, owed))) throw new NotFoundError('User not found');
       let passkey: Passkey;
       try {
         passkey = await deps.passkeys.add(
@@ -102,27 +113,25 @@ export function createPasskeyRegistration(deps: PasskeyRegistrationDeps) {
             deviceType: info.credentialDeviceType,
             backedUp: info.credentialBackedUp,
           },
-          now(),
+          at,
+          id,
         );
       } catch (err) {
-        if (err instanceof DuplicatePasskeyError) throw new ConflictError('This passkey is already registered');
-        throw err;
+        if (err instanceof DuplicatePasskeyError) {
+          await withdrawAhead(deps, ref, owed);
+          throw new ConflictError('This passkey is already registered');
+        }
+        throw err; // stored or not, the sweep's check tells
       }
       // Counted again after the write (no transactions): registrations running at once all passed
       // the count above; each past the cap removes its own passkey, so the cap holds even when
       // they all lose. Nothing is recorded or told for a passkey removed here.
       if ((await deps.passkeys.count(user)) > MAX_PASSKEYS_PER_USER) {
         await deps.passkeys.remove(user, passkey.id);
+        await withdrawAhead(deps, ref, owed);
         throw tooMany();
       }
-      await deps.activity.append({
-        actor: { type: 'user' },
-        action: 'user.passkey-added',
-        enterpriseId: user.enterpriseId,
-        userId: user.userId,
-        clientId,
-        comments: `passkey ${passkey.id} (${passkey.name})`,
-      });
+      await settleMadeAhead(deps, ref, owed);
       await deps.changeNotice.send('added', user, passkey, passkey.createdAt);
       return passkey;
     },

@@ -1,12 +1,14 @@
-import type { ActivityActor, ActivityRepository } from '../activity/activity.repository.js';
+import type { ActivityActor } from '../activity/activity.repository.js';
 import { NotFoundError } from '../platform/errors/app-error.js';
+import { owedActivityEntry } from '../users/owed-activity.js';
+import { madeEntriesAhead, oweAhead, settleMadeAhead, withdrawAhead, type OwedAheadStores } from '../users/owed-activity-ahead.js';
 import type { User } from '../users/user.types.js';
+import { passkeyAdded, passkeyRemoved } from './passkey-activity.js';
 import type { PasskeyChangeNotice } from './passkey-change-notice.js';
 import type { PasskeysRepository } from './passkeys.repository.js';
 
-export interface PasskeyRemovalDeps {
-  passkeys: Pick<PasskeysRepository, 'remove'>;
-  activity: Pick<ActivityRepository, 'append'>;
+export interface PasskeyRemovalDeps extends OwedAheadStores {
+  passkeys: Pick<PasskeysRepository, 'remove' | 'exists'>;
   /** Tells the user the passkey was removed (after it is). */
   changeNotice: Pick<PasskeyChangeNotice, 'send'>;
   now?: () => Date;
@@ -17,7 +19,9 @@ export interface PasskeyRemovalDeps {
  * from then on, and the user is told (a removal by someone holding a stolen session, or by
  * mistake, does not go unseen; a DELETED user is not written to). 404 when the user has no
  * passkey by that id, including one of another user or enterprise, and when it was removed
- * already (a retried removal tells the caller it is gone).
+ * already (a retried removal tells the caller it is gone). The `user.passkey-removed` entry is
+ * owed on the user before the removal (passkey-activity.ts): the answer is 204 once the passkey
+ * is gone, also when the record cannot be written then.
  */
 export async function removePasskey(
   deps: PasskeyRemovalDeps,
@@ -26,14 +30,26 @@ export async function removePasskey(
   actor: ActivityActor,
   comments?: string,
 ): Promise<void> {
-  const removed = await deps.passkeys.remove(user, passkeyId);
-  if (!removed) throw new NotFoundError('Passkey not found');
   const ref = { enterpriseId: user.enterpriseId, userId: user.userId };
-  await deps.activity.append({
+  // Looked for first, so a removal of nothing owes nothing (and the sweep never takes a passkey
+  // that never existed for a removed one).
+  if (!(await deps.passkeys.exists(ref, passkeyId))) throw new NotFoundError('Passkey not found');
+  const at = (deps.now ?? (() => new Date()))();
+  const owed = owedActivityEntry(
+    'user.passkey-removed',
     actor,
-    action: 'user.passkey-removed',
-    ...ref,
-    comments: comments === undefined ? `passkey ${passkeyId}` : `passkey ${passkeyId}: ${comments}`,
-  });
-  if (user.status !== 'DELETED') await deps.changeNotice.send('removed', user, removed, (deps.now ?? (() => new Date()))());
+    at,
+    comments === undefined ? `passkey ${passkeyId}` : `passkey ${passkeyId}: ${comments}`,
+    { ahead: passkeyRemoved(passkeyId) },
+  );
+  const added = await madeEntriesAhead(deps, ref, passkeyAdded(passkeyId));
+  if (!(await oweAhead(deps, ref, owed, added))) throw new NotFoundError('Passkey not found');
+  const removed = await deps.passkeys.remove(user, passkeyId);
+  if (!removed) {
+    // Another removal took it meanwhile, and records it.
+    await withdrawAhead(deps, ref, owed);
+    throw new NotFoundError('Passkey not found');
+  }
+  await settleMadeAhead(deps, ref, owed, added);
+  if (user.status !== 'DELETED') await deps.changeNotice.send('removed', user, removed, at);
 }

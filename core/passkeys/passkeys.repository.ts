@@ -65,8 +65,9 @@ export function createPasskeysRepository(connection: Connection) {
   const model = () => modelFor(connection, 'Passkey', passkeySchema);
 
   return {
-    async add(passkey: NewPasskey, now: Date): Promise<Passkey> {
-      const doc: Passkey = { ...passkey, id: randomUUID(), createdAt: now };
+    /** `id` drawn by the caller when it must name the passkey before it is stored (its activity entry, owed ahead). */
+    async add(passkey: NewPasskey, now: Date, id: string = randomUUID()): Promise<Passkey> {
+      const doc: Passkey = { ...passkey, id, createdAt: now };
       try {
         await (await model()).create(doc);
       } catch (err) {
@@ -79,6 +80,11 @@ export function createPasskeysRepository(connection: Connection) {
     /** The user's passkeys, oldest first. */
     async list(ref: UserRef): Promise<Passkey[]> {
       return (await model()).find(userFilter(ref), PROJECTION).sort({ createdAt: 1, id: 1 }).lean<Passkey[]>();
+    },
+
+    /** Whether the user has a passkey by that id. */
+    async exists(ref: UserRef, id: string): Promise<boolean> {
+      return (await (await model()).exists({ ...userFilter(ref), id })) !== null;
     },
 
     async count(ref: UserRef): Promise<number> {

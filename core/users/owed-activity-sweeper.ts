@@ -14,15 +14,19 @@ export const OWED_ACTIVITY_LEASE_MS = 60_000;
 export interface OwedActivitySweeperDeps {
   users: OwedActivityStores['users'] & Pick<UsersRepository, 'claimOwedActivity' | 'releaseOwedActivity'>;
   activity: OwedActivityStores['activity'];
+  /** The checks of the changes entries are stored ahead of (owed-activity-ahead.ts). */
+  changeChecks?: OwedActivityStores['changeChecks'];
   logger: Logger;
   /** An entry owed this long is the sweep's: the API normally writes it within milliseconds. */
   graceMs: number;
 }
 
 /**
- * Writes the activity entries of blocks, unblocks, deletions and activations whose process did not (MongoDB
- * failed, or the process died, between the change and its entry) and that nobody repeated: so
- * the record of who blocked or deleted a user never depends on a retry. Resolves to how many
+ * Writes the activity entries of user changes (blocks, unblocks, deletions, activations, PATCHes,
+ * passkeys added or removed, sign-in locks ended) whose process did not (MongoDB failed, or the
+ * process died, between the change and its entry) and that nobody repeated: so the record of who
+ * changed a user never depends on a retry. An entry stored ahead of its change is written when
+ * the change's check finds it made, and taken off when not. Resolves to how many
  * entries were added (an entry another process wrote meanwhile is not added twice).
  */
 export async function sweepOwedActivity(deps: OwedActivitySweeperDeps, now = new Date()): Promise<number> {

@@ -1,12 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { ActivityAction, ActivityActor, ActivityRepository } from '../activity/activity.repository.js';
 import type { UserRef } from '../platform/tenancy/enterprise-id.js';
-import type { OwedActivityEntry, UsersRepository } from './users.repository.js';
+import type { ChangeAhead, OwedActivityEntry, UsersRepository } from './users.repository.js';
+
+/**
+ * Whether a change an entry was stored ahead of was made, by the change's name: given to the
+ * enrollment worker's sweep by the folders that make such changes (passkeys, sign-in locks).
+ */
+export type ChangeChecks = Readonly<Record<string, (ref: UserRef, key: string) => Promise<boolean>>>;
 
 /** Where a user's owed entries are read, written and taken off. */
 export interface OwedActivityStores {
   users: Pick<UsersRepository, 'findOwedActivity' | 'settledOwedActivity'>;
   activity: Pick<ActivityRepository, 'appendOnce'>;
+  /** Without them (or without one for its change) an entry stored ahead is left for whoever has one. */
+  changeChecks?: ChangeChecks;
 }
 
 /**
@@ -14,11 +22,25 @@ export interface OwedActivityStores {
  * ObjectId's first four bytes, so the id sorts with its time like any other) and random bytes.
  * Stored with the change, the id is the same for every process that later writes the entry.
  */
-export function owedActivityEntry(action: ActivityAction, actor: ActivityActor, at: Date, comments?: string): OwedActivityEntry {
+export function owedActivityEntry(
+  action: ActivityAction,
+  actor: ActivityActor,
+  at: Date,
+  comments?: string,
+  more: { clientId?: string; ahead?: ChangeAhead } = {},
+): OwedActivityEntry {
   const seconds = Math.floor(at.getTime() / 1000)
     .toString(16)
     .padStart(8, '0');
-  return { id: seconds + randomBytes(8).toString('hex'), action, actor, at, ...(comments !== undefined ? { comments } : {}) };
+  return {
+    id: seconds + randomBytes(8).toString('hex'),
+    action,
+    actor,
+    at,
+    ...(more.clientId !== undefined ? { clientId: more.clientId } : {}),
+    ...(comments !== undefined ? { comments } : {}),
+    ...(more.ahead !== undefined ? { ahead: more.ahead } : {}),
+  };
 }
 
 /**
@@ -28,18 +50,40 @@ export function owedActivityEntry(action: ActivityAction, actor: ActivityActor, 
  * next settles it: the API right after the change, any later block, unblock or deletion of the
  * user, and the enrollment worker's sweep (an activation is settled by the API or the sweep). Several may do it at once, or one may die after the
  * entry and before taking it off: each writes under the entry's own id, so the record takes it once.
- * Resolves to how many entries this call added.
+ *
+ * An entry stored ahead of its change (owed-activity-ahead.ts) is written once the change is known
+ * made: by the caller that made it (`made`, entry ids), by a copy stored without `ahead` (one id
+ * may be on the user twice), or by the store's change check, which also takes off the entries of
+ * changes that were not made. Without a check it is left as it is. Resolves to how many entries
+ * this call added.
  */
-export async function settleOwedActivity(stores: OwedActivityStores, ref: UserRef, owed?: OwedActivityEntry[]): Promise<number> {
+export async function settleOwedActivity(
+  stores: OwedActivityStores,
+  ref: UserRef,
+  owed?: OwedActivityEntry[],
+  made: readonly string[] = [],
+): Promise<number> {
   const entries = owed ?? (await stores.users.findOwedActivity(ref));
   let added = 0;
-  for (const { id, action, actor, comments, at } of entries) {
-    if (await stores.activity.appendOnce(id, { actor, action, enterpriseId: ref.enterpriseId, userId: ref.userId, comments }, at))
-      added += 1;
+  const settled: string[] = [];
+  for (const id of new Set(entries.map((e) => e.id))) {
+    const copies = entries.filter((e) => e.id === id);
+    const entry = copies.find((e) => e.ahead === undefined) ?? (copies[0] as OwedActivityEntry);
+    const wasMade = entry.ahead === undefined || made.includes(id) ? true : await changeMade(stores, ref, entry.ahead);
+    if (wasMade === undefined) continue;
+    if (wasMade) {
+      const { action, actor, clientId, comments, at } = entry;
+      const input = { actor, action, enterpriseId: ref.enterpriseId, userId: ref.userId, clientId, comments };
+      if (await stores.activity.appendOnce(id, input, at)) added += 1;
+    }
+    settled.push(id);
   }
-  await stores.users.settledOwedActivity(
-    ref,
-    entries.map((e) => e.id),
-  );
+  await stores.users.settledOwedActivity(ref, settled);
   return added;
+}
+
+/** What the store's check says of the change; undefined when it has none for that change. */
+async function changeMade(stores: OwedActivityStores, ref: UserRef, ahead: ChangeAhead): Promise<boolean | undefined> {
+  const checks = stores.changeChecks;
+  return checks && Object.hasOwn(checks, ahead.change) ? checks[ahead.change]?.(ref, ahead.key) : undefined;
 }

@@ -65,9 +65,22 @@ export interface OwedActivityEntry {
   id: string;
   action: ActivityAction;
   actor: ActivityActor;
+  /** The client the entry names (the app a passkey was added through). */
+  clientId?: string;
   comments?: string;
   /** The change's time, the entry's `at`. */
   at: Date;
+  /** Set on an entry stored before its change, which another collection holds (owed-activity-ahead.ts). */
+  ahead?: ChangeAhead;
+}
+
+/**
+ * The change an entry stored ahead of it waits for: which kind (`change`, the name its check is
+ * known by) and what tells it was made (`key`: a passkey's id, a sign-in lock's time).
+ */
+export interface ChangeAhead {
+  change: string;
+  key: string;
 }
 
 /** A user who owes the record entries, as the sweep takes it. */
@@ -460,6 +473,15 @@ export function createUsersRepository(connection: Connection) {
       if (result.matchedCount === 1) return 'deleted';
       // Deleting twice is not an error: the user exists, already DELETED.
       return (await Users.exists(userFilter(ref))) !== null ? 'already' : undefined;
+    },
+
+    /**
+     * Stores these entries as owed by the user (entries stored ahead of a change in another
+     * collection, and copies of them once that change is known made): false for an unknown user.
+     */
+    async oweActivity(ref: UserRef, entries: OwedActivityEntry[]): Promise<boolean> {
+      const result = await (await model()).updateOne(userFilter(ref), { $push: { owedActivity: { $each: entries } } });
+      return result.matchedCount === 1;
     },
 
     /** The activity entries the user's changes still owe the record (none for an unknown user). */

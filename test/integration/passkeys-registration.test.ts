@@ -9,6 +9,11 @@ import { memoryLogger, startTestService, type TestService } from '../support/tes
 import { insertUser } from '../support/user-fixtures.js';
 import { adminRequest } from '../support/admin-requests.js';
 import { dataNodes } from '../../core/platform/queues/redis-connection.js';
+import { passkeyAdded, passkeyChangeChecks, passkeyRemoved } from '../../core/passkeys/passkey-activity.js';
+import { removePasskey } from '../../core/passkeys/passkey-removal.js';
+import { owedActivityEntry } from '../../core/users/owed-activity.js';
+import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
+import { recordRefusesWritesAbout } from '../support/record-failures.js';
 
 interface Options {
   challenge: string;
@@ -340,6 +345,9 @@ describe('passkeys: registration, list and removal by the user', () => {
     expect(await errorOf(res)).toEqual({ status: 409, message: 'This passkey is already registered' });
     // Only the passkey that was added is told of.
     expect(await service.ctx.mongo.collection('deliveries').countDocuments({ kind: 'notice', refId: 'pk-fay' })).toBe(1);
+    // And recorded: the refused one owes the record nothing.
+    expect(await service.ctx.mongo.collection('activity').countDocuments({ userId: 'pk-fay', action: 'user.passkey-added' })).toBe(1);
+    expect(await service.services.repositories.users.findOwedActivity({ enterpriseId: 'default', userId: 'pk-fay' })).toEqual([]);
   });
 
   test('when a user near the cap of 20 registers several passkeys at once, then no more than 20 are kept and the others are refused', async () => {
@@ -373,6 +381,8 @@ describe('passkeys: registration, list and removal by the user', () => {
     // Only the passkeys kept are told of.
     const kept = (await service.ctx.mongo.collection('passkeys').countDocuments({ userId: 'pk-cap' })) - 18;
     expect(await service.ctx.mongo.collection('deliveries').countDocuments({ kind: 'notice', refId: 'pk-cap' })).toBe(kept);
+    expect(await service.ctx.mongo.collection('activity').countDocuments({ userId: 'pk-cap', action: 'user.passkey-added' })).toBe(kept);
+    expect(await service.services.repositories.users.findOwedActivity({ enterpriseId: 'default', userId: 'pk-cap' })).toEqual([]);
   });
 
   test('when a passkey name holds a line break, a control character or a direction mark, then 422 before the options are used, and an emoji name is kept', async () => {
@@ -460,5 +470,127 @@ describe('passkeys: registration, list and removal by the user', () => {
       /^Hello Pat, the passkey named "Passkey" was removed from your account at .+ UTC\. If it was not you or your administrator, tell your administrator now\.$/,
     );
     expect((await removedMails()).length).toBe(2);
+  });
+  test('when the activity record cannot be written after a passkey is added or removed, by the user or an admin, then the answers are the successes and each entry appears exactly once after the sweep', async () => {
+    const userId = 'pk-rec';
+    const email = 'pk-rec@example.test';
+    const token = await tokenOf(userId, '+15550700021', app, email);
+    const recorded = async () =>
+      (await adminRequest(service, 'GET', `/admin/activity?enterpriseId=default&userId=${userId}`).then((r) => r.json())) as {
+        activity: Record<string, unknown>[];
+      };
+    const restore = recordRefusesWritesAbout(service.services.repositories.activity, userId);
+    const ids: string[] = [];
+    try {
+      for (const name of ['Phone', 'Tablet']) {
+        const res = await call(token, 'POST', '/v1/me/passkeys', {
+          name,
+          credential: new SoftwareAuthenticator(origin).create(await optionsFor(token)),
+        });
+        expect(res.status).toBe(201);
+        ids.push(((await res.json()) as { id: string }).id);
+      }
+      expect((await call(token, 'DELETE', `/v1/me/passkeys/${ids[0]}`)).status).toBe(204);
+      expect((await adminRequest(service, 'DELETE', `/admin/users/${userId}/passkeys/${ids[1]}?comments=reported%20lost`)).status).toBe(
+        204,
+      );
+      // Removed again: 404, and nothing more is owed.
+      expect((await call(token, 'DELETE', `/v1/me/passkeys/${ids[0]}`)).status).toBe(404);
+      expect((await adminRequest(service, 'DELETE', `/admin/users/${userId}/passkeys/${ids[1]}`)).status).toBe(404);
+    } finally {
+      restore();
+    }
+    // The user is still told of each change.
+    await eventually(async () => ((await readOutbox(service, email)).length === 4 ? true : undefined));
+    expect((await recorded()).activity.filter((e) => String(e.action).startsWith('user.passkey'))).toEqual([]);
+
+    const { repositories } = service.services;
+    const sweepDeps = {
+      ...repositories,
+      changeChecks: passkeyChangeChecks(repositories.passkeys),
+      logger: memoryLogger().logger,
+      graceMs: service.config.sweeperGraceMs,
+    };
+    const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    const entries = (await recorded()).activity
+      .filter((e) => String(e.action).startsWith('user.passkey'))
+      .map((e) => [e.action, e.actor, e.clientId, e.comments]);
+    expect(entries).toEqual([
+      ['user.passkey-removed', { type: 'admin' }, undefined, `passkey ${ids[1]}: reported lost`],
+      ['user.passkey-removed', { type: 'user' }, undefined, `passkey ${ids[0]}`],
+      ['user.passkey-added', { type: 'user' }, app.clientId, `passkey ${ids[1]} (Tablet)`],
+      ['user.passkey-added', { type: 'user' }, app.clientId, `passkey ${ids[0]} (Phone)`],
+    ]);
+    expect(await repositories.users.findOwedActivity({ enterpriseId: 'default', userId })).toEqual([]);
+  });
+  test('when a process died between storing a passkey entry ahead and settling it, then the sweep records the changes that were made, once, and drops the others', async () => {
+    const userId = 'pk-died';
+    const ref = { enterpriseId: 'default', userId };
+    await tokenOf(userId, '+15550700022');
+    const { users, passkeys, activity } = service.services.repositories;
+    const newPasskey = (n: number) => ({
+      ...ref,
+      credentialId: `pk-died-credential-${n}`,
+      publicKey: 'AQID',
+      counter: 0,
+      userHandle: 'pk-died-handle',
+      transports: [],
+      name: `Died ${n}`,
+      aaguid: '00000000-0000-0000-0000-000000000000',
+      deviceType: 'singleDevice' as const,
+      backedUp: false,
+    });
+    const at = new Date();
+    const ahead = (action: 'user.passkey-added' | 'user.passkey-removed', passkeyId: string) =>
+      owedActivityEntry(action, { type: 'user' }, at, `passkey ${passkeyId}`, {
+        ahead: (action === 'user.passkey-added' ? passkeyAdded : passkeyRemoved)(passkeyId),
+      });
+    // Added, then the process died: the passkey is stored, its entry still ahead.
+    const stored = await passkeys.add(newPasskey(1), at, 'pk-died-stored');
+    // The process died before the passkey's write: nothing to record.
+    const never = 'pk-died-never';
+    // A removal that died before its delete: the passkey stays, nothing to record.
+    const kept = await passkeys.add(newPasskey(2), at, 'pk-died-kept');
+    // An add that died, then removed by the user: both are recorded.
+    const gone = await passkeys.add(newPasskey(3), at, 'pk-died-gone');
+    const entries = [
+      ahead('user.passkey-added', stored.id),
+      ahead('user.passkey-added', never),
+      ahead('user.passkey-removed', kept.id),
+      ahead('user.passkey-added', gone.id),
+    ];
+    await users.oweActivity(ref, entries);
+    const user = await users.findUser(ref);
+    if (!user) throw new Error('no user');
+    await removePasskey(
+      { users, activity, logger: memoryLogger().logger, passkeys, changeNotice: { send: async () => {} } },
+      user,
+      gone.id,
+      { type: 'user' },
+    );
+
+    const sweepDeps = {
+      users,
+      activity,
+      changeChecks: passkeyChangeChecks(passkeys),
+      logger: memoryLogger().logger,
+      graceMs: service.config.sweeperGraceMs,
+    };
+    const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    const recorded = await service.ctx.mongo
+      .collection('activity')
+      .find({ userId, action: { $in: ['user.passkey-added', 'user.passkey-removed'] } })
+      .toArray();
+    expect(recorded.map((e) => [e.action, e.comments]).sort()).toEqual(
+      [
+        ['user.passkey-added', `passkey ${stored.id}`],
+        ['user.passkey-added', `passkey ${gone.id}`],
+        ['user.passkey-removed', `passkey ${gone.id}`],
+      ].sort(),
+    );
+    expect(await users.findOwedActivity(ref)).toEqual([]);
+    expect(await passkeys.exists(ref, kept.id)).toBe(true);
   });
 });

@@ -17,6 +17,8 @@ import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createClientsRepository } from '../../core/clients/clients.repository.js';
 import { createGroupsRepository } from '../../core/groups/groups.repository.js';
 import { createTemplatesRepository } from '../../core/templates/templates.repository.js';
+import { passkeyChangeChecks } from '../../core/passkeys/passkey-activity.js';
+import { createPasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
 import { createSendActivationProcessor } from './send-activation.processor.js';
 
 /** The enrollment worker: turns enrollment jobs into activation deliveries and dispatch jobs. */
@@ -45,9 +47,15 @@ export async function startEnrollmentWorker(config: Config, logger: Logger, stop
   });
   const sweepDeps = { users, activationDeliveries, logger: log, graceMs: config.sweeperGraceMs };
   const sweeper = startPeriodicTask('activation sweep', () => sweepActivations(sweepDeps), config.sweeperIntervalMs, log);
-  // The activity entries of user blocks, unblocks, deletions and activations whose process did not write them.
+  // The activity entries of user changes whose process did not write them.
   const activity = createActivityRepository(mongo);
-  const owedDeps = { users, activity, logger: log, graceMs: config.sweeperGraceMs };
+  const owedDeps = {
+    users,
+    activity,
+    changeChecks: { ...passkeyChangeChecks(createPasskeysRepository(mongo)) },
+    logger: log,
+    graceMs: config.sweeperGraceMs,
+  };
   const owedSweeper = startPeriodicTask('owed activity sweep', () => sweepOwedActivity(owedDeps), config.sweeperIntervalMs, log);
   // The same for admin changes: every collection whose changes owe entries is registered here.
   const owingCollections = [
