@@ -17,7 +17,7 @@ export function adminSignInLockRoutes(
   repositories: { users: UsersRepository; signInFailures: SignInFailuresRepository; activity: ActivityRepository },
 ): Router {
   const router = Router();
-  const deps = { users: repositories.users, failures: repositories.signInFailures, activity: repositories.activity };
+  const deps = { users: repositories.users, failures: repositories.signInFailures, activity: repositories.activity, logger: ctx.logger };
 
   router.delete('/admin/users/:userId/sign-in-lock', requireAdminToken(ctx), async (req, res) => {
     const ref = { enterpriseId: enterpriseQuery(req), userId: String(req.params.userId) };

@@ -10,6 +10,9 @@ import type { LoginState, LoginStatesRepository } from './login-states.repositor
 import type { SignInFailuresRepository } from './sign-in-failures.repository.js';
 import { canSignIn, isReachable } from '../users/user-reachability.js';
 import { findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-users.js';
+import { owedActivityEntry } from '../users/owed-activity.js';
+import { oweAhead, settleMadeAhead, withdrawAhead } from '../users/owed-activity-ahead.js';
+import { signInLocked } from './sign-in-lock-activity.js';
 
 /** The login code: 6 digits, 5 attempts, through the OTP pipeline (its lifetime is LOGIN_CODE_TTL_SECONDS). */
 export const LOGIN_CODE = Object.freeze({
@@ -23,11 +26,11 @@ export const LOGIN_CODE = Object.freeze({
 export const APP_NAME_MACRO = '__SVC_APP__';
 
 export interface LoginServiceDeps {
-  users: Pick<UsersRepository, 'findUser'>;
+  users: Pick<UsersRepository, 'findUser' | 'oweActivity' | 'findOwedActivity' | 'settledOwedActivity'>;
   states: LoginStatesRepository;
   limits: LoginLimits;
   failures: SignInFailuresRepository;
-  activity: Pick<ActivityRepository, 'append'>;
+  activity: Pick<ActivityRepository, 'appendOnce'>;
   /** Consecutive failed code checks of a user id after which sign-in is locked (NIST SP 800-63B: at most 100). */
   maxFailures: number;
   /** The user-id and new-code steps answer no sooner than this after they arrived (see start). */
@@ -170,18 +173,25 @@ export function createLoginService(deps: LoginServiceDeps) {
     return { outcome: { kind: 'refused' }, checked: true };
   }
 
-  /** The cap was reached by this failure: locked, and recorded for the admins when the user exists. */
+  /**
+   * The cap was reached by this failure: locked, and recorded for the admins when the user exists,
+   * exactly once: the entry is stored on the user ahead of the lock (sign-in-lock-activity.ts).
+   */
   async function lock(client: SignInClient, userId: string): Promise<void> {
     const ref = { enterpriseId: client.enterpriseId, userId };
-    if (!(await deps.failures.lock(ref, now()))) return;
-    if (!(await findUserForSignIn(deps.users, client, userId))) return;
-    deps.logger.warn({ clientId: client.clientId }, 'sign-in locked after too many consecutive wrong login codes');
-    await deps.activity.append({
-      actor: { type: 'user' },
-      action: 'user.sign-in-locked',
-      ...ref,
-      comments: `${deps.maxFailures} consecutive wrong login codes`,
+    const at = now();
+    const known = (await findUserForSignIn(deps.users, client, userId)) !== undefined;
+    const owed = owedActivityEntry('user.sign-in-locked', { type: 'user' }, at, `${deps.maxFailures} consecutive wrong login codes`, {
+      ahead: signInLocked(at),
     });
+    const owes = known && (await oweAhead(deps, ref, owed));
+    if (!(await deps.failures.lock(ref, at))) {
+      if (owes) await withdrawAhead(deps, ref, owed); // locked already, by a failure counted at the same time
+      return;
+    }
+    if (!owes) return;
+    deps.logger.warn({ clientId: client.clientId }, 'sign-in locked after too many consecutive wrong login codes');
+    await settleMadeAhead(deps, ref, owed);
   }
 
   return {

@@ -45,6 +45,12 @@ export function createSignInFailuresRepository(connection: Connection) {
       return doc !== null && (doc.lockedAt !== undefined || doc.failures >= maxFailures);
     },
 
+    /** When the user's sign-in was locked; undefined while it is not. */
+    async lockedAt(ref: UserRef): Promise<Date | undefined> {
+      const doc = await (await model()).findOne(userFilter(ref), { _id: 0, lockedAt: 1 }).lean<Pick<SignInFailuresDoc, 'lockedAt'>>();
+      return doc?.lockedAt ?? undefined;
+    },
+
     /**
      * Counts one check before it is made, atomically, so parallel checks never get past the cap:
      * the check's number among consecutive failures, or undefined when the cap is reached.

@@ -23,8 +23,8 @@ export const userCommands: Record<string, Command> = {
   'users unblock': blockCommand(false),
   'users unlock-sign-in': async ({ services, arg, options }) => {
     const ref = userRef(arg, options);
-    const { users, signInFailures: failures, activity } = services;
-    const { wasLocked } = await unlockSignIn({ users, failures, activity }, ref, comments(options));
+    const { users, signInFailures: failures, activity, logger } = services;
+    const { wasLocked } = await unlockSignIn({ users, failures, activity, logger }, ref, comments(options));
     return { ...ref, wasLocked };
   },
 };

@@ -8,6 +8,11 @@ import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { csrfOf, FormWalker, loginCodeFor, loginCodesSettled, signInWithForms, type Page } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { recordRefusesWritesAbout } from '../support/record-failures.js';
+import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
+import { signInLockChangeChecks, signInLocked, signInUnlocked } from '../../core/sign-in/sign-in-lock-activity.js';
+import { owedActivityEntry } from '../../core/users/owed-activity.js';
+import type { ChangeAhead } from '../../core/users/users.repository.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { createGroups, sendJson, userBody } from '../support/users-helpers.js';
 
@@ -149,6 +154,85 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
     ]);
   });
 
+  test('when the activity record cannot be written after an admin ends a sign-in lock, then the answer is the success and the entry appears exactly once after the sweep', async () => {
+    const ref = { enterpriseId: 'default', userId: 'wes' };
+    await insertUser(service.ctx.mongo, { userId: ref.userId, mobileNumber: '+15550400012' });
+    const { signInFailures, activity } = service.services.repositories;
+    await signInFailures.take(ref, 7, new Date());
+    expect(await signInFailures.lock(ref, new Date())).toBe(true);
+    const restore = recordRefusesWritesAbout(activity, ref.userId);
+    try {
+      expect((await admin('DELETE', '/admin/users/wes/sign-in-lock?comments=verified%20by%20phone')).status).toBe(204);
+      // Again: nothing left to end, nothing more owed.
+      expect((await admin('DELETE', '/admin/users/wes/sign-in-lock?comments=again')).status).toBe(204);
+    } finally {
+      restore();
+    }
+    expect(await signInFailures.isLocked(ref, 7)).toBe(false);
+    const recorded = async () =>
+      ((await (await admin('GET', '/admin/activity?userId=wes')).json()) as { activity: Record<string, unknown>[] }).activity.map((e) => [
+        e.action,
+        e.actor,
+        e.comments,
+      ]);
+    expect(await recorded()).toEqual([]);
+
+    const sweepDeps = {
+      ...service.services.repositories,
+      changeChecks: signInLockChangeChecks(service.services.repositories.signInFailures),
+      logger: memoryLogger().logger,
+      graceMs: service.config.sweeperGraceMs,
+    };
+    const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    expect(await recorded()).toEqual([['user.sign-in-unlocked', { type: 'admin' }, 'verified by phone']]);
+  });
+
+  test('when a process died between storing a lock or unlock entry ahead and settling it, then the sweep records the changes that were made, once, and drops the others', async () => {
+    const ref = { enterpriseId: 'default', userId: 'yara' };
+    await insertUser(service.ctx.mongo, { userId: ref.userId, mobileNumber: '+15550400014' });
+    const { signInFailures, users } = service.services.repositories;
+    const entry = (action: 'user.sign-in-locked' | 'user.sign-in-unlocked', ahead: ChangeAhead) =>
+      owedActivityEntry(action, action === 'user.sign-in-locked' ? { type: 'user' } : { type: 'admin' }, new Date(), action, { ahead });
+    // A lock set, then its process died: its entry waits on the lock.
+    const lockedAt = new Date();
+    await signInFailures.take(ref, 7, lockedAt);
+    expect(await signInFailures.lock(ref, lockedAt)).toBe(true);
+    await users.oweActivity(ref, [
+      entry('user.sign-in-locked', signInLocked(lockedAt)),
+      // A lock whose process died before it was set, and an unlock of the lock in place that died before its clear.
+      entry('user.sign-in-locked', signInLocked(new Date(lockedAt.getTime() - 1000))),
+      entry('user.sign-in-unlocked', signInUnlocked(lockedAt)),
+    ]);
+    const sweepDeps = {
+      users,
+      activity: service.services.repositories.activity,
+      changeChecks: signInLockChangeChecks(signInFailures),
+      logger: memoryLogger().logger,
+      graceMs: service.config.sweeperGraceMs,
+    };
+    const afterGrace = () => new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    await sweepOwedActivity(sweepDeps, afterGrace());
+    const recorded = async () =>
+      ((await (await admin('GET', '/admin/activity?userId=yara')).json()) as { activity: Record<string, unknown>[] }).activity.map(
+        (e) => e.action,
+      );
+    expect(await recorded()).toEqual(['user.sign-in-locked']);
+    expect(await users.findOwedActivity(ref)).toEqual([]);
+    expect(await signInFailures.isLocked(ref, 7)).toBe(true);
+
+    // A lock whose entry is still ahead when an admin ends it: both are recorded.
+    await signInFailures.clear(ref);
+    const second = new Date();
+    await signInFailures.take(ref, 7, second);
+    await signInFailures.lock(ref, second);
+    await users.oweActivity(ref, [entry('user.sign-in-locked', signInLocked(second))]);
+    expect((await admin('DELETE', '/admin/users/yara/sign-in-lock')).status).toBe(204);
+    await sweepOwedActivity(sweepDeps, afterGrace());
+    expect(await recorded()).toEqual(['user.sign-in-unlocked', 'user.sign-in-locked', 'user.sign-in-locked']);
+    expect(await users.findOwedActivity(ref)).toEqual([]);
+  });
+
   test('when an admin removes a sign-in lock that is not there, then the answer is still 204 and nothing is recorded', async () => {
     await insertUser(service.ctx.mongo, { userId: 'never-locked', mobileNumber: '+15550400011' });
     expect((await admin('DELETE', '/admin/users/never-locked/sign-in-lock?comments=just%20in%20case')).status).toBe(204);
@@ -234,6 +318,32 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
     expect(((await activity.json()) as { activity: unknown[] }).activity[0]).toEqual(
       expect.objectContaining({ action: 'user.sign-in-unlocked', actor: { type: 'admin' }, comments: 'ticket 42' }),
     );
+  });
+
+  test('when the activity record cannot be written after wrong codes lock sign-in, then the locked page is the answer and the entry appears exactly once after the sweep', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'xena', mobileNumber: '+15550400013' });
+    const restore = recordRefusesWritesAbout(service.services.repositories.activity, 'xena');
+    try {
+      await lockByWrongCodes('xena', '+15550400013');
+    } finally {
+      restore();
+    }
+    const recorded = async () =>
+      ((await (await admin('GET', '/admin/activity?userId=xena')).json()) as { activity: Record<string, unknown>[] }).activity.map((e) => [
+        e.action,
+        e.actor,
+        e.comments,
+      ]);
+    expect(await recorded()).toEqual([]);
+    const sweepDeps = {
+      ...service.services.repositories,
+      changeChecks: signInLockChangeChecks(service.services.repositories.signInFailures),
+      logger: memoryLogger().logger,
+      graceMs: service.config.sweeperGraceMs,
+    };
+    const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    expect(await recorded()).toEqual([['user.sign-in-locked', { type: 'user' }, '7 consecutive wrong login codes']]);
   });
 
   test('when an unknown user id gets 7 wrong codes in a row, then it is locked with the same page as a real user (a lock tells nothing about existence)', async () => {

@@ -19,6 +19,8 @@ import { createGroupsRepository } from '../../core/groups/groups.repository.js';
 import { createTemplatesRepository } from '../../core/templates/templates.repository.js';
 import { passkeyChangeChecks } from '../../core/passkeys/passkey-activity.js';
 import { createPasskeysRepository } from '../../core/passkeys/passkeys.repository.js';
+import { createSignInFailuresRepository } from '../../core/sign-in/sign-in-failures.repository.js';
+import { signInLockChangeChecks } from '../../core/sign-in/sign-in-lock-activity.js';
 import { createSendActivationProcessor } from './send-activation.processor.js';
 
 /** The enrollment worker: turns enrollment jobs into activation deliveries and dispatch jobs. */
@@ -52,7 +54,10 @@ export async function startEnrollmentWorker(config: Config, logger: Logger, stop
   const owedDeps = {
     users,
     activity,
-    changeChecks: { ...passkeyChangeChecks(createPasskeysRepository(mongo)) },
+    changeChecks: {
+      ...passkeyChangeChecks(createPasskeysRepository(mongo)),
+      ...signInLockChangeChecks(createSignInFailuresRepository(mongo)),
+    },
     logger: log,
     graceMs: config.sweeperGraceMs,
   };
