@@ -54,6 +54,7 @@ import { createVapidKeysCache, type VapidKeysCache } from '../core/push/vapid-ke
 import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
 import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
 import { createLoginService } from '../core/sign-in/login.service.js';
+import { endSignInLock } from '../core/sign-in/sign-in-lock-activity.js';
 import { createSignInFailuresRepository } from '../core/sign-in/sign-in-failures.repository.js';
 import { accountIdOf } from '../core/sign-in/sign-in-users.js';
 import { createTemplateCache, type TemplateCache } from '../core/templates/template-cache.js';
@@ -367,7 +368,13 @@ function composeUsers(
       throttle,
       queueActivation: enrollment.queueActivation,
       activity,
-      signInFailures: repositories.signInFailures,
+      endSignInLock: (ref) =>
+        endSignInLock(
+          { users, activity, failures: repositories.signInFailures, logger: ctx.logger },
+          ref,
+          { type: 'user' },
+          'activation completed',
+        ),
       keys,
       codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
       failureFloorMs: ctx.config.activation.failureFloorMs,

@@ -27,12 +27,13 @@ export interface ActivationDeps {
   throttle: Pick<ActivationThrottle, 'admit' | 'succeeded' | 'reset' | 'maxFailures'>;
   /** Queues the activation messages of a code issue; tolerates Redis being down. */
   queueActivation: (ref: UserRef, issue: number) => Promise<void>;
-  activity: Pick<ActivityRepository, 'append' | 'appendOnce'>;
+  activity: Pick<ActivityRepository, 'appendOnce'>;
   /**
-   * Completing activation again unlocks a sign-in locked by wrong login codes (the sign-in
-   * feature's failures record; true when there was a lock to clear).
+   * Completing activation again ends a sign-in locked by wrong login codes, recorded as the
+   * user's `user.sign-in-unlocked` ('activation completed') exactly once (the sign-in feature's
+   * endSignInLock; true when there was a lock to end).
    */
-  signInFailures: { clear: (ref: UserRef) => Promise<boolean> };
+  endSignInLock: (ref: UserRef) => Promise<boolean>;
   keys: OtpKeys;
   codeTtlSeconds: number;
   /** Every refused activation answers no sooner than this after it arrived (see activate). */
@@ -79,8 +80,9 @@ export function createActivationService(deps: ActivationDeps) {
    * enterprise only) and the answer is still the activation's. Whatever a failure leaves undone
    * is done later or is harmless: the `user.activated` entry is owed on the user and written by
    * the enrollment worker's sweep; the throttle's counters of the user expire on their own and
-   * matter only while the user waits for activation; a sign-in lock not cleared ends at its
-   * own expiry, as it would have without the activation.
+   * matter only while the user waits for activation; a sign-in lock not cleared stays until an
+   * admin ends it, as it would have without the activation; the unlock's entry, stored ahead of
+   * the clear, is written by the sweep when it cannot be now.
    */
   async function afterActivation(ref: UserRef, ip: string): Promise<void> {
     const logged = (what: string) => (err: unknown) => {
@@ -88,19 +90,7 @@ export function createActivationService(deps: ActivationDeps) {
     };
     await deps.throttle.succeeded(ref, ip).catch(logged('activation throttle not reset'));
     await settleOwedActivity(deps, ref).catch(logged('activity entry not written; the sweep writes it'));
-    const unlocked = await deps.signInFailures.clear(ref).catch((err: unknown) => {
-      logged('sign-in lock not cleared')(err);
-      return false;
-    });
-    // Best-effort, not owed: whether there was a lock is known only after the clear, a write to
-    // another collection after the activation's, so no single write could store the unlock with
-    // its entry (owing it would take one more write to the user, which can fail as well). The
-    // activation that unlocked it is recorded for sure, so the record still tells why.
-    if (unlocked) {
-      await deps.activity
-        .append({ actor: { type: 'user' }, action: 'user.sign-in-unlocked', ...ref, comments: 'activation completed' })
-        .catch(logged('sign-in unlock entry not written'));
-    }
+    await deps.endSignInLock(ref).catch(logged('sign-in lock not cleared'));
   }
 
   /**

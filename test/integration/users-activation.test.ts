@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { jest } from '@jest/globals';
 import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
+import { signInLockChangeChecks } from '../../core/sign-in/sign-in-lock-activity.js';
 import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
 import { userModel } from '../../core/users/users.repository.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
@@ -290,7 +291,12 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
     };
     const statusOf = async (userId: string) =>
       (await service.services.repositories.users.findUser({ enterpriseId: 'default', userId }))?.status;
-    const sweepDeps = () => ({ ...service.services.repositories, logger: workerLogs.logger, graceMs: service.config.sweeperGraceMs });
+    const sweepDeps = () => ({
+      ...service.services.repositories,
+      changeChecks: signInLockChangeChecks(service.services.repositories.signInFailures),
+      logger: workerLogs.logger,
+      graceMs: service.config.sweeperGraceMs,
+    });
     afterEach(() => jest.restoreAllMocks());
     /** The activity record refuses every write about this user (until the mocks are restored). */
     const recordFailsFor = (userId: string) => {
@@ -321,6 +327,23 @@ describe('Activation: enrollment → enrollment job → dispatch → outbox → 
       const logs = JSON.stringify(service.logLines());
       expect(logs).toContain('activity entry not written');
       for (const secret of [code, keyIn(mail.text), email]) expect(logs).not.toContain(secret);
+    });
+
+    test('when the activity record cannot be written after an activation ended a sign-in lock, then 200 and the sweep records the activation and the unlock once each', async () => {
+      const { userId, code } = await enrollWithCode();
+      const ref = { enterpriseId: 'default', userId };
+      const { signInFailures } = service.services.repositories;
+      await signInFailures.take(ref, 1, new Date());
+      expect(await signInFailures.lock(ref, new Date())).toBe(true);
+      recordFailsFor(userId);
+
+      expect((await activate({ userId, activationCode: code })).status).toBe(200);
+      expect(await signInFailures.isLocked(ref, 1)).toBe(false);
+      jest.restoreAllMocks();
+
+      expect(await recorded(userId)).toEqual(['user.enrolled']);
+      for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps(), SOON_AFTER_GRACE());
+      expect(await recorded(userId)).toEqual(['user.sign-in-unlocked', 'user.activated', 'user.enrolled']);
     });
 
     test('when Redis cannot reset the throttle or the sign-in lock cannot be cleared, then 200 and the activation is recorded at once', async () => {
