@@ -1,4 +1,5 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
+import { appendOwedEntry, owedActivityEntry } from './owed-activity.js';
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { userSubject, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import { ConflictError } from '../platform/errors/app-error.js';
@@ -21,7 +22,7 @@ export interface EnrollmentDeps {
   /** The job's own work, run in-process when the job cannot be queued (Redis down). */
   activationDeliveries: ActivationDeliveries;
   faceAnalyzer?: FaceAnalyzer;
-  activity: Pick<ActivityRepository, 'append'>;
+  activity: Pick<ActivityRepository, 'appendOnce'>;
   keys: OtpKeys;
   codeTtlSeconds: number;
   logger: Logger;
@@ -56,8 +57,8 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
 
   /**
    * Undoes the insert (once more if the first try fails). When both fail the request still
-   * fails (500), but an operator is told what was left: a user with no activity entry and no
-   * activation, maybe naming a removed group (no user id in the log).
+   * fails (500), but an operator is told what was left: a user not yet activated, maybe naming a
+   * removed group (no user id in the log), whose activity entry the enrollment worker's sweep writes.
    */
   async function removeOrReport(ref: UserRef, createdAt: Date): Promise<void> {
     try {
@@ -68,7 +69,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
       } catch (err) {
         deps.logger.error(
           { err: (err as Error).message, enterpriseId: ref.enterpriseId, createdAt },
-          'an enrollment that failed could not be undone: a user of this enterprise enrolled at createdAt is left with no activity entry and no activation',
+          'an enrollment that failed could not be undone: a user of this enterprise enrolled at createdAt is left, not activated (its activity entry is written by the sweep)',
         );
         throw err;
       }
@@ -139,8 +140,11 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         createdAt,
         updatedAt: createdAt,
       };
+      // The entry is owed on the user from the insert on: a process that dies before writing it, or
+      // whose undo below fails, leaves a user the enrollment worker's sweep records.
+      const owed = owedActivityEntry('user.enrolled', { type: 'client', clientId }, createdAt, request.comments);
       try {
-        await deps.users.insert(user);
+        await deps.users.insert(user, owed);
       } catch (err) {
         if (isDuplicateKeyError(err)) throw await conflictOfDuplicate(enterpriseId, request);
         throw err;
@@ -160,13 +164,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         throw missingGroup(gone);
       }
       try {
-        await deps.activity.append({
-          actor: { type: 'client', clientId },
-          action: 'user.enrolled',
-          enterpriseId,
-          userId: user.userId,
-          comments: request.comments,
-        });
+        await appendOwedEntry(deps, { enterpriseId, userId: user.userId }, owed);
       } catch (err) {
         // The caller is told the enrollment failed, so it leaves nothing: a user left stored would
         // be sent a code by the activation sweep and make the caller's retry a 409. (An append
@@ -174,6 +172,12 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         await removeOrReport({ enterpriseId, userId: user.userId }, createdAt);
         throw err;
       }
+      // The record holds it: taken off the user (left on, the sweep finds it written and takes it off).
+      await deps.users
+        .settledOwedActivity({ enterpriseId, userId: user.userId }, [owed.id])
+        .catch((err: unknown) =>
+          deps.logger.warn({ err: (err as Error).message, enterpriseId }, 'enrollment recorded; owed entry left to the sweep'),
+        );
       if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
       return { userId: user.userId };
     },

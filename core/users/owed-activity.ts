@@ -71,15 +71,21 @@ export async function settleOwedActivity(
     const entry = copies.find((e) => e.ahead === undefined) ?? (copies[0] as OwedActivityEntry);
     const wasMade = entry.ahead === undefined || made.includes(id) ? true : await changeMade(stores, ref, entry.ahead);
     if (wasMade === undefined) continue;
-    if (wasMade) {
-      const { action, actor, clientId, comments, at } = entry;
-      const input = { actor, action, enterpriseId: ref.enterpriseId, userId: ref.userId, clientId, comments };
-      if (await stores.activity.appendOnce(id, input, at)) added += 1;
-    }
+    if (wasMade && (await appendOwedEntry(stores, ref, entry))) added += 1;
     settled.push(id);
   }
   await stores.users.settledOwedActivity(ref, settled);
   return added;
+}
+
+/** Writes one owed entry to the record under its id (still owed on the user): false when the record had it. */
+export async function appendOwedEntry(
+  stores: Pick<OwedActivityStores, 'activity'>,
+  ref: UserRef,
+  entry: OwedActivityEntry,
+): Promise<boolean> {
+  const { id, action, actor, clientId, comments, at } = entry;
+  return stores.activity.appendOnce(id, { actor, action, enterpriseId: ref.enterpriseId, userId: ref.userId, clientId, comments }, at);
 }
 
 /** What the store's check says of the change; undefined when it has none for that change. */

@@ -239,9 +239,12 @@ export function createUsersRepository(connection: Connection) {
       await Users.updateOne(userFilter(ref), { $pull: { groupsLeaving: { until: { $lte: lapsedAt } } } });
     },
 
-    /** Inserts the user; a duplicate (enterpriseId, userId) or live mobile number throws MongoDB's error 11000. */
-    async insert(user: User): Promise<void> {
-      await (await model()).create(toUserDoc(user));
+    /**
+     * Inserts the user, owing `owed` (its enrollment's activity entry) when given; a duplicate
+     * (enterpriseId, userId) or live mobile number throws MongoDB's error 11000.
+     */
+    async insert(user: User, owed?: OwedActivityEntry): Promise<void> {
+      await (await model()).create({ ...toUserDoc(user), ...(owed ? { owedActivity: [owed] } : {}) });
     },
 
     /**

@@ -7,6 +7,7 @@ import { encryptSecret } from '../../core/crypto/secret-box.js';
 import { enqueueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { enrollmentJobId, type EnrollmentJobData } from '../../core/platform/queues/enrollment.queue.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';
+import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
 import { activationDeliveryId, createActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
 import { createGroupsRepository } from '../../core/groups/groups.repository.js';
 import { createEnrollmentService } from '../../core/users/enrollment.service.js';
@@ -127,7 +128,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     const users = createUsersRepository(service.ctx.mongo);
     const activity = createActivityRepository(service.ctx.mongo);
     const queued: unknown[] = [];
-    const enrollmentWith = (append: typeof activity.append) =>
+    const enrollmentWith = (appendOnce: typeof activity.appendOnce) =>
       createEnrollmentService({
         users,
         groups: createGroupsRepository(service.ctx.mongo),
@@ -137,7 +138,7 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
           await activationDeliveries().prepareAndQueue(data, data.issue);
         },
         activationDeliveries: activationDeliveries(),
-        activity: { append },
+        activity: { appendOnce },
         keys: otpKeysFromConfig(service.config),
         codeTtlSeconds: 3600,
         logger: logs.logger,
@@ -152,11 +153,49 @@ describe('enrollment job (workers/enrollment) without the worker process', () =>
     expect(await users.findUser(D('no-record'))).toBeUndefined();
     expect(queued).toEqual([]);
 
-    expect(await enrollmentWith((input) => activity.append(input)).enroll(caller, request)).toEqual({ userId: 'no-record' });
+    expect(await enrollmentWith((id, input, at) => activity.appendOnce(id, input, at)).enroll(caller, request)).toEqual({
+      userId: 'no-record',
+    });
     expect(queued).toEqual([{ enterpriseId: 'default', userId: 'no-record', issue: 1 }]);
     expect(
       (await activity.list({ scope: { enterpriseId: 'default' }, userId: 'no-record', limit: 10 })).entries.map((e) => e.action),
     ).toEqual(['user.enrolled']);
+  });
+
+  test('when neither the activity record can be written after the user was stored nor the user removed, then the enrollment fails and the user left is recorded by the sweep, once', async () => {
+    const users = createUsersRepository(service.ctx.mongo);
+    const activity = createActivityRepository(service.ctx.mongo);
+    const down = () => Promise.reject(new Error('MongoDB stepped down'));
+    const enrollment = createEnrollmentService({
+      // As a process that dies right after storing the user: nothing after the insert happens.
+      users: { ...users, removeUndoneEnrollment: down },
+      groups: createGroupsRepository(service.ctx.mongo),
+      enqueueEnrollment: async () => {},
+      activationDeliveries: activationDeliveries(),
+      activity: { appendOnce: down },
+      keys: otpKeysFromConfig(service.config),
+      codeTtlSeconds: 3600,
+      logger: memoryLogger().logger,
+    });
+    const request = parseEnrollmentRequest(
+      userBody('left-user', { emailId: 'left@example.com', comments: 'maker: ann', predefinedCode: 'LEFT-CODE' }),
+    );
+    await expect(enrollment.enroll({ clientId: 'client-1', enterpriseId: 'default' }, request)).rejects.toThrow('MongoDB stepped down');
+    // (A predefined code: the user left has no message for the activation sweeps below to send.)
+    const left = await users.findUser(D('left-user'));
+    expect(left).toBeDefined();
+
+    const sweepDeps = { users, activity, logger: memoryLogger().logger, graceMs: service.config.sweeperGraceMs };
+    const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    expect(
+      (await activity.list({ scope: { enterpriseId: 'default' }, userId: 'left-user', limit: 10 })).entries.map((e) => [
+        e.action,
+        e.actor,
+        e.comments,
+        e.at,
+      ]),
+    ).toEqual([['user.enrolled', { type: 'client', clientId: 'client-1' }, 'maker: ann', left?.createdAt]]);
   });
 
   test('when an enrollment job is lost inside Redis, then the activation sweep prepares and queues the messages', async () => {
