@@ -31,15 +31,19 @@ export interface OwedActivitySweeperDeps {
  */
 export async function sweepOwedActivity(deps: OwedActivitySweeperDeps, now = new Date()): Promise<number> {
   const leaseUntil = new Date(now.getTime() + OWED_ACTIVITY_LEASE_MS);
-  const owing = await deps.users.claimOwedActivity(new Date(now.getTime() - deps.graceMs), now, leaseUntil, BATCH);
+  const olderThan = new Date(now.getTime() - deps.graceMs);
+  const owing = await deps.users.claimOwedActivity(olderThan, now, leaseUntil, BATCH);
   let added = 0;
   let failed = 0;
   for (const { owedActivity, ...ref } of owing) {
     try {
-      const count = await settleOwedActivity(deps, ref, owedActivity);
+      // A user taken for an old entry may also hold one stored ahead of a change still under way:
+      // that one is judged once it is past the grace period too.
+      const due = owedActivity.filter((e) => e.ahead === undefined || e.at < olderThan);
+      const count = await settleOwedActivity(deps, ref, due);
       added += count;
       activityEntriesSwept.inc({ outcome: 'appended' }, count);
-      activityEntriesSwept.inc({ outcome: 'already' }, owedActivity.length - count);
+      activityEntriesSwept.inc({ outcome: 'already' }, due.length - count);
       await deps.users.releaseOwedActivity(ref, leaseUntil);
     } catch (err) {
       // Left on the user and leased: tried again once the lease ends, the other users still swept.

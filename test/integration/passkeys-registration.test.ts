@@ -578,7 +578,16 @@ describe('passkeys: registration, list and removal by the user', () => {
       graceMs: service.config.sweeperGraceMs,
     };
     const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    // An addition still under way when the sweep takes the user for the entries above (its entry is
+    // younger than the grace period, its passkey not stored yet): left for a later sweep.
+    const late = owedActivityEntry('user.passkey-added', { type: 'user' }, new Date(afterGrace.getTime() - 1000), 'passkey late', {
+      ahead: passkeyAdded('pk-died-late'),
+    });
+    await users.oweActivity(ref, [late]);
     for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    expect((await users.findOwedActivity(ref)).map((e) => e.id)).toEqual([late.id]);
+    await passkeys.add(newPasskey(4), at, 'pk-died-late');
+    await sweepOwedActivity(sweepDeps, new Date(afterGrace.getTime() + 2 * service.config.sweeperGraceMs));
     const recorded = await service.ctx.mongo
       .collection('activity')
       .find({ userId, action: { $in: ['user.passkey-added', 'user.passkey-removed'] } })
@@ -588,6 +597,7 @@ describe('passkeys: registration, list and removal by the user', () => {
         ['user.passkey-added', `passkey ${stored.id}`],
         ['user.passkey-added', `passkey ${gone.id}`],
         ['user.passkey-removed', `passkey ${gone.id}`],
+        ['user.passkey-added', 'passkey late'],
       ].sort(),
     );
     expect(await users.findOwedActivity(ref)).toEqual([]);
