@@ -1,6 +1,6 @@
 import type { Logger } from '../platform/logger/logger.js';
 import { activityEntriesSwept } from '../platform/metrics/business-metrics.js';
-import { settleOwedActivity, type OwedActivityStores } from './owed-activity.js';
+import { settleOwedActivityCounted, type OwedActivityStores } from './owed-activity.js';
 import type { UsersRepository } from './users.repository.js';
 
 /** Users taken at a time. */
@@ -40,10 +40,11 @@ export async function sweepOwedActivity(deps: OwedActivitySweeperDeps, now = new
       // A user taken for an old entry may also hold one stored ahead of a change still under way:
       // that one is judged once it is past the grace period too.
       const due = owedActivity.filter((e) => e.ahead === undefined || e.at < olderThan);
-      const count = await settleOwedActivity(deps, ref, due);
-      added += count;
-      activityEntriesSwept.inc({ outcome: 'appended' }, count);
-      activityEntriesSwept.inc({ outcome: 'already' }, due.length - count);
+      const settled = await settleOwedActivityCounted(deps, ref, due);
+      added += settled.added;
+      activityEntriesSwept.inc({ outcome: 'appended' }, settled.added);
+      activityEntriesSwept.inc({ outcome: 'already' }, settled.already);
+      activityEntriesSwept.inc({ outcome: 'dropped' }, settled.dropped);
       await deps.users.releaseOwedActivity(ref, leaseUntil);
     } catch (err) {
       // Left on the user and leased: tried again once the lease ends, the other users still swept.

@@ -63,19 +63,43 @@ export async function settleOwedActivity(
   owed?: OwedActivityEntry[],
   made: readonly string[] = [],
 ): Promise<number> {
+  return (await settleOwedActivityCounted(stores, ref, owed, made)).added;
+}
+
+/** What a settling did with the entries it was given (one id counted once). */
+export interface OwedActivitySettled {
+  /** Written to the record by this call. */
+  added: number;
+  /** Found in the record already (another process wrote it). */
+  already: number;
+  /** Taken off unwritten: stored ahead of a change that was not made. */
+  dropped: number;
+  /** Left on the user: stored ahead of a change no check was given for. */
+  left: number;
+}
+
+/** settleOwedActivity, telling what became of each entry (for the sweep's counts). */
+export async function settleOwedActivityCounted(
+  stores: OwedActivityStores,
+  ref: UserRef,
+  owed?: OwedActivityEntry[],
+  made: readonly string[] = [],
+): Promise<OwedActivitySettled> {
   const entries = owed ?? (await stores.users.findOwedActivity(ref));
-  let added = 0;
+  const counts = { added: 0, already: 0, dropped: 0, left: 0 };
   const settled: string[] = [];
   for (const id of new Set(entries.map((e) => e.id))) {
     const copies = entries.filter((e) => e.id === id);
     const entry = copies.find((e) => e.ahead === undefined) ?? (copies[0] as OwedActivityEntry);
     const wasMade = entry.ahead === undefined || made.includes(id) ? true : await changeMade(stores, ref, entry.ahead);
-    if (wasMade === undefined) continue;
-    if (wasMade && (await appendOwedEntry(stores, ref, entry))) added += 1;
-    settled.push(id);
+    if (wasMade === undefined) counts.left += 1;
+    else if (!wasMade) counts.dropped += 1;
+    else if (await appendOwedEntry(stores, ref, entry)) counts.added += 1;
+    else counts.already += 1;
+    if (wasMade !== undefined) settled.push(id);
   }
   await stores.users.settledOwedActivity(ref, settled);
-  return added;
+  return counts;
 }
 
 /** Writes one owed entry to the record under its id (still owed on the user): false when the record had it. */

@@ -13,6 +13,7 @@ import { passkeyAdded, passkeyChangeChecks, passkeyRemoved } from '../../core/pa
 import { removePasskey } from '../../core/passkeys/passkey-removal.js';
 import { owedActivityEntry } from '../../core/users/owed-activity.js';
 import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
+import { activityEntriesSwept } from '../../core/platform/metrics/business-metrics.js';
 import { recordRefusesWritesAbout } from '../support/record-failures.js';
 
 interface Options {
@@ -584,7 +585,11 @@ describe('passkeys: registration, list and removal by the user', () => {
       ahead: passkeyAdded('pk-died-late'),
     });
     await users.oweActivity(ref, [late]);
+    const dropped = async () => (await activityEntriesSwept.get()).values.find((v) => v.labels.outcome === 'dropped')?.value ?? 0;
+    const droppedBefore = await dropped();
     for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    // The addition never made and the removal that died before its delete are counted as dropped.
+    expect((await dropped()) - droppedBefore).toBe(2);
     expect((await users.findOwedActivity(ref)).map((e) => e.id)).toEqual([late.id]);
     await passkeys.add(newPasskey(4), at, 'pk-died-late');
     await sweepOwedActivity(sweepDeps, new Date(afterGrace.getTime() + 2 * service.config.sweeperGraceMs));

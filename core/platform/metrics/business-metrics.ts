@@ -109,7 +109,7 @@ export const activationsSwept = new Counter({
 
 export const activityEntriesSwept = new Counter({
   name: 'svc_activity_entries_swept_total',
-  help: "Activity entries of user blocks, unblocks, deletions and activations and of admin changes to clients, templates and groups handled by the enrollment worker's sweeps (their process did not write them), by outcome: appended, already (another process wrote it meanwhile), failed (a user, client, template or group whose entries could not be written; tried again after a minute)",
+  help: "Activity entries of user changes and of admin changes to clients, templates and groups handled by the enrollment worker's sweeps (their process did not write them), by outcome: appended, already (another process wrote it meanwhile), dropped (stored ahead of a passkey or sign-in lock change that was not made), failed (a user, client, template or group whose entries could not be written; tried again after a minute)",
   labelNames: ['outcome'] as const,
   registers: [businessRegistry],
 });
