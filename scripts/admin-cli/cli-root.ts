@@ -60,8 +60,6 @@ export function composeCli(mongo: Connection) {
     logger,
     groups: createGroupsRepository(mongo),
     signInFailures: createSignInFailuresRepository(mongo),
-    /** For what a command logs instead of failing (an activity entry left to the enrollment worker's sweep). */
-    logger: createLogger({ level: 'silent', name: 'admin-cli' }),
     outbox: createOutboxRepository(mongo),
     clients,
     templates,
