@@ -183,6 +183,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
     endSignIns: (ref) => repositories.oidcRecords.endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
     cancelPendingOtps: (ref) => otp.cancellation.cancelAllOfUser(ref),
+    logger: ctx.logger,
   });
   const { users, clients, templates, activity, oidcRecords, revokedTokens } = repositories;
   const afterAnswers = createWorkAfterAnswers();

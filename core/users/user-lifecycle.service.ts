@@ -1,5 +1,6 @@
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { NotFoundError } from '../platform/errors/app-error.js';
+import type { Logger } from '../platform/logger/logger.js';
 import type { UserRef } from '../platform/tenancy/enterprise-id.js';
 import { owedActivityEntry, settleOwedActivity } from './owed-activity.js';
 import type { User } from './user.types.js';
@@ -17,6 +18,8 @@ export interface UserLifecycleDeps {
   endSignIns: (ref: UserRef) => Promise<void>;
   /** Cancels the user's pending OTPs and login codes, so their waiting messages are not sent. */
   cancelPendingOtps: (ref: UserRef) => Promise<void>;
+  /** Where an entry left to the sweep is told (enterprise only: no user id, no reason). */
+  logger: Pick<Logger, 'warn'>;
 }
 
 /**
@@ -37,9 +40,18 @@ export interface UserLifecycleDeps {
  * The activity entry a change owes is stored on the user in the change's own write, and written
  * to the record last (owed-activity.ts): ending sign-ins does not wait on the record, and an entry
  * missed by a failure or a crash is written by the next call for the user or by the enrollment
- * worker's sweep, once, with the change's time.
+ * worker's sweep, once, with the change's time. So a record that cannot be written at that moment
+ * does not fail the call: the change and what it ended are done, and an error would only invite a
+ * retry that has nothing left to do.
  */
 export function createUserLifecycle(deps: UserLifecycleDeps) {
+  const settleOrLeaveToSweep = (ref: UserRef, action: string) =>
+    settleOwedActivity(deps, ref).catch((err: unknown) => {
+      deps.logger.warn(
+        { err: (err as Error).message, enterpriseId: ref.enterpriseId },
+        `${action}: change stored; activity entry not written; the sweep writes it`,
+      );
+    });
   return {
     /**
      * Admin (API or CLI): blocks or unblocks the user, recorded with the reason and the time of
@@ -65,7 +77,7 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
         await deps.cancelPendingOtps(ref);
         await deps.endSignIns(ref);
       }
-      await settleOwedActivity(deps, ref);
+      await settleOrLeaveToSweep(ref, blocked ? 'user.blocked' : 'user.unblocked');
       const user = await deps.users.findUser(ref);
       if (!user) throw new NotFoundError('User not found');
       return user;
@@ -90,7 +102,7 @@ export function createUserLifecycle(deps: UserLifecycleDeps) {
       await deps.discardPendingNotifications(ref);
       await deps.cancelPendingOtps(ref);
       await deps.endSignIns(ref);
-      await settleOwedActivity(deps, ref);
+      await settleOrLeaveToSweep(ref, 'user.deleted');
     },
   };
 }

@@ -69,6 +69,7 @@ export function composeCli(mongo: Connection) {
       discardPendingNotifications: (ref) => notifications.discardPendingNotifications(ref),
       endSignIns: (ref) => oidcRecords.endOidcRecordsOfAccount(accountIdOf(ref), new Date()),
       cancelPendingOtps: (ref) => otpCancellation.cancelAllOfUser(ref),
+      logger,
     }),
   };
 }

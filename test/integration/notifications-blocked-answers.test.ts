@@ -143,6 +143,7 @@ describe('Notifications: an answer that crosses a block or a delete', () => {
         },
         endSignIns: async () => {},
         cancelPendingOtps: async () => {},
+        logger: service.ctx.logger,
       });
       let ending: Promise<unknown> | undefined;
       const users: UserFinder = {
