@@ -30,16 +30,23 @@ const clientLibraryDate = (bound: string) => ({
   description: `Only notifications created ${bound} this moment: \`yyyy-MM-dd'T'HH:mm:ss\` then a zone abbreviation (UTC, IST...) or an offset (+05:30).${UNUSED_IF_EMPTY}`,
   schema: { type: 'string', pattern: CLIENT_LIBRARY_DATE, examples: ['2026-11-21T09:00:00 UTC', '2026-11-21T14:30:00+05:30'] },
 });
+// A whole number, or the empty string the client library sends for a parameter it does not use.
+const integerOrEmpty = (minimum: number) => ({
+  anyOf: [
+    { type: 'integer', minimum, maximum: 999999999 },
+    { type: 'string', maxLength: 0 },
+  ],
+});
 const listQuery: NonNullable<RouteDoc['query']> = [
   {
     name: 'recordCount',
     description: `Records per page; 0 (the default) means all.${UNUSED_IF_EMPTY}`,
-    schema: { type: 'integer', minimum: 0, maximum: 999999999 },
+    schema: integerOrEmpty(0),
   },
   {
     name: 'startIndex',
     description: `Position of the first record, from 1 (the default).${UNUSED_IF_EMPTY}`,
-    schema: { type: 'integer', minimum: 1, maximum: 999999999 },
+    schema: integerOrEmpty(1),
   },
   {
     name: 'enterpriseID',
