@@ -48,7 +48,8 @@ export async function registerAppClient(
  */
 export async function mintUserToken(
   service: Pick<TestService, 'services'>,
-  options: { userId: string; clientId: string; scope?: string; expiresInSeconds?: number },
+  /** `signedInAt`: the sign-in time (epoch seconds) recorded with the token, as a real sign-in records it; none by default. */
+  options: { userId: string; clientId: string; scope?: string; expiresInSeconds?: number; signedInAt?: number },
 ): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const now = Math.floor(Date.now() / 1000);
@@ -70,6 +71,7 @@ export async function mintUserToken(
       gty: 'authorization_code',
       iat: now,
       exp,
+      ...(options.signedInAt === undefined ? {} : { extra: { auth_time: options.signedInAt } }),
     },
     // The store drops a record at its expiry; an already expired one is kept a while so the API sees it expired.
     expiresAt: new Date(Math.max(exp * 1000, Date.now() + 60_000)),
