@@ -76,6 +76,22 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
     signInWithForms(service, new FormWalker(service.url, address), authorizeUrl(), userId, mobile);
   const admin = (method: string, path: string) =>
     fetch(`${service.url}${path}`, { method, headers: { authorization: `Bearer ${service.config.adminToken}` } });
+  /** The user's activity entries as [action, actor, comments], newest first. */
+  const recordedFor = async (userId: string) =>
+    ((await (await admin('GET', `/admin/activity?userId=${userId}`)).json()) as { activity: Record<string, unknown>[] }).activity.map(
+      (e) => [e.action, e.actor, e.comments],
+    );
+  /** Two passes of the enrollment worker's owed-entry sweep, as after the grace period. */
+  const sweepAfterGrace = async () => {
+    const sweepDeps = {
+      ...service.services.repositories,
+      changeChecks: signInLockChangeChecks(service.services.repositories.signInFailures),
+      logger: memoryLogger().logger,
+      graceMs: service.config.sweeperGraceMs,
+    };
+    const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
+    for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+  };
 
   test("when a stranger posts a person's user id again and again from another address, then only that address is refused, at most 3 codes go out, and the person still gets a code from their own address", async () => {
     await insertUser(service.ctx.mongo, { userId: 'paula', mobileNumber: '+15550400001' });
@@ -169,22 +185,10 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
       restore();
     }
     expect(await signInFailures.isLocked(ref, 7)).toBe(false);
-    const recorded = async () =>
-      ((await (await admin('GET', '/admin/activity?userId=wes')).json()) as { activity: Record<string, unknown>[] }).activity.map((e) => [
-        e.action,
-        e.actor,
-        e.comments,
-      ]);
+    const recorded = () => recordedFor('wes');
     expect(await recorded()).toEqual([]);
 
-    const sweepDeps = {
-      ...service.services.repositories,
-      changeChecks: signInLockChangeChecks(service.services.repositories.signInFailures),
-      logger: memoryLogger().logger,
-      graceMs: service.config.sweeperGraceMs,
-    };
-    const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
-    for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    await sweepAfterGrace();
     expect(await recorded()).toEqual([['user.sign-in-unlocked', { type: 'admin' }, 'verified by phone']]);
   });
 
@@ -328,21 +332,9 @@ describe('sign-in throttling: strangers, guessing and the lock', () => {
     } finally {
       restore();
     }
-    const recorded = async () =>
-      ((await (await admin('GET', '/admin/activity?userId=xena')).json()) as { activity: Record<string, unknown>[] }).activity.map((e) => [
-        e.action,
-        e.actor,
-        e.comments,
-      ]);
+    const recorded = () => recordedFor('xena');
     expect(await recorded()).toEqual([]);
-    const sweepDeps = {
-      ...service.services.repositories,
-      changeChecks: signInLockChangeChecks(service.services.repositories.signInFailures),
-      logger: memoryLogger().logger,
-      graceMs: service.config.sweeperGraceMs,
-    };
-    const afterGrace = new Date(Date.now() + service.config.sweeperGraceMs + 1000);
-    for (let i = 0; i < 2; i++) await sweepOwedActivity(sweepDeps, afterGrace);
+    await sweepAfterGrace();
     expect(await recorded()).toEqual([['user.sign-in-locked', { type: 'user' }, '7 consecutive wrong login codes']]);
   });
 
