@@ -43,7 +43,7 @@ export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateSto
   });
 
   router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {
-    const { comments, ...content } = req.body as Omit<TemplateContent, 'name'> & { comments?: string };
+    const { comments, ...content } = req.body as Omit<TemplateContent, 'name' | 'enterpriseId'> & { comments?: string };
     res.json(await updateTemplate(templates, req.params.name as string, content, comments));
   });
 

@@ -2,7 +2,10 @@ import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import type { Delivery } from './delivery.types.js';
 
 /** What the dispatch worker needs to send a delivery without reading its row first. */
-type EnvelopeContent = Pick<Delivery, 'kind' | 'refId' | 'channel' | 'to' | 'template' | 'macros' | 'secretMacros' | 'test'> & {
+type EnvelopeContent = Pick<
+  Delivery,
+  'kind' | 'refId' | 'enterpriseId' | 'channel' | 'to' | 'template' | 'macros' | 'secretMacros' | 'test'
+> & {
   notAfter: number;
 };
 
@@ -18,10 +21,12 @@ export const MAX_SEALED_LENGTH = 65536;
  * too large for a job (many long macro values): that job carries only the id and the worker reads.
  */
 export function sealDelivery(delivery: Delivery, key: Buffer): string | undefined {
-  const { kind, refId, channel, to, template, macros, secretMacros, test } = delivery;
+  const { kind, refId, enterpriseId, channel, to, template, macros, secretMacros, test } = delivery;
   const content: EnvelopeContent = {
     kind,
     refId,
+    // Which enterprise's templates may carry it (an enterprise's own, or a shared one).
+    ...(enterpriseId === undefined ? {} : { enterpriseId }),
     channel,
     to,
     template,

@@ -20,10 +20,11 @@ import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
 import { isReachable } from '../users/user-reachability.js';
 import { requestFingerprint } from '../idempotency/request-fingerprint.js';
+import { templateServes } from '../templates/template-owner.js';
 
-/** What the generation needs to know about a template: its channel and the macros its message will hold. */
+/** What the generation needs to know about a template: its channel, its owner and the macros its message will hold. */
 export interface TemplateLookup {
-  findTemplate(name: string): Promise<{ channel: Channel; macros: readonly string[] } | undefined>;
+  findTemplate(name: string): Promise<{ channel: Channel; enterpriseId?: string; macros: readonly string[] } | undefined>;
 }
 
 export interface OtpGenerationDeps {
@@ -72,8 +73,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
   const now = deps.now ?? (() => new Date());
   const unanswered = createUnansweredRows(deps.deliveries, deps.logger);
 
-  /** Template existence, channel match and macro completeness (all 422). */
-  async function checkTemplates(request: GenerateOtpRequest): Promise<void> {
+  /** Template existence (for this enterprise), channel match and macro completeness (all 422). */
+  async function checkTemplates(request: GenerateOtpRequest, enterpriseId: string): Promise<void> {
     const wanted = CHANNELS.flatMap((channel) => {
       const name = request.channels[channel];
       return name === undefined ? [] : [{ field: `dispatchOptions.${channel}`, channel, name }];
@@ -83,7 +84,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     const used: string[] = [];
     for (const { field, channel, name } of wanted) {
       const template = await deps.templates.findTemplate(name);
-      if (!template || template.channel !== channel) {
+      // Another enterprise's template is answered as a name that does not exist.
+      if (!template || template.channel !== channel || !templateServes(template, enterpriseId)) {
         throw new ValidationError(`${field}: template '${name}' does not exist for channel ${channel}`);
       }
       if (!template.macros.includes(OTP_MACRO)) {
@@ -233,7 +235,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       // still come in the documented order: 429, then 422, then 404.
       const [admitted, templates, found] = await Promise.allSettled([
         command.admission ?? Promise.resolve(),
-        checkTemplates(request),
+        checkTemplates(request, enterpriseId),
         deps.users.findUser({ enterpriseId, userId: request.userId }),
       ]);
       if (admitted.status === 'rejected') throw admitted.reason;

@@ -11,7 +11,9 @@ import type { MessageTemplate } from './template.types.js';
 export function createTemplateMacroLookup(cache: Pick<TemplateCache, 'find'>) {
   const macrosOf = new WeakMap<MessageTemplate, readonly string[]>();
   return {
-    async findTemplate(name: string): Promise<{ channel: MessageTemplate['channel']; macros: readonly string[] } | undefined> {
+    async findTemplate(
+      name: string,
+    ): Promise<{ channel: MessageTemplate['channel']; enterpriseId?: string; macros: readonly string[] } | undefined> {
       const template = await cache.find(name);
       if (!template) return undefined;
       let macros = macrosOf.get(template);
@@ -19,7 +21,7 @@ export function createTemplateMacroLookup(cache: Pick<TemplateCache, 'find'>) {
         macros = findTemplateMacros(template);
         macrosOf.set(template, macros);
       }
-      return { channel: template.channel, macros };
+      return { channel: template.channel, ...(template.enterpriseId === undefined ? {} : { enterpriseId: template.enterpriseId }), macros };
     },
   };
 }

@@ -10,6 +10,11 @@ export interface TemplateContent {
   subject?: string;
   /** E-mail HTML: Handlebars (layouts and partials from templates/) plus `__MACRO__`s. */
   html?: string;
+  /**
+   * The enterprise whose requests alone may use it; absent, every enterprise's may (the seeded
+   * defaults). Set when the template is created and never changed.
+   */
+  enterpriseId?: string;
 }
 
 /** A stored template. `version` grows by one on each admin edit. */

@@ -22,6 +22,7 @@ export const templateSchema = new Schema<TemplateDoc>(
     text: { type: String, required: true },
     subject: { type: String },
     html: { type: String },
+    enterpriseId: { type: String },
     version: { type: Number, required: true },
     source: { type: String, enum: ['seed', 'admin'], required: true },
     updatedAt: { type: Date, required: true },
@@ -94,6 +95,7 @@ export function createTemplatesRepository(connection: Connection) {
         const unset: Record<string, 1> = { deletedAt: 1 };
         if (content.subject === undefined) unset.subject = 1;
         if (content.html === undefined) unset.html = 1;
+        if (content.enterpriseId === undefined) unset.enterpriseId = 1;
         const taken = await model
           .findOneAndUpdate(
             { name: content.name, deletedAt: { $exists: true } },
@@ -114,7 +116,7 @@ export function createTemplatesRepository(connection: Connection) {
      */
     async replaceTemplateContent(
       name: string,
-      content: Omit<TemplateContent, 'name'>,
+      content: Omit<TemplateContent, 'name' | 'enterpriseId'>,
       owed: OwedEntry,
     ): Promise<MessageTemplate | undefined> {
       const model = await readyModel(connection);

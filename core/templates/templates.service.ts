@@ -61,7 +61,7 @@ export async function createTemplate(stores: TemplateStores, content: TemplateCo
 export async function updateTemplate(
   stores: TemplateStores,
   name: string,
-  content: Omit<TemplateContent, 'name'>,
+  content: Omit<TemplateContent, 'name' | 'enterpriseId'>,
   comments?: string,
 ): Promise<MessageTemplate> {
   checkContent(content);

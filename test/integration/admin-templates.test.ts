@@ -1,5 +1,9 @@
 import { seedTemplates } from '../../core/templates/templates.seeder.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
 
 const D1_TIMESTAMP = expect.stringMatching(/^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/);
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/);
@@ -266,5 +270,64 @@ describe('message templates: seeding and admin API', () => {
         path,
       });
     }
+  });
+
+  test("when a template belongs to one enterprise, then that enterprise's OTPs use it, another's get the answer of a name that does not exist, and its owner cannot be changed", async () => {
+    const created = await call('POST', '/admin/templates', {
+      name: 'acme_otp_sms',
+      channel: 'SMS',
+      text: 'ACME code: __SVC_OTP__',
+      enterpriseId: 'acmeowner',
+    });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({ name: 'acme_otp_sms', enterpriseId: 'acmeowner' });
+    expect(
+      ((await (await call('GET', '/admin/templates')).json()) as { name: string; enterpriseId?: string }[]).find(
+        (t) => t.name === 'acme_otp_sms',
+      ),
+    ).toMatchObject({ enterpriseId: 'acmeowner' });
+
+    const acme = await createClientWithToken(service, { scopes: ['otp'], enterpriseId: 'acmeowner' });
+    const other = await createClientWithToken(service, { scopes: ['otp'], enterpriseId: 'otherent' });
+    await insertUser(service.ctx.mongo, { enterpriseId: 'acmeowner', userId: 'tpl-ann', mobileNumber: '+15550660001' });
+    await insertUser(service.ctx.mongo, { enterpriseId: 'otherent', userId: 'tpl-bob', mobileNumber: '+15550660002' });
+
+    // The dispatch worker renders with the template again: it must find it for this enterprise too.
+    const worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    const own = await postJson(
+      `${service.url}/v1/svc-otp`,
+      acme.accessToken,
+      otpBody('tpl-ann', { dispatchOptions: { SMS: 'acme_otp_sms' } }),
+    );
+    expect(own.status).toBe(200);
+    const { otpUuid } = (await own.json()) as { otpUuid: string };
+    try {
+      expect((await outboxMessageFor(service, '+15550660001', otpUuid)).text).toMatch(/^ACME code: /);
+    } finally {
+      await worker.shutdown();
+    }
+
+    const refusalOf = async (template: string) => {
+      const res = await postJson(
+        `${service.url}/v1/svc-otp`,
+        other.accessToken,
+        otpBody('tpl-bob', { dispatchOptions: { SMS: template } }),
+      );
+      return { status: res.status, message: ((await res.json()) as { message: string }).message.replace(template, '<name>') };
+    };
+    expect(await refusalOf('acme_otp_sms')).toEqual(await refusalOf('no_such_template'));
+    expect(await refusalOf('acme_otp_sms')).toEqual({
+      status: 422,
+      message: "dispatchOptions.SMS: template '<name>' does not exist for channel SMS",
+    });
+    // The shared defaults still serve everyone.
+    expect((await postJson(`${service.url}/v1/svc-otp`, other.accessToken, otpBody('tpl-bob'))).status).toBe(200);
+
+    // An update changes the content, never the owner; an owner in the update body is refused.
+    const updated = await call('PUT', '/admin/templates/acme_otp_sms', { channel: 'SMS', text: 'ACME: __SVC_OTP__' });
+    expect(await updated.json()).toMatchObject({ enterpriseId: 'acmeowner', version: 2 });
+    expect(
+      (await call('PUT', '/admin/templates/acme_otp_sms', { channel: 'SMS', text: 'x __SVC_OTP__', enterpriseId: 'otherent' })).status,
+    ).toBe(422);
   });
 });

@@ -22,6 +22,8 @@ import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { firstSchemaErrorLine } from '../../core/platform/schemas/schema-error-message.js';
 import type { MessageTemplate, RenderedMessage } from '../../core/templates/template.types.js';
 import { renderTemplate } from '../../core/templates/template-renderer.js';
+import { templateServes } from '../../core/templates/template-owner.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { simulateReceipt, TEST_PROVIDER, type TestModeSend } from './test-mode-send.js';
 
 export interface DispatchProcessorDeps {
@@ -67,6 +69,11 @@ function secretMacros(delivery: Delivery, key: Buffer): Record<string, string> {
 }
 
 /** The delivery's message from `template`, or why there is none. */
+/** The template if it may carry this delivery's message: the enterprise's own or a shared one (else as missing). */
+function servingTemplate(template: MessageTemplate | undefined, delivery: Delivery): MessageTemplate | undefined {
+  return template && templateServes(template, delivery.enterpriseId ?? DEFAULT_ENTERPRISE_ID) ? template : undefined;
+}
+
 function renderDelivery(
   template: MessageTemplate | undefined,
   delivery: Delivery,
@@ -228,9 +235,10 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     // Sends tried so far, counting runs cut short by a dead worker (BullMQ counts those apart).
     const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
 
-    let rendered = renderDelivery(await deps.findTemplate(delivery.template), delivery, deps.encryptionKey);
+    let rendered = renderDelivery(servingTemplate(await deps.findTemplate(delivery.template), delivery), delivery, deps.encryptionKey);
     // A cached template may predate the edit the request was checked against: one fresh read before failing.
-    if ('failure' in rendered) rendered = renderDelivery(await deps.rereadTemplate(delivery.template), delivery, deps.encryptionKey);
+    if ('failure' in rendered)
+      rendered = renderDelivery(servingTemplate(await deps.rereadTemplate(delivery.template), delivery), delivery, deps.encryptionKey);
     if ('failure' in rendered) {
       await markFailed(delivery, rendered.failure, attempt);
       throw new UnrecoverableError(rendered.failure);
