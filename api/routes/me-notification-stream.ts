@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { UnavailableError } from '../../core/platform/errors/app-error.js';
+import { createEnterpriseShares } from '../../core/notifications/enterprise-shares.js';
 import { isStreamId, type UserNotificationEvent } from '../../core/notifications/user-event-reader.js';
 import { isDraining } from '../draining-state.js';
 import { authenticateUserToken, userAuthOf, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
@@ -21,6 +22,7 @@ const RECONNECT_MS = 3000;
 
 /** A refused stream's Retry-After: the client's reconnect delay (the error edge writes the header). */
 const RETRY = { retryAfterSeconds: RECONNECT_MS / 1000 };
+const PROCESS_FULL = 'Too many open notification streams, try again later';
 
 const frame = (id: string, event: UserNotificationEvent) => `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 
@@ -31,18 +33,25 @@ const frame = (id: string, event: UserNotificationEvent) => `id: ${id}\nevent: $
  * resumes after the last event the client saw.
  */
 export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserTokenStores) {
+  // This process's streams, shared between enterprises (one per handler: one per API process).
+  const { streamsPerProcess, streamsEnterpriseSharePercent } = ctx.config.notifications;
+  const shares = createEnterpriseShares({ capacity: streamsPerProcess, sharePercent: streamsEnterpriseSharePercent });
+  const enterpriseFull = `Too many open notification streams for this enterprise (at most ${streamsEnterpriseSharePercent}% of this server), try again later`;
   return async (req: Request, res: Response): Promise<void> => {
     const { user } = userAuthOf(res);
-    // Past the process's streams (NOTIFICATION_STREAMS_PER_PROCESS) a new one is refused with 503 and Retry-After.
-    if (ctx.userEvents.streams() >= ctx.config.notifications.streamsPerProcess || isDraining(req.app)) {
-      throw new UnavailableError('Too many open notification streams, try again later', RETRY);
-    }
+    if (isDraining(req.app)) throw new UnavailableError(PROCESS_FULL, RETRY);
+    // Checked before a place is taken: a refused user must not end another enterprise's stream.
     if (ctx.userEvents.streamsOf(user.enterpriseId, user.userId) >= MAX_STREAMS_PER_USER) {
       throw new UnavailableError(
         `Too many open notification streams for this user (at most ${MAX_STREAMS_PER_USER}), try again later`,
         RETRY,
       );
     }
+    // Past the process's streams (NOTIFICATION_STREAMS_PER_PROCESS), or past the enterprise's
+    // share of a full process (NOTIFICATION_STREAMS_ENTERPRISE_SHARE_PERCENT): 503 and Retry-After.
+    const place = shares.take(user.enterpriseId);
+    if (place === 'process-full') throw new UnavailableError(PROCESS_FULL, RETRY);
+    if (place === 'enterprise-share') throw new UnavailableError(enterpriseFull, RETRY);
     const lastEventId = req.get('last-event-id');
     let ended = false;
     let ticks = 0;
@@ -53,6 +62,7 @@ export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserT
       ended = true;
       clearInterval(timer.heartbeat);
       stop();
+      place.release();
       res.end();
     };
     // Events that arrive before the answer's head is out wait for it.
@@ -67,6 +77,7 @@ export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserT
         },
       });
     } catch {
+      place.release();
       // Reported by the user events, once per period however many clients retry meanwhile.
       throw new UnavailableError('Notification events are not available, try again later', RETRY);
     }
@@ -80,6 +91,8 @@ export function notificationStreamHandler(ctx: ServiceContext, userTokens: UserT
     res.write(`retry: ${RECONNECT_MS}\n\n${pending.join('')}`);
     pending = undefined;
     res.on('close', end);
+    // Open now: another enterprise below its share may end it when the process is full (the app reconnects).
+    place.lendable(end);
     // Every second: a draining server lets its streams go at once (clients reconnect elsewhere).
     timer.heartbeat = setInterval(() => {
       if (isDraining(req.app)) return end();

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import type { IdempotentRequests } from '../../core/idempotency/idempotent-requests.js';
+import { createEnterpriseShares } from '../../core/notifications/enterprise-shares.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
 import type { CreateNotificationInput, NotificationsService } from '../../core/notifications/notifications.service.js';
 import { authOf, requireBearer, type BearerStores } from '../middleware/bearer-auth.middleware.js';
@@ -50,6 +51,11 @@ export function notificationsRoutes(
   idempotent: IdempotentRequests,
 ): Router {
   const router = Router();
+  // This process's waiting requests (`?wait=`), shared between enterprises.
+  const waits = createEnterpriseShares({
+    capacity: ctx.config.notifications.waitsPerProcess,
+    sharePercent: ctx.config.notifications.waitsEnterpriseSharePercent,
+  });
   const guard = [requireBearer(ctx, bearer, 'notifications'), requireAllowedIp(bearer.clients)];
 
   // With an Idempotency-Key, the notification's uuid is the claim's: a retry of a request that died
@@ -81,6 +87,8 @@ export function notificationsRoutes(
       seconds,
       res,
       isDraining: () => isDraining(req.app),
+      shares: waits,
+      enterpriseId,
     });
     // undefined: the client went away while waiting; there is no one to answer.
     if (notification) res.json(toNotificationResponse(notification));

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Response } from 'express';
 import { WAIT_POLL_MS, waitForFinalState } from '../../api/routes/notification-wait.js';
+import { createEnterpriseShares } from '../../core/notifications/enterprise-shares.js';
 import { createNotificationEndEvents } from '../../core/notifications/notification-end-events.js';
 import { createNotificationsRepository } from '../../core/notifications/notifications.repository.js';
 import type { Notification } from '../../core/notifications/notification.types.js';
@@ -126,6 +127,8 @@ describe('GET /v1/notifications/{uuid}?wait=: waiting for the answer across API 
       seconds: 30,
       res: new EventEmitter() as unknown as Response,
       isDraining: () => false,
+      shares: createEnterpriseShares({ capacity: 1000, sharePercent: 25 }),
+      enterpriseId: 'default',
     });
     expect(result).toMatchObject({ status: 'UPDATED' });
     expect(reads).toBe(3);
@@ -197,6 +200,78 @@ describe('notification end events on Redis', () => {
     } finally {
       a.close();
       b.close();
+    }
+  });
+});
+
+// Each enterprise's share of a process's waiting requests (NOTIFICATION_WAITS_PER_PROCESS, set low,
+// and NOTIFICATION_WAITS_ENTERPRISE_SHARE_PERCENT): one client's many waits cannot keep another
+// enterprise's clients from waiting.
+describe('GET /v1/notifications/{uuid}?wait=: each enterprise’s share of a process’s waits', () => {
+  let service: TestService;
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    service = await startTestService('waitshare', {
+      NOTIFICATION_WAITS_PER_PROCESS: '2',
+      NOTIFICATION_WAITS_ENTERPRISE_SHARE_PERCENT: '50',
+    });
+    for (const enterpriseId of ['acme', 'globex']) {
+      await insertUser(service.ctx.mongo, { userId: `${enterpriseId}-user`, enterpriseId });
+      ({ accessToken: tokens[enterpriseId] } = await createClientWithToken(service, { scopes: ['notifications'], enterpriseId }));
+    }
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  async function createNotification(enterpriseId: string): Promise<string> {
+    const res = await sendJson(
+      `${service.url}/v1/notifications`,
+      'POST',
+      tokens[enterpriseId] as string,
+      notificationBody(`${enterpriseId}-user`),
+    );
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { notification_uuid: string }).notification_uuid;
+  }
+  /** Waits on the notification; resolves with the answer's status and how long it took. */
+  const wait = async (enterpriseId: string, uuid: string, seconds: number, signal?: AbortSignal) => {
+    const started = Date.now();
+    const res = await fetch(`${service.url}/v1/notifications/${uuid}?wait=${seconds}`, {
+      headers: { authorization: `Bearer ${tokens[enterpriseId] as string}` },
+      ...(signal ? { signal } : {}),
+    });
+    return { status: res.status, notification: ((await res.json()) as { status: string }).status, ms: Date.now() - started };
+  };
+  const waiting = (count: number) => eventually(async () => (service.ctx.notificationEnds.listeners() === count ? true : undefined));
+
+  test('when one enterprise holds all of the process’s waits, then another enterprise still waits, the first one’s oldest wait is answered at once, and its next one too', async () => {
+    const [first, second, third] = [await createNotification('acme'), await createNotification('acme'), await createNotification('acme')];
+    const other = await createNotification('globex');
+    const abort = new AbortController();
+    try {
+      // Alone, an enterprise takes every wait of the process, as a deployment of one enterprise does.
+      const oldest = wait('acme', first as string, 8);
+      await waiting(1);
+      void wait('acme', second as string, 8, abort.signal).catch(() => undefined);
+      await waiting(2);
+
+      // The process is full and acme above its share: its next wait is answered at once.
+      const refused = await wait('acme', third as string, 8);
+      expect(refused).toMatchObject({ status: 200, notification: 'ACTIVE' });
+      expect(refused.ms).toBeLessThan(4000);
+
+      // globex, below its share, waits; acme's oldest wait is answered at once to make room.
+      const others = wait('globex', other, 2);
+      const letGo = await oldest;
+      expect(letGo).toMatchObject({ status: 200, notification: 'ACTIVE' });
+      expect(letGo.ms).toBeLessThan(6000);
+      const answered = await others;
+      expect(answered).toMatchObject({ status: 200, notification: 'ACTIVE' });
+      expect(answered.ms).toBeGreaterThanOrEqual(1500);
+    } finally {
+      abort.abort();
     }
   });
 });

@@ -232,6 +232,11 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     notifications: Object.freeze({
       /** Event streams one API process holds. */
       streamsPerProcess: s.NOTIFICATION_STREAMS_PER_PROCESS,
+      /** Each enterprise's share of them, in percent (core/notifications/enterprise-shares.ts). */
+      streamsEnterpriseSharePercent: s.NOTIFICATION_STREAMS_ENTERPRISE_SHARE_PERCENT,
+      /** Requests waiting for an answer (`?wait=`) one API process holds, and each enterprise's share. */
+      waitsPerProcess: s.NOTIFICATION_WAITS_PER_PROCESS,
+      waitsEnterpriseSharePercent: s.NOTIFICATION_WAITS_ENTERPRISE_SHARE_PERCENT,
       sweepIntervalMs: s.NOTIFICATION_SWEEP_INTERVAL_MS,
       retentionDays: s.NOTIFICATION_RETENTION_DAYS,
       callbackConcurrency: s.NOTIFICATION_CALLBACK_CONCURRENCY,

@@ -688,6 +688,30 @@ export const SETTINGS = {
     default: 1000,
     doc: 'notification event streams (`GET /v1/me/notifications/stream`) one API process holds, of which 10 per user; past it a new one is answered 503 with `Retry-After`. Each open stream costs about 15 KiB of heap and two MongoDB reads every 15 s ([benchmarks.md](benchmarks.md))',
   },
+  NOTIFICATION_STREAMS_ENTERPRISE_SHARE_PERCENT: {
+    section: 'limits',
+    kind: 'integer',
+    min: 1,
+    max: 100,
+    default: 25,
+    doc: "each enterprise's share of `NOTIFICATION_STREAMS_PER_PROCESS`, in percent. While streams are free any enterprise opens one (an enterprise alone uses them all); when the process is full, an enterprise below its share takes the oldest stream of the enterprise furthest above its share (that stream ends, its app reconnects), and one at or above its share is answered 503 with `Retry-After`. 100 turns the shares off",
+  },
+  NOTIFICATION_WAITS_PER_PROCESS: {
+    section: 'limits',
+    kind: 'integer',
+    min: 1,
+    max: 100000,
+    default: 1000,
+    doc: 'requests waiting for an answer (`GET /v1/notifications/{uuid}?wait=`) one API process holds; past it a request is answered at once, as without `wait`',
+  },
+  NOTIFICATION_WAITS_ENTERPRISE_SHARE_PERCENT: {
+    section: 'limits',
+    kind: 'integer',
+    min: 1,
+    max: 100,
+    default: 25,
+    doc: "each enterprise's share of `NOTIFICATION_WAITS_PER_PROCESS`, in percent. While room is left any enterprise waits (an enterprise alone uses it all); when the process is full, an enterprise below its share takes the oldest wait of the enterprise furthest above its share (that request is answered at once), and one at or above its share is answered at once. 100 turns the shares off",
+  },
 
   // --- sign-in limits ---
   RATE_LIMIT_LOGIN_PER_USER_ADDRESS: {

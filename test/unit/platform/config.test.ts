@@ -21,6 +21,9 @@ describe('configuration', () => {
     expect(config.concurrency).toEqual({ dispatch: 10, enrollment: 5, notification: 50 });
     expect(config.notifications).toEqual({
       streamsPerProcess: 1000,
+      streamsEnterpriseSharePercent: 25,
+      waitsPerProcess: 1000,
+      waitsEnterpriseSharePercent: 25,
       sweepIntervalMs: 500,
       retentionDays: 90,
       callbackConcurrency: 10,
