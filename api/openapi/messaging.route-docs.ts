@@ -1,6 +1,15 @@
 import { adminTokenErrors, commonErrors as errorResponses, notJsonError } from './common-responses.js';
 import type { RouteDoc } from './route-docs.types.js';
 
+/** A template is named by its name and owner: the owner in the query, none for a shared template. */
+const templateOwner = {
+  name: 'enterpriseId',
+  description:
+    "The template's owner: an enterprise's own template of the name; absent, the shared template (every enterprise's, as the seeded defaults)",
+  schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
+};
+const invalidOwner = { description: '`[Invalid field enterpriseId]` for the query', schema: 'common.error.json' };
+
 // Templates, the outbox and delivery-receipt webhooks.
 export const messagingRouteDocs: RouteDoc[] = [
   {
@@ -9,13 +18,22 @@ export const messagingRouteDocs: RouteDoc[] = [
     summary: 'List message templates',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [
+      {
+        name: 'enterpriseId',
+        description: "Only this enterprise's own templates",
+        schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
+      },
+    ],
     responses: {
       '200': {
-        description: 'Every template, by name, without its HTML (GET /admin/templates/{name} shows it)',
+        description:
+          "Every template of every owner (the shared ones and each enterprise's own, which show their enterpriseId), by name, without its HTML (GET /admin/templates/{name} shows it)",
         schema: 'admin-templates.summary.json',
         array: true,
       },
       '401': adminTokenErrors['401'],
+      '422': invalidOwner,
     },
   },
   {
@@ -24,10 +42,12 @@ export const messagingRouteDocs: RouteDoc[] = [
     summary: 'Read one message template',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [templateOwner],
     responses: {
       '200': { description: 'The template', schema: 'admin-templates.template.json' },
       '401': adminTokenErrors['401'],
-      '404': { description: 'No such template', schema: 'common.error.json' },
+      '404': { description: 'No such template for this owner', schema: 'common.error.json' },
+      '422': invalidOwner,
     },
   },
   {
@@ -42,14 +62,26 @@ export const messagingRouteDocs: RouteDoc[] = [
         description: 'Created',
         schema: 'admin-templates.template.json',
         links: {
-          read: { method: 'get', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
-          update: { method: 'put', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
-          delete: { method: 'delete', path: '/admin/templates/{name}', parameters: { name: '$response.body#/name' } },
+          read: {
+            method: 'get',
+            path: '/admin/templates/{name}',
+            parameters: { name: '$response.body#/name', enterpriseId: '$response.body#/enterpriseId' },
+          },
+          update: {
+            method: 'put',
+            path: '/admin/templates/{name}',
+            parameters: { name: '$response.body#/name', enterpriseId: '$response.body#/enterpriseId' },
+          },
+          delete: {
+            method: 'delete',
+            path: '/admin/templates/{name}',
+            parameters: { name: '$response.body#/name', enterpriseId: '$response.body#/enterpriseId' },
+          },
         },
       },
       '400': errorResponses['400'],
       '401': adminTokenErrors['401'],
-      '409': { description: 'A template with this name exists', schema: 'common.error.json' },
+      '409': { description: 'This owner has a template of this name', schema: 'common.error.json' },
       '422': {
         description:
           'Invalid field, or HTML that does not compile, or that renders with more than 1000 partial calls or 1,000,000 characters (`Invalid template html: ...`)',
@@ -60,18 +92,19 @@ export const messagingRouteDocs: RouteDoc[] = [
   {
     method: 'put',
     path: '/admin/templates/{name}',
-    summary: 'Replace the content of a message template',
+    summary: 'Replace the content of a message template (its owner never changes)',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [templateOwner],
     requestSchema: 'admin-templates.update.json',
     responses: {
       '200': { description: 'Updated (version incremented)', schema: 'admin-templates.template.json' },
       '400': errorResponses['400'],
       '401': adminTokenErrors['401'],
-      '404': { description: 'No such template', schema: 'common.error.json' },
+      '404': { description: 'No such template for this owner', schema: 'common.error.json' },
       '422': {
         description:
-          'Invalid field, or HTML that does not compile, or that renders with more than 1000 partial calls or 1,000,000 characters (`Invalid template html: ...`)',
+          'Invalid field (`[Invalid field enterpriseId]` for the query), or HTML that does not compile, or that renders with more than 1000 partial calls or 1,000,000 characters (`Invalid template html: ...`)',
         schema: 'common.error.json',
       },
     },
@@ -79,14 +112,17 @@ export const messagingRouteDocs: RouteDoc[] = [
   {
     method: 'delete',
     path: '/admin/templates/{name}',
-    summary: 'Delete a message template an admin created (the shipped defaults cannot be deleted: update them instead)',
+    summary:
+      "Delete a message template an admin created (the shipped defaults cannot be deleted: update them instead; an enterprise's own template of a default's name can, its messages then use the shared one)",
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [templateOwner],
     responses: {
       '204': { description: 'Deleted' },
       '401': adminTokenErrors['401'],
-      '404': { description: 'No such template', schema: 'common.error.json' },
-      '409': { description: 'A default template the service needs', schema: 'common.error.json' },
+      '404': { description: 'No such template for this owner', schema: 'common.error.json' },
+      '409': { description: 'A shared default template the service needs', schema: 'common.error.json' },
+      '422': invalidOwner,
     },
   },
   {

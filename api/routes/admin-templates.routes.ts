@@ -13,6 +13,7 @@ import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { invalidFieldError, validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { optionalEnterpriseQuery } from './enterprise-query.js';
 
 export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateStores): Router {
   const router = Router();
@@ -21,14 +22,17 @@ export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateSto
   const json = jsonBody(ctx, { limit: '1024kb' });
   const validate = (schemaId: string) => validateBody(schemaId, { toError: invalidFieldError() });
 
+  // A template is named by its name and owner: `?enterpriseId=` for an enterprise's own, none for
+  // the shared one. The list shows every owner's templates, or with `?enterpriseId=` that one's own.
+
   // The list leaves the HTML out: with up to 200 000 characters each it would make the answer
   // grow with every template. GET /admin/templates/{name} shows it.
-  router.get('/admin/templates', admin, async (_req, res) => {
-    res.json(await listTemplateSummaries(templates));
+  router.get('/admin/templates', admin, async (req, res) => {
+    res.json(await listTemplateSummaries(templates, optionalEnterpriseQuery(req)));
   });
 
   router.get('/admin/templates/:name', admin, async (req, res) => {
-    const template = await findTemplate(templates, req.params.name as string);
+    const template = await findTemplate(templates, req.params.name as string, optionalEnterpriseQuery(req));
     if (!template) throw new NotFoundError('Template not found');
     res.json(template);
   });
@@ -38,17 +42,19 @@ export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateSto
     const created = await createTemplate(templates, content, comments);
     res
       .status(201)
-      .location(`/admin/templates/${encodeURIComponent(created.name)}`)
+      .location(
+        `/admin/templates/${encodeURIComponent(created.name)}${created.enterpriseId === undefined ? '' : `?enterpriseId=${encodeURIComponent(created.enterpriseId)}`}`,
+      )
       .json(created);
   });
 
   router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {
     const { comments, ...content } = req.body as Omit<TemplateContent, 'name' | 'enterpriseId'> & { comments?: string };
-    res.json(await updateTemplate(templates, req.params.name as string, content, comments));
+    res.json(await updateTemplate(templates, req.params.name as string, optionalEnterpriseQuery(req), content, comments));
   });
 
   router.delete('/admin/templates/:name', admin, async (req, res) => {
-    await deleteTemplate(templates, req.params.name as string);
+    await deleteTemplate(templates, req.params.name as string, optionalEnterpriseQuery(req));
     res.status(204).end();
   });
 

@@ -4,22 +4,28 @@ import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 
 /**
  * Indexes an older version declared and this one replaced by another. Unlike the pre-enterprise
- * indexes, none of them refuses a write this version makes, so a process starts beside them; the
+ * indexes, none of them lets a wrong write in or loses data, so a process starts beside them; the
  * migration command drops them, since each costs every insert some work and serves no query.
  */
 export const SUPERSEDED_INDEXES: [collection: string, index: string][] = [
   // The activity record is ordered by time, then id (an id alone orders entries of different
   // processes only to the second).
   ['activity', 'enterpriseId_1_userId_1__id_-1'],
+  // Template names are unique per owner (enterpriseId_1_name_1). Until this one goes, a template
+  // whose name another owner already uses is refused as taken (409); nothing else changes.
+  ['templates', 'name_1'],
 ];
 
 /** Drops every superseded index still present; returns `collection.index` of each dropped. */
 export async function dropSupersededIndexes(connection: Connection): Promise<string[]> {
   const dropped: string[] = [];
   for (const [collection, index] of SUPERSEDED_INDEXES) {
-    if (!(await existingIndexes(connection, collection)).some((i) => i.name === index)) continue;
+    const found = (await existingIndexes(connection, collection)).find((i) => i.name === index);
+    if (!found) continue;
     try {
-      await connection.collection(collection).dropIndex(index);
+      // By its key, not its name: the local MongoDB-wire server drops an index by name from every
+      // collection having one of that name (templates.name_1 would take groups.name_1 with it).
+      await connection.db?.command({ dropIndexes: collection, index: found.key });
       dropped.push(`${collection}.${index}`);
     } catch (err) {
       // Another migration run dropped it first.

@@ -22,9 +22,15 @@ import { isReachable } from '../users/user-reachability.js';
 import { requestFingerprint } from '../idempotency/request-fingerprint.js';
 import { templateServes } from '../templates/template-owner.js';
 
-/** What the generation needs to know about a template: its channel, its owner and the macros its message will hold. */
+/**
+ * What the generation needs to know about the template of a name that carries an enterprise's
+ * messages (its own, else the shared one): its channel, its owner and the macros its message will hold.
+ */
 export interface TemplateLookup {
-  findTemplate(name: string): Promise<{ channel: Channel; enterpriseId?: string; macros: readonly string[] } | undefined>;
+  findTemplate(
+    name: string,
+    enterpriseId: string,
+  ): Promise<{ channel: Channel; enterpriseId?: string; macros: readonly string[] } | undefined>;
 }
 
 export interface OtpGenerationDeps {
@@ -83,7 +89,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     if (fallback) wanted.push({ field: `fallbackDispatchOptions.${fallback.channel}`, channel: fallback.channel, name: fallback.template });
     const used: string[] = [];
     for (const { field, channel, name } of wanted) {
-      const template = await deps.templates.findTemplate(name);
+      const template = await deps.templates.findTemplate(name, enterpriseId);
       // Another enterprise's template is answered as a name that does not exist.
       if (!template || template.channel !== channel || !templateServes(template, enterpriseId)) {
         throw new ValidationError(`${field}: template '${name}' does not exist for channel ${channel}`);

@@ -13,8 +13,9 @@ export function createTemplateMacroLookup(cache: Pick<TemplateCache, 'find'>) {
   return {
     async findTemplate(
       name: string,
+      enterpriseId: string,
     ): Promise<{ channel: MessageTemplate['channel']; enterpriseId?: string; macros: readonly string[] } | undefined> {
-      const template = await cache.find(name);
+      const template = await cache.find(name, enterpriseId);
       if (!template) return undefined;
       let macros = macrosOf.get(template);
       if (!macros) {

@@ -5,12 +5,14 @@ import { loadHandlebarsPartials } from './template-files.loader.js';
 import { MissingMacroError, TemplateSyntaxError } from './template-errors.js';
 import { MACRO_PATTERN, macrosIn } from './template-macros.js';
 import type { RenderedMessage, TemplateContent } from './template.types.js';
+import { ownedTemplateKey } from './template-owner.js';
 
 type HandlebarsEnv = ReturnType<typeof Handlebars.create>;
 type CompiledHtml = (context: object) => string;
 
 let env: HandlebarsEnv | undefined;
-// One compiled function per template name; a changed source (admin edit) replaces it.
+// One compiled function per template (name and owner: an enterprise's own `otp_email` and the
+// shared one do not replace each other's); a changed source (admin edit) replaces it.
 const compiled = new Map<string, { source: string; render: CompiledHtml }>();
 
 /** An isolated instance: nothing registered here leaks into (or from) the global Handlebars. */
@@ -39,10 +41,11 @@ function firstLine(err: unknown): string {
 }
 
 function compiledHtmlOf(template: TemplateContent & { html: string }): CompiledHtml {
-  const cached = compiled.get(template.name);
+  const key = ownedTemplateKey(template.name, template.enterpriseId);
+  const cached = compiled.get(key);
   if (cached && cached.source === template.html) return cached.render;
   const render = compileHtml(template.html);
-  compiled.set(template.name, { source: template.html, render });
+  compiled.set(key, { source: template.html, render });
   return render;
 }
 

@@ -11,6 +11,7 @@ import {
 } from '../activity/owed-entries.js';
 import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
+import { ownerFilter, type TemplateOwner } from './template-owner.js';
 import type { MessageTemplate, TemplateContent, TemplateSummary } from './template.types.js';
 
 type TemplateDoc = MessageTemplate & OwingFields;
@@ -30,9 +31,10 @@ export const templateSchema = new Schema<TemplateDoc>(
   },
   { collection: 'templates', versionKey: false },
 );
-// A deleted template keeps its name until its entry is written; creating the name again takes
-// that document over (insertTemplate), so the name is free at once.
-templateSchema.index({ name: 1 }, { unique: true });
+// Names are unique per owner: the shared set (no enterpriseId, indexed as null) and each
+// enterprise's own. A deleted template keeps its name until its entry is written; creating the
+// name again takes that document over (insertTemplate), so the name is free at once.
+templateSchema.index({ enterpriseId: 1, name: 1 }, { unique: true });
 indexOwedEntries(templateSchema);
 
 const readyModel = (connection: Connection) => modelFor(connection, 'MessageTemplate', templateSchema);
@@ -42,24 +44,45 @@ function toTemplate(doc: TemplateDoc & { _id?: unknown }): MessageTemplate {
   return withoutOwingFields(rest);
 }
 
+/** A template as its owner names it: the key of what its changes owe the record. */
+export interface OwnedName {
+  name: string;
+  owner: TemplateOwner;
+}
+
+/** The admin list: every owner's templates, or one enterprise's own. */
+const listFilter = (ownedBy: string | undefined) => (ownedBy === undefined ? {} : { enterpriseId: ownedBy });
+
 /** How often an insert tries again when the deleted template holding its name is removed between the insert and the take-over. */
 const TAKE_OVER_ATTEMPTS = 3;
 
 export function createTemplatesRepository(connection: Connection) {
   return {
-    async findTemplate(name: string): Promise<MessageTemplate | undefined> {
-      const doc = await (await readyModel(connection)).findOne({ name, ...notDeleted }).lean();
+    /** One owner's template of this name (absent owner: the shared one). */
+    async findTemplate(name: string, owner?: TemplateOwner): Promise<MessageTemplate | undefined> {
+      const doc = await (await readyModel(connection)).findOne({ name, ...ownerFilter(owner), ...notDeleted }).lean();
       return doc ? toTemplate(doc) : undefined;
     },
 
-    async listTemplates(): Promise<MessageTemplate[]> {
-      const docs = await (await readyModel(connection)).find(notDeleted).sort({ name: 1 }).lean();
+    /** Every template of every owner by name, or one enterprise's own (`ownedBy`). */
+    async listTemplates(ownedBy?: string): Promise<MessageTemplate[]> {
+      const docs = await (
+        await readyModel(connection)
+      )
+        .find({ ...listFilter(ownedBy), ...notDeleted })
+        .sort({ name: 1, enterpriseId: 1 })
+        .lean();
       return docs.map(toTemplate);
     },
 
-    /** Every template by name, without its HTML (up to 200 000 characters each): the admin list. */
-    async listTemplatesWithoutHtml(): Promise<TemplateSummary[]> {
-      const docs = await (await readyModel(connection)).find(notDeleted, { html: 0 }).sort({ name: 1 }).lean();
+    /** As listTemplates, without the HTML (up to 200 000 characters each): the admin list. */
+    async listTemplatesWithoutHtml(ownedBy?: string): Promise<TemplateSummary[]> {
+      const docs = await (
+        await readyModel(connection)
+      )
+        .find({ ...listFilter(ownedBy), ...notDeleted }, { html: 0 })
+        .sort({ name: 1, enterpriseId: 1 })
+        .lean();
       return docs.map(toTemplate);
     },
 
@@ -67,9 +90,12 @@ export function createTemplatesRepository(connection: Connection) {
      * Marks the template deleted, with the entry it owes, in one write: every read treats it as
      * gone at once, and it is removed once the entry is written. False when there was none.
      */
-    async markTemplateDeleted(name: string, owed: OwedEntry): Promise<boolean> {
+    async markTemplateDeleted(name: string, owner: TemplateOwner, owed: OwedEntry): Promise<boolean> {
       const model = await readyModel(connection);
-      return (await model.updateOne({ name, ...notDeleted }, { $set: { deletedAt: owed.at }, ...owing(owed) })).matchedCount === 1;
+      return (
+        (await model.updateOne({ name, ...ownerFilter(owner), ...notDeleted }, { $set: { deletedAt: owed.at }, ...owing(owed) }))
+          .matchedCount === 1
+      );
     },
 
     /**
@@ -98,14 +124,14 @@ export function createTemplatesRepository(connection: Connection) {
         if (content.enterpriseId === undefined) unset.enterpriseId = 1;
         const taken = await model
           .findOneAndUpdate(
-            { name: content.name, deletedAt: { $exists: true } },
+            { name: content.name, ...ownerFilter(content.enterpriseId), deletedAt: { $exists: true } },
             { $set: fields, $unset: unset, ...owing(owed) },
             { new: true },
           )
           .lean();
         if (taken) return toTemplate(taken);
         // Neither: a live template has the name, or the deleted one was removed meanwhile (insert again).
-        if (await model.exists({ name: content.name, ...notDeleted })) return undefined;
+        if (await model.exists({ name: content.name, ...ownerFilter(content.enterpriseId), ...notDeleted })) return undefined;
       }
       return undefined;
     },
@@ -116,6 +142,7 @@ export function createTemplatesRepository(connection: Connection) {
      */
     async replaceTemplateContent(
       name: string,
+      owner: TemplateOwner,
       content: Omit<TemplateContent, 'name' | 'enterpriseId'>,
       owed: OwedEntry,
     ): Promise<MessageTemplate | undefined> {
@@ -125,7 +152,7 @@ export function createTemplatesRepository(connection: Connection) {
       if (content.html === undefined) unset.html = 1;
       const doc = await model
         .findOneAndUpdate(
-          { name, ...notDeleted },
+          { name, ...ownerFilter(owner), ...notDeleted },
           {
             $set: {
               channel: content.channel,
@@ -145,14 +172,15 @@ export function createTemplatesRepository(connection: Connection) {
       return doc ? toTemplate(doc) : undefined;
     },
 
-    /** The entries template changes owe the record, by template name. */
-    owedActivity: createOwingCollection<string>({
+    /** The entries template changes owe the record, by template name and owner. */
+    owedActivity: createOwingCollection<OwnedName>({
       name: 'templates',
       model: () => readyModel(connection) as never,
-      filter: (name) => ({ name }),
-      keyFields: ['name'],
-      keyOf: (doc) => String(doc.name),
-      subject: (name) => ({ templateName: name }),
+      filter: ({ name, owner }) => ({ name, ...ownerFilter(owner) }),
+      keyFields: ['name', 'enterpriseId'],
+      keyOf: (doc) => ({ name: String(doc.name), owner: typeof doc.enterpriseId === 'string' ? doc.enterpriseId : undefined }),
+      // An enterprise's own template is named in that enterprise's record too.
+      subject: ({ name, owner }) => ({ templateName: name, ...(owner === undefined ? {} : { enterpriseId: owner }) }),
     }),
   };
 }

@@ -6,6 +6,7 @@ import type { TemplateCache } from './template-cache.js';
 import { validateTemplateSyntax } from './template-renderer.js';
 import { loadTemplateFiles } from './template-files.loader.js';
 import type { TemplatesRepository } from './templates.repository.js';
+import type { TemplateOwner } from './template-owner.js';
 import type { MessageTemplate, TemplateContent, TemplateSummary } from './template.types.js';
 
 /** What the administration of templates works on, built once at a composition root and handed down. */
@@ -18,18 +19,24 @@ export interface TemplateStores {
   logger: Pick<Logger, 'warn'>;
 }
 
-/** One template by name (the admin's view; the send path reads through the cache). */
-export function findTemplate(stores: TemplateStores, name: string): Promise<MessageTemplate | undefined> {
-  return stores.templates.findTemplate(name);
+/*
+ * The admin names a template by its name and owner: an enterprise's own, or (no owner) the
+ * shared one. The send path reads through the cache instead, for an enterprise.
+ */
+
+/** One owner's template by name. */
+export function findTemplate(stores: TemplateStores, name: string, owner?: TemplateOwner): Promise<MessageTemplate | undefined> {
+  return stores.templates.findTemplate(name, owner);
 }
 
-export function listTemplates(stores: TemplateStores): Promise<MessageTemplate[]> {
-  return stores.templates.listTemplates();
+/** Every owner's templates, or one enterprise's own (`ownedBy`). */
+export function listTemplates(stores: TemplateStores, ownedBy?: string): Promise<MessageTemplate[]> {
+  return stores.templates.listTemplates(ownedBy);
 }
 
-/** Every template without its HTML, which may be long (read one template for it). */
-export function listTemplateSummaries(stores: TemplateStores): Promise<TemplateSummary[]> {
-  return stores.templates.listTemplatesWithoutHtml();
+/** As listTemplates, without the HTML, which may be long (read one template for it). */
+export function listTemplateSummaries(stores: TemplateStores, ownedBy?: string): Promise<TemplateSummary[]> {
+  return stores.templates.listTemplatesWithoutHtml(ownedBy);
 }
 
 /** E-mail needs a subject; SMS has neither subject nor HTML. Then the HTML must compile. */
@@ -53,23 +60,24 @@ export async function createTemplate(stores: TemplateStores, content: TemplateCo
   const owed = drawOwedEntry('template.created', { type: 'admin' }, new Date(), comments);
   const created = await stores.templates.insertTemplate(content, 'admin', owed);
   if (!created) throw new ConflictError(`Template ${content.name} already exists`);
-  stores.cache.forget(content.name);
-  await stores.templates.owedActivity.settleAfterChange(stores, created.name);
+  stores.cache.forget(content.name, content.enterpriseId);
+  await stores.templates.owedActivity.settleAfterChange(stores, { name: created.name, owner: content.enterpriseId });
   return created;
 }
 
 export async function updateTemplate(
   stores: TemplateStores,
   name: string,
+  owner: TemplateOwner,
   content: Omit<TemplateContent, 'name' | 'enterpriseId'>,
   comments?: string,
 ): Promise<MessageTemplate> {
   checkContent(content);
   const owed = drawOwedEntry('template.updated', { type: 'admin' }, new Date(), comments);
-  const updated = await stores.templates.replaceTemplateContent(name, content, owed);
+  const updated = await stores.templates.replaceTemplateContent(name, owner, content, owed);
   if (!updated) throw new NotFoundError('Template not found');
-  stores.cache.forget(name);
-  await stores.templates.owedActivity.settleAfterChange(stores, name);
+  stores.cache.forget(name, owner);
+  await stores.templates.owedActivity.settleAfterChange(stores, { name, owner });
   return updated;
 }
 
@@ -84,15 +92,16 @@ function isSeededDefault(name: string): boolean {
 /**
  * Deletes a template an admin created. The shipped defaults stay (409): the service's own messages
  * need them, and the next start would seed them again anyway; edit them with an update instead.
+ * An enterprise's own template of a default's name goes: its messages use the shared one again.
  * The template is gone for every read at once; its document goes once its entry is written.
  */
-export async function deleteTemplate(stores: TemplateStores, name: string): Promise<void> {
-  if (isSeededDefault(name))
+export async function deleteTemplate(stores: TemplateStores, name: string, owner?: TemplateOwner): Promise<void> {
+  if (owner === undefined && isSeededDefault(name))
     throw new ConflictError(`Template ${name} is a default template the service needs; update it instead of deleting it`);
   const owed = drawOwedEntry('template.deleted', { type: 'admin' }, new Date());
-  const deleted = await stores.templates.markTemplateDeleted(name, owed);
-  if (deleted) stores.cache.forget(name);
+  const deleted = await stores.templates.markTemplateDeleted(name, owner, owed);
+  if (deleted) stores.cache.forget(name, owner);
   // Deleting again finishes what an earlier deletion left owed (its entry, the document).
-  await stores.templates.owedActivity.settleAfterChange(stores, name);
+  await stores.templates.owedActivity.settleAfterChange(stores, { name, owner });
   if (!deleted) throw new NotFoundError('Template not found');
 }

@@ -1,9 +1,15 @@
+import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
+import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { enqueueDispatch } from '../../core/platform/queues/dispatch.queue.js';
 import { seedTemplates } from '../../core/templates/templates.seeder.js';
+import { createActivationDeliveries } from '../../core/users/activation-deliveries.service.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
+import { eventually, otpBody, outboxMessageFor, postJson, readOutbox } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { createGroups, sendJson, userBody } from '../support/users-helpers.js';
 
 const D1_TIMESTAMP = expect.stringMatching(/^(Sun|Mon|Tue|Wed|Thu|Fri|Sat) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}$/);
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/);
@@ -324,10 +330,125 @@ describe('message templates: seeding and admin API', () => {
     expect((await postJson(`${service.url}/v1/svc-otp`, other.accessToken, otpBody('tpl-bob'))).status).toBe(200);
 
     // An update changes the content, never the owner; an owner in the update body is refused.
-    const updated = await call('PUT', '/admin/templates/acme_otp_sms', { channel: 'SMS', text: 'ACME: __SVC_OTP__' });
+    // (The owner is named in the query: without it, a name means the shared template.)
+    const updated = await call('PUT', '/admin/templates/acme_otp_sms?enterpriseId=acmeowner', {
+      channel: 'SMS',
+      text: 'ACME: __SVC_OTP__',
+    });
     expect(await updated.json()).toMatchObject({ enterpriseId: 'acmeowner', version: 2 });
     expect(
-      (await call('PUT', '/admin/templates/acme_otp_sms', { channel: 'SMS', text: 'x __SVC_OTP__', enterpriseId: 'otherent' })).status,
+      (
+        await call('PUT', '/admin/templates/acme_otp_sms?enterpriseId=acmeowner', {
+          channel: 'SMS',
+          text: 'x __SVC_OTP__',
+          enterpriseId: 'otherent',
+        })
+      ).status,
     ).toBe(422);
+  });
+  test("when an enterprise has its own template of a shared name, then that enterprise's OTP and activation messages use it, every other enterprise's still use the shared one, and deleting it brings the shared one back", async () => {
+    const own = async (name: string, text: string) =>
+      (await call('POST', '/admin/templates', { name, channel: 'SMS', text, enterpriseId: 'brandb' })).status;
+    expect(await own('otp_sms', 'Brand B code: __SVC_OTP__')).toBe(201);
+    expect(await own('activation_sms', 'Brand B welcomes __FIRST_NAME__: __ACTIVATION_LINK__ __ACTIVATION_CODE__')).toBe(201);
+
+    const brandb = await createClientWithToken(service, { scopes: ['otp', 'users'], enterpriseId: 'brandb' });
+    const other = await createClientWithToken(service, { scopes: ['otp'], enterpriseId: 'brandc' });
+    await insertUser(service.ctx.mongo, { enterpriseId: 'brandb', userId: 'ovr-bea', mobileNumber: '+15550661001' });
+    await insertUser(service.ctx.mongo, { enterpriseId: 'brandc', userId: 'ovr-cid', mobileNumber: '+15550661002' });
+    await createGroups(service, ['retail']);
+    expect(
+      (
+        await sendJson(`${service.url}/v1/users`, 'POST', brandb.accessToken, {
+          ...userBody('ovr-new'),
+          emailId: undefined,
+          mobileNumber: '+15550661003',
+        })
+      ).status,
+    ).toBe(201);
+
+    // The shared template's message, whatever an earlier test made of its text.
+    const sharedText = async (name: string) => {
+      const { text } = (await (await call('GET', `/admin/templates/${name}`)).json()) as { text: string };
+      return new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace('__SVC_OTP__', '\\d+')}$`);
+    };
+    const worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    const smsOf = async (token: string, userId: string, to: string) => {
+      const res = await postJson(`${service.url}/v1/svc-otp`, token, otpBody(userId));
+      expect(res.status).toBe(200);
+      return (await outboxMessageFor(service, to, ((await res.json()) as { otpUuid: string }).otpUuid)).text;
+    };
+    try {
+      expect(await smsOf(brandb.accessToken, 'ovr-bea', '+15550661001')).toMatch(/^Brand B code: \d+$/);
+      expect(await smsOf(other.accessToken, 'ovr-cid', '+15550661002')).toMatch(await sharedText('otp_sms'));
+
+      // The enrollment worker's step: the activation message of brandb's new user.
+      await createActivationDeliveries({
+        users: createUsersRepository(service.ctx.mongo),
+        deliveries: createDeliveriesRepository(service.ctx.mongo),
+        enqueueDispatch: (id) => enqueueDispatch(service.ctx.queues.dispatch, id),
+        keys: otpKeysFromConfig(service.config),
+        activationAppUrl: service.config.activationAppUrl,
+        logger: memoryLogger().logger,
+      }).prepareAndQueue({ enterpriseId: 'brandb', userId: 'ovr-new' }, 1);
+      const [activation] = await eventually(async () => {
+        const messages = await readOutbox(service, '+15550661003');
+        return messages.length > 0 ? messages : undefined;
+      });
+      expect(activation?.text).toMatch(/^Brand B welcomes Ada: /);
+    } finally {
+      await worker.shutdown();
+    }
+    // Its own template deleted, the enterprise's messages use the shared one again: at once in this
+    // process (a dispatch worker's cache keeps the deleted one up to 5 seconds, as for any edit).
+    expect((await call('DELETE', '/admin/templates/otp_sms?enterpriseId=brandb')).status).toBe(204);
+    const fresh = await startDispatchWorker(service.config, memoryLogger().logger);
+    try {
+      expect(await smsOf(brandb.accessToken, 'ovr-bea', '+15550661001')).toMatch(await sharedText('otp_sms'));
+    } finally {
+      await fresh.shutdown();
+    }
+    // The shared default is untouched.
+    expect(await (await call('GET', '/admin/templates/activation_sms')).json()).toMatchObject({ source: 'seed' });
+  });
+
+  test('when two enterprises each have a template of one name, then the admin API keeps them apart by enterpriseId, and a name twice for one owner is 409', async () => {
+    const create = async (enterpriseId: string, text: string) =>
+      call('POST', '/admin/templates', { name: 'promo_sms', channel: 'SMS', text, enterpriseId });
+    expect((await create('ent-a', 'A promo')).status).toBe(201);
+    expect((await create('ent-b', 'B promo')).status).toBe(201);
+    const twice = await create('ent-a', 'A again');
+    expect(twice.status).toBe(409);
+    expect(await twice.json()).toMatchObject({ message: 'Template promo_sms already exists' });
+
+    const read = async (query: string) => {
+      const res = await call('GET', `/admin/templates/promo_sms${query}`);
+      return res.status === 200 ? ((await res.json()) as { text: string; enterpriseId?: string; version: number }) : res.status;
+    };
+    expect(await read('?enterpriseId=ent-a')).toMatchObject({ text: 'A promo', enterpriseId: 'ent-a' });
+    expect(await read('?enterpriseId=ent-b')).toMatchObject({ text: 'B promo', enterpriseId: 'ent-b' });
+    // Without an owner, the name means the shared template: there is none.
+    expect(await read('')).toBe(404);
+    expect(await read('?enterpriseId=ent-c')).toBe(404);
+    expect((await call('GET', '/admin/templates/promo_sms?enterpriseId=bad%20id')).status).toBe(422);
+
+    const names = async (query: string) =>
+      ((await (await call('GET', `/admin/templates${query}`)).json()) as { name: string; enterpriseId?: string }[]).map(
+        (t) => `${t.enterpriseId ?? '*'}/${t.name}`,
+      );
+    expect(await names('?enterpriseId=ent-a')).toEqual(['ent-a/promo_sms']);
+    expect(await names('')).toEqual(expect.arrayContaining(['ent-a/promo_sms', 'ent-b/promo_sms', '*/otp_sms']));
+
+    const updated = await call('PUT', '/admin/templates/promo_sms?enterpriseId=ent-b', { channel: 'SMS', text: 'B promo 2' });
+    expect(await updated.json()).toMatchObject({ text: 'B promo 2', enterpriseId: 'ent-b', version: 2 });
+    expect(await read('?enterpriseId=ent-a')).toMatchObject({ text: 'A promo', version: 1 });
+    expect((await call('PUT', '/admin/templates/promo_sms', { channel: 'SMS', text: 'shared' })).status).toBe(404);
+
+    expect((await call('DELETE', '/admin/templates/promo_sms?enterpriseId=ent-a')).status).toBe(204);
+    expect(await read('?enterpriseId=ent-a')).toBe(404);
+    expect(await read('?enterpriseId=ent-b')).toMatchObject({ text: 'B promo 2' });
+    expect((await call('DELETE', '/admin/templates/promo_sms?enterpriseId=ent-a')).status).toBe(404);
+    // The name is free again for that owner at once.
+    expect((await create('ent-a', 'A promo 2')).status).toBe(201);
   });
 });

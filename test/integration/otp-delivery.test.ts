@@ -73,8 +73,8 @@ describe('OTP delivery through providers, retries and receipts', () => {
     const processor = createDispatchProcessor({
       deliveries: rows,
       sent: createSentOutcomes({ journal: sentJournal(), deliveries: rows, logger: memoryLogger().logger }),
-      findTemplate: (name) => service.services.templateCache.find(name),
-      rereadTemplate: (name) => service.services.templateCache.reread(name),
+      findTemplate: (name, enterpriseId) => service.services.templateCache.find(name, enterpriseId),
+      rereadTemplate: (name, enterpriseId) => service.services.templateCache.reread(name, enterpriseId),
       otpStatus: (otpUuid) => createOtpsRepository(service.ctx.mongo).statusOf(otpUuid),
       providers: { sms: { name: 'outbox', send: count }, email: { name: 'outbox', send: count } },
       encryptionKey: otpKeysFromConfig(service.config).encryptionKey,

@@ -130,4 +130,35 @@ describe('index changes go through the migration command', () => {
     expect((await indexesOf(mongo, 'activity')).map((i) => i.name)).not.toContain('enterpriseId_1_userId_1__id_-1');
     expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
   });
+  test('when the templates still have the unique index on the name alone, then processes start beside it, the migration drops it once, and an enterprise may then have its own template of a shared name', async () => {
+    // The index of before templates could belong to an enterprise: one name in the whole deployment.
+    await mongo.collection('templates').createIndex({ name: 1 }, { unique: true });
+    const service = await startTestService('migrate-templates', { MONGODB_URI: uri });
+    await service.close();
+    expect((await indexesOf(mongo, 'templates')).find((i) => i.name === 'enterpriseId_1_name_1')).toMatchObject({
+      key: { enterpriseId: 1, name: 1 },
+      unique: true,
+    });
+
+    expect(await migrate(uri)).toEqual({
+      code: 0,
+      report: { dropped: ['templates.name_1'], modified: [], rebuilt: [], created: [] },
+    });
+    expect((await indexesOf(mongo, 'templates')).map((i) => i.name)).not.toContain('name_1');
+    // Other collections' indexes of that name stay (groups.name_1, server_secrets.name_1).
+    expect((await indexesOf(mongo, 'groups')).map((i) => i.name)).toContain('name_1');
+    expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
+
+    const again = await startTestService('migrate-templates', { MONGODB_URI: uri });
+    try {
+      const res = await fetch(`${again.url}/admin/templates`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${again.config.adminToken ?? ''}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'otp_sms', channel: 'SMS', text: 'Own: __SVC_OTP__', enterpriseId: 'owner1' }),
+      });
+      expect(res.status).toBe(201);
+    } finally {
+      await again.close();
+    }
+  });
 });

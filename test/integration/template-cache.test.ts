@@ -1,4 +1,4 @@
-import { updateTemplate } from '../../core/templates/templates.service.js';
+import { createTemplate, deleteTemplate, updateTemplate } from '../../core/templates/templates.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
@@ -16,18 +16,38 @@ describe('template cache', () => {
   });
 
   test('when a template is edited through this process, then the next read sees the edit at once', async () => {
-    const before = await service.services.templateCache.find('otp_sms');
+    const before = await service.services.templateCache.find('otp_sms', 'default');
     expect(before?.text).toContain('__SVC_OTP__');
-    await updateTemplate(service.services.templates, 'otp_sms', { channel: 'SMS', text: 'Code: __SVC_OTP__' });
-    expect((await service.services.templateCache.find('otp_sms'))?.text).toBe('Code: __SVC_OTP__');
+    await updateTemplate(service.services.templates, 'otp_sms', undefined, { channel: 'SMS', text: 'Code: __SVC_OTP__' });
+    expect((await service.services.templateCache.find('otp_sms', 'default'))?.text).toBe('Code: __SVC_OTP__');
   });
 
   test('when another process edits a template, then reads see it once the cache time has passed', async () => {
     const at = Date.now();
-    expect((await service.services.templateCache.find('otp_email', at))?.version).toBe(1);
+    expect((await service.services.templateCache.find('otp_email', 'default', at))?.version).toBe(1);
     await service.ctx.mongo.collection('templates').updateOne({ name: 'otp_email' }, { $set: { version: 7 } });
-    expect((await service.services.templateCache.find('otp_email', at + 4999))?.version).toBe(1);
-    expect((await service.services.templateCache.find('otp_email', at + 5000))?.version).toBe(7);
+    expect((await service.services.templateCache.find('otp_email', 'default', at + 4999))?.version).toBe(1);
+    expect((await service.services.templateCache.find('otp_email', 'default', at + 5000))?.version).toBe(7);
+  });
+
+  test("when an enterprise's own template is created, edited or deleted through this process, then that enterprise's reads see it at once and other enterprises' reads keep the shared one", async () => {
+    const { templates, templateCache } = service.services;
+    const textFor = async (enterpriseId: string) => (await templateCache.find('login_sms', enterpriseId))?.text;
+    const shared = await textFor('cache-own');
+    expect(shared).toContain('__SVC_OTP__');
+    expect(await textFor('cache-other')).toBe(shared);
+
+    await createTemplate(templates, { name: 'login_sms', channel: 'SMS', text: 'Own: __SVC_OTP__', enterpriseId: 'cache-own' });
+    expect(await textFor('cache-own')).toBe('Own: __SVC_OTP__');
+    await updateTemplate(templates, 'login_sms', 'cache-own', { channel: 'SMS', text: 'Own 2: __SVC_OTP__' });
+    expect(await textFor('cache-own')).toBe('Own 2: __SVC_OTP__');
+    expect(await textFor('cache-other')).toBe(shared);
+    // A request naming the owner inside the name finds nothing: the keys carry the owner apart.
+    expect(await templateCache.find('cache-own login_sms', 'cache-other')).toBeUndefined();
+    expect(await templateCache.find('["cache-own","login_sms"]', 'cache-other')).toBeUndefined();
+
+    await deleteTemplate(templates, 'login_sms', 'cache-own');
+    expect(await textFor('cache-own')).toBe(shared);
   });
 });
 

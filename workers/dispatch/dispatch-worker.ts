@@ -58,8 +58,8 @@ export async function startDispatchWorker(config: Config, logger: Logger, stoppi
     processor: createDispatchProcessor({
       deliveries,
       sent,
-      findTemplate: (name) => templates.find(name),
-      rereadTemplate: (name) => templates.reread(name),
+      findTemplate: (name, enterpriseId) => templates.find(name, enterpriseId),
+      rereadTemplate: (name, enterpriseId) => templates.reread(name, enterpriseId),
       otpStatus: (otpUuid) => otps.statusOf(otpUuid),
       activationStillWanted: activationStillWanted(createUsersRepository(mongo)),
       providers,

@@ -30,12 +30,13 @@ export interface DispatchProcessorDeps {
   deliveries: DeliveriesRepository;
   /** Where sends are recorded: journaled before the job ends, on the row soon after. */
   sent: Pick<SentOutcomes, 'admitSend' | 'record' | 'journaled' | 'apply'>;
-  findTemplate: (name: string) => Promise<MessageTemplate | undefined>;
+  /** The template of the name that carries the enterprise's messages: its own, else the shared one. */
+  findTemplate: (name: string, enterpriseId: string) => Promise<MessageTemplate | undefined>;
   /**
    * The template read past this process's cache. The API checked the request against the template
    * as stored then, and the cached copy may be older (an edit made through another process).
    */
-  rereadTemplate: (name: string) => Promise<MessageTemplate | undefined>;
+  rereadTemplate: (name: string, enterpriseId: string) => Promise<MessageTemplate | undefined>;
   /** The stored status of an OTP (undefined when its record is gone), read right before its message is sent. */
   otpStatus: (otpUuid: string) => Promise<string | undefined>;
   /**
@@ -68,12 +69,15 @@ function secretMacros(delivery: Delivery, key: Buffer): Record<string, string> {
   return JSON.parse(decryptSecret(delivery.secretMacros, key, delivery.id)) as Record<string, string>;
 }
 
-/** The delivery's message from `template`, or why there is none. */
 /** The template if it may carry this delivery's message: the enterprise's own or a shared one (else as missing). */
 function servingTemplate(template: MessageTemplate | undefined, delivery: Delivery): MessageTemplate | undefined {
-  return template && templateServes(template, delivery.enterpriseId ?? DEFAULT_ENTERPRISE_ID) ? template : undefined;
+  return template && templateServes(template, enterpriseOf(delivery)) ? template : undefined;
 }
 
+/** Rows written before enterprises carry none: theirs is `default`. */
+const enterpriseOf = (delivery: Delivery) => delivery.enterpriseId ?? DEFAULT_ENTERPRISE_ID;
+
+/** The delivery's message from `template`, or why there is none. */
 function renderDelivery(
   template: MessageTemplate | undefined,
   delivery: Delivery,
@@ -235,10 +239,19 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     // Sends tried so far, counting runs cut short by a dead worker (BullMQ counts those apart).
     const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
 
-    let rendered = renderDelivery(servingTemplate(await deps.findTemplate(delivery.template), delivery), delivery, deps.encryptionKey);
+    const enterpriseId = enterpriseOf(delivery);
+    let rendered = renderDelivery(
+      servingTemplate(await deps.findTemplate(delivery.template, enterpriseId), delivery),
+      delivery,
+      deps.encryptionKey,
+    );
     // A cached template may predate the edit the request was checked against: one fresh read before failing.
     if ('failure' in rendered)
-      rendered = renderDelivery(servingTemplate(await deps.rereadTemplate(delivery.template), delivery), delivery, deps.encryptionKey);
+      rendered = renderDelivery(
+        servingTemplate(await deps.rereadTemplate(delivery.template, enterpriseId), delivery),
+        delivery,
+        deps.encryptionKey,
+      );
     if ('failure' in rendered) {
       await markFailed(delivery, rendered.failure, attempt);
       throw new UnrecoverableError(rendered.failure);
