@@ -275,6 +275,38 @@ describe('OTP delivery through providers, retries and receipts', () => {
     expect(stub.requests).toHaveLength(0);
   });
 
+  test("when a job was sealed without its enterprise (by a version before templates had owners), then the worker reads the row and renders with that enterprise's templates, not default's own", async () => {
+    const { encryptionKey } = otpKeysFromConfig(service.config);
+    const other = await createClientWithToken(service, { scopes: ['otp'], enterpriseId: 'sealedent' });
+    await insertUser(service.ctx.mongo, { enterpriseId: 'sealedent', userId: 'sam', mobileNumber: '+15550662001' });
+    const res = await postJson(`${service.url}/v1/svc-otp`, other.accessToken, otpBody('sam'));
+    const { otpUuid } = (await res.json()) as { otpUuid: string };
+    const deliveryId = `otp-${otpUuid}-SMS`;
+    const job = (await service.ctx.queues.dispatch.getJob(deliveryId)) as Job<DispatchJobData>;
+    const { enterpriseId, ...asSealedBefore } = openDelivery(job.data.sealed as string, deliveryId, encryptionKey, new Date());
+    expect(enterpriseId).toBe('sealedent');
+    const oldJob = { ...job, data: { deliveryId, sealed: sealDelivery(asSealedBefore, encryptionKey) } } as unknown as Job<DispatchJobData>;
+    // This test runs the job itself: no later test's worker takes it.
+    await job.remove();
+
+    const admin = { authorization: `Bearer ${service.config.adminToken ?? ''}`, 'content-type': 'application/json' };
+    const own = await fetch(`${service.url}/admin/templates`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'otp_sms', channel: 'SMS', text: 'Default only: __SVC_OTP__', enterpriseId: 'default' }),
+    });
+    expect(own.status).toBe(201);
+    try {
+      const { processor, sends } = countingProcessor();
+      await processor(oldJob);
+      expect(sends).toEqual([
+        expect.objectContaining({ to: '+15550662001', text: expect.stringMatching(/^Your verification code is \d+\./) }),
+      ]);
+    } finally {
+      await fetch(`${service.url}/admin/templates/otp_sms?enterpriseId=default`, { method: 'DELETE', headers: admin });
+    }
+  });
+
   test('when a sealed job was tampered with, then the worker trusts the row instead and sends to its address', async () => {
     stub = await startProviderStub([accepted]);
     const otpUuid = await generate();

@@ -167,10 +167,12 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
   const now = deps.now ?? (() => new Date());
 
   // An envelope that does not open (tampered with, or sealed under another key) is not trusted:
-  // the row in MongoDB decides instead.
+  // the row in MongoDB decides instead. So does one without the enterprise (sealed by a version
+  // before templates had owners): its template is the row's enterprise's, never `default`'s own.
   const openSealed = async (sealed: string, deliveryId: string) => {
     try {
-      return openDelivery(sealed, deliveryId, deps.encryptionKey, now());
+      const opened = openDelivery(sealed, deliveryId, deps.encryptionKey, now());
+      return opened.enterpriseId === undefined ? deps.deliveries.findById(deliveryId) : opened;
     } catch (err) {
       deps.logger.warn({ deliveryId, err: (err as Error).message }, 'sealed delivery does not open; reading the row');
       return deps.deliveries.findById(deliveryId);
