@@ -1,3 +1,5 @@
+import { scopeFilter } from '../platform/tenancy/tenant-filter.js';
+
 /**
  * Who a template belongs to: one enterprise (its `enterpriseId`), or, without one, every
  * enterprise (the shared set, as the seeded defaults are). Names are unique per owner, so an
@@ -7,7 +9,17 @@ export type TemplateOwner = string | undefined;
 
 /** The MongoDB filter of one owner's templates: an enterprise's own, or the shared ones. */
 export function ownerFilter(owner: TemplateOwner): Record<string, unknown> {
-  return owner === undefined ? { enterpriseId: { $exists: false } } : { enterpriseId: owner };
+  return owner === undefined ? { enterpriseId: { $exists: false } } : scopeFilter({ enterpriseId: owner });
+}
+
+/** `{ enterpriseId }` of an enterprise's own template, nothing for a shared one (list filters, activity entries). */
+export function ownerFields(owner: TemplateOwner): { enterpriseId?: string } {
+  return owner === undefined ? {} : scopeFilter({ enterpriseId: owner });
+}
+
+/** The owner of a stored template document. */
+export function storedOwner(doc: { enterpriseId?: unknown }): TemplateOwner {
+  return typeof doc.enterpriseId === 'string' ? doc.enterpriseId : undefined;
 }
 
 /**

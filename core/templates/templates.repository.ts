@@ -11,7 +11,7 @@ import {
 } from '../activity/owed-entries.js';
 import { isDuplicateKeyError as isDuplicateKey } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
-import { ownerFilter, type TemplateOwner } from './template-owner.js';
+import { ownerFields, ownerFilter, storedOwner, type TemplateOwner } from './template-owner.js';
 import type { MessageTemplate, TemplateContent, TemplateSummary } from './template.types.js';
 
 type TemplateDoc = MessageTemplate & OwingFields;
@@ -51,7 +51,7 @@ export interface OwnedName {
 }
 
 /** The admin list: every owner's templates, or one enterprise's own. */
-const listFilter = (ownedBy: string | undefined) => (ownedBy === undefined ? {} : { enterpriseId: ownedBy });
+const listFilter = ownerFields;
 
 /** How often an insert tries again when the deleted template holding its name is removed between the insert and the take-over. */
 const TAKE_OVER_ATTEMPTS = 3;
@@ -178,9 +178,9 @@ export function createTemplatesRepository(connection: Connection) {
       model: () => readyModel(connection) as never,
       filter: ({ name, owner }) => ({ name, ...ownerFilter(owner) }),
       keyFields: ['name', 'enterpriseId'],
-      keyOf: (doc) => ({ name: String(doc.name), owner: typeof doc.enterpriseId === 'string' ? doc.enterpriseId : undefined }),
+      keyOf: (doc) => ({ name: String(doc.name), owner: storedOwner(doc) }),
       // An enterprise's own template is named in that enterprise's record too.
-      subject: ({ name, owner }) => ({ templateName: name, ...(owner === undefined ? {} : { enterpriseId: owner }) }),
+      subject: ({ name, owner }) => ({ templateName: name, ...ownerFields(owner) }),
     }),
   };
 }
