@@ -20,17 +20,14 @@ import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
 import { isReachable } from '../users/user-reachability.js';
 import { requestFingerprint } from '../idempotency/request-fingerprint.js';
-import { templateServes } from '../templates/template-owner.js';
 
 /**
  * What the generation needs to know about the template of a name that carries an enterprise's
- * messages (its own, else the shared one): its channel, its owner and the macros its message will hold.
+ * messages (its own, else the shared one; never another enterprise's): its channel and the macros its
+ * message will hold.
  */
 export interface TemplateLookup {
-  findTemplate(
-    name: string,
-    enterpriseId: string,
-  ): Promise<{ channel: Channel; enterpriseId?: string; macros: readonly string[] } | undefined>;
+  findTemplate(name: string, enterpriseId: string): Promise<{ channel: Channel; macros: readonly string[] } | undefined>;
 }
 
 export interface OtpGenerationDeps {
@@ -90,8 +87,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     const used: string[] = [];
     for (const { field, channel, name } of wanted) {
       const template = await deps.templates.findTemplate(name, enterpriseId);
-      // Another enterprise's template is answered as a name that does not exist.
-      if (!template || template.channel !== channel || !templateServes(template, enterpriseId)) {
+      // The look-up never returns another enterprise's template: it is answered as a name that does not exist.
+      if (!template || template.channel !== channel) {
         throw new ValidationError(`${field}: template '${name}' does not exist for channel ${channel}`);
       }
       if (!template.macros.includes(OTP_MACRO)) {

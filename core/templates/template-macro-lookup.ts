@@ -14,7 +14,7 @@ export function createTemplateMacroLookup(cache: Pick<TemplateCache, 'find'>) {
     async findTemplate(
       name: string,
       enterpriseId: string,
-    ): Promise<{ channel: MessageTemplate['channel']; enterpriseId?: string; macros: readonly string[] } | undefined> {
+    ): Promise<{ channel: MessageTemplate['channel']; macros: readonly string[] } | undefined> {
       const template = await cache.find(name, enterpriseId);
       if (!template) return undefined;
       let macros = macrosOf.get(template);
@@ -22,7 +22,7 @@ export function createTemplateMacroLookup(cache: Pick<TemplateCache, 'find'>) {
         macros = findTemplateMacros(template);
         macrosOf.set(template, macros);
       }
-      return { channel: template.channel, ...(template.enterpriseId === undefined ? {} : { enterpriseId: template.enterpriseId }), macros };
+      return { channel: template.channel, macros };
     },
   };
 }

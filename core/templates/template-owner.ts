@@ -48,8 +48,3 @@ export async function templateFor<T>(
 ): Promise<T | undefined> {
   return (await find(name, enterpriseId)) ?? (await find(name, undefined));
 }
-
-/** Whether a template may carry a message for an enterprise: its own templates and the shared ones. */
-export function templateServes(template: { enterpriseId?: string }, enterpriseId: string): boolean {
-  return template.enterpriseId === undefined || template.enterpriseId === enterpriseId;
-}

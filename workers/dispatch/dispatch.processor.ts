@@ -22,7 +22,6 @@ import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { firstSchemaErrorLine } from '../../core/platform/schemas/schema-error-message.js';
 import type { MessageTemplate, RenderedMessage } from '../../core/templates/template.types.js';
 import { renderTemplate } from '../../core/templates/template-renderer.js';
-import { templateServes } from '../../core/templates/template-owner.js';
 import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { simulateReceipt, TEST_PROVIDER, type TestModeSend } from './test-mode-send.js';
 
@@ -67,11 +66,6 @@ export type DispatchResult = { state: 'SENT'; providerMessageId: string } | { st
 function secretMacros(delivery: Delivery, key: Buffer): Record<string, string> {
   if (!delivery.secretMacros) return {};
   return JSON.parse(decryptSecret(delivery.secretMacros, key, delivery.id)) as Record<string, string>;
-}
-
-/** The template if it may carry this delivery's message: the enterprise's own or a shared one (else as missing). */
-function servingTemplate(template: MessageTemplate | undefined, delivery: Delivery): MessageTemplate | undefined {
-  return template && templateServes(template, enterpriseOf(delivery)) ? template : undefined;
 }
 
 /** Rows written before enterprises carry none: theirs is `default`. */
@@ -242,18 +236,10 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     const attempt = job.attemptsMade + (job.stalledCounter ?? 0) + 1;
 
     const enterpriseId = enterpriseOf(delivery);
-    let rendered = renderDelivery(
-      servingTemplate(await deps.findTemplate(delivery.template, enterpriseId), delivery),
-      delivery,
-      deps.encryptionKey,
-    );
+    let rendered = renderDelivery(await deps.findTemplate(delivery.template, enterpriseId), delivery, deps.encryptionKey);
     // A cached template may predate the edit the request was checked against: one fresh read before failing.
     if ('failure' in rendered)
-      rendered = renderDelivery(
-        servingTemplate(await deps.rereadTemplate(delivery.template, enterpriseId), delivery),
-        delivery,
-        deps.encryptionKey,
-      );
+      rendered = renderDelivery(await deps.rereadTemplate(delivery.template, enterpriseId), delivery, deps.encryptionKey);
     if ('failure' in rendered) {
       await markFailed(delivery, rendered.failure, attempt);
       throw new UnrecoverableError(rendered.failure);
