@@ -20,6 +20,13 @@ describe('a Redis Cluster node that holds a subscription dies', () => {
     await cluster.stop();
   });
 
+  /** A connection of this test's, closed after the file; its errors (nodes down on purpose) are expected. */
+  const connect = (redis: RedisClient) => {
+    redis.on('error', () => undefined);
+    opened.push(redis);
+    return redis;
+  };
+
   /** The connections of one node that hold a subscription and carry `name` (as theirs or after a prefix of the client's). */
   async function subscribersOn(port: number, name: string): Promise<number> {
     const admin = new Redis({ host: '127.0.0.1', port });
@@ -41,11 +48,6 @@ describe('a Redis Cluster node that holds a subscription dies', () => {
         });
       });
     const target: RedisTarget = { kind: 'cluster', nodes: [{ host: '127.0.0.1', port: await freePort() }] };
-    const connect = (redis: RedisClient) => {
-      redis.on('error', () => undefined);
-      opened.push(redis);
-      return redis;
-    };
     const changes = createSigningKeyChanges({
       redis: connect(createProducerRedis(target)),
       openSubscriber: () => connect(createWorkerRedis(target)),
@@ -71,11 +73,6 @@ describe('a Redis Cluster node that holds a subscription dies', () => {
     const target: RedisTarget = { kind: 'cluster', nodes: cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })) };
     const name = `keychanges-${process.pid}-${Date.now()}`;
     const channel = signingKeyChangesChannel('{subscriberfailover}');
-    const connect = (redis: RedisClient) => {
-      redis.on('error', () => undefined);
-      opened.push(redis);
-      return redis;
-    };
     const changes = createSigningKeyChanges({
       redis: connect(createProducerRedis(target)),
       openSubscriber: () => connect(createWorkerRedis(target, { connectionName: name })),
