@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { AppError, RateLimitedError, UnavailableError, type ErrorKind } from '../../core/platform/errors/app-error.js';
+import { AppError, ConflictError, RateLimitedError, UnavailableError, type ErrorKind } from '../../core/platform/errors/app-error.js';
 import { HttpError } from './http-error.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
@@ -31,7 +31,9 @@ export interface HttpRefusal {
 /** What the caller is told to wait for, in the headers a refusal carries. */
 function headersOf(err: AppError): Record<string, string> {
   if (err instanceof RateLimitedError) return { 'Retry-After': String(err.retryAfterSeconds), ...rateLimitHeaders(err.budgets) };
-  if (err instanceof UnavailableError && err.retryAfterSeconds !== undefined) return { 'Retry-After': String(err.retryAfterSeconds) };
+  if ((err instanceof UnavailableError || err instanceof ConflictError) && err.retryAfterSeconds !== undefined) {
+    return { 'Retry-After': String(err.retryAfterSeconds) };
+  }
   return {};
 }
 

@@ -1,6 +1,12 @@
 import { ADMIN_LIST_PAGE_MAX } from '../../core/platform/list-page.js';
 import { adminTokenErrors, commonErrors as errorResponses, notJsonError } from './common-responses.js';
-import { IDEMPOTENCY_KEY_422, IDEMPOTENCY_KEY_SECRET_409, idempotencyKeyHeader, idempotentReplayedHeader } from './idempotency-key-docs.js';
+import {
+  IDEMPOTENCY_KEY_422,
+  IDEMPOTENCY_KEY_SECRET_409,
+  idempotencyKeyHeader,
+  idempotencyKeyInUseHeaders,
+  idempotentReplayedHeader,
+} from './idempotency-key-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 // Admin API (ADMIN_TOKEN): clients, groups and the activity record.
@@ -48,7 +54,7 @@ export const adminRouteDocs: RouteDoc[] = [
       },
       '400': errorResponses['400'],
       '401': adminTokenErrors['401'],
-      '409': { description: IDEMPOTENCY_KEY_SECRET_409, schema: 'common.error.json' },
+      '409': { description: IDEMPOTENCY_KEY_SECRET_409, schema: 'common.error.json', headers: idempotencyKeyInUseHeaders },
       '415': notJsonError,
       '422': { description: `Validation failed; ${IDEMPOTENCY_KEY_422}`, schema: 'common.error.json' },
       '503': adminTokenErrors['503'],
@@ -97,6 +103,7 @@ export const adminRouteDocs: RouteDoc[] = [
       '409': {
         description: `Another rotation of the same client won at the same moment (rotate again); ${IDEMPOTENCY_KEY_SECRET_409}`,
         schema: 'common.error.json',
+        headers: idempotencyKeyInUseHeaders,
       },
       '422': { description: IDEMPOTENCY_KEY_422, schema: 'common.error.json' },
     },
@@ -115,7 +122,7 @@ export const adminRouteDocs: RouteDoc[] = [
       '200': { description: 'The new secret', schema: 'admin-clients.callback-secret.json', headers: idempotentReplayedHeader },
       '401': adminTokenErrors['401'],
       '404': { description: 'No such confidential client', schema: 'common.error.json' },
-      '409': { description: IDEMPOTENCY_KEY_SECRET_409, schema: 'common.error.json' },
+      '409': { description: IDEMPOTENCY_KEY_SECRET_409, schema: 'common.error.json', headers: idempotencyKeyInUseHeaders },
       '422': { description: IDEMPOTENCY_KEY_422, schema: 'common.error.json' },
     },
   },

@@ -23,7 +23,16 @@ export const idempotentReplayedHeader = {
   },
 };
 
-export const IDEMPOTENCY_KEY_409 = 'A request with the same Idempotency-Key is still being processed (retry after it has been answered)';
+/** The 409 of a key whose first request has not answered: when to retry. */
+export const idempotencyKeyInUseHeaders = {
+  'Retry-After': {
+    description:
+      'On the 409 of a key whose first request is still being processed: seconds until that request has answered or its claim may be taken over by a retry (at least 1)',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+
+export const IDEMPOTENCY_KEY_409 = 'A request with the same Idempotency-Key is still being processed (retry after Retry-After seconds)';
 export const IDEMPOTENCY_KEY_SECRET_409 = `${IDEMPOTENCY_KEY_409}, or the answer held a secret that is no longer kept (the body's \`location\` names what was created, when it was created)`;
 export const IDEMPOTENCY_KEY_422 =
   '`Idempotency-Key must be 1 to 255 visible ASCII characters`, or `Idempotency-Key was already used with a different request`';

@@ -1,6 +1,12 @@
 import { ZONE_OFFSETS_MINUTES } from '../../core/notifications/notification-dates.js';
 import { FINAL_STATUSES } from '../../core/notifications/notification.types.js';
-import { IDEMPOTENCY_KEY_409, IDEMPOTENCY_KEY_422, idempotencyKeyHeader, idempotentReplayedHeader } from './idempotency-key-docs.js';
+import {
+  IDEMPOTENCY_KEY_409,
+  IDEMPOTENCY_KEY_422,
+  idempotencyKeyHeader,
+  idempotencyKeyInUseHeaders,
+  idempotentReplayedHeader,
+} from './idempotency-key-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 const error = (description: string) => ({ description, schema: 'common.error.json' });
@@ -91,7 +97,7 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '400': error('`Malformed request body` (empty, not JSON, not an object)'),
       ...guardErrors,
       '404': error('`User not found`: unknown in this enterprise, DELETED or blocked'),
-      '409': error(IDEMPOTENCY_KEY_409),
+      '409': { ...error(IDEMPOTENCY_KEY_409), headers: idempotencyKeyInUseHeaders },
       '415': error("`Content type '<type>' not supported`"),
       '422': error(
         [

@@ -1,4 +1,10 @@
-import { IDEMPOTENCY_KEY_409, IDEMPOTENCY_KEY_422, idempotencyKeyHeader, idempotentReplayedHeader } from './idempotency-key-docs.js';
+import {
+  IDEMPOTENCY_KEY_409,
+  IDEMPOTENCY_KEY_422,
+  idempotencyKeyHeader,
+  idempotencyKeyInUseHeaders,
+  idempotentReplayedHeader,
+} from './idempotency-key-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 import { adminTokenErrors } from './common-responses.js';
 
@@ -156,9 +162,12 @@ export const usersRouteDocs: RouteDoc[] = [
       '202': { description: 'Queued', schema: 'users.activation-reissued.json', headers: idempotentReplayedHeader },
       '401': adminTokenErrors['401'],
       '404': error('User not found'),
-      '409': error(
-        `\`User is <STATUS>\` when not waiting for activation, \`User is blocked; unblock the user before issuing a new code\`, or no address to send to; ${IDEMPOTENCY_KEY_409}`,
-      ),
+      '409': {
+        ...error(
+          `\`User is <STATUS>\` when not waiting for activation, \`User is blocked; unblock the user before issuing a new code\`, or no address to send to; ${IDEMPOTENCY_KEY_409}`,
+        ),
+        headers: idempotencyKeyInUseHeaders,
+      },
       '422': error(`\`[Invalid field enterpriseId]\` or \`[Invalid field comments]\`; ${IDEMPOTENCY_KEY_422}`),
     },
   },

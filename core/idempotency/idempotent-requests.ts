@@ -64,9 +64,14 @@ const REFUSED_BEFORE_WORK: ReadonlySet<ErrorKind> = new Set([
 
 const sealContext = (claimId: string) => `idempotency:${claimId}`;
 
-const stillRunning = () =>
+/**
+ * The key is held by a request that has not answered. Retry-After is the rest of its lease: by
+ * then it has answered (the retry is a replay) or a retry may take its claim over; never 0.
+ */
+const stillRunning = (startedAt: Date, at: Date) =>
   new ConflictError('A request with this Idempotency-Key is still being processed: retry after it has been answered', {
     code: 'IDEMPOTENCY_KEY_IN_USE',
+    retryAfterSeconds: Math.max(1, Math.ceil((startedAt.getTime() + PENDING_LEASE_MS - at.getTime()) / 1000)),
   });
 
 /**
@@ -134,9 +139,10 @@ export function createIdempotentRequests(deps: IdempotentRequestsDeps) {
         if (record.requestHash !== entry.requestHash)
           throw new ValidationError('Idempotency-Key was already used with a different request');
         if (record.state === 'DONE') return { ...(await replay(record)), replayed: true };
-        if (at.getTime() - record.startedAt.getTime() < PENDING_LEASE_MS) throw stillRunning();
+        if (at.getTime() - record.startedAt.getTime() < PENDING_LEASE_MS) throw stillRunning(record.startedAt, at);
         // The request holding the key died without answering: this retry finishes its work.
-        if (!(await deps.records.takeOver(record, at))) throw stillRunning();
+        // Losing the take-over to another retry means that one's lease has just begun.
+        if (!(await deps.records.takeOver(record, at))) throw stillRunning(at, at);
         record = { ...record, startedAt: at };
         resumed = true;
       }

@@ -116,6 +116,24 @@ describe('Idempotency-Key on creating requests', () => {
       expect(await notificationsOf('idem-busy')).toBe(1);
     });
 
+    test('when the request holding the key started 30 s ago, then the 409 says with Retry-After how long until a retry may take its claim over', async () => {
+      await insertUser(service.ctx.mongo, { userId: 'idem-wait' });
+      expect((await createNotification(notificationBody('idem-wait'), 'n-wait')).status).toBe(201);
+      await records().updateOne(
+        { key: 'n-wait' },
+        { $set: { state: 'PENDING', startedAt: new Date(Date.now() - 30_000) }, $unset: { answer: 1 } },
+      );
+      const retry = await createNotification(notificationBody('idem-wait'), 'n-wait');
+      expect(retry.status).toBe(409);
+      const wait = Number(retry.headers.get('retry-after'));
+      expect(wait).toBeGreaterThanOrEqual(29);
+      expect(wait).toBeLessThanOrEqual(31);
+      // Almost over: still at least 1 second, never 0.
+      await records().updateOne({ key: 'n-wait' }, { $set: { startedAt: new Date(Date.now() - 59_990) } });
+      expect((await createNotification(notificationBody('idem-wait'), 'n-wait')).headers.get('retry-after')).toBe('1');
+      expect(await notificationsOf('idem-wait')).toBe(1);
+    });
+
     test('when the first request died after creating the notification and before answering, then the retry answers that notification and pushes no second one', async () => {
       await insertUser(service.ctx.mongo, { userId: 'idem-crash' });
       const first = (await (await createNotification(notificationBody('idem-crash'), 'n-crash')).json()) as { notification_uuid: string };
@@ -355,6 +373,19 @@ describe('Idempotency-Key on creating requests', () => {
       const other = await adminPost(`${path}?comments=again`, 'a-retry');
       expect(other.status).toBe(422);
       expect(await issueOf('idem-reissue')).toBe((before ?? 0) + 1);
+    });
+  });
+
+  describe('a key whose request is still running, on the admin routes', () => {
+    test('when a rotation is retried while its first request holds the key, then 409 with Retry-After the rest of its lease', async () => {
+      const client = (await (await createClient({ name: 'idem-rotate-busy', scopes: ['otp'] })).json()) as { client_id: string };
+      const path = `/admin/clients/${client.client_id}/secret`;
+      expect((await adminPost(path, 'r-busy')).status).toBe(200);
+      await records().updateOne({ key: 'r-busy' }, { $set: { state: 'PENDING', startedAt: new Date() }, $unset: { answer: 1 } });
+      const busy = await adminPost(path, 'r-busy');
+      expect(busy.status).toBe(409);
+      expect(Number(busy.headers.get('retry-after'))).toBeGreaterThanOrEqual(59);
+      expect(Number(busy.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     });
   });
 

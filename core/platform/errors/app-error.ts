@@ -76,8 +76,11 @@ export class ForbiddenError extends AppError {
 /** The thing is in a state that refuses the request (already used, exists, changed meanwhile). */
 export class ConflictError extends AppError {
   readonly kind = 'conflict';
-  constructor(message: string, options?: AppErrorOptions & { code?: string }) {
+  /** When the state ends by itself (a claim that lapses), how long the caller should wait before trying again. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(message: string, options?: AppErrorOptions & { code?: string; retryAfterSeconds?: number }) {
     super(options?.code ?? 'CONFLICT', message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 
