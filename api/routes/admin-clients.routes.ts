@@ -62,6 +62,8 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, id
   });
 
   // The old secret keeps working for CLIENT_SECRET_GRACE_SECONDS, so the client's deployments can switch one by one.
+  // With an Idempotency-Key the rotation stores its claim id: a retry of a request that died after
+  // rotating replaces the unseen secret and keeps the old one's grace, instead of rotating again.
   router.post('/admin/clients/:clientId/secret', admin, async (req, res) => {
     const clientId = String(req.params.clientId);
     const comments = commentsQuery(req.query);
@@ -71,8 +73,9 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, id
       callerId: ADMIN_CALLER,
       route: 'POST /admin/clients/{clientId}/secret',
     };
-    const answer = await idempotent.run({ scope, key, request: { clientId, comments } }, async () => {
-      const rotated = await rotateClientSecret(stores, clientId, { graceSeconds: ctx.config.clientSecretGraceSeconds, comments });
+    const answer = await idempotent.run({ scope, key, request: { clientId, comments } }, async (claim) => {
+      const grace = ctx.config.clientSecretGraceSeconds;
+      const rotated = await rotateClientSecret(stores, clientId, { graceSeconds: grace, comments, claim });
       return {
         status: 200,
         body: {

@@ -129,14 +129,15 @@ export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services:
     res.status(204).end();
   });
 
-  // A retry with the same Idempotency-Key gets the first answer again: no second code is sent.
+  // A retry with the same Idempotency-Key gets the first answer again: no second code is sent. The
+  // code is stored with the claim id, so a retry of a request that died after storing it answers that code.
   router.post('/admin/users/:userId/activation', requireAdminToken(ctx), async (req, res) => {
     const ref = refOf(enterpriseQuery(req), String(req.params.userId));
     const comments = commentsQuery(req);
     const scope = { enterpriseId: ref.enterpriseId, callerId: ADMIN_CALLER, route: 'POST /admin/users/{userId}/activation' };
     const answer = await services.idempotent.run(
       { scope, key: idempotencyKeyOf(req), request: { userId: ref.userId, comments } },
-      async () => ({ status: 202, body: await services.activation.reissue(ref, comments) }),
+      async (claim) => ({ status: 202, body: await services.activation.reissue(ref, comments, claim) }),
     );
     sendIdempotentAnswer(res, answer);
   });

@@ -44,6 +44,11 @@ export interface ClientWithSecret extends Client {
   previousSecretExpiresAt?: Date | null;
   /** The notification callback secret, AES-GCM encrypted with the server key (it must sign). */
   callbackSecretEncrypted?: string | null;
+  /**
+   * The Idempotency-Key claim of the rotation that set the current secret (null: set otherwise),
+   * written with it: a retry resuming that claim finds the rotation done and does not rotate again.
+   */
+  secretRotationClaimId?: string | null;
 }
 
 /** What names a client in its activity entries: its id, and the enterprise the entries belong to. */
@@ -66,6 +71,7 @@ export const clientSchema = new Schema<ClientWithSecret & OwingFields>(
     previousSecretHash: { type: String, default: null },
     previousSecretExpiresAt: { type: Date, default: null },
     callbackSecretEncrypted: { type: String, default: null },
+    secretRotationClaimId: { type: String, default: null },
     createdAt: { type: Date, required: true },
     ...owingSchemaFields,
   },
@@ -203,8 +209,8 @@ export function createClientsRepository(connection: Connection) {
     /**
      * Puts `secretHash` in place of the current secret only if the current one is still `currentHash`
      * (two rotations at once: one wins); the replaced hash stays accepted until `previousExpiresAt`,
-     * or is dropped at once when that is null; with the entry the change owes. False when the
-     * client is gone or was rotated meanwhile.
+     * or is dropped at once when that is null; with the entry the change owes and the rotation's
+     * Idempotency-Key claim, if any. False when the client is gone or was rotated meanwhile.
      */
     async replaceSecretHash(
       clientId: string,
@@ -212,6 +218,7 @@ export function createClientsRepository(connection: Connection) {
       secretHash: string,
       previousExpiresAt: Date | null,
       owed?: OwedEntry,
+      rotationClaimId?: string,
     ): Promise<boolean> {
       const Clients = await model(connection);
       const result = await Clients.updateOne(
@@ -221,9 +228,30 @@ export function createClientsRepository(connection: Connection) {
             secretHash,
             previousSecretHash: previousExpiresAt === null ? null : currentHash,
             previousSecretExpiresAt: previousExpiresAt,
+            secretRotationClaimId: rotationClaimId ?? null,
           },
           ...owing(owed),
         },
+      );
+      return result.matchedCount === 1;
+    },
+
+    /**
+     * Replaces the secret that the keyed rotation `rotationClaimId` set and nobody was shown,
+     * leaving the secret it replaced, and that one's grace, as the rotation left them. False when
+     * the client is gone or was rotated since.
+     */
+    async replaceUnseenSecretHash(
+      clientId: string,
+      rotationClaimId: string,
+      unseenHash: string,
+      secretHash: string,
+      owed?: OwedEntry,
+    ): Promise<boolean> {
+      const Clients = await model(connection);
+      const result = await Clients.updateOne(
+        { ...live(clientId), secretHash: unseenHash, secretRotationClaimId: rotationClaimId },
+        { $set: { secretHash }, ...owing(owed) },
       );
       return result.matchedCount === 1;
     },

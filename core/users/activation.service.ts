@@ -127,6 +127,21 @@ export function createActivationService(deps: ActivationDeps) {
     throw wrongCode(Math.max(deps.throttle.maxFailures - admitted.value, 0));
   }
 
+  /**
+   * The new code is stored: that is the re-issue (its messages go out through the queue, or the
+   * activation sweep finds the unsent code). What follows must not answer an error that invites
+   * another re-issue: a throttle not reset is logged (the admin can re-issue again), the entry is
+   * owed on the user and written by the sweep when it cannot be now. The queue's job id is the
+   * issue's, so finishing twice sends once.
+   */
+  async function finishReissue(ref: UserRef, issue: number): Promise<void> {
+    const logged = (what: string) => (err: unknown) =>
+      deps.logger.warn({ err: (err as Error).message, enterpriseId: ref.enterpriseId }, `activation code re-issued; ${what}`);
+    await deps.throttle.reset(ref).catch(logged('activation throttle not reset'));
+    await settleOwedActivity(deps, ref).catch(logged('activity entry not written; the sweep writes it'));
+    await deps.queueActivation(ref, issue);
+  }
+
   return {
     async activate(command: ActivateCommand): Promise<ActivationResult> {
       const started = performance.now();
@@ -148,7 +163,11 @@ export function createActivationService(deps: ActivationDeps) {
      * Admin: a new generated code (throttle reset, new expiry), sent like at enrollment; recorded.
      * Also the way back for a user whose code a block ended (after unblocking).
      */
-    async reissue(ref: UserRef, comments?: string): Promise<{ userId: string; status: string; activationExpiresAt: string }> {
+    async reissue(
+      ref: UserRef,
+      comments?: string,
+      claim?: { id: string; resumed: boolean },
+    ): Promise<{ userId: string; status: string; activationExpiresAt: string }> {
       const user = await deps.users.findUser(ref);
       if (!user) throw new NotFoundError('User not found');
       if (!user.activation || !PENDING_STATUSES.includes(user.status)) throw userExists(user);
@@ -156,6 +175,12 @@ export function createActivationService(deps: ActivationDeps) {
       if (user.blocked) throw new ConflictError('User is blocked; unblock the user before issuing a new code', { error: 'Invalid data.' });
       if (!user.emailId && !user.mobileNumber)
         throw new ConflictError('User has no emailId or mobileNumber to send a code to', { error: 'Invalid data.' });
+      // A retry of a keyed re-issue whose request died after storing the code: that code is the
+      // re-issue. Its remaining steps are finished (each is idempotent on the issue) and it is answered.
+      if (claim?.resumed && user.activation.claimId === claim.id) {
+        await finishReissue(ref, user.activation.issue);
+        return { userId: ref.userId, status: user.status, activationExpiresAt: user.activation.expiresAt.toISOString() };
+      }
       const at = now();
       const issue = user.activation.issue + 1;
       const code = generateActivationCode();
@@ -167,20 +192,13 @@ export function createActivationService(deps: ActivationDeps) {
         codeEncrypted: encryptSecret(code, deps.keys.encryptionKey, `${subject}:${issue}`),
         issue,
         expiresAt: new Date(at.getTime() + deps.codeTtlSeconds * 1000),
+        ...(claim ? { claimId: claim.id } : {}),
       };
       const owed = owedActivityEntry('user.activation-reissued', { type: 'admin' }, at, comments);
       if (!(await deps.users.replaceActivation(ref, user.activation.issue, activation, at, owed))) {
         throw new ConflictError('The activation changed meanwhile; try again', { error: 'Invalid data.' });
       }
-      // The new code is stored: that is the re-issue (its messages go out through the queue, or
-      // the activation sweep finds the unsent code). What follows must not answer an error that
-      // invites another re-issue: a throttle not reset is logged (the admin can re-issue again),
-      // the entry is owed on the user and written by the sweep when it cannot be now.
-      const logged = (what: string) => (err: unknown) =>
-        deps.logger.warn({ err: (err as Error).message, enterpriseId: ref.enterpriseId }, `activation code re-issued; ${what}`);
-      await deps.throttle.reset(ref).catch(logged('activation throttle not reset'));
-      await settleOwedActivity(deps, ref).catch(logged('activity entry not written; the sweep writes it'));
-      await deps.queueActivation(ref, issue);
+      await finishReissue(ref, issue);
       return { userId: ref.userId, status: user.status, activationExpiresAt: activation.expiresAt.toISOString() };
     },
   };

@@ -24,6 +24,11 @@ export interface UserActivation {
    */
   preparationFailures?: number;
   preparationRetryAt?: Date;
+  /**
+   * The Idempotency-Key claim of the admin re-issue that set this activation, written with it: a
+   * retry resuming that claim finds the code issued and answers it instead of issuing another.
+   */
+  claimId?: string;
 }
 
 export interface UserDevice {

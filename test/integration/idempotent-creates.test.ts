@@ -340,6 +340,24 @@ describe('Idempotency-Key on creating requests', () => {
       expect(await tokenWorks(two.client_id, two.client_secret)).toBe(true);
     });
 
+    test('when the first rotation died after rotating and before answering, then the retry rotates nothing more: the secret before it keeps its grace and the unseen secret is replaced', async () => {
+      const client = await confidential('idem-rotate-crash');
+      const path = `/admin/clients/${client.client_id}/secret`;
+      const first = (await (await adminPost(path, 'r-crash')).json()) as { client_secret: string; previousSecretExpiresAt: string };
+      await diedBeforeAnswering('r-crash');
+      const retry = await adminPost(path, 'r-crash');
+      expect(retry.status).toBe(200);
+      const resumed = (await retry.json()) as { client_id: string; client_secret: string; previousSecretExpiresAt: string };
+      expect(resumed.client_id).toBe(client.client_id);
+      // The grace the first rotation gave the secret before it stands: not ended by a second rotation.
+      expect(resumed.previousSecretExpiresAt).toBe(first.previousSecretExpiresAt);
+      expect(await tokenWorks(client.client_id, client.client_secret)).toBe(true);
+      expect(await tokenWorks(client.client_id, resumed.client_secret)).toBe(true);
+      // The first attempt's secret was never shown to anyone: it stops at once.
+      expect(await tokenWorks(client.client_id, first.client_secret)).toBe(false);
+      expect((await adminPost(path, 'r-crash')).headers.get('idempotent-replayed')).toBe('true');
+    });
+
     test('when two rotations with one key arrive at once, then the client is rotated once', async () => {
       const client = await confidential('idem-rotate-race');
       const answers = await Promise.all([1, 2, 3].map(() => adminPost(`/admin/clients/${client.client_id}/secret`, 'r-race')));
@@ -373,6 +391,19 @@ describe('Idempotency-Key on creating requests', () => {
       const other = await adminPost(`${path}?comments=again`, 'a-retry');
       expect(other.status).toBe(422);
       expect(await issueOf('idem-reissue')).toBe((before ?? 0) + 1);
+    });
+
+    test('when the first re-issue died after issuing the code and before answering, then the retry answers that code and issues and sends no second one', async () => {
+      expect((await sendJson(`${service.url}/v1/users`, 'POST', enterprise, userBody('idem-reissue-crash'))).status).toBe(201);
+      const before = (await issueOf('idem-reissue-crash')) ?? 0;
+      const path = '/admin/users/idem-reissue-crash/activation';
+      const first = await (await adminPost(path, 'a-crash')).json();
+      await diedBeforeAnswering('a-crash');
+      const retry = await adminPost(path, 'a-crash');
+      expect(retry.status).toBe(202);
+      expect(await retry.json()).toEqual(first);
+      expect(await issueOf('idem-reissue-crash')).toBe(before + 1);
+      expect((await adminPost(path, 'a-crash')).headers.get('idempotent-replayed')).toBe('true');
     });
   });
 
