@@ -71,8 +71,8 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(docsRoutes(ctx));
   app.use(demoApproverRoutes(ctx));
   app.use(adminClientsRoutes(ctx, services.clients, services.idempotent));
-  app.use(adminGroupsRoutes(ctx, repositories));
-  app.use(adminTemplatesRoutes(ctx, services.templates));
+  app.use(adminGroupsRoutes(ctx, repositories, services.idempotent));
+  app.use(adminTemplatesRoutes(ctx, services.templates, services.idempotent));
   app.use(adminOutboxRoutes(ctx, repositories.outbox));
   app.use(adminQueuesRoutes(ctx));
   app.use(adminActivityRoutes(ctx, repositories.activity));
@@ -82,7 +82,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(usersRoutes(ctx, bearer, services.users));
   app.use(adminUsersRoutes(ctx, { lifecycle: services.userLifecycle, throttle: services.users.throttle }));
   app.use(adminSignInLockRoutes(ctx, repositories));
-  app.use(adminSigningKeysRoutes(ctx, services.signingKeyRotation));
+  app.use(adminSigningKeysRoutes(ctx, services.signingKeyRotation, services.idempotent));
   app.use(adminPasskeysRoutes(ctx, repositories));
   app.use(meRoutes(userTokens));
   app.use(mePasskeysRoutes(ctx, repositories, userTokens));

@@ -1,6 +1,7 @@
 import { ADMIN_LIST_PAGE_MAX } from '../../core/platform/list-page.js';
 import { adminTokenErrors, commonErrors as errorResponses, notJsonError } from './common-responses.js';
 import {
+  IDEMPOTENCY_KEY_409,
   IDEMPOTENCY_KEY_422,
   IDEMPOTENCY_KEY_SECRET_409,
   idempotencyKeyHeader,
@@ -164,11 +165,13 @@ export const adminRouteDocs: RouteDoc[] = [
     summary: 'Create a user group',
     tag: 'admin',
     auth: { kind: 'admin' },
+    headers: [idempotencyKeyHeader()],
     requestSchema: 'admin-groups.create.json',
     responses: {
       '201': {
         description: 'Created',
         schema: 'admin-groups.group.json',
+        headers: idempotentReplayedHeader,
         links: {
           read: { method: 'get', path: '/admin/groups/{name}', parameters: { name: '$response.body#/name' } },
           delete: { method: 'delete', path: '/admin/groups/{name}', parameters: { name: '$response.body#/name' } },
@@ -176,9 +179,9 @@ export const adminRouteDocs: RouteDoc[] = [
       },
       '400': errorResponses['400'],
       '401': adminTokenErrors['401'],
-      '409': { description: 'The group exists', schema: 'common.error.json' },
+      '409': { description: `The group exists; ${IDEMPOTENCY_KEY_409}`, schema: 'common.error.json', headers: idempotencyKeyInUseHeaders },
       '415': notJsonError,
-      '422': errorResponses['422'],
+      '422': { description: `Validation failed; ${IDEMPOTENCY_KEY_422}`, schema: 'common.error.json' },
     },
   },
   {
@@ -315,15 +318,20 @@ export const adminRouteDocs: RouteDoc[] = [
       },
       { name: 'comments', description: 'Note kept in the activity record (at most 1000 characters kept)', schema: { type: 'string' } },
     ],
+    headers: [idempotencyKeyHeader()],
     responses: {
-      '200': { description: 'The new keys and their moments', schema: 'admin-signing-keys.rotation.json' },
+      '200': {
+        description: 'The new keys and their moments',
+        schema: 'admin-signing-keys.rotation.json',
+        headers: idempotentReplayedHeader,
+      },
       '401': adminTokenErrors['401'],
       '409': {
-        description:
-          'Another rotation won at the same moment (rotate again), or the access-token key is SIGNING_KEY_JWK, which the service cannot rotate',
+        description: `Another rotation won at the same moment (rotate again), or the access-token key is SIGNING_KEY_JWK, which the service cannot rotate; ${IDEMPOTENCY_KEY_409}`,
         schema: 'common.error.json',
+        headers: idempotencyKeyInUseHeaders,
       },
-      '422': { description: 'Invalid retireAtOnce', schema: 'common.error.json' },
+      '422': { description: `Invalid retireAtOnce; ${IDEMPOTENCY_KEY_422}`, schema: 'common.error.json' },
     },
   },
   {

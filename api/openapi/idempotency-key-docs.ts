@@ -1,4 +1,4 @@
-// How the creating routes that take an Idempotency-Key document it (notifications, admin creations).
+// How the creating routes that take an Idempotency-Key document it (notifications, admin creations and rotations).
 
 const KEY_SCHEMA = { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' };
 

@@ -1,4 +1,11 @@
 import { adminTokenErrors, commonErrors as errorResponses, notJsonError } from './common-responses.js';
+import {
+  IDEMPOTENCY_KEY_409,
+  IDEMPOTENCY_KEY_422,
+  idempotencyKeyHeader,
+  idempotencyKeyInUseHeaders,
+  idempotentReplayedHeader,
+} from './idempotency-key-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 /** A template is named by its name and owner: the owner in the query, none for a shared template. */
@@ -56,11 +63,13 @@ export const messagingRouteDocs: RouteDoc[] = [
     summary: 'Create a message template',
     tag: 'admin',
     auth: { kind: 'admin' },
+    headers: [idempotencyKeyHeader()],
     requestSchema: 'admin-templates.create.json',
     responses: {
       '201': {
         description: 'Created',
         schema: 'admin-templates.template.json',
+        headers: idempotentReplayedHeader,
         links: {
           read: {
             method: 'get',
@@ -81,10 +90,13 @@ export const messagingRouteDocs: RouteDoc[] = [
       },
       '400': errorResponses['400'],
       '401': adminTokenErrors['401'],
-      '409': { description: 'This owner has a template of this name', schema: 'common.error.json' },
+      '409': {
+        description: `This owner has a template of this name; ${IDEMPOTENCY_KEY_409}`,
+        schema: 'common.error.json',
+        headers: idempotencyKeyInUseHeaders,
+      },
       '422': {
-        description:
-          'Invalid field, or HTML that does not compile, or that renders with more than 1000 partial calls or 1,000,000 characters (`Invalid template html: ...`)',
+        description: `Invalid field, or HTML that does not compile, or that renders with more than 1000 partial calls or 1,000,000 characters (\`Invalid template html: ...\`); ${IDEMPOTENCY_KEY_422}`,
         schema: 'common.error.json',
       },
     },

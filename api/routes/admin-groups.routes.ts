@@ -6,17 +6,21 @@ import { NotFoundError } from '../../core/platform/errors/app-error.js';
 import type { Group, GroupsRepository } from '../../core/groups/groups.repository.js';
 import { deleteGroup } from '../../core/users/group-deletion.service.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
+import type { IdempotentRequests } from '../../core/idempotency/idempotent-requests.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { linkNextPage, parseAdminListPage } from './admin-list-page.js';
+import { ADMIN_CALLER, idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
 
 const toGroupResponse = (group: Group) => ({ name: group.name, description: group.description, createdAt: group.createdAt.toISOString() });
 
 export function adminGroupsRoutes(
   ctx: ServiceContext,
   repositories: { groups: GroupsRepository; users: UsersRepository; activity: ActivityRepository },
+  idempotent: IdempotentRequests,
 ): Router {
   const { groups } = repositories;
   // A change's activity entry left to the sweep is logged.
@@ -24,9 +28,16 @@ export function adminGroupsRoutes(
   const router = Router();
   const admin = requireAdminToken(ctx);
 
+  // With an Idempotency-Key a retry of a creation that was done gets its 201 again, not 409 "exists"
+  // (the caller could not tell its own success from someone else's group). Groups are the
+  // deployment's: their keys are kept with the default enterprise's.
   router.post('/admin/groups', admin, ...jsonBody(ctx), validateBody('admin-groups.create.json'), async (req, res) => {
-    const group = await createGroup(stores, req.body as { name: string; description?: string });
-    res.status(201).json(toGroupResponse(group));
+    const scope = { enterpriseId: DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/groups' };
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async () => ({
+      status: 201,
+      body: toGroupResponse(await createGroup(stores, req.body as { name: string; description?: string })),
+    }));
+    sendIdempotentAnswer(res, answer);
   });
 
   router.get('/admin/groups', admin, async (req, res) => {

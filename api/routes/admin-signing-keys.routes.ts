@@ -2,9 +2,12 @@ import { Router } from 'express';
 import { followRotation, type SigningKeyChanges } from '../../core/auth/signing-key-changes.js';
 import type { SigningKeyRing } from '../../core/auth/signing-key-ring.js';
 import { rotateSigningKeys, type RotationStores, type SigningKeyRotation } from '../../core/auth/signing-key-rotation.js';
+import type { IdempotentRequests } from '../../core/idempotency/idempotent-requests.js';
 import { ValidationError } from '../../core/platform/errors/app-error.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { ADMIN_CALLER, idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
 
 /**
  * What rotating needs: the store and settings, this process's key ring, which reads the new keys
@@ -32,7 +35,7 @@ export const toRotationResponse = (rotation: SigningKeyRotation) => ({
  * `?retireAtOnce=true` ends the replaced keys now (a key that may have leaked), `?comments=` goes
  * to the activity record.
  */
-export function adminSigningKeysRoutes(ctx: ServiceContext, stores: SigningKeyRotationStores): Router {
+export function adminSigningKeysRoutes(ctx: ServiceContext, stores: SigningKeyRotationStores, idempotent: IdempotentRequests): Router {
   const router = Router();
 
   router.post('/admin/signing-keys/rotation', requireAdminToken(ctx), async (req, res) => {
@@ -40,9 +43,16 @@ export function adminSigningKeysRoutes(ctx: ServiceContext, stores: SigningKeyRo
     if (retire !== undefined && retire !== 'true' && retire !== 'false')
       throw new ValidationError('[Invalid field retireAtOnce]', { error: 'Invalid data.' });
     const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
-    const rotation = await rotateSigningKeys(stores, { retireAtOnce: retire === 'true', comments });
-    await followRotation(stores.ring, stores.changes, ctx.logger);
-    res.status(200).json(toRotationResponse(rotation));
+    const retireAtOnce = retire === 'true';
+    // With an Idempotency-Key a retry after a timeout gets the first rotation's answer again
+    // instead of rotating a second time. The keys are the deployment's: kept with the default enterprise's.
+    const scope = { enterpriseId: DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/signing-keys/rotation' };
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: { retireAtOnce, comments } }, async () => {
+      const rotation = await rotateSigningKeys(stores, { retireAtOnce, comments });
+      await followRotation(stores.ring, stores.changes, ctx.logger);
+      return { status: 200, body: toRotationResponse(rotation) };
+    });
+    sendIdempotentAnswer(res, answer);
   });
 
   return router;

@@ -9,13 +9,16 @@ import {
 } from '../../core/templates/templates.service.js';
 import type { TemplateContent } from '../../core/templates/template.types.js';
 import { NotFoundError } from '../../core/platform/errors/app-error.js';
+import type { IdempotentRequests } from '../../core/idempotency/idempotent-requests.js';
+import { DEFAULT_ENTERPRISE_ID } from '../../core/platform/tenancy/enterprise-id.js';
 import { requireAdminToken } from '../middleware/admin-auth.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { invalidFieldError, validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { optionalEnterpriseQuery } from './enterprise-query.js';
+import { ADMIN_CALLER, idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
 
-export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateStores): Router {
+export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateStores, idempotent: IdempotentRequests): Router {
   const router = Router();
   const admin = requireAdminToken(ctx);
   // A template may hold 200 000 characters of HTML and 20 000 of text (its schema), escaped in JSON.
@@ -37,15 +40,17 @@ export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateSto
     res.json(template);
   });
 
+  // With an Idempotency-Key a retry of a creation that was done gets its 201 again, not 409 "exists".
+  // The key is kept in the template's enterprise (a shared template's: the default enterprise's).
   router.post('/admin/templates', admin, ...json, validate('admin-templates.create.json'), async (req, res) => {
     const { comments, ...content } = req.body as TemplateContent & { comments?: string };
-    const created = await createTemplate(templates, content, comments);
-    res
-      .status(201)
-      .location(
-        `/admin/templates/${encodeURIComponent(created.name)}${created.enterpriseId === undefined ? '' : `?enterpriseId=${encodeURIComponent(created.enterpriseId)}`}`,
-      )
-      .json(created);
+    const scope = { enterpriseId: content.enterpriseId ?? DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/templates' };
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async () => {
+      const created = await createTemplate(templates, content, comments);
+      const owner = created.enterpriseId === undefined ? '' : `?enterpriseId=${encodeURIComponent(created.enterpriseId)}`;
+      return { status: 201, location: `/admin/templates/${encodeURIComponent(created.name)}${owner}`, body: created };
+    });
+    sendIdempotentAnswer(res, answer);
   });
 
   router.put('/admin/templates/:name', admin, ...json, validate('admin-templates.update.json'), async (req, res) => {

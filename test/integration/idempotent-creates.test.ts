@@ -407,6 +407,54 @@ describe('Idempotency-Key on creating requests', () => {
     });
   });
 
+  describe('POST /admin/groups, POST /admin/templates and POST /admin/signing-keys/rotation', () => {
+    const adminJson = (path: string, body: unknown, key: string) =>
+      sendJson(`${service.url}${path}`, 'POST', adminToken(), body, { 'idempotency-key': key });
+
+    test('when a group creation is retried with the same key, then the first 201 comes again, not 409 exists, and another body is 422', async () => {
+      const body = { name: 'idem-group', description: 'Retried' };
+      const first = await adminJson('/admin/groups', body, 'g-retry');
+      expect(first.status).toBe(201);
+      const created = await first.json();
+      const again = await adminJson('/admin/groups', body, 'g-retry');
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(await again.json()).toEqual(created);
+      expect((await adminJson('/admin/groups', { name: 'idem-group-2' }, 'g-retry')).status).toBe(422);
+      expect(await service.ctx.mongo.collection('groups').countDocuments({ name: { $in: ['idem-group', 'idem-group-2'] } })).toBe(1);
+      // Without the key, or with another, the name is taken: 409 as before.
+      expect((await adminJson('/admin/groups', body, 'g-other')).status).toBe(409);
+    });
+
+    test('when a template creation is retried with the same key, then the first 201 and Location come again, not 409 exists', async () => {
+      const body = { name: 'idem_template_sms', channel: 'SMS', text: 'Hello __FIRST_NAME__', enterpriseId: 'default' };
+      const first = await adminJson('/admin/templates', body, 't-retry');
+      expect(first.status).toBe(201);
+      const created = await first.json();
+      const again = await adminJson('/admin/templates', body, 't-retry');
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.headers.get('location')).toBe(first.headers.get('location'));
+      expect(await again.json()).toEqual(created);
+      expect(await service.ctx.mongo.collection('templates').countDocuments({ name: 'idem_template_sms' })).toBe(1);
+    });
+
+    test('when a signing key rotation is retried with the same key, then the first answer comes again and the keys are rotated once', async () => {
+      const rotations = () => service.ctx.mongo.collection('server_secrets').countDocuments({ name: /^signing-key-rotation:/ });
+      const before = await rotations();
+      const first = await adminPost('/admin/signing-keys/rotation', 'k-retry');
+      expect(first.status).toBe(200);
+      const rotated = await first.json();
+      const again = await adminPost('/admin/signing-keys/rotation', 'k-retry');
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(await again.json()).toEqual(rotated);
+      expect(await rotations()).toBe(before + 1);
+      expect((await adminPost('/admin/signing-keys/rotation?retireAtOnce=true', 'k-retry')).status).toBe(422);
+      expect(await rotations()).toBe(before + 1);
+    });
+  });
+
   describe('a key whose request is still running, on the admin routes', () => {
     test('when a rotation is retried while its first request holds the key, then 409 with Retry-After the rest of its lease', async () => {
       const client = (await (await createClient({ name: 'idem-rotate-busy', scopes: ['otp'] })).json()) as { client_id: string };

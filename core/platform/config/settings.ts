@@ -99,7 +99,7 @@ export const SETTINGS = {
     min: 3600,
     max: 604800,
     default: 86400,
-    doc: 'how long an `Idempotency-Key` of `POST /v1/notifications` and the admin creating requests (clients, secret rotations, activation re-issue) is remembered: a retry within it gets the first answer again and creates nothing (OTP keys keep 24 hours)',
+    doc: 'how long an `Idempotency-Key` of `POST /v1/notifications` and the admin creating requests (clients, groups, templates, secret and signing key rotations, activation re-issue) is remembered: a retry within it gets the first answer again and creates nothing (OTP keys keep 24 hours)',
   },
   IDEMPOTENCY_SECRET_REPLAY_SECONDS: {
     section: 'runtime',
