@@ -1,17 +1,21 @@
 // How the creating routes that take an Idempotency-Key document it (notifications, admin creations and rotations).
 
-const KEY_SCHEMA = { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' };
+/** 1 to 255 visible ASCII characters, bare or as a structured-field string (`"abc"`, the key `abc`; `\"` and `\\` escaped). */
+export const IDEMPOTENCY_KEY_SCHEMA = {
+  type: 'string',
+  pattern: '^(?:[\\x21\\x23-\\x7e][\\x21-\\x7e]{0,254}|"(?:[\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\["\\\\]){1,255}")$',
+};
 
 /** The optional request header; `secret` for answers holding a secret shown once. */
 export function idempotencyKeyHeader(options: { secret?: boolean } = {}) {
   return {
     name: 'Idempotency-Key',
-    description: `Makes a retry safe (draft-ietf-httpapi-idempotency-key-header): the same key with the same request, from the same caller on this route, answers the first answer again (\`Idempotent-Replayed: true\`) and does nothing more, for IDEMPOTENCY_KEY_RETENTION_SECONDS (24 hours by default); the same key with another request is 422; while the first request with the key is running, 409${
+    description: `Makes a retry safe (draft-ietf-httpapi-idempotency-key-header; the draft's quoted form \`"abc"\` is the key \`abc\`): the same key with the same request, from the same caller on this route, answers the first answer again (\`Idempotent-Replayed: true\`) and does nothing more, for IDEMPOTENCY_KEY_RETENTION_SECONDS (24 hours by default); the same key with another request is 422; while the first request with the key is running, 409${
       options.secret
         ? '. The answer holds a secret shown once: it is given again only for IDEMPOTENCY_SECRET_REPLAY_SECONDS (300 s by default), after which a retry is 409 and creates nothing'
         : ''
     }`,
-    schema: KEY_SCHEMA,
+    schema: IDEMPOTENCY_KEY_SCHEMA,
   };
 }
 

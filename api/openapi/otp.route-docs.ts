@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_SCHEMA } from './idempotency-key-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 const error = (description: string) => ({ description, schema: 'common.error.json' });
@@ -23,7 +24,7 @@ export const otpRouteDocs: RouteDoc[] = [
         name: 'Idempotency-Key',
         description:
           'Makes a retry safe: the same key with the same body answers the first result again and sends nothing more; the same key with another body is 422',
-        schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+        schema: IDEMPOTENCY_KEY_SCHEMA,
       },
     ],
     requestSchema: 'otp.generate.json',
@@ -110,7 +111,7 @@ export const otpRouteDocs: RouteDoc[] = [
         name: 'Idempotency-Key',
         description:
           'Makes a retry safe: the same key for the same OTP answers again (Idempotent-Replayed: true) and sends nothing more; a key already used for another request is 422',
-        schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+        schema: IDEMPOTENCY_KEY_SCHEMA,
       },
     ],
     responses: {

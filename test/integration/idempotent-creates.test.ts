@@ -166,6 +166,31 @@ describe('Idempotency-Key on creating requests', () => {
       expect(await notificationsOf('idem1')).toBe(1);
     });
 
+    test('when the key comes as a structured-field string ("abc"), then it is the key without its quotes, escapes read', async () => {
+      await insertUser(service.ctx.mongo, { userId: 'idem-quoted' });
+      const first = await createNotification(notificationBody('idem-quoted'), '"n-quoted"');
+      expect(first.status).toBe(201);
+      const bare = await createNotification(notificationBody('idem-quoted'), 'n-quoted');
+      expect(bare.headers.get('idempotent-replayed')).toBe('true');
+      expect(await bare.json()).toEqual(await first.json());
+      expect(await records().countDocuments({ key: 'n-quoted' })).toBe(1);
+      expect((await createNotification(notificationBody('idem-quoted'), '"n-\\"q\\\\"')).status).toBe(201);
+      expect(await records().countDocuments({ key: 'n-"q\\' })).toBe(1);
+      expect(await notificationsOf('idem-quoted')).toBe(2);
+    });
+
+    test('when a quoted key is malformed or holds no visible key, then 422 and nothing is created', async () => {
+      await insertUser(service.ctx.mongo, { userId: 'idem-badquote' });
+      for (const key of ['"unclosed', '"a"b"', '"bad\\escape"', '""', '" "', '"ok";param=1']) {
+        const res = await createNotification(notificationBody('idem-badquote'), key);
+        expect(res.status).toBe(422);
+        expect(await res.json()).toEqual(
+          errorBody(422, 'Unprocessable Entity', 'Idempotency-Key must be 1 to 255 visible ASCII characters', '/v1/notifications'),
+        );
+      }
+      expect(await notificationsOf('idem-badquote')).toBe(0);
+    });
+
     test('when the key has expired, then the same key starts a new request and creates a new notification', async () => {
       await insertUser(service.ctx.mongo, { userId: 'idem-expired' });
       const first = (await (await createNotification(notificationBody('idem-expired'), 'n-expired')).json()) as {
