@@ -45,10 +45,11 @@ export function adminSigningKeysRoutes(ctx: ServiceContext, stores: SigningKeyRo
     const comments = typeof req.query.comments === 'string' ? req.query.comments.slice(0, 1000) : undefined;
     const retireAtOnce = retire === 'true';
     // With an Idempotency-Key a retry after a timeout gets the first rotation's answer again
-    // instead of rotating a second time. The keys are the deployment's: kept with the default enterprise's.
+    // instead of rotating a second time; the rotation stores the claim id, so also after a crash.
+    // The keys are the deployment's: the key is kept with the default enterprise's.
     const scope = { enterpriseId: DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/signing-keys/rotation' };
-    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: { retireAtOnce, comments } }, async () => {
-      const rotation = await rotateSigningKeys(stores, { retireAtOnce, comments });
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: { retireAtOnce, comments } }, async (claim) => {
+      const rotation = await rotateSigningKeys(stores, { retireAtOnce, comments, claim });
       await followRotation(stores.ring, stores.changes, ctx.logger);
       return { status: 200, body: toRotationResponse(rotation) };
     });

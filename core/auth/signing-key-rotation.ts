@@ -101,11 +101,19 @@ export async function rotateSigningKeys(
      * otherwise): a scheduled rotation found it due, and another process may have rotated since.
      */
     ifNewestIs?: string;
+    /**
+     * The Idempotency-Key claim of the admin request, stored with the rotation: a retry resuming
+     * it (its first request died after storing the keys) is answered that rotation, not a new one.
+     */
+    claim?: { id: string; resumed: boolean };
   } = {},
 ): Promise<SigningKeyRotation> {
   const { settings, encryptionKey } = stores;
-  const { chains, lastRotation } = await storedKeysReader(stores.connection, settings, encryptionKey)();
+  const { chains, lastRotation, rotations } = await storedKeysReader(stores.connection, settings, encryptionKey)();
   const chainOf = (alg: SigningAlg) => chains.find((chain) => chain.alg === alg) as KeyChain;
+  const { claim } = options;
+  const done = claim?.resumed ? rotations.find(({ rotation }) => rotation.claimId === claim.id)?.rotation : undefined;
+  if (done) return rotationAsAnswered(done, chainOf('RS256').configured);
   const access = chainOf(settings.accessTokenSigningAlg);
   if (access.configured)
     throw new ConflictError('The signing key is SIGNING_KEY_JWK: the service cannot rotate it; set a new SIGNING_KEY_JWK instead');
@@ -122,7 +130,7 @@ export async function rotateSigningKeys(
   // Every key of a rotation starts signing at the same moment; the keys it replaces go at their own.
   const activeFrom = new Date(momentsOf(access.alg).activeFrom);
   const rotated: RotatedSigningKey[] = [];
-  const stored: StoredRotation = { activeFrom, rotatedAt: now, keys: [] };
+  const stored: StoredRotation = { activeFrom, rotatedAt: now, keys: [], ...(claim ? { claimId: claim.id } : {}) };
   for (const chain of toRotate) {
     const { retiresEarlierAt } = momentsOf(chain.alg);
     const jwk = await generateSigningJwk(chain.alg);
@@ -156,4 +164,17 @@ export async function rotateSigningKeys(
     ),
   );
   return { rotated, idTokenKeyConfigured: idTokens.configured };
+}
+
+/** A stored rotation as its request answered it (its entry names each key it made and the one it replaced). */
+function rotationAsAnswered(rotation: StoredRotation, idTokenKeyConfigured: boolean): SigningKeyRotation {
+  const activeFrom = new Date(rotation.activeFrom);
+  const rotated = (rotation.entry?.signingKeys ?? []).map(({ alg, kid, previousKid }) => ({
+    alg: alg as SigningAlg,
+    kid,
+    previousKid,
+    activeFrom,
+    previousKeyRemovedAt: new Date(rotation.keys.find((key) => key.alg === alg)?.retiresEarlierAt ?? activeFrom),
+  }));
+  return { rotated, idTokenKeyConfigured };
 }

@@ -81,6 +81,8 @@ export interface StoredRotation {
    * rotations stored before the entry was kept: the process that stored them wrote it next.
    */
   entry?: StoredRotationEntry;
+  /** The Idempotency-Key claim of the admin request that made it: a retry resuming that claim answers this rotation. */
+  claimId?: string;
 }
 
 /** A stored rotation document: its name, its number, and what it holds. */

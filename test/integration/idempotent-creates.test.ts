@@ -478,6 +478,19 @@ describe('Idempotency-Key on creating requests', () => {
       expect((await adminPost('/admin/signing-keys/rotation?retireAtOnce=true', 'k-retry')).status).toBe(422);
       expect(await rotations()).toBe(before + 1);
     });
+
+    test('when the first rotation died after storing the keys and before answering, then the retry answers that rotation and rotates nothing more', async () => {
+      const rotations = () => service.ctx.mongo.collection('server_secrets').countDocuments({ name: /^signing-key-rotation:/ });
+      const first = await adminPost('/admin/signing-keys/rotation', 'k-crash');
+      expect(first.status).toBe(200);
+      const rotated = await first.json();
+      const after = await rotations();
+      await diedBeforeAnswering('k-crash');
+      const retry = await adminPost('/admin/signing-keys/rotation', 'k-crash');
+      expect(retry.status).toBe(200);
+      expect(await retry.json()).toEqual(rotated);
+      expect(await rotations()).toBe(after);
+    });
   });
 
   describe('a key whose request is still running, on the admin routes', () => {
