@@ -31,11 +31,14 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, id
   const admin = requireAdminToken(ctx);
 
   const encryptionKey = otpKeysFromConfig(ctx.config).encryptionKey;
-  /** The enterprise an Idempotency-Key of a rotation is kept in: the client's (404 for an unknown client, before any claim; rotations are rare, so the extra read is cheap). */
-  const enterpriseOfClient = async (clientId: string) => {
+  /**
+   * Where an Idempotency-Key of a rotation is kept: the client's enterprise, the admin caller and
+   * the route (404 for an unknown client, before any claim; rotations are rare, so the extra read is cheap).
+   */
+  const rotationScope = async (clientId: string, route: string) => {
     const client = await stores.clients.findClient(clientId);
     if (!client) throw new NotFoundError('Client not found');
-    return client.enterpriseId;
+    return { enterpriseId: client.enterpriseId, callerId: ADMIN_CALLER, route };
   };
 
   // With an Idempotency-Key the client's id is the claim's: a retry of a request that died after
@@ -68,11 +71,7 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, id
     const clientId = String(req.params.clientId);
     const comments = commentsQuery(req.query);
     const key = idempotencyKeyOf(req);
-    const scope = {
-      enterpriseId: await enterpriseOfClient(clientId),
-      callerId: ADMIN_CALLER,
-      route: 'POST /admin/clients/{clientId}/secret',
-    };
+    const scope = await rotationScope(clientId, 'POST /admin/clients/{clientId}/secret');
     const answer = await idempotent.run({ scope, key, request: { clientId, comments } }, async (claim) => {
       const grace = ctx.config.clientSecretGraceSeconds;
       const rotated = await rotateClientSecret(stores, clientId, { graceSeconds: grace, comments, claim });
@@ -94,11 +93,7 @@ export function adminClientsRoutes(ctx: ServiceContext, stores: ClientStores, id
     const clientId = String(req.params.clientId);
     const comments = commentsQuery(req.query);
     const key = idempotencyKeyOf(req);
-    const scope = {
-      enterpriseId: await enterpriseOfClient(clientId),
-      callerId: ADMIN_CALLER,
-      route: 'POST /admin/clients/{clientId}/callback-secret',
-    };
+    const scope = await rotationScope(clientId, 'POST /admin/clients/{clientId}/callback-secret');
     const answer = await idempotent.run({ scope, key, request: { clientId, comments } }, async () => {
       const secret = await rotateClientCallbackSecret(stores, clientId, { encryptionKey, comments });
       return { status: 200, body: { client_id: clientId, callback_secret: secret }, secret: true };
