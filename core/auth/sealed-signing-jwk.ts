@@ -12,7 +12,9 @@ export interface SealedSigningJwk {
   privateJwkBox: string;
 }
 
-const boxContext = (name: string) => `signing-key:${name}`;
+/** What a stored signing key's seal is bound to: its stored name. */
+export const signingKeyBoxContext = (name: string) => `signing-key:${name}`;
+const boxContext = signingKeyBoxContext;
 
 export function sealSigningJwk(name: string, privateJwk: JWK, publicJwk: JWK, encryptionKey: Buffer): SealedSigningJwk {
   return { publicJwk, privateJwkBox: encryptSecret(JSON.stringify(privateJwk), encryptionKey, boxContext(name)) };
@@ -25,7 +27,7 @@ export function sealSigningJwk(name: string, privateJwk: JWK, publicJwk: JWK, en
 export class SigningKeySealedWithAnotherKeyError extends Error {
   constructor(name: string) {
     super(
-      `the signing key ${name} stored in MongoDB (server_secrets) does not open with this OTP_ENCRYPTION_KEY: it was sealed with another key (give every process the key the service started with) or the stored document was altered`,
+      `the signing key ${name} stored in MongoDB (server_secrets) does not open with this OTP_ENCRYPTION_KEY (nor a key of OTP_ENCRYPTION_KEYS_PREVIOUS): it was sealed with another key (give every process the key the service started with, or list it in OTP_ENCRYPTION_KEYS_PREVIOUS while rotating) or the stored document was altered`,
     );
     this.name = 'SigningKeySealedWithAnotherKeyError';
   }

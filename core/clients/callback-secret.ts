@@ -5,7 +5,9 @@ import type { ClientsRepository } from './clients.repository.js';
 
 // The callback secret keys an HMAC the service computes, so, unlike the client secret, it cannot
 // be stored as a hash: it is kept encrypted with the server key, bound to its client id.
-const context = (clientId: string) => `callback-secret:${clientId}`;
+/** What a client's sealed callback secret is bound to: the client. */
+export const callbackSecretContext = (clientId: string) => `callback-secret:${clientId}`;
+const context = callbackSecretContext;
 
 export function generateCallbackSecret(): string {
   return randomBytes(32).toString('base64url');

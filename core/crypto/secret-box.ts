@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { openingKeys } from './previous-keys.js';
 import { pooledRandomBytes, secretKeyOf } from './secret-key-cache.js';
 
 const VERSION = 'v1';
@@ -25,8 +26,26 @@ export function encryptSecret(plain: string, key: Buffer, context = ''): string 
     .join('.');
 }
 
-/** Reverses encryptSecret; throws on a malformed, tampered or wrongly keyed blob. */
+/**
+ * Reverses encryptSecret; throws on a malformed, tampered or wrongly keyed blob. Tries the current
+ * key first (what it sealed opens at the cost of one decryption), then each previous key that came
+ * with it (core/crypto/previous-keys.ts), so data sealed before a rotation still opens.
+ */
 export function decryptSecret(blob: string, key: Buffer, context = ''): string {
+  const keys = openingKeys(key);
+  let firstFailure: unknown;
+  for (const candidate of keys) {
+    try {
+      return decryptSecretWithKey(blob, candidate, context);
+    } catch (err) {
+      firstFailure ??= err;
+    }
+  }
+  throw firstFailure;
+}
+
+/** Opens `blob` with `key` alone, never a previous key: tells whether the current key sealed it. */
+export function decryptSecretWithKey(blob: string, key: Buffer, context = ''): string {
   assertKey(key);
   const parts = blob.split('.');
   if (parts.length !== 4 || parts[0] !== VERSION) throw new Error('Not an encrypted secret');

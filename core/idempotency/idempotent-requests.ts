@@ -62,7 +62,8 @@ const REFUSED_BEFORE_WORK: ReadonlySet<ErrorKind> = new Set([
   'rate-limited',
 ]);
 
-const sealContext = (claimId: string) => `idempotency:${claimId}`;
+/** What a sealed answer is bound to: the claim that made it. */
+export const sealContext = (claimId: string) => `idempotency:${claimId}`;
 
 /**
  * The key is held by a request that has not answered. Retry-After is the rest of its lease: by

@@ -18,8 +18,11 @@ interface StoredVapidKeys {
   privateKeyBox: string;
 }
 
-const SECRET_NAME = 'vapid-keys';
-const BOX_CONTEXT = 'vapid-private-key';
+/** Where the VAPID key pair is kept (server_secrets), and what its sealed private key is bound to. */
+export const VAPID_SECRET_NAME = 'vapid-keys';
+export const VAPID_BOX_CONTEXT = 'vapid-private-key';
+const SECRET_NAME = VAPID_SECRET_NAME;
+const BOX_CONTEXT = VAPID_BOX_CONTEXT;
 
 const PRIVATE_KEY_BYTES = 32;
 

@@ -8,6 +8,8 @@ import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { schemaViolation } from '../../api/middleware/validate-body.middleware.js';
 import type { RotationSettings } from '../../core/auth/signing-key-rotation.js';
 import type { CliServices } from './cli-root.js';
+import { previousEncryptionKeys } from '../../core/crypto/otp-keys.js';
+import { withPreviousKeys } from '../../core/crypto/previous-keys.js';
 
 /** A mistake in the command line: printed with exit code 2. */
 export class UsageError extends Error {}
@@ -86,12 +88,14 @@ export function mongoUri(): string {
 /**
  * The key that seals callback secrets: OTP_ENCRYPTION_KEY, else the one `npm start` generated
  * for this checkout. Without it a confidential client could get no callback secret, so the
- * command stops instead of creating a client whose callbacks cannot be signed.
+ * command stops instead of creating a client whose callbacks cannot be signed. It opens, as the
+ * service does, what OTP_ENCRYPTION_KEYS_PREVIOUS sealed (a rotation of the signing keys reads them).
  */
 export function encryptionKey(): Buffer {
   const hex = setting('OTP_ENCRYPTION_KEY', { OTP_ENCRYPTION_KEY: process.env.OTP_ENCRYPTION_KEY || localSecrets().OTP_ENCRYPTION_KEY });
   if (!hex) throw new UsageError("OTP_ENCRYPTION_KEY is not set (the service's key; it seals the client's callback secret)");
-  return Buffer.from(hex, 'hex');
+  const previous = setting('OTP_ENCRYPTION_KEYS_PREVIOUS', process.env);
+  return withPreviousKeys(Buffer.from(hex, 'hex'), previousEncryptionKeys(previous));
 }
 
 /** CLIENT_SECRET_GRACE_SECONDS as the service reads it. */

@@ -106,6 +106,42 @@ describe('process entries', () => {
     }
   });
 
+  test('when the dispatch worker starts with an OTP_ENCRYPTION_KEY that does not open the secrets stored in MongoDB, then it refuses to start, naming the setting; with that key as previous it starts', async () => {
+    const env = testEnv('workerkeys');
+    const port = await findFreePort();
+    const api = spawnProcessEntry('api/main.js', { ...env, PORT: String(port) });
+    try {
+      await waitForOutput(api, 'API listening');
+      // The first start made and sealed the signing keys.
+      await answers(`http://127.0.0.1:${port}/svc/authserver/jwks`);
+    } finally {
+      api.child.kill('SIGTERM');
+      await api.exited;
+    }
+    const otherKey = 'cd'.repeat(32);
+    const other = spawnProcessEntry('workers/dispatch/main.js', { ...env, OTP_ENCRYPTION_KEY: otherKey });
+    try {
+      expect(await exitWithin(other, 20_000)).toEqual({ code: 1, signal: null });
+      expect(other.output()).toContain('OTP_ENCRYPTION_KEY');
+      expect(other.output()).not.toContain('dispatch worker running');
+    } finally {
+      other.child.kill('SIGKILL');
+      await other.exited;
+    }
+    // Mid-rotation: the new key seals, the one the secrets were sealed with still opens them.
+    const rotating = spawnProcessEntry('workers/dispatch/main.js', {
+      ...env,
+      OTP_ENCRYPTION_KEY: otherKey,
+      OTP_ENCRYPTION_KEYS_PREVIOUS: env.OTP_ENCRYPTION_KEY,
+    });
+    try {
+      await waitForOutput(rotating, 'dispatch worker running');
+    } finally {
+      rotating.child.kill('SIGTERM');
+      await rotating.exited;
+    }
+  });
+
   test('when a worker starts while Redis is down, then its /metrics (the liveness probe) answers while it waits for Redis', async () => {
     // A port nothing listens on: the worker's Redis connection keeps retrying.
     const [deadRedisPort, metricsPort] = [await findFreePort(), await findFreePort()];

@@ -1,3 +1,4 @@
+import type { Connection } from 'mongoose';
 import type { Config } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
@@ -8,6 +9,7 @@ import { startPeriodicTask } from '../../core/platform/lifecycle/periodic-task.j
 import { createManagedWorker, drainWorker, runManagedWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/platform/lifecycle/worker-resources.js';
 import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
+import { checkSealingKeyAtStart } from '../../core/sealing/sealing-key-check.js';
 import { createShutdown } from '../../core/platform/lifecycle/shutdown.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
@@ -32,10 +34,15 @@ export type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecyc
 /** The dispatch worker and its delivery sweeper, ready and taking work. */
 export async function startDispatchWorker(config: Config, logger: Logger, stopping?: AbortSignal): Promise<RunningWorker> {
   const log = logger.child({ worker: 'dispatch' });
-  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart, stopping);
+  const keys = otpKeysFromConfig(config);
+  // Keys that do not open what the service sealed stop the start, before any job is taken.
+  const prepareStore = async (connection: Connection, prepareLog: Logger) => {
+    await prepareStoreAtStart(connection, prepareLog);
+    await checkSealingKeyAtStart(connection, keys.encryptionKey);
+  };
+  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStore, stopping);
   const deliveries = createDeliveriesRepository(mongo);
   const journal = createSentJournal(redis, config.queuePrefix);
-  const keys = otpKeysFromConfig(config);
   const otps = createOtpsRepository(mongo);
   const failover = deliveryFailoverOn({ deliveries, otps }, config, keys.encryptionKey, (id) => enqueueDispatch(queues.dispatch, id), log);
   // Receipts that came before their sends are applied wherever a send reaches its row.

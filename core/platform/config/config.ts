@@ -155,6 +155,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     smallBodyLimit: s.SMALL_BODY_LIMIT,
     otpHmacKey: s.OTP_HMAC_KEY,
     otpEncryptionKey: s.OTP_ENCRYPTION_KEY,
+    /** Keys that open what they sealed before OTP_ENCRYPTION_KEY changed, and never seal. */
+    otpEncryptionKeysPrevious: s.OTP_ENCRYPTION_KEYS_PREVIOUS,
     signingKeyJwk: s.SIGNING_KEY_JWK,
     /** Signs access tokens (client_credentials JWTs) and OTP validation JWTs; ID tokens stay RS256. */
     accessTokenSigningAlg: s.ACCESS_TOKEN_SIGNING_ALG,

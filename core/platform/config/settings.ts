@@ -244,7 +244,15 @@ export const SETTINGS = {
     format: '64 hex characters',
     secret: true,
     requiredToRun: true,
-    doc: '64 hex characters: AES-256-GCM key of `PLAIN` OTPs, of codes in delivery rows and job data, and of the signing keys and other private keys kept in MongoDB (changing it makes them unreadable: an API process whose key does not open the stored signing keys refuses to start)',
+    doc: '64 hex characters: AES-256-GCM key of `PLAIN` OTPs, of codes in delivery rows and job data, and of the signing keys and other private keys kept in MongoDB (changed with `OTP_ENCRYPTION_KEYS_PREVIOUS` and `npm run reseal`, never alone: a process whose keys do not open the stored signing keys refuses to start)',
+  },
+  OTP_ENCRYPTION_KEYS_PREVIOUS: {
+    section: 'secrets',
+    kind: 'string',
+    pattern: '^[0-9a-fA-F]{64}(,[0-9a-fA-F]{64})*$',
+    format: '64 hex characters each, separated by commas',
+    secret: true,
+    doc: 'optional, while `OTP_ENCRYPTION_KEY` is being changed: keys (64 hex characters each, separated by commas) that still open what they sealed and never seal; the current key is tried first. Every process needs the same list (docs/runbook.md, changing secrets)',
   },
   SIGNING_KEY_JWK: {
     section: 'secrets',
