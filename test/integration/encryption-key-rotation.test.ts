@@ -9,6 +9,7 @@ import { resealStore } from '../../core/sealing/reseal.js';
 import { SealedWithAnotherKeyError, checkSealingKeyAtStart } from '../../core/sealing/sealing-key-check.js';
 import { SEALED_COLLECTIONS } from '../../core/sealing/sealed-values.js';
 import type { Connection } from 'mongoose';
+import { spawnProcessEntry } from '../support/worker-process.js';
 
 const keyA = randomBytes(32).toString('hex');
 const keyB = randomBytes(32).toString('hex');
@@ -123,6 +124,35 @@ describe('changing OTP_ENCRYPTION_KEY', () => {
       await service.close();
     }
   }, 60_000);
+});
+
+describe('npm run reseal', () => {
+  test('when it runs over a store holding a value the previous key sealed and one no key opens, then it re-seals the first, prints the counts and exits 3; the next run has only the unopenable one left', async () => {
+    const service = await startTestService('resealcommand', { OTP_ENCRYPTION_KEY: keyB });
+    try {
+      const rows = service.ctx.mongo.db!.collection('deliveries');
+      const [old, lost] = [randomUUID(), randomUUID()];
+      await rows.insertMany([
+        { _id: old as never, state: 'QUEUED', secretMacros: encryptSecret(CODE, Buffer.from(keyA, 'hex'), old) },
+        { _id: lost as never, state: 'QUEUED', secretMacros: encryptSecret(CODE, randomBytes(32), lost) },
+      ]);
+      const env = { MONGODB_URI: service.env.MONGODB_URI, OTP_ENCRYPTION_KEY: keyB, OTP_ENCRYPTION_KEYS_PREVIOUS: keyA, LOG_LEVEL: 'info' };
+      const run = spawnProcessEntry('scripts/reseal.js', env);
+      expect(await run.exited).toEqual({ code: 3, signal: null });
+      const report = JSON.parse(run.output().slice(run.output().indexOf('{\n'))) as { collections: Record<string, unknown> };
+      expect(report.collections.deliveries).toEqual({ current: 0, resealed: 1, changedMeanwhile: 0, unopenable: 1 });
+      expect(run.output()).toContain(lost);
+      expect(run.output()).not.toContain(keyA);
+      const row = await rows.findOne({ _id: old as never });
+      expect(decryptSecretWithKey(row?.secretMacros as string, Buffer.from(keyB, 'hex'), old)).toBe(CODE);
+      const again = spawnProcessEntry('scripts/reseal.js', env);
+      expect(await again.exited).toEqual({ code: 3, signal: null });
+      expect(again.output()).toContain('"resealed": 0');
+      expect(again.output()).toContain('"unopenable": 1');
+    } finally {
+      await service.close();
+    }
+  });
 });
 
 function opensWith(value: { sealed: string; context: string }, hex: string): boolean {
