@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { openingKeys } from './previous-keys.js';
+import { acceptedKeys } from './previous-keys.js';
 import { pooledRandomBytes, secretKeyOf } from './secret-key-cache.js';
 
 const VERSION = 'v1';
@@ -32,7 +32,7 @@ export function encryptSecret(plain: string, key: Buffer, context = ''): string 
  * with it (core/crypto/previous-keys.ts), so data sealed before a rotation still opens.
  */
 export function decryptSecret(blob: string, key: Buffer, context = ''): string {
-  const keys = openingKeys(key);
+  const keys = acceptedKeys(key);
   let firstFailure: unknown;
   for (const candidate of keys) {
     try {

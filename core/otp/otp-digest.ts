@@ -3,6 +3,7 @@ import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { HashSpec } from './otp.types.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
 import { secretKeyOf } from '../crypto/secret-key-cache.js';
+import { acceptedKeys } from '../crypto/previous-keys.js';
 
 const HMAC_ALGORITHMS: Record<Exclude<HashSpec, 'PLAIN'>, { algorithm: string; encoding: 'base64' | 'hex' }> = {
   SHA_256: { algorithm: 'sha256', encoding: 'base64' },
@@ -27,20 +28,32 @@ export function digestOtp(code: string, hashSpec: HashSpec, keys: OtpKeys): stri
   return hmac(code, algorithm, keys.hmacKey).toString(encoding);
 }
 
-/** Constant-time check of a submitted code against the stored value from digestOtp. */
+/**
+ * Constant-time check of a submitted code against the stored value from digestOtp. While
+ * OTP_HMAC_KEYS_PREVIOUS lists keys, a code digested with one of them verifies too; every key is
+ * tried whatever the first found, so the time does not tell which key made the digest.
+ */
 export function verifyOtp(code: string, stored: string, hashSpec: HashSpec, keys: OtpKeys): boolean {
+  // A PLAIN code is compared in clear (the HMAC only makes the comparison constant-time): one key does.
+  if (hashSpec === 'PLAIN') return verifyOtpWith(code, stored, hashSpec, keys.encryptionKey, keys.hmacKey);
+  let matches = false;
+  for (const hmacKey of acceptedKeys(keys.hmacKey)) matches = verifyOtpWith(code, stored, hashSpec, keys.encryptionKey, hmacKey) || matches;
+  return matches;
+}
+
+function verifyOtpWith(code: string, stored: string, hashSpec: HashSpec, encryptionKey: Buffer, hmacKey: Buffer): boolean {
   if (hashSpec === 'PLAIN') {
     let expected: string;
     try {
-      expected = decryptSecret(stored, keys.encryptionKey);
+      expected = decryptSecret(stored, encryptionKey);
     } catch {
       return false; // tampered, truncated or encrypted with another key
     }
     // Comparing fixed-length HMACs keeps the comparison constant-time whatever the code lengths.
-    return timingSafeEqual(hmac(code, 'sha256', keys.hmacKey), hmac(expected, 'sha256', keys.hmacKey));
+    return timingSafeEqual(hmac(code, 'sha256', hmacKey), hmac(expected, 'sha256', hmacKey));
   }
   const { algorithm, encoding } = HMAC_ALGORITHMS[hashSpec];
-  const candidate = hmac(code, algorithm, keys.hmacKey);
+  const candidate = hmac(code, algorithm, hmacKey);
   const storedBytes = Buffer.from(stored, encoding);
   // The digest length is public (fixed per algorithm), so an early length check leaks nothing.
   if (storedBytes.length !== candidate.length || storedBytes.toString(encoding) !== stored) return false;

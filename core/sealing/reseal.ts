@@ -1,6 +1,6 @@
 import type { Connection, mongo } from 'mongoose';
 import { decryptSecretWithKey, encryptSecret } from '../crypto/secret-box.js';
-import { openingKeys } from '../crypto/previous-keys.js';
+import { acceptedKeys } from '../crypto/previous-keys.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { SEALED_COLLECTIONS, type SealedCollection, type SealedValue } from './sealed-values.js';
 
@@ -31,7 +31,7 @@ function openWithPreviousKey(value: SealedValue, key: Buffer): string | undefine
   } catch {
     // not the current key's: try the previous ones below
   }
-  for (const previous of openingKeys(key).slice(1)) {
+  for (const previous of acceptedKeys(key).slice(1)) {
     try {
       return decryptSecretWithKey(value.sealed, previous, value.context);
     } catch {

@@ -1,4 +1,5 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { acceptedKeys } from '../crypto/previous-keys.js';
 
 /** Upper-case letters and digits without look-alikes (0/O, 1/I/L): easy to read and type. */
 export const ACTIVATION_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -39,14 +40,19 @@ function digestExactly(userId: string, code: string, hmacKey: Buffer): Buffer {
  * Constant-time: both sides are fixed-length digests, so neither content nor length leaks. Two
  * candidates are always computed and compared: the normalised code (every digest made since codes
  * ignore case) and the code exactly as typed (digests of mixed-case predefined codes stored before
- * that); both comparisons run whatever the first one found, so the time says nothing.
+ * that); both comparisons run whatever the first one found, so the time says nothing. So do they
+ * for each key of OTP_HMAC_KEYS_PREVIOUS (codes digested before OTP_HMAC_KEY changed).
  */
 export function verifyActivationCode(userId: string, code: string, digest: string, hmacKey: Buffer): boolean {
   const expected = Buffer.from(digest, 'base64url');
-  const normalised = digestExactly(userId, normaliseActivationCode(code), hmacKey);
-  const exact = digestExactly(userId, code, hmacKey);
-  if (expected.length !== normalised.length) return false;
-  const matchesNormalised = timingSafeEqual(expected, normalised);
-  const matchesExact = timingSafeEqual(expected, exact);
-  return matchesNormalised || matchesExact;
+  let matches = false;
+  for (const key of acceptedKeys(hmacKey)) {
+    const normalised = digestExactly(userId, normaliseActivationCode(code), key);
+    const exact = digestExactly(userId, code, key);
+    if (expected.length !== normalised.length) return false;
+    const matchesNormalised = timingSafeEqual(expected, normalised);
+    const matchesExact = timingSafeEqual(expected, exact);
+    matches = matchesNormalised || matchesExact || matches;
+  }
+  return matches;
 }

@@ -154,6 +154,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     bodyLimit: s.BODY_LIMIT,
     smallBodyLimit: s.SMALL_BODY_LIMIT,
     otpHmacKey: s.OTP_HMAC_KEY,
+    /** Keys that codes digested before OTP_HMAC_KEY changed still verify against; nothing new is digested with them. */
+    otpHmacKeysPrevious: s.OTP_HMAC_KEYS_PREVIOUS,
     otpEncryptionKey: s.OTP_ENCRYPTION_KEY,
     /** Keys that open what they sealed before OTP_ENCRYPTION_KEY changed, and never seal. */
     otpEncryptionKeysPrevious: s.OTP_ENCRYPTION_KEYS_PREVIOUS,

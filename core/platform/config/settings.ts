@@ -235,7 +235,15 @@ export const SETTINGS = {
     format: 'base64 or base64url of 32 bytes or more (43+ characters)',
     secret: true,
     requiredToRun: true,
-    doc: 'base64 or base64url, 32 bytes or more (43+ characters): HMAC key of OTP and activation-code digests',
+    doc: 'base64 or base64url, 32 bytes or more (43+ characters): HMAC key of OTP and activation-code digests (changed with `OTP_HMAC_KEYS_PREVIOUS`, or pending codes stop verifying)',
+  },
+  OTP_HMAC_KEYS_PREVIOUS: {
+    section: 'secrets',
+    kind: 'string',
+    pattern: '^[A-Za-z0-9+/=_-]{43,}(,[A-Za-z0-9+/=_-]{43,})*$',
+    format: 'base64 or base64url keys of 32 bytes or more, separated by commas',
+    secret: true,
+    doc: 'optional, while `OTP_HMAC_KEY` is being changed: keys (as `OTP_HMAC_KEY`, separated by commas) that codes digested before the change still verify against; nothing new is digested with them. Every process needs the same list (docs/runbook.md, changing secrets)',
   },
   OTP_ENCRYPTION_KEY: {
     section: 'secrets',

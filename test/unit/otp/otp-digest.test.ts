@@ -84,4 +84,31 @@ describe('digestOtp / verifyOtp', () => {
       expect(verifyOtp(CODE, garbage, 'PLAIN', keys)).toBe(false);
     }
   });
+
+  test.each(HASH_SPECS.filter((spec) => spec !== 'PLAIN'))(
+    'when OTP_HMAC_KEY changed and the old key is listed in OTP_HMAC_KEYS_PREVIOUS, then a %s code digested with it verifies, a new digest uses the new key, and a wrong code fails',
+    (spec) => {
+      const old = randomBytes(32).toString('base64url');
+      const before = otpKeysFromConfig({ otpHmacKey: old, otpEncryptionKey: randomBytes(32).toString('hex') });
+      const rotated = otpKeysFromConfig({
+        otpHmacKey: randomBytes(32).toString('base64url'),
+        otpHmacKeysPrevious: old,
+        otpEncryptionKey: randomBytes(32).toString('hex'),
+      });
+      const stored = digestOtp(CODE, spec, before);
+      expect(verifyOtp(CODE, stored, spec, rotated)).toBe(true);
+      expect(verifyOtp('wrong', stored, spec, rotated)).toBe(false);
+      const fresh = digestOtp(CODE, spec, rotated);
+      expect(fresh).not.toBe(stored);
+      expect(verifyOtp(CODE, fresh, spec, before)).toBe(false);
+      expect(
+        verifyOtp(
+          CODE,
+          stored,
+          spec,
+          otpKeysFromConfig({ otpHmacKey: randomBytes(32).toString('base64url'), otpEncryptionKey: randomBytes(32).toString('hex') }),
+        ),
+      ).toBe(false);
+    },
+  );
 });

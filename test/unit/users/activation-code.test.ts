@@ -6,6 +6,7 @@ import {
   generateVerificationKey,
   verifyActivationCode,
 } from '../../../core/users/activation-code.js';
+import { withPreviousKeys } from '../../../core/crypto/previous-keys.js';
 
 describe('activation codes', () => {
   const key = randomBytes(32);
@@ -45,5 +46,16 @@ describe('activation codes', () => {
     const legacy = createHmac('sha256', key).update('activation\u0000bob\u0000Secret-Code-42', 'utf8').digest('base64url');
     expect(verifyActivationCode('bob', 'Secret-Code-42', legacy, key)).toBe(true);
     expect(verifyActivationCode('bob', 'Secret-Code-43', legacy, key)).toBe(false);
+  });
+
+  test('when the HMAC key changed and the old one is a previous key, then a code digested with the old key verifies, one digested with another key does not', () => {
+    const old = randomBytes(32);
+    const current = withPreviousKeys(randomBytes(32), [old]);
+    const stored = digestActivationCode('alice', 'ABCD-EFGH', old);
+    expect(verifyActivationCode('alice', 'abcd-efgh', stored, current)).toBe(true);
+    expect(verifyActivationCode('alice', 'ABCD-EFGX', stored, current)).toBe(false);
+    expect(verifyActivationCode('bob', 'ABCD-EFGH', stored, current)).toBe(false);
+    expect(verifyActivationCode('alice', 'ABCD-EFGH', digestActivationCode('alice', 'ABCD-EFGH', randomBytes(32)), current)).toBe(false);
+    expect(verifyActivationCode('alice', 'ABCD-EFGH', digestActivationCode('alice', 'ABCD-EFGH', current), old)).toBe(false);
   });
 });
