@@ -50,6 +50,8 @@ describe('changing OTP_ENCRYPTION_KEY', () => {
     store = { MONGODB_URI: first.env.MONGODB_URI, QUEUE_PREFIX: first.env.QUEUE_PREFIX, OTP_HMAC_KEY: first.env.OTP_HMAC_KEY };
     await first.services.authServer.signingKeys();
     await first.services.push.vapidKeys();
+    // A rotation keeps its new keys sealed in their own document (value.keys[i].sealed).
+    expect((await adminRequest(first, 'POST', '/admin/signing-keys/rotation')).status).toBe(200);
     const created = await adminRequest(first, 'POST', '/admin/clients', { name: 'rotating', scopes: ['otp'] });
     expect(created.status).toBe(201);
     ({ client_id: clientId, callback_secret: callbackSecret } = (await created.json()) as { client_id: string; callback_secret: string });
@@ -88,15 +90,15 @@ describe('changing OTP_ENCRYPTION_KEY', () => {
     const { logger } = memoryLogger();
     try {
       const report = await resealStore(withPrevious.ctx.mongo, otpKeysFromConfig(withPrevious.config).encryptionKey, logger);
-      // RS256 and ES256 signing keys and the VAPID key; the delivery's code (the callback secret was re-sealed with B by its rotation).
-      expect(report.total).toEqual({ current: 1, resealed: 4, changedMeanwhile: 0, unopenable: 0 });
-      expect(report.collections.server_secrets).toEqual({ current: 0, resealed: 3, changedMeanwhile: 0, unopenable: 0 });
+      // RS256 and ES256 signing keys, the rotation's two, the VAPID key; the delivery's code (the callback secret was re-sealed with B by its rotation).
+      expect(report.total).toEqual({ current: 1, resealed: 6, changedMeanwhile: 0, unopenable: 0 });
+      expect(report.collections.server_secrets).toEqual({ current: 0, resealed: 5, changedMeanwhile: 0, unopenable: 0 });
       const values = await sealedValues(withPrevious.ctx.mongo);
-      expect(values.length).toBe(5);
+      expect(values.length).toBe(7);
       for (const value of values)
         expect({ where: value.where, opens: opensWith(value, keyB) }).toEqual({ where: value.where, opens: true });
       const again = await resealStore(withPrevious.ctx.mongo, otpKeysFromConfig(withPrevious.config).encryptionKey, logger);
-      expect(again.total).toEqual({ current: 5, resealed: 0, changedMeanwhile: 0, unopenable: 0 });
+      expect(again.total).toEqual({ current: 7, resealed: 0, changedMeanwhile: 0, unopenable: 0 });
     } finally {
       await withPrevious.close();
     }
