@@ -106,7 +106,7 @@ describe('process entries', () => {
     }
   });
 
-  test('when the dispatch worker starts with an OTP_ENCRYPTION_KEY that does not open the secrets stored in MongoDB, then it refuses to start, naming the setting; with that key as previous it starts', async () => {
+  test('when a worker starts with an OTP_ENCRYPTION_KEY that does not open the secrets stored in MongoDB, then it refuses to start, naming the setting; with that key as previous it starts', async () => {
     const env = testEnv('workerkeys');
     const port = await findFreePort();
     const api = spawnProcessEntry('api/main.js', { ...env, PORT: String(port) });
@@ -119,14 +119,17 @@ describe('process entries', () => {
       await api.exited;
     }
     const otherKey = 'cd'.repeat(32);
-    const other = spawnProcessEntry('workers/dispatch/main.js', { ...env, OTP_ENCRYPTION_KEY: otherKey });
-    try {
-      expect(await exitWithin(other, 20_000)).toEqual({ code: 1, signal: null });
-      expect(other.output()).toContain('OTP_ENCRYPTION_KEY');
-      expect(other.output()).not.toContain('dispatch worker running');
-    } finally {
-      other.child.kill('SIGKILL');
-      await other.exited;
+    // Every worker opens sealed values (delivery codes, activation codes, callback secrets, the VAPID key).
+    for (const role of ['dispatch', 'enrollment', 'notifications']) {
+      const other = spawnProcessEntry(`workers/${role}/main.js`, { ...env, OTP_ENCRYPTION_KEY: otherKey });
+      try {
+        expect({ role, exit: await exitWithin(other, 20_000) }).toEqual({ role, exit: { code: 1, signal: null } });
+        expect(other.output()).toContain('OTP_ENCRYPTION_KEY');
+        expect(other.output()).not.toMatch(/worker running/);
+      } finally {
+        other.child.kill('SIGKILL');
+        await other.exited;
+      }
     }
     // Mid-rotation: the new key seals, the one the secrets were sealed with still opens them.
     const rotating = spawnProcessEntry('workers/dispatch/main.js', {

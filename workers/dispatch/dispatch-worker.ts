@@ -1,4 +1,3 @@
-import type { Connection } from 'mongoose';
 import type { Config } from '../../core/platform/config/config.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { sweepDeliveries } from '../../core/deliveries/delivery-sweeper.js';
@@ -8,8 +7,7 @@ import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { startPeriodicTask } from '../../core/platform/lifecycle/periodic-task.js';
 import { createManagedWorker, drainWorker, runManagedWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/platform/lifecycle/worker-resources.js';
-import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
-import { checkSealingKeyAtStart } from '../../core/sealing/sealing-key-check.js';
+import { prepareWorkerStore } from '../prepare-worker-store.js';
 import { createShutdown } from '../../core/platform/lifecycle/shutdown.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
@@ -35,12 +33,12 @@ export type { RunningWorker } from '../../core/platform/lifecycle/worker-lifecyc
 export async function startDispatchWorker(config: Config, logger: Logger, stopping?: AbortSignal): Promise<RunningWorker> {
   const log = logger.child({ worker: 'dispatch' });
   const keys = otpKeysFromConfig(config);
-  // Keys that do not open what the service sealed stop the start, before any job is taken.
-  const prepareStore = async (connection: Connection, prepareLog: Logger) => {
-    await prepareStoreAtStart(connection, prepareLog);
-    await checkSealingKeyAtStart(connection, keys.encryptionKey);
-  };
-  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStore, stopping);
+  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(
+    config,
+    log,
+    prepareWorkerStore(keys.encryptionKey),
+    stopping,
+  );
   const deliveries = createDeliveriesRepository(mongo);
   const journal = createSentJournal(redis, config.queuePrefix);
   const otps = createOtpsRepository(mongo);

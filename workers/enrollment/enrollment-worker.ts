@@ -4,7 +4,7 @@ import { sweepOwedEntries } from '../../core/activity/owed-entries-sweeper.js';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
 import { createManagedWorker, drainWorker, runManagedWorker, type RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/platform/lifecycle/worker-resources.js';
-import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
+import { prepareWorkerStore } from '../prepare-worker-store.js';
 import { startPeriodicTask } from '../../core/platform/lifecycle/periodic-task.js';
 import { sweepActivations } from '../../core/users/activation-sweeper.js';
 import { sweepOwedActivity } from '../../core/users/owed-activity-sweeper.js';
@@ -26,13 +26,19 @@ import { createSendActivationProcessor } from './send-activation.processor.js';
 /** The enrollment worker: turns enrollment jobs into activation deliveries and dispatch jobs. */
 export async function startEnrollmentWorker(config: Config, logger: Logger, stopping?: AbortSignal): Promise<RunningWorker> {
   const log = logger.child({ worker: 'enrollment' });
-  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart, stopping);
+  const keys = otpKeysFromConfig(config);
+  const { mongo, workerRedis, queues, closeSteps } = await openWorkerResources(
+    config,
+    log,
+    prepareWorkerStore(keys.encryptionKey),
+    stopping,
+  );
   const users = createUsersRepository(mongo);
   const activationDeliveries = createActivationDeliveries({
     users,
     deliveries: createDeliveriesRepository(mongo),
     enqueueDispatch: (id) => enqueueDispatch(queues.dispatch, id),
-    keys: otpKeysFromConfig(config),
+    keys,
     activationAppUrl: config.activationAppUrl,
     logger: log,
   });

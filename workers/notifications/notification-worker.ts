@@ -1,7 +1,7 @@
 import type { Config } from '../../core/platform/config/config.js';
 import { createManagedWorker, drainWorker, runManagedWorker, type RunningWorker } from '../../core/platform/lifecycle/worker-lifecycle.js';
 import { openWorkerResources } from '../../core/platform/lifecycle/worker-resources.js';
-import { prepareStoreAtStart } from '../../core/migrations/store-check.js';
+import { prepareWorkerStore } from '../prepare-worker-store.js';
 import { startPeriodicTask } from '../../core/platform/lifecycle/periodic-task.js';
 import { createShutdown } from '../../core/platform/lifecycle/shutdown.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
@@ -37,7 +37,13 @@ const USER_EVENT_SWEEP_MS = 5000;
  */
 export async function startNotificationWorker(config: Config, logger: Logger, stopping?: AbortSignal): Promise<RunningWorker> {
   const log = logger.child({ worker: 'notification' });
-  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(config, log, prepareStoreAtStart, stopping);
+  const { encryptionKey } = otpKeysFromConfig(config);
+  const { mongo, workerRedis, redis, queues, closeSteps } = await openWorkerResources(
+    config,
+    log,
+    prepareWorkerStore(encryptionKey),
+    stopping,
+  );
   const repository = createNotificationsRepository(mongo);
   const service = createNotificationsService({
     repository,
@@ -48,7 +54,6 @@ export async function startNotificationWorker(config: Config, logger: Logger, st
     logger: log,
     callbackPolicy: config.notifications.callbackAddresses,
   });
-  const { encryptionKey } = otpKeysFromConfig(config);
   const delivery = createCallbackDelivery({
     repository,
     clients: createClientsRepository(mongo),
