@@ -4,6 +4,7 @@ import { compareModelIndexes, forgetIndexBuilds, registeredModel } from '../plat
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
 import type { Logger } from '../platform/logger/logger.js';
+import { migrateLiveMobileKeys, type WithheldMobileKey } from '../users/live-mobile-keys.migration.js';
 import { DECLARED_MODELS } from './declared-models.js';
 import { obsoleteIndexes } from './store-check.js';
 import { dropSupersededIndexes } from './superseded-indexes.js';
@@ -16,6 +17,11 @@ export interface MigrationReport {
   /** Dropped and created again with the declared options. */
   rebuilt: string[];
   created: string[];
+  /**
+   * Live users left without the unique key of their mobile number, whose phone an earlier user's
+   * number already reaches (live-mobile-keys.migration.ts); only when there are any.
+   */
+  withheldMobileKeys?: WithheldMobileKey[];
 }
 
 const label = (collection: string, name: string) => `${collection}.${name}`;
@@ -51,7 +57,7 @@ async function rebuild(connection: Connection, drift: IndexDrift, declared: Decl
 
 /**
  * Brings the database to this version: data migrations first (the pre-enterprise one), indexes
- * an older version replaced dropped, then
+ * an older version replaced dropped, mobile number keys in the form SMS are sent to, then
  * every declared index as declared (missing ones created, a changed TTL modified in place, any
  * other changed option by drop-and-create). Idempotent: a second run changes nothing, and a
  * run interrupted half-way is finished by the next. Run by `npm run migrate` before a version
@@ -62,6 +68,8 @@ export async function migrateStore(connection: Connection, logger: Logger): Prom
   report.dropped.push(...(await obsoleteIndexes(connection)));
   await migrateToEnterprises(connection, logger);
   report.dropped.push(...(await dropSupersededIndexes(connection)));
+  const withheld = await migrateLiveMobileKeys(connection, logger);
+  if (withheld.length > 0) report.withheldMobileKeys = withheld;
   for (const { name, schema } of DECLARED_MODELS) {
     const model = registeredModel(connection, name, schema);
     await model.init();

@@ -2,6 +2,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { ActivityActor, ActivityAction } from '../activity/activity.repository.js';
 import { createBatchedLookup } from '../platform/batching/group-commit.js';
 import { modelFor } from '../platform/db/model-registry.js';
+import { mobileNumberKey } from './mobile-number-key.js';
 import { userKey, userRefFromKey, type EnterpriseScope, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import { anyOfUsersFilter, scopeFilter, userFilter, userRefOf } from '../platform/tenancy/tenant-filter.js';
 import { PENDING_STATUSES, type User, type UserActivation, type UserDevice, type UserStatus } from './user.types.js';
@@ -94,9 +95,11 @@ interface UserDoc extends User {
   /** Until when a sweep holds this user's owed entries (no other sweep takes them meanwhile). */
   owedActivityLeaseUntil?: Date;
   /**
-   * `<enterpriseId>:<mobileNumber>` while the user is not DELETED, absent otherwise. A sparse
-   * unique index on it keeps a number to one live user per enterprise (partial indexes are not
-   * honoured by the local server, and a sparse compound index would still index every user).
+   * `<enterpriseId>:<mobileNumberKey of the number>` while the user is not DELETED, absent otherwise. A
+   * sparse unique index on it keeps a phone to one live user per enterprise (partial indexes are
+   * not honoured by the local server, and a sparse compound index would still index every user).
+   * Not the number as sent: `15550100002` and `+15550100002` are one
+   * phone (mobile-number-key.ts).
    */
   liveMobileKey?: string;
 }
@@ -147,7 +150,8 @@ export function userModel(connection: Connection): Promise<Model<UserDoc>> {
   return modelFor(connection, 'User', userSchema);
 }
 
-export const liveMobileKey = (scope: EnterpriseScope, mobileNumber: string) => `${scope.enterpriseId}:${mobileNumber}`;
+/** The user's unique key for a mobile number: the phone its SMS goes to, within the enterprise. */
+export const liveMobileKey = (scope: EnterpriseScope, mobileNumber: string) => `${scope.enterpriseId}:${mobileNumberKey(mobileNumber)}`;
 
 /** The stored document of a user (the derived unique key included). */
 export function toUserDoc(user: User): UserDoc {
@@ -209,7 +213,10 @@ export function createUsersRepository(connection: Connection) {
       return doc ?? undefined;
     },
 
-    /** The user of this enterprise who is not DELETED and holds this mobile number, if any. */
+    /**
+     * The user of this enterprise who is not DELETED and holds this mobile number, if any: the
+     * same phone, however the '+' was typed by either (liveMobileKey).
+     */
     async findLiveByMobile(scope: EnterpriseScope, mobileNumber: string): Promise<User | undefined> {
       // liveMobileKey starts with the enterpriseId: the key itself confines the look-up.
       const doc = await (await model()).findOne({ liveMobileKey: liveMobileKey(scope, mobileNumber) }).lean<UserDoc>();

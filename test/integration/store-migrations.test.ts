@@ -6,6 +6,7 @@ import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { checkStore } from '../../core/migrations/store-check.js';
 import { projectRoot } from '../../core/platform/project-root.js';
 import { createWebhookEventsRepository } from '../../core/providers/webhook-events.repository.js';
+import { createUsersRepository } from '../../core/users/users.repository.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName } from '../support/test-service.js';
 
@@ -160,5 +161,84 @@ describe('index changes go through the migration command', () => {
     } finally {
       await again.close();
     }
+  });
+  test("when stored users' mobile numbers reach one phone spelt with and without the '+', then the migration keys every live number by its form with the '+', the earlier user keeps a shared phone's key and the later one is reported without it, and a second run changes nothing", async () => {
+    const users = mongo.collection('users');
+    const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute));
+    // As a version before wrote them: the key is the number as sent.
+    const stored = (enterpriseId: string, userId: string, mobileNumber: string, minute: number, status = 'ACTIVE') => ({
+      enterpriseId,
+      userId,
+      loginId: userId,
+      primaryGroup: 'retail',
+      secondaryGroups: [],
+      firstName: 'F',
+      lastName: 'L',
+      mobileNumber,
+      status,
+      sourceType: 'SVC',
+      clientId: 'c',
+      createdAt: at(minute),
+      updatedAt: at(minute),
+      ...(status === 'DELETED' ? {} : { liveMobileKey: `${enterpriseId}:${mobileNumber}` }),
+    });
+    await users.insertMany([
+      stored('acme', 'ann', '15550200001', 1),
+      stored('acme', 'ben', '+15550200001', 2),
+      stored('acme', 'cat', '+15550200002', 3),
+      stored('acme', 'dan', '15550200002', 4),
+      stored('acme', 'eve', '15550200003', 5),
+      stored('acme', 'fay', '15550200003', 6, 'DELETED'),
+      stored('other', 'gus', '15550200001', 7),
+    ]);
+    const keys = async () =>
+      Object.fromEntries(
+        (await users.find({}, { projection: { _id: 0, userId: 1, enterpriseId: 1, liveMobileKey: 1 } }).toArray()).map((u) => [
+          `${String(u.enterpriseId)}/${String(u.userId)}`,
+          u.liveMobileKey as unknown,
+        ]),
+      );
+    const withheld = [
+      { enterpriseId: 'acme', userId: 'ben', keptBy: 'ann' },
+      { enterpriseId: 'acme', userId: 'dan', keptBy: 'cat' },
+    ];
+
+    const first = await migrate(uri);
+    expect(first.code).toBe(0);
+    expect(first.report.withheldMobileKeys).toEqual(withheld);
+    const migrated = {
+      'acme/ann': 'acme:+15550200001',
+      'acme/ben': undefined,
+      'acme/cat': 'acme:+15550200002',
+      'acme/dan': undefined,
+      'acme/eve': 'acme:+15550200003',
+      'acme/fay': undefined,
+      'other/gus': 'other:+15550200001',
+    };
+    expect(await keys()).toEqual(migrated);
+    // The numbers stay as sent.
+    expect(await users.findOne({ userId: 'dan' })).toMatchObject({ mobileNumber: '15550200002' });
+
+    // Still unsettled: reported again, nothing moves.
+    const second = await migrate(uri);
+    expect(second.report.withheldMobileKeys).toEqual(withheld);
+    expect(await keys()).toEqual(migrated);
+
+    // Found by either spelling, within its enterprise only.
+    const repo = createUsersRepository(mongo);
+    for (const spelling of ['15550200003', '+15550200003']) {
+      expect(await repo.findLiveByMobile({ enterpriseId: 'acme' }, spelling)).toMatchObject({ userId: 'eve' });
+      expect(await repo.findLiveByMobile({ enterpriseId: 'other' }, spelling)).toBeUndefined();
+    }
+    for (const spelling of ['15550200001', '+15550200001']) {
+      expect(await repo.findLiveByMobile({ enterpriseId: 'acme' }, spelling)).toMatchObject({ userId: 'ann' });
+      expect(await repo.findLiveByMobile({ enterpriseId: 'other' }, spelling)).toMatchObject({ userId: 'gus' });
+    }
+
+    // Once the earlier users are gone, the next run gives the later ones their keys.
+    await repo.markDeleted({ enterpriseId: 'acme', userId: 'ann' }, new Date());
+    await repo.markDeleted({ enterpriseId: 'acme', userId: 'cat' }, new Date());
+    expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
+    expect(await keys()).toMatchObject({ 'acme/ben': 'acme:+15550200001', 'acme/dan': 'acme:+15550200002' });
   });
 });

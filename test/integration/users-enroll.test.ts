@@ -150,6 +150,22 @@ describe('POST /v1/users', () => {
       expect(await res.json()).toEqual(conflict('Mobile number already registered'));
     });
 
+    test("when the mobile number is another user's with or without the leading '+', then 409 Mobile number already registered, and the holder keeps the number as sent", async () => {
+      const withPlus = uniqueMobile();
+      const withoutPlus = uniqueMobile().slice(1);
+      for (const [held, claimed] of [
+        [withPlus, withPlus.slice(1)],
+        [withoutPlus, `+${withoutPlus}`],
+      ]) {
+        const holder = nextId();
+        await expectCreated(userBody(holder, { mobileNumber: held }));
+        expect(await (await getUser(holder)).json()).toMatchObject({ mobileNumber: held });
+        const res = await enroll(userBody(nextId(), { mobileNumber: claimed }));
+        expect(res.status).toBe(409);
+        expect(await res.json()).toEqual(conflict('Mobile number already registered'));
+      }
+    });
+
     test('when a field is invalid, then 422 [Invalid field <name>] with error Invalid data.', async () => {
       const res = await enroll(userBody(nextId(), { emailId: 'not-an-email' }));
       expect(res.status).toBe(422);

@@ -237,6 +237,23 @@ describe('GET /v1/users and PATCH /v1/users/{userId}', () => {
       expect((await patch(holder, { mobileNumber: mobile, firstName: 'Holder' })).status).toBe(200);
     });
 
+    test("when the mobile number is another user's with or without the leading '+', then 409 Mobile number already registered; the holder may change to its own number spelt the other way, and the answer shows it as sent", async () => {
+      const userId = nextId('p');
+      await enroll(userBody(userId));
+      const holder = nextId('p');
+      const mobile = uniqueMobile();
+      await enroll(userBody(holder, { mobileNumber: mobile.slice(1) }));
+      const held = await patch(userId, { mobileNumber: mobile });
+      expect(held.status).toBe(409);
+      expect(await held.json()).toEqual(conflict(userId, 'Mobile number already registered'));
+      const own = await patch(holder, { mobileNumber: mobile });
+      expect(own.status).toBe(200);
+      expect(await own.json()).toMatchObject({ userId: holder, mobileNumber: mobile });
+      const back = await patch(userId, { mobileNumber: mobile.slice(1) });
+      expect(back.status).toBe(409);
+      expect(await back.json()).toEqual(conflict(userId, 'Mobile number already registered'));
+    });
+
     test("when the user is DELETED, then 409 User is DELETED; unknown or another enterprise's user is 404", async () => {
       const userId = nextId('p');
       await enroll(userBody(userId));

@@ -2,6 +2,7 @@ import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import type { DeliveryReceipt, RecordDeliveryReceipt } from '../../core/providers/delivery-receipt.types.js';
 import type { EmailProvider, SentMessage, SmsProvider } from '../../core/providers/provider.types.js';
+import { mobileNumberKey } from '../../core/users/mobile-number-key.js';
 
 /**
  * Test mode (docs/operations.md, "Test mode"): a test client's messages go to the outbox, never to
@@ -27,8 +28,10 @@ const UNDELIVERED_EMAIL_LOCAL = 'undelivered';
 /** The simulated final state of a message to `to`: FAILED (`failed` or `undelivered` as the reason) or DELIVERED. */
 export function simulatedOutcome(to: string): Pick<DeliveryReceipt, 'state' | 'error'> {
   const local = to.includes('@') ? to.slice(0, to.lastIndexOf('@')).toLowerCase() : undefined;
-  if (to === FAILED_PHONE || local === FAILED_EMAIL_LOCAL) return { state: 'FAILED', error: 'failed (test mode)' };
-  if (to === UNDELIVERED_PHONE || local === UNDELIVERED_EMAIL_LOCAL) return { state: 'FAILED', error: 'undelivered (test mode)' };
+  // A phone is known by its SMS address, however the '+' was typed.
+  const phone = local === undefined ? mobileNumberKey(to) : undefined;
+  if (phone === FAILED_PHONE || local === FAILED_EMAIL_LOCAL) return { state: 'FAILED', error: 'failed (test mode)' };
+  if (phone === UNDELIVERED_PHONE || local === UNDELIVERED_EMAIL_LOCAL) return { state: 'FAILED', error: 'undelivered (test mode)' };
   return { state: 'DELIVERED' };
 }
 

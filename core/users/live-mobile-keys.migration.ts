@@ -1,0 +1,105 @@
+import type { Connection } from 'mongoose';
+import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
+import type { Logger } from '../platform/logger/logger.js';
+import { liveMobileKey, userModel } from './users.repository.js';
+
+/** A live user left without the unique key of its number: an earlier user's number reaches the same phone. */
+export interface WithheldMobileKey {
+  enterpriseId: string;
+  userId: string;
+  /** The earlier enrolled user who keeps the key. */
+  keptBy: string;
+}
+
+interface KeyedUser {
+  _id: unknown;
+  enterpriseId: string;
+  userId: string;
+  mobileNumber: string;
+  liveMobileKey?: string;
+  createdAt: Date;
+}
+
+/** Enrollment order: the earlier user keeps a shared phone's key. */
+const enrolledBefore = (a: KeyedUser, b: KeyedUser) =>
+  a.createdAt.getTime() < b.createdAt.getTime() || (a.createdAt.getTime() === b.createdAt.getTime() && a.userId < b.userId);
+
+/**
+ * Gives every live user with a mobile number the key of the phone its SMS goes to (liveMobileKey),
+ * where a version before stored the number as sent: `15550100002` and `+15550100002` were two keys.
+ * Two live users of an enterprise whose numbers reach one phone cannot both have it (the unique
+ * index): the earlier enrolled keeps it, the later one is left without a key, logged and returned
+ * for an operator to settle (change or remove one number); nothing else about the user changes.
+ * A step of the migration command: idempotent (a settled user is left alone, a withheld one is
+ * reported again, and gets its key once the other number is gone), and safe to repeat after a
+ * crash, each write being conditional on what was read.
+ */
+export async function migrateLiveMobileKeys(connection: Connection, logger: Logger): Promise<WithheldMobileKey[]> {
+  // The unique index must be there before keys move: it is what finds the shared phones.
+  const users = (await userModel(connection)).collection;
+  const withheld: WithheldMobileKey[] = [];
+  let rekeyed = 0;
+  const cursor = users
+    .find<KeyedUser>(
+      { status: { $ne: 'DELETED' }, mobileNumber: { $exists: true } },
+      { projection: { _id: 1, enterpriseId: 1, userId: 1, mobileNumber: 1, liveMobileKey: 1, createdAt: 1 } },
+    )
+    .sort({ createdAt: 1, userId: 1 });
+
+  /** Sets the user's key if the user is still as read: false when another user holds it. */
+  async function setKey(user: KeyedUser, key: string): Promise<boolean> {
+    try {
+      const result = await users.updateOne(
+        {
+          _id: user._id as never,
+          status: { $ne: 'DELETED' },
+          mobileNumber: user.mobileNumber,
+          liveMobileKey: user.liveMobileKey ?? { $exists: false },
+        },
+        { $set: { liveMobileKey: key } },
+      );
+      rekeyed += result.modifiedCount;
+      return true;
+    } catch (err) {
+      if (!isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
+      return false;
+    }
+  }
+
+  const withheldIds = new Set<string>();
+  function withhold(user: KeyedUser, keptBy: string): void {
+    // A user withheld as a holder may be met again further on: reported once.
+    const id = JSON.stringify([user.enterpriseId, user.userId]);
+    if (withheldIds.has(id)) return;
+    withheldIds.add(id);
+    withheld.push({ enterpriseId: user.enterpriseId, userId: user.userId, keptBy });
+    logger.warn(
+      { enterpriseId: user.enterpriseId, userId: user.userId, keptBy },
+      "mobile number reaches the same phone as an earlier user's: left without its unique key until one of them is changed",
+    );
+  }
+
+  for await (const user of cursor) {
+    const key = liveMobileKey(user, user.mobileNumber);
+    if (user.liveMobileKey === key || (await setKey(user, key))) continue;
+    const holder = await users.findOne<KeyedUser>({ liveMobileKey: key });
+    if (holder && enrolledBefore(holder, user)) {
+      await users.updateOne(
+        { _id: user._id as never, liveMobileKey: user.liveMobileKey ?? { $exists: false } },
+        { $unset: { liveMobileKey: 1 } },
+      );
+      withhold(user, holder.userId);
+      continue;
+    }
+    // A later user holds it (its number was already in this form): the key goes to this, the earlier, user.
+    if (holder) await users.updateOne({ _id: holder._id as never, liveMobileKey: key }, { $unset: { liveMobileKey: 1 } });
+    if (await setKey(user, key)) {
+      if (holder) withhold(holder, user.userId);
+    } else {
+      // Taken again meanwhile (processes writing during the migration): the user keeps its old key.
+      logger.warn({ enterpriseId: user.enterpriseId, userId: user.userId }, 'mobile number key not moved: run the migration again');
+    }
+  }
+  if (rekeyed > 0) logger.info({ rekeyed, withheld: withheld.length }, 'mobile number keys now compare the number with or without its +');
+  return withheld;
+}
