@@ -86,7 +86,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(adminPasskeysRoutes(ctx, repositories));
   app.use(meRoutes(userTokens));
   app.use(mePasskeysRoutes(ctx, repositories, userTokens));
-  app.use(notificationsRoutes(ctx, bearer, notifications, services.idempotent));
+  app.use(notificationsRoutes(ctx, bearer, notifications, services.idempotent, services.otp.limits));
   app.use(meNotificationsRoutes(ctx, notifications, userTokens));
   app.use(mePushSubscriptionsRoutes(ctx, services.push.subscriptions, services.push.vapidKeys, userTokens));
 

@@ -105,6 +105,9 @@ export const notificationsRouteDocs: RouteDoc[] = [
           IDEMPOTENCY_KEY_422,
         ].join('; '),
       ),
+      '429': error(
+        '`Too many requests: retry after <s> seconds` (Retry-After, RateLimit-Policy, RateLimit): the client\'s budget (`notifications-per-client`) or the person\'s across the enterprise\'s clients (`notifications-per-user`) is spent',
+      ),
     },
   },
   {

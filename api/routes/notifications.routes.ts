@@ -12,6 +12,9 @@ import { isDraining } from '../draining-state.js';
 import type { ServiceContext } from '../service-context.js';
 import { parseWaitSeconds, waitForFinalState } from './notification-wait.js';
 import { idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
+import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
+import { refundable, takePersonBudgets } from './person-budgets.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -49,6 +52,7 @@ export function notificationsRoutes(
   bearer: BearerStores,
   service: NotificationsService,
   idempotent: IdempotentRequests,
+  limits: RateLimits,
 ): Router {
   const router = Router();
   // This process's waiting requests (`?wait=`), shared between enterprises.
@@ -60,13 +64,17 @@ export function notificationsRoutes(
 
   // With an Idempotency-Key, the notification's uuid is the claim's: a retry of a request that died
   // after storing it answers that notification instead of pushing a second one to the person.
+  // Each new notification takes a point of the client's budget and of the person's across the
+  // enterprise's clients (push fatigue: no one is asked again and again until they accept by
+  // mistake); a replay, or a retry finishing a stored one, takes none.
   router.post('/v1/notifications', ...guard, ...jsonBody(ctx), validateBody('notifications.create.json'), async (req, res) => {
-    const { clientId, enterpriseId } = authOf(res);
+    const { clientId, enterpriseId, test } = authOf(res);
     const owner = { clientId, enterpriseId };
+    const input = req.body as CreateNotificationInput;
     const scope = { enterpriseId, callerId: clientId, route: 'POST /v1/notifications' };
     const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => {
       const found = claim?.resumed ? await service.read(owner, claim.id).catch(unlessNotFound) : undefined;
-      const created = found ?? (await service.create(owner, req.body as CreateNotificationInput, { notificationUuid: claim?.id }));
+      const created = found ?? (await createWithinBudgets(input, { clientId, enterpriseId, test }, claim?.id));
       return {
         status: 201,
         location: `/v1/notifications/${created.notificationUuid}`,
@@ -74,6 +82,22 @@ export function notificationsRoutes(
       };
     });
     sendIdempotentAnswer(res, answer);
+
+    async function createWithinBudgets(
+      body: CreateNotificationInput,
+      caller: { clientId: string; enterpriseId: string; test: boolean },
+      notificationUuid: string | undefined,
+    ) {
+      const budgets = takePersonBudgets(limits, 'notifications', { ...caller, userId: body.userId });
+      try {
+        res.set(rateLimitHeaders(await budgets.admission));
+        return await service.create(owner, body, { notificationUuid });
+      } catch (err) {
+        // Refused for the caller's own mistake (an unknown user, a bad field): nothing reached the person.
+        if (refundable(err)) await budgets.refund();
+        throw err;
+      }
+    }
   });
 
   router.get('/v1/notifications/:uuid', ...guard, async (req, res) => {

@@ -14,7 +14,7 @@ import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
-import { refundable, takeOtpBudgets, type OtpBudgets } from './otp-budgets.js';
+import { refundable, takePersonBudgets, type PersonBudgets } from './person-budgets.js';
 
 export interface OtpRouteServices {
   generation: OtpGenerationService;
@@ -56,7 +56,7 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
       res.status(200).set('Idempotent-Replayed', 'true').json({ otpUuid: replayed });
       return;
     }
-    const { admission, refund } = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId: request.userId, test });
+    const { admission, refund } = takePersonBudgets(services.limits, 'otp', { clientId, enterpriseId, userId: request.userId, test });
     // Points go back when the request is refused for the caller's own mistake (4xx but 429) or
     // turns out to be a replay: neither sends anything to the person.
     let result: { otpUuid: string; replayed?: true };
@@ -113,9 +113,9 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
     const { clientId, enterpriseId, test } = authOf(res);
     const otpUuid = otpUuidParam(String(req.params.otpUuid));
     const idempotencyKey = idempotencyKeyOf(req);
-    let budgets: OtpBudgets | undefined;
+    let budgets: PersonBudgets | undefined;
     const admit = (userId: string) => {
-      budgets = takeOtpBudgets(services.limits, { clientId, enterpriseId, userId, test });
+      budgets = takePersonBudgets(services.limits, 'otp', { clientId, enterpriseId, userId, test });
       return budgets.admission;
     };
     let result: Awaited<ReturnType<OtpResendService['resend']>>;

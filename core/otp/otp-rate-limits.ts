@@ -5,14 +5,19 @@ import { createBudget, type Budget } from '../platform/throttling/budget.js';
 import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
-export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient';
+export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient' | 'notificationsPerUser' | 'notificationsPerClient';
 
 /** Names the budgets carry in the RateLimit headers (stable: clients may key on them). */
 const POLICY_NAMES: Record<LimitName, string> = {
   otpPerUser: 'otp-per-user',
   otpPerClient: 'otp-per-client',
   validatePerClient: 'validate-per-client',
+  notificationsPerUser: 'notifications-per-user',
+  notificationsPerClient: 'notifications-per-client',
 };
+
+/** Budgets of a person: test clients' traffic counts against budgets of its own there. */
+const PER_USER: readonly LimitName[] = ['otpPerUser', 'notificationsPerUser'];
 
 const tooMany = (msBeforeNext: number, budget: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
@@ -20,7 +25,7 @@ const tooMany = (msBeforeNext: number, budget: BudgetState) => {
 };
 
 /**
- * Abuse limits in Redis, shared by every API instance (an in-process limiter with the same budget
+ * Abuse limits of the enterprise API (OTPs, their validations, approval notifications) in Redis, shared by every API instance (an in-process limiter with the same budget
  * stands in while Redis is unreachable). A request refused for the caller's own mistake gives its
  * points back (`refund`), so a mistyped template name never uses up a person's budget. Test
  * clients' traffic counts against a per-user budget of its own.
@@ -29,7 +34,7 @@ export function createRateLimits(redis: RedisClient, prefix: string, limits: Rec
   const budgets = Object.fromEntries(
     (Object.keys(limits) as LimitName[]).map((name) => [
       name,
-      createBudget(redis, prefix, { name, ...limits[name], policy: POLICY_NAMES[name], separateTestTraffic: name === 'otpPerUser' }),
+      createBudget(redis, prefix, { name, ...limits[name], policy: POLICY_NAMES[name], separateTestTraffic: PER_USER.includes(name) }),
     ]),
   ) as Record<LimitName, Budget>;
 

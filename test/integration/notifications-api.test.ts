@@ -3,6 +3,7 @@ import type { CreateNotificationInput } from '../../core/notifications/notificat
 import { createClientWithToken } from '../support/auth-helpers.js';
 import {
   ACTIONS,
+  ASKS_ONE_PERSON_OFTEN,
   blockUser,
   enrollAndActivateWithDevice,
   mintUserToken,
@@ -36,7 +37,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
   let plainToken: string;
 
   beforeAll(async () => {
-    service = await startTestService('notifapi');
+    service = await startTestService('notifapi', ASKS_ONE_PERSON_OFTEN);
     await createGroups(service, ['retail']);
     ({ accessToken: enterprise, clientId: enterpriseClientId } = await createClientWithToken(service, {
       scopes: ['users', 'notifications'],

@@ -8,7 +8,7 @@ import type { Notification } from '../../core/notifications/notification.types.j
 import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
 import { findFreePort } from '../../scripts/local-services.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
+import { ASKS_ONE_PERSON_OFTEN, mintUserToken, notificationBody, registerAppClient } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
@@ -26,7 +26,7 @@ describe('GET /v1/notifications/{uuid}?wait=: waiting for the answer across API 
   let userToken: string;
 
   beforeAll(async () => {
-    service = await startTestService('notifwait');
+    service = await startTestService('notifwait', ASKS_ONE_PERSON_OFTEN);
     const port = await findFreePort();
     other = spawnProcessEntry('api/main.js', { ...service.env, PORT: String(port) });
     otherUrl = `http://127.0.0.1:${port}`;

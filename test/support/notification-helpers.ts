@@ -143,3 +143,9 @@ export function notificationBody(userId: string, overrides: Record<string, unkno
     ...overrides,
   };
 }
+
+/**
+ * Settings of a test file that asks one person many times (RATE_LIMIT_NOTIFICATIONS_PER_USER is 10
+ * per 10 minutes by default): what it tests is not the limit, which notifications-limits tests.
+ */
+export const ASKS_ONE_PERSON_OFTEN = { RATE_LIMIT_NOTIFICATIONS_PER_USER: '1000' } as const;

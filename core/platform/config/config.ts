@@ -190,6 +190,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       otpPerUser: rateLimit(s.RATE_LIMIT_OTP_PER_USER, s.RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS),
       otpPerClient: rateLimit(s.RATE_LIMIT_OTP_PER_CLIENT, s.RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS),
       validatePerClient: rateLimit(s.RATE_LIMIT_VALIDATE_PER_CLIENT, s.RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS),
+      notificationsPerUser: rateLimit(s.RATE_LIMIT_NOTIFICATIONS_PER_USER, s.RATE_LIMIT_NOTIFICATIONS_PER_USER_WINDOW_SECONDS),
+      notificationsPerClient: rateLimit(s.RATE_LIMIT_NOTIFICATIONS_PER_CLIENT, s.RATE_LIMIT_NOTIFICATIONS_PER_CLIENT_WINDOW_SECONDS),
     }),
     /** Failed client authentication at the token, introspection and revocation endpoints (docs/security.md). */
     clientAuthentication: Object.freeze({

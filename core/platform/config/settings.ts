@@ -633,6 +633,25 @@ export const SETTINGS = {
   RATE_LIMIT_OTP_PER_CLIENT: { section: 'limits', ...POINTS, default: 1000, doc: 'OTP generations per client' },
   RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS: { section: 'limits', ...WINDOW, default: 60, doc: windowOf('RATE_LIMIT_OTP_PER_CLIENT') },
   RATE_LIMIT_VALIDATE_PER_CLIENT: { section: 'limits', ...POINTS, default: 3000, doc: 'OTP validations per client' },
+  RATE_LIMIT_NOTIFICATIONS_PER_USER: {
+    section: 'limits',
+    ...POINTS,
+    default: 10,
+    doc: 'approval notifications created per userId, across clients (no person is asked again and again until they accept by mistake)',
+  },
+  RATE_LIMIT_NOTIFICATIONS_PER_USER_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 600,
+    doc: windowOf('RATE_LIMIT_NOTIFICATIONS_PER_USER'),
+  },
+  RATE_LIMIT_NOTIFICATIONS_PER_CLIENT: { section: 'limits', ...POINTS, default: 1000, doc: 'approval notifications created per client' },
+  RATE_LIMIT_NOTIFICATIONS_PER_CLIENT_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 60,
+    doc: windowOf('RATE_LIMIT_NOTIFICATIONS_PER_CLIENT'),
+  },
   RATE_LIMIT_VALIDATE_PER_CLIENT_WINDOW_SECONDS: {
     section: 'limits',
     ...WINDOW,

@@ -1,32 +1,42 @@
 import { userKey } from '../../core/platform/tenancy/enterprise-id.js';
 import { isStoreUnavailable } from '../../core/platform/db/store-unavailable.js';
 import { AppError } from '../../core/platform/errors/app-error.js';
-import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { LimitName, RateLimits } from '../../core/otp/otp-rate-limits.js';
 import type { BudgetState } from '../../core/platform/throttling/rate-limit-headers.js';
 
-/** The limits one request that sends a code took, and how to give them back. */
-export interface OtpBudgets {
+/** The limits one request that sends a message to a person took, and how to give them back. */
+export interface PersonBudgets {
   /** Settles with the budgets' states (the RateLimit headers), or rejects with the 429. */
   admission: Promise<BudgetState[]>;
   /** Gives back what was taken (the request sent nothing to the person). */
   refund: () => Promise<void>;
 }
 
+/** What a request sends to a person: an OTP, or an approval notification to answer. */
+export type PersonMessage = 'otp' | 'notifications';
+
+const BUDGETS_OF: Record<PersonMessage, { perClient: LimitName; perUser: LimitName }> = {
+  otp: { perClient: 'otpPerClient', perUser: 'otpPerUser' },
+  notifications: { perClient: 'notificationsPerClient', perUser: 'notificationsPerUser' },
+};
+
 /**
- * Takes one point of each budget a code sent to a person uses: the client's, and the user's
+ * Takes one point of each budget a message sent to a person uses: the client's, and the user's
  * across the enterprise's clients (several backends together cannot flood one person, and one
  * enterprise never uses up another's budget for a userId they share).
  */
-export function takeOtpBudgets(
+export function takePersonBudgets(
   limits: RateLimits,
+  message: PersonMessage,
   ref: { clientId: string; enterpriseId: string; userId: string; test?: boolean },
-): OtpBudgets {
+): PersonBudgets {
   // Test clients' traffic counts against a per-user budget of its own (see createRateLimits).
   const test = ref.test === true;
+  const { perClient, perUser } = BUDGETS_OF[message];
   const budgets = [
-    { name: 'otpPerClient', key: ref.clientId },
-    { name: 'otpPerUser', key: userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId }) },
-  ] as const;
+    { name: perClient, key: ref.clientId },
+    { name: perUser, key: userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId }) },
+  ];
   const taken = Promise.allSettled(budgets.map((b) => limits.consume(b.name, b.key, test)));
   const admission = taken.then((outcomes) => {
     for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;

@@ -1,0 +1,93 @@
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { notificationBody } from '../support/notification-helpers.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+import { sendJson } from '../support/users-helpers.js';
+
+// Two notifications per person per 10 minutes and five per client per minute, so each test sees
+// exactly when a budget is used. Each test has a client of its own (its own client budget).
+describe('Approval notification limits: no person is asked again and again, no client floods the queues', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('notiflimits', {
+      RATE_LIMIT_NOTIFICATIONS_PER_USER: '2',
+      RATE_LIMIT_NOTIFICATIONS_PER_USER_WINDOW_SECONDS: '600',
+      RATE_LIMIT_NOTIFICATIONS_PER_CLIENT: '5',
+      RATE_LIMIT_NOTIFICATIONS_PER_CLIENT_WINDOW_SECONDS: '60',
+    });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  let n = 0;
+  async function newUser(userId = `asked-${++n}`): Promise<string> {
+    await insertUser(service.ctx.mongo, { userId });
+    return userId;
+  }
+  const newClient = async () => (await createClientWithToken(service, { scopes: ['notifications'] })).accessToken;
+  const create = (token: string, userId: string, headers: Record<string, string> = {}) =>
+    sendJson(`${service.url}/v1/notifications`, 'POST', token, notificationBody(userId), headers);
+
+  test('when a notification is created, then RateLimit-Policy and RateLimit say both budgets, what is left and when each resets', async () => {
+    const res = await create(await newClient(), await newUser());
+    expect(res.status).toBe(201);
+    expect(res.headers.get('ratelimit-policy')).toBe('"notifications-per-client";q=5;w=60, "notifications-per-user";q=2;w=600');
+    expect(res.headers.get('ratelimit')).toMatch(/^"notifications-per-client";r=4;t=(60|59), "notifications-per-user";r=1;t=(600|599)$/);
+  });
+
+  test("when a person's budget is spent, then every client of the enterprise is refused 429 with Retry-After for that person, and others are still asked", async () => {
+    const [first, second] = [await newClient(), await newClient()];
+    const person = await newUser();
+    expect((await create(first, person)).status).toBe(201);
+    expect((await create(second, person)).status).toBe(201);
+    for (const token of [first, second]) {
+      const refused = await create(token, person);
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toMatchObject({
+        status: 429,
+        error: 'Too Many Requests',
+        message: expect.stringMatching(/^Too many requests: retry after \d+ seconds$/),
+      });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(500);
+      expect(refused.headers.get('ratelimit-policy')).toBe('"notifications-per-user";q=2;w=600');
+      expect(refused.headers.get('ratelimit')).toMatch(/^"notifications-per-user";r=0;t=\d+$/);
+    }
+    expect(await service.ctx.mongo.collection('notifications').countDocuments({ userId: person })).toBe(2);
+    expect((await create(first, await newUser())).status).toBe(201);
+  });
+
+  test("when a client's budget is spent, then it is refused 429 for anyone, while another client still creates", async () => {
+    const token = await newClient();
+    for (let i = 0; i < 5; i++) expect((await create(token, await newUser())).status).toBe(201);
+    const refused = await create(token, await newUser());
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-policy')).toBe('"notifications-per-client";q=5;w=60');
+    expect((await create(await newClient(), await newUser())).status).toBe(201);
+  });
+
+  test('when a create is replayed with its Idempotency-Key, then no budget is used', async () => {
+    const token = await newClient();
+    const person = await newUser();
+    const first = await create(token, person, { 'idempotency-key': `limits-${person}` });
+    expect(first.status).toBe(201);
+    for (let i = 0; i < 3; i++) {
+      const again = await create(token, person, { 'idempotency-key': `limits-${person}` });
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+    }
+    // One point of two was used, by the first request only.
+    expect((await create(token, person)).status).toBe(201);
+    expect((await create(token, person)).status).toBe(429);
+  });
+
+  test("when requests are refused for the caller's own mistake (a user who does not exist yet), then the person's budget is untouched", async () => {
+    const token = await newClient();
+    const person = `not-yet-${++n}`;
+    for (let i = 0; i < 3; i++) expect((await create(token, person)).status).toBe(404);
+    await newUser(person);
+    expect((await create(token, person)).status).toBe(201);
+    expect((await create(token, person)).status).toBe(201);
+    expect((await create(token, person)).status).toBe(429);
+  });
+});
