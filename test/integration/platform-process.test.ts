@@ -72,6 +72,20 @@ describe('process entries', () => {
     }
   });
 
+  test('when a setting is mistyped in the environment, then the process starts and warns naming the variable and the setting it nearly spells, never the value', async () => {
+    const worker = spawnProcessEntry('workers/enrollment/main.js', { ...testEnv('typo'), RATE_LIMT_OTP_PER_CLIENT: 'zz-typed-value' });
+    try {
+      await waitForOutput(worker, 'worker running');
+      expect(worker.output()).toContain(
+        'RATE_LIMT_OTP_PER_CLIENT is not a setting of this service and is ignored: did you mean RATE_LIMIT_OTP_PER_CLIENT?',
+      );
+      expect(worker.output()).not.toContain('zz-typed-value');
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+    }
+  });
+
   test('when the API process gets SIGTERM, then it stops listening and exits 0', async () => {
     const port = await findFreePort();
     const api = spawnProcessEntry('api/main.js', { ...testEnv('apiproc'), PORT: String(port) });

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { chosenModeNote } from '../config/chosen-mode.js';
+import { unknownSettings, unknownSettingWarning } from '../config/unknown-settings.js';
 import { createLogger, type Logger } from '../logger/logger.js';
 import { exitOnSignals } from './shutdown.js';
 import { StartCancelledError } from './start-cancel.js';
@@ -22,6 +23,8 @@ export function runProcess(name: string, start: ProcessStart): void {
   const logger = createLogger({ level: config.logLevel, name });
   const modeNote = chosenModeNote(process.env, config);
   if (modeNote) logger.info(modeNote);
+  // A mistyped setting would run with its default, unnoticed: each is named (never its value).
+  for (const unknown of unknownSettings(process.env)) logger.warn(unknownSettingWarning(unknown));
   const stopping = new AbortController();
   const running = start(config, logger, stopping.signal);
   // Listening from the first moment, instead of the signal's default action killing a
