@@ -1,6 +1,5 @@
 import type { Connection } from 'mongoose';
-import { existingIndexes } from '../platform/db/model-registry.js';
-import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
+import { dropIndexByKey } from '../platform/db/drop-index.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 
@@ -15,17 +14,6 @@ export const PRE_ENTERPRISE_INDEXES: [collection: string, index: string][] = [
 /** Collections whose records belong to an enterprise. */
 const TENANT_COLLECTIONS = ['clients', 'users', 'otps', 'otp_idempotency_keys', 'deliveries'];
 
-async function dropIndexIfPresent(connection: Connection, collection: string, index: string): Promise<boolean> {
-  if (!(await existingIndexes(connection, collection)).some((i) => i.name === index)) return false;
-  try {
-    await connection.collection(collection).dropIndex(index);
-  } catch (err) {
-    // Another process dropped it first.
-    if (!isMongoError(err, MONGO_CODES.IndexNotFound)) throw err;
-  }
-  return true;
-}
-
 /**
  * Brings data written before enterprises existed into the `default` enterprise; a step of the
  * migration command (idempotent, and safe when several processes run it at once; no
@@ -36,7 +24,7 @@ async function dropIndexIfPresent(connection: Connection, collection: string, in
 export async function migrateToEnterprises(connection: Connection, logger: Logger): Promise<void> {
   const dropped: string[] = [];
   for (const [collection, index] of PRE_ENTERPRISE_INDEXES) {
-    if (await dropIndexIfPresent(connection, collection, index)) dropped.push(`${collection}.${index}`);
+    if (await dropIndexByKey(connection, collection, index)) dropped.push(`${collection}.${index}`);
   }
   let tagged = 0;
   for (const name of TENANT_COLLECTIONS) {

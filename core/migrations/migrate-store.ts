@@ -2,6 +2,7 @@ import type { Connection } from 'mongoose';
 import { declaredIndexes, type DeclaredIndex, type IndexDrift } from '../platform/db/index-drift.js';
 import { compareModelIndexes, forgetIndexBuilds, registeredModel } from '../platform/db/model-registry.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
+import { dropIndexByKey } from '../platform/db/drop-index.js';
 import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { migrateLiveMobileKeys, type WithheldMobileKey } from '../users/live-mobile-keys.migration.js';
@@ -46,12 +47,7 @@ async function changeTtl(connection: Connection, drift: IndexDrift, declared: De
 
 async function rebuild(connection: Connection, drift: IndexDrift, declared: DeclaredIndex): Promise<void> {
   const collection = connection.collection(drift.collection);
-  try {
-    await collection.dropIndex(drift.name);
-  } catch (err) {
-    // Another migration run dropped it first.
-    if (!isMongoError(err, MONGO_CODES.IndexNotFound)) throw err;
-  }
+  await dropIndexByKey(connection, drift.collection, drift.name);
   await collection.createIndex(declared.key, { name: declared.name, ...declared.options });
 }
 

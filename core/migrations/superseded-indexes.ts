@@ -1,6 +1,5 @@
 import type { Connection } from 'mongoose';
-import { existingIndexes } from '../platform/db/model-registry.js';
-import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
+import { dropIndexByKey } from '../platform/db/drop-index.js';
 
 /**
  * Indexes an older version declared and this one replaced by another. Unlike the pre-enterprise
@@ -20,17 +19,7 @@ export const SUPERSEDED_INDEXES: [collection: string, index: string][] = [
 export async function dropSupersededIndexes(connection: Connection): Promise<string[]> {
   const dropped: string[] = [];
   for (const [collection, index] of SUPERSEDED_INDEXES) {
-    const found = (await existingIndexes(connection, collection)).find((i) => i.name === index);
-    if (!found) continue;
-    try {
-      // By its key, not its name: the local MongoDB-wire server drops an index by name from every
-      // collection having one of that name (templates.name_1 would take groups.name_1 with it).
-      await connection.db?.command({ dropIndexes: collection, index: found.key });
-      dropped.push(`${collection}.${index}`);
-    } catch (err) {
-      // Another migration run dropped it first.
-      if (!isMongoError(err, MONGO_CODES.IndexNotFound)) throw err;
-    }
+    if (await dropIndexByKey(connection, collection, index)) dropped.push(`${collection}.${index}`);
   }
   return dropped;
 }

@@ -131,6 +131,25 @@ describe('index changes go through the migration command', () => {
     expect((await indexesOf(mongo, 'activity')).map((i) => i.name)).not.toContain('enterpriseId_1_userId_1__id_-1');
     expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
   });
+  test('when the migration drops an index of before enterprises and rebuilds a TTL index, then the indexes of the same names in other collections stay', async () => {
+    const first = await startTestService('migrate-bystanders', { MONGODB_URI: uri });
+    await first.close();
+    // As an older version left them: the deployment-wide unique userId, webhook events kept 7 days.
+    await mongo.collection('users').createIndex({ userId: 1 }, { unique: true });
+    await mongo.collection('webhook_events').dropIndex('receivedAt_1');
+    await mongo.collection('webhook_events').createIndex({ receivedAt: 1 }, { expireAfterSeconds: 7 * 24 * 3600 });
+    // Another collection's indexes that happen to carry the same names.
+    await mongo.collection('bystanders').createIndex({ userId: 1 });
+    await mongo.collection('bystanders').createIndex({ receivedAt: 1 });
+
+    expect((await migrate(uri)).code).toBe(0);
+    expect((await indexesOf(mongo, 'users')).map((i) => i.name)).not.toContain('userId_1');
+    expect((await indexesOf(mongo, 'webhook_events')).find((i) => i.name === 'receivedAt_1')).toMatchObject({
+      expireAfterSeconds: DECLARED_WEBHOOK_TTL,
+    });
+    expect((await indexesOf(mongo, 'bystanders')).map((i) => i.name).sort()).toEqual(['_id_', 'receivedAt_1', 'userId_1']);
+  });
+
   test('when the templates still have the unique index on the name alone, then processes start beside it, the migration drops it once, and an enterprise may then have its own template of a shared name', async () => {
     // The index of before templates could belong to an enterprise: one name in the whole deployment.
     await mongo.collection('templates').createIndex({ name: 1 }, { unique: true });
