@@ -106,7 +106,7 @@ export const notificationsRouteDocs: RouteDoc[] = [
         ].join('; '),
       ),
       '429': error(
-        '`Too many requests: retry after <s> seconds` (Retry-After, RateLimit-Policy, RateLimit): the client\'s budget (`notifications-per-client`) or the person\'s across the enterprise\'s clients (`notifications-per-user`) is spent',
+        "`Too many requests: retry after <s> seconds` (Retry-After, RateLimit-Policy, RateLimit): the client's budget (`notifications-per-client`), the enterprise's across its clients (`notifications-per-enterprise`) or the person's across the enterprise's clients (`notifications-per-user`) is spent",
       ),
     },
   },

@@ -15,15 +15,16 @@ export interface PersonBudgets {
 /** What a request sends to a person: an OTP, or an approval notification to answer. */
 export type PersonMessage = 'otp' | 'notifications';
 
-const BUDGETS_OF: Record<PersonMessage, { perClient: LimitName; perUser: LimitName }> = {
-  otp: { perClient: 'otpPerClient', perUser: 'otpPerUser' },
-  notifications: { perClient: 'notificationsPerClient', perUser: 'notificationsPerUser' },
+const BUDGETS_OF: Record<PersonMessage, { perClient: LimitName; perEnterprise: LimitName; perUser: LimitName }> = {
+  otp: { perClient: 'otpPerClient', perEnterprise: 'otpPerEnterprise', perUser: 'otpPerUser' },
+  notifications: { perClient: 'notificationsPerClient', perEnterprise: 'notificationsPerEnterprise', perUser: 'notificationsPerUser' },
 };
 
 /**
- * Takes one point of each budget a message sent to a person uses: the client's, and the user's
- * across the enterprise's clients (several backends together cannot flood one person, and one
- * enterprise never uses up another's budget for a userId they share).
+ * Takes one point of each budget a message sent to a person uses: the client's, the enterprise's
+ * across its clients (one tenant cannot take the deployment's sending by registering more
+ * clients), and the user's across the enterprise's clients (several backends together cannot
+ * flood one person, and one enterprise never uses up another's budget for a userId they share).
  */
 export function takePersonBudgets(
   limits: RateLimits,
@@ -32,9 +33,10 @@ export function takePersonBudgets(
 ): PersonBudgets {
   // Test clients' traffic counts against a per-user budget of its own (see createRateLimits).
   const test = ref.test === true;
-  const { perClient, perUser } = BUDGETS_OF[message];
+  const { perClient, perEnterprise, perUser } = BUDGETS_OF[message];
   const budgets = [
     { name: perClient, key: ref.clientId },
+    { name: perEnterprise, key: ref.enterpriseId },
     { name: perUser, key: userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId }) },
   ];
   const taken = Promise.allSettled(budgets.map((b) => limits.consume(b.name, b.key, test)));

@@ -5,15 +5,24 @@ import { createBudget, type Budget } from '../platform/throttling/budget.js';
 import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 
-export type LimitName = 'otpPerUser' | 'otpPerClient' | 'validatePerClient' | 'notificationsPerUser' | 'notificationsPerClient';
+export type LimitName =
+  | 'otpPerUser'
+  | 'otpPerClient'
+  | 'otpPerEnterprise'
+  | 'validatePerClient'
+  | 'notificationsPerUser'
+  | 'notificationsPerClient'
+  | 'notificationsPerEnterprise';
 
 /** Names the budgets carry in the RateLimit headers (stable: clients may key on them). */
 const POLICY_NAMES: Record<LimitName, string> = {
   otpPerUser: 'otp-per-user',
   otpPerClient: 'otp-per-client',
+  otpPerEnterprise: 'otp-per-enterprise',
   validatePerClient: 'validate-per-client',
   notificationsPerUser: 'notifications-per-user',
   notificationsPerClient: 'notifications-per-client',
+  notificationsPerEnterprise: 'notifications-per-enterprise',
 };
 
 /** Budgets of a person: test clients' traffic counts against budgets of its own there. */

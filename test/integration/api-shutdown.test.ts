@@ -53,7 +53,11 @@ describe('Shutdown under keep-alive load: no request is reset', () => {
   let token: string;
 
   beforeAll(async () => {
-    service = await startTestService('apishutdown', { RATE_LIMIT_OTP_PER_USER: '100000', RATE_LIMIT_OTP_PER_CLIENT: '100000' });
+    service = await startTestService('apishutdown', {
+      RATE_LIMIT_OTP_PER_USER: '100000',
+      RATE_LIMIT_OTP_PER_CLIENT: '100000',
+      RATE_LIMIT_OTP_PER_ENTERPRISE: '100000',
+    });
     token = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
     await insertUser(service.ctx.mongo, { userId: 'drain', mobileNumber: '+15550001234' });
   });

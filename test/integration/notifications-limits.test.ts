@@ -32,8 +32,12 @@ describe('Approval notification limits: no person is asked again and again, no c
   test('when a notification is created, then RateLimit-Policy and RateLimit say both budgets, what is left and when each resets', async () => {
     const res = await create(await newClient(), await newUser());
     expect(res.status).toBe(201);
-    expect(res.headers.get('ratelimit-policy')).toBe('"notifications-per-client";q=5;w=60, "notifications-per-user";q=2;w=600');
-    expect(res.headers.get('ratelimit')).toMatch(/^"notifications-per-client";r=4;t=(60|59), "notifications-per-user";r=1;t=(600|599)$/);
+    expect(res.headers.get('ratelimit-policy')).toBe(
+      '"notifications-per-client";q=5;w=60, "notifications-per-enterprise";q=5000;w=60, "notifications-per-user";q=2;w=600',
+    );
+    expect(res.headers.get('ratelimit')).toMatch(
+      /^"notifications-per-client";r=4;t=(60|59), "notifications-per-enterprise";r=\d+;t=(60|59), "notifications-per-user";r=1;t=(600|599)$/,
+    );
   });
 
   test("when a person's budget is spent, then every client of the enterprise is refused 429 with Retry-After for that person, and others are still asked", async () => {
@@ -89,5 +93,37 @@ describe('Approval notification limits: no person is asked again and again, no c
     expect((await create(token, person)).status).toBe(201);
     expect((await create(token, person)).status).toBe(201);
     expect((await create(token, person)).status).toBe(429);
+  });
+});
+
+describe("Approval notification limits: one enterprise's clients together", () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('notifentlimits', {
+      RATE_LIMIT_NOTIFICATIONS_PER_ENTERPRISE: '3',
+      RATE_LIMIT_NOTIFICATIONS_PER_ENTERPRISE_WINDOW_SECONDS: '60',
+    });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  const clientOf = async (enterpriseId: string) =>
+    (await createClientWithToken(service, { scopes: ['notifications'], enterpriseId })).accessToken;
+  const create = async (token: string, enterpriseId: string, userId: string) => {
+    await insertUser(service.ctx.mongo, { userId, enterpriseId });
+    return sendJson(`${service.url}/v1/notifications`, 'POST', token, notificationBody(userId));
+  };
+
+  test("when an enterprise's clients together spend its budget, then each of them is refused 429 while another enterprise still creates", async () => {
+    const [first, second] = [await clientOf('acme'), await clientOf('acme')];
+    expect((await create(first, 'acme', 'acme-1')).status).toBe(201);
+    expect((await create(first, 'acme', 'acme-2')).status).toBe(201);
+    expect((await create(second, 'acme', 'acme-3')).status).toBe(201);
+    const refused = await create(second, 'acme', 'acme-4');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-policy')).toBe('"notifications-per-enterprise";q=3;w=60');
+    expect((await create(first, 'acme', 'acme-5')).status).toBe(429);
+    expect((await create(await clientOf('globex'), 'globex', 'globex-1')).status).toBe(201);
   });
 });

@@ -261,7 +261,9 @@ describe('Cancel and resend an OTP', () => {
       await run(`otp-${otpUuid}-EMAIL`);
       const res = await resend(otpUuid);
       expect(res.status).toBe(200);
-      expect(res.headers.get('ratelimit-policy')).toBe('"otp-per-client";q=1000;w=60, "otp-per-user";q=3;w=600');
+      expect(res.headers.get('ratelimit-policy')).toBe(
+        '"otp-per-client";q=1000;w=60, "otp-per-enterprise";q=5000;w=60, "otp-per-user";q=3;w=600',
+      );
       const body = (await res.json()) as StatusBody;
       expect(body.status).toBe('ACTIVE');
       expect(body.deliveries.map((d) => [d.channel, d.resend, d.state])).toEqual([

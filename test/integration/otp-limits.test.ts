@@ -28,8 +28,12 @@ describe('OTP limits: who pays for a request, and what the caller is told', () =
     const userId = await newUser();
     const res = await generate(userId);
     expect(res.status).toBe(200);
-    expect(res.headers.get('ratelimit-policy')).toBe('"otp-per-client";q=1000;w=60, "otp-per-user";q=2;w=600');
-    expect(res.headers.get('ratelimit')).toMatch(/^"otp-per-client";r=\d+;t=\d+, "otp-per-user";r=1;t=(600|599)$/);
+    expect(res.headers.get('ratelimit-policy')).toBe(
+      '"otp-per-client";q=1000;w=60, "otp-per-enterprise";q=5000;w=60, "otp-per-user";q=2;w=600',
+    );
+    expect(res.headers.get('ratelimit')).toMatch(
+      /^"otp-per-client";r=\d+;t=\d+, "otp-per-enterprise";r=\d+;t=\d+, "otp-per-user";r=1;t=(600|599)$/,
+    );
   });
 
   test('when the budget is spent, then 429 carries Retry-After and the spent budget in RateLimit', async () => {

@@ -633,6 +633,30 @@ export const SETTINGS = {
   RATE_LIMIT_OTP_PER_CLIENT: { section: 'limits', ...POINTS, default: 1000, doc: 'OTP generations per client' },
   RATE_LIMIT_OTP_PER_CLIENT_WINDOW_SECONDS: { section: 'limits', ...WINDOW, default: 60, doc: windowOf('RATE_LIMIT_OTP_PER_CLIENT') },
   RATE_LIMIT_VALIDATE_PER_CLIENT: { section: 'limits', ...POINTS, default: 3000, doc: 'OTP validations per client' },
+  RATE_LIMIT_OTP_PER_ENTERPRISE: {
+    section: 'limits',
+    ...POINTS,
+    default: 5000,
+    doc: "OTP generations per enterprise, across its clients (one tenant's clients together cannot take the whole deployment's sending)",
+  },
+  RATE_LIMIT_OTP_PER_ENTERPRISE_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 60,
+    doc: windowOf('RATE_LIMIT_OTP_PER_ENTERPRISE'),
+  },
+  RATE_LIMIT_NOTIFICATIONS_PER_ENTERPRISE: {
+    section: 'limits',
+    ...POINTS,
+    default: 5000,
+    doc: 'approval notifications created per enterprise, across its clients',
+  },
+  RATE_LIMIT_NOTIFICATIONS_PER_ENTERPRISE_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 60,
+    doc: windowOf('RATE_LIMIT_NOTIFICATIONS_PER_ENTERPRISE'),
+  },
   RATE_LIMIT_NOTIFICATIONS_PER_USER: {
     section: 'limits',
     ...POINTS,
