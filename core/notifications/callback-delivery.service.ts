@@ -2,6 +2,7 @@ import { readCallbackSecret } from '../clients/callback-secret.js';
 import type { ClientsRepository } from '../clients/clients.repository.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { CallbackAddressPolicy } from './callback-address-policy.js';
+import type { CallbackHostSlots } from './callback-host-slots.js';
 import { CallbackAddressRefusedError, type Resolver } from './guarded-post.js';
 import { callbackPayload, postCallback } from './notification-callback.js';
 import { isFinal } from './notification-states.js';
@@ -17,6 +18,8 @@ export interface CallbackDeliveryDeps {
   logger: Logger;
   /** Only tests replace it; the worker resolves with the system resolver. */
   resolver?: Resolver;
+  /** This process's callbacks in flight per receiver host (callback-host-slots.ts); none: no cap. */
+  hostSlots?: CallbackHostSlots;
 }
 
 export type CallbackOutcome = 'sent' | 'refused' | 'already-done' | 'no-callback' | 'missing';
@@ -43,6 +46,8 @@ export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
       const secret = await readCallbackSecret(deps.clients, n.clientId, deps.encryptionKey);
       if (secret === null)
         throw new CallbackSecretMissingError('the client has no callback secret (deleted client, or created without one: rotate one)');
+      // Throws CallbackHostBusyError when this receiver already holds its share of the slots.
+      const release = deps.hostSlots?.take(new URL(n.callbackUrl).host);
       try {
         await postCallback(n.callbackUrl, JSON.stringify(callbackPayload(n)), secret, {
           policy: deps.policy,
@@ -57,6 +62,8 @@ export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
           'callback refused: its address is not allowed; marked FAILED, not retried',
         );
         return 'refused';
+      } finally {
+        release?.();
       }
       await deps.repository.setCallbackState(notificationUuid, 'SENT');
       return 'sent';

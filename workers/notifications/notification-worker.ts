@@ -12,6 +12,7 @@ import { createNotificationsService } from '../../core/notifications/notificatio
 import { appendUserEvent } from '../../core/notifications/notification-user-events.js';
 import { createUserEventOutbox } from '../../core/notifications/user-event-outbox.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
+import { createCallbackHostSlots } from '../../core/notifications/callback-host-slots.js';
 import { callbackBackoffMs, enqueueCallback, enqueueExpiry, requeueCallback } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createPushDelivery } from '../../core/push/push-delivery.service.js';
@@ -61,6 +62,7 @@ export async function startNotificationWorker(config: Config, logger: Logger, st
     timeoutMs: config.notifications.callbackTimeoutMs,
     policy: config.notifications.callbackAddresses,
     logger: log,
+    hostSlots: createCallbackHostSlots(config.notifications.callbackConcurrencyPerHost),
   });
 
   const expiries = createManagedWorker({

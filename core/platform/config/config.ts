@@ -251,6 +251,7 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       sweepIntervalMs: s.NOTIFICATION_SWEEP_INTERVAL_MS,
       retentionDays: s.NOTIFICATION_RETENTION_DAYS,
       callbackConcurrency: s.NOTIFICATION_CALLBACK_CONCURRENCY,
+      callbackConcurrencyPerHost: s.NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST,
       callbackRetryBaseMs: s.NOTIFICATION_CALLBACK_RETRY_BASE_MS,
       callbackTimeoutMs: s.NOTIFICATION_CALLBACK_TIMEOUT_MS,
       /** Where callbacks may go besides public addresses (docs/security.md). */

@@ -403,6 +403,12 @@ export const SETTINGS = {
     doc: 'ended notifications are deleted this long after they ended',
   },
   NOTIFICATION_CALLBACK_CONCURRENCY: { section: 'workers', ...CONCURRENCY, default: 10, doc: 'signed callbacks sent at once' },
+  NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST: {
+    section: 'workers',
+    ...CONCURRENCY,
+    default: 3,
+    doc: 'of those, callbacks sent at once to one receiver host (a slow or silent receiver cannot take every slot); a callback over it waits a second or two without using up an attempt',
+  },
   NOTIFICATION_CALLBACK_RETRY_BASE_MS: {
     section: 'workers',
     kind: 'integer',

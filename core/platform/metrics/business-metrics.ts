@@ -100,6 +100,12 @@ export const pushSends = new Counter({
   registers: [businessRegistry],
 });
 
+export const callbacksDeferred = new Counter({
+  name: 'svc_notification_callbacks_deferred_total',
+  help: "Callbacks put back for a moment because their receiver's host already held its share of the worker's callback slots (NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST): a slow or silent receiver, its callbacks queueing",
+  registers: [businessRegistry],
+});
+
 export const activationsSwept = new Counter({
   name: 'svc_activations_swept_total',
   help: "Activations of lost enrollment jobs handled by the enrollment worker's sweep, by outcome: prepared (messages written and queued), failed (could not be prepared, for example a code that no longer decrypts; tried again after a back-off)",

@@ -27,6 +27,7 @@ describe('configuration', () => {
       sweepIntervalMs: 500,
       retentionDays: 90,
       callbackConcurrency: 10,
+      callbackConcurrencyPerHost: 3,
       callbackRetryBaseMs: 1000,
       callbackTimeoutMs: 10000,
       callbackAddresses: { allowLoopback: true, allowedNetworks: [] },

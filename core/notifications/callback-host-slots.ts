@@ -1,0 +1,36 @@
+/** This process already has its share of callbacks in flight to the receiver's host. */
+export class CallbackHostBusyError extends Error {
+  constructor(readonly host: string) {
+    super(`callbacks to ${host} already use this worker's share of its callback slots`);
+    this.name = 'CallbackHostBusyError';
+  }
+}
+
+/**
+ * How many callbacks this worker process has in flight to each receiver host, at most `perHost`.
+ * A receiver that accepts connections and never answers holds each of its callbacks for the whole
+ * request timeout: without a cap, one enterprise's silent receiver would take every callback slot
+ * of the worker and the other enterprises' callbacks would wait behind it. In memory: each worker
+ * process guards its own slots, and the cap scales with the number of workers as the slots do.
+ */
+export function createCallbackHostSlots(perHost: number) {
+  const inFlight = new Map<string, number>();
+  return {
+    /** Takes a slot for `host` and returns its release; CallbackHostBusyError when the host has its share. */
+    take(host: string): () => void {
+      const used = inFlight.get(host) ?? 0;
+      if (used >= perHost) throw new CallbackHostBusyError(host);
+      inFlight.set(host, used + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (inFlight.get(host) ?? 1) - 1;
+        if (left <= 0) inFlight.delete(host);
+        else inFlight.set(host, left);
+      };
+    },
+  };
+}
+
+export type CallbackHostSlots = ReturnType<typeof createCallbackHostSlots>;
