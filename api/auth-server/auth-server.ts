@@ -28,6 +28,7 @@ import {
 import { answerGrantTypeRefusalsAsUnauthorizedClient } from './grant-type-refusal.js';
 import { adapterAnsweringStoreOutages, answerStoreOutages, answeringStoreOutages } from './store-outage.js';
 import { reuseClientInstances } from './client-instances.js';
+import { refuseRedirectUriRemovedSinceStart } from './redirect-uri-still-registered.js';
 import { limitFailedClientAuthentication, type ClientAuthenticatingEndpoint } from './client-authentication-limit.js';
 import { answerForEnterpriseTokens } from './enterprise-token-lifecycle.js';
 import { answerMissingClientAuthentication } from './missing-client-authentication.js';
@@ -256,6 +257,8 @@ export async function createAuthServer(
     },
     // First-party apps skip consent: their grant covers what the request asks.
     loadExistingGrant: async (oidcCtx) => {
+      // The last hook the provider calls before it issues a code on resume.
+      refuseRedirectUriRemovedSinceStart(oidcCtx);
       const { client, session, result, account } = oidcCtx.oidc;
       const { provider } = self;
       if (!client || !session || !provider || !account) return undefined;

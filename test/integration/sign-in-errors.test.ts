@@ -314,6 +314,20 @@ describe('sign-in: errors, replays and refusals', () => {
     expect(await readOutbox(service, '+15550300009')).toEqual([]);
   });
 
+  test('when the redirect URI is removed from the app while its user signs in, then the sign-in ends on the error page and no code goes to the removed URI', async () => {
+    const kept = 'https://app.example/kept';
+    const app = await registerClient(service.services.clients, { name: 'Moving app', scopes: [], redirectUris: [REDIRECT, kept] });
+    const { walker, page, code } = await atCodeStep('jade', '+15550300007', validParams({ client_id: app.client.clientId }));
+    const patched = await adminRequest(service, 'PATCH', `/admin/clients/${app.client.clientId}`, { redirectUris: [kept] });
+    expect(patched.status).toBe(200);
+    const after = await walker.request(page.url, { form: { csrf: csrfOf(page.html), step: 'code', otp: code } });
+    expect('redirectedTo' in after).toBe(false);
+    const shown = after as Exclude<typeof after, { redirectedTo: string }>;
+    expect(shown.status).toBe(400);
+    expect(shown.html).toContain('Sign-in error');
+    expect(shown.html).toContain('invalid_redirect_uri');
+  });
+
   test('when the user id is unknown or DELETED, then the same code page follows, no message is sent, and codes fail like wrong ones', async () => {
     for (const userId of ['nobody-here', 'gone']) {
       const walker = new FormWalker(service.url);
