@@ -115,8 +115,9 @@ export async function createAuthServer(
     cookies: { keys: cookieKeys },
     routes: { ...ROUTES },
     scopes: ['openid', 'offline_access', ...CLIENT_SCOPES],
-    // Only the `sub` claim: profile data is served by /v1/me to the user's token.
-    claims: { openid: ['sub'] },
+    // Only who the user is (`sub`, and `enterprise_id`, added by presentUsersByUserId): profile
+    // data is served by /v1/me to the user's token.
+    claims: { openid: ['sub', 'enterprise_id'] },
     responseTypes: ['code'],
     // redirect_uri is required and must match a registered one exactly, even for a client with one.
     allowOmittingSingleRegisteredRedirectUri: false,
@@ -338,8 +339,8 @@ export async function createAuthServer(
 
 /**
  * The account id is `<enterpriseId>:<userId>`, but tokens name the user as they always have, by
- * the bare userId (the client already knows its enterprise): ID tokens (built by the provider's
- * Claims class) and introspection answers.
+ * the bare userId, with the enterprise beside it (`enterprise_id`): ID tokens (built by the
+ * provider's Claims class) and introspection answers (user access tokens are opaque).
  */
 function presentUsersByUserId(provider: Provider): void {
   const ClaimsClass = provider.Claims as unknown as {
@@ -372,10 +373,15 @@ function advertiseUserinfo(provider: Provider, url: string): void {
   });
 }
 
-function subjectOf(sub: unknown): { sub?: string } {
+/**
+ * The user as tokens present it: `sub` the bare userId, and `enterprise_id` the enterprise it
+ * belongs to, since the same userId may be two people of two enterprises under one issuer: an app
+ * registered with several enterprises keys its accounts by (`enterprise_id`, `sub`).
+ */
+function subjectOf(sub: unknown): { sub?: string; enterprise_id?: string } {
   if (typeof sub !== 'string') return {};
   const ref = userOfAccountId(sub);
-  return ref ? { sub: ref.userId } : {};
+  return ref ? { sub: ref.userId, enterprise_id: ref.enterpriseId } : {};
 }
 
 /**

@@ -82,7 +82,7 @@ describe('authorization server through a standard OAuth client library (openid-c
     const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: codeVerifier, expectedState: state });
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.scope?.split(' ').sort()).toEqual(['notifications', 'offline_access', 'openid']);
-    expect(tokens.claims()?.sub).toBe('oc-alice');
+    expect(tokens.claims()).toMatchObject({ sub: 'oc-alice', enterprise_id: 'default' });
     expect(typeof tokens.refresh_token).toBe('string');
 
     const me = await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
@@ -90,7 +90,13 @@ describe('authorization server through a standard OAuth client library (openid-c
     expect(await me.json()).toMatchObject({ userId: 'oc-alice', status: 'ACTIVE' });
 
     const introspected = await oidc.tokenIntrospection(config, tokens.access_token);
-    expect(introspected).toMatchObject({ active: true, sub: 'oc-alice', client_id: client.clientId, token_type: 'Bearer' });
+    expect(introspected).toMatchObject({
+      active: true,
+      sub: 'oc-alice',
+      enterprise_id: 'default',
+      client_id: client.clientId,
+      token_type: 'Bearer',
+    });
 
     // Rotation: the refresh token is replaced on use; reusing the old one revokes the chain.
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
@@ -205,7 +211,7 @@ describe('authorization server through a standard OAuth client library (openid-c
     const tokens = await oidc.authorizationCodeGrant(config, new URL(callback), { pkceCodeVerifier: codeVerifier });
     const claims = tokens.claims();
     expect(claims).toMatchObject({ sub: 'oc-dave', auth_time: expect.any(Number), sid: expect.any(String) });
-    expect(await oidc.fetchUserInfo(config, tokens.access_token, 'oc-dave')).toEqual({ sub: 'oc-dave' });
+    expect(await oidc.fetchUserInfo(config, tokens.access_token, 'oc-dave')).toEqual({ sub: 'oc-dave', enterprise_id: 'default' });
 
     const endSession = oidc.buildEndSessionUrl(config, {
       id_token_hint: tokens.id_token as string,

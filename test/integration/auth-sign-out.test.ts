@@ -112,7 +112,7 @@ describe('authorization server: sign-out', () => {
         headers: { authorization: `Bearer ${tokens.access_token}` },
       });
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ sub: 'so-5' });
+      expect(await res.json()).toEqual({ sub: 'so-5', enterprise_id: 'default' });
     }
     const walker = new FormWalker(service.url);
     const callback = await signInWithForms(service, walker, authorizeUrl(service, app, { scope: 'notifications' }), 'so-5', '+15550600005');

@@ -77,7 +77,7 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
       revocation_endpoint: `${issuer}/oauth/revoke`,
       end_session_endpoint: `${issuer}/session/end`,
       userinfo_endpoint: `${issuer}/userinfo`,
-      claims_supported: ['sub', 'sid', 'auth_time', 'iss'],
+      claims_supported: ['sub', 'enterprise_id', 'sid', 'auth_time', 'iss'],
     });
   });
 

@@ -280,5 +280,14 @@ describe('migration of data written before enterprises', () => {
       expect(own.status).toBe(200);
       expect(await own.json()).toMatchObject({ userId: 'alice-s' });
     });
+
+    test('when an app asks who the user is, then the answer names the enterprise beside the bare userId, so one userId of two enterprises stays two accounts', async () => {
+      await insertUser(service.ctx.mongo, { enterpriseId: 'acme', userId: 'alice-u' });
+      const userinfo = await fetch(`${service.url}/svc/authserver/userinfo`, {
+        headers: { authorization: `Bearer ${await mintUserToken(service, { userId: 'alice-u', clientId: acmeApp })}` },
+      });
+      expect(userinfo.status).toBe(200);
+      expect(await userinfo.json()).toEqual({ sub: 'alice-u', enterprise_id: 'acme' });
+    });
   });
 });
