@@ -394,6 +394,36 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(await refused('templates', 'show', 'promo_sms')).toMatchObject({ code: 2, stderr: 'Template not found\n' });
   });
 
+  test("when a template is set with --enterprise, then it is that enterprise's own: shown, listed and deleted beside the shared template of its name, which stays", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'admin-cli-'));
+    const file = join(dir, 'template.json');
+    await writeFile(file, JSON.stringify({ channel: 'SMS', text: 'Shared: __OTP__' }));
+    expect(await cli('templates', 'set', 'owned_sms', '--file', file)).not.toHaveProperty('enterpriseId');
+    await writeFile(file, JSON.stringify({ channel: 'SMS', text: 'Acme: __OTP__' }));
+    expect(await cli('templates', 'set', 'owned_sms', '--file', file, '--enterprise', 'cli-acme')).toMatchObject({
+      name: 'owned_sms',
+      enterpriseId: 'cli-acme',
+      version: 1,
+      text: 'Acme: __OTP__',
+    });
+    expect(await cli('templates', 'show', 'owned_sms', '--enterprise', 'cli-acme')).toMatchObject({ text: 'Acme: __OTP__' });
+    expect(await cli('templates', 'show', 'owned_sms')).toMatchObject({ text: 'Shared: __OTP__', version: 1 });
+    const own = (await cli('templates', 'list', '--enterprise', 'cli-acme')) as { name: string; enterpriseId?: string }[];
+    expect(own.map((t) => [t.name, t.enterpriseId])).toEqual([['owned_sms', 'cli-acme']]);
+    expect(await refused('templates', 'show', 'owned_sms', '--enterprise', 'bad id!')).toMatchObject({ code: 2 });
+
+    expect(await cli('templates', 'delete', 'owned_sms', '--enterprise', 'cli-acme')).toEqual({
+      deleted: 'owned_sms',
+      enterpriseId: 'cli-acme',
+    });
+    expect(await refused('templates', 'show', 'owned_sms', '--enterprise', 'cli-acme')).toMatchObject({
+      code: 2,
+      stderr: 'Template not found\n',
+    });
+    expect(await cli('templates', 'show', 'owned_sms')).toMatchObject({ text: 'Shared: __OTP__' });
+    expect(await cli('templates', 'delete', 'owned_sms')).toEqual({ deleted: 'owned_sms' });
+  });
+
   test('when a user is blocked and unblocked from the CLI, then the user shows it and both are recorded with the reason', async () => {
     await insertUser(service.ctx.mongo, { userId: 'cli-user', enterpriseId: 'cli-bank' });
     expect(await cli('users', 'block', 'cli-user', '--enterprise', 'cli-bank', '--reason', 'lost phone')).toMatchObject({
