@@ -31,6 +31,7 @@ export async function sweepOwedEntries(deps: OwedEntriesSweeperDeps, now = new D
   const olderThan = new Date(now.getTime() - deps.graceMs);
   let added = 0;
   let failed = 0;
+  let removed = 0;
   for (const collection of deps.collections) {
     const owing = await collection.claimOwing(olderThan, now, leaseUntil, BATCH);
     for (const document of owing) {
@@ -50,7 +51,8 @@ export async function sweepOwedEntries(deps: OwedEntriesSweeperDeps, now = new D
         );
       }
     }
+    removed += await collection.removeSettledDeletions(olderThan);
   }
-  if (added > 0 || failed > 0) deps.logger.info({ added, failed }, 'owed activity sweep of admin changes');
+  if (added > 0 || failed > 0 || removed > 0) deps.logger.info({ added, failed, removed }, 'owed activity sweep of admin changes');
   return added;
 }

@@ -48,6 +48,8 @@ export const owingSchemaFields = {
  */
 export function indexOwedEntries(schema: Schema): void {
   schema.index({ 'owedActivity.at': 1 }, { sparse: true });
+  // Deleted documents the sweep removes once nothing is owed (a settler died before removing one).
+  schema.index({ deletedAt: 1 }, { sparse: true });
 }
 
 /** The filter of documents no deletion has marked: what every read of the collection sees. */

@@ -36,6 +36,8 @@ export interface SweptCollection {
    * this caller until `leaseUntil` (a conditional update per document: two sweeps never take the same one).
    */
   claimOwing: (olderThan: Date, now: Date, leaseUntil: Date, limit: number) => Promise<ClaimedOwing[]>;
+  /** Removes documents deleted before `olderThan` that owe nothing more; resolves to how many. */
+  removeSettledDeletions: (olderThan: Date) => Promise<number>;
 }
 
 /**
@@ -108,6 +110,18 @@ export function createOwingCollection<Key>(spec: OwingCollectionSpec<Key>) {
       await owingCollection.settle(stores.activity, key).catch((err: unknown) => {
         stores.logger.warn({ err: (err as Error).message, collection: spec.name }, 'activity entry not written; the sweep writes it');
       });
+    },
+
+    /**
+     * A settler that died between taking a deleted document's last entry off and removing it left
+     * the mark owing nothing: every read ignores it, and nothing else would remove it. Only marks
+     * older than the sweep's grace, so the settler that is still at it keeps its turn; one write
+     * per document, so a creation taking the name over meanwhile keeps its document.
+     */
+    async removeSettledDeletions(olderThan: Date): Promise<number> {
+      const documents = await collection();
+      const removed = await documents.deleteMany({ deletedAt: { $lt: olderThan }, 'owedActivity.0': { $exists: false } });
+      return removed.deletedCount;
     },
 
     async claimOwing(olderThan: Date, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedOwing[]> {

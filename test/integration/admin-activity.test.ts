@@ -588,5 +588,20 @@ describe('activity record (GET /admin/activity)', () => {
       ]);
       expect(await raw('clients', { clientId })).toBeNull();
     });
+
+    test("when a settler died after taking a deleted client's last entry off and before removing it, then the sweep removes the mark once the grace period is over", async () => {
+      const created = await admin('POST', '/admin/clients', { name: 'left', scopes: ['otp'], enterpriseId: 'owedleft' });
+      const { client_id: clientId } = (await created.json()) as { client_id: string };
+      expect((await admin('DELETE', `/admin/clients/${clientId}`)).status).toBe(204);
+      // The deletion's mark as that settler left it: entries written and taken off, document not removed.
+      await service.ctx.mongo
+        .collection('clients')
+        .insertOne({ clientId: `${clientId}-left`, enterpriseId: 'owedleft', name: 'left', deletedAt: new Date() });
+      expect((await admin('GET', `/admin/clients/${clientId}-left`)).status).toBe(404);
+      await sweep(new Date());
+      expect(await raw('clients', { clientId: `${clientId}-left` })).not.toBeNull();
+      await sweep(afterGrace());
+      expect(await raw('clients', { clientId: `${clientId}-left` })).toBeNull();
+    });
   });
 });
