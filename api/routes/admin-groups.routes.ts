@@ -33,9 +33,9 @@ export function adminGroupsRoutes(
   // deployment's: their keys are kept with the default enterprise's.
   router.post('/admin/groups', admin, ...jsonBody(ctx), validateBody('admin-groups.create.json'), async (req, res) => {
     const scope = { enterpriseId: DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/groups' };
-    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async () => ({
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => ({
       status: 201,
-      body: toGroupResponse(await createGroup(stores, req.body as { name: string; description?: string })),
+      body: toGroupResponse(await createGroup(stores, req.body as { name: string; description?: string }, claim)),
     }));
     sendIdempotentAnswer(res, answer);
   });

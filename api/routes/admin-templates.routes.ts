@@ -45,8 +45,8 @@ export function adminTemplatesRoutes(ctx: ServiceContext, templates: TemplateSto
   router.post('/admin/templates', admin, ...json, validate('admin-templates.create.json'), async (req, res) => {
     const { comments, ...content } = req.body as TemplateContent & { comments?: string };
     const scope = { enterpriseId: content.enterpriseId ?? DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/templates' };
-    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async () => {
-      const created = await createTemplate(templates, content, comments);
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => {
+      const created = await createTemplate(templates, content, comments, claim);
       const owner = created.enterpriseId === undefined ? '' : `?enterpriseId=${encodeURIComponent(created.enterpriseId)}`;
       return { status: 201, location: `/admin/templates/${encodeURIComponent(created.name)}${owner}`, body: created };
     });

@@ -1,3 +1,4 @@
+import type { IdempotencyClaim } from '../idempotency/idempotent-requests.js';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { drawOwedEntry } from '../activity/owed-entries.js';
 import type { Logger } from '../platform/logger/logger.js';
@@ -11,13 +12,20 @@ import type { Group, GroupsRepository } from './groups.repository.js';
  */
 export async function createGroup(
   deps: {
-    groups: Pick<GroupsRepository, 'createGroup' | 'owedActivity'>;
+    groups: Pick<GroupsRepository, 'createGroup' | 'findGroupCreatedBy' | 'owedActivity'>;
     activity: Pick<ActivityRepository, 'appendOnce'>;
     logger: Pick<Logger, 'warn'>;
   },
   input: { name: string; description?: string },
+  claim?: IdempotencyClaim,
 ): Promise<Group> {
-  const group = await deps.groups.createGroup(input, drawOwedEntry('group.created', { type: 'admin' }, new Date()));
+  // A retry resuming a request that died after creating the group answers that group, not 409.
+  const done = claim?.resumed ? await deps.groups.findGroupCreatedBy(input.name, claim.id) : undefined;
+  if (done) {
+    await deps.groups.owedActivity.settleAfterChange(deps, done.name);
+    return done;
+  }
+  const group = await deps.groups.createGroup(input, drawOwedEntry('group.created', { type: 'admin' }, new Date()), claim?.id);
   await deps.groups.owedActivity.settleAfterChange(deps, group.name);
   return group;
 }

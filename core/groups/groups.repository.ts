@@ -23,6 +23,8 @@ export interface GroupDeletionMarker {
 
 interface GroupDoc extends Group, OwingFields {
   deletion?: GroupDeletionMarker;
+  /** The Idempotency-Key claim of the request that created it: its retry finds it (never shown). */
+  creationClaimId?: string;
 }
 
 export const groupSchema = new Schema<GroupDoc>(
@@ -31,6 +33,7 @@ export const groupSchema = new Schema<GroupDoc>(
     description: { type: String, default: null },
     createdAt: { type: Date, required: true },
     deletion: { type: Schema.Types.Mixed },
+    creationClaimId: { type: String },
     ...owingSchemaFields,
   },
   { collection: 'groups', versionKey: false },
@@ -44,7 +47,7 @@ const model = (connection: Connection) => modelFor(connection, 'Group', groupSch
 /** Groups no deletion is deciding on at `now`: no marker, or one past its deadline (its deletion stopped). */
 const withoutLiveMarker = (now: Date) => ({ ...notDeleted, $or: [{ deletion: { $exists: false } }, { 'deletion.until': { $lte: now } }] });
 // The markers and owed entries are the deletion's and the record's business; a group is shown without them.
-const shown = { _id: 0, deletion: 0, owedActivity: 0, owedActivityLeaseUntil: 0, deletedAt: 0 };
+const shown = { _id: 0, deletion: 0, owedActivity: 0, owedActivityLeaseUntil: 0, deletedAt: 0, creationClaimId: 0 };
 /** How often a creation tries again when the deleted group holding its name is removed between the insert and the take-over. */
 const TAKE_OVER_ATTEMPTS = 3;
 
@@ -55,25 +58,32 @@ export function createGroupsRepository(connection: Connection) {
      * decided by the unique index. A deleted group still owing its entry is taken over: its
      * fields replaced, its owed entries kept.
      */
-    async createGroup(input: { name: string; description?: string }, owed?: OwedEntry): Promise<Group> {
+    async createGroup(input: { name: string; description?: string }, owed?: OwedEntry, creationClaimId?: string): Promise<Group> {
       const Groups = await model(connection);
       const group: Group = { name: input.name, description: input.description ?? null, createdAt: owed?.at ?? new Date() };
+      const stored = { ...group, ...(creationClaimId ? { creationClaimId } : {}) };
       for (let attempt = 1; attempt <= TAKE_OVER_ATTEMPTS; attempt++) {
         try {
-          await Groups.create({ ...group, ...(owed ? { owedActivity: [owed] } : {}) });
+          await Groups.create({ ...stored, ...(owed ? { owedActivity: [owed] } : {}) });
           return group;
         } catch (err) {
           if (!isDuplicateKeyError(err)) throw err;
         }
         const taken = await Groups.updateOne(
           { name: input.name, deletedAt: { $exists: true } },
-          { $set: group, $unset: { deletedAt: 1, deletion: 1 }, ...owing(owed) },
+          { $set: stored, $unset: { deletedAt: 1, deletion: 1, ...(creationClaimId ? {} : { creationClaimId: 1 }) }, ...owing(owed) },
         );
         if (taken.matchedCount === 1) return group;
         // Neither: a group has the name, or the deleted one was removed meanwhile (insert again).
         if (await Groups.exists({ name: input.name, ...notDeleted })) break;
       }
       throw new ConflictError(`Group ${input.name} already exists`);
+    },
+
+    /** The group of this name if the Idempotency-Key claim `creationClaimId` created it. */
+    async findGroupCreatedBy(name: string, creationClaimId: string): Promise<Group | undefined> {
+      const Groups = await model(connection);
+      return (await Groups.findOne({ name, ...notDeleted, creationClaimId }, shown).lean<Group>()) ?? undefined;
     },
 
     async findGroup(name: string): Promise<Group | undefined> {

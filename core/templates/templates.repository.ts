@@ -14,7 +14,11 @@ import { modelFor } from '../platform/db/model-registry.js';
 import { ownerFields, ownerFilter, storedOwner, type TemplateOwner } from './template-owner.js';
 import type { MessageTemplate, TemplateContent, TemplateSummary } from './template.types.js';
 
-type TemplateDoc = MessageTemplate & OwingFields;
+/**
+ * `creationClaimId`: the Idempotency-Key claim of the request that created it, so a retry of that
+ * request after its process died finds what it created (never shown).
+ */
+type TemplateDoc = MessageTemplate & OwingFields & { creationClaimId?: string };
 
 export const templateSchema = new Schema<TemplateDoc>(
   {
@@ -27,6 +31,7 @@ export const templateSchema = new Schema<TemplateDoc>(
     version: { type: Number, required: true },
     source: { type: String, enum: ['seed', 'admin'], required: true },
     updatedAt: { type: Date, required: true },
+    creationClaimId: { type: String },
     ...owingSchemaFields,
   },
   { collection: 'templates', versionKey: false },
@@ -40,7 +45,7 @@ indexOwedEntries(templateSchema);
 const readyModel = (connection: Connection) => modelFor(connection, 'MessageTemplate', templateSchema);
 
 function toTemplate(doc: TemplateDoc & { _id?: unknown }): MessageTemplate {
-  const { _id, ...rest } = doc;
+  const { _id, creationClaimId: _claim, ...rest } = doc;
   return withoutOwingFields(rest);
 }
 
@@ -58,6 +63,12 @@ const TAKE_OVER_ATTEMPTS = 3;
 
 export function createTemplatesRepository(connection: Connection) {
   return {
+    /** One owner's template of this name if the Idempotency-Key claim `creationClaimId` created it. */
+    async findTemplateCreatedBy(name: string, owner: TemplateOwner, creationClaimId: string): Promise<MessageTemplate | undefined> {
+      const doc = await (await readyModel(connection)).findOne({ name, ...ownerFilter(owner), ...notDeleted, creationClaimId }).lean();
+      return doc ? toTemplate(doc) : undefined;
+    },
+
     /** One owner's template of this name (absent owner: the shared one). */
     async findTemplate(name: string, owner?: TemplateOwner): Promise<MessageTemplate | undefined> {
       const doc = await (await readyModel(connection)).findOne({ name, ...ownerFilter(owner), ...notDeleted }).lean();
@@ -107,10 +118,11 @@ export function createTemplatesRepository(connection: Connection) {
       content: TemplateContent,
       source: MessageTemplate['source'],
       owed?: OwedEntry,
+      creationClaimId?: string,
     ): Promise<MessageTemplate | undefined> {
       const model = await readyModel(connection);
       const given = Object.fromEntries(Object.entries(content).filter(([, value]) => value !== undefined));
-      const fields = { ...given, version: 1, source, updatedAt: owed?.at ?? new Date() };
+      const fields = { ...given, version: 1, source, updatedAt: owed?.at ?? new Date(), ...(creationClaimId ? { creationClaimId } : {}) };
       for (let attempt = 1; attempt <= TAKE_OVER_ATTEMPTS; attempt++) {
         try {
           const created = await model.create({ ...fields, ...(owed ? { owedActivity: [owed] } : {}) });

@@ -1,3 +1,4 @@
+import type { IdempotencyClaim } from '../idempotency/idempotent-requests.js';
 import type { ActivityRepository } from '../activity/activity.repository.js';
 import { drawOwedEntry } from '../activity/owed-entries.js';
 import type { Logger } from '../platform/logger/logger.js';
@@ -54,11 +55,27 @@ function checkContent(content: Omit<TemplateContent, 'name'>): void {
  * change or by the enrollment worker's sweep, once, with the change's time.
  */
 
-/** Creates a template (recorded in the activity record with the operator's `comments`). */
-export async function createTemplate(stores: TemplateStores, content: TemplateContent, comments?: string): Promise<MessageTemplate> {
+/**
+ * Creates a template (recorded in the activity record with the operator's `comments`). With an
+ * Idempotency-Key claim, the template records it: a retry resuming a request that died after
+ * creating it answers that template instead of 409 "exists".
+ */
+export async function createTemplate(
+  stores: TemplateStores,
+  content: TemplateContent,
+  comments?: string,
+  claim?: IdempotencyClaim,
+): Promise<MessageTemplate> {
   checkContent(content);
+  if (claim?.resumed) {
+    const done = await stores.templates.findTemplateCreatedBy(content.name, content.enterpriseId, claim.id);
+    if (done) {
+      await stores.templates.owedActivity.settleAfterChange(stores, { name: done.name, owner: content.enterpriseId });
+      return done;
+    }
+  }
   const owed = drawOwedEntry('template.created', { type: 'admin' }, new Date(), comments);
-  const created = await stores.templates.insertTemplate(content, 'admin', owed);
+  const created = await stores.templates.insertTemplate(content, 'admin', owed, claim?.id);
   if (!created) throw new ConflictError(`Template ${content.name} already exists`);
   stores.cache.forget(content.name, content.enterpriseId);
   await stores.templates.owedActivity.settleAfterChange(stores, { name: created.name, owner: content.enterpriseId });

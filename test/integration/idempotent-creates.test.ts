@@ -464,6 +464,30 @@ describe('Idempotency-Key on creating requests', () => {
       expect(await service.ctx.mongo.collection('templates').countDocuments({ name: 'idem_template_sms' })).toBe(1);
     });
 
+    test('when the first group or template creation died after creating it and before answering, then the retry answers what it created, not 409 exists', async () => {
+      const group = { name: 'idem-group-crash', description: 'Crashed' };
+      const firstGroup = await adminJson('/admin/groups', group, 'g-crash');
+      expect(firstGroup.status).toBe(201);
+      const createdGroup = await firstGroup.json();
+      await diedBeforeAnswering('g-crash');
+      const groupRetry = await adminJson('/admin/groups', group, 'g-crash');
+      expect(groupRetry.status).toBe(201);
+      expect(await groupRetry.json()).toEqual(createdGroup);
+      expect(await service.ctx.mongo.collection('groups').countDocuments({ name: 'idem-group-crash' })).toBe(1);
+
+      const template = { name: 'idem_crash_sms', channel: 'SMS', text: 'Hi __FIRST_NAME__', enterpriseId: 'default' };
+      const firstTemplate = await adminJson('/admin/templates', template, 't-crash');
+      expect(firstTemplate.status).toBe(201);
+      const createdTemplate = await firstTemplate.json();
+      await diedBeforeAnswering('t-crash');
+      const templateRetry = await adminJson('/admin/templates', template, 't-crash');
+      expect(templateRetry.status).toBe(201);
+      expect(templateRetry.headers.get('location')).toBe(firstTemplate.headers.get('location'));
+      expect(await templateRetry.json()).toEqual(createdTemplate);
+      // What a retry finds is its own creation only: another request's group of that name is still 409.
+      expect((await adminJson('/admin/groups', group, 'g-crash-other')).status).toBe(409);
+    });
+
     test('when a signing key rotation is retried with the same key, then the first answer comes again and the keys are rotated once', async () => {
       const rotations = () => service.ctx.mongo.collection('server_secrets').countDocuments({ name: /^signing-key-rotation:/ });
       const before = await rotations();
