@@ -2,6 +2,7 @@ import { readCallbackSecret } from '../clients/callback-secret.js';
 import type { ClientsRepository } from '../clients/clients.repository.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { CallbackAddressPolicy } from './callback-address-policy.js';
+import { isReceiverFailure, type CallbackCircuits, type CallbackTry } from './callback-circuits.js';
 import type { CallbackHostSlots } from './callback-host-slots.js';
 import { CallbackAddressRefusedError, type Resolver } from './guarded-post.js';
 import { callbackPayload, postCallback } from './notification-callback.js';
@@ -20,6 +21,8 @@ export interface CallbackDeliveryDeps {
   resolver?: Resolver;
   /** This process's callbacks in flight per receiver host (callback-host-slots.ts); none: no cap. */
   hostSlots?: CallbackHostSlots;
+  /** This process's circuit breaker per receiver host (callback-circuits.ts); none: always sent. */
+  circuits?: CallbackCircuits;
 }
 
 export type CallbackOutcome = 'sent' | 'refused' | 'already-done' | 'no-callback' | 'missing';
@@ -36,6 +39,15 @@ export class CallbackSecretMissingError extends Error {}
  */
 export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
   const log = deps.logger.child({ component: 'notification-callbacks' });
+  /** Throws CallbackHostBusyError when this receiver already holds its share of the slots; no request then. */
+  function takeHostSlot(host: string, attempt: CallbackTry | undefined): (() => void) | undefined {
+    try {
+      return deps.hostSlots?.take(host);
+    } catch (err) {
+      attempt?.abandoned();
+      throw err;
+    }
+  }
   return {
     async deliver(notificationUuid: string): Promise<CallbackOutcome> {
       const n = await deps.repository.find(notificationUuid);
@@ -46,19 +58,27 @@ export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
       const secret = await readCallbackSecret(deps.clients, n.clientId, deps.encryptionKey);
       if (secret === null)
         throw new CallbackSecretMissingError('the client has no callback secret (deleted client, or created without one: rotate one)');
-      // Throws CallbackHostBusyError when this receiver already holds its share of the slots.
-      const release = deps.hostSlots?.take(new URL(n.callbackUrl).host);
+      const host = new URL(n.callbackUrl).host;
+      // Throws CallbackCircuitOpenError while this receiver is held back after failing in a row.
+      const attempt = deps.circuits?.admit(host);
+      const release = takeHostSlot(host, attempt);
       try {
         await postCallback(n.callbackUrl, JSON.stringify(callbackPayload(n)), secret, {
           policy: deps.policy,
           timeoutMs: deps.timeoutMs,
           ...(deps.resolver ? { resolver: deps.resolver } : {}),
         });
+        attempt?.answered();
       } catch (err) {
-        if (!(err instanceof CallbackAddressRefusedError)) throw err;
+        if (!(err instanceof CallbackAddressRefusedError)) {
+          if (isReceiverFailure(err)) attempt?.failed();
+          else attempt?.answered();
+          throw err;
+        }
+        attempt?.abandoned();
         await deps.repository.setCallbackState(notificationUuid, 'FAILED');
         log.warn(
-          { notificationUuid, clientId: n.clientId, callbackHost: new URL(n.callbackUrl).host, reason: err.reason },
+          { notificationUuid, clientId: n.clientId, callbackHost: host, reason: err.reason },
           'callback refused: its address is not allowed; marked FAILED, not retried',
         );
         return 'refused';

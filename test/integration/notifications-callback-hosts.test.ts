@@ -3,14 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { createClientThroughAdminApi } from '../support/auth-helpers.js';
 import { notificationBody } from '../support/notification-helpers.js';
 import { eventually } from '../support/otp-helpers.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { callbackJobId } from '../../core/platform/queues/notification.queue.js';
+import { freePort, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { sendJson } from '../support/users-helpers.js';
 import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
 
-/** A receiver on loopback; `hang` holds every request open until the server closes. */
+/** A receiver on loopback; `hang` (changeable in `state`) holds every request open until the server closes. */
 async function startReceiver(hang: boolean) {
-  const state = { received: [] as string[], open: 0, mostOpen: 0 };
+  const state = { received: [] as string[], open: 0, mostOpen: 0, hang };
   const held: ServerResponse[] = [];
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
@@ -20,7 +21,7 @@ async function startReceiver(hang: boolean) {
       state.open += 1;
       state.mostOpen = Math.max(state.mostOpen, state.open);
       const done = () => (state.open -= 1);
-      if (hang) {
+      if (state.hang) {
         held.push(res);
         res.on('close', done);
         return;
@@ -90,4 +91,114 @@ describe("Notification callbacks: one receiver's host cannot take every callback
     expect(silent.state.mostOpen).toBe(1);
     expect(silent.state.received).toHaveLength(1);
   }, 30_000);
+});
+
+describe('Notification callbacks: a receiver that keeps failing is held back, probed, and sent everything once it answers', () => {
+  const COOL_DOWN_MS = 6000;
+  let service: TestService;
+  let worker: WorkerProcess;
+  let metricsUrl: string;
+  let token: string;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    service = await startTestService('callbackcircuit', {
+      NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on',
+      NOTIFICATION_CALLBACK_TIMEOUT_MS: '1000',
+      NOTIFICATION_CALLBACK_RETRY_BASE_MS: '1000',
+      NOTIFICATION_CALLBACK_CIRCUIT_FAILURES: '2',
+      NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS: String(COOL_DOWN_MS),
+      RATE_LIMIT_NOTIFICATIONS_PER_USER: '100',
+    });
+    receiver = await startReceiver(true);
+    ({ accessToken: token } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['notifications'] }));
+    await insertUser(service.ctx.mongo, { userId: 'carol' });
+    const metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    worker = spawnProcessEntry('workers/notifications/main.js', { ...service.env, METRICS_PORT: String(metricsPort) });
+    await waitForOutput(worker, 'notification-callback worker running');
+  });
+  afterAll(async () => {
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    await receiver.close();
+    await service.close();
+  });
+
+  async function endedWithCallback(): Promise<string> {
+    const created = await sendJson(
+      `${service.url}/v1/notifications`,
+      'POST',
+      token,
+      notificationBody('carol', { callbackUrl: receiver.url }),
+    );
+    expect(created.status).toBe(201);
+    const { notification_uuid: uuid } = (await created.json()) as { notification_uuid: string };
+    expect((await sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', token, {})).status).toBe(200);
+    return uuid;
+  }
+  const logLine = (text: string) =>
+    worker
+      .output()
+      .split('\n')
+      .find((line) => line.includes(text)) ?? '';
+  const metric = (scraped: string, series: string) =>
+    Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(scraped)?.[1] ?? NaN);
+
+  test('when a receiver times out twice in a row, then its callbacks wait without a request, one probe goes after the cool-down, and all are delivered once it answers', async () => {
+    const failedFirst = [await endedWithCallback(), await endedWithCallback()];
+    await waitForOutput(worker, 'callback receiver not answering');
+    const host = new URL(receiver.url).host;
+    const opened = logLine('callback receiver not answering');
+    expect(opened).toContain(`"callbackHost":"${host}"`);
+    expect(opened).not.toContain('/callbacks');
+    // Two, or three when the first one's retry went before the second one failed.
+    const sentBeforeOpen = receiver.state.received.length;
+    expect(sentBeforeOpen).toBeGreaterThanOrEqual(2);
+
+    // Open: new callbacks and the retries of the two that failed make no request.
+    const heldBack = [await endedWithCallback(), await endedWithCallback(), await endedWithCallback()];
+    const queue = service.ctx.queues['notification-callback'];
+    for (const uuid of heldBack)
+      await eventually(async () => ((await queue.getJobState(callbackJobId(uuid))) === 'delayed' ? true : undefined));
+    expect(receiver.state.received).toHaveLength(sentBeforeOpen);
+
+    // After the cool-down one probe goes; it times out too, and the circuit opens again.
+    await waitForOutput(worker, 'callback receiver still not answering', COOL_DOWN_MS + 5000);
+    expect(receiver.state.received).toHaveLength(sentBeforeOpen + 1);
+
+    // The receiver answers again: the next probe closes the circuit and everything follows.
+    receiver.state.hang = false;
+    await waitForOutput(worker, 'callback receiver answers again', COOL_DOWN_MS + 5000);
+    for (const uuid of [...failedFirst, ...heldBack]) {
+      const seen = await eventually(async () => {
+        const res = await fetch(`${service.url}/v1/notifications/${uuid}`, { headers: { authorization: `Bearer ${token}` } });
+        const body = (await res.json()) as { callback_status?: string };
+        return body.callback_status === 'SENT' ? body : undefined;
+      }, 15_000);
+      expect(seen).toMatchObject({ status: 'CANCELLED', callback_status: 'SENT' });
+    }
+    // Each callback queued while the circuit was open waited (delayed) without a request and
+    // without using up an attempt: its attempts are its requests (two for the one that probed in
+    // vain, if it was one of them), not its waits.
+    for (const uuid of heldBack) {
+      const job = await eventually(async () => {
+        const j = await queue.getJob(callbackJobId(uuid));
+        return (await j?.getState()) === 'completed' ? j : undefined;
+      });
+      const requests = receiver.state.received.filter((raw) => raw.includes(uuid)).length;
+      expect(requests).toBeGreaterThanOrEqual(1);
+      expect(job.attemptsMade).toBe(requests);
+    }
+
+    const scraped = await (await fetch(metricsUrl)).text();
+    expect(metric(scraped, 'svc_notification_callback_circuits_total{outcome="opened"}')).toBe(1);
+    expect(metric(scraped, 'svc_notification_callback_circuits_total{outcome="probe_failed"}')).toBeGreaterThanOrEqual(1);
+    expect(metric(scraped, 'svc_notification_callback_circuits_total{outcome="probe"}')).toBeGreaterThanOrEqual(2);
+    expect(metric(scraped, 'svc_notification_callback_circuits_total{outcome="closed"}')).toBe(1);
+    expect(metric(scraped, 'svc_notification_callback_circuits_open')).toBe(0);
+    expect(metric(scraped, 'svc_notification_callbacks_deferred_total{reason="circuit_open"}')).toBeGreaterThanOrEqual(3);
+    // Hosts and enterprises are never labels.
+    expect(scraped).not.toContain(host);
+  }, 60_000);
 });

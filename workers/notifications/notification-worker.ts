@@ -12,6 +12,7 @@ import { createNotificationsService } from '../../core/notifications/notificatio
 import { appendUserEvent } from '../../core/notifications/notification-user-events.js';
 import { createUserEventOutbox } from '../../core/notifications/user-event-outbox.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
+import { createCallbackCircuits } from '../../core/notifications/callback-circuits.js';
 import { createCallbackHostSlots } from '../../core/notifications/callback-host-slots.js';
 import { callbackBackoffMs, enqueueCallback, enqueueExpiry, requeueCallback } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
@@ -63,6 +64,12 @@ export async function startNotificationWorker(config: Config, logger: Logger, st
     policy: config.notifications.callbackAddresses,
     logger: log,
     hostSlots: createCallbackHostSlots(config.notifications.callbackConcurrencyPerHost),
+    circuits: createCallbackCircuits({
+      ...config.notifications.callbackCircuit,
+      // A probe that neither answers nor fails by then lets another callback probe.
+      probeTimeoutMs: config.notifications.callbackTimeoutMs + 1000,
+      logger: log,
+    }),
   });
 
   const expiries = createManagedWorker({
@@ -75,7 +82,7 @@ export async function startNotificationWorker(config: Config, logger: Logger, st
   });
   const callbacks = createManagedWorker({
     queue: 'notification-callback',
-    processor: createSendCallbackProcessor(delivery),
+    processor: createSendCallbackProcessor(delivery, config.notifications.callbackRetryBaseMs),
     connection: workerRedis,
     config,
     concurrency: config.notifications.callbackConcurrency,

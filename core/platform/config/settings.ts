@@ -425,6 +425,22 @@ export const SETTINGS = {
     default: 10000,
     doc: 'a callback receiver slower than this counts as failed',
   },
+  NOTIFICATION_CALLBACK_CIRCUIT_FAILURES: {
+    section: 'workers',
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    default: 5,
+    doc: 'a receiver host whose callbacks time out or fail (network error, 5xx, 429) this many times in a row is not sent callbacks for NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS; they wait without using up attempts',
+  },
+  NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS: {
+    section: 'workers',
+    kind: 'integer',
+    min: 100,
+    max: 3600000,
+    default: 30000,
+    doc: "how long such a receiver's callbacks wait before one is sent as a probe: an answer sends the others, a failure waits again",
+  },
   NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: {
     section: 'workers',
     kind: 'switch',

@@ -102,7 +102,21 @@ export const pushSends = new Counter({
 
 export const callbacksDeferred = new Counter({
   name: 'svc_notification_callbacks_deferred_total',
-  help: "Callbacks put back for a moment because their receiver's host already held its share of the worker's callback slots (NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST): a slow or silent receiver, its callbacks queueing",
+  help: "Callbacks put back without a request and without using up an attempt, by reason: host_busy (their receiver's host already held its share of the worker's callback slots, NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST: a slow or silent receiver) or circuit_open (their receiver failed NOTIFICATION_CALLBACK_CIRCUIT_FAILURES times in a row: held back until its cool-down ends and a probe answers)",
+  labelNames: ['reason'] as const,
+  registers: [businessRegistry],
+});
+
+export const callbackCircuitEvents = new Counter({
+  name: 'svc_notification_callback_circuits_total',
+  help: "Callback receivers' circuit breakers in this process, by outcome: opened (failed NOTIFICATION_CALLBACK_CIRCUIT_FAILURES times in a row), probe (one callback sent after the cool-down), probe_failed (open again for a cool-down), closed (answered again)",
+  labelNames: ['outcome'] as const,
+  registers: [businessRegistry],
+});
+
+export const callbackCircuitsOpen = new Gauge({
+  name: 'svc_notification_callback_circuits_open',
+  help: 'Callback receiver hosts whose circuit is open in this process (their callbacks held back)',
   registers: [businessRegistry],
 });
 

@@ -27,6 +27,16 @@ export function callbackBackoffMs(attemptsMade: number, baseMs: number): number 
 }
 
 /**
+ * How long the retries of a callback take in all (every backoff of CALLBACK_ATTEMPTS attempts):
+ * about a day with the default base. A callback held back without trying is given up after it.
+ */
+export function callbackRetryWindowMs(baseMs: number): number {
+  let total = 0;
+  for (let made = 1; made < CALLBACK_ATTEMPTS; made++) total += callbackBackoffMs(made, baseMs);
+  return total;
+}
+
+/**
  * The delayed job that expires the notification at `expiresAt`. The delay is taken from this
  * machine's clock; the processor checks the record against the clock again when it runs.
  */
