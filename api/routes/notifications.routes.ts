@@ -71,6 +71,8 @@ export function notificationsRoutes(
     const { clientId, enterpriseId, test } = authOf(res);
     const owner = { clientId, enterpriseId };
     const input = req.body as CreateNotificationInput;
+    // Field rules first (422), then budgets (429), then the user (404): the documented order.
+    service.checkRequest(input);
     const scope = { enterpriseId, callerId: clientId, route: 'POST /v1/notifications' };
     const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => {
       const found = claim?.resumed ? await service.read(owner, claim.id).catch(unlessNotFound) : undefined;

@@ -44,6 +44,9 @@ export function takePersonBudgets(
     for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
     return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<BudgetState>).value);
   });
+  // A request refused before it awaits its admission (a field the caller got wrong) must not leave
+  // a 429 nobody handles: Node ends the process on an unhandled rejection. Awaiting it still throws.
+  admission.catch(() => undefined);
   const refund = async () => {
     const outcomes = await taken;
     await Promise.all(budgets.map((b, i) => (outcomes[i]?.status === 'fulfilled' ? limits.refund(b.name, b.key, test) : undefined)));

@@ -201,19 +201,26 @@ export function createNotificationsService(deps: NotificationsDeps) {
     };
   }
 
+  /** The rules on the body that its schema cannot say (422), before any budget is taken or anything read. */
+  function checkRequest(input: CreateNotificationInput): void {
+    const actions = input.actions.map((a) => a.action);
+    if (new Set(actions).size !== actions.length) throw invalidArgument('actions', 'action values must be distinct');
+    if (input.callbackUrl !== undefined) {
+      const check = checkCallbackUrl(input.callbackUrl, deps.callbackPolicy);
+      if (!check.ok) throw invalidArgument('callbackUrl', check.reason);
+    }
+  }
+
   return {
+    checkRequest,
+
     async create(
       client: { clientId: string; enterpriseId: string },
       input: CreateNotificationInput,
       /** `notificationUuid`: given by an Idempotency-Key claim, so a retry finds the notification its first request created. */
       options: { notificationUuid?: string } = {},
     ): Promise<{ notificationUuid: string; number?: string }> {
-      const actions = input.actions.map((a) => a.action);
-      if (new Set(actions).size !== actions.length) throw invalidArgument('actions', 'action values must be distinct');
-      if (input.callbackUrl !== undefined) {
-        const check = checkCallbackUrl(input.callbackUrl, deps.callbackPolicy);
-        if (!check.ok) throw invalidArgument('callbackUrl', check.reason);
-      }
+      checkRequest(input);
       const user = await deps.users.findUser({ enterpriseId: client.enterpriseId, userId: input.userId });
       if (!isReachable(user)) throw userNotFound();
       const dsRequired = input.ds_required === true;

@@ -94,6 +94,31 @@ describe('Approval notification limits: no person is asked again and again, no c
     expect((await create(token, person)).status).toBe(201);
     expect((await create(token, person)).status).toBe(429);
   });
+
+  test("when a person's budget is spent, then a body that breaks a field rule (a repeated action, a refused callbackUrl) is still told its 422", async () => {
+    const token = await newClient();
+    const person = await newUser();
+    expect((await create(token, person)).status).toBe(201);
+    expect((await create(token, person)).status).toBe(201);
+    expect((await create(token, person)).status).toBe(429);
+    const repeated = await sendJson(`${service.url}/v1/notifications`, 'POST', token, {
+      ...notificationBody(person),
+      actions: [
+        { label: 'Approve', action: 'accept', authlevel: 1 },
+        { label: 'Approve again', action: 'accept', authlevel: 1 },
+      ],
+    });
+    expect(repeated.status).toBe(422);
+    expect(await repeated.json()).toMatchObject({ message: 'Invalid field actions: action values must be distinct' });
+    const plainHttp = await sendJson(`${service.url}/v1/notifications`, 'POST', token, {
+      ...notificationBody(person),
+      callbackUrl: 'http://example.com/cb',
+    });
+    expect(plainHttp.status).toBe(422);
+    expect(await plainHttp.json()).toMatchObject({
+      message: 'Invalid field callbackUrl: must be https (http only on loopback, where allowed)',
+    });
+  });
 });
 
 describe("Approval notification limits: one enterprise's clients together", () => {

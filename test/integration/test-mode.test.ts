@@ -197,6 +197,33 @@ describe('test mode: a test client never reaches a provider', () => {
     );
   });
 
+  test("when the user's budget is spent and the fixed code does not fit, then 422 and the refused budget is no unhandled rejection (which would end the process)", async () => {
+    const unhandled: unknown[] = [];
+    const collect = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', collect);
+    try {
+      const patch = (codes: unknown) =>
+        fetch(`${service.url}/admin/clients/${testClientId}`, {
+          method: 'PATCH',
+          headers: admin(),
+          body: JSON.stringify({ testCodes: codes }),
+        });
+      await insertUser(service.ctx.mongo, { userId: 'fixed-spent', mobileNumber: '+15550004322' });
+      expect((await patch([{ userId: 'fixed-spent', code: '515151' }])).status).toBe(200);
+      expect((await generate(testToken, 'fixed-spent')).status).toBe(200);
+      expect((await generate(testToken, 'fixed-spent')).status).toBe(200);
+      expect((await generate(testToken, 'fixed-spent')).status).toBe(429);
+      expect((await patch([{ userId: 'fixed-spent', code: 'ABCDEF' }])).status).toBe(200);
+      const refused = await generate(testToken, 'fixed-spent');
+      expect(refused.status).toBe(422);
+      // One more round trip: a rejection nobody handled is reported once the event loop turns.
+      expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', collect);
+    }
+  });
+
   test('when fixed codes are given to a client that is not a test client, then 422; clearing the flag drops them', async () => {
     const res = await fetch(`${service.url}/admin/clients/${realClientId}`, {
       method: 'PATCH',
