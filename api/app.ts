@@ -65,7 +65,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   // them shares a path with these).
   const authServer = authServerRoutes(ctx, services.signIn, services.authServer, userTokens, callerAddressOf(app));
   app.use(authServer.router);
-  app.use(otpRoutes(ctx, bearer, services.otp));
+  app.use(otpRoutes(ctx, bearer, services.otp, services.limits));
   app.use(homeRoutes(ctx));
   app.use(healthRoutes(ctx));
   app.use(docsRoutes(ctx));
@@ -86,7 +86,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(adminPasskeysRoutes(ctx, repositories));
   app.use(meRoutes(userTokens));
   app.use(mePasskeysRoutes(ctx, repositories, userTokens));
-  app.use(notificationsRoutes(ctx, bearer, notifications, services.idempotent, services.otp.limits));
+  app.use(notificationsRoutes(ctx, bearer, notifications, services.idempotent, services.limits));
   app.use(meNotificationsRoutes(ctx, notifications, userTokens));
   app.use(mePushSubscriptionsRoutes(ctx, services.push.subscriptions, services.push.vapidKeys, userTokens));
 

@@ -30,7 +30,7 @@ import { createOtpCancellationService } from '../core/otp/otp-cancellation.servi
 import { deliveryFailoverOn } from '../core/otp/otp-failover.js';
 import { createOtpGenerationService } from '../core/otp/otp-generation.service.js';
 import { createOtpJwtSigner } from '../core/otp/otp-jwt.js';
-import { createRateLimits } from '../core/otp/otp-rate-limits.js';
+import { createEnterpriseApiLimits, type EnterpriseApiLimits } from '../core/platform/throttling/enterprise-api-limits.js';
 import { otpStillWanted } from '../core/otp/otp-replay-check.js';
 import { createOtpResendService } from '../core/otp/otp-resend.service.js';
 import { createOtpValidationService } from '../core/otp/otp-validation.service.js';
@@ -132,6 +132,8 @@ export interface ApiServices {
   /** The rotation of the signing keys on schedule (SIGNING_KEY_ROTATION_DAYS), when set: started and stopped with the process. */
   scheduledRotation: ScheduledRotation | undefined;
   otp: OtpRouteServices;
+  /** Abuse limits of the enterprise API (OTP generation and validation, approval notifications), shared by every API instance through Redis. */
+  limits: EnterpriseApiLimits;
   signIn: Omit<InteractionServices, 'logger'>;
   /** Work requests left running after their answers (login codes): the shutdown waits for it before closing the stores. */
   afterAnswers: WorkAfterAnswers;
@@ -223,6 +225,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
       clientAuthenticationLimits: createClientAuthenticationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.clientAuthentication),
     },
     signingKeyRotation,
+    limits: createEnterpriseApiLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.rateLimits),
     scheduledRotation:
       ctx.config.signingKeyRotationDays > 0
         ? createScheduledRotation({
@@ -275,7 +278,6 @@ function composeOtp(
     validation,
     cancellation: createOtpCancellationService({ otps, deliveries, status: validation.status, logger: ctx.logger }),
     resend: createOtpResendService({ otps, deliveries, idempotency, enqueue: ctx.dispatch.enqueue, keys, logger: ctx.logger }),
-    limits: createRateLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.rateLimits),
   };
 }
 

@@ -12,7 +12,7 @@ import { isDraining } from '../draining-state.js';
 import type { ServiceContext } from '../service-context.js';
 import { parseWaitSeconds, waitForFinalState } from './notification-wait.js';
 import { idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
-import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { EnterpriseApiLimits } from '../../core/platform/throttling/enterprise-api-limits.js';
 import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import { refundable, takePersonBudgets } from './person-budgets.js';
 
@@ -52,7 +52,7 @@ export function notificationsRoutes(
   bearer: BearerStores,
   service: NotificationsService,
   idempotent: IdempotentRequests,
-  limits: RateLimits,
+  limits: EnterpriseApiLimits,
 ): Router {
   const router = Router();
   // This process's waiting requests (`?wait=`), shared between enterprises.

@@ -4,7 +4,7 @@ import type { OtpCancellationService } from '../../core/otp/otp-cancellation.ser
 import type { OtpGenerationService } from '../../core/otp/otp-generation.service.js';
 import { parseGenerateOtpRequest } from '../../core/otp/otp-request.validator.js';
 import type { OtpValidationService } from '../../core/otp/otp-validation.service.js';
-import type { RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { EnterpriseApiLimits } from '../../core/platform/throttling/enterprise-api-limits.js';
 import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import { idempotencyKeyOf } from './idempotency-key-header.js';
 import { validationAnswer } from './otp-validation-answer.js';
@@ -21,7 +21,6 @@ export interface OtpRouteServices {
   validation: OtpValidationService;
   cancellation: OtpCancellationService;
   resend: OtpResendService;
-  limits: RateLimits;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -34,7 +33,7 @@ function otpUuidParam(value: string): string {
  * Generate, validate and inspect OTPs. Order of checks: token, the client's IP allow-list, then
  * the request. Users are those of the client's enterprise only.
  */
-export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: OtpRouteServices): Router {
+export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: OtpRouteServices, limits: EnterpriseApiLimits): Router {
   const router = Router();
   const auth = [requireBearer(ctx, bearer, 'otp'), requireAllowedIp(bearer.clients)];
 
@@ -56,7 +55,7 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
       res.status(200).set('Idempotent-Replayed', 'true').json({ otpUuid: replayed });
       return;
     }
-    const { admission, refund } = takePersonBudgets(services.limits, 'otp', { clientId, enterpriseId, userId: request.userId, test });
+    const { admission, refund } = takePersonBudgets(limits, 'otp', { clientId, enterpriseId, userId: request.userId, test });
     // Points go back when the request is refused for the caller's own mistake (4xx but 429) or
     // turns out to be a replay: neither sends anything to the person.
     let result: { otpUuid: string; replayed?: true };
@@ -89,7 +88,7 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
 
   router.post('/v1/svc-otp/:otpUuid/validate', ...auth, ...jsonBody(ctx), validateBody('otp.validate.json'), async (req, res) => {
     const { clientId } = authOf(res);
-    const budget = await services.limits.consume('validatePerClient', clientId);
+    const budget = await limits.consume('validatePerClient', clientId);
     res.set(rateLimitHeaders([budget]));
     const body = req.body as { otp: string };
     res
@@ -115,7 +114,7 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
     const idempotencyKey = idempotencyKeyOf(req);
     let budgets: PersonBudgets | undefined;
     const admit = (userId: string) => {
-      budgets = takePersonBudgets(services.limits, 'otp', { clientId, enterpriseId, userId, test });
+      budgets = takePersonBudgets(limits, 'otp', { clientId, enterpriseId, userId, test });
       return budgets.admission;
     };
     let result: Awaited<ReturnType<OtpResendService['resend']>>;

@@ -1,7 +1,7 @@
 import { userKey } from '../../core/platform/tenancy/enterprise-id.js';
 import { isStoreUnavailable } from '../../core/platform/db/store-unavailable.js';
 import { AppError } from '../../core/platform/errors/app-error.js';
-import type { LimitName, RateLimits } from '../../core/otp/otp-rate-limits.js';
+import type { EnterpriseApiLimits, LimitName } from '../../core/platform/throttling/enterprise-api-limits.js';
 import type { BudgetState } from '../../core/platform/throttling/rate-limit-headers.js';
 
 /** The limits one request that sends a message to a person took, and how to give them back. */
@@ -27,11 +27,11 @@ const BUDGETS_OF: Record<PersonMessage, { perClient: LimitName; perEnterprise: L
  * flood one person, and one enterprise never uses up another's budget for a userId they share).
  */
 export function takePersonBudgets(
-  limits: RateLimits,
+  limits: EnterpriseApiLimits,
   message: PersonMessage,
   ref: { clientId: string; enterpriseId: string; userId: string; test?: boolean },
 ): PersonBudgets {
-  // Test clients' traffic counts against a per-user budget of its own (see createRateLimits).
+  // Test clients' traffic counts against a per-user budget of its own (see createEnterpriseApiLimits).
   const test = ref.test === true;
   const { perClient, perEnterprise, perUser } = BUDGETS_OF[message];
   const budgets = [

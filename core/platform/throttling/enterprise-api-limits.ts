@@ -1,9 +1,9 @@
-import type { RateLimit } from '../platform/config/config.js';
-import { RateLimitedError } from '../platform/errors/app-error.js';
-import type { RedisClient } from '../platform/queues/redis-connection.js';
-import { createBudget, type Budget } from '../platform/throttling/budget.js';
-import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
-import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
+import type { RateLimit } from '../config/config.js';
+import { RateLimitedError } from '../errors/app-error.js';
+import type { RedisClient } from '../queues/redis-connection.js';
+import { createBudget, type Budget } from './budget.js';
+import type { BudgetState } from './rate-limit-headers.js';
+import { retryAfterSeconds } from './redis-limiter.js';
 
 export type LimitName =
   | 'otpPerUser'
@@ -39,7 +39,7 @@ const tooMany = (msBeforeNext: number, budget: BudgetState) => {
  * points back (`refund`), so a mistyped template name never uses up a person's budget. Test
  * clients' traffic counts against a per-user budget of its own.
  */
-export function createRateLimits(redis: RedisClient, prefix: string, limits: Record<LimitName, RateLimit>) {
+export function createEnterpriseApiLimits(redis: RedisClient, prefix: string, limits: Record<LimitName, RateLimit>) {
   const budgets = Object.fromEntries(
     (Object.keys(limits) as LimitName[]).map((name) => [
       name,
@@ -60,4 +60,4 @@ export function createRateLimits(redis: RedisClient, prefix: string, limits: Rec
   };
 }
 
-export type RateLimits = ReturnType<typeof createRateLimits>;
+export type EnterpriseApiLimits = ReturnType<typeof createEnterpriseApiLimits>;
