@@ -12,6 +12,7 @@ import { createShutdown, exitOnSignals } from '../core/platform/lifecycle/shutdo
 import { StartCancelledError } from '../core/platform/lifecycle/start-cancel.js';
 import type { RunningWorker } from '../core/platform/lifecycle/worker-lifecycle.js';
 import { createLogger, type Logger } from '../core/platform/logger/logger.js';
+import { reportCrashes } from '../core/platform/lifecycle/crash-report.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { projectRoot } from '../core/platform/project-root.js';
 import { startAllWorkers } from '../workers/all.js';
@@ -103,6 +104,7 @@ async function main(): Promise<void> {
 
   const config = loadConfigOrExit(env);
   const logger = createLogger({ level: config.logLevel, name: 'svc-identity' });
+  reportCrashes('svc-identity', logger);
   // Listening for SIGTERM/SIGINT from here on: a stop while the workers still wait for Redis gives
   // their start up at once (start-cancel.ts) and stops the API; a stop during the rest of the start
   // waits for it, then stops everything that started.

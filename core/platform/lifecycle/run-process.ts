@@ -2,6 +2,7 @@ import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { chosenModeNote } from '../config/chosen-mode.js';
 import { unknownSettings, unknownSettingWarning } from '../config/unknown-settings.js';
 import { createLogger, type Logger } from '../logger/logger.js';
+import { reportCrashes } from './crash-report.js';
 import { exitOnSignals } from './shutdown.js';
 import { StartCancelledError } from './start-cancel.js';
 
@@ -21,6 +22,7 @@ export type ProcessStart = (config: Config, logger: Logger, stopping: AbortSigna
 export function runProcess(name: string, start: ProcessStart): void {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, name });
+  reportCrashes(name, logger);
   const modeNote = chosenModeNote(process.env, config);
   if (modeNote) logger.info(modeNote);
   // A mistyped setting would run with its default, unnoticed: each is named (never its value).
