@@ -36,6 +36,7 @@ import { NodeSigningKey } from './node-signing-key.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { signInTimeClaims } from './user-token-sign-in-time.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
+import { providerCookieNames } from './cookie-names.js';
 
 export const AUTH_SERVER_PATH = '/svc/authserver';
 
@@ -112,7 +113,7 @@ export async function createAuthServer(
   const configuration: Configuration = {
     adapter: Adapter,
     jwks: { keys: signingKeys.all.map((key) => new NodeSigningKey(key)) },
-    cookies: { keys: cookieKeys },
+    cookies: { keys: cookieKeys, names: providerCookieNames(config.publicUrl) },
     routes: { ...ROUTES },
     scopes: ['openid', 'offline_access', ...CLIENT_SCOPES],
     // Only who the user is (`sub`, and `enterprise_id`, added by presentUsersByUserId): profile

@@ -587,15 +587,18 @@ describe('sign-in: cookies behind https', () => {
     await service.close();
   });
 
-  test('when PUBLIC_URL is https, then the sign-in cookies are also Secure', async () => {
+  test('when PUBLIC_URL is https, then the sign-in cookies are also Secure, under names with the __Secure- prefix', async () => {
     const res = await fetch(
       `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' }).toString()}`,
       { redirect: 'manual' },
     );
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toMatch(/^\/svc\/authserver\/interaction\//);
-    const lines = res.headers.getSetCookie().filter((l) => l.startsWith('_interaction'));
-    expect(lines.length).toBeGreaterThan(0);
+    const lines = res.headers.getSetCookie();
+    expect(lines.map((l) => l.split('=')[0])).toEqual(
+      expect.arrayContaining(['__Secure-svc-interaction', '__Secure-svc-interaction-resume']),
+    );
+    expect(lines.filter((l) => !l.startsWith('__Secure-svc-'))).toEqual([]);
     for (const line of lines) expect(line).toMatch(/;\s*secure/i);
     for (const line of lines) expect(line).toMatch(/httponly/i);
   });
