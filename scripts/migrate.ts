@@ -8,6 +8,7 @@ import { connectMongo } from '../core/platform/db/mongo-connection.js';
 import { createLogger } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { inspectStore } from '../core/migrations/store-check.js';
+import { countStaleMobileKeys } from '../core/users/live-mobile-keys.migration.js';
 import { projectRoot } from '../core/platform/project-root.js';
 import { ConfigError } from '../core/platform/config/config.js';
 import { readSettings } from '../core/platform/config/settings-reader.js';
@@ -29,8 +30,8 @@ async function main(): Promise<number> {
   const mongo = await connectMongo(mongoUri(values.MONGODB_URI));
   try {
     if (checkOnly) {
-      const check = await inspectStore(mongo);
-      const needed = check.drifted.length > 0 || check.obsolete.length > 0;
+      const check = { ...(await inspectStore(mongo)), staleMobileKeys: await countStaleMobileKeys(mongo) };
+      const needed = check.drifted.length > 0 || check.obsolete.length > 0 || check.staleMobileKeys > 0;
       process.stdout.write(JSON.stringify({ migrationNeeded: needed, ...check }, null, 2) + '\n');
       return needed ? 3 : 0;
     }

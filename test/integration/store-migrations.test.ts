@@ -78,7 +78,10 @@ describe('index changes go through the migration command', () => {
       { name: 'receivedAt_1', key: { receivedAt: 1 }, unique: undefined, expireAfterSeconds: DECLARED_WEBHOOK_TTL },
     ]);
     expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
-    expect(await migrate(uri, '--check')).toEqual({ code: 0, report: { migrationNeeded: false, drifted: [], obsolete: [] } });
+    expect(await migrate(uri, '--check')).toEqual({
+      code: 0,
+      report: { migrationNeeded: false, drifted: [], obsolete: [], staleMobileKeys: 0 },
+    });
   });
 
   test('when an index would accept other writes than declared, then no process starts until the migration has run', async () => {
@@ -113,7 +116,10 @@ describe('index changes go through the migration command', () => {
     // A database as an operator may have it before the first start: one collection, no index of ours.
     await mongo.collection('users').insertOne({ _id: 'probe' } as never);
 
-    expect(await migrate(uri, '--check')).toEqual({ code: 0, report: { migrationNeeded: false, drifted: [], obsolete: [] } });
+    expect(await migrate(uri, '--check')).toEqual({
+      code: 0,
+      report: { migrationNeeded: false, drifted: [], obsolete: [], staleMobileKeys: 0 },
+    });
     expect(await indexesOf(mongo, 'users')).toEqual([{ name: '_id_', key: { _id: 1 }, unique: undefined, expireAfterSeconds: undefined }]);
     expect((await mongo.db?.listCollections().toArray())?.map((c) => c.name)).toEqual(['users']);
   });
@@ -181,7 +187,7 @@ describe('index changes go through the migration command', () => {
       await again.close();
     }
   });
-  test("when stored users' mobile numbers reach one phone spelt with and without the '+', then the migration keys every live number by its form with the '+', the earlier user keeps a shared phone's key and the later one is reported without it, and a second run changes nothing", async () => {
+  test("when stored users' mobile numbers reach one phone spelt with and without the '+', then the migration keys every live number by its form with the '+', the earlier user keeps a shared phone's key and the later one is reported without it, a second run changes nothing, and --check counts the keys to move before and none after", async () => {
     const users = mongo.collection('users');
     const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute));
     // As a version before wrote them: the key is the number as sent.
@@ -222,9 +228,14 @@ describe('index changes go through the migration command', () => {
       { enterpriseId: 'acme', userId: 'dan', keptBy: 'cat' },
     ];
 
+    // Before: the check counts the four live users whose key is in the old form (ann, dan, eve, gus).
+    expect(await migrate(uri, '--check')).toMatchObject({ code: 3, report: { migrationNeeded: true, staleMobileKeys: 4 } });
+
     const first = await migrate(uri);
     expect(first.code).toBe(0);
     expect(first.report.withheldMobileKeys).toEqual(withheld);
+    // After: nothing left to move; ben and dan, left without a key for the operator to settle, are not counted.
+    expect(await migrate(uri, '--check')).toMatchObject({ code: 0, report: { migrationNeeded: false, staleMobileKeys: 0 } });
     const migrated = {
       'acme/ann': 'acme:+15550200001',
       'acme/ben': undefined,
