@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import { Writable } from 'node:stream';
 import { buildApp } from '../../api/app.js';
 import { composeApi, type ApiServices } from '../../api/composition-root.js';
 import type { ServiceContext } from '../../api/service-context.js';
 import { createServiceContext } from '../../api/service-context.factory.js';
 import { loadConfig, type Config } from '../../core/platform/config/config.js';
-import { createLogger, type Logger } from '../../core/platform/logger/logger.js';
+import { memoryLogger } from './memory-logger.js';
 import { testMongoUri } from './test-mongo-uri.js';
 
 export interface TestService {
@@ -59,28 +58,11 @@ export function testEnv(label: string, overrides: Record<string, string> = {}): 
   };
 }
 
+export { memoryLogger } from './memory-logger.js';
+
 /** The warnings and errors among captured log lines, one short text each: what a failing test prints to say why. */
 export function warningsIn(lines: Record<string, unknown>[]): string[] {
   return lines.filter((line) => Number(line.level) >= 40).map((line) => JSON.stringify(line).slice(0, 400));
-}
-
-/** Captures JSON log lines in memory so tests can check what would be logged. */
-export function memoryLogger(level = 'info'): { logger: Logger; lines: () => Record<string, unknown>[] } {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = createLogger({ level, destination });
-  const lines = () =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger, lines };
 }
 
 /** A port that was free a moment ago (for services whose PUBLIC_URL must name their own port). */

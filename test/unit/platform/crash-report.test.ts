@@ -1,27 +1,9 @@
-import { Writable } from 'node:stream';
-import { createLogger } from '../../../core/platform/logger/logger.js';
 import { crashHandler } from '../../../core/platform/lifecycle/crash-report.js';
-
-function capture() {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  const lines = () =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger: createLogger({ level: 'info', destination }), lines };
-}
+import { memoryLogger } from '../../support/memory-logger.js';
 
 describe('an error nothing handled', () => {
   test('when a rejection carrying an e-mail address and a phone number is left unhandled, then one fatal JSON line names it masked and the process exits 1', () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = memoryLogger();
     const exits: number[] = [];
     const duplicate = new Error(
       'E11000 duplicate key error dup key: { emailId: "alice.martin@example.com", mobileNumber: "+15550001234" }',
@@ -39,7 +21,7 @@ describe('an error nothing handled', () => {
   });
 
   test('when an exception is thrown with no catch, then it is logged fatal with its stack, and a rejection with no Error reason is logged as it is', () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = memoryLogger();
     const exits: number[] = [];
     crashHandler('worker-dispatch', logger, 'uncaughtException', (code) => exits.push(code))(new TypeError('x is not a function'));
     crashHandler('worker-dispatch', logger, 'unhandledRejection', (code) => exits.push(code))('a plain string');
