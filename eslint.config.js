@@ -26,6 +26,8 @@ export default tseslint.config(
     },
   },
   { files: ['examples/**/*.js'], languageOptions: { globals: globals.browser } },
+  // Server-side examples an enterprise backend copies: Node's globals (fetch, Buffer, setTimeout).
+  { files: ['examples/**/*.mjs'], languageOptions: { globals: globals.node } },
   // No fixed sleeps in tests: they wait on the state they need (eventually, queueSettled, jobEnded
   // ...). A wait on time that cannot be avoided is a named helper in test/support/ saying why.
   {
