@@ -2,7 +2,9 @@
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // `./x.js` imports of TypeScript sources resolve to `./x.ts`; a package's `x.json.js` (libphonenumber-js's
+  // metadata as a module) is a real file and must not become its `.json`.
+  moduleNameMapper: { '^(\\.{1,2}/(?!.*\\.json\\.js$).*)\\.js$': '$1' },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
 };
 

@@ -66,7 +66,7 @@ export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services:
 
   router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
-    const request = parseEnrollmentRequest(req.body as Record<string, unknown>);
+    const request = parseEnrollmentRequest(req.body as Record<string, unknown>, ctx.config.smsAllowedCountries);
     const { userId } = await services.enrollment.enroll({ clientId, enterpriseId }, request);
     res.status(201).location(`/v1/users/${userId}`).end();
   });
@@ -118,7 +118,7 @@ export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services:
   router.patch('/v1/users/:userId', ...guard, ...jsonBody(ctx), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
     const ref = refOf(enterpriseId, String(req.params.userId));
-    const request = parseUserUpdateRequest(req.body as Record<string, unknown>);
+    const request = parseUserUpdateRequest(req.body as Record<string, unknown>, ctx.config.smsAllowedCountries);
     res.status(200).json(await shown(await services.update.update({ clientId }, ref, request)));
   });
 

@@ -1,5 +1,7 @@
 import { ValidationError } from '../platform/errors/app-error.js';
 import { getValidator } from '../platform/schemas/schema-registry.js';
+import type { SmsCountries } from '../providers/sms-country-policy.js';
+import { checkMobileNumberCountry } from './mobile-number-country.js';
 
 /** Enrollment request after validation and normalisation. */
 export interface EnrollmentRequest {
@@ -63,8 +65,12 @@ export function splitGroups(value: string | undefined): string[] {
   ];
 }
 
-/** Validates a parsed JSON object field by field in table order; 422 `[Invalid field <name>]`. */
-export function parseEnrollmentRequest(body: Record<string, unknown>): EnrollmentRequest {
+/**
+ * Validates a parsed JSON object field by field in table order; 422 `[Invalid field <name>]`.
+ * `smsCountries`: the deployment's SMS_ALLOWED_COUNTRIES; a mobile number of another country is
+ * the mobileNumber field's 422 (with a `reason`).
+ */
+export function parseEnrollmentRequest(body: Record<string, unknown>, smsCountries?: SmsCountries): EnrollmentRequest {
   const has = (field: string) => Object.prototype.hasOwnProperty.call(body, field);
   for (const field of FIELDS) {
     if (!has(field)) {
@@ -74,6 +80,7 @@ export function parseEnrollmentRequest(body: Record<string, unknown>): Enrollmen
       continue;
     }
     if (!validatorOf(field)(body[field])) throw invalid(field);
+    if (field === 'mobileNumber') checkMobileNumberCountry(body[field], smsCountries);
   }
   const unknown = Object.keys(body).find((key) => !(FIELDS as readonly string[]).includes(key));
   if (unknown !== undefined) throw invalid(unknown);

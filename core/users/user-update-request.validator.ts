@@ -1,5 +1,7 @@
 import { ValidationError } from '../platform/errors/app-error.js';
 import { getValidator } from '../platform/schemas/schema-registry.js';
+import type { SmsCountries } from '../providers/sms-country-policy.js';
+import { checkMobileNumberCountry } from './mobile-number-country.js';
 import { splitGroups } from './enrollment-request.validator.js';
 import type { UserChanges } from './users.repository.js';
 
@@ -22,10 +24,14 @@ function validatorOf(field: string): (value: unknown) => boolean {
   return fieldValidators.get(field) as (value: unknown) => boolean;
 }
 
-/** Field by field, then unknown fields; an empty body is 422 too (there is nothing to change). */
-export function parseUserUpdateRequest(body: Record<string, unknown>): UserUpdateRequest {
+/** Field by field, then unknown fields; an empty body is 422 too (there is nothing to change). A mobile number outside `smsCountries` is 422 as at enrollment. */
+export function parseUserUpdateRequest(body: Record<string, unknown>, smsCountries?: SmsCountries): UserUpdateRequest {
   const has = (field: string) => Object.prototype.hasOwnProperty.call(body, field);
-  for (const field of FIELDS) if (has(field) && !validatorOf(field)(body[field])) throw invalid(field);
+  for (const field of FIELDS) {
+    if (!has(field)) continue;
+    if (!validatorOf(field)(body[field])) throw invalid(field);
+    if (field === 'mobileNumber') checkMobileNumberCountry(body[field], smsCountries);
+  }
   const unknown = Object.keys(body).find((key) => !(FIELDS as readonly string[]).includes(key));
   if (unknown !== undefined) throw invalid(unknown);
   const b = body as { [K in (typeof FIELDS)[number]]?: string | null };

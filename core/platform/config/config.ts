@@ -284,6 +284,11 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     twilio: twilio(s, 'TWILIO_'),
     /** A second Twilio account SMS fails over to (docs/operations.md); only with the primary one. */
     twilioSecondary: twilio(s, 'TWILIO_SECONDARY_'),
+    /** The countries SMS may go to (ISO codes); undefined: every country. */
+    smsAllowedCountries:
+      s.SMS_ALLOWED_COUNTRIES === undefined
+        ? undefined
+        : (Object.freeze(new Set(splitList(s.SMS_ALLOWED_COUNTRIES))) as ReadonlySet<string>),
     /** When a provider counts as failing, so that new messages go to the other one of its channel. */
     providerBreaker: Object.freeze({
       errorPercent: s.PROVIDER_BREAKER_ERROR_PERCENT,

@@ -1,6 +1,7 @@
 // Checks of single settings that a JSON Schema cannot say; each returns its problems without the
 // variable's name (the reader puts `KEY: ` in front).
 import ipaddr from 'ipaddr.js';
+import { isSupportedCountry, type CountryCode } from 'libphonenumber-js/min';
 
 export function splitList(value: string): string[] {
   return value
@@ -37,6 +38,16 @@ export function trustProxyProblems(value: string): string[] {
     .filter((entry) => !isAddressOrCidr(entry));
   return bad.length > 0 || value.trim() === ''
     ? [`must be false, a hop count (0-99) or a comma-separated list of addresses/CIDRs; not valid: ${bad.join(', ') || value}`]
+    : [];
+}
+
+/** SMS countries are ISO 3166-1 alpha-2 codes of countries with a numbering plan (`US`, `GB`, `JM`). */
+export function countryListProblems(value: string): string[] {
+  const bad = splitList(value).filter((entry) => !/^[A-Z]{2}$/.test(entry) || !isSupportedCountry(entry as CountryCode));
+  if (splitList(value).length === 0)
+    return ['must list at least one country (ISO 3166-1 alpha-2, e.g. US,CA,GB); leave it unset for every country'];
+  return bad.length > 0
+    ? [`must be a comma-separated list of ISO 3166-1 alpha-2 country codes in capitals (e.g. US,CA,GB); not valid: ${bad.join(', ')}`]
     : [];
 }
 

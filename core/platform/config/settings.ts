@@ -3,7 +3,7 @@
 // against, `.env.example` and the tables in docs/configuration.md all come from this table
 // (`npm run config:docs` writes the last two; a unit test fails when they differ).
 import type { RawEnvironment, SettingDeclaration, SettingValues } from './setting-declaration.js';
-import { cidrListProblems, privateRsaJwkProblems, trustProxyProblems } from './setting-checks.js';
+import { cidrListProblems, countryListProblems, privateRsaJwkProblems, trustProxyProblems } from './setting-checks.js';
 import { isLoopbackHost } from '../loopback-host.js';
 
 /** Loopback targets and the example app are for local runs: on in development unless set. */
@@ -594,6 +594,14 @@ export const SETTINGS = {
     doc: '... or its messaging service (one is required with its credentials)',
   },
   TWILIO_SECONDARY_API_BASE_URL: { section: 'providers', ...HTTP_BASE, doc: 'tests and mocks only' },
+  SMS_ALLOWED_COUNTRIES: {
+    section: 'providers',
+    kind: 'string',
+    maxLength: 1000,
+    check: countryListProblems,
+    defaultText: '(every country)',
+    doc: 'comma-separated ISO 3166-1 alpha-2 codes (e.g. `US,CA,GB`): SMS goes only to numbers of these countries (by country code and leading digits: `+1 876` is `JM`); others are refused at enrollment and PATCH (422) and never sent (the delivery FAILED). Stops SMS pumping to premium-rate numbers of countries the deployment does not serve',
+  },
   PROVIDER_BREAKER_ERROR_PERCENT: {
     section: 'providers',
     kind: 'integer',

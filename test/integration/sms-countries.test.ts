@@ -1,0 +1,104 @@
+import { loadConfig } from '../../core/platform/config/config.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { createClientWithToken } from '../support/auth-helpers.js';
+import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
+import { startProviderStub, type ProviderStub } from '../support/provider-stub.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
+import { createGroups, sendJson, userBody } from '../support/users-helpers.js';
+
+// Numbers libphonenumber places in a country (the test suite's +1 555 numbers are in none).
+const US_NUMBER = '+12025550143';
+const CA_NUMBER = '+16135550143';
+const JM_NUMBER = '+18765550143';
+const OLD_US_NUMBER = '+12025550199';
+
+describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment serves (SMS pumping)', () => {
+  let service: TestService;
+  let twilio: ProviderStub;
+  let worker: RunningWorker;
+  let token: string;
+
+  beforeAll(async () => {
+    twilio = await startProviderStub([{ status: 201, body: { sid: 'SM33333333333333333333333333333333', status: 'queued' } }]);
+    service = await startTestService('smscountries', {
+      SMS_ALLOWED_COUNTRIES: 'US,CA',
+      TWILIO_ACCOUNT_SID: `AC${'ab'.repeat(16)}`,
+      TWILIO_AUTH_TOKEN: 'sms-countries-token',
+      TWILIO_FROM: '+15005550006',
+      TWILIO_API_BASE_URL: twilio.url,
+    });
+    worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
+    token = (await createClientWithToken(service, { scopes: ['users', 'otp'] })).accessToken;
+    await createGroups(service, ['retail']);
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+    await twilio.close();
+  });
+
+  const enroll = (userId: string, mobileNumber: string) =>
+    sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { mobileNumber }));
+  const deliveriesOf = (otpUuid: string) =>
+    eventually(async () => {
+      const res = await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } });
+      const rows = ((await res.json()) as { deliveries: { state: string; lastError?: string }[] }).deliveries;
+      return rows.length > 0 && rows.every((d) => d.state !== 'QUEUED') ? rows : undefined;
+    });
+
+  test('when a user is enrolled with a number of another country, or of none, then 422 names the field and why; a number of a listed country is enrolled', async () => {
+    const jamaica = await enroll('in-jamaica', JM_NUMBER);
+    expect(jamaica.status).toBe(422);
+    expect(await jamaica.json()).toMatchObject({
+      error: 'Invalid data.',
+      message: '[Invalid field mobileNumber]',
+      reason: 'SMS to JM numbers is not allowed (SMS_ALLOWED_COUNTRIES)',
+    });
+    const nowhere = await enroll('nowhere', '+15550100143');
+    expect(nowhere.status).toBe(422);
+    expect(await nowhere.json()).toMatchObject({
+      message: '[Invalid field mobileNumber]',
+      reason: 'SMS goes only to the countries in SMS_ALLOWED_COUNTRIES, and no country has this number',
+    });
+    // Without the '+', the number is read the same way.
+    expect((await enroll('in-jamaica', JM_NUMBER.slice(1))).status).toBe(422);
+    expect((await enroll('in-us', US_NUMBER)).status).toBe(201);
+    expect(await service.ctx.mongo.collection('users').countDocuments({ userId: { $in: ['in-jamaica', 'nowhere'] } })).toBe(0);
+  });
+
+  test('when a user is moved to a number of another country, then PATCH is 422 and the number stays; a listed country is taken', async () => {
+    expect((await enroll('mover', US_NUMBER.replace('43', '44'))).status).toBe(201);
+    const refused = await sendJson(`${service.url}/v1/users/mover`, 'PATCH', token, { mobileNumber: JM_NUMBER });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toMatchObject({ reason: 'SMS to JM numbers is not allowed (SMS_ALLOWED_COUNTRIES)' });
+    const moved = await sendJson(`${service.url}/v1/users/mover`, 'PATCH', token, { mobileNumber: CA_NUMBER });
+    expect(moved.status).toBe(200);
+    expect(await moved.json()).toMatchObject({ mobileNumber: CA_NUMBER });
+  });
+
+  test('when a user stored before the list has a number of another country, then an OTP to it ends FAILED with the reason and Twilio is never asked; a listed one is sent', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'old-jamaica', mobileNumber: JM_NUMBER });
+    await insertUser(service.ctx.mongo, { userId: 'old-us', mobileNumber: OLD_US_NUMBER });
+    const before = twilio.requests.length;
+
+    const refused = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('old-jamaica'));
+    expect(refused.status).toBe(200);
+    const refusedUuid = ((await refused.json()) as { otpUuid: string }).otpUuid;
+    expect(await deliveriesOf(refusedUuid)).toEqual([
+      expect.objectContaining({ state: 'FAILED', lastError: 'SMS to JM numbers is not allowed (SMS_ALLOWED_COUNTRIES)' }),
+    ]);
+
+    const sent = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('old-us'));
+    const sentUuid = ((await sent.json()) as { otpUuid: string }).otpUuid;
+    expect(await deliveriesOf(sentUuid)).toEqual([expect.objectContaining({ state: 'SENT' })]);
+    const asked = twilio.requests.slice(before).map((r) => new URLSearchParams(r.body).get('To'));
+    expect(asked).toEqual([OLD_US_NUMBER]);
+  });
+
+  test('when the setting is not a list of country codes, then the configuration names it and what is wrong', () => {
+    expect(() => loadConfig({ ...service.env, SMS_ALLOWED_COUNTRIES: 'US,XX,gb' })).toThrow(
+      'SMS_ALLOWED_COUNTRIES: must be a comma-separated list of ISO 3166-1 alpha-2 country codes in capitals (e.g. US,CA,GB); not valid: XX, gb',
+    );
+  });
+});
