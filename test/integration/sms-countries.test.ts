@@ -1,7 +1,7 @@
 import { loadConfig } from '../../core/platform/config/config.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
-import { eventually, otpBody, postJson } from '../support/otp-helpers.js';
+import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { startProviderStub, type ProviderStub } from '../support/provider-stub.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
@@ -94,6 +94,22 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
     expect(await deliveriesOf(sentUuid)).toEqual([expect.objectContaining({ state: 'SENT' })]);
     const asked = twilio.requests.slice(before).map((r) => new URLSearchParams(r.body).get('To'));
     expect(asked).toEqual([OLD_US_NUMBER]);
+  });
+
+  test('when such an OTP named a fallback channel, then the code goes there instead', async () => {
+    await insertUser(service.ctx.mongo, {
+      userId: 'old-jamaica-mail',
+      mobileNumber: JM_NUMBER.replace('43', '44'),
+      emailId: 'jm@example.com',
+    });
+    const res = await postJson(
+      `${service.url}/v1/svc-otp`,
+      token,
+      otpBody('old-jamaica-mail', { fallbackDispatchOptions: { EMAIL: 'otp_email' } }),
+    );
+    const { otpUuid } = (await res.json()) as { otpUuid: string };
+    const mail = await outboxMessageFor(service, 'jm@example.com', otpUuid);
+    expect(mail.text).toMatch(/\d{6}/);
   });
 
   test('when the setting is not a list of country codes, then the configuration names it and what is wrong', () => {
