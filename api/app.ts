@@ -79,7 +79,7 @@ export function buildApp(ctx: ServiceContext, services: ApiServices = composeApi
   app.use(adminDeliveriesRoutes(ctx, services.deliveryReplay));
   app.use(adminDeliveryReplayPageRoutes(ctx, services.deliveryReplay));
   app.use(webhookRoutes(ctx, repositories.webhookEvents, services.deliveryReceipts));
-  app.use(usersRoutes(ctx, bearer, services.users));
+  app.use(usersRoutes(ctx, bearer, services.users, services.limits));
   app.use(adminUsersRoutes(ctx, { lifecycle: services.userLifecycle, throttle: services.users.throttle }));
   app.use(adminSignInLockRoutes(ctx, repositories));
   app.use(adminSigningKeysRoutes(ctx, services.signingKeyRotation, services.idempotent));

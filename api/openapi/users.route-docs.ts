@@ -42,7 +42,12 @@ export const usersRouteDocs: RouteDoc[] = [
         '`User is <STATUS>` (with userStatus), groups the same, a group missing or being deleted, mobile number registered (checked in that order)',
       ),
       '415': error("`Content type '<type>' not supported`"),
-      '422': error('`[Invalid field <name>]`, the first bad field in the order of the properties of the request schema'),
+      '422': error(
+        '`[Invalid field <name>]`, the first bad field in the order of the properties of the request schema; a mobileNumber outside SMS_ALLOWED_COUNTRIES also carries `reason`',
+      ),
+      '429': error(
+        "`Too many requests: retry after <s> seconds` (Retry-After, RateLimit-Policy, RateLimit): an enrollment that sends a code (generated, to an emailId or mobileNumber) when the client's budget (`enrollment-messages-per-client`) or its enterprise's (`enrollment-messages-per-enterprise`) is spent",
+      ),
       '500': error("`Failed to consume aware server's analyze API.` when the face analyzer fails or times out"),
     },
   },
@@ -121,7 +126,7 @@ export const usersRouteDocs: RouteDoc[] = [
       ),
       '415': error("`Content type '<type>' not supported`"),
       '422': error(
-        '`[Invalid field <name>]`, the first bad field in the order of the request schema, or a patch that would leave a reachable user without contact; an empty object',
+        '`[Invalid field <name>]`, the first bad field in the order of the request schema (a mobileNumber outside SMS_ALLOWED_COUNTRIES also carries `reason`), or a patch that would leave a reachable user without contact; an empty object',
       ),
       '503': error(
         'The user kept changing under concurrent patches; retry (Retry-After header). Or a group it set is being deleted and the stored change could not be undone: read the user',

@@ -14,7 +14,7 @@ import { parseWaitSeconds, waitForFinalState } from './notification-wait.js';
 import { idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
 import type { EnterpriseApiLimits } from '../../core/platform/throttling/enterprise-api-limits.js';
 import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
-import { refundable, takePersonBudgets } from './person-budgets.js';
+import { refundable, takePersonBudgets } from './request-budgets.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -14,7 +14,7 @@ import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
-import { refundable, takePersonBudgets, type PersonBudgets } from './person-budgets.js';
+import { refundable, takePersonBudgets, type PersonBudgets } from './request-budgets.js';
 
 export interface OtpRouteServices {
   generation: OtpGenerationService;

@@ -6,7 +6,9 @@ import { NotFoundError, ValidationError } from '../../core/platform/errors/app-e
 import type { ActivationThrottle } from '../../core/users/activation-throttle.js';
 import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
-import { parseEnrollmentRequest } from '../../core/users/enrollment-request.validator.js';
+import { parseEnrollmentRequest, sendsActivationCode } from '../../core/users/enrollment-request.validator.js';
+import type { EnterpriseApiLimits } from '../../core/platform/throttling/enterprise-api-limits.js';
+import { refundable, takeBudgets, type TakenBudgets } from './request-budgets.js';
 import type { EnrollmentService } from '../../core/users/enrollment.service.js';
 import type { UserLifecycle } from '../../core/users/user-lifecycle.service.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
@@ -59,15 +61,35 @@ function callerAddress(req: Request): string {
  * Add user, read, delete, public activation, and the admin re-issue. A client reaches only the
  * users of its own enterprise: every look-up goes by (enterpriseId, userId).
  */
-export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services: UsersRouteServices): Router {
+export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services: UsersRouteServices, limits: EnterpriseApiLimits): Router {
   const router = Router();
   const guard = [requireBearer(ctx, bearer, 'users'), requireAllowedIp(bearer.clients)];
   const refOf = (enterpriseId: string, userId: string): UserRef => ({ enterpriseId, userId: userIdParam(userId) });
 
   router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {
-    const { clientId, enterpriseId } = authOf(res);
+    const { clientId, enterpriseId, test } = authOf(res);
     const request = parseEnrollmentRequest(req.body as Record<string, unknown>, ctx.config.smsAllowedCountries);
-    const { userId } = await services.enrollment.enroll({ clientId, enterpriseId }, request);
+    // An enrollment that sends a code takes a point of the client's and the enterprise's budgets
+    // (no one sends SMS to numbers of their choice without end); one refused for the caller's own
+    // mistake (409: the user exists, a group is missing) gives them back.
+    const budgets: TakenBudgets | undefined = sendsActivationCode(request)
+      ? takeBudgets(
+          limits,
+          [
+            { name: 'enrollmentMessagesPerClient', key: clientId },
+            { name: 'enrollmentMessagesPerEnterprise', key: enterpriseId },
+          ],
+          test,
+        )
+      : undefined;
+    let userId: string;
+    try {
+      if (budgets) res.set(rateLimitHeaders(await budgets.admission));
+      ({ userId } = await services.enrollment.enroll({ clientId, enterpriseId }, request));
+    } catch (err) {
+      if (budgets && refundable(err)) await budgets.refund();
+      throw err;
+    }
     res.status(201).location(`/v1/users/${userId}`).end();
   });
 

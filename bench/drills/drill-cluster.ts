@@ -121,6 +121,8 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     RATE_LIMIT_OTP_PER_USER: '1000000',
     RATE_LIMIT_OTP_PER_CLIENT: '1000000',
     RATE_LIMIT_OTP_PER_ENTERPRISE: '1000000',
+    RATE_LIMIT_ENROLLMENT_MESSAGES_PER_CLIENT: '1000000',
+    RATE_LIMIT_ENROLLMENT_MESSAGES_PER_ENTERPRISE: '1000000',
     TWILIO_ACCOUNT_SID: `AC${randomBytes(16).toString('hex')}`,
     TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex'),
     TWILIO_FROM: '+15005550006',

@@ -52,6 +52,11 @@ function validatorOf(field: string): (value: unknown) => boolean {
   return fieldValidators.get(field) as (value: unknown) => boolean;
 }
 
+/** Whether enrolling sends the user a code: a generated one, to an address given (a predefinedCode is the caller's to hand out). */
+export function sendsActivationCode(request: Pick<EnrollmentRequest, 'predefinedCode' | 'emailId' | 'mobileNumber'>): boolean {
+  return request.predefinedCode === undefined && (request.emailId !== undefined || request.mobileNumber !== undefined);
+}
+
 /** Comma-separated, blanks trimmed, empty items dropped (duplicates kept once). */
 export function splitGroups(value: string | undefined): string[] {
   if (value === undefined) return [];

@@ -197,6 +197,14 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       ),
       notificationsPerUser: rateLimit(s.RATE_LIMIT_NOTIFICATIONS_PER_USER, s.RATE_LIMIT_NOTIFICATIONS_PER_USER_WINDOW_SECONDS),
       notificationsPerClient: rateLimit(s.RATE_LIMIT_NOTIFICATIONS_PER_CLIENT, s.RATE_LIMIT_NOTIFICATIONS_PER_CLIENT_WINDOW_SECONDS),
+      enrollmentMessagesPerClient: rateLimit(
+        s.RATE_LIMIT_ENROLLMENT_MESSAGES_PER_CLIENT,
+        s.RATE_LIMIT_ENROLLMENT_MESSAGES_PER_CLIENT_WINDOW_SECONDS,
+      ),
+      enrollmentMessagesPerEnterprise: rateLimit(
+        s.RATE_LIMIT_ENROLLMENT_MESSAGES_PER_ENTERPRISE,
+        s.RATE_LIMIT_ENROLLMENT_MESSAGES_PER_ENTERPRISE_WINDOW_SECONDS,
+      ),
     }),
     /** Failed client authentication at the token, introspection and revocation endpoints (docs/security.md). */
     clientAuthentication: Object.freeze({

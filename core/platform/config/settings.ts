@@ -687,6 +687,30 @@ export const SETTINGS = {
     default: 60,
     doc: windowOf('RATE_LIMIT_NOTIFICATIONS_PER_ENTERPRISE'),
   },
+  RATE_LIMIT_ENROLLMENT_MESSAGES_PER_CLIENT: {
+    section: 'limits',
+    ...POINTS,
+    default: 1000,
+    doc: 'enrollments per client that send an activation code (a generated code with an emailId or mobileNumber; a predefinedCode sends nothing and is not counted): a leaked client secret cannot make the deployment send SMS to numbers of its choice without end (SMS pumping)',
+  },
+  RATE_LIMIT_ENROLLMENT_MESSAGES_PER_CLIENT_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 60,
+    doc: windowOf('RATE_LIMIT_ENROLLMENT_MESSAGES_PER_CLIENT'),
+  },
+  RATE_LIMIT_ENROLLMENT_MESSAGES_PER_ENTERPRISE: {
+    section: 'limits',
+    ...POINTS,
+    default: 5000,
+    doc: 'enrollments that send an activation code per enterprise, across its clients',
+  },
+  RATE_LIMIT_ENROLLMENT_MESSAGES_PER_ENTERPRISE_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 60,
+    doc: windowOf('RATE_LIMIT_ENROLLMENT_MESSAGES_PER_ENTERPRISE'),
+  },
   RATE_LIMIT_NOTIFICATIONS_PER_USER: {
     section: 'limits',
     ...POINTS,

@@ -12,7 +12,9 @@ export type LimitName =
   | 'validatePerClient'
   | 'notificationsPerUser'
   | 'notificationsPerClient'
-  | 'notificationsPerEnterprise';
+  | 'notificationsPerEnterprise'
+  | 'enrollmentMessagesPerClient'
+  | 'enrollmentMessagesPerEnterprise';
 
 /** Names the budgets carry in the RateLimit headers (stable: clients may key on them). */
 const POLICY_NAMES: Record<LimitName, string> = {
@@ -23,6 +25,8 @@ const POLICY_NAMES: Record<LimitName, string> = {
   notificationsPerUser: 'notifications-per-user',
   notificationsPerClient: 'notifications-per-client',
   notificationsPerEnterprise: 'notifications-per-enterprise',
+  enrollmentMessagesPerClient: 'enrollment-messages-per-client',
+  enrollmentMessagesPerEnterprise: 'enrollment-messages-per-enterprise',
 };
 
 /** Budgets of a person: test clients' traffic counts against budgets of its own there. */
@@ -34,7 +38,7 @@ const tooMany = (msBeforeNext: number, budget: BudgetState) => {
 };
 
 /**
- * Abuse limits of the enterprise API (OTPs, their validations, approval notifications) in Redis, shared by every API instance (an in-process limiter with the same budget
+ * Abuse limits of the enterprise API (OTPs, their validations, approval notifications, enrollments that send a code) in Redis, shared by every API instance (an in-process limiter with the same budget
  * stands in while Redis is unreachable). A request refused for the caller's own mistake gives its
  * points back (`refund`), so a mistyped template name never uses up a person's budget. Test
  * clients' traffic counts against a per-user budget of its own.

@@ -4,13 +4,15 @@ import { AppError } from '../../core/platform/errors/app-error.js';
 import type { EnterpriseApiLimits, LimitName } from '../../core/platform/throttling/enterprise-api-limits.js';
 import type { BudgetState } from '../../core/platform/throttling/rate-limit-headers.js';
 
-/** The limits one request that sends a message to a person took, and how to give them back. */
-export interface PersonBudgets {
+/** The limits one request took, and how to give them back. */
+export interface TakenBudgets {
   /** Settles with the budgets' states (the RateLimit headers), or rejects with the 429. */
   admission: Promise<BudgetState[]>;
-  /** Gives back what was taken (the request sent nothing to the person). */
+  /** Gives back what was taken (the request sent nothing). */
   refund: () => Promise<void>;
 }
+/** The limits one request that sends a message to a person took. */
+export type PersonBudgets = TakenBudgets;
 
 /** What a request sends to a person: an OTP, or an approval notification to answer. */
 export type PersonMessage = 'otp' | 'notifications';
@@ -31,14 +33,23 @@ export function takePersonBudgets(
   message: PersonMessage,
   ref: { clientId: string; enterpriseId: string; userId: string; test?: boolean },
 ): PersonBudgets {
-  // Test clients' traffic counts against a per-user budget of its own (see createEnterpriseApiLimits).
-  const test = ref.test === true;
   const { perClient, perEnterprise, perUser } = BUDGETS_OF[message];
-  const budgets = [
-    { name: perClient, key: ref.clientId },
-    { name: perEnterprise, key: ref.enterpriseId },
-    { name: perUser, key: userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId }) },
-  ];
+  return takeBudgets(
+    limits,
+    [
+      { name: perClient, key: ref.clientId },
+      { name: perEnterprise, key: ref.enterpriseId },
+      { name: perUser, key: userKey({ enterpriseId: ref.enterpriseId, userId: ref.userId }) },
+    ],
+    ref.test === true,
+  );
+}
+
+/**
+ * Takes one point of each budget at once. `test`: a test client's request (its traffic counts
+ * against per-user budgets of its own, see createEnterpriseApiLimits).
+ */
+export function takeBudgets(limits: EnterpriseApiLimits, budgets: { name: LimitName; key: string }[], test: boolean): TakenBudgets {
   const taken = Promise.allSettled(budgets.map((b) => limits.consume(b.name, b.key, test)));
   const admission = taken.then((outcomes) => {
     for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
