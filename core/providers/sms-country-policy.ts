@@ -1,4 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
+import { smsCountryRefusals } from '../platform/metrics/business-metrics.js';
 import { PermanentProviderError } from './provider-errors.js';
 import type { SmsProvider } from './provider.types.js';
 
@@ -24,11 +25,14 @@ export function smsCountryOf(mobileNumber: string): string | undefined {
  * serves; a list of the countries it does serve stops it whatever the caller asks. The text names
  * the country, never the number.
  */
-export function smsCountryRefusal(mobileNumber: string, allowed: SmsCountries): string | undefined {
+export function smsCountryRefusal(mobileNumber: string, allowed: SmsCountries, where: 'given' | 'send'): string | undefined {
   if (allowed === undefined) return undefined;
   const country = smsCountryOf(mobileNumber);
+  if (country !== undefined && allowed.has(country)) return undefined;
+  // A burst of these is what an SMS pumping attempt looks like on a dashboard.
+  smsCountryRefusals.inc({ country: country ?? 'unknown', where });
   if (country === undefined) return 'SMS goes only to the countries in SMS_ALLOWED_COUNTRIES, and no country has this number';
-  return allowed.has(country) ? undefined : `SMS to ${country} numbers is not allowed (SMS_ALLOWED_COUNTRIES)`;
+  return `SMS to ${country} numbers is not allowed (SMS_ALLOWED_COUNTRIES)`;
 }
 
 /**
@@ -42,7 +46,7 @@ export function guardSmsCountries(provider: SmsProvider, allowed: SmsCountries):
   return {
     name: provider.name,
     async send(message) {
-      const refusal = smsCountryRefusal(message.to, allowed);
+      const refusal = smsCountryRefusal(message.to, allowed, 'send');
       if (refusal !== undefined) throw new PermanentProviderError(refusal, undefined, COUNTRY_NOT_ALLOWED);
       return provider.send(message);
     },

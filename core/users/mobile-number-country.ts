@@ -7,6 +7,6 @@ import { smsCountryRefusal, type SmsCountries } from '../providers/sms-country-p
  */
 export function checkMobileNumberCountry(mobileNumber: unknown, allowed: SmsCountries): void {
   if (typeof mobileNumber !== 'string') return;
-  const reason = smsCountryRefusal(mobileNumber, allowed);
+  const reason = smsCountryRefusal(mobileNumber, allowed, 'given');
   if (reason !== undefined) throw new ValidationError('[Invalid field mobileNumber]', { error: 'Invalid data.', extra: { reason } });
 }

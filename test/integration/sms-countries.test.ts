@@ -1,4 +1,5 @@
 import { loadConfig } from '../../core/platform/config/config.js';
+import { businessRegistry } from '../../core/platform/metrics/business-metrics.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
@@ -110,6 +111,15 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
     const { otpUuid } = (await res.json()) as { otpUuid: string };
     const mail = await outboxMessageFor(service, 'jm@example.com', otpUuid);
     expect(mail.text).toMatch(/\d{6}/);
+  });
+
+  test('when numbers are refused, then svc_sms_country_refusals_total counts them by country and where (given at the API, met at send time)', async () => {
+    const counted = await businessRegistry.getSingleMetric('svc_sms_country_refusals_total')?.get();
+    const count = (country: string, where: string) =>
+      counted?.values.find((v) => v.labels.country === country && v.labels.where === where)?.value ?? 0;
+    expect(count('JM', 'given')).toBeGreaterThanOrEqual(3);
+    expect(count('unknown', 'given')).toBeGreaterThanOrEqual(1);
+    expect(count('JM', 'send')).toBeGreaterThanOrEqual(2);
   });
 
   test('when the setting is not a list of country codes, then the configuration names it and what is wrong', () => {

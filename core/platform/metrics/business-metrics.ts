@@ -44,6 +44,13 @@ export const providerBreakerState = new Gauge({
   registers: [businessRegistry],
 });
 
+export const smsCountryRefusals = new Counter({
+  name: 'svc_sms_country_refusals_total',
+  help: 'Mobile numbers refused by SMS_ALLOWED_COUNTRIES, by the country read from the number (unknown: none) and where: given (enrollment or PATCH, API) or send (dispatch worker, a number stored earlier)',
+  labelNames: ['country', 'where'] as const,
+  registers: [businessRegistry],
+});
+
 export const deliveryFailovers = new Counter({
   name: 'svc_delivery_failovers_total',
   help: 'Messages sent again after one ended FAILED, by the failed channel and the way out: account (same channel, the other account) or channel (the fallback channel)',
