@@ -20,19 +20,24 @@ export function smsCountryOf(mobileNumber: string): string | undefined {
 }
 
 /**
- * Why no SMS may go to this number under the deployment's list, or undefined when it may. SMS
+ * Why no SMS may go to this number under the deployment's list (and the number's country), or undefined when it may. SMS
  * pumping (toll fraud) sends codes to premium-rate numbers of countries the deployment never
  * serves; a list of the countries it does serve stops it whatever the caller asks. The text names
  * the country, never the number.
  */
-export function smsCountryRefusal(mobileNumber: string, allowed: SmsCountries, where: 'given' | 'send'): string | undefined {
+export function smsCountryRefusal(
+  mobileNumber: string,
+  allowed: SmsCountries,
+  where: 'given' | 'send',
+): { country: string; reason: string } | undefined {
   if (allowed === undefined) return undefined;
   const country = smsCountryOf(mobileNumber);
   if (country !== undefined && allowed.has(country)) return undefined;
   // A burst of these is what an SMS pumping attempt looks like on a dashboard.
   smsCountryRefusals.inc({ country: country ?? 'unknown', where });
-  if (country === undefined) return 'SMS goes only to the countries in SMS_ALLOWED_COUNTRIES, and no country has this number';
-  return `SMS to ${country} numbers is not allowed (SMS_ALLOWED_COUNTRIES)`;
+  if (country === undefined)
+    return { country: 'unknown', reason: 'SMS goes only to the countries in SMS_ALLOWED_COUNTRIES, and no country has this number' };
+  return { country, reason: `SMS to ${country} numbers is not allowed (SMS_ALLOWED_COUNTRIES)` };
 }
 
 /**
@@ -47,7 +52,7 @@ export function guardSmsCountries(provider: SmsProvider, allowed: SmsCountries):
     name: provider.name,
     async send(message) {
       const refusal = smsCountryRefusal(message.to, allowed, 'send');
-      if (refusal !== undefined) throw new PermanentProviderError(refusal, undefined, COUNTRY_NOT_ALLOWED);
+      if (refusal !== undefined) throw new PermanentProviderError(refusal.reason, undefined, COUNTRY_NOT_ALLOWED);
       return provider.send(message);
     },
   };

@@ -19,6 +19,7 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
   let twilio: ProviderStub;
   let worker: RunningWorker;
   let token: string;
+  let clientId: string;
 
   beforeAll(async () => {
     twilio = await startProviderStub([{ status: 201, body: { sid: 'SM33333333333333333333333333333333', status: 'queued' } }]);
@@ -30,7 +31,7 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
       TWILIO_API_BASE_URL: twilio.url,
     });
     worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
-    token = (await createClientWithToken(service, { scopes: ['users', 'otp'] })).accessToken;
+    ({ accessToken: token, clientId } = await createClientWithToken(service, { scopes: ['users', 'otp'] }));
     await createGroups(service, ['retail']);
   });
   afterAll(async () => {
@@ -66,6 +67,11 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
     expect((await enroll('in-jamaica', JM_NUMBER.slice(1))).status).toBe(422);
     expect((await enroll('in-us', US_NUMBER)).status).toBe(201);
     expect(await service.ctx.mongo.collection('users').countDocuments({ userId: { $in: ['in-jamaica', 'nowhere'] } })).toBe(0);
+    // The operator learns who gives such numbers, and never the number.
+    const warned = service.logLines().filter((line) => String(line.msg).startsWith('mobile number refused'));
+    expect(warned[0]).toMatchObject({ level: 40, clientId, enterpriseId: 'default', country: 'JM' });
+    expect(warned.map((line) => line.country)).toEqual(['JM', 'unknown', 'JM']);
+    expect(JSON.stringify(warned)).not.toContain('5550143');
   });
 
   test('when a user is moved to a number of another country, then PATCH is 422 and the number stays; a listed country is taken', async () => {
