@@ -51,17 +51,26 @@ export function takePersonBudgets(
  */
 export function takeBudgets(limits: EnterpriseApiLimits, budgets: { name: LimitName; key: string }[], test: boolean): TakenBudgets {
   const taken = Promise.allSettled(budgets.map((b) => limits.consume(b.name, b.key, test)));
-  const admission = taken.then((outcomes) => {
-    for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+  // Once only: a request refused 429 has already given its points back when its route calls refund.
+  let givenBack: Promise<void> | undefined;
+  const refund = () =>
+    (givenBack ??= taken.then(async (outcomes) => {
+      await Promise.all(budgets.map((b, i) => (outcomes[i]?.status === 'fulfilled' ? limits.refund(b.name, b.key, test) : undefined)));
+    }));
+  const admission = taken.then(async (outcomes) => {
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (refused) {
+      // A refused request sends nothing, so the budgets that admitted it get their point back: a
+      // client over its own budget that keeps asking would otherwise go on spending its
+      // enterprise's budget (its other clients refused) and a person's (that person locked out).
+      await refund();
+      throw refused.reason;
+    }
     return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<BudgetState>).value);
   });
   // A request refused before it awaits its admission (a field the caller got wrong) must not leave
   // a 429 nobody handles: Node ends the process on an unhandled rejection. Awaiting it still throws.
   admission.catch(() => undefined);
-  const refund = async () => {
-    const outcomes = await taken;
-    await Promise.all(budgets.map((b, i) => (outcomes[i]?.status === 'fulfilled' ? limits.refund(b.name, b.key, test) : undefined)));
-  };
   return { admission, refund };
 }
 

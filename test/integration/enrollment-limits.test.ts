@@ -20,7 +20,8 @@ describe('Enrollment limits: no client sends activation codes to addresses of it
   });
 
   let n = 0;
-  const newClient = async (enterpriseId: string) => (await createClientWithToken(service, { scopes: ['users'], enterpriseId })).accessToken;
+  const newClient = async (enterpriseId: string, test = false) =>
+    (await createClientWithToken(service, { scopes: ['users'], enterpriseId, test })).accessToken;
   const enroll = (token: string, overrides: Record<string, unknown> = {}) =>
     sendJson(`${service.url}/v1/users`, 'POST', token, userBody(`enrolled-${++n}`, overrides));
   const stored = (userId: string) => service.ctx.mongo.collection('users').countDocuments({ userId });
@@ -81,5 +82,40 @@ describe('Enrollment limits: no client sends activation codes to addresses of it
     expect(refused.status).toBe(429);
     expect(refused.headers.get('ratelimit-policy')).toBe('"enrollment-messages-per-enterprise";q=5;w=60');
     expect((await enroll(await newClient('ent-elsewhere'))).status).toBe(201);
+  });
+
+  test("when enrollments are refused 400 for a selfie that is no image, then the budget is untouched (the caller's mistake, nothing sent)", async () => {
+    const token = await newClient('ent-selfie');
+    for (let i = 0; i < 3; i++) {
+      const res = await enroll(token, { selfieImage: 'not base64 at all!' });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ message: 'Failed.[IMAGE_DECODE_FAILED]' });
+    }
+    for (let i = 0; i < 3; i++) expect((await enroll(token)).status).toBe(201);
+    expect((await enroll(token)).status).toBe(429);
+  });
+
+  test("when a test client enrolls, then it is held to its own client budget and counts in its enterprise's like any client (its codes reach nobody, its limits are no looser)", async () => {
+    const [testClient, real] = [await newClient('ent-test-mode', true), await newClient('ent-test-mode')];
+    for (let i = 0; i < 3; i++) expect((await enroll(testClient)).status).toBe(201);
+    const refused = await enroll(testClient);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-policy')).toBe('"enrollment-messages-per-client";q=3;w=60');
+    expect((await enroll(real)).status).toBe(201);
+    expect((await enroll(real)).status).toBe(201);
+    const enterpriseSpent = await enroll(real);
+    expect(enterpriseSpent.status).toBe(429);
+    expect(enterpriseSpent.headers.get('ratelimit-policy')).toBe('"enrollment-messages-per-enterprise";q=5;w=60');
+  });
+
+  test("when a client over its budget keeps asking, then its refused requests take nothing from its enterprise's budget, so the enterprise's other clients still enroll", async () => {
+    const [greedy, other] = [await newClient('ent-greedy'), await newClient('ent-greedy')];
+    for (let i = 0; i < 3; i++) expect((await enroll(greedy)).status).toBe(201);
+    for (let i = 0; i < 4; i++) expect((await enroll(greedy)).status).toBe(429);
+    const next = await enroll(other);
+    expect(next.status).toBe(201);
+    expect(next.headers.get('ratelimit')).toMatch(/"enrollment-messages-per-enterprise";r=1;/);
+    expect((await enroll(other)).status).toBe(201);
+    expect((await enroll(other)).status).toBe(429);
   });
 });

@@ -64,6 +64,17 @@ describe('OTP limits: who pays for a request, and what the caller is told', () =
     expect((await generate(userId)).status).toBe(429);
   });
 
+  test("when a person's budget is spent, then the requests refused 429 take nothing from the client's budget", async () => {
+    const own = (await createClientWithToken(service, { scopes: ['otp'] })).accessToken;
+    const ask = (userId: string) => postJson(`${service.url}/v1/svc-otp`, own, otpBody(userId));
+    const spent = await newUser();
+    for (let i = 0; i < 2; i++) expect((await ask(spent)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await ask(spent)).status).toBe(429);
+    const next = await ask(await newUser());
+    expect(next.status).toBe(200);
+    expect(next.headers.get('ratelimit')).toMatch(/^"otp-per-client";r=997;/);
+  });
+
   test("when requests are refused for the caller's own mistake, then the person's budget is untouched", async () => {
     const userId = await newUser();
     for (let i = 0; i < 5; i++) {

@@ -50,11 +50,12 @@ export async function createClientThroughAdminApi(
  */
 export async function createClientWithToken(
   service: Pick<TestService, 'url' | 'services'>,
-  options: { scopes: ClientScope[]; allowedIps?: string[]; name?: string; enterpriseId?: string },
+  options: { scopes: ClientScope[]; allowedIps?: string[]; name?: string; enterpriseId?: string; test?: boolean },
 ): Promise<ClientWithToken> {
   const { client, clientSecret } = await registerClient(service.services.clients, {
     name: options.name ?? 'test client',
     ...(options.enterpriseId === undefined ? {} : { enterpriseId: options.enterpriseId }),
+    ...(options.test === undefined ? {} : { test: options.test }),
     scopes: options.scopes,
     allowedIps: options.allowedIps ?? ['127.0.0.1/32', '::1/128'],
   });
