@@ -23,10 +23,10 @@ const USAGE = `usage: npm run admin -- <command>
   clients rotate-secret <clientId> [--comments <text>]
   clients rotate-callback-secret <clientId> [--comments <text>]
   clients delete <clientId> [--comments <text>]
-  groups create <name> [--description <text>]
-  groups list
-  groups show <name>
-  groups delete <name>
+  groups create <name> [--description <text>] [--enterprise <enterpriseId>]
+  groups list [--enterprise <enterpriseId>]
+  groups show <name> [--enterprise <enterpriseId>]
+  groups delete <name> [--enterprise <enterpriseId>]
   templates list
   templates show <name>
   templates set <name> --file <template.json> [--comments <text>]   ({"channel","text","subject"?,"html"?}; creates or replaces)

@@ -28,6 +28,15 @@ function adminListPageQuery(entries: string): NonNullable<RouteDoc['query']> {
   ];
 }
 
+/** A group is named by its name and owner: the owner in the query, none for a shared group. */
+const groupOwner = {
+  name: 'enterpriseId',
+  description:
+    "The enterprise whose own group is meant; absent, the shared group (the list: that enterprise's own groups, absent: the shared ones)",
+  schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
+};
+const invalidGroupOwner = { description: '`[Invalid field enterpriseId]` for the query', schema: 'common.error.json' };
+
 const nextPageLinkHeader = {
   Link: {
     description: 'When more entries follow: `<path?limit=&cursor=>; rel="next"` (RFC 8288), the next page; absent on the last page',
@@ -173,13 +182,25 @@ export const adminRouteDocs: RouteDoc[] = [
         schema: 'admin-groups.group.json',
         headers: idempotentReplayedHeader,
         links: {
-          read: { method: 'get', path: '/admin/groups/{name}', parameters: { name: '$response.body#/name' } },
-          delete: { method: 'delete', path: '/admin/groups/{name}', parameters: { name: '$response.body#/name' } },
+          read: {
+            method: 'get',
+            path: '/admin/groups/{name}',
+            parameters: { name: '$response.body#/name', enterpriseId: '$response.body#/enterpriseId' },
+          },
+          delete: {
+            method: 'delete',
+            path: '/admin/groups/{name}',
+            parameters: { name: '$response.body#/name', enterpriseId: '$response.body#/enterpriseId' },
+          },
         },
       },
       '400': errorResponses['400'],
       '401': adminTokenErrors['401'],
-      '409': { description: `The group exists; ${IDEMPOTENCY_KEY_409}`, schema: 'common.error.json', headers: idempotencyKeyInUseHeaders },
+      '409': {
+        description: `The group's owner has a group of the name; ${IDEMPOTENCY_KEY_409}`,
+        schema: 'common.error.json',
+        headers: idempotencyKeyInUseHeaders,
+      },
       '415': notJsonError,
       '422': { description: `Validation failed; ${IDEMPOTENCY_KEY_422}`, schema: 'common.error.json' },
     },
@@ -187,14 +208,14 @@ export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/admin/groups',
-    summary: 'List groups, by name, a page at a time',
+    summary: "List one owner's groups (absent enterpriseId: the shared ones), by name, a page at a time",
     tag: 'admin',
     auth: { kind: 'admin' },
-    query: adminListPageQuery('Groups'),
+    query: [groupOwner, ...adminListPageQuery('Groups')],
     responses: {
       '200': { description: 'A page of groups', schema: 'admin-groups.group.json', array: true, headers: nextPageLinkHeader },
       '401': adminTokenErrors['401'],
-      '422': { description: 'Invalid limit or cursor', schema: 'common.error.json' },
+      '422': { description: 'Invalid limit or cursor, or `[Invalid field enterpriseId]` for the query', schema: 'common.error.json' },
     },
   },
   {
@@ -203,22 +224,27 @@ export const adminRouteDocs: RouteDoc[] = [
     summary: 'Read one group',
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [groupOwner],
     responses: {
       '200': { description: 'The group', schema: 'admin-groups.group.json' },
       '401': adminTokenErrors['401'],
       '404': { description: 'No such group', schema: 'common.error.json' },
+      '422': invalidGroupOwner,
     },
   },
   {
     method: 'delete',
     path: '/admin/groups/{name}',
-    summary: 'Delete a group that no user (other than DELETED ones) names as primary or secondary group',
+    summary:
+      "Delete a group that no user (other than DELETED ones) names as primary or secondary group: an enterprise's own group counts that enterprise's users, a shared one the users of every enterprise without its own group of the name",
     tag: 'admin',
     auth: { kind: 'admin' },
+    query: [groupOwner],
     responses: {
       '204': { description: 'Deleted' },
       '401': adminTokenErrors['401'],
       '404': { description: 'No such group', schema: 'common.error.json' },
+      '422': invalidGroupOwner,
       '409': {
         description: '`Group <name> is in use by N users`, or `Group <name> is being deleted` while another deletion of it decides',
         schema: 'common.error.json',

@@ -13,9 +13,15 @@ import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { linkNextPage, parseAdminListPage } from './admin-list-page.js';
+import { optionalEnterpriseQuery } from './enterprise-query.js';
 import { ADMIN_CALLER, idempotencyKeyOf, sendIdempotentAnswer } from './idempotency-key-header.js';
 
-const toGroupResponse = (group: Group) => ({ name: group.name, description: group.description, createdAt: group.createdAt.toISOString() });
+const toGroupResponse = (group: Group) => ({
+  name: group.name,
+  description: group.description,
+  ...(group.enterpriseId === undefined ? {} : { enterpriseId: group.enterpriseId }),
+  createdAt: group.createdAt.toISOString(),
+});
 
 export function adminGroupsRoutes(
   ctx: ServiceContext,
@@ -28,34 +34,39 @@ export function adminGroupsRoutes(
   const router = Router();
   const admin = requireAdminToken(ctx);
 
+  // A group is named by its name and owner: `?enterpriseId=` for an enterprise's own, none for the
+  // shared one (the list too: one owner's groups).
+
   // With an Idempotency-Key a retry of a creation that was done gets its 201 again, not 409 "exists"
-  // (the caller could not tell its own success from someone else's group). Groups are the
-  // deployment's: their keys are kept with the default enterprise's.
+  // (the caller could not tell its own success from someone else's group). The key is kept in the
+  // group's enterprise (a shared group's: the default enterprise's).
   router.post('/admin/groups', admin, ...jsonBody(ctx), validateBody('admin-groups.create.json'), async (req, res) => {
-    const scope = { enterpriseId: DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/groups' };
+    const input = req.body as { name: string; description?: string; enterpriseId?: string };
+    const scope = { enterpriseId: input.enterpriseId ?? DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/groups' };
     const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => ({
       status: 201,
-      body: toGroupResponse(await createGroup(stores, req.body as { name: string; description?: string }, claim)),
+      body: toGroupResponse(await createGroup(stores, input, claim)),
     }));
     sendIdempotentAnswer(res, answer);
   });
 
   router.get('/admin/groups', admin, async (req, res) => {
     const page = parseAdminListPage(req);
-    const { entries, next } = await listGroupPage(groups, page);
-    linkNextPage(res, '/admin/groups', page.limit, next);
+    const owner = optionalEnterpriseQuery(req);
+    const { entries, next } = await listGroupPage(groups, owner, page);
+    linkNextPage(res, '/admin/groups', page.limit, next, owner === undefined ? {} : { enterpriseId: owner });
     res.json(entries.map(toGroupResponse));
   });
 
   router.get('/admin/groups/:name', admin, async (req, res) => {
     const name = req.params.name as string;
-    const group = await groups.findGroup(name);
+    const group = await groups.findGroup(name, optionalEnterpriseQuery(req));
     if (!group) throw new NotFoundError('Group not found');
     res.json(toGroupResponse(group));
   });
 
   router.delete('/admin/groups/:name', admin, async (req, res) => {
-    await deleteGroup(stores, req.params.name as string);
+    await deleteGroup(stores, req.params.name as string, optionalEnterpriseQuery(req));
     res.status(204).end();
   });
 

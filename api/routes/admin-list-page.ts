@@ -22,8 +22,14 @@ export function parseAdminListPage(req: Request): { cursor?: string; limit: numb
  * The array stays the body, so the next page is named in a `Link: <...>; rel="next"` header
  * (RFC 8288), a path on this service with the same limit; none on the last page.
  */
-export function linkNextPage(res: Response, path: string, limit: number, next: string | undefined): void {
+export function linkNextPage(
+  res: Response,
+  path: string,
+  limit: number,
+  next: string | undefined,
+  filters: Record<string, string> = {},
+): void {
   if (next === undefined) return;
-  const query = new URLSearchParams({ limit: String(limit), cursor: next });
+  const query = new URLSearchParams({ ...filters, limit: String(limit), cursor: next });
   res.set('Link', `<${path}?${query.toString()}>; rel="next"`);
 }

@@ -4,11 +4,14 @@ import { indexOwedEntries, notDeleted, owing, owingSchemaFields, type OwedEntry,
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
 import { ConflictError } from '../platform/errors/app-error.js';
+import { groupOwnerFields, groupOwnerFilter, type GroupOwner, type OwnedGroupName } from './group-owner.js';
 
 /** A user group (primary and secondary groups of enrolled users refer to it by name). */
 export interface Group {
   name: string;
   description: string | null;
+  /** The enterprise whose users alone may name it; absent: a shared group, every enterprise's users may. */
+  enterpriseId?: string;
   createdAt: Date;
 }
 
@@ -29,8 +32,9 @@ interface GroupDoc extends Group, OwingFields {
 
 export const groupSchema = new Schema<GroupDoc>(
   {
-    name: { type: String, required: true, unique: true },
+    name: { type: String, required: true },
     description: { type: String, default: null },
+    enterpriseId: { type: String },
     createdAt: { type: Date, required: true },
     deletion: { type: Schema.Types.Mixed },
     creationClaimId: { type: String },
@@ -40,6 +44,9 @@ export const groupSchema = new Schema<GroupDoc>(
 );
 // A deleted group stays, marked, until its entry is written: every read below leaves it out (a
 // user may not join it), and creating the name again takes the document over.
+// Names are unique per owner: the shared groups (no enterpriseId, indexed as null: one shared group
+// per name) and each enterprise's own.
+groupSchema.index({ enterpriseId: 1, name: 1 }, { unique: true });
 indexOwedEntries(groupSchema);
 
 const model = (connection: Connection) => modelFor(connection, 'Group', groupSchema);
@@ -58,9 +65,19 @@ export function createGroupsRepository(connection: Connection) {
      * decided by the unique index. A deleted group still owing its entry is taken over: its
      * fields replaced, its owed entries kept.
      */
-    async createGroup(input: { name: string; description?: string }, owed?: OwedEntry, creationClaimId?: string): Promise<Group> {
+    async createGroup(
+      input: { name: string; description?: string; enterpriseId?: string },
+      owed?: OwedEntry,
+      creationClaimId?: string,
+    ): Promise<Group> {
       const Groups = await model(connection);
-      const group: Group = { name: input.name, description: input.description ?? null, createdAt: owed?.at ?? new Date() };
+      const owner = groupOwnerFilter(input.enterpriseId);
+      const group: Group = {
+        name: input.name,
+        description: input.description ?? null,
+        ...groupOwnerFields(input.enterpriseId),
+        createdAt: owed?.at ?? new Date(),
+      };
       const stored = { ...group, ...(creationClaimId ? { creationClaimId } : {}) };
       for (let attempt = 1; attempt <= TAKE_OVER_ATTEMPTS; attempt++) {
         try {
@@ -70,40 +87,56 @@ export function createGroupsRepository(connection: Connection) {
           if (!isDuplicateKeyError(err)) throw err;
         }
         const taken = await Groups.updateOne(
-          { name: input.name, deletedAt: { $exists: true } },
+          { name: input.name, ...owner, deletedAt: { $exists: true } },
           { $set: stored, $unset: { deletedAt: 1, deletion: 1, ...(creationClaimId ? {} : { creationClaimId: 1 }) }, ...owing(owed) },
         );
         if (taken.matchedCount === 1) return group;
         // Neither: a group has the name, or the deleted one was removed meanwhile (insert again).
-        if (await Groups.exists({ name: input.name, ...notDeleted })) break;
+        if (await Groups.exists({ name: input.name, ...owner, ...notDeleted })) break;
       }
       throw new ConflictError(`Group ${input.name} already exists`);
     },
 
-    /** The group of this name if the Idempotency-Key claim `creationClaimId` created it. */
-    async findGroupCreatedBy(name: string, creationClaimId: string): Promise<Group | undefined> {
+    /** One owner's group of this name if the Idempotency-Key claim `creationClaimId` created it. */
+    async findGroupCreatedBy(name: string, owner: GroupOwner, creationClaimId: string): Promise<Group | undefined> {
       const Groups = await model(connection);
-      return (await Groups.findOne({ name, ...notDeleted, creationClaimId }, shown).lean<Group>()) ?? undefined;
+      return (await Groups.findOne({ name, ...groupOwnerFilter(owner), ...notDeleted, creationClaimId }, shown).lean<Group>()) ?? undefined;
     },
 
-    async findGroup(name: string): Promise<Group | undefined> {
+    /** One owner's group of this name (absent owner: the shared one). */
+    async findGroup(name: string, owner?: GroupOwner): Promise<Group | undefined> {
       const Groups = await model(connection);
-      return (await Groups.findOne({ name, ...notDeleted }, shown).lean<Group>()) ?? undefined;
+      return (await Groups.findOne({ name, ...groupOwnerFilter(owner), ...notDeleted }, shown).lean<Group>()) ?? undefined;
+    },
+
+    /**
+     * The enterprises that have their own group of this name: their users' name means it, so a
+     * deletion of the shared group of the name does not count them.
+     */
+    async enterprisesWithOwnGroup(name: string): Promise<string[]> {
+      const Groups = await model(connection);
+      const owned = await Groups.find({ name, enterpriseId: { $exists: true }, ...notDeleted }, { _id: 0, enterpriseId: 1 }).lean<
+        { enterpriseId: string }[]
+      >();
+      return owned.map((g) => g.enterpriseId);
     },
 
     /**
      * Puts a deletion's marker on the group unless another deletion's live marker is there; false
      * when the group is missing or another deletion is deciding on it.
      */
-    async markForDeletion(name: string, marker: GroupDeletionMarker, now: Date): Promise<boolean> {
+    async markForDeletion(name: string, owner: GroupOwner, marker: GroupDeletionMarker, now: Date): Promise<boolean> {
       const Groups = await model(connection);
-      return (await Groups.updateOne({ name, ...withoutLiveMarker(now) }, { $set: { deletion: marker } })).matchedCount === 1;
+      return (
+        (await Groups.updateOne({ name, ...groupOwnerFilter(owner), ...withoutLiveMarker(now) }, { $set: { deletion: marker } }))
+          .matchedCount === 1
+      );
     },
 
     /** Takes this deletion's marker off the group (the deletion refused); nothing when it is not there. */
-    async unmarkForDeletion(name: string, token: string): Promise<void> {
+    async unmarkForDeletion(name: string, owner: GroupOwner, token: string): Promise<void> {
       const Groups = await model(connection);
-      await Groups.updateOne({ name, 'deletion.token': token }, { $unset: { deletion: 1 } });
+      await Groups.updateOne({ name, ...groupOwnerFilter(owner), 'deletion.token': token }, { $unset: { deletion: 1 } });
     },
 
     /**
@@ -112,50 +145,65 @@ export function createGroupsRepository(connection: Connection) {
      * the deletion owes, in one write: every read treats it as gone at once, and it is removed
      * once the entry is written.
      */
-    async removeGroupStillMarked(name: string, token: string, liveAt: Date, owed: OwedEntry): Promise<boolean> {
+    async removeGroupStillMarked(name: string, owner: GroupOwner, token: string, liveAt: Date, owed: OwedEntry): Promise<boolean> {
       const Groups = await model(connection);
       const result = await Groups.updateOne(
-        { name, ...notDeleted, 'deletion.token': token, 'deletion.until': { $gt: liveAt } },
+        { name, ...groupOwnerFilter(owner), ...notDeleted, 'deletion.token': token, 'deletion.until': { $gt: liveAt } },
         { $set: { deletedAt: owed.at }, $unset: { deletion: 1 }, ...owing(owed) },
       );
       return result.matchedCount === 1;
     },
 
-    async listGroups(): Promise<Group[]> {
+    /** One owner's groups by name (absent owner: the shared ones). */
+    async listGroups(owner?: GroupOwner): Promise<Group[]> {
       const Groups = await model(connection);
-      return Groups.find(notDeleted, shown).sort({ name: 1 }).lean<Group[]>();
+      return Groups.find({ ...groupOwnerFilter(owner), ...notDeleted }, shown)
+        .sort({ name: 1 })
+        .lean<Group[]>();
     },
 
-    /** Up to `limit` groups by name, after the group named `after` (the last one of the previous page). */
-    async listGroupsAfter(after: string | undefined, limit: number): Promise<Group[]> {
+    /** Up to `limit` of one owner's groups by name, after the group named `after` (the last one of the previous page). */
+    async listGroupsAfter(owner: GroupOwner, after: string | undefined, limit: number): Promise<Group[]> {
       const Groups = await model(connection);
-      return Groups.find(after === undefined ? notDeleted : { ...notDeleted, name: { $gt: after } }, shown)
+      const filter = { ...groupOwnerFilter(owner), ...notDeleted };
+      return Groups.find(after === undefined ? filter : { ...filter, name: { $gt: after } }, shown)
         .sort({ name: 1 })
         .limit(limit)
         .lean<Group[]>();
     },
 
     /**
-     * The names among `names` that are not groups a user may join, in the order given (duplicates
-     * once): missing, or being deleted (a live deletion marker), which takes no new members.
+     * The names among `names` that are not groups a user of the enterprise may join, in the order
+     * given (duplicates once). A name means the enterprise's own group of that name, else the
+     * shared one, never another enterprise's (answered as missing, so no enterprise learns another's
+     * group names). It is missing when that group is absent or being deleted (a live deletion
+     * marker), which takes no new members: an own group being deleted does not fall back to the
+     * shared one until it is gone.
      */
-    async findMissingGroupNames(names: string[], now = new Date()): Promise<string[]> {
+    async findMissingGroupNames(enterpriseId: string, names: string[], now = new Date()): Promise<string[]> {
       const unique = [...new Set(names)];
       if (unique.length === 0) return [];
       const Groups = await model(connection);
-      const found = await Groups.find({ name: { $in: unique }, ...withoutLiveMarker(now) }, { _id: 0, name: 1 }).lean<{ name: string }[]>();
-      const existing = new Set(found.map((g) => g.name));
-      return unique.filter((name) => !existing.has(name));
+      const found = await Groups.find(
+        { name: { $in: unique }, $or: [groupOwnerFilter(enterpriseId), groupOwnerFilter(undefined)], ...notDeleted },
+        { _id: 0, name: 1, enterpriseId: 1, deletion: 1 },
+      ).lean<{ name: string; enterpriseId?: string; deletion?: GroupDeletionMarker }[]>();
+      const meant = new Map<string, (typeof found)[number]>();
+      for (const group of found) if (group.enterpriseId !== undefined || !meant.has(group.name)) meant.set(group.name, group);
+      const joinable = (group: (typeof found)[number] | undefined) =>
+        group !== undefined && (group.deletion === undefined || group.deletion.until.getTime() <= now.getTime());
+      return unique.filter((name) => !joinable(meant.get(name)));
     },
 
-    /** The entries group changes owe the record, by group name. */
-    owedActivity: createOwingCollection<string>({
+    /** The entries group changes owe the record, by group name and owner. */
+    owedActivity: createOwingCollection<OwnedGroupName>({
       name: 'groups',
       model: () => model(connection) as never,
-      filter: (name) => ({ name }),
-      keyFields: ['name'],
-      keyOf: (doc) => String(doc.name),
-      subject: (name) => ({ groupName: name }),
+      filter: ({ name, owner }) => ({ name, ...groupOwnerFilter(owner) }),
+      keyFields: ['name', 'enterpriseId'],
+      keyOf: (doc) => ({ name: String(doc.name), owner: typeof doc.enterpriseId === 'string' ? doc.enterpriseId : undefined }),
+      // An enterprise's own group is named in that enterprise's record too.
+      subject: ({ name, owner }) => ({ groupName: name, ...groupOwnerFields(owner) }),
     }),
   };
 }

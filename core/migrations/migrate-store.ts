@@ -52,10 +52,10 @@ async function rebuild(connection: Connection, drift: IndexDrift, declared: Decl
 }
 
 /**
- * Brings the database to this version: data migrations first (the pre-enterprise one), indexes
- * an older version replaced dropped, mobile number keys in the form SMS are sent to, then
- * every declared index as declared (missing ones created, a changed TTL modified in place, any
- * other changed option by drop-and-create). Idempotent: a second run changes nothing, and a
+ * Brings the database to this version: data migrations first (the pre-enterprise one), mobile
+ * number keys in the form SMS are sent to, then every declared index as declared (missing ones
+ * created, a changed TTL modified in place, any other changed option by drop-and-create), then
+ * the indexes an older version replaced dropped. Idempotent: a second run changes nothing, and a
  * run interrupted half-way is finished by the next. Run by `npm run migrate` before a version
  * with changed declarations starts; the previous version's command brings a rollback back.
  */
@@ -63,7 +63,6 @@ export async function migrateStore(connection: Connection, logger: Logger): Prom
   const report: MigrationReport = { dropped: [], modified: [], rebuilt: [], created: [] };
   report.dropped.push(...(await obsoleteIndexes(connection)));
   await migrateToEnterprises(connection, logger);
-  report.dropped.push(...(await dropSupersededIndexes(connection)));
   const withheld = await migrateLiveMobileKeys(connection, logger);
   if (withheld.length > 0) report.withheldMobileKeys = withheld;
   for (const { name, schema } of DECLARED_MODELS) {
@@ -84,6 +83,10 @@ export async function migrateStore(connection: Connection, logger: Logger): Prom
       report.created.push(label(model.collection.collectionName, index.name));
     }
   }
+  // Superseded indexes go once their replacements exist: a unique index replaced by a wider one
+  // (groups' and templates' names, now unique per owner) leaves no moment without either, so no
+  // two shared groups or templates of one name get in meanwhile.
+  report.dropped.push(...(await dropSupersededIndexes(connection)));
   // The processes of this connection see the indexes as they are now.
   forgetIndexBuilds(connection);
   logger.info(report, 'MongoDB migrated');

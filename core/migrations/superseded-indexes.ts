@@ -13,6 +13,10 @@ export const SUPERSEDED_INDEXES: [collection: string, index: string][] = [
   // Template names are unique per owner (enterpriseId_1_name_1). Until this one goes, a template
   // whose name another owner already uses is refused as taken (409); nothing else changes.
   ['templates', 'name_1'],
+  // Group names are unique per owner (enterpriseId_1_name_1, which keeps one shared group per
+  // name: a missing enterpriseId is indexed as null). Until this one goes, a group whose name
+  // another owner already uses is refused as taken (409); nothing else changes.
+  ['groups', 'name_1'],
 ];
 
 /** Drops every superseded index still present; returns `collection.index` of each dropped. */

@@ -16,7 +16,8 @@ import type { UsersRepository } from './users.repository.js';
 
 export interface EnrollmentDeps {
   users: UsersRepository;
-  groups: { findMissingGroupNames: (names: string[]) => Promise<string[]> };
+  /** The names a user of the enterprise may not join: its own group of the name, else the shared one (groups.repository.ts). */
+  groups: { findMissingGroupNames: (enterpriseId: string, names: string[]) => Promise<string[]> };
   /** Queues the enrollment job of one code issue. */
   enqueueEnrollment: (data: UserRef & { issue: number }) => Promise<void>;
   /** The job's own work, run in-process when the job cannot be queued (Redis down). */
@@ -43,7 +44,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     const existing = await deps.users.findUser({ enterpriseId, userId: request.userId });
     if (existing) throw userExists(existing);
     if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
-    const [missing] = await deps.groups.findMissingGroupNames(groupsNamed(request));
+    const [missing] = await deps.groups.findMissingGroupNames(enterpriseId, groupsNamed(request));
     if (missing !== undefined) throw missingGroup(missing);
     if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile({ enterpriseId }, request.mobileNumber)))
       throw conflict('Mobile number already registered');
@@ -154,7 +155,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
       // gone or being deleted (the protocol: group-deletion.service.ts).
       let gone: string | undefined;
       try {
-        [gone] = await deps.groups.findMissingGroupNames(groupsNamed(request));
+        [gone] = await deps.groups.findMissingGroupNames(enterpriseId, groupsNamed(request));
       } catch (err) {
         await removeOrReport({ enterpriseId, userId: user.userId }, createdAt); // groups unknown: the failed request leaves nothing
         throw err;

@@ -4,7 +4,8 @@ import { drawOwedEntry } from '../activity/owed-entries.js';
 import type { GroupsRepository } from '../groups/groups.repository.js';
 import { ConflictError, NotFoundError, UnavailableError } from '../platform/errors/app-error.js';
 import type { Logger } from '../platform/logger/logger.js';
-import type { UsersRepository } from './users.repository.js';
+import type { GroupMembers, UsersRepository } from './users.repository.js';
+import type { GroupOwner } from '../groups/group-owner.js';
 
 /**
  * How long a deletion's marker keeps the group from taking members: far above the milliseconds a
@@ -49,7 +50,7 @@ export const CLOCK_MARGIN_MS = 30_000;
  */
 
 /**
- * Deletes a group that no live user names (DELETED users keep their history), recorded in the
+ * Deletes one owner's group (absent owner: the shared one) that no live user names (DELETED users keep their history), recorded in the
  * activity record. A group in use stays: users would otherwise refer to a group that no longer
  * exists and fail enrollment's rules on their next update. The removal stores the entry it owes
  * and the entry is written right after (owing-collection.ts): the answer does not wait on the
@@ -58,44 +59,57 @@ export const CLOCK_MARGIN_MS = 30_000;
  */
 export async function deleteGroup(
   deps: {
-    groups: Pick<GroupsRepository, 'findGroup' | 'markForDeletion' | 'unmarkForDeletion' | 'removeGroupStillMarked' | 'owedActivity'>;
+    groups: Pick<
+      GroupsRepository,
+      'findGroup' | 'enterprisesWithOwnGroup' | 'markForDeletion' | 'unmarkForDeletion' | 'removeGroupStillMarked' | 'owedActivity'
+    >;
     users: Pick<UsersRepository, 'countLiveInGroup'>;
     activity: Pick<ActivityRepository, 'appendOnce'>;
     logger: Pick<Logger, 'warn'>;
     now?: () => Date;
   },
   name: string,
+  owner: GroupOwner = undefined,
 ): Promise<void> {
   const now = deps.now ?? (() => new Date());
+  const key = { name, owner };
   const markedAt = now();
   const token = randomUUID();
-  if (!(await deps.groups.markForDeletion(name, { token, until: new Date(markedAt.getTime() + DELETION_MARKER_TTL_MS) }, markedAt))) {
-    if (!(await deps.groups.findGroup(name))) {
+  if (
+    !(await deps.groups.markForDeletion(name, owner, { token, until: new Date(markedAt.getTime() + DELETION_MARKER_TTL_MS) }, markedAt))
+  ) {
+    if (!(await deps.groups.findGroup(name, owner))) {
       // Deleting again finishes what an earlier deletion left owed (its entry, the document).
-      await deps.groups.owedActivity.settleAfterChange(deps, name);
+      await deps.groups.owedActivity.settleAfterChange(deps, key);
       throw new NotFoundError('Group not found');
     }
     throw new ConflictError(`Group ${name} is being deleted`);
   }
   let inUse: number;
   try {
-    // Entries live at the marking count (conservative: the count runs later).
-    inUse = await deps.users.countLiveInGroup(name, markedAt);
+    // Entries live at the marking count (conservative: the count runs later). The users counted
+    // are those whose name means this group: an own group's enterprise's users; for a shared one,
+    // the users of every enterprise without its own group of the name, read after the mark (an
+    // enterprise whose own group goes later counts in that group's deletion, and its users'
+    // name means this marked group from then on, which takes no members).
+    const who: GroupMembers =
+      owner === undefined ? { exceptEnterprises: await deps.groups.enterprisesWithOwnGroup(name) } : { enterpriseId: owner };
+    inUse = await deps.users.countLiveInGroup(name, who, markedAt);
   } catch (err) {
     // Best effort: a marker left behind lapses by itself.
-    await deps.groups.unmarkForDeletion(name, token).catch(() => undefined);
+    await deps.groups.unmarkForDeletion(name, owner, token).catch(() => undefined);
     throw err;
   }
   if (inUse > 0) {
-    await deps.groups.unmarkForDeletion(name, token);
+    await deps.groups.unmarkForDeletion(name, owner, token);
     throw new ConflictError(`Group ${name} is in use by ${inUse} user${inUse === 1 ? '' : 's'}`);
   }
   const removedAt = now();
   const owed = drawOwedEntry('group.deleted', { type: 'admin' }, removedAt);
-  if (!(await deps.groups.removeGroupStillMarked(name, token, new Date(removedAt.getTime() + CLOCK_MARGIN_MS), owed))) {
+  if (!(await deps.groups.removeGroupStillMarked(name, owner, token, new Date(removedAt.getTime() + CLOCK_MARGIN_MS), owed))) {
     // Too slow: readers may already take the marker as lapsed, so the count above proves nothing.
-    await deps.groups.unmarkForDeletion(name, token);
+    await deps.groups.unmarkForDeletion(name, owner, token);
     throw new UnavailableError('Service unavailable: the group deletion took too long; retry', { retryAfterSeconds: 1 });
   }
-  await deps.groups.owedActivity.settleAfterChange(deps, name);
+  await deps.groups.owedActivity.settleAfterChange(deps, key);
 }

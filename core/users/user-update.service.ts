@@ -17,7 +17,8 @@ export interface UserUpdateDeps {
     UsersRepository,
     'findUser' | 'findLiveByMobile' | 'applyChanges' | 'takeOffGroupsLeaving' | 'findOwedActivity' | 'settledOwedActivity'
   >;
-  groups: { findMissingGroupNames: (names: string[]) => Promise<string[]> };
+  /** The names a user of the enterprise may not join: its own group of the name, else the shared one (groups.repository.ts). */
+  groups: { findMissingGroupNames: (enterpriseId: string, names: string[]) => Promise<string[]> };
   activity: Pick<ActivityRepository, 'appendOnce'>;
   logger: Pick<Logger, 'warn' | 'error'>;
   now?: () => Date;
@@ -77,7 +78,7 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
     const primary = changes.primaryGroup ?? user.primaryGroup;
     const secondaries = changes.secondaryGroups ?? user.secondaryGroups;
     if (secondaries.includes(primary)) throw conflict('Primary and secondary group name cannot be same.');
-    const [missing] = await deps.groups.findMissingGroupNames(groupsSetBy(changes));
+    const [missing] = await deps.groups.findMissingGroupNames(ref.enterpriseId, groupsSetBy(changes));
     if (missing !== undefined) throw missingGroup(missing);
     const emailAfter = changes.emailId === undefined ? user.emailId : (changes.emailId ?? undefined);
     const mobileAfter = changes.mobileNumber === undefined ? user.mobileNumber : (changes.mobileNumber ?? undefined);
@@ -184,7 +185,7 @@ export function createUserUpdateService(deps: UserUpdateDeps) {
           // groups again, and undo the patch if one is gone or being deleted (group-deletion.service.ts).
           let gone: string | undefined;
           try {
-            [gone] = await deps.groups.findMissingGroupNames(groupsSetBy(changes));
+            [gone] = await deps.groups.findMissingGroupNames(ref.enterpriseId, groupsSetBy(changes));
           } catch (err) {
             await undoOrReport(ref, user, changes, patch); // the groups are unknown: the failed request leaves nothing
             throw err;

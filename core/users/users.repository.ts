@@ -37,6 +37,12 @@ export interface UserChanges {
  * its re-read of the groups (or its undo) takes it off: the protocol in group-deletion.service.ts.
  * Only an entry still live (`until` ahead) counts, so one left by a process that died lapses.
  */
+/**
+ * Whose users a group deletion counts: one enterprise's (its own group), or every enterprise's
+ * but those with their own group of the name (a shared group).
+ */
+export type GroupMembers = EnterpriseScope | { exceptEnterprises: string[] };
+
 export interface GroupLeaving {
   group: string;
   /** The PATCH that wrote it, so that it takes off only its own entries. */
@@ -225,11 +231,14 @@ export function createUsersRepository(connection: Connection) {
 
     /**
      * How many users that are not DELETED name the group as primary or secondary group, or hold
-     * it in a live GroupLeaving entry at `now` (a PATCH in flight may write it back), in any
-     * enterprise.
+     * it in a live GroupLeaving entry at `now` (a PATCH in flight may write it back), among
+     * `members`: one enterprise's users (its own group), or every enterprise's but those listed
+     * (a shared group: the listed ones have their own group of the name).
      */
-    async countLiveInGroup(groupName: string, now = new Date()): Promise<number> {
+    async countLiveInGroup(groupName: string, members: GroupMembers, now = new Date()): Promise<number> {
+      const among = 'enterpriseId' in members ? scopeFilter(members) : { enterpriseId: { $nin: members.exceptEnterprises } };
       return (await model()).countDocuments({
+        ...among,
         status: { $ne: 'DELETED' },
         $or: [
           { primaryGroup: groupName },

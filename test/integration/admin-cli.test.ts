@@ -394,6 +394,32 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(await refused('templates', 'show', 'promo_sms')).toMatchObject({ code: 2, stderr: 'Template not found\n' });
   });
 
+  test("when a group is created with --enterprise, then it is that enterprise's own: shown, listed and deleted beside the shared group of its name, which stays", async () => {
+    expect(await cli('groups', 'create', 'cli-owned', '--description', 'Shared')).not.toHaveProperty('enterpriseId');
+    expect(await cli('groups', 'create', 'cli-owned', '--description', 'Acme', '--enterprise', 'cli-acme')).toEqual({
+      name: 'cli-owned',
+      description: 'Acme',
+      enterpriseId: 'cli-acme',
+      createdAt: expect.stringMatching(ISO) as unknown,
+    });
+    expect(await cli('groups', 'show', 'cli-owned', '--enterprise', 'cli-acme')).toMatchObject({ description: 'Acme' });
+    expect(await cli('groups', 'show', 'cli-owned')).toMatchObject({ description: 'Shared' });
+    const own = (await cli('groups', 'list', '--enterprise', 'cli-acme')) as { name: string; enterpriseId?: string }[];
+    expect(own.map((g) => [g.name, g.enterpriseId])).toEqual([['cli-owned', 'cli-acme']]);
+    expect(await refused('groups', 'create', 'cli-bad', '--enterprise', 'bad id!')).toMatchObject({ code: 2 });
+
+    expect(await cli('groups', 'delete', 'cli-owned', '--enterprise', 'cli-acme')).toEqual({
+      deleted: 'cli-owned',
+      enterpriseId: 'cli-acme',
+    });
+    expect(await refused('groups', 'show', 'cli-owned', '--enterprise', 'cli-acme')).toMatchObject({
+      code: 2,
+      stderr: 'Group not found\n',
+    });
+    expect(await cli('groups', 'show', 'cli-owned')).toMatchObject({ description: 'Shared' });
+    expect(await cli('groups', 'delete', 'cli-owned')).toEqual({ deleted: 'cli-owned' });
+  });
+
   test("when a template is set with --enterprise, then it is that enterprise's own: shown, listed and deleted beside the shared template of its name, which stays", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'admin-cli-'));
     const file = join(dir, 'template.json');

@@ -171,8 +171,8 @@ describe('index changes go through the migration command', () => {
       report: { dropped: ['templates.name_1'], modified: [], rebuilt: [], created: [] },
     });
     expect((await indexesOf(mongo, 'templates')).map((i) => i.name)).not.toContain('name_1');
-    // Other collections' indexes of that name stay (groups.name_1, server_secrets.name_1).
-    expect((await indexesOf(mongo, 'groups')).map((i) => i.name)).toContain('name_1');
+    // Other collections' indexes of that name stay (server_secrets.name_1).
+    expect((await indexesOf(mongo, 'server_secrets')).map((i) => i.name)).toContain('name_1');
     expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
 
     const again = await startTestService('migrate-templates', { MONGODB_URI: uri });
@@ -187,6 +187,39 @@ describe('index changes go through the migration command', () => {
       await again.close();
     }
   });
+  test('when the groups still have the unique index on the name alone, then the migration makes names unique per owner before dropping it, keeps the groups, and an enterprise may then have its own group of a shared name but no second shared one', async () => {
+    // As an older version left it: groups of the deployment, one name in the whole deployment,
+    // and no process of this version started yet (the migration creates the new index itself).
+    await mongo.collection('groups').createIndex({ name: 1 }, { unique: true });
+    await mongo.collection('groups').insertOne({ name: 'retail', description: 'Retail', createdAt: new Date() });
+
+    const first = await migrate(uri);
+    expect(first.code).toBe(0);
+    expect(first.report).toMatchObject({ dropped: ['groups.name_1'] });
+    expect(first.report.created).toContain('groups.enterpriseId_1_name_1');
+    const indexes = await indexesOf(mongo, 'groups');
+    expect(indexes.map((i) => i.name)).not.toContain('name_1');
+    expect(indexes.find((i) => i.name === 'enterpriseId_1_name_1')).toMatchObject({ key: { enterpriseId: 1, name: 1 }, unique: true });
+    expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
+
+    const service = await startTestService('migrate-groups', { MONGODB_URI: uri });
+    try {
+      const create = (body: Record<string, string>) =>
+        fetch(`${service.url}/admin/groups`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${service.config.adminToken ?? ''}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      expect((await create({ name: 'retail', enterpriseId: 'owner1' })).status).toBe(201);
+      const second = await create({ name: 'retail' });
+      expect(second.status).toBe(409);
+      expect(((await second.json()) as { message: string }).message).toBe('Group retail already exists');
+      expect(await mongo.collection('groups').countDocuments({ name: 'retail', enterpriseId: { $exists: false } })).toBe(1);
+    } finally {
+      await service.close();
+    }
+  });
+
   test("when stored users' mobile numbers reach one phone spelt with and without the '+', then the migration keys every live number by its form with the '+', the earlier user keeps a shared phone's key and the later one is reported without it, a second run changes nothing, and --check counts the keys to move before and none after", async () => {
     const users = mongo.collection('users');
     const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute));

@@ -73,10 +73,10 @@ describe('group deletion racing enrollment and PATCH', () => {
       activity: activityRepository,
       logger: service.ctx.logger,
       groups: {
-        findMissingGroupNames: async (names) => {
+        findMissingGroupNames: async (enterpriseId, names) => {
           calls += 1;
           if (calls === 2) await steps.beforeReread?.();
-          const missing = await groups.findMissingGroupNames(names);
+          const missing = await groups.findMissingGroupNames(enterpriseId, names);
           if (calls === 1) await steps.afterCheck?.();
           return missing;
         },
@@ -173,7 +173,9 @@ describe('group deletion racing enrollment and PATCH', () => {
       await createGroups(service, ['closing']);
       const { groups } = service.services.repositories;
       const now = new Date();
-      expect(await groups.markForDeletion('closing', { token: 'in-flight', until: new Date(now.getTime() + 60_000) }, now)).toBe(true);
+      expect(await groups.markForDeletion('closing', undefined, { token: 'in-flight', until: new Date(now.getTime() + 60_000) }, now)).toBe(
+        true,
+      );
       const member = nextId();
       expect((await enroll(userBody(member))).status).toBe(201);
 
@@ -186,7 +188,7 @@ describe('group deletion racing enrollment and PATCH', () => {
       const shown = await admin('GET', '/admin/groups/closing');
       expect(Object.keys((await shown.json()) as object).sort()).toEqual(['createdAt', 'description', 'name']);
 
-      await groups.unmarkForDeletion('closing', 'in-flight');
+      await groups.unmarkForDeletion('closing', undefined, 'in-flight');
       expect((await patch(member, { secondaryGroups: 'closing' })).status).toBe(200);
     });
 
@@ -195,7 +197,9 @@ describe('group deletion racing enrollment and PATCH', () => {
       const { groups } = service.services.repositories;
       const markedAt = new Date(Date.now() - 60_001);
       for (const name of ['orphan-a', 'orphan-b']) {
-        expect(await groups.markForDeletion(name, { token: 'died', until: new Date(markedAt.getTime() + 60_000) }, markedAt)).toBe(true);
+        expect(
+          await groups.markForDeletion(name, undefined, { token: 'died', until: new Date(markedAt.getTime() + 60_000) }, markedAt),
+        ).toBe(true);
       }
       expect((await enroll(userBody(nextId(), { primaryGroup: 'orphan-a' }))).status).toBe(201);
       expect((await adminDelete('orphan-a')).status).toBe(409);
