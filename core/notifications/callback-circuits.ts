@@ -13,6 +13,16 @@ export class CallbackCircuitOpenError extends Error {
   }
 }
 
+/** Whose callbacks to which receiver host: circuits and host slots are kept per enterprise and host. */
+export interface CallbackReceiver {
+  enterpriseId: string;
+  /** Host and port of the callbackUrl. */
+  host: string;
+}
+
+/** A map key of one enterprise's receiver host: JSON, so no enterprise id or host can read as another pair. */
+export const receiverKey = ({ enterpriseId, host }: CallbackReceiver): string => JSON.stringify([enterpriseId, host]);
+
 /** What became of one admitted callback request; only the first report counts. */
 export interface CallbackTry {
   /** The receiver answered (any status that is not a failure below): it is reachable. */
@@ -43,7 +53,10 @@ interface Circuit {
 }
 
 /**
- * A circuit breaker per receiver host (host and port of the callbackUrl) for this worker process.
+ * A circuit breaker per enterprise and receiver host (host and port of the callbackUrl) for this
+ * worker process. Per enterprise because a host is no proof of one owner: two enterprises may
+ * use one webhook provider or gateway, and one of them naming a failing path on that host (a 500,
+ * a 429 of its own account) must not hold back the other's callbacks.
  * A receiver that times out or fails `failures` times in a row would otherwise take a slot for
  * the whole timeout on each of its callbacks, over and over for a day of retries: its circuit
  * opens, its callbacks are held back without a request for `coolDownMs`, then one callback goes
@@ -56,13 +69,13 @@ export function createCallbackCircuits(options: CallbackCircuitOptions) {
   const log = options.logger.child({ component: 'callback-circuits' });
   const circuits = new Map<string, Circuit>();
 
-  function open(host: string, circuit: Circuit, wasOpen: boolean): void {
+  function open({ host, enterpriseId }: CallbackReceiver, circuit: Circuit, wasOpen: boolean): void {
     circuit.openUntil = now() + options.coolDownMs;
     circuit.probeUntil = undefined;
     if (wasOpen) {
       callbackCircuitEvents.inc({ outcome: 'probe_failed' });
       log.warn(
-        { callbackHost: host, coolDownMs: options.coolDownMs },
+        { callbackHost: host, enterpriseId, coolDownMs: options.coolDownMs },
         'callback receiver still not answering: its callbacks stay held back',
       );
       return;
@@ -70,12 +83,13 @@ export function createCallbackCircuits(options: CallbackCircuitOptions) {
     callbackCircuitEvents.inc({ outcome: 'opened' });
     callbackCircuitsOpen.inc();
     log.warn(
-      { callbackHost: host, failures: circuit.failures, coolDownMs: options.coolDownMs },
+      { callbackHost: host, enterpriseId, failures: circuit.failures, coolDownMs: options.coolDownMs },
       'callback receiver not answering: its callbacks are held back, then one probe is sent',
     );
   }
 
-  function report(host: string, probe: boolean): CallbackTry {
+  function report(receiver: CallbackReceiver, probe: boolean): CallbackTry {
+    const key = receiverKey(receiver);
     let reported = false;
     const once = (handle: () => void) => () => {
       if (reported) return;
@@ -84,40 +98,44 @@ export function createCallbackCircuits(options: CallbackCircuitOptions) {
     };
     return {
       answered: once(() => {
-        const circuit = circuits.get(host);
-        circuits.delete(host);
+        const circuit = circuits.get(key);
+        circuits.delete(key);
         if (circuit?.openUntil === undefined) return;
         callbackCircuitEvents.inc({ outcome: 'closed' });
         callbackCircuitsOpen.dec();
-        log.info({ callbackHost: host }, 'callback receiver answers again: its held-back callbacks are sent');
+        log.info(
+          { callbackHost: receiver.host, enterpriseId: receiver.enterpriseId },
+          'callback receiver answers again: its held-back callbacks are sent',
+        );
       }),
       failed: once(() => {
-        const circuit = circuits.get(host) ?? { failures: 0 };
-        circuits.set(host, circuit);
+        const circuit = circuits.get(key) ?? { failures: 0 };
+        circuits.set(key, circuit);
         circuit.failures += 1;
         const isOpen = circuit.openUntil !== undefined;
         // A request that started before the circuit opened and failed since changes nothing.
         if (isOpen && !probe) return;
-        if (isOpen || circuit.failures >= options.failures) open(host, circuit, isOpen);
+        if (isOpen || circuit.failures >= options.failures) open(receiver, circuit, isOpen);
       }),
       abandoned: once(() => {
-        const circuit = circuits.get(host);
+        const circuit = circuits.get(key);
         if (probe && circuit) circuit.probeUntil = undefined;
       }),
     };
   }
 
   return {
-    /** Lets a callback to `host` go and returns its report, or throws CallbackCircuitOpenError. */
-    admit(host: string): CallbackTry {
-      const circuit = circuits.get(host);
-      if (circuit?.openUntil === undefined) return report(host, false);
+    /** Lets a callback of the enterprise to the host go and returns its report, or throws CallbackCircuitOpenError. */
+    admit(receiver: CallbackReceiver): CallbackTry {
+      const circuit = circuits.get(receiverKey(receiver));
+      if (circuit?.openUntil === undefined) return report(receiver, false);
       const at = now();
+      const { host } = receiver;
       if (at < circuit.openUntil) throw new CallbackCircuitOpenError(host, circuit.openUntil);
       if (circuit.probeUntil !== undefined && at < circuit.probeUntil) throw new CallbackCircuitOpenError(host, circuit.probeUntil);
       circuit.probeUntil = at + options.probeTimeoutMs;
       callbackCircuitEvents.inc({ outcome: 'probe' });
-      return report(host, true);
+      return report(receiver, true);
     },
   };
 }

@@ -2,7 +2,7 @@ import { readCallbackSecret } from '../clients/callback-secret.js';
 import type { ClientsRepository } from '../clients/clients.repository.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { CallbackAddressPolicy } from './callback-address-policy.js';
-import { isReceiverFailure, type CallbackCircuits, type CallbackTry } from './callback-circuits.js';
+import { isReceiverFailure, type CallbackCircuits, type CallbackReceiver, type CallbackTry } from './callback-circuits.js';
 import type { CallbackHostSlots } from './callback-host-slots.js';
 import { CallbackAddressRefusedError, type Resolver } from './guarded-post.js';
 import { callbackPayload, postCallback } from './notification-callback.js';
@@ -40,9 +40,9 @@ export class CallbackSecretMissingError extends Error {}
 export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
   const log = deps.logger.child({ component: 'notification-callbacks' });
   /** Throws CallbackHostBusyError when this receiver already holds its share of the slots; no request then. */
-  function takeHostSlot(host: string, attempt: CallbackTry | undefined): (() => void) | undefined {
+  function takeHostSlot(receiver: CallbackReceiver, attempt: CallbackTry | undefined): (() => void) | undefined {
     try {
-      return deps.hostSlots?.take(host);
+      return deps.hostSlots?.take(receiver);
     } catch (err) {
       attempt?.abandoned();
       throw err;
@@ -59,9 +59,11 @@ export function createCallbackDelivery(deps: CallbackDeliveryDeps) {
       if (secret === null)
         throw new CallbackSecretMissingError('the client has no callback secret (deleted client, or created without one: rotate one)');
       const host = new URL(n.callbackUrl).host;
+      // Per enterprise and host: another enterprise's callbacks to the same host cannot hold these back.
+      const receiver = { enterpriseId: n.enterpriseId, host };
       // Throws CallbackCircuitOpenError while this receiver is held back after failing in a row.
-      const attempt = deps.circuits?.admit(host);
-      const release = takeHostSlot(host, attempt);
+      const attempt = deps.circuits?.admit(receiver);
+      const release = takeHostSlot(receiver, attempt);
       try {
         await postCallback(n.callbackUrl, JSON.stringify(callbackPayload(n)), secret, {
           policy: deps.policy,

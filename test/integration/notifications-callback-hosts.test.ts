@@ -202,3 +202,83 @@ describe('Notification callbacks: a receiver that keeps failing is held back, pr
     expect(scraped).not.toContain(host);
   }, 60_000);
 });
+
+/** A receiver on loopback answering by path: 500 under /failing, 200 elsewhere. */
+async function startPathReceiver() {
+  const received: string[] = [];
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let raw = '';
+    req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    req.on('end', () => {
+      received.push(raw);
+      res.statusCode = req.url?.startsWith('/failing') ? 500 : 200;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return { base, received, close };
+}
+
+// Two enterprises whose receivers share a host (one webhook provider, one gateway): one of them
+// naming a failing path on that host must not hold back the other's callbacks.
+describe("Notification callbacks: one enterprise's failing callbacks do not hold back another enterprise's on the same host", () => {
+  const COOL_DOWN_MS = 60_000;
+  let service: TestService;
+  let worker: WorkerProcess;
+  let mallory: string;
+  let bank: string;
+  let receiver: Awaited<ReturnType<typeof startPathReceiver>>;
+
+  beforeAll(async () => {
+    service = await startTestService('callbackcircuitshared', {
+      NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on',
+      NOTIFICATION_CALLBACK_TIMEOUT_MS: '1000',
+      NOTIFICATION_CALLBACK_RETRY_BASE_MS: '1000',
+      NOTIFICATION_CALLBACK_CIRCUIT_FAILURES: '2',
+      NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS: String(COOL_DOWN_MS),
+      RATE_LIMIT_NOTIFICATIONS_PER_USER: '100',
+    });
+    receiver = await startPathReceiver();
+    ({ accessToken: mallory } = await createClientThroughAdminApi(service, {
+      name: 'mallory',
+      scopes: ['notifications'],
+      enterpriseId: 'mallory',
+    }));
+    ({ accessToken: bank } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['notifications'] }));
+    await insertUser(service.ctx.mongo, { userId: 'mal', enterpriseId: 'mallory' });
+    await insertUser(service.ctx.mongo, { userId: 'carol' });
+    worker = spawnProcessEntry('workers/notifications/main.js', service.env);
+    await waitForOutput(worker, 'notification-callback worker running');
+  });
+  afterAll(async () => {
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    await receiver.close();
+    await service.close();
+  });
+
+  async function endedWithCallback(token: string, userId: string, callbackUrl: string): Promise<string> {
+    const created = await sendJson(`${service.url}/v1/notifications`, 'POST', token, notificationBody(userId, { callbackUrl }));
+    expect(created.status).toBe(201);
+    const { notification_uuid: uuid } = (await created.json()) as { notification_uuid: string };
+    expect((await sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', token, {})).status).toBe(200);
+    return uuid;
+  }
+
+  test("when an enterprise's callbacks to a shared host fail until its circuit opens, then another enterprise's callbacks to that host still go at once", async () => {
+    await endedWithCallback(mallory, 'mal', `${receiver.base}/failing/1`);
+    await endedWithCallback(mallory, 'mal', `${receiver.base}/failing/2`);
+    await waitForOutput(worker, 'callback receiver not answering');
+
+    const uuid = await endedWithCallback(bank, 'carol', `${receiver.base}/callbacks`);
+    const cancelledAt = Date.now();
+    await eventually(async () => (receiver.received.some((raw) => raw.includes(uuid)) ? true : undefined), 10_000);
+    // Well before the cool-down (60 s) that holds back the failing enterprise's callbacks.
+    expect(Date.now() - cancelledAt).toBeLessThan(10_000);
+  }, 30_000);
+});

@@ -31,7 +31,7 @@ export async function requestToken(
  */
 export async function createClientThroughAdminApi(
   service: Pick<TestService, 'url' | 'config'>,
-  options: { name: string; scopes: ClientScope[] },
+  options: { name: string; scopes: ClientScope[]; enterpriseId?: string },
 ): Promise<ClientWithToken & { callbackSecret: string }> {
   const res = await sendJson(`${service.url}/admin/clients`, 'POST', service.config.adminToken, {
     ...options,

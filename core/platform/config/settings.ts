@@ -407,7 +407,7 @@ export const SETTINGS = {
     section: 'workers',
     ...CONCURRENCY,
     default: 3,
-    doc: 'of those, callbacks sent at once to one receiver host (a slow or silent receiver cannot take every slot); a callback over it waits a second or two without using up an attempt',
+    doc: 'of those, callbacks of one enterprise sent at once to one receiver host (a slow or silent receiver cannot take every slot, nor one enterprise the slots of another on a shared host); a callback over it waits a second or two without using up an attempt',
   },
   NOTIFICATION_CALLBACK_RETRY_BASE_MS: {
     section: 'workers',
@@ -431,7 +431,7 @@ export const SETTINGS = {
     min: 1,
     max: 1000,
     default: 5,
-    doc: 'a receiver host whose callbacks time out or fail (network error, 5xx, 429) this many times in a row is not sent callbacks for NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS; they wait without using up attempts',
+    doc: "a receiver host whose callbacks of one enterprise time out or fail (network error, 5xx, 429) this many times in a row is not sent that enterprise's callbacks for NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS (other enterprises on the host keep theirs); they wait without using up attempts",
   },
   NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS: {
     section: 'workers',

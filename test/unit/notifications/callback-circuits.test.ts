@@ -2,6 +2,8 @@ import { CallbackCircuitOpenError, createCallbackCircuits, isReceiverFailure } f
 import { CallbackRefusedError } from '../../../core/notifications/notification-callback.js';
 import { memoryLogger } from '../../support/test-service.js';
 
+const bank = { enterpriseId: 'acme', host: 'bank.example' };
+
 function circuits() {
   const clock = { now: 1_000_000 };
   const { logger, lines } = memoryLogger();
@@ -9,17 +11,24 @@ function circuits() {
   return { breaker, clock, lines };
 }
 
-describe('callback circuits: one breaker per receiver host in a worker process', () => {
+describe('callback circuits: one breaker per enterprise and receiver host in a worker process', () => {
+  test("when one enterprise's callbacks to a host fail until its circuit opens, then another enterprise's callbacks to that host still go", () => {
+    const { breaker } = circuits();
+    for (let i = 0; i < 3; i++) breaker.admit({ enterpriseId: 'mallory', host: 'bank.example' }).failed();
+    expect(() => breaker.admit({ enterpriseId: 'mallory', host: 'bank.example' })).toThrow(CallbackCircuitOpenError);
+    expect(() => breaker.admit(bank)).not.toThrow();
+  });
+
   test('when a receiver fails three times in a row, then its callbacks are held back until the cool-down ends, and other hosts are not', () => {
     const { breaker, clock, lines } = circuits();
-    for (let i = 0; i < 3; i++) breaker.admit('bank.example').failed();
-    expect(() => breaker.admit('bank.example')).toThrow(CallbackCircuitOpenError);
+    for (let i = 0; i < 3; i++) breaker.admit(bank).failed();
+    expect(() => breaker.admit(bank)).toThrow(CallbackCircuitOpenError);
     try {
-      breaker.admit('bank.example');
+      breaker.admit(bank);
     } catch (err) {
       expect((err as CallbackCircuitOpenError).retryAt).toBe(clock.now + 30_000);
     }
-    expect(() => breaker.admit('other.example')).not.toThrow();
+    expect(() => breaker.admit({ enterpriseId: 'acme', host: 'other.example' })).not.toThrow();
     const opened = lines().filter((l) => l.msg === 'callback receiver not answering: its callbacks are held back, then one probe is sent');
     expect(opened).toHaveLength(1);
     expect(opened[0]).toMatchObject({ callbackHost: 'bank.example' });
@@ -27,37 +36,37 @@ describe('callback circuits: one breaker per receiver host in a worker process',
 
   test('when a receiver answers between failures, even with a 4xx, then the count starts again', () => {
     const { breaker } = circuits();
-    breaker.admit('bank.example').failed();
-    breaker.admit('bank.example').failed();
-    breaker.admit('bank.example').answered();
-    breaker.admit('bank.example').failed();
-    breaker.admit('bank.example').failed();
-    expect(() => breaker.admit('bank.example')).not.toThrow();
+    breaker.admit(bank).failed();
+    breaker.admit(bank).failed();
+    breaker.admit(bank).answered();
+    breaker.admit(bank).failed();
+    breaker.admit(bank).failed();
+    expect(() => breaker.admit(bank)).not.toThrow();
   });
 
   test('when the cool-down is over, then one callback goes as a probe: the others wait for it, a failure holds them back again, an answer lets them all go', () => {
     const { breaker, clock } = circuits();
-    for (let i = 0; i < 3; i++) breaker.admit('bank.example').failed();
+    for (let i = 0; i < 3; i++) breaker.admit(bank).failed();
     clock.now += 30_000;
-    const probe = breaker.admit('bank.example');
-    expect(() => breaker.admit('bank.example')).toThrow(CallbackCircuitOpenError);
+    const probe = breaker.admit(bank);
+    expect(() => breaker.admit(bank)).toThrow(CallbackCircuitOpenError);
     probe.failed();
-    expect(() => breaker.admit('bank.example')).toThrow(CallbackCircuitOpenError);
+    expect(() => breaker.admit(bank)).toThrow(CallbackCircuitOpenError);
     clock.now += 30_000;
-    const second = breaker.admit('bank.example');
+    const second = breaker.admit(bank);
     second.answered();
-    expect(() => breaker.admit('bank.example')).not.toThrow();
+    expect(() => breaker.admit(bank)).not.toThrow();
   });
 
   test('when a probe makes no request after all, or never reports, then another callback may probe', () => {
     const { breaker, clock } = circuits();
-    for (let i = 0; i < 3; i++) breaker.admit('bank.example').failed();
+    for (let i = 0; i < 3; i++) breaker.admit(bank).failed();
     clock.now += 30_000;
-    breaker.admit('bank.example').abandoned();
-    breaker.admit('bank.example'); // never reports
-    expect(() => breaker.admit('bank.example')).toThrow(CallbackCircuitOpenError);
+    breaker.admit(bank).abandoned();
+    breaker.admit(bank); // never reports
+    expect(() => breaker.admit(bank)).toThrow(CallbackCircuitOpenError);
     clock.now += 11_000;
-    expect(() => breaker.admit('bank.example')).not.toThrow();
+    expect(() => breaker.admit(bank)).not.toThrow();
   });
 
   test('when an error is judged, then no answer, 5xx and 429 are failures of the receiver and other answers are not', () => {
