@@ -165,18 +165,26 @@ export async function startBareWorker(
 export const benchMobile = (i: number) => `+1555${String(i).padStart(7, '0')}`;
 export const benchUserId = (i: number) => `bench-user-${i}`;
 
-/** Inserts users bench-user-0 … bench-user-(n-1), each with its own mobile number. */
-export async function insertBenchUsers(mongo: Connection, n: number): Promise<void> {
+/**
+ * Inserts users bench-user-0 … bench-user-(n-1) of `enterpriseId`, each with its own mobile number
+ * (`mobileOf(i)`; other enterprises' users need other numbers so the stub can tell them apart).
+ */
+export async function insertBenchUsers(
+  mongo: Connection,
+  n: number,
+  enterpriseId = 'default',
+  mobileOf: (i: number) => string = benchMobile,
+): Promise<void> {
   const Users = await userModel(mongo);
   const now = new Date();
   const batch = 1000;
   for (let from = 0; from < n; from += batch) {
     const docs = [];
     for (let i = from; i < Math.min(n, from + batch); i++) {
-      const mobileNumber = benchMobile(i);
+      const mobileNumber = mobileOf(i);
       docs.push(
         toUserDoc({
-          enterpriseId: 'default',
+          enterpriseId,
           userId: benchUserId(i),
           loginId: benchUserId(i),
           primaryGroup: 'retail',
@@ -196,10 +204,11 @@ export async function insertBenchUsers(mongo: Connection, n: number): Promise<vo
   }
 }
 
-/** A confidential client with scope `otp` and an access token from the real token endpoint. */
-export async function projectAccessToken(apiUrl: string, mongo: Connection): Promise<string> {
+/** A confidential client with scope `otp` (of `enterpriseId`) and an access token from the real token endpoint. */
+export async function projectAccessToken(apiUrl: string, mongo: Connection, enterpriseId = 'default'): Promise<string> {
   const { client, clientSecret } = await registerBenchClient(mongo, {
-    name: 'bench client',
+    name: enterpriseId === 'default' ? 'bench client' : `bench client ${enterpriseId}`,
+    enterpriseId,
     scopes: ['otp'],
     allowedIps: ['127.0.0.1/32', '::1/128'],
   });
