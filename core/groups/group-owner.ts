@@ -17,6 +17,11 @@ export function groupOwnerFields(owner: GroupOwner): { enterpriseId?: string } {
   return owner === undefined ? {} : scopeFilter({ enterpriseId: owner });
 }
 
+/** The owner of a stored group document: its `enterpriseId`, or none for a shared group. */
+export function storedGroupOwner(doc: { enterpriseId?: unknown }): GroupOwner {
+  return typeof doc.enterpriseId === 'string' ? doc.enterpriseId : undefined;
+}
+
 /** A group as its owner names it: the key of what its changes owe the record. */
 export interface OwnedGroupName {
   name: string;

@@ -4,7 +4,8 @@ import { indexOwedEntries, notDeleted, owing, owingSchemaFields, type OwedEntry,
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
 import { modelFor } from '../platform/db/model-registry.js';
 import { ConflictError } from '../platform/errors/app-error.js';
-import { groupOwnerFields, groupOwnerFilter, type GroupOwner, type OwnedGroupName } from './group-owner.js';
+import { groupOwnerFields, groupOwnerFilter, storedGroupOwner, type GroupOwner, type OwnedGroupName } from './group-owner.js';
+import { ownedByAnEnterpriseFilter } from '../platform/tenancy/tenant-filter.js';
 
 /** A user group (primary and secondary groups of enrolled users refer to it by name). */
 export interface Group {
@@ -115,7 +116,7 @@ export function createGroupsRepository(connection: Connection) {
      */
     async enterprisesWithOwnGroup(name: string): Promise<string[]> {
       const Groups = await model(connection);
-      const owned = await Groups.find({ name, enterpriseId: { $exists: true }, ...notDeleted }, { _id: 0, enterpriseId: 1 }).lean<
+      const owned = await Groups.find({ name, ...ownedByAnEnterpriseFilter(), ...notDeleted }, { _id: 0, enterpriseId: 1 }).lean<
         { enterpriseId: string }[]
       >();
       return owned.map((g) => g.enterpriseId);
@@ -201,7 +202,7 @@ export function createGroupsRepository(connection: Connection) {
       model: () => model(connection) as never,
       filter: ({ name, owner }) => ({ name, ...groupOwnerFilter(owner) }),
       keyFields: ['name', 'enterpriseId'],
-      keyOf: (doc) => ({ name: String(doc.name), owner: typeof doc.enterpriseId === 'string' ? doc.enterpriseId : undefined }),
+      keyOf: (doc) => ({ name: String(doc.name), owner: storedGroupOwner(doc) }),
       // An enterprise's own group is named in that enterprise's record too.
       subject: ({ name, owner }) => ({ groupName: name, ...groupOwnerFields(owner) }),
     }),

@@ -4,7 +4,7 @@ import { createBatchedLookup } from '../platform/batching/group-commit.js';
 import { modelFor } from '../platform/db/model-registry.js';
 import { mobileNumberKey } from './mobile-number-key.js';
 import { userKey, userRefFromKey, type EnterpriseScope, type UserRef } from '../platform/tenancy/enterprise-id.js';
-import { anyOfUsersFilter, scopeFilter, userFilter, userRefOf } from '../platform/tenancy/tenant-filter.js';
+import { anyOfUsersFilter, outsideEnterprisesFilter, scopeFilter, userFilter, userRefOf } from '../platform/tenancy/tenant-filter.js';
 import { PENDING_STATUSES, type User, type UserActivation, type UserDevice, type UserStatus } from './user.types.js';
 
 /** Where a page of the user list starts: after this user in (createdAt, userId) order. */
@@ -236,7 +236,7 @@ export function createUsersRepository(connection: Connection) {
      * (a shared group: the listed ones have their own group of the name).
      */
     async countLiveInGroup(groupName: string, members: GroupMembers, now = new Date()): Promise<number> {
-      const among = 'enterpriseId' in members ? scopeFilter(members) : { enterpriseId: { $nin: members.exceptEnterprises } };
+      const among = 'enterpriseId' in members ? scopeFilter(members) : outsideEnterprisesFilter(members.exceptEnterprises);
       return (await model()).countDocuments({
         ...among,
         status: { $ne: 'DELETED' },

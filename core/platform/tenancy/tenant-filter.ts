@@ -12,6 +12,16 @@ export function scopeFilter(scope: EnterpriseScope): { enterpriseId: string } {
   return { enterpriseId: scope.enterpriseId };
 }
 
+/** Data that belongs to some enterprise (not the deployment's shared data, which has none). */
+export function ownedByAnEnterpriseFilter(): { enterpriseId: { $exists: true } } {
+  return { enterpriseId: { $exists: true } };
+}
+
+/** Tenant data of every enterprise but these. */
+export function outsideEnterprisesFilter(enterpriseIds: readonly string[]): { enterpriseId: { $nin: string[] } } {
+  return { enterpriseId: { $nin: [...enterpriseIds] } };
+}
+
 /** Tenant data of one user of one enterprise. */
 export function userFilter(ref: UserRef): { enterpriseId: string; userId: string } {
   return { enterpriseId: ref.enterpriseId, userId: ref.userId };
