@@ -32,7 +32,7 @@ function adminListPageQuery(entries: string): NonNullable<RouteDoc['query']> {
 const groupOwner = {
   name: 'enterpriseId',
   description:
-    "The enterprise whose own group is meant; absent, the shared group (the list: that enterprise's own groups, absent: the shared ones)",
+    "The enterprise whose own group is meant; absent, the shared group (the list: that enterprise's own groups, absent: every group)",
   schema: { $ref: 'common.ids.json#/$defs/enterpriseId' },
 };
 const invalidGroupOwner = { description: '`[Invalid field enterpriseId]` for the query', schema: 'common.error.json' };
@@ -208,7 +208,7 @@ export const adminRouteDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/admin/groups',
-    summary: "List one owner's groups (absent enterpriseId: the shared ones), by name, a page at a time",
+    summary: "List every group, shared and owned (enterpriseId: one enterprise's own), by name, a page at a time",
     tag: 'admin',
     auth: { kind: 'admin' },
     query: [groupOwner, ...adminListPageQuery('Groups')],

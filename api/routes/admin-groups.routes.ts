@@ -35,7 +35,8 @@ export function adminGroupsRoutes(
   const admin = requireAdminToken(ctx);
 
   // A group is named by its name and owner: `?enterpriseId=` for an enterprise's own, none for the
-  // shared one (the list too: one owner's groups).
+  // shared one. The list shows every group, shared and owned (as the templates' list), or with
+  // `?enterpriseId=` that enterprise's own.
 
   // With an Idempotency-Key a retry of a creation that was done gets its 201 again, not 409 "exists"
   // (the caller could not tell its own success from someone else's group). The key is kept in the

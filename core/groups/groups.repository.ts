@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, Types, type Connection } from 'mongoose';
 import { createOwingCollection } from '../activity/owing-collection.js';
 import { indexOwedEntries, notDeleted, owing, owingSchemaFields, type OwedEntry, type OwingFields } from '../activity/owed-entries.js';
 import { isDuplicateKeyError } from '../platform/db/duplicate-key.js';
@@ -14,6 +14,13 @@ export interface Group {
   /** The enterprise whose users alone may name it; absent: a shared group, every enterprise's users may. */
   enterpriseId?: string;
   createdAt: Date;
+}
+
+/** Where a page of a group list ended: the last group's name and document id. */
+export interface GroupListPosition {
+  name: string;
+  /** 24 hex digits. */
+  id: string;
 }
 
 /**
@@ -48,6 +55,8 @@ export const groupSchema = new Schema<GroupDoc>(
 // Names are unique per owner: the shared groups (no enterpriseId, indexed as null: one shared group
 // per name) and each enterprise's own.
 groupSchema.index({ enterpriseId: 1, name: 1 }, { unique: true });
+// The admin list of every owner's groups, by name (names repeat across owners; the id orders them).
+groupSchema.index({ name: 1, _id: 1 });
 indexOwedEntries(groupSchema);
 
 const model = (connection: Connection) => modelFor(connection, 'Group', groupSchema);
@@ -55,11 +64,34 @@ const model = (connection: Connection) => modelFor(connection, 'Group', groupSch
 /** Groups no deletion is deciding on at `now`: no marker, or one past its deadline (its deletion stopped). */
 const withoutLiveMarker = (now: Date) => ({ ...notDeleted, $or: [{ deletion: { $exists: false } }, { 'deletion.until': { $lte: now } }] });
 // The markers and owed entries are the deletion's and the record's business; a group is shown without them.
-const shown = { _id: 0, deletion: 0, owedActivity: 0, owedActivityLeaseUntil: 0, deletedAt: 0, creationClaimId: 0 };
+const hidden = { deletion: 0, owedActivity: 0, owedActivityLeaseUntil: 0, deletedAt: 0, creationClaimId: 0 };
+const shown = { _id: 0, ...hidden };
 /** How often a creation tries again when the deleted group holding its name is removed between the insert and the take-over. */
 const TAKE_OVER_ATTEMPTS = 3;
 
 export function createGroupsRepository(connection: Connection) {
+  /**
+   * Up to `limit` (0: no limit) groups of a list (as listGroups), after the position `after` (the
+   * last one of the previous page), each with its position. The position is the name and the
+   * document's id: names repeat across owners, so the name alone cannot say where a page ended.
+   */
+  async function listGroupsAfter(
+    enterpriseId: string | undefined,
+    after: GroupListPosition | undefined,
+    limit: number,
+  ): Promise<{ group: Group; position: GroupListPosition }[]> {
+    const Groups = await model(connection);
+    const filter = {
+      ...(enterpriseId === undefined ? {} : groupOwnerFilter(enterpriseId)),
+      ...notDeleted,
+      ...(after === undefined
+        ? {}
+        : { $or: [{ name: { $gt: after.name } }, { name: after.name, _id: { $gt: new Types.ObjectId(after.id) } }] }),
+    };
+    const rows = await Groups.find(filter, hidden).sort({ name: 1, _id: 1 }).limit(limit).lean<(Group & { _id: Types.ObjectId })[]>();
+    return rows.map(({ _id, ...group }) => ({ group, position: { name: group.name, id: _id.toHexString() } }));
+  }
+
   return {
     /**
      * Creates a group, with the entry its creation owes; ConflictError (409) when the name exists,
@@ -155,23 +187,15 @@ export function createGroupsRepository(connection: Connection) {
       return result.matchedCount === 1;
     },
 
-    /** One owner's groups by name (absent owner: the shared ones). */
-    async listGroups(owner?: GroupOwner): Promise<Group[]> {
-      const Groups = await model(connection);
-      return Groups.find({ ...groupOwnerFilter(owner), ...notDeleted }, shown)
-        .sort({ name: 1 })
-        .lean<Group[]>();
+    /**
+     * The groups of a list, by name, then id: one enterprise's own, or
+     * every group, shared and owned, when `enterpriseId` is absent (an operator's view of them all).
+     */
+    async listGroups(enterpriseId?: string): Promise<Group[]> {
+      return (await listGroupsAfter(enterpriseId, undefined, 0)).map(({ group }) => group);
     },
 
-    /** Up to `limit` of one owner's groups by name, after the group named `after` (the last one of the previous page). */
-    async listGroupsAfter(owner: GroupOwner, after: string | undefined, limit: number): Promise<Group[]> {
-      const Groups = await model(connection);
-      const filter = { ...groupOwnerFilter(owner), ...notDeleted };
-      return Groups.find(after === undefined ? filter : { ...filter, name: { $gt: after } }, shown)
-        .sort({ name: 1 })
-        .limit(limit)
-        .lean<Group[]>();
-    },
+    listGroupsAfter,
 
     /**
      * The names among `names` that are not groups a user of the enterprise may join, in the order

@@ -521,6 +521,8 @@ describe('admin API: clients and groups', () => {
         ['/admin/groups?limit=0', 'limit'],
         ['/admin/groups?limit=501', 'limit'],
         ['/admin/groups?cursor=***', 'cursor'],
+        // A cursor's second key is a group's id: anything else was not made here.
+        ['/admin/groups?cursor=WyJhIiwienoiXQ', 'cursor'],
         ['/admin/clients?limit=x', 'limit'],
         ['/admin/clients?cursor=bm90LWEtY3Vyc29y', 'cursor'],
       ] as const) {

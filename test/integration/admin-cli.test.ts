@@ -406,6 +406,8 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(await cli('groups', 'show', 'cli-owned')).toMatchObject({ description: 'Shared' });
     const own = (await cli('groups', 'list', '--enterprise', 'cli-acme')) as { name: string; enterpriseId?: string }[];
     expect(own.map((g) => [g.name, g.enterpriseId])).toEqual([['cli-owned', 'cli-acme']]);
+    const every = (await cli('groups', 'list')) as { name: string; enterpriseId?: string }[];
+    expect(every.filter((g) => g.name === 'cli-owned').map((g) => g.enterpriseId)).toEqual([undefined, 'cli-acme']);
     expect(await refused('groups', 'create', 'cli-bad', '--enterprise', 'bad id!')).toMatchObject({ code: 2 });
 
     expect(await cli('groups', 'delete', 'cli-owned', '--enterprise', 'cli-acme')).toEqual({

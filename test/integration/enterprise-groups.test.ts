@@ -68,9 +68,35 @@ describe('groups of one enterprise', () => {
 
     const acmeList = (await (await admin('GET', '/admin/groups?enterpriseId=grp-acme')).json()) as Record<string, unknown>[];
     expect(acmeList.map((g) => [g.name, g.enterpriseId])).toEqual([['g-retail', 'grp-acme']]);
-    const sharedList = (await (await admin('GET', '/admin/groups')).json()) as Record<string, unknown>[];
-    expect(sharedList.filter((g) => g.name === 'g-retail')).toEqual([expect.objectContaining({ description: 'Shared' })]);
-    expect(sharedList.every((g) => g.enterpriseId === undefined)).toBe(true);
+    // Without ?enterpriseId=, every group: the shared one and each enterprise's own.
+    const everyList = (await (await admin('GET', '/admin/groups')).json()) as Record<string, unknown>[];
+    expect(everyList.filter((g) => g.name === 'g-retail').map((g) => [g.description, g.enterpriseId])).toEqual([
+      ['Shared', undefined],
+      ['Acme retail', 'grp-acme'],
+      ['Globex retail', 'grp-globex'],
+    ]);
+  });
+
+  test('when groups of one name belong to several owners and a page ends among them, then following the links reads every group once, in order', async () => {
+    await createGroup({ name: 'span-a', enterpriseId: 'grp-span-1' });
+    await createGroup({ name: 'span-a' });
+    await createGroup({ name: 'span-a', enterpriseId: 'grp-span-2' });
+    await createGroup({ name: 'span-b', enterpriseId: 'grp-span-1' });
+    const everyGroup = ((await (await admin('GET', '/admin/groups')).json()) as Record<string, unknown>[]).map(
+      (g) => `${String(g.name)}/${String(g.enterpriseId ?? '')}`,
+    );
+    const span = everyGroup.filter((g) => g.startsWith('span-'));
+    expect(span).toEqual(['span-a/grp-span-1', 'span-a/', 'span-a/grp-span-2', 'span-b/grp-span-1']);
+
+    const paged: string[] = [];
+    let next: string | undefined = '/admin/groups?limit=2';
+    while (next !== undefined) {
+      const res = await admin('GET', next);
+      expect(res.status).toBe(200);
+      paged.push(...((await res.json()) as Record<string, unknown>[]).map((g) => `${String(g.name)}/${String(g.enterpriseId ?? '')}`));
+      next = /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
+    }
+    expect(paged).toEqual(everyGroup);
   });
 
   test("when an enterprise's own groups span pages, then the next page's link keeps its enterpriseId", async () => {
