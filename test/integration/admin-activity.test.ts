@@ -210,6 +210,15 @@ describe('activity record (GET /admin/activity)', () => {
     ]);
   });
 
+  test("when the admin creates and deletes an enterprise's own group, then the record names the group and that enterprise", async () => {
+    expect((await admin('POST', '/admin/groups', { name: 'audited-own', enterpriseId: 'audit-acme' })).status).toBe(201);
+    expect((await admin('DELETE', '/admin/groups/audited-own?enterpriseId=audit-acme')).status).toBe(204);
+    expect((await activity('?limit=2')).activity).toEqual([
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'group.deleted', groupName: 'audited-own', enterpriseId: 'audit-acme' },
+      { id: ID, at: AT, actor: { type: 'admin' }, action: 'group.created', groupName: 'audited-own', enterpriseId: 'audit-acme' },
+    ]);
+  });
+
   test('when the record is read a page at a time, then pages follow each other without gaps or repeats', async () => {
     const all = (await activity('?limit=500')).activity.map((e) => e.id);
     expect(all.length).toBeGreaterThanOrEqual(8);
