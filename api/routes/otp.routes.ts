@@ -15,6 +15,7 @@ import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
 import { refundable, takePersonBudgets, type PersonBudgets } from './request-budgets.js';
+import { dispatchPriority } from '../../core/platform/queues/dispatch-fairness.js';
 
 export interface OtpRouteServices {
   generation: OtpGenerationService;
@@ -55,7 +56,14 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
       res.status(200).set('Idempotent-Replayed', 'true').json({ otpUuid: replayed });
       return;
     }
-    const { admission, refund } = takePersonBudgets(limits, 'otp', { clientId, enterpriseId, userId: request.userId, test });
+    const { admission, refund, enterpriseSent } = takePersonBudgets(limits, 'otp', {
+      clientId,
+      enterpriseId,
+      userId: request.userId,
+      test,
+    });
+    const fairShare = ctx.config.dispatchFairShare;
+    const priority = enterpriseSent.then((sent) => (sent === undefined ? undefined : dispatchPriority(sent, fairShare)));
     // Points go back when the request is refused for the caller's own mistake (4xx but 429) or
     // turns out to be a replay: neither sends anything to the person.
     let result: { otpUuid: string; replayed?: true };
@@ -69,6 +77,7 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
         rawBody: req.body,
         idempotencyKey,
         admission,
+        dispatchPriority: priority,
         deadline: receivedAt + ctx.config.requestDeadlineMs,
       });
     } catch (err) {
@@ -119,7 +128,12 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
     };
     let result: Awaited<ReturnType<OtpResendService['resend']>>;
     try {
-      result = await services.resend.resend({ otpUuid, clientId, enterpriseId, idempotencyKey, admit });
+      const fairShare = ctx.config.dispatchFairShare;
+      const priority = async () => {
+        const sent = await budgets?.enterpriseSent;
+        return sent === undefined ? undefined : dispatchPriority(sent, fairShare);
+      };
+      result = await services.resend.resend({ otpUuid, clientId, enterpriseId, idempotencyKey, admit, dispatchPriority: priority });
     } catch (err) {
       if (budgets && refundable(err)) await budgets.refund();
       throw err;

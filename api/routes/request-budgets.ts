@@ -12,7 +12,13 @@ export interface TakenBudgets {
   refund: () => Promise<void>;
 }
 /** The limits one request that sends a message to a person took. */
-export type PersonBudgets = TakenBudgets;
+export interface PersonBudgets extends TakenBudgets {
+  /**
+   * Messages the enterprise has sent in the current window of its budget, this one included, once
+   * admitted (never rejects: undefined when the request was refused).
+   */
+  enterpriseSent: Promise<number | undefined>;
+}
 
 /** What a request sends to a person: an OTP, or an approval notification to answer. */
 export type PersonMessage = 'otp' | 'notifications';
@@ -34,7 +40,7 @@ export function takePersonBudgets(
   ref: { clientId: string; enterpriseId: string; userId: string; test?: boolean },
 ): PersonBudgets {
   const { perClient, perEnterprise, perUser } = BUDGETS_OF[message];
-  return takeBudgets(
+  const taken = takeBudgets(
     limits,
     [
       { name: perClient, key: ref.clientId },
@@ -43,6 +49,11 @@ export function takePersonBudgets(
     ],
     ref.test === true,
   );
+  const enterpriseSent = taken.admission.then(
+    ([, enterprise]) => (enterprise === undefined ? undefined : enterprise.quota - enterprise.remaining),
+    () => undefined,
+  );
+  return { ...taken, enterpriseSent };
 }
 
 /**

@@ -39,6 +39,8 @@ const RATE_B = envInt('RATE_B', 5);
 const DURATION_S = envInt('DURATION_S', 10);
 const CONCURRENCY = envInt('CONCURRENCY', 10);
 const DRAIN_TIMEOUT_S = envInt('DRAIN_TIMEOUT_S', 300);
+/** DISPATCH_FAIR_SHARE of the API (0: strict first-come-first-served); the project's default otherwise. */
+const FAIR_SHARE = process.env.FAIR_SHARE;
 /** A's burst is offered at this rate (open loop, 64 sockets): far above what the API accepts. */
 const BURST_RATE = 5000;
 
@@ -58,6 +60,9 @@ interface RunResult {
   bP90Ms: number;
   bP99Ms: number;
   bMaxMs: number;
+  /** POST to its answer: the part of B's latency the API adds (A's burst also takes the API's CPU). */
+  bAnswerP50Ms: number;
+  bAnswerP99Ms: number;
   aAccepted: number;
   aDelivered: number;
   /** From the burst's first POST to A's last message at the stub. */
@@ -83,7 +88,10 @@ await runBenchmark('enterprise-fairness', async (cleanup) => {
   cleanup(infra.stop);
   const stub = await startProviderStub(envInt('STUB_DELAY_MS', 0));
   cleanup(stub.stop);
-  const env = projectEnv(storesOf(infra), 'bench_fairness', 'bfa', stub.url);
+  const env = {
+    ...projectEnv(storesOf(infra), 'bench_fairness', 'bfa', stub.url),
+    ...(FAIR_SHARE === undefined ? {} : { DISPATCH_FAIR_SHARE: FAIR_SHARE }),
+  };
   const api = await startProjectApi(env);
   cleanup(api.stop);
   const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) });
@@ -121,6 +129,7 @@ await runBenchmark('enterprise-fairness', async (cleanup) => {
       const at = arrivals.get(benchMobile(s.index));
       return at === undefined ? [] : [at];
     });
+    const bAnswers = bOk.flatMap((s) => (s.answeredAt === undefined ? [] : [s.answeredAt - s.scheduledAt]));
     const aStart = aSent[0]?.scheduledAt ?? NaN;
     return {
       arm,
@@ -131,6 +140,8 @@ await runBenchmark('enterprise-fairness', async (cleanup) => {
       bP90Ms: round(percentile(bLatencies, 90), 1),
       bP99Ms: round(percentile(bLatencies, 99), 1),
       bMaxMs: round(Math.max(...bLatencies), 1),
+      bAnswerP50Ms: round(percentile(bAnswers, 50), 1),
+      bAnswerP99Ms: round(percentile(bAnswers, 99), 1),
       aAccepted: aOk.length,
       aDelivered: aArrivals.length,
       aDrainS: aArrivals.length ? round((Math.max(...aArrivals) - aStart) / 1000, 2) : 0,
@@ -149,25 +160,56 @@ await runBenchmark('enterprise-fairness', async (cleanup) => {
       const r = await runArm(arm, pair);
       runs.push(r);
       console.log(
-        `  pair ${pair} ${arm}: B delivered ${r.bDelivered}/${r.bSent}, p50 ${r.bP50Ms} ms, p99 ${r.bP99Ms} ms; A delivered ${r.aDelivered}/${r.aAccepted} in ${r.aDrainS} s`,
+        `  pair ${pair} ${arm}: B delivered ${r.bDelivered}/${r.bSent}, p50 ${r.bP50Ms} ms, p99 ${r.bP99Ms} ms (answer p50 ${r.bAnswerP50Ms}, p99 ${r.bAnswerP99Ms}); A delivered ${r.aDelivered}/${r.aAccepted} in ${r.aDrainS} s`,
       );
       await sleep(1000);
     }
   }
   console.log('');
   printTable(
-    ['pair', 'arm', 'B sent', 'B delivered', 'B p50 ms', 'B p90 ms', 'B p99 ms', 'B max ms', 'A accepted', 'A delivered', 'A drain s'],
-    runs.map((r) => [r.pair, r.arm, r.bSent, r.bDelivered, r.bP50Ms, r.bP90Ms, r.bP99Ms, r.bMaxMs, r.aAccepted, r.aDelivered, r.aDrainS]),
+    [
+      'pair',
+      'arm',
+      'B sent',
+      'B delivered',
+      'B p50 ms',
+      'B p90 ms',
+      'B p99 ms',
+      'B max ms',
+      'B answer p50/p99',
+      'A accepted',
+      'A delivered',
+      'A drain s',
+    ],
+    runs.map((r) => [
+      r.pair,
+      r.arm,
+      r.bSent,
+      r.bDelivered,
+      r.bP50Ms,
+      r.bP90Ms,
+      r.bP99Ms,
+      r.bMaxMs,
+      `${r.bAnswerP50Ms}/${r.bAnswerP99Ms}`,
+      r.aAccepted,
+      r.aDelivered,
+      r.aDrainS,
+    ]),
   );
   const p99Ratios = runs
     .filter((r) => r.arm === 'burst')
     .map((b) => b.bP99Ms / (runs.find((a) => a.arm === 'alone' && a.pair === b.pair)?.bP99Ms ?? NaN));
   const med = (arm: Arm, pick: (r: RunResult) => number) => round(median(runs.filter((r) => r.arm === arm).map(pick)), 1);
   const summary = {
-    alone: { bP50MsMedianOfRuns: med('alone', (r) => r.bP50Ms), bP99MsMedianOfRuns: med('alone', (r) => r.bP99Ms) },
+    alone: {
+      bP50MsMedianOfRuns: med('alone', (r) => r.bP50Ms),
+      bP99MsMedianOfRuns: med('alone', (r) => r.bP99Ms),
+      bAnswerP99MsMedianOfRuns: med('alone', (r) => r.bAnswerP99Ms),
+    },
     burst: {
       bP50MsMedianOfRuns: med('burst', (r) => r.bP50Ms),
       bP99MsMedianOfRuns: med('burst', (r) => r.bP99Ms),
+      bAnswerP99MsMedianOfRuns: med('burst', (r) => r.bAnswerP99Ms),
       aDrainSMedianOfRuns: med('burst', (r) => r.aDrainS),
     },
     bP99RatioBurstOverAloneMedianOfPairs: round(median(p99Ratios), 2),
@@ -191,6 +233,7 @@ await runBenchmark('enterprise-fairness', async (cleanup) => {
       interleaving: 'pairs alternate which arm runs first; one discarded warm-up of each arm',
       latency: "wall clock at the stub receiving B's Twilio Messages POST minus its scheduled send instant",
       workerConcurrency: CONCURRENCY,
+      dispatchFairShare: FAIR_SHARE ?? "the project's default",
       stubDelayMs: envInt('STUB_DELAY_MS', 0),
     },
     runs,

@@ -38,9 +38,9 @@ export interface OtpGenerationDeps {
   templates: TemplateLookup;
   /**
    * Queues one delivery, with its row sealed when the row is new; failures are tolerated (the
-   * sweeper re-enqueues QUEUED rows).
+   * sweeper re-enqueues QUEUED rows). `priority`: see core/platform/queues/dispatch-fairness.ts.
    */
-  enqueue: (deliveryId: string, sealed?: string) => Promise<void>;
+  enqueue: (deliveryId: string, sealed?: string, priority?: number) => Promise<void>;
   keys: OtpKeys;
   logger: Logger;
   now?: () => Date;
@@ -60,6 +60,8 @@ export interface GenerateOtpCommand {
   idempotencyKey?: string;
   /** Abuse limits of this request, already under way; refused before anything is written. */
   admission?: Promise<unknown>;
+  /** The BullMQ priority of the OTP's dispatch jobs once admitted (dispatch-fairness.ts); none: first-come-first-served. */
+  dispatchPriority?: Promise<number | undefined>;
   /**
    * Epoch ms past which the request is refused rather than committed (its delivery rows are the
    * commit point): a caller that already gave up must not be sent a code it never saw a uuid for.
@@ -164,6 +166,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
     freshCode: string | undefined,
     deadline: number | undefined,
     test: boolean,
+    priority: number | undefined,
   ): Promise<void> {
     // Only rows that are certainly new travel sealed in their jobs (the worker then skips reading
     // them); a resumed request's rows may have been sent already, so its jobs make the worker read.
@@ -196,7 +199,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       record.channels.map(async (channel) => {
         const id = otpDeliveryId(record.otpUuid, channel);
         try {
-          await deps.enqueue(id, sealed.get(id));
+          await deps.enqueue(id, sealed.get(id), priority);
         } catch (err) {
           // Accepted anyway: the row stays QUEUED and the sweeper enqueues it once Redis is back.
           deps.logger.warn({ err: (err as Error).message, deliveryId: id }, 'dispatch enqueue failed; left for the sweeper');
@@ -310,7 +313,8 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         resendCode: encryptSecret(code, deps.keys.encryptionKey, resendCodeContext(otpUuid)),
         createdAt,
       };
-      await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline, command.test === true);
+      const priority = await command.dispatchPriority;
+      await persistAndQueue(record, addresses, request, resumable ? undefined : code, command.deadline, command.test === true, priority);
       otpRequests.inc({ outcome: 'accepted' });
       return { otpUuid };
     },

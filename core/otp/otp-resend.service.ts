@@ -17,7 +17,7 @@ export interface OtpResendDeps {
   deliveries: Pick<DeliveriesRepository, 'findByRef' | 'insertMany'>;
   idempotency: Pick<IdempotencyRepository, 'claim'>;
   /** Queues one delivery, sealed when its row is certainly new; failures are left to the sweeper. */
-  enqueue: (deliveryId: string, sealed?: string) => Promise<void>;
+  enqueue: (deliveryId: string, sealed?: string, priority?: number) => Promise<void>;
   keys: OtpKeys;
   logger: Logger;
   now?: () => Date;
@@ -30,6 +30,12 @@ export interface ResendCommand {
   idempotencyKey?: string;
   /** Takes the rate limits of a send to this user (429 when spent). */
   admit: (userId: string) => Promise<BudgetState[]>;
+  /**
+   * The BullMQ priority of the resend's dispatch jobs, read once admitted: a resend takes the same
+   * enterprise budget as a first send, so it gets the same fair-share priority
+   * (core/platform/queues/dispatch-fairness.ts) and cannot jump ahead of other enterprises' OTPs.
+   */
+  dispatchPriority?: () => Promise<number | undefined>;
 }
 
 /** `replayed`: an earlier request with the same key did the resend (its limits may need giving back). */
@@ -84,13 +90,13 @@ export function createOtpResendService(deps: OtpResendDeps) {
    * resend whose id is new to the world travels sealed; a keyed one may repeat an earlier job
    * already done, so its worker reads the row (and skips it if it was sent).
    */
-  async function writeAndQueue(record: OtpRecord, resendId: string, fresh: boolean): Promise<void> {
+  async function writeAndQueue(record: OtpRecord, resendId: string, fresh: boolean, priority?: number): Promise<void> {
     const rows = await rowsOf(record, resendId, now());
     await deps.deliveries.insertMany(rows);
     await Promise.all(
       rows.map(async (row) => {
         try {
-          await deps.enqueue(row.id, fresh ? sealDelivery(row, deps.keys.encryptionKey) : undefined);
+          await deps.enqueue(row.id, fresh ? sealDelivery(row, deps.keys.encryptionKey) : undefined, priority);
         } catch (err) {
           deps.logger.warn({ err: (err as Error).message, deliveryId: row.id }, 'dispatch enqueue failed; left for the sweeper');
         }
@@ -136,7 +142,8 @@ export function createOtpResendService(deps: OtpResendDeps) {
         if (!latest) throw new NotFoundError('OTP not found');
         throw notResendable(otpUuid, publicStatus(latest, now()));
       }
-      await writeAndQueue(committed.record, resendId, idempotencyKey === undefined);
+      const priority = await command.dispatchPriority?.();
+      await writeAndQueue(committed.record, resendId, idempotencyKey === undefined, priority);
       // A duplicate with the same key committed first: this request sent nothing of its own.
       if (!committed.added) return { replayed: true };
       return { limits };

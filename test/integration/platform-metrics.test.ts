@@ -54,6 +54,8 @@ describe('Prometheus metrics', () => {
     await (await fetch(`${service.url}/readyz`)).text();
     await (await fetch(`${service.url}/does-not-exist`)).text();
     await service.ctx.queues.dispatch.add('probe', { n: 1 }, { delay: 60000 });
+    // A job with a priority (dispatch fairness) waits in BullMQ's prioritized set, not in 'waiting'.
+    await service.ctx.queues.dispatch.add('probe', { n: 2 }, { priority: 3 });
     const res = await fetch(`${service.url}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
@@ -61,6 +63,8 @@ describe('Prometheus metrics', () => {
     expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/readyz",status="200"\} 1/);
     expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="unmatched",status="404"\} 1/);
     expect(text).toMatch(/queue_jobs\{queue="dispatch",state="delayed"\} 1/);
+    expect(text).toMatch(/queue_jobs\{queue="dispatch",state="prioritized"\} 1/);
+    expect(text).toMatch(/queue_oldest_waiting_age_seconds\{queue="dispatch"\} \d/);
     for (const state of ['waiting', 'active', 'failed', 'completed'])
       expect(text).toContain(`queue_jobs{queue="dispatch",state="${state}"} 0`);
     expect(text).toContain('queue_jobs{queue="enrollment",state="waiting"} 0');

@@ -185,6 +185,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     sweeperIntervalMs: s.SWEEPER_INTERVAL_MS,
     sweeperGraceMs: s.SWEEPER_GRACE_MS,
     sentJournalMaxBacklog: s.SENT_JOURNAL_MAX_BACKLOG,
+    /** OTPs per enterprise and rate-limit window sent first-come-first-served (core/platform/queues/dispatch-fairness.ts). */
+    dispatchFairShare: s.DISPATCH_FAIR_SHARE,
     metricsPort: s.METRICS_PORT,
     rateLimits: Object.freeze({
       otpPerUser: rateLimit(s.RATE_LIMIT_OTP_PER_USER, s.RATE_LIMIT_OTP_PER_USER_WINDOW_SECONDS),

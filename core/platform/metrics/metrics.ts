@@ -10,7 +10,8 @@ export interface Metrics {
   httpRequestDuration: Histogram<'method' | 'route' | 'status'>;
 }
 
-const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+// 'prioritized': jobs queued with a BullMQ priority (dispatch fairness) wait there, not in 'waiting'.
+const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
 
 /**
  * A registry per app instance (not prom-client's global one), so tests can build many apps; the
@@ -56,9 +57,20 @@ export function createMetrics(queues: QueueRegistry, probes?: DependencyProbes):
       await Promise.all(
         Object.entries(queues).map(async ([name, queue]) => {
           try {
-            const [oldest] = await queue.getJobs(['wait'], 0, 0, true);
+            // Waiting jobs sit in two places: the wait list (oldest first) and, for jobs with a
+            // priority, the prioritized set (ordered by priority, then arrival). Its head and tail
+            // are sampled: the tail is where a starved job would be.
+            const candidates = await Promise.all([
+              queue.getJobs(['wait'], 0, 0, true),
+              queue.getJobs(['prioritized'], 0, 0, true),
+              queue.getJobs(['prioritized'], -1, -1, true),
+            ]);
             // A job waits from the end of its delay (a retry's backoff is not waiting).
-            const since = oldest ? oldest.timestamp + (oldest.delay ?? 0) : now;
+            const starts = candidates
+              .flat()
+              .filter(Boolean)
+              .map((job) => job.timestamp + (job.delay ?? 0));
+            const since = starts.length > 0 ? Math.min(...starts) : now;
             this.set({ queue: name }, Math.max(now - since, 0) / 1000);
           } catch {
             // Redis down: left out, as for queue_jobs.

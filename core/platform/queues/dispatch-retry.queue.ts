@@ -2,8 +2,8 @@ import type { RedisClient } from './redis-connection.js';
 import type { Logger } from '../logger/logger.js';
 
 export interface DispatchRetryOptions {
-  /** The request path's enqueue (batched, may carry the sealed row). */
-  enqueue: (deliveryId: string, sealed?: string) => Promise<void>;
+  /** The request path's enqueue (batched, may carry the sealed row and a priority: dispatch-fairness.ts). */
+  enqueue: (deliveryId: string, sealed?: string, priority?: number) => Promise<void>;
   /** The retry's enqueue: by delivery id only (see below). */
   enqueueById: (deliveryId: string) => Promise<void>;
   /** The producer connection: its `ready` event starts a retry at once. */
@@ -18,7 +18,7 @@ export interface DispatchRetry {
    * Enqueues now; when Redis refuses, holds the delivery for retry and resolves anyway. Rejects
    * only when the retry queue is full (the row then waits for the sweeper).
    */
-  enqueue: (deliveryId: string, sealed?: string) => Promise<void>;
+  enqueue: (deliveryId: string, sealed?: string, priority?: number) => Promise<void>;
   pending: () => number;
   /** One last bounded attempt for what is held; the rest is left to the sweeper. */
   close: (timeoutMs: number) => Promise<void>;
@@ -98,9 +98,10 @@ export function createDispatchRetry(options: DispatchRetryOptions): DispatchRetr
   options.redis.on('ready', onReady);
 
   return {
-    enqueue: async (deliveryId, sealed) => {
+    // A held delivery is retried without its priority: late already, it goes first.
+    enqueue: async (deliveryId, sealed, priority) => {
       try {
-        await options.enqueue(deliveryId, sealed);
+        await options.enqueue(deliveryId, sealed, priority);
       } catch (err) {
         if (closed || held.size >= maxPending) throw err;
         if (held.size === 0)

@@ -26,22 +26,23 @@ export async function enqueueDispatch(queue: Queue, deliveryId: string): Promise
   await queue.add(job.name, job.data, job.opts);
 }
 
-const dispatchJob = (deliveryId: string, sealed?: string) => ({
+/** `priority`: see dispatch-fairness.ts (none: first-come-first-served, ahead of every prioritized job). */
+const dispatchJob = (deliveryId: string, sealed?: string, priority?: number) => ({
   name: DISPATCH_JOB,
   data: (sealed === undefined ? { deliveryId } : { deliveryId, sealed }) satisfies DispatchJobData,
-  opts: { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId },
+  opts: priority === undefined ? { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId } : { ...DISPATCH_JOB_OPTIONS, jobId: deliveryId, priority },
 });
 
 /**
  * Enqueuing for the request path: deliveries queued by concurrent requests go to Redis together
  * (one `addBulk`, a MULTI of the same per-job scripts), each caller awaiting its own job.
  */
-export function createDispatchEnqueuer(queue: Queue): (deliveryId: string, sealed?: string) => Promise<void> {
-  const batches = createGroupCommit<{ deliveryId: string; sealed?: string }, void>(async (jobs) => {
-    await queue.addBulk(jobs.map(({ deliveryId, sealed }) => dispatchJob(deliveryId, sealed)));
+export function createDispatchEnqueuer(queue: Queue): (deliveryId: string, sealed?: string, priority?: number) => Promise<void> {
+  const batches = createGroupCommit<{ deliveryId: string; sealed?: string; priority?: number }, void>(async (jobs) => {
+    await queue.addBulk(jobs.map(({ deliveryId, sealed, priority }) => dispatchJob(deliveryId, sealed, priority)));
     return jobs.map(() => ({ ok: true, value: undefined }));
   }, STORE_BATCHING);
-  return (deliveryId, sealed) => batches.submit({ deliveryId, sealed });
+  return (deliveryId, sealed, priority) => batches.submit({ deliveryId, sealed, priority });
 }
 
 /** Exponential backoff (1 s, 2 s, 4 s … capped at 5 min) unless the provider said when to retry. */
