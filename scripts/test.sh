@@ -52,8 +52,8 @@ run_jest "$results" "$@" || status=$?
 # The cluster pass: the files that exercise Redis (the OTP pipeline from accept to validation,
 # the sent journal, limits, sign-in, the workers, the queue dashboard, readiness, two processes of
 # each role sharing work, waiting and streaming notification events across API processes, the
-# signing-key change notice and its subscription, pipelines that share script methods) again, on
-# a local Redis Cluster of 3 masters that the global setup starts.
+# signing-key change notice and its subscription, pipelines that share script methods, priorities of
+# fair dispatch) again, on a local Redis Cluster of 3 masters that the global setup starts.
 cluster_results=$(mktemp)
 if [ $# -eq 0 ]; then
   TEST_REDIS_CLUSTER=1 run_jest "$cluster_results" \
@@ -62,7 +62,8 @@ if [ $# -eq 0 ]; then
     test/integration/worker-recovery.test.ts test/integration/platform-health.test.ts test/integration/redis-cluster.test.ts test/integration/scaling-apart.test.ts \
     test/integration/notifications-wait.test.ts test/integration/notifications-stream.test.ts test/integration/notification-user-events.test.ts \
     test/integration/notification-user-event-outbox.test.ts test/integration/signing-key-changes.test.ts \
-    test/integration/lean-redis-pipelines.test.ts test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
+    test/integration/lean-redis-pipelines.test.ts test/integration/dispatch-fairness.test.ts test/integration/dispatch-fairness-resend.test.ts \
+    test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
   FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1
 fi
 # One plain closing line, whatever reads the log.
