@@ -7,7 +7,7 @@ import type { ActivationThrottle } from '../../core/users/activation-throttle.js
 import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import type { ActivateCommand, ActivationService } from '../../core/users/activation.service.js';
 import { parseEnrollmentRequest, sendsActivationCode } from '../../core/users/enrollment-request.validator.js';
-import { SmsCountryRefusedError } from '../../core/users/mobile-number-country.js';
+import { reportingSmsCountryRefusals } from '../../core/users/mobile-number-country.js';
 import type { EnterpriseApiLimits } from '../../core/platform/throttling/enterprise-api-limits.js';
 import { refundable, takeBudgets, type TakenBudgets } from './request-budgets.js';
 import type { EnrollmentService } from '../../core/users/enrollment.service.js';
@@ -66,29 +66,12 @@ export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services:
   const router = Router();
   const guard = [requireBearer(ctx, bearer, 'users'), requireAllowedIp(bearer.clients)];
   const refOf = (enterpriseId: string, userId: string): UserRef => ({ enterpriseId, userId: userIdParam(userId) });
-  // Who gives numbers of countries SMS may not go to is what an operator asks when they pile up
-  // (SMS pumping): the client is logged with the country, never the number.
-  const namingCountryRefusals = <T>(parse: () => T, caller: { clientId: string; enterpriseId: string }): T => {
-    try {
-      return parse();
-    } catch (err) {
-      if (err instanceof SmsCountryRefusedError)
-        ctx.logger.warn(
-          { ...caller, country: err.country },
-          'mobile number refused: SMS may not go to its country (SMS_ALLOWED_COUNTRIES)',
-        );
-      throw err;
-    }
-  };
-
   router.post('/v1/users', ...guard, ...jsonBody(ctx, { limit: 'large' }), async (req, res) => {
     const { clientId, enterpriseId, test } = authOf(res);
-    const request = namingCountryRefusals(
+    const request = reportingSmsCountryRefusals(
       () => parseEnrollmentRequest(req.body as Record<string, unknown>, ctx.config.smsAllowedCountries),
-      {
-        clientId,
-        enterpriseId,
-      },
+      { clientId, enterpriseId },
+      ctx.logger,
     );
     // An enrollment that sends a code takes a point of the client's and the enterprise's budgets
     // (no one sends SMS to numbers of their choice without end); one refused for the caller's own
@@ -161,12 +144,10 @@ export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services:
   router.patch('/v1/users/:userId', ...guard, ...jsonBody(ctx), async (req, res) => {
     const { clientId, enterpriseId } = authOf(res);
     const ref = refOf(enterpriseId, String(req.params.userId));
-    const request = namingCountryRefusals(
+    const request = reportingSmsCountryRefusals(
       () => parseUserUpdateRequest(req.body as Record<string, unknown>, ctx.config.smsAllowedCountries),
-      {
-        clientId,
-        enterpriseId,
-      },
+      { clientId, enterpriseId },
+      ctx.logger,
     );
     res.status(200).json(await shown(await services.update.update({ clientId }, ref, request)));
   });

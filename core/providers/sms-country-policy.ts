@@ -19,25 +19,31 @@ export function smsCountryOf(mobileNumber: string): string | undefined {
   return parsePhoneNumberFromString(mobileNumber.startsWith('+') ? mobileNumber : `+${mobileNumber}`)?.country;
 }
 
+/** Why no SMS may go to a number: the number's country (`unknown`: none) and the reason to give. */
+export interface SmsCountryRefusal {
+  country: string;
+  reason: string;
+}
+
 /**
- * Why no SMS may go to this number under the deployment's list (and the number's country), or undefined when it may. SMS
+ * Why no SMS may go to this number under the deployment's list, or undefined when it may. SMS
  * pumping (toll fraud) sends codes to premium-rate numbers of countries the deployment never
  * serves; a list of the countries it does serve stops it whatever the caller asks. The text names
- * the country, never the number.
+ * the country, never the number. Pure: whoever refuses reports it (countSmsCountryRefusal).
  */
-export function smsCountryRefusal(
-  mobileNumber: string,
-  allowed: SmsCountries,
-  where: 'given' | 'send',
-): { country: string; reason: string } | undefined {
+export function smsCountryRefusal(mobileNumber: string, allowed: SmsCountries): SmsCountryRefusal | undefined {
   if (allowed === undefined) return undefined;
   const country = smsCountryOf(mobileNumber);
   if (country !== undefined && allowed.has(country)) return undefined;
-  // A burst of these is what an SMS pumping attempt looks like on a dashboard.
-  smsCountryRefusals.inc({ country: country ?? 'unknown', where });
   if (country === undefined)
     return { country: 'unknown', reason: 'SMS goes only to the countries in SMS_ALLOWED_COUNTRIES, and no country has this number' };
   return { country, reason: `SMS to ${country} numbers is not allowed (SMS_ALLOWED_COUNTRIES)` };
+}
+
+/** Counts a refusal (by the number's country, `unknown`: none) where it was met: `given` (enrollment, PATCH) or `send` (a stored number at send time). */
+export function countSmsCountryRefusal(country: string, where: 'given' | 'send'): void {
+  // A burst of these is what an SMS pumping attempt looks like on a dashboard.
+  smsCountryRefusals.inc({ country, where });
 }
 
 /**
@@ -51,9 +57,10 @@ export function guardSmsCountries(provider: SmsProvider, allowed: SmsCountries):
   return {
     name: provider.name,
     async send(message) {
-      const refusal = smsCountryRefusal(message.to, allowed, 'send');
-      if (refusal !== undefined) throw new PermanentProviderError(refusal.reason, undefined, COUNTRY_NOT_ALLOWED);
-      return provider.send(message);
+      const refusal = smsCountryRefusal(message.to, allowed);
+      if (refusal === undefined) return provider.send(message);
+      countSmsCountryRefusal(refusal.country, 'send');
+      throw new PermanentProviderError(refusal.reason, undefined, COUNTRY_NOT_ALLOWED);
     },
   };
 }
