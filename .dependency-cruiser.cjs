@@ -2,7 +2,7 @@
 // core/platform/ is the foundation every feature stands on; core/crypto is shared by features and
 // stands only on the platform. Everything else in core/ is a feature folder.
 const PLATFORM = '^core/platform/';
-const PLATFORM_LEAVES = '^core/platform/(config|errors|logger|schemas|batching|db|tenancy|project-root|loopback-host)';
+const PLATFORM_LEAVES = '^core/platform/(config|errors|logger|schemas|batching|db|tenancy|project-root|loopback-host|phone-numbers)';
 
 module.exports = {
   forbidden: [
@@ -80,6 +80,14 @@ module.exports = {
         path: 'node_modules/(sharp|@simplewebauthn/server|web-push|@bull-board/[^/]+)/',
         dependencyTypesNot: ['type-only', 'dynamic-import'],
       },
+    },
+    {
+      name: 'phone-metadata-on-first-use',
+      severity: 'error',
+      comment:
+        'libphonenumber-js is reached only through core/platform/phone-numbers.ts, which requires it on first use: a static import would load its metadata in every process that reads the configuration, and a second entrance would load a second copy.',
+      from: { path: '^(api|core|workers)/', pathNot: '^core/platform/phone-numbers[.]ts$' },
+      to: { path: 'node_modules/libphonenumber-js/', dependencyTypesNot: ['type-only'] },
     },
   ],
   options: {

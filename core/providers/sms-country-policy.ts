@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
+import { phoneNumbers } from '../platform/phone-numbers.js';
 import { smsCountryRefusals } from '../platform/metrics/business-metrics.js';
 import { PermanentProviderError } from './provider-errors.js';
 import type { SmsProvider } from './provider.types.js';
@@ -16,7 +16,7 @@ export const COUNTRY_NOT_ALLOWED = 'country-not-allowed';
  * has it.
  */
 export function smsCountryOf(mobileNumber: string): string | undefined {
-  return parsePhoneNumberFromString(mobileNumber.startsWith('+') ? mobileNumber : `+${mobileNumber}`)?.country;
+  return phoneNumbers().parsePhoneNumberFromString(mobileNumber.startsWith('+') ? mobileNumber : `+${mobileNumber}`)?.country;
 }
 
 /** Why no SMS may go to a number: the number's country (`unknown`: none) and the reason to give. */

@@ -1,7 +1,8 @@
 // Checks of single settings that a JSON Schema cannot say; each returns its problems without the
 // variable's name (the reader puts `KEY: ` in front).
 import ipaddr from 'ipaddr.js';
-import { isSupportedCountry, type CountryCode } from 'libphonenumber-js/min';
+import type { CountryCode } from 'libphonenumber-js/min';
+import { phoneNumbers } from '../phone-numbers.js';
 
 export function splitList(value: string): string[] {
   return value
@@ -43,7 +44,7 @@ export function trustProxyProblems(value: string): string[] {
 
 /** SMS countries are ISO 3166-1 alpha-2 codes of countries with a numbering plan (`US`, `GB`, `JM`). */
 export function countryListProblems(value: string): string[] {
-  const bad = splitList(value).filter((entry) => !/^[A-Z]{2}$/.test(entry) || !isSupportedCountry(entry as CountryCode));
+  const bad = splitList(value).filter((entry) => !/^[A-Z]{2}$/.test(entry) || !phoneNumbers().isSupportedCountry(entry as CountryCode));
   if (splitList(value).length === 0)
     return ['must list at least one country (ISO 3166-1 alpha-2, e.g. US,CA,GB); leave it unset for every country'];
   return bad.length > 0
