@@ -40,6 +40,32 @@ async function startReceiver(hang: boolean) {
   return { url, state, close };
 }
 
+/** A service whose notification callbacks may go to loopback receivers, with these settings besides. */
+function startCallbackService(name: string, settings: Record<string, string>): Promise<TestService> {
+  return startTestService(name, { NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on', RATE_LIMIT_NOTIFICATIONS_PER_USER: '100', ...settings });
+}
+
+/** The service's notifications worker (a process of its own), once its callback consumer runs. */
+async function startCallbackWorker(service: TestService, env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const worker = spawnProcessEntry('workers/notifications/main.js', { ...service.env, ...env });
+  await waitForOutput(worker, 'notification-callback worker running');
+  return worker;
+}
+
+async function stopWorker(worker: WorkerProcess): Promise<void> {
+  worker.child.kill('SIGKILL');
+  await worker.exited;
+}
+
+/** A notification to `userId` with this callbackUrl, ended at once by its client (its callback queued). */
+async function endedWithCallback(service: TestService, token: string, userId: string, callbackUrl: string): Promise<string> {
+  const created = await sendJson(`${service.url}/v1/notifications`, 'POST', token, notificationBody(userId, { callbackUrl }));
+  expect(created.status).toBe(201);
+  const { notification_uuid: uuid } = (await created.json()) as { notification_uuid: string };
+  expect((await sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', token, {})).status).toBe(200);
+  return uuid;
+}
+
 describe("Notification callbacks: one receiver's host cannot take every callback slot of a worker", () => {
   let service: TestService;
   let worker: WorkerProcess;
@@ -48,42 +74,31 @@ describe("Notification callbacks: one receiver's host cannot take every callback
   let answering: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
-    service = await startTestService('callbackhosts', {
-      NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on',
+    service = await startCallbackService('callbackhosts', {
       NOTIFICATION_CALLBACK_CONCURRENCY: '4',
       NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST: '1',
       // Long enough that a callback waiting behind the silent receiver's slots would show.
       NOTIFICATION_CALLBACK_TIMEOUT_MS: '15000',
-      RATE_LIMIT_NOTIFICATIONS_PER_USER: '100',
     });
     [silent, answering] = [await startReceiver(true), await startReceiver(false)];
     ({ accessToken: token } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['notifications'] }));
     await insertUser(service.ctx.mongo, { userId: 'carol' });
-    worker = spawnProcessEntry('workers/notifications/main.js', service.env);
-    await waitForOutput(worker, 'notification-callback worker running');
+    worker = await startCallbackWorker(service);
   });
   afterAll(async () => {
-    worker.child.kill('SIGKILL');
-    await worker.exited;
+    await stopWorker(worker);
     await silent.close();
     await answering.close();
     await service.close();
   });
 
-  /** A notification with this callbackUrl, ended at once by its client (its callback queued). */
-  async function endedWithCallback(callbackUrl: string): Promise<string> {
-    const created = await sendJson(`${service.url}/v1/notifications`, 'POST', token, notificationBody('carol', { callbackUrl }));
-    expect(created.status).toBe(201);
-    const { notification_uuid: uuid } = (await created.json()) as { notification_uuid: string };
-    expect((await sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', token, {})).status).toBe(200);
-    return uuid;
-  }
+  const endedWithCallbackTo = (callbackUrl: string) => endedWithCallback(service, token, 'carol', callbackUrl);
 
   test('when a silent receiver holds its share of the slots, then its other callbacks wait and another receiver gets its callback at once', async () => {
-    for (let i = 0; i < 4; i++) await endedWithCallback(silent.url);
+    for (let i = 0; i < 4; i++) await endedWithCallbackTo(silent.url);
     await eventually(async () => (silent.state.open === 1 ? true : undefined), 10_000);
 
-    const uuid = await endedWithCallback(answering.url);
+    const uuid = await endedWithCallbackTo(answering.url);
     const cancelledAt = Date.now();
     await eventually(async () => (answering.state.received.some((raw) => raw.includes(uuid)) ? true : undefined), 10_000);
     // Well before the silent receiver's first callback times out (15 s), which would free a slot.
@@ -102,41 +117,26 @@ describe('Notification callbacks: a receiver that keeps failing is held back, pr
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
-    service = await startTestService('callbackcircuit', {
-      NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on',
+    service = await startCallbackService('callbackcircuit', {
       NOTIFICATION_CALLBACK_TIMEOUT_MS: '1000',
       NOTIFICATION_CALLBACK_RETRY_BASE_MS: '1000',
       NOTIFICATION_CALLBACK_CIRCUIT_FAILURES: '2',
       NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS: String(COOL_DOWN_MS),
-      RATE_LIMIT_NOTIFICATIONS_PER_USER: '100',
     });
     receiver = await startReceiver(true);
     ({ accessToken: token } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['notifications'] }));
     await insertUser(service.ctx.mongo, { userId: 'carol' });
     const metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    worker = spawnProcessEntry('workers/notifications/main.js', { ...service.env, METRICS_PORT: String(metricsPort) });
-    await waitForOutput(worker, 'notification-callback worker running');
+    worker = await startCallbackWorker(service, { METRICS_PORT: String(metricsPort) });
   });
   afterAll(async () => {
-    worker.child.kill('SIGKILL');
-    await worker.exited;
+    await stopWorker(worker);
     await receiver.close();
     await service.close();
   });
 
-  async function endedWithCallback(): Promise<string> {
-    const created = await sendJson(
-      `${service.url}/v1/notifications`,
-      'POST',
-      token,
-      notificationBody('carol', { callbackUrl: receiver.url }),
-    );
-    expect(created.status).toBe(201);
-    const { notification_uuid: uuid } = (await created.json()) as { notification_uuid: string };
-    expect((await sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', token, {})).status).toBe(200);
-    return uuid;
-  }
+  const endedWithCallbackToReceiver = () => endedWithCallback(service, token, 'carol', receiver.url);
   const logLine = (text: string) =>
     worker
       .output()
@@ -146,7 +146,7 @@ describe('Notification callbacks: a receiver that keeps failing is held back, pr
     Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(scraped)?.[1] ?? NaN);
 
   test('when a receiver times out twice in a row, then its callbacks wait without a request, one probe goes after the cool-down, and all are delivered once it answers', async () => {
-    const failedFirst = [await endedWithCallback(), await endedWithCallback()];
+    const failedFirst = [await endedWithCallbackToReceiver(), await endedWithCallbackToReceiver()];
     await waitForOutput(worker, 'callback receiver not answering');
     const host = new URL(receiver.url).host;
     const opened = logLine('callback receiver not answering');
@@ -157,7 +157,7 @@ describe('Notification callbacks: a receiver that keeps failing is held back, pr
     expect(sentBeforeOpen).toBeGreaterThanOrEqual(2);
 
     // Open: new callbacks and the retries of the two that failed make no request.
-    const heldBack = [await endedWithCallback(), await endedWithCallback(), await endedWithCallback()];
+    const heldBack = [await endedWithCallbackToReceiver(), await endedWithCallbackToReceiver(), await endedWithCallbackToReceiver()];
     const queue = service.ctx.queues['notification-callback'];
     for (const uuid of heldBack)
       await eventually(async () => ((await queue.getJobState(callbackJobId(uuid))) === 'delayed' ? true : undefined));
@@ -235,13 +235,11 @@ describe("Notification callbacks: one enterprise's failing callbacks do not hold
   let receiver: Awaited<ReturnType<typeof startPathReceiver>>;
 
   beforeAll(async () => {
-    service = await startTestService('callbackcircuitshared', {
-      NOTIFICATION_CALLBACK_ALLOW_LOOPBACK: 'on',
+    service = await startCallbackService('callbackcircuitshared', {
       NOTIFICATION_CALLBACK_TIMEOUT_MS: '1000',
       NOTIFICATION_CALLBACK_RETRY_BASE_MS: '1000',
       NOTIFICATION_CALLBACK_CIRCUIT_FAILURES: '2',
       NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS: String(COOL_DOWN_MS),
-      RATE_LIMIT_NOTIFICATIONS_PER_USER: '100',
     });
     receiver = await startPathReceiver();
     ({ accessToken: mallory } = await createClientThroughAdminApi(service, {
@@ -252,30 +250,20 @@ describe("Notification callbacks: one enterprise's failing callbacks do not hold
     ({ accessToken: bank } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['notifications'] }));
     await insertUser(service.ctx.mongo, { userId: 'mal', enterpriseId: 'mallory' });
     await insertUser(service.ctx.mongo, { userId: 'carol' });
-    worker = spawnProcessEntry('workers/notifications/main.js', service.env);
-    await waitForOutput(worker, 'notification-callback worker running');
+    worker = await startCallbackWorker(service);
   });
   afterAll(async () => {
-    worker.child.kill('SIGKILL');
-    await worker.exited;
+    await stopWorker(worker);
     await receiver.close();
     await service.close();
   });
 
-  async function endedWithCallback(token: string, userId: string, callbackUrl: string): Promise<string> {
-    const created = await sendJson(`${service.url}/v1/notifications`, 'POST', token, notificationBody(userId, { callbackUrl }));
-    expect(created.status).toBe(201);
-    const { notification_uuid: uuid } = (await created.json()) as { notification_uuid: string };
-    expect((await sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', token, {})).status).toBe(200);
-    return uuid;
-  }
-
   test("when an enterprise's callbacks to a shared host fail until its circuit opens, then another enterprise's callbacks to that host still go at once", async () => {
-    await endedWithCallback(mallory, 'mal', `${receiver.base}/failing/1`);
-    await endedWithCallback(mallory, 'mal', `${receiver.base}/failing/2`);
+    await endedWithCallback(service, mallory, 'mal', `${receiver.base}/failing/1`);
+    await endedWithCallback(service, mallory, 'mal', `${receiver.base}/failing/2`);
     await waitForOutput(worker, 'callback receiver not answering');
 
-    const uuid = await endedWithCallback(bank, 'carol', `${receiver.base}/callbacks`);
+    const uuid = await endedWithCallback(service, bank, 'carol', `${receiver.base}/callbacks`);
     const cancelledAt = Date.now();
     await eventually(async () => (receiver.received.some((raw) => raw.includes(uuid)) ? true : undefined), 10_000);
     // Well before the cool-down (60 s) that holds back the failing enterprise's callbacks.
