@@ -394,6 +394,22 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(await refused('templates', 'show', 'promo_sms')).toMatchObject({ code: 2, stderr: 'Template not found\n' });
   });
 
+  /**
+   * Deletes cli-acme's own group or template of this name and checks that only it went: the
+   * enterprise's is not found any more, the shared one of the same name still shows `shared`
+   * (then it is deleted too).
+   */
+  async function expectOwnDeletedBesideShared(
+    kind: 'groups' | 'templates',
+    name: string,
+    { notFound, shared }: { notFound: string; shared: Record<string, string> },
+  ): Promise<void> {
+    expect(await cli(kind, 'delete', name, '--enterprise', 'cli-acme')).toEqual({ deleted: name, enterpriseId: 'cli-acme' });
+    expect(await refused(kind, 'show', name, '--enterprise', 'cli-acme')).toMatchObject({ code: 2, stderr: `${notFound}\n` });
+    expect(await cli(kind, 'show', name)).toMatchObject(shared);
+    expect(await cli(kind, 'delete', name)).toEqual({ deleted: name });
+  }
+
   test("when a group is created with --enterprise, then it is that enterprise's own: shown, listed and deleted beside the shared group of its name, which stays", async () => {
     expect(await cli('groups', 'create', 'cli-owned', '--description', 'Shared')).not.toHaveProperty('enterpriseId');
     expect(await cli('groups', 'create', 'cli-owned', '--description', 'Acme', '--enterprise', 'cli-acme')).toEqual({
@@ -410,16 +426,7 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(every.filter((g) => g.name === 'cli-owned').map((g) => g.enterpriseId)).toEqual([undefined, 'cli-acme']);
     expect(await refused('groups', 'create', 'cli-bad', '--enterprise', 'bad id!')).toMatchObject({ code: 2 });
 
-    expect(await cli('groups', 'delete', 'cli-owned', '--enterprise', 'cli-acme')).toEqual({
-      deleted: 'cli-owned',
-      enterpriseId: 'cli-acme',
-    });
-    expect(await refused('groups', 'show', 'cli-owned', '--enterprise', 'cli-acme')).toMatchObject({
-      code: 2,
-      stderr: 'Group not found\n',
-    });
-    expect(await cli('groups', 'show', 'cli-owned')).toMatchObject({ description: 'Shared' });
-    expect(await cli('groups', 'delete', 'cli-owned')).toEqual({ deleted: 'cli-owned' });
+    await expectOwnDeletedBesideShared('groups', 'cli-owned', { notFound: 'Group not found', shared: { description: 'Shared' } });
   });
 
   test("when a template is set with --enterprise, then it is that enterprise's own: shown, listed and deleted beside the shared template of its name, which stays", async () => {
@@ -440,16 +447,7 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
     expect(own.map((t) => [t.name, t.enterpriseId])).toEqual([['owned_sms', 'cli-acme']]);
     expect(await refused('templates', 'show', 'owned_sms', '--enterprise', 'bad id!')).toMatchObject({ code: 2 });
 
-    expect(await cli('templates', 'delete', 'owned_sms', '--enterprise', 'cli-acme')).toEqual({
-      deleted: 'owned_sms',
-      enterpriseId: 'cli-acme',
-    });
-    expect(await refused('templates', 'show', 'owned_sms', '--enterprise', 'cli-acme')).toMatchObject({
-      code: 2,
-      stderr: 'Template not found\n',
-    });
-    expect(await cli('templates', 'show', 'owned_sms')).toMatchObject({ text: 'Shared: __OTP__' });
-    expect(await cli('templates', 'delete', 'owned_sms')).toEqual({ deleted: 'owned_sms' });
+    await expectOwnDeletedBesideShared('templates', 'owned_sms', { notFound: 'Template not found', shared: { text: 'Shared: __OTP__' } });
   });
 
   test('when a user is blocked and unblocked from the CLI, then the user shows it and both are recorded with the reason', async () => {
