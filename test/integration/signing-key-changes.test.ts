@@ -49,6 +49,9 @@ describe('signing key changes', () => {
     ]);
     // Each was called once when its subscription was made.
     expect(heard).toEqual({ a: 1, b: 1, other: 1 });
+    // The announcer's fail-fast connection refuses to publish until it is connected (on a cluster:
+    // has read the slot map); being subscribed says nothing about it.
+    expect(await waitForRedis(a.commands)).toBe(true);
     expect(await a.changes.announce()).toBe(true);
     await eventually(async () => (heard.a === 2 && heard.b === 2) || undefined, 3000);
     // A notice of the same deployment would have reached `other` with them; it has had the time.
