@@ -57,21 +57,44 @@ async function resealValue(collection: mongo.Collection, id: unknown, value: Sea
   return matchedCount === 1 ? 'resealed' : 'changedMeanwhile';
 }
 
-async function resealCollection(connection: Connection, spec: SealedCollection, key: Buffer, logger: Logger): Promise<ResealCounts> {
-  const counts: ResealCounts = { current: 0, resealed: 0, changedMeanwhile: 0, unopenable: 0 };
+/**
+ * Visits every sealed value of one collection and counts what `visit` says of each; names each
+ * value no key opens in the log (collection, id, field), never the value: an operator finds it,
+ * nobody reads the box from a log.
+ */
+async function tallyCollection<C extends { [K in keyof C]: number } & { unopenable: number }>(
+  connection: Connection,
+  spec: SealedCollection,
+  counts: C,
+  visit: (collection: mongo.Collection, id: unknown, value: SealedValue) => Promise<keyof C>,
+  logger: Logger,
+): Promise<C> {
   const db = connection.db;
   if (!db) throw new Error('MongoDB is not connected');
   const collection = db.collection(spec.collection);
   for await (const doc of collection.find(spec.filter).batchSize(500)) {
     for (const value of spec.values(doc)) {
-      const outcome = await resealValue(collection, doc._id, value, key);
-      counts[outcome] += 1;
-      // Names the document, never the value: an operator finds it, nobody reads the box from a log.
+      const outcome = await visit(collection, doc._id, value);
+      (counts[outcome] as number) += 1;
       if (outcome === 'unopenable')
         logger.warn({ collection: spec.collection, id: String(doc._id), field: value.path }, 'sealed value opens with no configured key');
     }
   }
   return counts;
+}
+
+/** Runs `tally` over every sealed collection: the counts per collection and their total. */
+async function tallyStore<C extends { [K in keyof C]: number } & { unopenable: number }>(
+  empty: () => C,
+  tally: (spec: SealedCollection, counts: C) => Promise<C>,
+): Promise<{ collections: Record<string, C>; total: C }> {
+  const report = { collections: {} as Record<string, C>, total: empty() };
+  for (const spec of SEALED_COLLECTIONS) {
+    const counts = await tally(spec, empty());
+    report.collections[spec.collection] = counts;
+    for (const outcome of Object.keys(counts) as (keyof C)[]) (report.total[outcome] as number) += counts[outcome];
+  }
+  return report;
 }
 
 /**
@@ -81,11 +104,43 @@ async function resealCollection(connection: Connection, spec: SealedCollection, 
  * meanwhile is overwritten; such values are counted and left to the next run.
  */
 export async function resealStore(connection: Connection, key: Buffer, logger: Logger): Promise<ResealReport> {
-  const report: ResealReport = { collections: {}, total: { current: 0, resealed: 0, changedMeanwhile: 0, unopenable: 0 } };
-  for (const spec of SEALED_COLLECTIONS) {
-    const counts = await resealCollection(connection, spec, key, logger);
-    report.collections[spec.collection] = counts;
-    for (const outcome of Object.keys(counts) as Outcome[]) report.total[outcome] += counts[outcome];
+  const empty = (): ResealCounts => ({ current: 0, resealed: 0, changedMeanwhile: 0, unopenable: 0 });
+  return tallyStore(empty, (spec, counts) =>
+    tallyCollection(connection, spec, counts, (collection, id, value) => resealValue(collection, id, value, key), logger),
+  );
+}
+
+/** What a check found in one collection: which key each sealed value opens with. */
+export interface SealCheckCounts {
+  /** Sealed with the current key. */
+  current: number;
+  /** Sealed with a previous key: a re-seal run would re-seal it; dropping that key would lose it. */
+  previousKey: number;
+  /** Opened by none of the keys (sealed with a key no longer configured, or altered). */
+  unopenable: number;
+}
+
+export interface SealCheckReport {
+  collections: Record<string, SealCheckCounts>;
+  total: SealCheckCounts;
+}
+
+/**
+ * Which key each value kept in MongoDB opens with, writing nothing: the question before a
+ * previous key is dropped (is anything left that only it opens?). A process still sealing with
+ * that key shows here as `previousKey`, as it does in a re-seal run's `resealed`.
+ */
+export async function checkStoreSeals(connection: Connection, key: Buffer, logger: Logger): Promise<SealCheckReport> {
+  const empty = (): SealCheckCounts => ({ current: 0, previousKey: 0, unopenable: 0 });
+  return tallyStore(empty, (spec, counts) =>
+    tallyCollection(connection, spec, counts, (_collection, _id, value) => Promise.resolve(sealState(value, key)), logger),
+  );
+}
+
+function sealState(value: SealedValue, key: Buffer): keyof SealCheckCounts {
+  try {
+    return openWithPreviousKey(value, key) === undefined ? 'current' : 'previousKey';
+  } catch {
+    return 'unopenable';
   }
-  return report;
 }

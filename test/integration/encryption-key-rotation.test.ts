@@ -129,7 +129,7 @@ describe('changing OTP_ENCRYPTION_KEY', () => {
 });
 
 describe('npm run reseal', () => {
-  test('when it runs over a store holding a value the previous key sealed and one no key opens, then it re-seals the first, prints the counts and exits 3; the next run has only the unopenable one left', async () => {
+  test('when it runs over a store holding a value the previous key sealed and one no key opens, then --check counts both and writes nothing, the run re-seals the first, prints the counts and exits 3; the next run has only the unopenable one left, and --check exits 0 once it is gone', async () => {
     const service = await startTestService('resealcommand', { OTP_ENCRYPTION_KEY: keyB });
     try {
       const rows = service.ctx.mongo.db!.collection('deliveries');
@@ -139,6 +139,12 @@ describe('npm run reseal', () => {
         { _id: lost as never, state: 'QUEUED', secretMacros: encryptSecret(CODE, randomBytes(32), lost) },
       ]);
       const env = { MONGODB_URI: service.env.MONGODB_URI, OTP_ENCRYPTION_KEY: keyB, OTP_ENCRYPTION_KEYS_PREVIOUS: keyA, LOG_LEVEL: 'info' };
+      // --check writes nothing: it says what only A opens (not yet safe to drop A) and what no key opens.
+      const before = await checkRun(env);
+      expect(before.exited).toEqual({ code: 3, signal: null });
+      expect(before.report.collections.deliveries).toEqual({ current: 0, previousKey: 1, unopenable: 1 });
+      expect(opensWith({ sealed: (await rows.findOne({ _id: old as never }))?.secretMacros as string, context: old }, keyA)).toBe(true);
+
       const run = spawnProcessEntry('scripts/reseal.js', env);
       expect(await run.exited).toEqual({ code: 3, signal: null });
       const report = JSON.parse(run.output().slice(run.output().indexOf('{\n'))) as { collections: Record<string, unknown> };
@@ -151,11 +157,30 @@ describe('npm run reseal', () => {
       expect(await again.exited).toEqual({ code: 3, signal: null });
       expect(again.output()).toContain('"resealed": 0');
       expect(again.output()).toContain('"unopenable": 1');
+
+      expect((await checkRun(env)).report.total).toMatchObject({ previousKey: 0, unopenable: 1 });
+      // Once the lost value is dealt with (here: removed), nothing holds A's seal or none: safe to drop A.
+      await rows.deleteOne({ _id: lost as never });
+      const after = await checkRun(env);
+      expect(after.exited).toEqual({ code: 0, signal: null });
+      expect(after.report.total).toMatchObject({ previousKey: 0, unopenable: 0 });
     } finally {
       await service.close();
     }
   });
 });
+
+/** `npm run reseal -- --check`: how it exited and the counts it printed. */
+async function checkRun(env: Record<string, string>) {
+  const run = spawnProcessEntry('scripts/reseal.js', env, ['--check']);
+  const exited = await run.exited;
+  const output = run.output();
+  const report = JSON.parse(output.slice(output.indexOf('{\n'), output.lastIndexOf('\n}') + 2)) as {
+    collections: Record<string, unknown>;
+    total: Record<string, number>;
+  };
+  return { exited, report };
+}
 
 function opensWith(value: { sealed: string; context: string }, hex: string): boolean {
   try {

@@ -9,9 +9,9 @@ export interface WorkerProcess {
 }
 
 /** Runs a compiled Procfile entry (e.g. `workers/dispatch/main.js`) as its own process. */
-export function spawnProcessEntry(entry: string, env: Record<string, string>): WorkerProcess {
+export function spawnProcessEntry(entry: string, env: Record<string, string>, args: string[] = []): WorkerProcess {
   let output = '';
-  const child = spawn(process.execPath, [join(projectRoot, 'dist', entry)], {
+  const child = spawn(process.execPath, [join(projectRoot, 'dist', entry), ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
