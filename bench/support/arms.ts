@@ -60,6 +60,8 @@ export function projectEnv(stores: Stores, db: string, prefix: string, stubUrl?:
     QUEUE_PREFIX: prefix,
     ...runSecrets(),
     ...UNLIMITED_RATE_LIMITS,
+    // Dispatch fairness (DISPATCH_FAIR_SHARE) as the operator would set it, to weigh its cost.
+    ...(process.env.DISPATCH_FAIR_SHARE === undefined ? {} : { DISPATCH_FAIR_SHARE: process.env.DISPATCH_FAIR_SHARE }),
     ...(stubUrl
       ? {
           TWILIO_ACCOUNT_SID: TWILIO_TEST_SID,
