@@ -39,8 +39,8 @@ const RATE_B = envInt('RATE_B', 5);
 const DURATION_S = envInt('DURATION_S', 10);
 const CONCURRENCY = envInt('CONCURRENCY', 10);
 const DRAIN_TIMEOUT_S = envInt('DRAIN_TIMEOUT_S', 300);
-/** DISPATCH_FAIR_SHARE of the API (0: strict first-come-first-served); the project's default otherwise. */
-const FAIR_SHARE = process.env.FAIR_SHARE;
+/** DISPATCH_FAIR_SHARE of the API (0: strict first-come-first-served), which projectEnv passes on; the project's default otherwise. */
+const FAIR_SHARE = process.env.DISPATCH_FAIR_SHARE;
 /** A's burst is offered at this rate (open loop, 64 sockets): far above what the API accepts. */
 const BURST_RATE = 5000;
 
@@ -88,10 +88,7 @@ await runBenchmark('enterprise-fairness', async (cleanup) => {
   cleanup(infra.stop);
   const stub = await startProviderStub(envInt('STUB_DELAY_MS', 0));
   cleanup(stub.stop);
-  const env = {
-    ...projectEnv(storesOf(infra), 'bench_fairness', 'bfa', stub.url),
-    ...(FAIR_SHARE === undefined ? {} : { DISPATCH_FAIR_SHARE: FAIR_SHARE }),
-  };
+  const env = projectEnv(storesOf(infra), 'bench_fairness', 'bfa', stub.url);
   const api = await startProjectApi(env);
   cleanup(api.stop);
   const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) });
