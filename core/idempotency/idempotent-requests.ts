@@ -97,12 +97,30 @@ export function createIdempotentRequests(deps: IdempotentRequestsDeps) {
     };
   }
 
+  /**
+   * The sealed answer's text, or undefined when no configured key opens it (its key was dropped
+   * before a reseal, or the value was altered): the secret is then as good as no longer kept, and
+   * the caller gets that answer rather than a 500 on every retry.
+   */
+  function openSealed(record: IdempotencyRecord, sealed: string): string | undefined {
+    try {
+      return decryptSecret(sealed, deps.encryptionKey, sealContext(record.claimId));
+    } catch {
+      deps.logger.warn(
+        { collection: 'idempotency_records', claimId: record.claimId },
+        'kept idempotent answer opens with no configured key; answered as no longer kept',
+      );
+      return undefined;
+    }
+  }
+
   async function replay(record: IdempotencyRecord): Promise<IdempotentAnswer> {
     const answer = record.answer ?? { status: 204 };
     const head = { status: answer.status, ...(answer.location === undefined ? {} : { location: answer.location }) };
     if (answer.secretUntil === undefined) return answer.body === undefined ? head : { ...head, body: JSON.parse(answer.body) as unknown };
     if (answer.sealed !== undefined && now().getTime() <= answer.secretUntil.getTime()) {
-      return { ...head, body: JSON.parse(decryptSecret(answer.sealed, deps.encryptionKey, sealContext(record.claimId))) as unknown };
+      const opened = openSealed(record, answer.sealed);
+      if (opened !== undefined) return { ...head, body: JSON.parse(opened) as unknown };
     }
     if (answer.sealed !== undefined) await deps.records.forgetSecret(record);
     throw new ConflictError(

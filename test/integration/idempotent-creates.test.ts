@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { encryptSecret } from '../../core/crypto/secret-box.js';
+import { sealContext } from '../../core/idempotency/idempotent-requests.js';
 import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
 import { notificationBody } from '../support/notification-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -255,6 +258,28 @@ describe('Idempotency-Key on creating requests', () => {
       );
       expect(await clientsNamed('idem-late')).toBe(1);
       expect((await records().findOne({ key: 'c-late' }))?.answer).not.toHaveProperty('sealed');
+    });
+
+    test('when the kept answer no longer opens (sealed with a key no longer configured), then the retry gets the same 409 as after the window and the sealed answer is dropped', async () => {
+      const created = (await (await createClient(clientBody('idem-unopenable'), 'c-unopenable')).json()) as Created;
+      const record = await records().findOne({ key: 'c-unopenable' });
+      // What a key dropped before a reseal leaves: a value only that key could open.
+      const lostKey = randomBytes(32);
+      const sealedWithLostKey = encryptSecret(JSON.stringify(created), lostKey, sealContext(String(record?.claimId)));
+      await records().updateOne({ key: 'c-unopenable' }, { $set: { 'answer.sealed': sealedWithLostKey } });
+      const retry = await createClient(clientBody('idem-unopenable'), 'c-unopenable');
+      expect(retry.status).toBe(409);
+      expect(await retry.json()).toEqual(
+        errorBody(
+          409,
+          'Conflict',
+          'The request with this Idempotency-Key succeeded, but its answer held a secret that is shown once and no longer kept: rotate the secret to get a new one',
+          '/admin/clients',
+          { location: `/admin/clients/${created.client_id}` },
+        ),
+      );
+      expect(await clientsNamed('idem-unopenable')).toBe(1);
+      expect((await records().findOne({ key: 'c-unopenable' }))?.answer).not.toHaveProperty('sealed');
     });
 
     test('when the same key comes with another body, then 422 and no second client', async () => {
