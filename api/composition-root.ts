@@ -344,11 +344,11 @@ function composeUsers(
   const enrollment = createEnrollmentService({
     users,
     groups: repositories.groups,
-    enqueueEnrollment: (data) => enqueueEnrollment(ctx.queues.enrollment, data),
+    enqueueEnrollment: (data, priority) => enqueueEnrollment(ctx.queues.enrollment, data, priority),
     activationDeliveries: createActivationDeliveries({
       users,
       deliveries: repositories.deliveries,
-      enqueueDispatch: (id) => ctx.dispatch.enqueue(id),
+      enqueueDispatch: (id, priority) => ctx.dispatch.enqueue(id, undefined, priority),
       keys,
       activationAppUrl: ctx.config.activationAppUrl,
       logger: ctx.logger,

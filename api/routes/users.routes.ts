@@ -10,6 +10,7 @@ import { parseEnrollmentRequest, sendsActivationCode } from '../../core/users/en
 import { reportingSmsCountryRefusals } from '../../core/users/mobile-number-country.js';
 import type { EnterpriseApiLimits } from '../../core/platform/throttling/enterprise-api-limits.js';
 import { refundable, takeBudgets, type TakenBudgets } from './request-budgets.js';
+import { dispatchPriority } from '../../core/platform/queues/dispatch-fairness.js';
 import type { EnrollmentService } from '../../core/users/enrollment.service.js';
 import type { UserLifecycle } from '../../core/users/user-lifecycle.service.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
@@ -88,8 +89,17 @@ export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services:
       : undefined;
     let userId: string;
     try {
-      if (budgets) res.set(rateLimitHeaders(await budgets.admission));
-      ({ userId } = await services.enrollment.enroll({ clientId, enterpriseId }, request));
+      let priority: number | undefined;
+      if (budgets) {
+        const states = await budgets.admission;
+        res.set(rateLimitHeaders(states));
+        // The activation messages' dispatch priority, from what the enterprise's budget counted in
+        // its window (this one included), as for OTPs: a bulk enrollment beyond the fair share
+        // queues behind other enterprises' codes instead of holding them back.
+        const enterprise = states[1]; // the order of the budgets taken above
+        if (enterprise) priority = dispatchPriority(enterprise.quota - enterprise.remaining, ctx.config.dispatchFairShare);
+      }
+      ({ userId } = await services.enrollment.enroll({ clientId, enterpriseId }, request, priority));
     } catch (err) {
       if (budgets && refundable(err)) await budgets.refund();
       throw err;

@@ -24,8 +24,11 @@ export const activationDeliveryId = (ref: UserRef, issue: number, channel: Chann
 export interface ActivationDeliveriesDeps {
   users: Pick<UsersRepository, 'findUser' | 'clearActivationCode'>;
   deliveries: Pick<DeliveriesRepository, 'insertMany' | 'findByRef'>;
-  /** Queues one dispatch job; failures are tolerated (the dispatch sweeper re-enqueues). */
-  enqueueDispatch: (deliveryId: string) => Promise<void>;
+  /**
+   * Queues one dispatch job, with a priority when given (dispatch-fairness.ts); failures are
+   * tolerated (the dispatch sweeper re-enqueues, without a priority).
+   */
+  enqueueDispatch: (deliveryId: string, priority?: number) => Promise<void>;
   keys: OtpKeys;
   /** The app page activation links open (config activationAppUrl). */
   activationAppUrl: string;
@@ -37,12 +40,14 @@ export interface ActivationDeliveriesDeps {
  * The enrollment job's work: writes one activation delivery per address of the user (code and
  * verification key encrypted for that row), drops the user's encrypted code, and queues the
  * dispatch jobs. Each step is idempotent, so a retried job or a repeat after a crash is safe;
- * a superseded issue (an admin re-issued meanwhile) sends nothing.
+ * a superseded issue (an admin re-issued meanwhile) sends nothing. `priority`: the dispatch
+ * priority of the enrollment's messages (none: first-come-first-served; see docs/operations.md for
+ * who gets one).
  */
 export function createActivationDeliveries(deps: ActivationDeliveriesDeps) {
   const now = deps.now ?? (() => new Date());
   return {
-    async prepareAndQueue(ref: UserRef, issue: number): Promise<{ queued: string[] }> {
+    async prepareAndQueue(ref: UserRef, issue: number, priority?: number): Promise<{ queued: string[] }> {
       const user = await deps.users.findUser(ref);
       const subject = userSubject(ref);
       const activation = user?.activation;
@@ -95,7 +100,7 @@ export function createActivationDeliveries(deps: ActivationDeliveriesDeps) {
       const queued: string[] = [];
       for (const row of rows) {
         try {
-          await deps.enqueueDispatch(row.id);
+          await deps.enqueueDispatch(row.id, priority);
           queued.push(row.id);
         } catch (err) {
           // The row stays QUEUED; the dispatch worker's sweeper enqueues it once Redis is back.

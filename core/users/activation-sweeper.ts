@@ -33,6 +33,7 @@ export async function sweepActivations(deps: ActivationSweeperDeps, now = new Da
   for (const { enterpriseId, userId, issue, failures } of pending) {
     const ref = { enterpriseId, userId };
     try {
+      // No dispatch priority: these are late already (docs/operations.md, dispatch slots).
       await deps.activationDeliveries.prepareAndQueue(ref, issue);
       prepared += 1;
       activationsSwept.inc({ outcome: 'prepared' });

@@ -139,6 +139,8 @@ export function createActivationService(deps: ActivationDeps) {
       deps.logger.warn({ err: (err as Error).message, enterpriseId: ref.enterpriseId }, `activation code re-issued; ${what}`);
     await deps.throttle.reset(ref).catch(logged('activation throttle not reset'));
     await settleOwedActivity(deps, ref).catch(logged('activity entry not written; the sweep writes it'));
+    // No dispatch priority: a re-issue is an operator's, for one person waiting, and takes no
+    // enterprise budget to derive one from (docs/operations.md, dispatch slots).
     await deps.queueActivation(ref, issue);
   }
 

@@ -18,8 +18,8 @@ export interface EnrollmentDeps {
   users: UsersRepository;
   /** The names a user of the enterprise may not join: its own group of the name, else the shared one (groups.repository.ts). */
   groups: { findMissingGroupNames: (enterpriseId: string, names: string[]) => Promise<string[]> };
-  /** Queues the enrollment job of one code issue. */
-  enqueueEnrollment: (data: UserRef & { issue: number }) => Promise<void>;
+  /** Queues the enrollment job of one code issue, with the dispatch priority of its messages when given. */
+  enqueueEnrollment: (data: UserRef & { issue: number }, priority?: number) => Promise<void>;
   /** The job's own work, run in-process when the job cannot be queued (Redis down). */
   activationDeliveries: ActivationDeliveries;
   faceAnalyzer?: FaceAnalyzer;
@@ -77,14 +77,15 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     }
   }
 
-  async function queueActivation(ref: UserRef, issue: number): Promise<void> {
+  /** `priority`: the dispatch priority of the issue's messages (dispatch-fairness.ts; none: first-come-first-served). */
+  async function queueActivation(ref: UserRef, issue: number, priority?: number): Promise<void> {
     try {
-      await deps.enqueueEnrollment({ enterpriseId: ref.enterpriseId, userId: ref.userId, issue });
+      await deps.enqueueEnrollment({ enterpriseId: ref.enterpriseId, userId: ref.userId, issue }, priority);
     } catch (err) {
       // Accepted anyway: do the job's work here; its dispatch rows are swept if Redis stays down.
       // No userId in the log line: userIds are often e-mail addresses.
       deps.logger.warn({ err: (err as Error).message }, 'enrollment enqueue failed; preparing activation in-process');
-      await deps.activationDeliveries.prepareAndQueue(ref, issue).catch((inner: unknown) => {
+      await deps.activationDeliveries.prepareAndQueue(ref, issue, priority).catch((inner: unknown) => {
         deps.logger.error({ err: inner }, 'activation could not be prepared; an admin can re-issue it');
       });
     }
@@ -94,8 +95,16 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
     /** Queues the activation messages of one code issue (also used by the admin re-issue). */
     queueActivation,
 
-    /** Enrolls the user in the calling client's enterprise (recorded in the activity record); the user it made. */
-    async enroll(caller: { clientId: string; enterpriseId: string }, request: EnrollmentRequest): Promise<{ userId: string }> {
+    /**
+     * Enrolls the user in the calling client's enterprise (recorded in the activity record); the
+     * user it made. `dispatchPriority`: that of the activation messages, from the enterprise's
+     * enrollment budget (dispatch-fairness.ts).
+     */
+    async enroll(
+      caller: { clientId: string; enterpriseId: string },
+      request: EnrollmentRequest,
+      dispatchPriority?: number,
+    ): Promise<{ userId: string }> {
       const { clientId, enterpriseId } = caller;
       const subject = userSubject({ enterpriseId, userId: request.userId });
       // Local image checks are request validation; the analyzer (remote, slow) runs only for a
@@ -179,7 +188,7 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         .catch((err: unknown) =>
           deps.logger.warn({ err: (err as Error).message, enterpriseId }, 'enrollment recorded; owed entry left to the sweep'),
         );
-      if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue);
+      if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue, dispatchPriority);
       return { userId: user.userId };
     },
   };

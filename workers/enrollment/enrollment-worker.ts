@@ -37,7 +37,7 @@ export async function startEnrollmentWorker(config: Config, logger: Logger, stop
   const activationDeliveries = createActivationDeliveries({
     users,
     deliveries: createDeliveriesRepository(mongo),
-    enqueueDispatch: (id) => enqueueDispatch(queues.dispatch, id),
+    enqueueDispatch: (id, priority) => enqueueDispatch(queues.dispatch, id, priority),
     keys,
     activationAppUrl: config.activationAppUrl,
     logger: log,

@@ -680,7 +680,7 @@ export const SETTINGS = {
     kind: 'integer',
     min: 0,
     default: 100,
-    doc: "OTPs an enterprise sends in the window of `RATE_LIMIT_OTP_PER_ENTERPRISE` before its dispatch jobs queue behind those of enterprises below it: the first ones go first-come-first-served, each further `DISPATCH_FAIR_SHARE` of them one BullMQ priority lower, so one enterprise's burst cannot hold back another's login codes. 0 turns it off (strict first-come-first-served)",
+    doc: "OTPs an enterprise sends in the window of `RATE_LIMIT_OTP_PER_ENTERPRISE`, and activation codes in that of `RATE_LIMIT_ENROLLMENT_MESSAGES_PER_ENTERPRISE` (counted apart), before its jobs queue behind those of enterprises below it: the first ones go first-come-first-served, each further `DISPATCH_FAIR_SHARE` of them one BullMQ priority lower (enrollment and dispatch queues), so one enterprise's burst or bulk enrollment cannot hold back another's codes. 0 turns it off (strict first-come-first-served)",
   },
   RATE_LIMIT_NOTIFICATIONS_PER_ENTERPRISE: {
     section: 'limits',

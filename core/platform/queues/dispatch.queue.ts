@@ -20,9 +20,12 @@ export const DISPATCH_JOB_OPTIONS = {
   ...JOB_RETENTION,
 } as const;
 
-/** Enqueues one delivery; the job id is the delivery id, so repeats are no-ops while the job exists. */
-export async function enqueueDispatch(queue: Queue, deliveryId: string): Promise<void> {
-  const job = dispatchJob(deliveryId);
+/**
+ * Enqueues one delivery; the job id is the delivery id, so repeats are no-ops while the job exists.
+ * `priority`: see dispatch-fairness.ts (the enrollment worker passes its job's).
+ */
+export async function enqueueDispatch(queue: Queue, deliveryId: string, priority?: number): Promise<void> {
+  const job = dispatchJob(deliveryId, undefined, priority);
   await queue.add(job.name, job.data, job.opts);
 }
 

@@ -30,9 +30,21 @@ export const ENROLLMENT_JOB_OPTIONS = {
 export const enrollmentJobId = (enterpriseId: string, userId: string, issue: number) =>
   enterpriseId === DEFAULT_ENTERPRISE_ID ? `enroll-${userId}-${issue}` : `enroll-${enterpriseId}~${userId}-${issue}`;
 
-export async function enqueueEnrollment(queue: Queue, data: Required<EnrollmentJobData>): Promise<void> {
-  await queue.add(ENROLLMENT_JOB, { enterpriseId: data.enterpriseId, userId: data.userId, issue: data.issue } satisfies EnrollmentJobData, {
-    ...ENROLLMENT_JOB_OPTIONS,
-    jobId: enrollmentJobId(data.enterpriseId, data.userId, data.issue),
-  });
+/**
+ * `priority` (dispatch-fairness.ts; none: first-come-first-served) orders the job in this queue and
+ * is the one its activation messages get in the dispatch queue: the worker reads it back from the
+ * job (`job.priority`), not from the data, so the data keeps the shape every worker version
+ * validates, and a job queued without one (by an earlier version too) reads as none.
+ */
+export async function enqueueEnrollment(queue: Queue, data: Required<EnrollmentJobData>, priority?: number): Promise<void> {
+  const jobId = enrollmentJobId(data.enterpriseId, data.userId, data.issue);
+  await queue.add(
+    ENROLLMENT_JOB,
+    { enterpriseId: data.enterpriseId, userId: data.userId, issue: data.issue } satisfies EnrollmentJobData,
+    priority === undefined ? { ...ENROLLMENT_JOB_OPTIONS, jobId } : { ...ENROLLMENT_JOB_OPTIONS, jobId, priority },
+  );
 }
+
+/** The dispatch priority an enrollment job carries: BullMQ reads a job without one as 0. */
+export const priorityOfEnrollmentJob = (job: { priority?: number }): number | undefined =>
+  job.priority !== undefined && job.priority > 0 ? job.priority : undefined;
