@@ -143,7 +143,7 @@ export const notificationsRouteDocs: RouteDoc[] = [
       ...guardErrors,
       '404': error('`Notification not found`: unknown, or created by another client'),
       '409': error(
-        '`Notification is <STATUS>` with notificationStatus: it already ended (EXPIRED included, also when only the clock says so)',
+        '`Notification is <STATUS>` with notificationStatus: it already ended (EXPIRED included, also when only the clock says so); when the user answered it (UPDATED), also the answer: action and is_ds_verified',
       ),
     },
   },
@@ -211,7 +211,9 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '404': userError(
         "`Notification not found`: unknown or another user's; `User not found`: the user was deleted after the token check (code 4)",
       ),
-      '409': userError('`Notification is <STATUS>` with notificationStatus (code 4)'),
+      '409': userError(
+        '`Notification is <STATUS>` with notificationStatus (code 4); when it was answered (UPDATED), also the stored answer, action and is_ds_verified, so a client that sends the same answer again (its first reply lost) recognises its own; no action for any other end',
+      ),
       '410': userError('`Notification expired`: past expiresAt, whatever the record still says (code 4)'),
       '415': userError("`Content type '<type>' not supported` (code 4)"),
       '422': userError(

@@ -37,19 +37,32 @@ export function lastWrongNumberFilter(now: Date): Record<string, unknown> {
   return { ...transitionFilter('TAMPERED', now), numberAttempts: MAX_NUMBER_ATTEMPTS - 1 };
 }
 
-export type Refusal = { kind: 'not-found' } | { kind: 'expired' } | { kind: 'ended'; status: FinalStatus };
+/** The answer an UPDATED notification holds, so the user's client recognises its own earlier answer. */
+export interface StoredAnswer {
+  action: string;
+  isDsVerified: boolean;
+}
+
+export type Refusal = { kind: 'not-found' } | { kind: 'expired' } | { kind: 'ended'; status: FinalStatus; answer?: StoredAnswer };
 
 /**
  * Why a conditional write did not match, from the record read afterwards: gone, expired (by the
  * clock or by the worker), or ended in another final state.
  */
-export function refusalOf(current: Pick<Notification, 'status' | 'expiresAt'> | null, now: Date): Refusal {
+export function refusalOf(
+  current: (Pick<Notification, 'status' | 'expiresAt'> & Partial<Pick<Notification, 'action' | 'isDsVerified'>>) | null,
+  now: Date,
+): Refusal {
   if (!current) return { kind: 'not-found' };
   const status = effectiveStatus(current, now);
   if (status === 'EXPIRED') return { kind: 'expired' };
   if (status === 'ACTIVE') {
     // Matched nothing yet still ACTIVE and in time: only a counter filter can do that (attempts).
     return { kind: 'ended', status: 'TAMPERED' };
+  }
+  // Only an answer leaves an action behind: TAMPERED, DISMISSED and the others never carry one.
+  if (status === 'UPDATED' && current.action !== undefined) {
+    return { kind: 'ended', status, answer: { action: current.action, isDsVerified: current.isDsVerified === true } };
   }
   return { kind: 'ended', status };
 }

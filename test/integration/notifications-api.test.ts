@@ -297,7 +297,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       }
     });
 
-    test('when the user answers with one of the actions, then 200 Success, the record is UPDATED with the action, and a second answer is 409', async () => {
+    test('when the user answers with one of the actions, then 200 Success, the record is UPDATED with the action, and a second answer is 409 naming the stored one', async () => {
       const { notification_uuid: uuid } = await created(notificationBody('plain1'));
       const res = await answer(uuid, { response: 'reject' });
       expect(res.status).toBe(200);
@@ -312,7 +312,44 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const again = await answer(uuid, { response: 'accept' });
       expect(again.status).toBe(409);
       expect(await again.json()).toEqual(
-        userError(409, 'Conflict', 'Notification is UPDATED', `/v1/me/notifications/${uuid}/action`, 4, { notificationStatus: 'UPDATED' }),
+        userError(409, 'Conflict', 'Notification is UPDATED', `/v1/me/notifications/${uuid}/action`, 4, {
+          notificationStatus: 'UPDATED',
+          action: 'reject',
+          is_ds_verified: false,
+        }),
+      );
+    });
+
+    test('when a signed, number-matched answer is sent again, then 409 names the stored action and is_ds_verified to its user, 404 to another, and the late cancel is told too', async () => {
+      const { notification_uuid: uuid, number } = await created(notificationBody(device.userId, { ds_required: true, numberMatch: true }));
+      const path = `/v1/me/notifications/${uuid}/action`;
+      // Each signature is new (ECDSA is randomised): the repeat is recognised by the stored answer.
+      const signedAccept = async () => ({ response: 'accept', number, signature: await signAnswer(device.privateKey, uuid, 'accept') });
+      const first = await answer(uuid, await signedAccept(), deviceToken);
+      expect(first.status).toBe(200);
+      const again = await answer(uuid, await signedAccept(), deviceToken);
+      expect(again.status).toBe(409);
+      const stored = { notificationStatus: 'UPDATED', action: 'accept', is_ds_verified: true };
+      expect(await again.json()).toEqual(userError(409, 'Conflict', 'Notification is UPDATED', path, 4, stored));
+      const stranger = await answer(uuid, { response: 'accept' }, plainToken);
+      expect(stranger.status).toBe(404);
+      expect(await stranger.json()).toEqual(userError(404, 'Not Found', 'Notification not found', path, 4));
+      const lateCancel = await cancel(uuid);
+      expect(lateCancel.status).toBe(409);
+      expect(await lateCancel.json()).toEqual(
+        errorBody(409, 'Conflict', 'Notification is UPDATED', `/v1/notifications/${uuid}/cancel`, stored),
+      );
+    });
+
+    test('when a dismissed notification is answered, then 409 says DISMISSED and names no action', async () => {
+      const { notification_uuid: uuid } = await created(notificationBody('plain1'));
+      expect((await dismiss(uuid)).status).toBe(200);
+      const late = await answer(uuid, { response: 'accept' });
+      expect(late.status).toBe(409);
+      expect(await late.json()).toEqual(
+        userError(409, 'Conflict', 'Notification is DISMISSED', `/v1/me/notifications/${uuid}/action`, 4, {
+          notificationStatus: 'DISMISSED',
+        }),
       );
     });
 
@@ -685,6 +722,8 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const record = (await (await read(uuid)).json()) as { status: string; action: string };
       expect(record.status).toBe('UPDATED');
       expect(results.every((r) => r.status === 200 || r.body.notificationStatus === 'UPDATED')).toBe(true);
+      // Every loser is told the answer that won, so the one that sent the same answer recognises it.
+      expect(results.every((r) => r.status === 200 || r.body.action === record.action)).toBe(true);
     });
 
     test('when answers, a dismiss and a cancel race, then exactly one of them wins and the record says which', async () => {

@@ -38,4 +38,14 @@ describe('which final state wins', () => {
     expect(refusalOf({ status: 'EXPIRED', expiresAt: before }, now)).toEqual({ kind: 'expired' });
     expect(refusalOf({ status: 'CANCELLED', expiresAt: after }, now)).toEqual({ kind: 'ended', status: 'CANCELLED' });
   });
+
+  test('when the record was answered, then the refusal names the stored answer; no other end carries one', () => {
+    expect(refusalOf({ status: 'UPDATED', expiresAt: before, action: 'accept', isDsVerified: true }, now)).toEqual({
+      kind: 'ended',
+      status: 'UPDATED',
+      answer: { action: 'accept', isDsVerified: true },
+    });
+    expect(refusalOf({ status: 'TAMPERED', expiresAt: after, isDsVerified: false }, now)).toEqual({ kind: 'ended', status: 'TAMPERED' });
+    expect(refusalOf({ status: 'DISMISSED', expiresAt: after, isDsVerified: false }, now)).toEqual({ kind: 'ended', status: 'DISMISSED' });
+  });
 });
