@@ -139,6 +139,23 @@ function endsTheWatch(error: SvcIdentityError): boolean {
   return error.kind === 'sign-in-again' || error.code === ResultCode.USER_BLOCKED;
 }
 
+/**
+ * The service's 409 for a notification already answered names the stored answer. When it is the
+ * answer being sent, the acknowledgement of a first answer, marked `repeated`: the first attempt
+ * was stored and its reply lost (or another of the user's devices said the same). Any other
+ * failure is thrown again, a 409 for another answer or for an end that is no answer (expired,
+ * cancelled, tampered...) included.
+ */
+function repeatedAnswer(err: unknown, uuid: string, action: string): UpdateAcknowledgement {
+  if (err instanceof SvcIdentityError && err.status === 409) {
+    const { notificationStatus, action: stored, is_ds_verified: isDsVerified } = err.details;
+    if (notificationStatus === 'UPDATED' && stored === action && typeof isDsVerified === 'boolean') {
+      return { status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: isDsVerified, repeated: true };
+    }
+  }
+  throw err;
+}
+
 export class NotificationClient extends TypedEmitter<NotificationEvents> {
   private readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
@@ -181,6 +198,11 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
    * number the enterprise showed, needed with number matching to approve (not to reject or
    * report fraud: a person who did not ask has no number). A wrong number is refused with
    * `details.triesLeft`.
+   *
+   * Sending an answer again is safe: when the notification already holds this same answer (the
+   * reply to an earlier attempt was lost), it resolves as a first answer does, with
+   * `repeated: true` and the stored answer's `is_ds_verified`. Another answer than the stored one
+   * is refused (409, `details.action` names the stored one).
    */
   updateNotification(notificationID: string, response: string, number?: string): Promise<EventPayload<UpdateAcknowledgement>> {
     const operation: OperationName = 'UpdateNotification';
@@ -196,7 +218,13 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
       const body: Record<string, string> = { response: action };
       if (matchingNumber !== undefined) body.number = matchingNumber;
       if (notification?.ds_required) body.signature = await this.sign(operation, uuid, action);
-      const data = await this.request<UpdateAcknowledgement>(operation, 'POST', `/v1/me/notifications/${uuid}/action`, undefined, body);
+      const data = await this.request<UpdateAcknowledgement>(
+        operation,
+        'POST',
+        `/v1/me/notifications/${uuid}/action`,
+        undefined,
+        body,
+      ).catch((err: unknown) => repeatedAnswer(err, uuid, action));
       this.seen.delete(uuid);
       return data;
     });

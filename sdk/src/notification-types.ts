@@ -52,6 +52,12 @@ export interface UpdateAcknowledgement {
   message: string;
   notification_uuid: string;
   is_ds_verified: boolean;
+  /**
+   * True when the notification already held this same answer (the service refused it as no longer
+   * ACTIVE, naming that answer): typically a retry after the reply to the first attempt was lost.
+   * `is_ds_verified` is then the stored answer's. Absent for a first answer.
+   */
+  repeated?: true;
 }
 
 /** Every event's payload has the form `response.ResponseData`. */

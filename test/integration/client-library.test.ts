@@ -87,7 +87,7 @@ describe('client library against the running service', () => {
       deviceKeys,
       fetch: countingFetch,
     });
-    return { client, tokens, signIn, deviceId, userId };
+    return { client, tokens, signIn, deviceId, userId, deviceKeys };
   }
 
   /** The next event of that name, and the promise of the call that emits it. */
@@ -237,6 +237,76 @@ describe('client library against the running service', () => {
     const ok = await person.client.updateNotification(uuid, 'accept', number);
     expect(ok.response.ResponseData).toMatchObject({ status_code: 100, notification_uuid: uuid });
     expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'accept' });
+  });
+
+  test('when an answer was stored but its reply was lost, then sending it again resolves Success with repeated: true, and another answer is still refused', async () => {
+    const { uuid, number } = await notify('lib-ada', { ds_required: true, numberMatch: true });
+    // The network drops the reply to the first answer after the service stored it.
+    let loseNextAnswerReply = true;
+    const flakyFetch: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (loseNextAnswerReply && init?.method === 'POST' && String(input).endsWith('/action')) {
+        loseNextAnswerReply = false;
+        await res.body?.cancel();
+        throw new TypeError('fetch failed: the connection was reset');
+      }
+      return res;
+    };
+    const phone = new NotificationClient({
+      serviceUrl: service.url,
+      getAccessToken: () => person.tokens.accessToken,
+      deviceKeys: person.deviceKeys,
+      fetch: flakyFetch,
+    });
+    await phone.getNotifications(0, '', 1, '', '');
+    await expect(phone.updateNotification(uuid, 'accept', number)).rejects.toMatchObject({ kind: 'network' });
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'accept', is_ds_verified: true });
+
+    // The retry: signed again (a new signature) with the number; the stored answer is what counts.
+    const event = nextEvent<EventPayload<UpdateAcknowledgement>>(phone, 'onUpdateNotification');
+    const repeated = await phone.updateNotification(uuid, 'accept', number);
+    const acknowledgement = { status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: true, repeated: true };
+    expect(repeated.response.ResponseData).toEqual(acknowledgement);
+    expect(await event).toEqual(repeated);
+    // An app started afresh (it has not listed the notification) is told the same.
+    const restarted = await person.client.updateNotification(uuid, 'accept', number);
+    expect(restarted.response.ResponseData).toEqual(acknowledgement);
+
+    // Another device of the user answering otherwise is refused: its answer was not the one stored.
+    const other = await person.client.updateNotification(uuid, 'reject').catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(SvcIdentityError);
+    expect(other).toMatchObject({
+      kind: 'refused',
+      code: 4,
+      status: 409,
+      message: 'Notification is UPDATED',
+      details: { notificationStatus: 'UPDATED', action: 'accept', is_ds_verified: true },
+    });
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'accept' });
+  });
+
+  test('when a notification ended without an answer (cancelled, dismissed), then answering it is still refused with 409', async () => {
+    const cancelled = await notify('lib-ada');
+    const res = await fetch(`${service.url}/v1/notifications/${cancelled.uuid}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${enterprise}` },
+    });
+    expect(res.status).toBe(200);
+    await expect(person.client.updateNotification(cancelled.uuid, 'accept')).rejects.toMatchObject({
+      kind: 'refused',
+      status: 409,
+      details: { notificationStatus: 'CANCELLED' },
+    });
+    const dismissed = await notify('lib-ada');
+    const dismissal = await fetch(`${service.url}/v1/me/notifications/${dismissed.uuid}/dismiss`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${person.tokens.accessToken}` },
+    });
+    expect(dismissal.status).toBe(200);
+    await expect(person.client.updateNotification(dismissed.uuid, 'reject')).rejects.toMatchObject({
+      status: 409,
+      details: { notificationStatus: 'DISMISSED' },
+    });
   });
 
   test('when GetNotificationHistory is called with its nine positional filters, then the event carries the matching final records', async () => {
