@@ -231,7 +231,7 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '200': { description: 'Acknowledged', schema: 'notifications.answered.json' },
       ...userGuardErrors,
       '404': userError('`Notification not found` (code 4)'),
-      '409': userError('`Notification is <STATUS>` (code 4)'),
+      '409': userError('`Notification is <STATUS>` with notificationStatus, and action and is_ds_verified when it was answered (code 4)'),
       '410': userError('`Notification expired` (code 4)'),
     },
   },
