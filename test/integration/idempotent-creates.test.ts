@@ -224,6 +224,15 @@ describe('Idempotency-Key on creating requests', () => {
   describe('POST /admin/clients', () => {
     const clientBody = (name: string) => ({ name, scopes: ['otp'], allowedIps: ['127.0.0.1'] });
     type Created = { client_id: string; client_secret: string; callback_secret: string };
+    /** The 409 of a retry whose answer's secret is no longer kept, naming the client it created. */
+    const secretNotKept = (clientId: string) =>
+      errorBody(
+        409,
+        'Conflict',
+        'The request with this Idempotency-Key succeeded, but its answer held a secret that is shown once and no longer kept: rotate the secret to get a new one',
+        '/admin/clients',
+        { location: `/admin/clients/${clientId}` },
+      );
 
     test('when a creation is retried with the same key within the secret window, then the same client and secrets come again and one client exists', async () => {
       const first = await createClient(clientBody('idem-client'), 'c-retry');
@@ -247,15 +256,7 @@ describe('Idempotency-Key on creating requests', () => {
       await records().updateOne({ key: 'c-late' }, { $set: { 'answer.secretUntil': new Date(Date.now() - 1000) } });
       const late = await createClient(clientBody('idem-late'), 'c-late');
       expect(late.status).toBe(409);
-      expect(await late.json()).toEqual(
-        errorBody(
-          409,
-          'Conflict',
-          'The request with this Idempotency-Key succeeded, but its answer held a secret that is shown once and no longer kept: rotate the secret to get a new one',
-          '/admin/clients',
-          { location: `/admin/clients/${created.client_id}` },
-        ),
-      );
+      expect(await late.json()).toEqual(secretNotKept(created.client_id));
       expect(await clientsNamed('idem-late')).toBe(1);
       expect((await records().findOne({ key: 'c-late' }))?.answer).not.toHaveProperty('sealed');
     });
@@ -269,15 +270,7 @@ describe('Idempotency-Key on creating requests', () => {
       await records().updateOne({ key: 'c-unopenable' }, { $set: { 'answer.sealed': sealedWithLostKey } });
       const retry = await createClient(clientBody('idem-unopenable'), 'c-unopenable');
       expect(retry.status).toBe(409);
-      expect(await retry.json()).toEqual(
-        errorBody(
-          409,
-          'Conflict',
-          'The request with this Idempotency-Key succeeded, but its answer held a secret that is shown once and no longer kept: rotate the secret to get a new one',
-          '/admin/clients',
-          { location: `/admin/clients/${created.client_id}` },
-        ),
-      );
+      expect(await retry.json()).toEqual(secretNotKept(created.client_id));
       expect(await clientsNamed('idem-unopenable')).toBe(1);
       expect((await records().findOne({ key: 'c-unopenable' }))?.answer).not.toHaveProperty('sealed');
     });
