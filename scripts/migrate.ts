@@ -2,32 +2,23 @@
 // declarations before the version starts (core/migrations/migrate-store.ts). With --check it
 // changes nothing (it creates no index and no collection) and exits 3 when a migration is needed.
 // Prints JSON on stdout, logs on stderr.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
 import { createLogger } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { inspectStore } from '../core/migrations/store-check.js';
 import { countStaleMobileKeys } from '../core/users/live-mobile-keys.migration.js';
-import { projectRoot } from '../core/platform/project-root.js';
 import { ConfigError } from '../core/platform/config/config.js';
 import { readSettings } from '../core/platform/config/settings-reader.js';
-
-/** MONGODB_URI, or the database `npm start` uses on the local server it recorded. */
-function mongoUri(given: string | undefined): string {
-  if (given !== undefined) return given;
-  const record = join(projectRoot, '.local', 'mongo.json');
-  if (!existsSync(record)) throw new Error('MONGODB_URI is not set and no local MongoDB was started by `npm start`');
-  return `${(JSON.parse(readFileSync(record, 'utf8')) as { url: string }).url}/svc-identity`;
-}
+import { mongoUriOrLocal } from './mongo-uri-or-local.js';
 
 async function main(): Promise<number> {
   const checkOnly = process.argv.includes('--check');
   // Only the settings migrating needs, read and checked as the service reads them.
-  const { values, problems } = readSettings(process.env, ['LOG_LEVEL', 'MONGODB_URI']);
+  const { values, problems } = readSettings(process.env, ['LOG_LEVEL']);
   if (problems.length > 0) throw new ConfigError(problems);
   const logger = createLogger({ level: values.LOG_LEVEL, name: 'migrate', destination: process.stderr });
-  const mongo = await connectMongo(mongoUri(values.MONGODB_URI));
+  // MONGODB_URI, else the local server of `npm start`.
+  const mongo = await connectMongo(mongoUriOrLocal(process.env));
   try {
     if (checkOnly) {
       const check = { ...(await inspectStore(mongo)), staleMobileKeys: await countStaleMobileKeys(mongo) };

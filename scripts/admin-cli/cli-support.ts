@@ -10,6 +10,7 @@ import type { RotationSettings } from '../../core/auth/signing-key-rotation.js';
 import type { CliServices } from './cli-root.js';
 import { previousEncryptionKeys } from '../../core/crypto/otp-keys.js';
 import { withPreviousKeys } from '../../core/crypto/previous-keys.js';
+import { MongoUriError, mongoUriOrLocal } from '../mongo-uri-or-local.js';
 
 /** A mistake in the command line: printed with exit code 2. */
 export class UsageError extends Error {}
@@ -78,11 +79,12 @@ function localSecrets(): Record<string, string> {
 
 /** MONGODB_URI, or the database `npm start` uses on the local server it recorded. */
 export function mongoUri(): string {
-  const given = setting('MONGODB_URI', process.env);
-  if (given !== undefined) return given;
-  const record = join(projectRoot, '.local', 'mongo.json');
-  if (!existsSync(record)) throw new UsageError('MONGODB_URI is not set and no local MongoDB was started by `npm start`');
-  return `${(JSON.parse(readFileSync(record, 'utf8')) as { url: string }).url}/svc-identity`;
+  try {
+    return mongoUriOrLocal(process.env);
+  } catch (err) {
+    if (err instanceof MongoUriError) throw new UsageError(err.message);
+    throw err;
+  }
 }
 
 /**
