@@ -32,12 +32,20 @@ function compileHtml(source: string): CompiledHtml {
     hb.precompile(source, { strict: true });
     return hb.compile(source, { strict: true, noEscape: false });
   } catch (err) {
-    throw new TemplateSyntaxError(firstLine(err), { cause: err });
+    throw new TemplateSyntaxError(problemOf(err), { cause: err });
   }
 }
 
-function firstLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? 'unknown error';
+/**
+ * Handlebars' message in one line. A parse error's message is four lines: where (`Parse error on
+ * line 2:`), a quote of the source, a caret under it, and what was expected and got; the first
+ * and the last together tell the admin what to fix, and the quote is their own HTML.
+ */
+function problemOf(err: unknown): string {
+  const lines = (err instanceof Error ? err.message : String(err)).split('\n').filter((line) => line.trim() !== '');
+  const [first, last] = [lines[0], lines[lines.length - 1]];
+  if (first === undefined || last === undefined) return 'unknown error';
+  return lines.length === 1 ? first : `${first.replace(/:$/, '')}: ${last}`;
 }
 
 function compiledHtmlOf(template: TemplateContent & { html: string }): CompiledHtml {
@@ -66,7 +74,7 @@ function runHtml(render: CompiledHtml): string {
     return renderWithinLimits(() => render({}));
   } catch (err) {
     // Strict mode: an unknown value or partial is found only when running the template.
-    throw new TemplateSyntaxError(firstLine(err), { cause: err });
+    throw new TemplateSyntaxError(problemOf(err), { cause: err });
   }
 }
 

@@ -144,7 +144,8 @@ describe('message templates: seeding and admin API', () => {
       timestamp: D1_TIMESTAMP,
       status: 422,
       error: 'Unprocessable Entity',
-      message: expect.stringMatching(/^Invalid template html: /),
+      // Where, and what the parser expected and got: not only "Parse error on line 1:".
+      message: expect.stringMatching(/^Invalid template html: Parse error on line 1: Expecting '\w+'.*, got '\w+'$/),
       path: '/admin/templates',
     });
   });

@@ -119,6 +119,14 @@ describe('findTemplateMacros and validateTemplateSyntax', () => {
     expect(() => validateTemplateSyntax(email)).not.toThrow();
   });
 
+  test('when HTML does not parse, then the message says on which line and what the parser expected and got, in one line', () => {
+    // Handlebars' own message takes four lines (the place, a quote of the source, a caret, what
+    // was expected); its first line alone, "Parse error on line 2:", told the admin nothing.
+    expect(() => validateTemplateSyntax({ ...email, html: '<p>Hello</p>\n<p>{{#if x}}unclosed</p>' })).toThrow(
+      /^Invalid template html: Parse error on line 2: Expecting .*'OPEN_ENDBLOCK'.*, got 'EOF'$/,
+    );
+  });
+
   test('when a few partial calls would render more than 1,000,000 characters, then TemplateSyntaxError naming the limit', () => {
     const html = `{{#*inline "big"}}${'x'.repeat(100_000)}{{/inline}}${'{{>big}}'.repeat(11)}`;
     expect(() => validateTemplateSyntax({ ...email, html })).toThrow(
