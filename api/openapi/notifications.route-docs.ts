@@ -7,9 +7,12 @@ import {
   idempotencyKeyInUseHeaders,
   idempotentReplayedHeader,
 } from './idempotency-key-docs.js';
+import { rateLimitedHeaders, rateLimitHeaders } from './rate-limit-header-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 const error = (description: string) => ({ description, schema: 'common.error.json' });
+// The answers that reached the budgets carry them (a body refused before, and a replay, carry none).
+const CREATE_BUDGETS = 'notifications-per-client, notifications-per-enterprise, notifications-per-user';
 const userError = (description: string) => ({ description, schema: 'notifications.user-error.json' });
 const bearer = { kind: 'bearer', scope: 'notifications' } as const;
 const user = { kind: 'user', scope: 'notifications' } as const;
@@ -92,11 +95,11 @@ export const notificationsRouteDocs: RouteDoc[] = [
       '201': {
         description: 'Created (`Location: /v1/notifications/<uuid>`)',
         schema: 'notifications.created.json',
-        headers: idempotentReplayedHeader,
+        headers: { ...rateLimitHeaders(CREATE_BUDGETS), ...idempotentReplayedHeader },
       },
       '400': error('`Malformed request body` (empty, not JSON, not an object)'),
       ...guardErrors,
-      '404': error('`User not found`: unknown in this enterprise, DELETED or blocked'),
+      '404': { ...error('`User not found`: unknown in this enterprise, DELETED or blocked'), headers: rateLimitHeaders(CREATE_BUDGETS) },
       '409': { ...error(IDEMPOTENCY_KEY_409), headers: idempotencyKeyInUseHeaders },
       '415': error("`Content type '<type>' not supported`"),
       '422': error(
@@ -105,9 +108,12 @@ export const notificationsRouteDocs: RouteDoc[] = [
           IDEMPOTENCY_KEY_422,
         ].join('; '),
       ),
-      '429': error(
-        "`Too many requests: retry after <s> seconds` (Retry-After, RateLimit-Policy, RateLimit): the client's budget (`notifications-per-client`), the enterprise's across its clients (`notifications-per-enterprise`) or the person's across the enterprise's clients (`notifications-per-user`) is spent",
-      ),
+      '429': {
+        ...error(
+          "`Too many requests: retry after <s> seconds` (Retry-After, RateLimit-Policy, RateLimit): the client's budget (`notifications-per-client`), the enterprise's across its clients (`notifications-per-enterprise`) or the person's across the enterprise's clients (`notifications-per-user`) is spent",
+        ),
+        headers: rateLimitedHeaders(CREATE_BUDGETS),
+      },
     },
   },
   {

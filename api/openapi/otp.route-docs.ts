@@ -1,8 +1,14 @@
-import { IDEMPOTENCY_KEY_SCHEMA } from './idempotency-key-docs.js';
+import { IDEMPOTENCY_KEY_SCHEMA, idempotentReplayedHeader } from './idempotency-key-docs.js';
+import { rateLimitedHeaders, rateLimitHeaders } from './rate-limit-header-docs.js';
 import type { RouteDoc } from './route-docs.types.js';
 
 const error = (description: string) => ({ description, schema: 'common.error.json' });
 const bearer = { kind: 'bearer', scope: 'otp' } as const;
+// Generate and Resend take from the same budgets; a replay and their other refusals carry none.
+const SENDING_BUDGETS = 'otp-per-client, otp-per-enterprise, otp-per-user';
+const sent = { ...rateLimitHeaders(SENDING_BUDGETS), ...idempotentReplayedHeader };
+// Validation counts every request whose body was read, whatever its answer.
+const checked = rateLimitHeaders('validate-per-client');
 const authErrors = {
   '401': {
     description:
@@ -30,8 +36,9 @@ export const otpRouteDocs: RouteDoc[] = [
     requestSchema: 'otp.generate.json',
     responses: {
       '200': {
-        description: 'Accepted for delivery',
+        description: 'Accepted for delivery (a replay of an Idempotency-Key carries no RateLimit fields)',
         schema: 'otp.generated.json',
+        headers: sent,
         links: {
           status: { method: 'get', path: '/v1/svc-otp/{otpUuid}', parameters: { otpUuid: '$response.body#/otpUuid' } },
           validate: { method: 'post', path: '/v1/svc-otp/{otpUuid}/validate', parameters: { otpUuid: '$response.body#/otpUuid' } },
@@ -44,7 +51,7 @@ export const otpRouteDocs: RouteDoc[] = [
       '422': error(
         'Any other validation error: formats, ranges, OTP specification, template, macros, channel address, Idempotency-Key reuse',
       ),
-      '429': error('Rate limit reached (Retry-After header)'),
+      '429': { ...error('Rate limit reached (Retry-After header)'), headers: rateLimitedHeaders(SENDING_BUDGETS) },
       '503': error('Not committed within REQUEST_DEADLINE_MS of arrival: nothing will be sent (Retry-After header)'),
     },
   },
@@ -56,19 +63,28 @@ export const otpRouteDocs: RouteDoc[] = [
     auth: bearer,
     requestSchema: 'otp.validate.json',
     responses: {
-      '200': { description: 'The code is right', schema: 'otp.validated.json' },
+      '200': { description: 'The code is right', schema: 'otp.validated.json', headers: checked },
       '400': error('Malformed body'),
       ...authErrors,
-      '404': error('Unknown otpUuid, or issued to another client'),
-      '409': { description: 'USED: already consumed', schema: 'otp.validation-refused.json' },
-      '410': { description: 'EXPIRED, or CANCELLED (the right code is refused too)', schema: 'otp.validation-refused.json' },
+      '404': { ...error('Unknown otpUuid, or issued to another client'), headers: checked },
+      '409': { description: 'USED: already consumed', schema: 'otp.validation-refused.json', headers: checked },
+      '410': {
+        description: 'EXPIRED, or CANCELLED (the right code is refused too)',
+        schema: 'otp.validation-refused.json',
+        headers: checked,
+      },
       '422': {
         description:
-          'FAILED: wrong code, with attemptsLeft and otpUuid; or a body that breaks the schema (`Invalid field otp: ...`, no otpUuid)',
+          'FAILED: wrong code, with attemptsLeft and otpUuid (with the RateLimit fields); or a body that breaks the schema (`Invalid field otp: ...`, no otpUuid)',
         schema: 'otp.validate-unprocessable.json',
+        headers: checked,
       },
-      '423': { description: 'LOCKED: no attempts left (the right code is refused too)', schema: 'otp.validation-refused.json' },
-      '429': error('Rate limit reached (Retry-After header)'),
+      '423': {
+        description: 'LOCKED: no attempts left (the right code is refused too)',
+        schema: 'otp.validation-refused.json',
+        headers: checked,
+      },
+      '429': { ...error('Rate limit reached (Retry-After header)'), headers: rateLimitedHeaders('validate-per-client') },
     },
   },
   {
@@ -115,7 +131,7 @@ export const otpRouteDocs: RouteDoc[] = [
       },
     ],
     responses: {
-      '200': { description: 'Queued: the state, with the new deliveries (`resend`: n)', schema: 'otp.status.json' },
+      '200': { description: 'Queued: the state, with the new deliveries (`resend`: n)', schema: 'otp.status.json', headers: sent },
       ...authErrors,
       '404': error('Unknown otpUuid, or issued to another client'),
       '409': {
@@ -123,7 +139,10 @@ export const otpRouteDocs: RouteDoc[] = [
         schema: 'otp.validation-refused.json',
       },
       '422': error('Idempotency-Key malformed, or already used for another request'),
-      '429': error('Rate limit reached: the same per-client and per-user budgets as Generate (Retry-After header)'),
+      '429': {
+        ...error('Rate limit reached: the same per-client and per-user budgets as Generate (Retry-After header)'),
+        headers: rateLimitedHeaders(SENDING_BUDGETS),
+      },
     },
   },
 ];

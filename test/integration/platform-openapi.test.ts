@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { buildApp } from '../../api/app.js';
 import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { listAppRoutes } from '../support/list-app-routes.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { startTestService, uniqueName, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
 
 describe('OpenAPI document and docs page', () => {
   let service: TestService;
@@ -44,6 +46,54 @@ describe('OpenAPI document and docs page', () => {
       const validate = getValidator(`${String(ref).replace('#/components/schemas/', '')}.json`);
       expect([path, validate(await res.json()), validate.errors ?? null]).toEqual([path, true, null]);
     }
+  });
+
+  test('when a limited route answers with budget or replay header fields, then the document declares each for that answer', async () => {
+    // A client generated from the document learns of RateLimit, RateLimit-Policy, Retry-After
+    // and Idempotent-Replayed only where the document names them.
+    type Operation = { responses: Record<string, { headers?: Record<string, unknown> }> };
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
+    const { accessToken } = await createClientWithToken(service, { scopes: ['otp', 'notifications'] });
+    const userId = uniqueName('limits');
+    await insertUser(service.ctx.mongo, { userId, mobileNumber: '+15550123987' });
+    const undeclared: string[] = [];
+    async function call(method: string, path: string, documented: string, body?: unknown, headers: Record<string, string> = {}) {
+      const res = await fetch(`${service.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const declared = Object.keys(document.paths[documented]?.[method.toLowerCase()]?.responses[String(res.status)]?.headers ?? {});
+      for (const name of ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Idempotent-Replayed'])
+        if (res.headers.has(name) && !declared.includes(name)) undeclared.push(`${method} ${documented} ${res.status} ${name}`);
+      return res;
+    }
+    const otp = { userId, dispatchOptions: { SMS: 'otp_sms' }, dynamicMacros: {}, attempts: 3, expiresIn: 300 };
+    const first = (await (await call('POST', '/v1/svc-otp', '/v1/svc-otp', otp, { 'idempotency-key': 'k1' })).json()) as {
+      otpUuid: string;
+    };
+    expect((await call('POST', '/v1/svc-otp', '/v1/svc-otp', otp, { 'idempotency-key': 'k1' })).headers.get('idempotent-replayed')).toBe(
+      'true',
+    );
+    await call('POST', `/v1/svc-otp/${first.otpUuid}/resend`, '/v1/svc-otp/{otpUuid}/resend');
+    await call('POST', `/v1/svc-otp/${first.otpUuid}/validate`, '/v1/svc-otp/{otpUuid}/validate', { otp: '0' });
+    await call('POST', `/v1/svc-otp/${randomUUID()}/validate`, '/v1/svc-otp/{otpUuid}/validate', { otp: '0' });
+    let last = 200;
+    for (let i = 0; i < 6 && last !== 429; i += 1) last = (await call('POST', '/v1/svc-otp', '/v1/svc-otp', otp)).status;
+    expect(last).toBe(429); // the person's budget of 5 per 10 minutes, spent
+    expect((await call('POST', `/v1/svc-otp/${first.otpUuid}/resend`, '/v1/svc-otp/{otpUuid}/resend')).status).toBe(429);
+    const notification = {
+      userId,
+      body: [{ lng: 'English', subject: 's', message: 'm' }],
+      actions: [{ label: 'A', action: 'accept', authlevel: 1 }],
+    };
+    expect((await call('POST', '/v1/notifications', '/v1/notifications', notification)).status).toBe(201);
+    expect((await call('POST', '/v1/notifications', '/v1/notifications', { ...notification, userId: 'nobody' })).status).toBe(404);
+    expect(undeclared).toEqual([]);
   });
 
   test('when a route reads query parameters, then the document declares each of them', async () => {
