@@ -22,6 +22,15 @@ export function effectiveStatus(n: Pick<Notification, 'status' | 'expiresAt'>, n
   return n.status === 'ACTIVE' && n.expiresAt.getTime() <= now.getTime() ? 'EXPIRED' : n.status;
 }
 
+/**
+ * The record as a reader is told it at `now`: an ACTIVE record past its expiresAt is EXPIRED, and
+ * ended at expiresAt (its answeredAt, as the callback says), whether or not a worker wrote it yet.
+ */
+export function asSeenAt(n: Notification, now: Date): Notification {
+  const status = effectiveStatus(n, now);
+  return status === n.status ? n : { ...n, status, answeredAt: n.answeredAt ?? n.expiresAt };
+}
+
 /** The filter under which `to` may be written at `now` (added to the record's own key). */
 export function transitionFilter(to: FinalStatus, now: Date): Record<string, unknown> {
   return to === 'EXPIRED' ? { status: 'ACTIVE', expiresAt: { $lte: now } } : { status: 'ACTIVE', expiresAt: { $gt: now } };

@@ -15,7 +15,7 @@ import {
   userNotFound,
 } from './notification-errors.js';
 import { verifyDeviceSignature } from './notification-signature.js';
-import { effectiveStatus, refusalOf } from './notification-states.js';
+import { asSeenAt, effectiveStatus, refusalOf } from './notification-states.js';
 import {
   FINAL_STATUSES,
   type FinalStatus,
@@ -278,7 +278,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
     async read(owner: NotificationOwner, uuid: string): Promise<Notification> {
       const n = await repository.find(uuid);
       if (!n || n.enterpriseId !== owner.enterpriseId || n.clientId !== owner.clientId) throw notificationNotFound();
-      return { ...n, status: effectiveStatus(n, now()) };
+      return asSeenAt(n, now());
     },
 
     /** CANCELLED by its client; an expired notification is one more state it is in (409, not 410). */

@@ -774,6 +774,19 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await cancelled.json()).toMatchObject({ message: 'Notification is EXPIRED', notificationStatus: 'EXPIRED' });
       expect((await dismiss(uuid)).status).toBe(410);
     });
+    test('when the enterprise reads a notification past expiresAt that no worker has expired yet, then it reads EXPIRED with answeredAt, the moment it expired', async () => {
+      // answeredAt is documented for every final state; a ?wait= that wakes at expiresAt always
+      // reads the record before any worker has written it.
+      const { notificationUuid: uuid } = await alreadyDue().create(
+        { clientId: enterpriseClientId, enterpriseId: 'default' },
+        { ...(notificationBody('plain1') as unknown as CreateNotificationInput), expiresIn: 15 },
+      );
+      const stored = await (await notificationModel(service.ctx.mongo)).findOne({ notificationUuid: uuid }).lean();
+      expect(stored?.status).toBe('ACTIVE');
+      const seen = (await (await read(uuid)).json()) as Record<string, unknown>;
+      expect(seen).toMatchObject({ status: 'EXPIRED', expiresAt: stored?.expiresAt.toISOString() });
+      expect(seen.answeredAt).toBe(seen.expiresAt);
+    });
   });
 
   describe('deleting a user', () => {
