@@ -36,6 +36,7 @@ import { NodeSigningKey } from './node-signing-key.js';
 import { applyClientCredentialsScopePolicy } from './token-scope.policy.js';
 import { signInTimeClaims } from './user-token-sign-in-time.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
+import { scopeRequiredCheck } from './authorization-scope-required.js';
 import { providerCookieNames } from './cookie-names.js';
 
 export const AUTH_SERVER_PATH = '/svc/authserver';
@@ -389,7 +390,8 @@ function subjectOf(sub: unknown): { sub?: string; enterprise_id?: string } {
  * The provider's prompts, with one more reason to show the login page: the session names an
  * account this client cannot use (a user of another enterprise, or one blocked, deleted or
  * deactivated since). Without it the provider would go on to consent with no account and fail;
- * with it, `prompt=none` answers `login_required` to the app as OpenID Connect prescribes.
+ * with it, `prompt=none` answers `login_required` to the app as OpenID Connect prescribes. And
+ * a request that asks for no scope a sign-in can grant is refused before any page.
  */
 function signInPolicy(): interactionPolicy.Prompt[] {
   const policy = interactionPolicy.base();
@@ -403,6 +405,7 @@ function signInPolicy(): interactionPolicy.Prompt[] {
     ),
     0,
   );
+  login.checks.add(scopeRequiredCheck(), 0);
   return policy;
 }
 

@@ -113,6 +113,10 @@ describe('sign-in: errors, replays and refusals', () => {
     test.each([
       ['no response_type', { response_type: '' }, 'invalid_request'],
       ['a scope the client is not registered for', { scope: 'openid users' }, 'invalid_scope'],
+      // scope is a required parameter. Refused before the login page, so no code is sent to
+      // a person whose sign-in could only end in access_denied.
+      ['no scope', { scope: '' }, 'invalid_request'],
+      ['only scopes this service does not know', { scope: 'profile email' }, 'invalid_scope'],
       ['code_challenge_method plain', { code_challenge_method: 'plain' }, 'invalid_request'],
     ])('when the request has %s, then 303 to the redirect URI with error %s and the state', async (_label, override, error) => {
       const params: Record<string, string> = validParams(override);
