@@ -178,7 +178,7 @@ export const adminRouteDocs: RouteDoc[] = [
     requestSchema: 'admin-groups.create.json',
     responses: {
       '201': {
-        description: 'Created',
+        description: "Created (`Location: /admin/groups/<name>`, with `?enterpriseId=` for an enterprise's own)",
         schema: 'admin-groups.group.json',
         headers: idempotentReplayedHeader,
         links: {

@@ -44,10 +44,12 @@ export function adminGroupsRoutes(
   router.post('/admin/groups', admin, ...jsonBody(ctx), validateBody('admin-groups.create.json'), async (req, res) => {
     const input = req.body as { name: string; description?: string; enterpriseId?: string };
     const scope = { enterpriseId: input.enterpriseId ?? DEFAULT_ENTERPRISE_ID, callerId: ADMIN_CALLER, route: 'POST /admin/groups' };
-    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => ({
-      status: 201,
-      body: toGroupResponse(await createGroup(stores, input, claim)),
-    }));
+    const answer = await idempotent.run({ scope, key: idempotencyKeyOf(req), request: req.body }, async (claim) => {
+      const created = await createGroup(stores, input, claim);
+      // The group's address names its owner, as GET /admin/groups/{name} reads it.
+      const owner = created.enterpriseId === undefined ? '' : `?enterpriseId=${encodeURIComponent(created.enterpriseId)}`;
+      return { status: 201, location: `/admin/groups/${encodeURIComponent(created.name)}${owner}`, body: toGroupResponse(created) };
+    });
     sendIdempotentAnswer(res, answer);
   });
 

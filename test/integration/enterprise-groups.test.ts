@@ -77,6 +77,18 @@ describe('groups of one enterprise', () => {
     ]);
   });
 
+  test('when a group is created, then Location names it with its owner, as for clients and templates, and reads it back', async () => {
+    const shared = await admin('POST', '/admin/groups', { name: 'loc retail' });
+    expect(shared.status).toBe(201);
+    expect(shared.headers.get('location')).toBe('/admin/groups/loc%20retail');
+    const own = await admin('POST', '/admin/groups', { name: 'loc retail', enterpriseId: 'grp-loc' });
+    expect(own.headers.get('location')).toBe('/admin/groups/loc%20retail?enterpriseId=grp-loc');
+    expect(await (await admin('GET', own.headers.get('location') as string)).json()).toMatchObject({
+      name: 'loc retail',
+      enterpriseId: 'grp-loc',
+    });
+  });
+
   test('when groups of one name belong to several owners and a page ends among them, then following the links reads every group once, in order', async () => {
     await createGroup({ name: 'span-a', enterpriseId: 'grp-span-1' });
     await createGroup({ name: 'span-a' });
