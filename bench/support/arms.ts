@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import type { Connection } from 'mongoose';
 import { registerBenchClient } from './bench-clients.js';
+import type { RegisterClientInput } from '../../core/clients/clients.service.js';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { toUserDoc, userModel } from '../../core/users/users.repository.js';
 import {
@@ -99,6 +100,16 @@ export async function startProjectWorker(env: Record<string, string>, nodeArgs: 
     join(distDir, 'workers', 'dispatch', 'main.js'),
     { ...env, LOG_LEVEL: 'info', PUBLIC_URL: 'http://127.0.0.1:9' },
     { ready: /dispatch worker running/, nodeArgs },
+  );
+}
+
+/** The enrollment worker: turns enrollment jobs into activation deliveries and dispatch jobs. */
+export async function startProjectEnrollmentWorker(env: Record<string, string>, nodeArgs: string[] = []): Promise<NodeChild> {
+  return startNode(
+    'project enrollment worker',
+    join(distDir, 'workers', 'enrollment', 'main.js'),
+    { ...env, LOG_LEVEL: 'info', PUBLIC_URL: 'http://127.0.0.1:9' },
+    { ready: /enrollment worker running/, nodeArgs },
   );
 }
 
@@ -206,12 +217,17 @@ export async function insertBenchUsers(
   }
 }
 
-/** A confidential client with scope `otp` (of `enterpriseId`) and an access token from the real token endpoint. */
-export async function projectAccessToken(apiUrl: string, mongo: Connection, enterpriseId = 'default'): Promise<string> {
+/** A confidential client with `scopes` (of `enterpriseId`) and an access token from the real token endpoint. */
+export async function projectAccessToken(
+  apiUrl: string,
+  mongo: Connection,
+  enterpriseId = 'default',
+  scopes: RegisterClientInput['scopes'] = ['otp'],
+): Promise<string> {
   const { client, clientSecret } = await registerBenchClient(mongo, {
     name: enterpriseId === 'default' ? 'bench client' : `bench client ${enterpriseId}`,
     enterpriseId,
-    scopes: ['otp'],
+    scopes,
     allowedIps: ['127.0.0.1/32', '::1/128'],
   });
   const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(clientSecret ?? '')}`).toString('base64');
@@ -234,4 +250,13 @@ export const otpRequestBody = (userId: string) => ({
   dynamicMacros: {},
   attempts: 3,
   expiresIn: 300,
+});
+
+/** An enrollment that sends an activation code by SMS only (no emailId, no predefinedCode). */
+export const enrollmentRequestBody = (userId: string, mobileNumber: string, primaryGroup = 'retail') => ({
+  userId,
+  primaryGroup,
+  firstName: 'Bench',
+  lastName: 'Enrollee',
+  mobileNumber,
 });

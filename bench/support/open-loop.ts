@@ -57,8 +57,10 @@ export async function openLoopPost(
                 res.on('end', () => {
                   entry.answeredAt = wallMs();
                   entry.status = res.statusCode;
+                  const text = Buffer.concat(chunks).toString('utf8');
+                  // An answer without a body (an enrollment's 201) is no error: it has no otpUuid.
                   try {
-                    entry.otpUuid = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { otpUuid?: string }).otpUuid;
+                    if (text !== '') entry.otpUuid = (JSON.parse(text) as { otpUuid?: string }).otpUuid;
                   } catch {
                     entry.error = 'unparsable answer';
                   }
