@@ -2,7 +2,8 @@
 // core/platform/ is the foundation every feature stands on; core/crypto is shared by features and
 // stands only on the platform. Everything else in core/ is a feature folder.
 const PLATFORM = '^core/platform/';
-const PLATFORM_LEAVES = '^core/platform/(config|errors|logger|schemas|batching|db|tenancy|project-root|loopback-host|phone-numbers)';
+const PLATFORM_LEAVES =
+  '^core/platform/(config|errors|logger|schemas|batching|db|tenancy|project-root|loopback-host|phone-numbers|locales)';
 
 module.exports = {
   forbidden: [

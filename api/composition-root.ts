@@ -329,7 +329,7 @@ function composeSignIn(
       return outcome;
     },
   };
-  return { login: countedLogin, states, limits, passkeys, afterAnswers };
+  return { login: countedLogin, states, limits, passkeys, afterAnswers, defaultLocale: ctx.config.signInDefaultLocale };
 }
 
 function composeUsers(

@@ -14,6 +14,9 @@ import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-u
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { formActionSourceOf, renderMessagePage, renderPage } from './login-pages.js';
+import { translate } from './page-catalogs.js';
+import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
+import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import type { CallerAddress } from '../caller-address.js';
 import type { ServiceContext } from '../service-context.js';
 import {
@@ -107,6 +110,13 @@ export async function createAuthServer(
   ]);
   const { issuer, audience } = tokenIdentity(config.publicUrl);
   const serviceOrigin = new URL(config.publicUrl).origin;
+  /** The language of a page the provider asks for (sign-out, errors): as the sign-in pages choose it (interaction.routes.ts). */
+  const pageLocale = (oidcCtx: KoaContextWithOIDC): Locale =>
+    chooseLocale({
+      uiLocales: (oidcCtx.oidc?.params as { ui_locales?: unknown } | undefined)?.ui_locales,
+      acceptLanguage: oidcCtx.get('accept-language'),
+      fallback: config.signInDefaultLocale,
+    });
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
   const self: { provider?: Provider } = {};
   const Adapter = adapterAnsweringStoreOutages(createOidcAdapter(stores.oidcRecords, stores.clientLookup));
@@ -189,14 +199,19 @@ export async function createAuthServer(
           const client = oidcCtx.oidc.client;
           const state = oidcCtx.oidc.session?.state as { postLogoutRedirectUri?: string } | undefined;
           const returnTo = state?.postLogoutRedirectUri ? [formActionSourceOf(state.postLogoutRedirectUri)] : [];
+          const locale = pageLocale(oidcCtx);
+          const everywhere = translate(locale, 'logout.everywhere');
           sendPage(
             oidcCtx,
             renderPage(
               'logout',
               {
-                title: 'Sign out?',
+                locale,
+                title: translate(locale, 'logout.title'),
                 // Not the pages' "Signing in to <app>" line: this page signs out.
-                message: `${client?.clientName ? `${client.clientName} asks to sign you out. ` : ''}You will be signed out of every app that uses this sign-in on this browser.`,
+                message: client?.clientName
+                  ? `${translate(locale, 'logout.appAsks', { app: client.clientName })} ${everywhere}`
+                  : everywhere,
                 action: formAction(form),
                 csrf: formXsrf(form),
               },
@@ -205,7 +220,11 @@ export async function createAuthServer(
           );
         },
         postLogoutSuccessSource: (oidcCtx) => {
-          sendPage(oidcCtx, renderMessagePage({ title: 'You are signed out', message: 'You can close this page.' }));
+          const locale = pageLocale(oidcCtx);
+          sendPage(
+            oidcCtx,
+            renderMessagePage({ locale, title: translate(locale, 'signedOut.title'), message: translate(locale, 'signedOut.message') }),
+          );
         },
       },
       pushedAuthorizationRequests: { enabled: false },
@@ -280,11 +299,13 @@ export async function createAuthServer(
       return grant;
     },
     renderError: (oidcCtx, out) => {
+      const locale = pageLocale(oidcCtx);
       sendPage(
         oidcCtx,
         renderMessagePage({
-          title: 'Sign-in error',
-          message: describeOAuthError(String(out.error), String(out.error_description ?? '')),
+          locale,
+          title: translate(locale, 'oauthError.title'),
+          message: describeOAuthError(locale, String(out.error), String(out.error_description ?? '')),
         }),
       );
     },
@@ -430,12 +451,11 @@ function formXsrf(form: string): string {
 }
 
 /** The error page's sentence for the errors that never redirect and for an outage, and a plain one for others. */
-function describeOAuthError(error: string, description: string): string {
+function describeOAuthError(locale: Locale, error: string, description: string): string {
+  // The error code and its description stay as the protocol says them: what the app's developer looks up.
   const code = `(${error}${description ? `: ${description}` : ''})`;
-  if (error === 'invalid_client')
-    return `This app is not registered with the sign-in service. Go back to the app and contact its provider. ${code}`;
-  if (error === 'invalid_redirect_uri')
-    return `This app asked to return to an address it has not registered, so sign-in stopped here for your safety. ${code}`;
-  if (error === 'temporarily_unavailable') return `The sign-in service is unavailable for a moment. Try again shortly. ${code}`;
-  return `Sign-in cannot continue ${code}.`;
+  if (error === 'invalid_client') return translate(locale, 'oauthError.invalidClient', { code });
+  if (error === 'invalid_redirect_uri') return translate(locale, 'oauthError.invalidRedirectUri', { code });
+  if (error === 'temporarily_unavailable') return translate(locale, 'oauthError.temporarilyUnavailable', { code });
+  return translate(locale, 'oauthError.other', { code });
 }

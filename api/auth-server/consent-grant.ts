@@ -10,12 +10,6 @@ export interface InteractionDetails {
   grantId?: string;
 }
 
-const SCOPE_LABELS: Record<string, string> = {
-  openid: 'Confirm who you are (your user id)',
-  offline_access: 'Stay signed in to the app (refresh tokens)',
-  notifications: 'Read and answer your notifications',
-};
-
 /** Grants what the consent prompt found missing; undefined when the sign-in is gone. */
 export async function grantConsent(provider: Provider, interaction: InteractionDetails, clientId: string): Promise<string | undefined> {
   const accountId = interaction.session?.accountId;
@@ -33,9 +27,9 @@ export async function grantConsent(provider: Provider, interaction: InteractionD
   return grant.save();
 }
 
-/** The scopes the consent page asks for, with the words the person reads. */
-export function scopesAsked(interaction: InteractionDetails): { name: string; label: string }[] {
+/** The scopes the consent page asks for (scope-labels.ts gives the words the person reads). */
+export function scopesAsked(interaction: InteractionDetails): string[] {
   const oidc = (interaction.prompt.details.missingOIDCScope as string[] | undefined) ?? [];
   const resource = Object.values((interaction.prompt.details.missingResourceScopes as Record<string, string[]> | undefined) ?? {}).flat();
-  return [...new Set([...oidc, ...resource])].map((name) => ({ name, label: SCOPE_LABELS[name] ?? name }));
+  return [...new Set([...oidc, ...resource])];
 }

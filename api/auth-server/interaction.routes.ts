@@ -14,9 +14,13 @@ import { rateLimitHeaders } from '../errors/rate-limit-headers.js';
 import { AUTH_SERVER_PATH } from './auth-server.js';
 import { grantConsent, scopesAsked, type InteractionDetails } from './consent-grant.js';
 import { createLoginResponses } from './login-responses.js';
+import { scopeLabel } from './scope-labels.js';
+import { translate } from './page-catalogs.js';
 import { formActionSourceOf } from './login-pages.js';
 import { enterpriseOfClient, isFirstParty } from './oidc-adapter.js';
 import { parsedWith } from '../middleware/body-parser-errors.js';
+import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
+import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 
 export interface InteractionServices {
   login: LoginService;
@@ -27,6 +31,8 @@ export interface InteractionServices {
   logger: Logger;
   /** Sign-in with a passkey: the relying party id the page asks the browser for, and the check of its answer. */
   passkeys: SignInStepsDeps['passkeys'] & { rpId: string };
+  /** The pages' language when neither the app nor the browser names a shipped one (SIGN_IN_DEFAULT_LOCALE). */
+  defaultLocale: Locale;
 }
 
 function sameToken(expected: string, given: unknown): boolean {
@@ -52,6 +58,17 @@ export function interactionRoutes(
   const form = parsedWith(express.urlencoded({ extended: false, limit: '80kb', parameterLimit: 20 }));
   const steps = createSignInSteps(services);
   const pages = createLoginResponses({ states: services.states, rpId: services.passkeys.rpId });
+
+  /**
+   * The language of this page: the app's `ui_locales` (kept with the interaction), else the
+   * browser's Accept-Language, else the default. Only ever a shipped locale.
+   */
+  const localeOf = (req: Request, interaction?: InteractionDetails): Locale =>
+    chooseLocale({
+      uiLocales: interaction?.params.ui_locales,
+      acceptLanguage: req.headers['accept-language'],
+      fallback: services.defaultLocale,
+    });
 
   /** The interaction of this browser, or undefined (expired, other browser, wrong uid). */
   async function details(req: Request, res: Response): Promise<{ provider: Provider; interaction: InteractionDetails } | undefined> {
@@ -90,9 +107,16 @@ export function interactionRoutes(
   }
 
   /** The consent the page (or a first-party app, without a page) gave; the expired page when the sign-in is gone. */
-  async function finishConsent(req: Request, res: Response, provider: Provider, interaction: InteractionDetails, clientId: string) {
+  async function finishConsent(
+    req: Request,
+    res: Response,
+    locale: Locale,
+    provider: Provider,
+    interaction: InteractionDetails,
+    clientId: string,
+  ) {
     const grantId = await grantConsent(provider, interaction, clientId);
-    if (!grantId) return pages.expiredPage(res);
+    if (!grantId) return pages.expiredPage(res, locale);
     return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }
 
@@ -108,7 +132,7 @@ export function interactionRoutes(
       } catch (err) {
         if (res.headersSent) throw err;
         const { status, headers, errorId } = errorPageOf(err, req, services.logger);
-        pages.errorPage(res.set(headers), errorId, status);
+        pages.errorPage(res.set(headers), localeOf(req), errorId, status);
       }
     };
 
@@ -116,22 +140,24 @@ export function interactionRoutes(
     path,
     htmlErrors(async (req, res) => {
       const found = await details(req, res);
-      if (!found) return pages.expiredPage(res);
+      if (!found) return pages.expiredPage(res, localeOf(req));
       const { interaction, provider } = found;
+      const locale = localeOf(req, interaction);
       const client = await clientOf(provider, interaction);
-      if (!client) return pages.expiredPage(res);
+      if (!client) return pages.expiredPage(res, locale);
       const state = await services.states.open(interaction.uid, client.clientId, new Date(interaction.exp * 1000));
-      if (interaction.prompt.name !== 'consent') return pages.loginPage(req, res, state, client);
+      if (interaction.prompt.name !== 'consent') return pages.loginPage(req, res, locale, state, client);
       // First-party apps never show the page, even when the request insists on consent
       // (prompt=consent, which OpenID Connect asks for with offline_access).
-      if (client.firstParty) return finishConsent(req, res, provider, interaction, client.clientId);
+      if (client.firstParty) return finishConsent(req, res, locale, provider, interaction, client.clientId);
       const data = {
-        title: 'Allow access?',
+        locale,
+        title: translate(locale, 'consent.title'),
         clientName: client.name,
         action: req.originalUrl.split('?')[0],
         csrf: state.csrf,
         userId: userOfAccountId(interaction.session?.accountId ?? '')?.userId ?? '',
-        scopes: scopesAsked(interaction),
+        scopes: scopesAsked(interaction).map((name) => ({ name, label: scopeLabel(locale, name) })),
       };
       return pages.send(res, 200, 'consent', data, client.redirectTarget);
     }),
@@ -142,13 +168,14 @@ export function interactionRoutes(
     form,
     htmlErrors(async (req, res) => {
       const found = await details(req, res);
-      if (!found) return pages.expiredPage(res);
+      if (!found) return pages.expiredPage(res, localeOf(req));
       const { interaction, provider } = found;
+      const locale = localeOf(req, interaction);
       const client = await clientOf(provider, interaction);
-      if (!client) return pages.expiredPage(res);
+      if (!client) return pages.expiredPage(res, locale);
       const state = await services.states.find(interaction.uid);
       const body = (req.body ?? {}) as Record<string, unknown>;
-      if (!state || !sameToken(state.csrf, body.csrf)) return pages.staleFormPage(res, client);
+      if (!state || !sameToken(state.csrf, body.csrf)) return pages.staleFormPage(res, locale, client);
       const selfUrl = req.originalUrl.split('?')[0] ?? '';
       const { next, budget, afterAnswer } = await steps.post(state, client, body, req.ip ?? 'unknown');
       if (budget) res.set(rateLimitHeaders([budget]));
@@ -159,7 +186,7 @@ export function interactionRoutes(
       if (afterAnswer) finished(res, () => services.afterAnswers.start(afterAnswer));
       switch (next.kind) {
         case 'login-page':
-          return pages.loginPage(req, res, next.state, client, next);
+          return pages.loginPage(req, res, locale, next.state, client, next);
         case 'same-page':
           return res.redirect(303, selfUrl);
         case 'signed-in':
@@ -171,14 +198,14 @@ export function interactionRoutes(
             { mergeWithLastSubmission: false },
           );
         case 'stopped':
-          return pages.stoppedPage(req, res, next.reason, client, state);
+          return pages.stoppedPage(req, res, locale, next.reason, client, state);
         case 'consent':
           if (interaction.prompt.name !== 'consent') return res.redirect(303, selfUrl);
           if (!next.allow) {
             const denied = { error: 'access_denied', error_description: 'The user denied access' };
             return await provider.interactionFinished(req, res, denied, { mergeWithLastSubmission: false });
           }
-          return await finishConsent(req, res, provider, interaction, client.clientId);
+          return await finishConsent(req, res, locale, provider, interaction, client.clientId);
       }
     }),
   );

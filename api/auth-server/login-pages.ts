@@ -2,12 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import Handlebars from 'handlebars';
+import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import { projectRoot } from '../../core/platform/project-root.js';
+import { translateHtml } from './page-catalogs.js';
 
 const pagesDir = join(projectRoot, 'templates', 'pages');
 
 // An isolated instance: the message templates' helpers and partials never reach these pages.
 const hbs = Handlebars.create();
+// {{t "key" name=value}}: the page's words in the page's language (page-catalogs.ts), escaped.
+hbs.registerHelper('t', function (key: unknown, options: Handlebars.HelperOptions) {
+  const root = (options.data as { root: { locale: Locale } }).root;
+  return translateHtml(root.locale, String(key), options.hash as Record<string, unknown>);
+});
 const pages = new Map<string, Handlebars.TemplateDelegate>();
 for (const file of readdirSync(pagesDir).filter((f) => f.endsWith('.hbs'))) {
   const name = basename(file, '.hbs');
@@ -20,6 +27,8 @@ export type PageName = 'login-user' | 'login-code' | 'consent' | 'message' | 'lo
 
 /** Every field a page may show; absent ones render as nothing (strict templates need them all). */
 export interface PageData {
+  /** The page's language: its words, and `<html lang>`. */
+  locale: Locale;
   title: string;
   clientName?: string;
   error?: string;
@@ -82,6 +91,6 @@ export function formActionSourceOf(redirectUri: string): string {
   return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : url.protocol;
 }
 
-export function renderMessagePage(data: { title: string; message: string; clientName?: string }): RenderedPage {
+export function renderMessagePage(data: { locale: Locale; title: string; message: string; clientName?: string }): RenderedPage {
   return renderPage('message', data);
 }

@@ -3,7 +3,9 @@ import { generateChallenge } from '../../core/passkeys/passkey-challenge.js';
 import type { LoginState, LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
 import type { LoginProblem } from '../../core/sign-in/sign-in-steps.js';
 import { toHttpRefusal } from '../errors/http-error-mapping.js';
+import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import { renderPage, type PageData, type PageName } from './login-pages.js';
+import { translate, translateCount } from './page-catalogs.js';
 
 /** The app being signed in to, as its pages show it. */
 export interface PageClient {
@@ -13,47 +15,41 @@ export interface PageClient {
 }
 
 /** What the login page says about each problem (the person fixes it there). */
-function problemText(problem: LoginProblem): string {
+function problemText(locale: Locale, problem: LoginProblem): string {
   switch (problem.kind) {
     case 'bad-user-id':
-      return 'Enter your user id: 1 to 64 letters, digits or . _ @ -';
+      return translate(locale, 'problem.badUserId');
     case 'bad-code':
-      return 'Enter the 6 digits of the code we sent.';
+      return translate(locale, 'problem.badCode');
     case 'wrong-code':
-      return `That code is not right. ${problem.attemptsLeft} ${problem.attemptsLeft === 1 ? 'attempt' : 'attempts'} left.`;
+      return translateCount(locale, 'problem.wrongCode', problem.attemptsLeft);
     case 'code-locked':
-      return 'Too many wrong codes. Send a new code to try again.';
+      return translate(locale, 'problem.codeLocked');
     case 'code-expired':
-      return 'This code has expired. Send a new code to try again.';
+      return translate(locale, 'problem.codeExpired');
     case 'passkey-incomplete':
-      return 'The passkey answer was incomplete. Please try again.';
+      return translate(locale, 'problem.passkeyIncomplete');
     case 'passkey-out-of-date':
-      return 'That passkey sign-in is out of date. Please try again.';
+      return translate(locale, 'problem.passkeyOutOfDate');
     case 'unknown-passkey':
-      return 'This passkey is not registered for this app. Use another passkey, or continue with your user id.';
+      return translate(locale, 'problem.unknownPasskey');
     case 'passkey-not-verified':
-      return 'That passkey could not be verified. Try again, or continue with your user id.';
+      return translate(locale, 'problem.passkeyNotVerified');
     case 'form-incomplete':
-      return 'Something was missing from that form. Please try again.';
+      return translate(locale, 'problem.formIncomplete');
     case 'rate-limited':
-      return problem.refusal.message;
+      // The page says the wait in its own words; the API's refusals keep the English message.
+      return translateCount(locale, 'problem.rateLimited', problem.refusal.retryAfterSeconds);
   }
 }
 
-const STOPPED_PAGES: Record<'sign-in-locked' | 'not-active' | 'refused', { title: string; message: string }> = {
-  // User ids that do not exist lock the same way, so this page tells a stranger only what their
-  // own failures did; it tells the person what to do.
-  'sign-in-locked': {
-    title: 'Sign-in is locked',
-    message: 'Sign-in to this account is locked because of too many wrong codes in a row. Contact your administrator to unlock it.',
-  },
-  'not-active': {
-    title: 'Activate your account first',
-    message:
-      'Your account is not active yet. Activate it with the activation code you received when you were enrolled, then sign in again.',
-  },
-  refused: { title: 'Sign-in refused', message: 'This account cannot sign in. Contact your administrator.' },
-};
+// User ids that do not exist lock the same way, so the locked page tells a stranger only what
+// their own failures did; it tells the person what to do.
+const STOPPED_PAGES = {
+  'sign-in-locked': 'stopped.locked',
+  'not-active': 'stopped.notActive',
+  refused: 'stopped.refused',
+} as const;
 
 /** The HTML answers of the sign-in pages: each page its own CSP, never cached, nothing loaded from elsewhere. */
 export function createLoginResponses(deps: { states: Pick<LoginStatesRepository, 'setPasskeyChallenge'>; rpId: string; now?: () => Date }) {
@@ -75,17 +71,34 @@ export function createLoginResponses(deps: { states: Pick<LoginStatesRepository,
   const selfUrl = (req: Request) => req.originalUrl.split('?')[0] ?? '';
 
   /** The user-id page (with a fresh passkey challenge) or, once a user id was given, the code page. */
-  async function login(req: Request, res: Response, state: LoginState, client: PageClient, extra: Partial<PageData>, status: number) {
+  async function login(
+    req: Request,
+    res: Response,
+    locale: Locale,
+    state: LoginState,
+    client: PageClient,
+    extra: Partial<PageData>,
+    status: number,
+  ) {
     const action = selfUrl(req);
     if (state.userId !== undefined) {
-      const data = { title: 'Enter your code', clientName: client.name, action, csrf: state.csrf, userId: state.userId, ...extra };
+      const data = {
+        locale,
+        title: translate(locale, 'code.title'),
+        clientName: client.name,
+        action,
+        csrf: state.csrf,
+        userId: state.userId,
+        ...extra,
+      };
       return send(res, status, 'login-code', data, client.redirectTarget);
     }
     // Each showing of the page has its own passkey challenge, good for one answer.
     const challenge = generateChallenge();
     const offered = await deps.states.setPasskeyChallenge(state.uid, challenge, now());
     const data: PageData = {
-      title: 'Sign in',
+      locale,
+      title: translate(locale, 'user.title'),
       clientName: client.name,
       action,
       csrf: state.csrf,
@@ -104,51 +117,60 @@ export function createLoginResponses(deps: { states: Pick<LoginStatesRepository,
     loginPage(
       req: Request,
       res: Response,
+      locale: Locale,
       state: LoginState,
       client: PageClient,
       options: { problem?: LoginProblem; notice?: 'code-sent' } = {},
     ) {
       const { problem, notice } = options;
-      if (notice === 'code-sent')
-        return login(req, res, state, client, { notice: 'A new code is on its way. Codes sent earlier no longer work.' }, 200);
-      if (!problem) return login(req, res, state, client, {}, 200);
+      if (notice === 'code-sent') return login(req, res, locale, state, client, { notice: translate(locale, 'notice.codeSent') }, 200);
+      if (!problem) return login(req, res, locale, state, client, {}, 200);
       if (problem.kind === 'rate-limited') res.set(toHttpRefusal(problem.refusal)?.headers ?? {});
       const status = problem.kind === 'rate-limited' ? 429 : 400;
       return login(
         req,
         res,
+        locale,
         state,
         client,
-        { error: problemText(problem), ...(problem.kind === 'bad-user-id' ? { userId: problem.userId } : {}) },
+        { error: problemText(locale, problem), ...(problem.kind === 'bad-user-id' ? { userId: problem.userId } : {}) },
         status,
       );
     },
 
     /** The sign-in cannot go on (locked, not active, refused): what to do, and a way to start over. */
-    stoppedPage(req: Request, res: Response, reason: keyof typeof STOPPED_PAGES, client: PageClient, state: LoginState) {
-      const data = { ...STOPPED_PAGES[reason], clientName: client.name, action: selfUrl(req), csrf: state.csrf, restart: true };
+    stoppedPage(req: Request, res: Response, locale: Locale, reason: keyof typeof STOPPED_PAGES, client: PageClient, state: LoginState) {
+      const key = STOPPED_PAGES[reason];
+      const data = {
+        locale,
+        title: translate(locale, `${key}.title`),
+        message: translate(locale, `${key}.message`),
+        clientName: client.name,
+        action: selfUrl(req),
+        csrf: state.csrf,
+        restart: true,
+      };
       send(res, 403, 'message', data, client.redirectTarget);
     },
 
-    expiredPage(res: Response) {
-      send(res, 400, 'message', {
-        title: 'This sign-in has expired',
-        message: 'This sign-in page has expired or was opened in another browser. Go back to the app and sign in again.',
-      });
+    expiredPage(res: Response, locale: Locale) {
+      send(res, 400, 'message', { locale, title: translate(locale, 'expired.title'), message: translate(locale, 'expired.message') });
     },
 
-    staleFormPage(res: Response, client: PageClient) {
+    staleFormPage(res: Response, locale: Locale, client: PageClient) {
       send(res, 403, 'message', {
-        title: 'Please try again',
+        locale,
+        title: translate(locale, 'staleForm.title'),
         clientName: client.name,
-        message: 'This form could not be accepted (its security token is missing or out of date). Go back to the app and sign in again.',
+        message: translate(locale, 'staleForm.message'),
       });
     },
 
-    errorPage(res: Response, errorId: string, status: number) {
+    errorPage(res: Response, locale: Locale, errorId: string, status: number) {
       send(res, status, 'message', {
-        title: 'Sign-in is unavailable',
-        message: `Sign-in could not continue. Please try again in a moment. (reference ${errorId})`,
+        locale,
+        title: translate(locale, 'unavailable.title'),
+        message: translate(locale, 'unavailable.message', { reference: errorId }),
       });
     },
   };

@@ -5,8 +5,8 @@ import type { TemplateChannel, TemplateContent } from './template.types.js';
 
 export const templatesDir = join(projectRoot, 'templates');
 
-// Folders under templates/ that hold Handlebars building blocks, the sign-in pages or the admin pages rather than message templates.
-const SUPPORT_FOLDERS = new Set(['layouts', 'partials', 'pages', 'admin']);
+// Folders under templates/ that hold Handlebars building blocks, the sign-in pages, their words (locales) or the admin pages rather than message templates.
+const SUPPORT_FOLDERS = new Set(['layouts', 'partials', 'pages', 'locales', 'admin']);
 
 function readOptional(file: string): string | undefined {
   // Editors add a final newline; it is not part of a subject or message.

@@ -30,6 +30,8 @@ export class FormWalker {
   constructor(
     private readonly serviceUrl: string,
     from?: string | { forwardedFor: string },
+    /** Sent with every request, as a browser sends its settings (`accept-language`). */
+    private readonly browserHeaders: Record<string, string> = {},
   ) {
     this.localAddress = typeof from === 'string' ? from : undefined;
     this.forwardedFor = typeof from === 'object' ? { 'x-forwarded-for': from.forwardedFor } : {};
@@ -105,6 +107,7 @@ export class FormWalker {
       const res = await this.send(current, {
         method,
         headers: {
+          ...this.browserHeaders,
           cookie: this.cookieHeader(),
           ...this.forwardedFor,
           ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),

@@ -173,6 +173,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       sessionTtlSeconds: s.SIGN_IN_SESSION_TTL_SECONDS,
       interactionTtlSeconds: s.SIGN_IN_INTERACTION_TTL_SECONDS,
     }),
+    /** Language of the sign-in pages when neither the app nor the browser names a shipped one. */
+    signInDefaultLocale: s.SIGN_IN_DEFAULT_LOCALE,
     shutdownDeadlineMs: s.SHUTDOWN_DEADLINE_MS,
     shutdownDrainWindowMs: s.SHUTDOWN_DRAIN_WINDOW_MS,
     requestDeadlineMs: s.REQUEST_DEADLINE_MS,

@@ -5,6 +5,7 @@
 import type { RawEnvironment, SettingDeclaration, SettingValues } from './setting-declaration.js';
 import { cidrListProblems, countryListProblems, privateRsaJwkProblems, trustProxyProblems } from './setting-checks.js';
 import { isLoopbackHost } from '../loopback-host.js';
+import { SHIPPED_LOCALES } from '../locales/shipped-locales.js';
 
 /** Loopback targets and the example app are for local runs: on in development unless set. */
 const onInDevelopment = (env: RawEnvironment) => (env.NODE_ENV === 'development' ? 'on' : 'off');
@@ -342,6 +343,13 @@ export const SETTINGS = {
     max: 86400,
     default: 900,
     doc: 'how long one sign-in (from the authorization request to its answer) may take (15 minutes by default)',
+  },
+  SIGN_IN_DEFAULT_LOCALE: {
+    section: 'sign-in',
+    kind: 'enum',
+    values: SHIPPED_LOCALES,
+    default: 'en',
+    doc: `language of the sign-in pages when neither the app's \`ui_locales\` nor the browser's \`Accept-Language\` names a shipped one: ${SHIPPED_LOCALES.map((l) => `\`${l}\``).join(' or ')} ([sign-in.md](sign-in.md#languages))`,
   },
   LOGIN_CODE_TTL_SECONDS: {
     section: 'sign-in',

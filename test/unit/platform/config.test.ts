@@ -65,6 +65,14 @@ describe('configuration', () => {
     );
   });
 
+  test('when SIGN_IN_DEFAULT_LOCALE names a shipped language, then the pages default to it; another one stops the process', () => {
+    expect(loadConfig(base).signInDefaultLocale).toBe('en');
+    expect(loadConfig({ ...base, SIGN_IN_DEFAULT_LOCALE: 'fr' }).signInDefaultLocale).toBe('fr');
+    for (const refused of ['de', 'fr-FR', '../en', 'EN']) {
+      expect(() => loadConfig({ ...base, SIGN_IN_DEFAULT_LOCALE: refused })).toThrow(/SIGN_IN_DEFAULT_LOCALE/);
+    }
+  });
+
   test('when TRUST_PROXY is a hop count or a list, then it is passed on as such', () => {
     expect(loadConfig({ ...base, TRUST_PROXY: '1' }).trustProxy).toBe(1);
     expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toBe('10.0.0.0/8, ::1');

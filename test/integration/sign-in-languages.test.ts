@@ -1,0 +1,107 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { registerClient } from '../../core/clients/clients.service.js';
+import { csrfOf, FormWalker } from '../support/sign-in-helpers.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+const REDIRECT = 'https://app.example/callback';
+
+/** The sign-in pages in the user's language: the app's ui_locales, else the browser's Accept-Language, else English. */
+describe('sign-in: the pages speak the language the app or the browser asks for', () => {
+  let service: TestService;
+  let clientId: string;
+
+  beforeAll(async () => {
+    service = await startTestService('signin-languages', { RATE_LIMIT_LOGIN_PER_IP: '100000' }, { ownPublicUrl: true });
+    clientId = (await registerClient(service.services.clients, { name: 'Banque Acme', scopes: [], redirectUris: [REDIRECT] })).client
+      .clientId;
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  function authorizeUrl(overrides: Record<string, string> = {}): string {
+    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+    const params = {
+      client_id: clientId,
+      response_type: 'code',
+      scope: 'openid notifications',
+      redirect_uri: REDIRECT,
+      state: 'st-lang',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...overrides,
+    };
+    return `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams(params).toString()}`;
+  }
+
+  const langOf = (html: string) => /<html lang="([^"]*)">/.exec(html)?.[1];
+
+  test('when the app asks ui_locales=fr, then the user-id page is in French, with its CSP and CSRF token as in English', async () => {
+    const page = await new FormWalker(service.url).page(authorizeUrl({ ui_locales: 'fr' }));
+    expect(page.status).toBe(200);
+    expect(langOf(page.html)).toBe('fr');
+    expect(page.html).toContain('<title>Connexion · Banque Acme</title>');
+    expect(page.html).toContain('Connexion à <strong>Banque Acme</strong>');
+    expect(page.html).toContain('<label for="userId">Identifiant</label>');
+    expect(page.html).toContain('Se connecter avec une clé d’accès');
+    expect(page.html).not.toMatch(/User ID|Continue<|Sign in with a passkey/);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'nonce-[^']+'; style-src 'nonce-/);
+    expect(csrfOf(page.html)).toMatch(/.{16,}/);
+  });
+
+  test('when ui_locales names a region or comes first, then its language wins over the browser', async () => {
+    const walker = new FormWalker(service.url, undefined, { 'accept-language': 'en-US,en;q=0.9' });
+    const page = await walker.page(authorizeUrl({ ui_locales: 'de-DE fr-CA en' }));
+    expect(langOf(page.html)).toBe('fr');
+    expect(page.html).toContain('<label for="userId">Identifiant</label>');
+  });
+
+  test('when only the browser asks for French, then every step of the sign-in is in French, its errors included', async () => {
+    const walker = new FormWalker(service.url, undefined, { 'accept-language': 'fr-FR,fr;q=0.9' });
+    const first = await walker.page(authorizeUrl());
+    expect(langOf(first.html)).toBe('fr');
+    // A user id nobody has gets the same code page: the code step can be seen without sending anything.
+    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'personne' } });
+    expect(langOf(codePage.html)).toBe('fr');
+    expect(codePage.html).toContain('<h1>Saisissez votre code</h1>');
+    expect(codePage.html).toContain('Si <strong>personne</strong> est enregistré');
+    expect(codePage.html).toContain('Envoyer un nouveau code');
+    const wrong = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: '000000' } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.html).toContain('Ce code est incorrect. Il vous reste 4 essais.');
+    const badForm = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html) } });
+    expect(badForm.status).toBe(400);
+    expect(badForm.html).toContain('Il manquait une information dans ce formulaire. Veuillez réessayer.');
+  });
+
+  test.each([
+    ['no header', undefined],
+    ['a language not shipped', 'de-DE,de;q=0.9,ja;q=0.8'],
+    ['garbage', '../../templates/locales/fr, f r;q=1, fr;q=abc, fr;q=-1, *, <fr>'],
+    ['a huge header', `${'de-DE;q=0.9,'.repeat(700)}fr`],
+  ])('when the browser sends %s, then the page is in English, 200, with no error', async (_, acceptLanguage) => {
+    const walker = new FormWalker(service.url, undefined, acceptLanguage === undefined ? {} : { 'accept-language': acceptLanguage });
+    const page = await walker.page(authorizeUrl());
+    expect(page.status).toBe(200);
+    expect(langOf(page.html)).toBe('en');
+    expect(page.html).toContain('<label for="userId">User ID</label>');
+    expect(page.html).toContain('Signing in to <strong>Banque Acme</strong>');
+  });
+
+  test('when a page is reached without a sign-in, then the expired page follows the browser language', async () => {
+    const res = await fetch(`${service.url}/svc/authserver/interaction/unknown-uid`, { headers: { 'accept-language': 'fr' } });
+    expect(res.status).toBe(400);
+    const html = await res.text();
+    expect(langOf(html)).toBe('fr');
+    expect(html).toContain('<h1>Cette connexion a expiré</h1>');
+  });
+
+  test('when the authorization request is refused on a page, then the error page is in the language asked', async () => {
+    const res = await fetch(authorizeUrl({ client_id: 'no-such-app', ui_locales: 'fr' }), { headers: { 'accept-language': 'fr' } });
+    expect(res.status).toBe(400);
+    const html = await res.text();
+    expect(langOf(html)).toBe('fr');
+    expect(html).toContain('<h1>Erreur de connexion</h1>');
+    expect(html).toContain('(invalid_client');
+  });
+});
