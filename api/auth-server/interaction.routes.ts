@@ -177,7 +177,8 @@ export function interactionRoutes(
       const body = (req.body ?? {}) as Record<string, unknown>;
       if (!state || !sameToken(state.csrf, body.csrf)) return pages.staleFormPage(res, locale, client);
       const selfUrl = req.originalUrl.split('?')[0] ?? '';
-      const { next, budget, afterAnswer } = await steps.post(state, client, body, req.ip ?? 'unknown');
+      // The login code goes out in the language of the page that asked for it.
+      const { next, budget, afterAnswer } = await steps.post(state, { ...client, locale }, body, req.ip ?? 'unknown');
       if (budget) res.set(rateLimitHeaders([budget]));
       // The code is sent once the answer has left, so its cost never shows in the answer; and
       // also when the browser hung up before it arrived (`finished` fires then too, even when the

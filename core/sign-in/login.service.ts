@@ -13,6 +13,8 @@ import { findUserForSignIn, signInUserKey, type SignInClient } from './sign-in-u
 import { owedActivityEntry } from '../users/owed-activity.js';
 import { oweAhead, settleMadeAhead, withdrawAhead } from '../users/owed-activity-ahead.js';
 import { signInLocked } from './sign-in-lock-activity.js';
+import { BASE_LOCALE } from '../platform/locales/shipped-locales.js';
+import { localizedTemplateName } from '../templates/template-locale.js';
 
 /** The login code: 6 digits, 5 attempts, through the OTP pipeline (its lifetime is LOGIN_CODE_TTL_SECONDS). */
 export const LOGIN_CODE = Object.freeze({
@@ -87,7 +89,11 @@ export function createLoginService(deps: LoginServiceDeps) {
   async function deliver(stateUid: string, client: SignInClient, user: User, requestedAt: Date): Promise<void> {
     try {
       // SMS to the registered mobile number, else e-mail.
-      const channels = user.mobileNumber ? { SMS: LOGIN_CODE.smsTemplate } : { EMAIL: LOGIN_CODE.emailTemplate };
+      // In the language of the sign-in's pages: every shipped language has its login templates (template-locale.ts).
+      const locale = client.locale ?? BASE_LOCALE;
+      const channels = user.mobileNumber
+        ? { SMS: localizedTemplateName(LOGIN_CODE.smsTemplate, locale) }
+        : { EMAIL: localizedTemplateName(LOGIN_CODE.emailTemplate, locale) };
       const { otpUuid } = await deps.otp.generate({
         clientId: loginOtpOwner(client.clientId),
         enterpriseId: client.enterpriseId,

@@ -1,3 +1,4 @@
+import type { Locale } from '../platform/locales/shipped-locales.js';
 import { ENTERPRISE_ID_RE, userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
 import type { User } from '../users/user.types.js';
 import { USER_ID_RE } from '../users/user-id.js';
@@ -9,6 +10,8 @@ export interface SignInClient {
   name: string;
   /** The enterprise whose users sign in to this client. */
   enterpriseId: string;
+  /** The language of this sign-in's pages, which its login code messages use too; English when absent. */
+  locale?: Locale;
 }
 
 /**

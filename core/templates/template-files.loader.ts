@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { projectRoot } from '../platform/project-root.js';
+import { BASE_LOCALE, SHIPPED_LOCALES } from '../platform/locales/shipped-locales.js';
+import { localizedTemplateName } from './template-locale.js';
 import type { TemplateChannel, TemplateContent } from './template.types.js';
 
 export const templatesDir = join(projectRoot, 'templates');
@@ -14,25 +16,45 @@ function readOptional(file: string): string | undefined {
 }
 
 /**
- * Reads the default templates: templates/<name>/{meta.json, text.txt, subject.txt?, html.hbs?}.
+ * Reads the default templates: templates/<name>/{meta.json, text.txt, subject.txt?, html.hbs?},
+ * and their language variants beside them, `text.<locale>.txt` (which makes the variant),
+ * `subject.<locale>.txt`, `html.<locale>.hbs`, seeded as the template `<name>.<locale>`
+ * (template-locale.ts); a variant's part that has no file of its own is the English one.
  */
 export function loadTemplateFiles(dir = templatesDir): TemplateContent[] {
   return readdirSync(dir, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && !SUPPORT_FOLDERS.has(entry.name))
-    .map((entry) => {
+    .flatMap((entry) => {
       const folder = join(dir, entry.name);
       const meta = JSON.parse(readFileSync(join(folder, 'meta.json'), 'utf8')) as { channel: TemplateChannel };
       const text = readOptional(join(folder, 'text.txt'));
       if (text === undefined) throw new Error(`Template ${entry.name} has no text.txt`);
       const subject = readOptional(join(folder, 'subject.txt'));
       const html = readOptional(join(folder, 'html.hbs'));
-      return {
+      const english: TemplateContent = {
         name: entry.name,
         channel: meta.channel,
         text,
         ...(subject !== undefined ? { subject } : {}),
         ...(html !== undefined ? { html } : {}),
       };
+      // Only the shipped languages' file names are ever tried.
+      const variants = SHIPPED_LOCALES.filter((locale) => locale !== BASE_LOCALE).flatMap((locale) => {
+        const localText = readOptional(join(folder, `text.${locale}.txt`));
+        if (localText === undefined) return [];
+        const localSubject = readOptional(join(folder, `subject.${locale}.txt`)) ?? subject;
+        const localHtml = readOptional(join(folder, `html.${locale}.hbs`)) ?? html;
+        return [
+          {
+            name: localizedTemplateName(entry.name, locale),
+            channel: meta.channel,
+            text: localText,
+            ...(localSubject !== undefined ? { subject: localSubject } : {}),
+            ...(localHtml !== undefined ? { html: localHtml } : {}),
+          },
+        ];
+      });
+      return [english, ...variants];
     })
     .sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -1,21 +1,30 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { registerClient } from '../../core/clients/clients.service.js';
+import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { eventually, readOutbox, type OutboxEntry } from '../support/otp-helpers.js';
 import { csrfOf, FormWalker } from '../support/sign-in-helpers.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
 
 const REDIRECT = 'https://app.example/callback';
 
 /** The sign-in pages in the user's language: the app's ui_locales, else the browser's Accept-Language, else English. */
 describe('sign-in: the pages speak the language the app or the browser asks for', () => {
   let service: TestService;
+  let worker: RunningWorker;
   let clientId: string;
 
   beforeAll(async () => {
     service = await startTestService('signin-languages', { RATE_LIMIT_LOGIN_PER_IP: '100000' }, { ownPublicUrl: true });
     clientId = (await registerClient(service.services.clients, { name: 'Banque Acme', scopes: [], redirectUris: [REDIRECT] })).client
       .clientId;
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    await insertUser(service.ctx.mongo, { userId: 'amelie', mobileNumber: '+15550410001' });
+    await insertUser(service.ctx.mongo, { userId: 'bruno', emailId: 'bruno@example.com' });
+    await insertUser(service.ctx.mongo, { userId: 'carl', mobileNumber: '+15550410003' });
   });
   afterAll(async () => {
+    await worker.shutdown();
     await service.close();
   });
 
@@ -103,5 +112,34 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     expect(langOf(html)).toBe('fr');
     expect(html).toContain('<h1>Erreur de connexion</h1>');
     expect(html).toContain('(invalid_client');
+  });
+
+  /** The message the user-id step of this walker's sign-in sent to `to`. */
+  async function codeMessageOf(walker: FormWalker, url: string, userId: string, to: string): Promise<OutboxEntry> {
+    const first = await walker.page(url);
+    const since = new Date();
+    await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
+    return eventually(async () => (await readOutbox(service, to)).find((m) => new Date(m.createdAt) >= since));
+  }
+
+  test('when the sign-in is in French, then the login code comes by SMS in French', async () => {
+    const sms = await codeMessageOf(new FormWalker(service.url), authorizeUrl({ ui_locales: 'fr' }), 'amelie', '+15550410001');
+    expect(sms.channel).toBe('SMS');
+    expect(sms.text).toMatch(/^Votre code de connexion à Banque Acme est \d{6}\. Il expire dans 5 minutes\./);
+  });
+
+  test('when the sign-in is in French, then the login code e-mail is in French: subject, text and HTML with lang="fr"', async () => {
+    const walker = new FormWalker(service.url, undefined, { 'accept-language': 'fr-FR,fr;q=0.9' });
+    const mail = await codeMessageOf(walker, authorizeUrl(), 'bruno', 'bruno@example.com');
+    expect(mail.subject).toBe('Votre code de connexion à Banque Acme');
+    expect(mail.text).toMatch(/^Votre code de connexion à Banque Acme est \d{6}\./);
+    expect(mail.html).toContain('<html lang="fr">');
+    expect(mail.html).toContain('Vous recevez ce message parce qu’il a été demandé pour votre compte.');
+    expect(mail.html).not.toMatch(/Your sign-in code|You receive this message/);
+  });
+
+  test('when the sign-in is in English, then the login code is the English template, as before', async () => {
+    const sms = await codeMessageOf(new FormWalker(service.url), authorizeUrl({ ui_locales: 'ja' }), 'carl', '+15550410003');
+    expect(sms.text).toMatch(/^Your sign-in code for Banque Acme is \d{6}\./);
   });
 });
