@@ -143,3 +143,36 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     expect(sms.text).toMatch(/^Your sign-in code for Banque Acme is \d{6}\./);
   });
 });
+
+describe('sign-in: SIGN_IN_DEFAULT_LOCALE', () => {
+  let service: TestService;
+  let clientId: string;
+
+  beforeAll(async () => {
+    service = await startTestService('signin-default-locale', { SIGN_IN_DEFAULT_LOCALE: 'fr' }, { ownPublicUrl: true });
+    clientId = (await registerClient(service.services.clients, { name: 'Banque Acme', scopes: [], redirectUris: [REDIRECT] })).client
+      .clientId;
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  test('when neither the app nor the browser names a shipped language, then the pages are in the default; a browser asking English gets English', async () => {
+    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+    const query = new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      scope: 'openid notifications',
+      redirect_uri: REDIRECT,
+      state: 'st-default',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const url = `${service.url}/svc/authserver/oauth/authorize?${query.toString()}`;
+    const unnamed = await new FormWalker(service.url, undefined, { 'accept-language': 'ja' }).page(url);
+    expect(unnamed.html).toContain('<html lang="fr">');
+    expect(unnamed.html).toContain('<label for="userId">Identifiant</label>');
+    const english = await new FormWalker(service.url, undefined, { 'accept-language': 'en-GB' }).page(url);
+    expect(english.html).toContain('<html lang="en">');
+  });
+});
