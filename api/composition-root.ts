@@ -329,7 +329,15 @@ function composeSignIn(
       return outcome;
     },
   };
-  return { login: countedLogin, states, limits, passkeys, afterAnswers, defaultLocale: ctx.config.signInDefaultLocale };
+  return {
+    login: countedLogin,
+    states,
+    limits,
+    passkeys,
+    afterAnswers,
+    defaultLocale: ctx.config.signInDefaultLocale,
+    codeTtlSeconds: ctx.config.login.codeTtlSeconds,
+  };
 }
 
 function composeUsers(

@@ -33,6 +33,8 @@ export interface InteractionServices {
   passkeys: SignInStepsDeps['passkeys'] & { rpId: string };
   /** The pages' language when neither the app nor the browser names a shipped one (SIGN_IN_DEFAULT_LOCALE). */
   defaultLocale: Locale;
+  /** How long a sent login code lives (LOGIN_CODE_TTL_SECONDS), as the code page says. */
+  codeTtlSeconds: number;
 }
 
 function sameToken(expected: string, given: unknown): boolean {
@@ -57,7 +59,7 @@ export function interactionRoutes(
   // Room for a passkey answer (up to 6000 characters, percent-encoded) besides the short fields.
   const form = parsedWith(express.urlencoded({ extended: false, limit: '80kb', parameterLimit: 20 }));
   const steps = createSignInSteps(services);
-  const pages = createLoginResponses({ states: services.states, rpId: services.passkeys.rpId });
+  const pages = createLoginResponses({ states: services.states, rpId: services.passkeys.rpId, codeTtlSeconds: services.codeTtlSeconds });
 
   /**
    * The language of this page: the app's `ui_locales` (kept with the interaction), else the

@@ -36,6 +36,8 @@ export interface PageData {
   action?: string;
   csrf?: string;
   userId?: string;
+  /** How long the code just sent lives, in the page's language ("10 minutes"). */
+  codeLifetime?: string;
   message?: string;
   restart?: boolean;
   scopes?: { name: string; label: string }[];

@@ -6,6 +6,7 @@ import { toHttpRefusal } from '../errors/http-error-mapping.js';
 import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import { renderPage, type PageData, type PageName } from './login-pages.js';
 import { translate, translateCount } from './page-catalogs.js';
+import { loginCodeLifetime } from '../../core/sign-in/login-code-lifetime.js';
 
 /** The app being signed in to, as its pages show it. */
 export interface PageClient {
@@ -52,7 +53,13 @@ const STOPPED_PAGES = {
 } as const;
 
 /** The HTML answers of the sign-in pages: each page its own CSP, never cached, nothing loaded from elsewhere. */
-export function createLoginResponses(deps: { states: Pick<LoginStatesRepository, 'setPasskeyChallenge'>; rpId: string; now?: () => Date }) {
+export function createLoginResponses(deps: {
+  states: Pick<LoginStatesRepository, 'setPasskeyChallenge'>;
+  rpId: string;
+  /** How long a sent login code lives (LOGIN_CODE_TTL_SECONDS): the code page says it. */
+  codeTtlSeconds: number;
+  now?: () => Date;
+}) {
   const now = deps.now ?? (() => new Date());
   function send(res: Response, status: number, name: PageName, data: PageData, formTargets: string[] = []): void {
     const page = renderPage(name, data, formTargets);
@@ -89,6 +96,7 @@ export function createLoginResponses(deps: { states: Pick<LoginStatesRepository,
         action,
         csrf: state.csrf,
         userId: state.userId,
+        codeLifetime: loginCodeLifetime(locale, deps.codeTtlSeconds),
         ...extra,
       };
       return send(res, status, 'login-code', data, client.redirectTarget);

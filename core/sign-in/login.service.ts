@@ -15,6 +15,7 @@ import { oweAhead, settleMadeAhead, withdrawAhead } from '../users/owed-activity
 import { signInLocked } from './sign-in-lock-activity.js';
 import { BASE_LOCALE } from '../platform/locales/shipped-locales.js';
 import { localizedTemplateName } from '../templates/template-locale.js';
+import { CODE_LIFETIME_MACRO, loginCodeLifetime } from './login-code-lifetime.js';
 
 /** The login code: 6 digits, 5 attempts, through the OTP pipeline (its lifetime is LOGIN_CODE_TTL_SECONDS). */
 export const LOGIN_CODE = Object.freeze({
@@ -102,7 +103,7 @@ export function createLoginService(deps: LoginServiceDeps) {
           userId: user.userId,
           segments: [legacySpecToSegment(LOGIN_CODE.spec)],
           channels,
-          dynamicMacros: { [APP_NAME_MACRO]: client.name },
+          dynamicMacros: { [APP_NAME_MACRO]: client.name, [CODE_LIFETIME_MACRO]: loginCodeLifetime(locale, deps.codeTtlSeconds) },
           attempts: LOGIN_CODE.attempts,
           expiresIn: deps.codeTtlSeconds,
           hashSpec: 'SHA_256',

@@ -176,3 +176,56 @@ describe('sign-in: SIGN_IN_DEFAULT_LOCALE', () => {
     expect(english.html).toContain('<html lang="en">');
   });
 });
+
+describe('sign-in: the code page and the login code say the lifetime LOGIN_CODE_TTL_SECONDS gives', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let clientId: string;
+
+  beforeAll(async () => {
+    service = await startTestService('signin-code-lifetime', { LOGIN_CODE_TTL_SECONDS: '600' }, { ownPublicUrl: true });
+    clientId = (await registerClient(service.services.clients, { name: 'Banque Acme', scopes: [], redirectUris: [REDIRECT] })).client
+      .clientId;
+    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    await insertUser(service.ctx.mongo, { userId: 'dora', mobileNumber: '+15550410004' });
+    await insertUser(service.ctx.mongo, { userId: 'emile', mobileNumber: '+15550410005' });
+  });
+  afterAll(async () => {
+    await worker.shutdown();
+    await service.close();
+  });
+
+  const authorizeUrl = (uiLocales: string) =>
+    `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      scope: 'openid notifications',
+      redirect_uri: REDIRECT,
+      state: 'st-lifetime',
+      code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
+      code_challenge_method: 'S256',
+      ui_locales: uiLocales,
+    }).toString()}`;
+
+  /** The code page of this user id, and the SMS its user-id step sent. */
+  async function codeStep(uiLocales: string, userId: string, to: string): Promise<{ page: string; sms: OutboxEntry }> {
+    const walker = new FormWalker(service.url);
+    const first = await walker.page(authorizeUrl(uiLocales));
+    const since = new Date();
+    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
+    const sms = await eventually(async () => (await readOutbox(service, to)).find((m) => new Date(m.createdAt) >= since));
+    return { page: codePage.html, sms };
+  }
+
+  test('when codes live 10 minutes, then the English page and SMS say 10 minutes, not 5', async () => {
+    const { page, sms } = await codeStep('en', 'dora', '+15550410004');
+    expect(page).toContain('It expires in 10 minutes.');
+    expect(sms.text).toMatch(/^Your sign-in code for Banque Acme is \d{6}\. It expires in 10 minutes\./);
+  });
+
+  test('when codes live 10 minutes, then the French page and SMS say 10 minutes', async () => {
+    const { page, sms } = await codeStep('fr', 'emile', '+15550410005');
+    expect(page).toContain('Il expire dans 10 minutes.');
+    expect(sms.text).toMatch(/^Votre code de connexion à Banque Acme est \d{6}\. Il expire dans 10 minutes\./);
+  });
+});

@@ -82,7 +82,7 @@ describe('findTemplateMacros and validateTemplateSyntax', () => {
     ]);
   });
 
-  test('when the default templates are loaded, then OTP ones use __SVC_OTP__, login ones also the app name, activation ones the activation macros, and the passkey notice its name and time', () => {
+  test('when the default templates are loaded, then OTP ones use __SVC_OTP__, login ones also the app name and the code lifetime, activation ones the activation macros, and the passkey notice its name and time', () => {
     const byName = Object.fromEntries(loadTemplateFiles().map((t) => [t.name, findTemplateMacros(t)]));
     expect(byName).toEqual({
       activation_email: [
@@ -101,10 +101,10 @@ describe('findTemplateMacros and validateTemplateSyntax', () => {
         '__USER_ID__',
         '__VERIFICATION_KEY__',
       ],
-      login_email: ['__SVC_APP__', '__SVC_OTP__'],
-      login_sms: ['__SVC_APP__', '__SVC_OTP__'],
-      'login_email.fr': ['__SVC_APP__', '__SVC_OTP__'],
-      'login_sms.fr': ['__SVC_APP__', '__SVC_OTP__'],
+      login_email: ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
+      login_sms: ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
+      'login_email.fr': ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
+      'login_sms.fr': ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
       otp_email: ['__SVC_OTP__'],
       otp_sms: ['__SVC_OTP__'],
       passkey_added_email: ['__ADDED_AT__', '__FIRST_NAME__', '__PASSKEY_NAME__'],
