@@ -49,6 +49,32 @@ export function takePersonBudgets(
     ],
     ref.test === true,
   );
+  return withEnterpriseSent(taken);
+}
+
+/**
+ * Takes the budgets of an enrollment that sends an activation code: the client's and the
+ * enterprise's (a person is enrolled once, so no per-user budget).
+ */
+export function takeEnrollmentBudgets(
+  limits: EnterpriseApiLimits,
+  ref: { clientId: string; enterpriseId: string },
+  test: boolean,
+): PersonBudgets {
+  return withEnterpriseSent(
+    takeBudgets(
+      limits,
+      [
+        { name: 'enrollmentMessagesPerClient', key: ref.clientId },
+        { name: 'enrollmentMessagesPerEnterprise', key: ref.enterpriseId },
+      ],
+      test,
+    ),
+  );
+}
+
+/** What the enterprise's budget (the second taken: client, enterprise, ...) counted in its window. */
+function withEnterpriseSent(taken: TakenBudgets): PersonBudgets {
   const enterpriseSent = taken.admission.then(
     ([, enterprise]) => (enterprise === undefined ? undefined : enterprise.quota - enterprise.remaining),
     () => undefined,

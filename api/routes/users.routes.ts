@@ -9,7 +9,7 @@ import type { ActivateCommand, ActivationService } from '../../core/users/activa
 import { parseEnrollmentRequest, sendsActivationCode } from '../../core/users/enrollment-request.validator.js';
 import { reportingSmsCountryRefusals } from '../../core/users/mobile-number-country.js';
 import type { EnterpriseApiLimits } from '../../core/platform/throttling/enterprise-api-limits.js';
-import { refundable, takeBudgets, type TakenBudgets } from './request-budgets.js';
+import { refundable, takeEnrollmentBudgets } from './request-budgets.js';
 import { dispatchPriority } from '../../core/platform/queues/dispatch-fairness.js';
 import type { EnrollmentService } from '../../core/users/enrollment.service.js';
 import type { UserLifecycle } from '../../core/users/user-lifecycle.service.js';
@@ -77,27 +77,17 @@ export function usersRoutes(ctx: ServiceContext, bearer: BearerStores, services:
     // An enrollment that sends a code takes a point of the client's and the enterprise's budgets
     // (no one sends SMS to numbers of their choice without end); one refused for the caller's own
     // mistake (409: the user exists, a group is missing) gives them back.
-    const budgets: TakenBudgets | undefined = sendsActivationCode(request)
-      ? takeBudgets(
-          limits,
-          [
-            { name: 'enrollmentMessagesPerClient', key: clientId },
-            { name: 'enrollmentMessagesPerEnterprise', key: enterpriseId },
-          ],
-          test,
-        )
-      : undefined;
+    const budgets = sendsActivationCode(request) ? takeEnrollmentBudgets(limits, { clientId, enterpriseId }, test) : undefined;
     let userId: string;
     try {
       let priority: number | undefined;
       if (budgets) {
-        const states = await budgets.admission;
-        res.set(rateLimitHeaders(states));
+        res.set(rateLimitHeaders(await budgets.admission));
         // The activation messages' dispatch priority, from what the enterprise's budget counted in
         // its window (this one included), as for OTPs: a bulk enrollment beyond the fair share
         // queues behind other enterprises' codes instead of holding them back.
-        const enterprise = states[1]; // the order of the budgets taken above
-        if (enterprise) priority = dispatchPriority(enterprise.quota - enterprise.remaining, ctx.config.dispatchFairShare);
+        const sent = await budgets.enterpriseSent;
+        if (sent !== undefined) priority = dispatchPriority(sent, ctx.config.dispatchFairShare);
       }
       ({ userId } = await services.enrollment.enroll({ clientId, enterpriseId }, request, priority));
     } catch (err) {

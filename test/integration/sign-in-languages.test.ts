@@ -8,6 +8,22 @@ import { insertUser } from '../support/user-fixtures.js';
 
 const REDIRECT = 'https://app.example/callback';
 
+/** An authorization request of the app with PKCE (a fresh challenge each time), `overrides` on top. */
+function authorizeUrlOf(serviceUrl: string, clientId: string, overrides: Record<string, string> = {}): string {
+  const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+  const params = {
+    client_id: clientId,
+    response_type: 'code',
+    scope: 'openid notifications',
+    redirect_uri: REDIRECT,
+    state: 'st-lang',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...overrides,
+  };
+  return `${serviceUrl}/svc/authserver/oauth/authorize?${new URLSearchParams(params).toString()}`;
+}
+
 /** The sign-in pages in the user's language: the app's ui_locales, else the browser's Accept-Language, else English. */
 describe('sign-in: the pages speak the language the app or the browser asks for', () => {
   let service: TestService;
@@ -28,20 +44,7 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     await service.close();
   });
 
-  function authorizeUrl(overrides: Record<string, string> = {}): string {
-    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-    const params = {
-      client_id: clientId,
-      response_type: 'code',
-      scope: 'openid notifications',
-      redirect_uri: REDIRECT,
-      state: 'st-lang',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      ...overrides,
-    };
-    return `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams(params).toString()}`;
-  }
+  const authorizeUrl = (overrides: Record<string, string> = {}) => authorizeUrlOf(service.url, clientId, overrides);
 
   const langOf = (html: string) => /<html lang="([^"]*)">/.exec(html)?.[1];
 
@@ -158,17 +161,7 @@ describe('sign-in: SIGN_IN_DEFAULT_LOCALE', () => {
   });
 
   test('when neither the app nor the browser names a shipped language, then the pages are in the default; a browser asking English gets English', async () => {
-    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-    const query = new URLSearchParams({
-      client_id: clientId,
-      response_type: 'code',
-      scope: 'openid notifications',
-      redirect_uri: REDIRECT,
-      state: 'st-default',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
-    const url = `${service.url}/svc/authserver/oauth/authorize?${query.toString()}`;
+    const url = authorizeUrlOf(service.url, clientId, { state: 'st-default' });
     const unnamed = await new FormWalker(service.url, undefined, { 'accept-language': 'ja' }).page(url);
     expect(unnamed.html).toContain('<html lang="fr">');
     expect(unnamed.html).toContain('<label for="userId">Identifiant</label>');
@@ -195,17 +188,7 @@ describe('sign-in: the code page and the login code say the lifetime LOGIN_CODE_
     await service.close();
   });
 
-  const authorizeUrl = (uiLocales: string) =>
-    `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({
-      client_id: clientId,
-      response_type: 'code',
-      scope: 'openid notifications',
-      redirect_uri: REDIRECT,
-      state: 'st-lifetime',
-      code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
-      code_challenge_method: 'S256',
-      ui_locales: uiLocales,
-    }).toString()}`;
+  const authorizeUrl = (uiLocales: string) => authorizeUrlOf(service.url, clientId, { state: 'st-lifetime', ui_locales: uiLocales });
 
   /** The code page of this user id, and the SMS its user-id step sent. */
   async function codeStep(uiLocales: string, userId: string, to: string): Promise<{ page: string; sms: OutboxEntry }> {
