@@ -18,6 +18,7 @@ export type ErrorKind = 'sign-in-again' | 'refused' | 'network';
 export type OperationName =
   | 'GetNotifications'
   | 'UpdateNotification'
+  | 'DismissNotification'
   | 'GetNotificationHistory'
   | 'WatchNotifications'
   | 'GetPushKey'

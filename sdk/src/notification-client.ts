@@ -44,6 +44,7 @@ export interface NotificationEvents {
   [name: string]: unknown;
   onGetNotifications: EventPayload<{ notifications: Notification[] }>;
   onUpdateNotification: EventPayload<UpdateAcknowledgement>;
+  onDismissNotification: EventPayload<UpdateAcknowledgement>;
   onGetNotificationsHistory: EventPayload<{ history: HistoryRecord[] }>;
   /** From `watchNotifications`: a new notification for the user (read it with getNotifications). */
   onNotificationCreated: NotificationChange;
@@ -156,6 +157,19 @@ function repeatedAnswer(err: unknown, uuid: string, action: string): UpdateAckno
   throw err;
 }
 
+/**
+ * The service's 409 for a notification the user already dismissed: the acknowledgement of a first
+ * dismissal, marked `repeated` (the reply to an earlier attempt was lost, or another of the user's
+ * devices dismissed it). A dismissed notification holds no verified answer. Any other failure,
+ * a notification answered or ended otherwise included, is thrown again.
+ */
+function repeatedDismissal(err: unknown, uuid: string): UpdateAcknowledgement {
+  if (err instanceof SvcIdentityError && err.status === 409 && err.details.notificationStatus === 'DISMISSED') {
+    return { status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: false, repeated: true };
+  }
+  throw err;
+}
+
 export class NotificationClient extends TypedEmitter<NotificationEvents> {
   private readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
@@ -225,6 +239,25 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
         undefined,
         body,
       ).catch((err: unknown) => repeatedAnswer(err, uuid, action));
+      this.seen.delete(uuid);
+      return data;
+    });
+  }
+
+  /**
+   * DismissNotification(notificationID): the user sets a pending notification aside without
+   * answering it (it ends DISMISSED; the enterprise's callback says so). Not one of the spec's
+   * positional operations: an extension of this library, with the same result shapes as
+   * UpdateNotification. Dismissing again resolves with `repeated: true`; a notification that
+   * already ended another way is refused (409, `details.notificationStatus` says how).
+   */
+  dismissNotification(notificationID: string): Promise<EventPayload<UpdateAcknowledgement>> {
+    const operation: OperationName = 'DismissNotification';
+    return this.deliver(operation, 'onDismissNotification', async () => {
+      const uuid = checkNotificationId(operation, notificationID);
+      const data = await this.request<UpdateAcknowledgement>(operation, 'POST', `/v1/me/notifications/${uuid}/dismiss`).catch(
+        (err: unknown) => repeatedDismissal(err, uuid),
+      );
       this.seen.delete(uuid);
       return data;
     });
@@ -431,7 +464,7 @@ export class NotificationClient extends TypedEmitter<NotificationEvents> {
    * The promise is marked handled here, so an app that only listens to events never sees an
    * unhandled rejection; an app that awaits it still gets the error.
    */
-  private deliver<Name extends 'onGetNotifications' | 'onUpdateNotification' | 'onGetNotificationsHistory'>(
+  private deliver<Name extends 'onGetNotifications' | 'onUpdateNotification' | 'onDismissNotification' | 'onGetNotificationsHistory'>(
     operation: OperationName,
     event: Name,
     run: () => Promise<NotificationEvents[Name] extends EventPayload<infer Data> ? Data : never>,

@@ -42,7 +42,8 @@ describe('client library against the running service', () => {
   const answered: string[] = [];
 
   beforeAll(async () => {
-    service = await startTestService('clientlib', {}, { ownPublicUrl: true });
+    // One person answers every notification of this file: more than the default 10 a user may be sent.
+    service = await startTestService('clientlib', { RATE_LIMIT_NOTIFICATIONS_PER_USER: '50' }, { ownPublicUrl: true });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     await createGroups(service, ['retail']);
     enterprise = (await createClientWithToken(service, { scopes: ['users', 'notifications'] })).accessToken;
@@ -309,6 +310,49 @@ describe('client library against the running service', () => {
     });
   });
 
+  test('when the user dismisses with the library, then the event says Success, the enterprise sees DISMISSED, and dismissing again resolves repeated', async () => {
+    const { uuid } = await notify('lib-ada');
+    const event = nextEvent<EventPayload<UpdateAcknowledgement>>(person.client, 'onDismissNotification');
+    const first = await person.client.dismissNotification(uuid);
+    expect(await event).toEqual(first);
+    expect(first.response.ResponseData).toEqual({ status_code: 100, message: 'Success', notification_uuid: uuid, is_ds_verified: false });
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'DISMISSED' });
+    const pending = await person.client.getNotifications(0, '', 1, '', '');
+    expect(pending.response.ResponseData.notifications.map((n) => n.notification_uuid)).not.toContain(uuid);
+
+    // The reply to the first attempt lost, or another of the user's devices dismissed it first.
+    const again = await person.client.dismissNotification(uuid);
+    expect(again.response.ResponseData).toEqual({
+      status_code: 100,
+      message: 'Success',
+      notification_uuid: uuid,
+      is_ds_verified: false,
+      repeated: true,
+    });
+  });
+
+  test("when a notification was answered or is not the user's, then dismissing it is refused (409 naming the answer, 404)", async () => {
+    const { uuid } = await notify('lib-ada');
+    await person.client.updateNotification(uuid, 'reject');
+    await expect(person.client.dismissNotification(uuid)).rejects.toMatchObject({
+      operation: 'DismissNotification',
+      kind: 'refused',
+      code: 4,
+      status: 409,
+      details: { notificationStatus: 'UPDATED', action: 'reject' },
+    });
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'UPDATED', action: 'reject' });
+
+    const other = await sendJson(`${service.url}/v1/users`, 'POST', enterprise, userBody('lib-dee', { predefinedCode: 'CODE-lib-dee' }));
+    expect(other.status).toBe(201);
+    const someoneElses = await notify('lib-dee');
+    await expect(person.client.dismissNotification(someoneElses.uuid)).rejects.toMatchObject({ code: 4, status: 404 });
+    expect(await enterpriseView(someoneElses.uuid)).toMatchObject({ status: 'ACTIVE' });
+    const before = requests.length;
+    await expect(person.client.dismissNotification('not-a-uuid')).rejects.toMatchObject({ kind: 'refused', code: 4, status: undefined });
+    expect(requests.length).toBe(before);
+  });
+
   test('when GetNotificationHistory is called with its nine positional filters, then the event carries the matching final records', async () => {
     const { uuid } = await notify('lib-ada', {
       body: [{ lng: 'English', subject: 'Wire transfer', message: 'Approve 500 EUR?' }],
@@ -395,6 +439,7 @@ describe('client library against the running service', () => {
     await expect(blocked.client.getNotifications(0, '', 1, '', '')).rejects.toMatchObject({ code: 141, status: 403, kind: 'refused' });
     expect(await error).toMatchObject({ code: 141, message: 'User is blocked' });
     await expect(blocked.client.updateNotification(uuid, 'accept')).rejects.toMatchObject({ code: 141 });
+    await expect(blocked.client.dismissNotification(uuid)).rejects.toMatchObject({ code: 141, status: 403 });
     await expect(blocked.client.getNotificationHistory(0, '', 1, '', '', '', '', '', '')).rejects.toMatchObject({ code: 141 });
   }, 60000);
 });
