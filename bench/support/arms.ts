@@ -94,24 +94,26 @@ export async function startProjectApi(env: Record<string, string>, nodeArgs: str
   return { ...child, url };
 }
 
-export async function startProjectWorker(env: Record<string, string>, nodeArgs: string[] = []): Promise<NodeChild> {
+/**
+ * Starts one of the project's worker processes (its real entry point in dist/workers/<name>/),
+ * ready once it logs that its queue's worker runs.
+ */
+async function startWorkerProcess(name: 'dispatch' | 'enrollment', env: Record<string, string>, nodeArgs: string[]): Promise<NodeChild> {
   return startNode(
-    'project dispatch worker',
-    join(distDir, 'workers', 'dispatch', 'main.js'),
+    `project ${name} worker`,
+    join(distDir, 'workers', name, 'main.js'),
     { ...env, LOG_LEVEL: 'info', PUBLIC_URL: 'http://127.0.0.1:9' },
-    { ready: /dispatch worker running/, nodeArgs },
+    { ready: new RegExp(`${name} worker running`), nodeArgs },
   );
 }
 
+/** The dispatch worker: renders and sends deliveries. */
+export const startProjectWorker = (env: Record<string, string>, nodeArgs: string[] = []): Promise<NodeChild> =>
+  startWorkerProcess('dispatch', env, nodeArgs);
+
 /** The enrollment worker: turns enrollment jobs into activation deliveries and dispatch jobs. */
-export async function startProjectEnrollmentWorker(env: Record<string, string>, nodeArgs: string[] = []): Promise<NodeChild> {
-  return startNode(
-    'project enrollment worker',
-    join(distDir, 'workers', 'enrollment', 'main.js'),
-    { ...env, LOG_LEVEL: 'info', PUBLIC_URL: 'http://127.0.0.1:9' },
-    { ready: /enrollment worker running/, nodeArgs },
-  );
-}
+export const startProjectEnrollmentWorker = (env: Record<string, string>, nodeArgs: string[] = []): Promise<NodeChild> =>
+  startWorkerProcess('enrollment', env, nodeArgs);
 
 export interface BaselineApp extends NodeChild {
   url: string;
