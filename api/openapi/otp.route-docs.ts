@@ -47,6 +47,9 @@ export const otpRouteDocs: RouteDoc[] = [
       '400': error('Body empty, not JSON, not an object, or a mandatory field missing or null'),
       ...authErrors,
       '404': error("User not found (in the client's enterprise)"),
+      '409': error(
+        "`The request with this Idempotency-Key did not finish and its code is no longer kept: send a new request with a new Idempotency-Key`: the key's first request failed before sending, and the key that sealed its code was dropped since; nothing is sent",
+      ),
       '415': error('Content type is not application/json'),
       '422': error(
         'Any other validation error: formats, ranges, OTP specification, template, macros, channel address, Idempotency-Key reuse',

@@ -16,7 +16,8 @@ import type { GenerateOtpRequest } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { resendCodeContext } from './otp-resend.service.js';
 import { queuedOtpRow } from './otp-delivery-row.js';
-import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
+import { openParkedCode } from './parked-code.js';
+import { encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
 import { isReachable } from '../users/user-reachability.js';
 import { requestFingerprint } from '../idempotency/request-fingerprint.js';
@@ -77,6 +78,7 @@ const CHANNELS: Channel[] = ['SMS', 'EMAIL'];
 export function createOtpGenerationService(deps: OtpGenerationDeps) {
   const now = deps.now ?? (() => new Date());
   const unanswered = createUnansweredRows(deps.deliveries, deps.logger);
+  const parked = { deliveries: deps.deliveries, encryptionKey: deps.keys.encryptionKey, logger: deps.logger };
 
   /** Template existence (for this enterprise), channel match and macro completeness (all 422). */
   async function checkTemplates(request: GenerateOtpRequest, enterpriseId: string): Promise<void> {
@@ -183,9 +185,12 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
       // A resumable uuid may exist already (a retried request): its stored code is the one to send.
       const stored = await deps.otps.insertIfAbsent(record);
       if (stored.codeEncrypted) {
-        const code = decryptSecret(stored.codeEncrypted, deps.keys.encryptionKey, stored.otpUuid);
-        refuseIfPastDeadline(deadline);
-        await deps.deliveries.insertMany(rowsOf(stored, addresses, request, code, test));
+        // Undefined: the code no longer opens but the rows were written (openParkedCode).
+        const code = await openParkedCode(stored, stored.codeEncrypted, parked);
+        if (code !== undefined) {
+          refuseIfPastDeadline(deadline);
+          await deps.deliveries.insertMany(rowsOf(stored, addresses, request, code, test));
+        }
         // The rows are the commit point: from here on the answer is 200 whatever fails, because the
         // sweeper will send them. A code left parked on the record only lets a retry resume.
         await deps.otps
