@@ -4,9 +4,11 @@ import type { RouteDoc } from './route-docs.types.js';
 
 const error = (description: string) => ({ description, schema: 'common.error.json' });
 const bearer = { kind: 'bearer', scope: 'otp' } as const;
-// Generate and Resend take from the same budgets; a replay and their other refusals carry none.
+// Generate and Resend take from the same budgets; so do their refusals that come after the budgets
+// were taken (an unknown user or template), while a replay and a refusal of the request itself carry none.
 const SENDING_BUDGETS = 'otp-per-client, otp-per-enterprise, otp-per-user';
 const sent = { ...rateLimitHeaders(SENDING_BUDGETS), ...idempotentReplayedHeader };
+const budgetsTaken = rateLimitHeaders(SENDING_BUDGETS);
 // Validation counts every request whose body was read, whatever its answer.
 const checked = rateLimitHeaders('validate-per-client');
 const authErrors = {
@@ -46,14 +48,20 @@ export const otpRouteDocs: RouteDoc[] = [
       },
       '400': error('Body empty, not JSON, not an object, or a mandatory field missing or null'),
       ...authErrors,
-      '404': error("User not found (in the client's enterprise)"),
-      '409': error(
-        "`The request with this Idempotency-Key did not finish and its code is no longer kept: send a new request with a new Idempotency-Key`: the key's first request failed before sending, and the key that sealed its code was dropped since; nothing is sent",
-      ),
+      '404': { ...error("User not found (in the client's enterprise), with the RateLimit fields"), headers: budgetsTaken },
+      '409': {
+        ...error(
+          "`The request with this Idempotency-Key did not finish and its code is no longer kept: send a new request with a new Idempotency-Key`: the key's first request failed before sending, and the key that sealed its code was dropped since; nothing is sent (with the RateLimit fields)",
+        ),
+        headers: budgetsTaken,
+      },
       '415': error('Content type is not application/json'),
-      '422': error(
-        'Any other validation error: formats, ranges, OTP specification, template, macros, channel address, Idempotency-Key reuse',
-      ),
+      '422': {
+        ...error(
+          'Any other validation error: formats, ranges, OTP specification (without the RateLimit fields); template, macros, channel address, Idempotency-Key reuse (checked once the budgets were taken: with the RateLimit fields)',
+        ),
+        headers: budgetsTaken,
+      },
       '429': { ...error('Rate limit reached (Retry-After header)'), headers: rateLimitedHeaders(SENDING_BUDGETS) },
       '503': error('Not committed within REQUEST_DEADLINE_MS of arrival: nothing will be sent (Retry-After header)'),
     },
@@ -138,8 +146,10 @@ export const otpRouteDocs: RouteDoc[] = [
       ...authErrors,
       '404': error('Unknown otpUuid, or issued to another client'),
       '409': {
-        description: 'Not ACTIVE: status USED, EXPIRED, LOCKED or CANCELLED (or an OTP generated before resends were possible)',
+        description:
+          'Not ACTIVE: status USED, EXPIRED, LOCKED or CANCELLED (or an OTP generated before resends were possible); with the RateLimit fields when it ended while the resend was being admitted',
         schema: 'otp.validation-refused.json',
+        headers: budgetsTaken,
       },
       '422': error('Idempotency-Key malformed, or already used for another request'),
       '429': {

@@ -14,7 +14,7 @@ import { requireAllowedIp } from '../middleware/ip-allow-list.middleware.js';
 import { jsonBody } from '../middleware/json-body.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
-import { refundable, takePersonBudgets, type PersonBudgets } from './request-budgets.js';
+import { admittedStates, refundable, takePersonBudgets, type PersonBudgets } from './request-budgets.js';
 import { dispatchPriority } from '../../core/platform/queues/dispatch-fairness.js';
 
 export interface OtpRouteServices {
@@ -82,6 +82,9 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
       });
     } catch (err) {
       if (refundable(err)) await refund();
+      // Refused after its budgets were taken (an unknown user or template, no address): the
+      // headers as on a 200, so a caller throttling itself from them keeps them on refusals.
+      res.set(rateLimitHeaders(await admittedStates({ admission })));
       throw err;
     }
     if (result.replayed) {
@@ -136,6 +139,8 @@ export function otpRoutes(ctx: ServiceContext, bearer: BearerStores, services: O
       result = await services.resend.resend({ otpUuid, clientId, enterpriseId, idempotencyKey, admit, dispatchPriority: priority });
     } catch (err) {
       if (budgets && refundable(err)) await budgets.refund();
+      // Refused after its budgets were taken (the OTP ended meanwhile): the headers as on a 200.
+      if (budgets) res.set(rateLimitHeaders(await admittedStates(budgets)));
       throw err;
     }
     if (result.replayed) {

@@ -112,6 +112,14 @@ export function takeBudgets(limits: EnterpriseApiLimits, budgets: { name: LimitN
 }
 
 /**
+ * Where the budgets stood when they admitted the request, for the RateLimit headers of a refusal
+ * that came after (an unknown user, a template that does not exist): a caller throttling itself
+ * from the headers keeps them on such answers too. None when a budget refused it: the 429 names
+ * the spent budget itself. Costs no round trip: the admission has settled, or is settling anyway.
+ */
+export const admittedStates = (taken: Pick<TakenBudgets, 'admission'>): Promise<BudgetState[]> => taken.admission.catch(() => []);
+
+/**
  * Points go back when the request sent nothing to the person and the person did nothing: refused
  * for the caller's own mistake (anything but a spent budget or a failed dependency), or not
  * accepted because the service could not store it (MongoDB unreachable, or the request's deadline

@@ -86,6 +86,35 @@ describe('OTP limits: who pays for a request, and what the caller is told', () =
     expect((await generate(userId)).status).toBe(429);
   });
 
+  test('when a request is refused after its budgets were taken (unknown user, unknown template, no address), then the refusal carries RateLimit-Policy and RateLimit like a 200', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'limited-mailless', mobileNumber: '+15550007199' });
+    const refusals = [
+      { status: 404, res: await generate('limited-nobody') },
+      { status: 422, res: await generate(await newUser(), { dispatchOptions: { SMS: 'no_such_template' } }) },
+      { status: 422, res: await generate('limited-mailless', { dispatchOptions: { EMAIL: 'otp_email' } }) },
+    ];
+    for (const { status, res } of refusals) {
+      expect(res.status).toBe(status);
+      expect(res.headers.get('ratelimit-policy')).toBe(
+        '"otp-per-client";q=1000;w=60, "otp-per-enterprise";q=5000;w=60, "otp-per-user";q=2;w=600',
+      );
+      expect(res.headers.get('ratelimit')).toMatch(
+        /^"otp-per-client";r=\d+;t=\d+, "otp-per-enterprise";r=\d+;t=\d+, "otp-per-user";r=1;t=\d+$/,
+      );
+    }
+  });
+
+  test('when a request is refused before its budgets are taken (a missing or invalid field), then the refusal carries no RateLimit fields', async () => {
+    const userId = await newUser();
+    const missing = await postJson(`${service.url}/v1/svc-otp`, token, { userId });
+    const invalid = await generate(userId, { attempts: 0 });
+    expect([missing.status, invalid.status]).toEqual([400, 422]);
+    for (const res of [missing, invalid]) {
+      expect(res.headers.get('ratelimit-policy')).toBeNull();
+      expect(res.headers.get('ratelimit')).toBeNull();
+    }
+  });
+
   test('when an OTP is validated, then the answer carries the validation budget', async () => {
     const userId = await newUser();
     const { otpUuid } = (await (await generate(userId)).json()) as { otpUuid: string };

@@ -59,6 +59,8 @@ describe('a keyed OTP retry whose parked code opens with no configured key', () 
     for (let attempt = 0; attempt < 2; attempt++) {
       const retry = await generate('parkedlost', 'lost-before-rows');
       expect(retry.status).toBe(409);
+      // Refused once its budgets were taken (and given back): it says where they stand, as a 200 does.
+      expect(retry.headers.get('ratelimit-policy')).toContain('"otp-per-user";q=1000;w=600');
       expect(await retry.json()).toEqual({
         timestamp: stamp,
         status: 409,
