@@ -147,7 +147,7 @@ export const otpRouteDocs: RouteDoc[] = [
       '404': error('Unknown otpUuid, or issued to another client'),
       '409': {
         description:
-          'Not ACTIVE: status USED, EXPIRED, LOCKED or CANCELLED (or an OTP generated before resends were possible); with the RateLimit fields when it ended while the resend was being admitted',
+          'Not ACTIVE: status USED, EXPIRED, LOCKED or CANCELLED (or, status ACTIVE, an OTP generated before resends were possible or whose kept code no longer opens); with the RateLimit fields when it ended while the resend was being admitted',
         schema: 'otp.validation-refused.json',
         headers: budgetsTaken,
       },

@@ -64,41 +64,71 @@ const notResendable = (otpUuid: string, status: OtpPublicStatus) => otpEnded(otp
 export function createOtpResendService(deps: OtpResendDeps) {
   const now = deps.now ?? (() => new Date());
 
-  /** The resend's rows, built from the first messages (address, template, macros). */
-  async function rowsOf(record: OtpRecord, resendId: string, at: Date): Promise<Delivery[]> {
-    if (record.resendCode === undefined) return [];
-    const code = decryptSecret(record.resendCode, deps.keys.encryptionKey, resendCodeContext(record.otpUuid));
-    const firsts = new Map((await deps.deliveries.findByRef(record.otpUuid)).map((row) => [row.id, row]));
-    return record.channels.flatMap((channel) => {
-      const first = firsts.get(otpDeliveryId(record.otpUuid, channel));
-      if (!first) return [];
-      const id = otpResendDeliveryId(record.otpUuid, channel, resendId);
+  /**
+   * The code to send again. One that no configured key opens (the key that sealed it was dropped
+   * before `npm run reseal` reached it) cannot be sent: 409, the OTP stays ACTIVE and can still be
+   * validated. The warning names the OTP, never the code.
+   */
+  function openResendCode(record: OtpRecord & { resendCode: string }): string {
+    try {
+      return decryptSecret(record.resendCode, deps.keys.encryptionKey, resendCodeContext(record.otpUuid));
+    } catch {
+      deps.logger.warn({ collection: 'otps', otpUuid: record.otpUuid }, 'OTP resend code opens with no configured key');
+      throw new ConflictError('OTP cannot be resent: its code is no longer kept', {
+        code: 'OTP_NOT_RESENDABLE',
+        extra: { otpUuid: record.otpUuid, status: publicStatus(record, now()) },
+      });
+    }
+  }
+
+  /**
+   * The resend's rows still to write, built from the first messages (address, template, macros),
+   * and the ids of all its rows. The code is opened only when a row is missing, so a keyed retry
+   * of a resend that wrote its rows finishes without it.
+   */
+  async function rowsOf(record: OtpRecord, resendId: string, at: Date, opened?: string): Promise<{ missing: Delivery[]; ids: string[] }> {
+    if (record.resendCode === undefined) return { missing: [], ids: [] };
+    const rows = new Map((await deps.deliveries.findByRef(record.otpUuid)).map((row) => [row.id, row]));
+    const wanted = record.channels.flatMap((channel) => {
+      const first = rows.get(otpDeliveryId(record.otpUuid, channel));
+      return first ? [{ channel, first, id: otpResendDeliveryId(record.otpUuid, channel, resendId) }] : [];
+    });
+    const toWrite = wanted.filter(({ id }) => !rows.has(id));
+    const code = toWrite.length > 0 ? (opened ?? openResendCode({ ...record, resendCode: record.resendCode })) : '';
+    const missing = toWrite.map(({ channel, first, id }) =>
       // A test OTP's resends stay test messages (never a provider), whatever the client is now.
-      const row = queuedOtpRow(
+      queuedOtpRow(
         record,
         { id, channel, to: first.to, template: first.template, macros: first.macros, test: first.test },
         code,
         deps.keys.encryptionKey,
         at,
-      );
-      return [row];
-    });
+      ),
+    );
+    return { missing, ids: wanted.map(({ id }) => id) };
   }
 
   /**
-   * Writes the rows (upserts: a retry leaves existing ones as they are) and queues them. Only a
-   * resend whose id is new to the world travels sealed; a keyed one may repeat an earlier job
-   * already done, so its worker reads the row (and skips it if it was sent).
+   * Writes the rows still missing (upserts: a duplicate racing this one leaves existing ones as
+   * they are) and queues every row of the resend. Only a resend whose id is new to the world
+   * travels sealed; a keyed one may repeat an earlier job already done, so its worker reads the
+   * row (and skips it if it was sent).
    */
-  async function writeAndQueue(record: OtpRecord, resendId: string, fresh: boolean, priority?: number): Promise<void> {
-    const rows = await rowsOf(record, resendId, now());
-    await deps.deliveries.insertMany(rows);
+  async function writeAndQueue(
+    record: OtpRecord,
+    resendId: string,
+    fresh: boolean,
+    options: { priority?: number; code?: string } = {},
+  ): Promise<void> {
+    const { missing, ids } = await rowsOf(record, resendId, now(), options.code);
+    await deps.deliveries.insertMany(missing);
+    const sealed = new Map(fresh ? missing.map((row) => [row.id, sealDelivery(row, deps.keys.encryptionKey)]) : []);
     await Promise.all(
-      rows.map(async (row) => {
+      ids.map(async (id) => {
         try {
-          await deps.enqueue(row.id, fresh ? sealDelivery(row, deps.keys.encryptionKey) : undefined, priority);
+          await deps.enqueue(id, sealed.get(id), options.priority);
         } catch (err) {
-          deps.logger.warn({ err: (err as Error).message, deliveryId: row.id }, 'dispatch enqueue failed; left for the sweeper');
+          deps.logger.warn({ err: (err as Error).message, deliveryId: id }, 'dispatch enqueue failed; left for the sweeper');
         }
       }),
     );
@@ -133,6 +163,8 @@ export function createOtpResendService(deps: OtpResendDeps) {
           extra: { otpUuid, status },
         });
       }
+      // A code that cannot be sent again is refused before any budget is taken or resend recorded.
+      const code = openResendCode({ ...record, resendCode: record.resendCode });
       const limits = await command.admit(record.userId);
       // The commit point, conditional on the OTP being still ACTIVE: a resend racing a cancel,
       // a validation or the expiry is decided once.
@@ -143,7 +175,7 @@ export function createOtpResendService(deps: OtpResendDeps) {
         throw notResendable(otpUuid, publicStatus(latest, now()));
       }
       const priority = await command.dispatchPriority?.();
-      await writeAndQueue(committed.record, resendId, idempotencyKey === undefined, priority);
+      await writeAndQueue(committed.record, resendId, idempotencyKey === undefined, { priority, code });
       // A duplicate with the same key committed first: this request sent nothing of its own.
       if (!committed.added) return { replayed: true };
       return { limits };
