@@ -32,7 +32,7 @@ describe('message templates: seeding and admin API', () => {
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
 
-  test('when the service starts, then the twelve default templates (the login ones also in French) are seeded', async () => {
+  test('when the service starts, then the sixteen default templates (the login ones also in German, Spanish and French) are seeded', async () => {
     const res = await call('GET', '/admin/templates');
     expect(res.status).toBe(200);
     const list = (await res.json()) as { name: string; channel: string; version: number; source: string }[];
@@ -40,8 +40,12 @@ describe('message templates: seeding and admin API', () => {
       { name: 'activation_email', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'activation_sms', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'login_email', channel: 'EMAIL', version: 1, source: 'seed' },
+      { name: 'login_email.de', channel: 'EMAIL', version: 1, source: 'seed' },
+      { name: 'login_email.es', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'login_email.fr', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'login_sms', channel: 'SMS', version: 1, source: 'seed' },
+      { name: 'login_sms.de', channel: 'SMS', version: 1, source: 'seed' },
+      { name: 'login_sms.es', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'login_sms.fr', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'otp_email', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'otp_sms', channel: 'SMS', version: 1, source: 'seed' },
@@ -70,8 +74,12 @@ describe('message templates: seeding and admin API', () => {
         'activation_email',
         'activation_sms',
         'login_email',
+        'login_email.de',
+        'login_email.es',
         'login_email.fr',
         'login_sms',
+        'login_sms.de',
+        'login_sms.es',
         'login_sms.fr',
         'otp_email',
         'otp_sms',

@@ -38,6 +38,8 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     await insertUser(service.ctx.mongo, { userId: 'amelie', mobileNumber: '+15550410001' });
     await insertUser(service.ctx.mongo, { userId: 'bruno', emailId: 'bruno@example.com' });
     await insertUser(service.ctx.mongo, { userId: 'carl', mobileNumber: '+15550410003' });
+    await insertUser(service.ctx.mongo, { userId: 'elena', mobileNumber: '+15550410006' });
+    await insertUser(service.ctx.mongo, { userId: 'dieter', emailId: 'dieter@example.com' });
   });
   afterAll(async () => {
     await worker.shutdown();
@@ -63,7 +65,7 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
 
   test('when ui_locales names a region or comes first, then its language wins over the browser', async () => {
     const walker = new FormWalker(service.url, undefined, { 'accept-language': 'en-US,en;q=0.9' });
-    const page = await walker.page(authorizeUrl({ ui_locales: 'de-DE fr-CA en' }));
+    const page = await walker.page(authorizeUrl({ ui_locales: 'nl-NL fr-CA en' }));
     expect(langOf(page.html)).toBe('fr');
     expect(page.html).toContain('<label for="userId">Identifiant</label>');
   });
@@ -88,9 +90,9 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
 
   test.each([
     ['no header', undefined],
-    ['a language not shipped', 'de-DE,de;q=0.9,ja;q=0.8'],
+    ['a language not shipped', 'nl-NL,nl;q=0.9,ja;q=0.8'],
     ['garbage', '../../templates/locales/fr, f r;q=1, fr;q=abc, fr;q=-1, *, <fr>'],
-    ['a huge header', `${'de-DE;q=0.9,'.repeat(700)}fr`],
+    ['a huge header', `${'nl-NL;q=0.9,'.repeat(700)}fr`],
   ])('when the browser sends %s, then the page is in English, 200, with no error', async (_, acceptLanguage) => {
     const walker = new FormWalker(service.url, undefined, acceptLanguage === undefined ? {} : { 'accept-language': acceptLanguage });
     const page = await walker.page(authorizeUrl());
@@ -138,6 +140,54 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     expect(mail.text).toMatch(/^Votre code de connexion à Banque Acme est \d{6}\./);
     expect(mail.html).toContain('<html lang="fr">');
     expect(mail.html).toContain('Vous recevez ce message parce qu’il a été demandé pour votre compte.');
+    expect(mail.html).not.toMatch(/Your sign-in code|You receive this message/);
+  });
+
+  test('when the app asks ui_locales=es, then the user-id and code pages are in Spanish and the code comes by SMS in Spanish', async () => {
+    const walker = new FormWalker(service.url);
+    const first = await walker.page(authorizeUrl({ ui_locales: 'es' }));
+    expect(first.status).toBe(200);
+    expect(langOf(first.html)).toBe('es');
+    expect(first.html).toContain('<title>Iniciar sesión · Banque Acme</title>');
+    expect(first.html).toContain('Inicio de sesión en <strong>Banque Acme</strong>');
+    expect(first.html).toContain('<label for="userId">ID de usuario</label>');
+    expect(first.html).not.toMatch(/User ID|Continue<|Sign in with a passkey/);
+    const since = new Date();
+    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'elena' } });
+    expect(langOf(codePage.html)).toBe('es');
+    expect(codePage.html).toContain('<h1>Escriba su código</h1>');
+    expect(codePage.html).toContain('Si <strong>elena</strong> está registrado');
+    expect(codePage.html).toContain('Caduca en 5 minutos.');
+    const sms = await eventually(async () => (await readOutbox(service, '+15550410006')).find((m) => new Date(m.createdAt) >= since));
+    expect(sms.text).toMatch(
+      /^Su código de inicio de sesión para Banque Acme es \d{6}\. Caduca en 5 minutos\. No lo comparta con nadie\.$/,
+    );
+    const wrong = await walker.page(codePage.url, { form: { csrf: csrfOf(codePage.html), step: 'code', otp: '000000' } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.html).toContain('El código no es correcto. Le quedan 4 intentos.');
+  });
+
+  test('when the browser asks de-AT, then the pages are in German and the login code e-mail too: subject, text and HTML with lang="de"', async () => {
+    const walker = new FormWalker(service.url, undefined, { 'accept-language': 'de-AT,de;q=0.9,en;q=0.8' });
+    const first = await walker.page(authorizeUrl());
+    expect(langOf(first.html)).toBe('de');
+    expect(first.html).toContain('<label for="userId">Benutzer-ID</label>');
+    expect(first.html).toContain('Mit einem Passkey anmelden');
+    const since = new Date();
+    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'dieter' } });
+    expect(langOf(codePage.html)).toBe('de');
+    expect(codePage.html).toContain('<h1>Code eingeben</h1>');
+    expect(codePage.html).toContain('Er ist 5 Minuten gültig.');
+    expect(codePage.html).toContain('Neuen Code senden');
+    const mail = await eventually(async () =>
+      (await readOutbox(service, 'dieter@example.com')).find((m) => new Date(m.createdAt) >= since),
+    );
+    expect(mail.subject).toBe('Ihr Anmeldecode für Banque Acme');
+    expect(mail.text).toMatch(
+      /^Ihr Anmeldecode für Banque Acme lautet \d{6}\.\n\nEr ist 5 Minuten gültig\. Geben Sie ihn an niemanden weiter\./,
+    );
+    expect(mail.html).toContain('<html lang="de">');
+    expect(mail.html).toContain('Sie erhalten diese Nachricht, weil sie für Ihr Konto angefordert wurde.');
     expect(mail.html).not.toMatch(/Your sign-in code|You receive this message/);
   });
 

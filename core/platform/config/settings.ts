@@ -349,7 +349,7 @@ export const SETTINGS = {
     kind: 'enum',
     values: SHIPPED_LOCALES,
     default: 'en',
-    doc: `language of the sign-in pages when neither the app's \`ui_locales\` nor the browser's \`Accept-Language\` names a shipped one: ${SHIPPED_LOCALES.map((l) => `\`${l}\``).join(' or ')} ([sign-in.md](sign-in.md#languages))`,
+    doc: `language of the sign-in pages when neither the app's \`ui_locales\` nor the browser's \`Accept-Language\` names a shipped one: ${new Intl.ListFormat('en', { type: 'disjunction' }).format(SHIPPED_LOCALES.map((l) => `\`${l}\``))} ([sign-in.md](sign-in.md#languages))`,
   },
   LOGIN_CODE_TTL_SECONDS: {
     section: 'sign-in',

@@ -9,14 +9,18 @@ describe('the language of the sign-in pages', () => {
   test('when ui_locales names shipped languages, then the first one wins, with or without region', () => {
     expect(localeOfUiLocales('fr')).toBe('fr');
     expect(localeOfUiLocales('fr-CA en')).toBe('fr');
-    expect(localeOfUiLocales('de-DE fr-BE en')).toBe('fr');
+    expect(localeOfUiLocales('nl-NL fr-BE en')).toBe('fr');
     expect(localeOfUiLocales('EN-gb fr')).toBe('en');
-    expect(localeOfUiLocales('de ja')).toBeUndefined();
+    expect(localeOfUiLocales('es-MX en')).toBe('es');
+    expect(localeOfUiLocales('de-CH fr')).toBe('de');
+    expect(localeOfUiLocales('nl ja')).toBeUndefined();
   });
 
   test('when Accept-Language has q-values, then the most wanted shipped language wins; equal ones keep their order; q=0 is refused', () => {
     expect(localeOfAcceptLanguage('fr-FR,fr;q=0.9')).toBe('fr');
-    expect(localeOfAcceptLanguage('de-DE,en;q=0.5,fr;q=0.8')).toBe('fr');
+    expect(localeOfAcceptLanguage('nl-NL,en;q=0.5,fr;q=0.8')).toBe('fr');
+    expect(localeOfAcceptLanguage('de-AT,de;q=0.9,en;q=0.8')).toBe('de');
+    expect(localeOfAcceptLanguage('es-419,es;q=0.9')).toBe('es');
     expect(localeOfAcceptLanguage('en;q=0.7, fr;q=0.7')).toBe('en');
     expect(localeOfAcceptLanguage('fr;q=0, en;q=0.1')).toBe('en');
     expect(localeOfAcceptLanguage('fr;q=0')).toBeUndefined();
@@ -43,18 +47,18 @@ describe('the language of the sign-in pages', () => {
   });
 
   test('when a list is longer than the cap, then only its whole entries before the cap are read', () => {
-    const filler = 'de;q=0.9,'.repeat(Math.ceil(MAX_LANGUAGE_LIST_LENGTH / 9));
+    const filler = 'nl;q=0.9,'.repeat(Math.ceil(MAX_LANGUAGE_LIST_LENGTH / 9));
     expect(localeOfAcceptLanguage(`${filler}fr`)).toBeUndefined();
     expect(localeOfAcceptLanguage(`fr;q=0.5,${'x'.repeat(100_000)}`)).toBe('fr');
     // An entry the cap cuts in half is dropped, never read as a shorter tag.
-    const prefix = `de;q=0.1${' '.repeat(MAX_LANGUAGE_LIST_LENGTH - 11)},`;
+    const prefix = `nl;q=0.1${' '.repeat(MAX_LANGUAGE_LIST_LENGTH - 11)},`;
     expect(prefix.length).toBe(MAX_LANGUAGE_LIST_LENGTH - 2);
     // The cap leaves "fr" of "fry" (Western Frisian): that must not be read as French.
     expect(localeOfAcceptLanguage(`${prefix}fry`)).toBeUndefined();
     expect(localeOfAcceptLanguage(`${prefix}fr,en`)).toBe('fr');
     // At most 32 entries are read, however short.
-    expect(localeOfAcceptLanguage(`${'de,'.repeat(32)}fr`)).toBeUndefined();
-    expect(localeOfUiLocales(`${'de '.repeat(1000)}fr`)).toBeUndefined();
+    expect(localeOfAcceptLanguage(`${'nl,'.repeat(32)}fr`)).toBeUndefined();
+    expect(localeOfUiLocales(`${'nl '.repeat(1000)}fr`)).toBeUndefined();
   });
 
   test('when the app and the browser disagree, then ui_locales wins; when neither names a shipped language, then the default', () => {

@@ -6,6 +6,10 @@ describe('loginCodeLifetime', () => {
     expect(loginCodeLifetime('en', 60)).toBe('1 minute');
     expect(loginCodeLifetime('fr', 600)).toBe('10 minutes');
     expect(loginCodeLifetime('fr', 60)).toBe('1 minute');
+    expect(loginCodeLifetime('de', 600)).toBe('10 Minuten');
+    expect(loginCodeLifetime('de', 60)).toBe('1 Minute');
+    expect(loginCodeLifetime('es', 600)).toBe('10 minutos');
+    expect(loginCodeLifetime('es', 60)).toBe('1 minuto');
   });
 
   test('rounds down, so it never promises more than the code lives', () => {

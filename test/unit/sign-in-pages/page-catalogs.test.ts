@@ -54,11 +54,15 @@ describe('the sign-in pages message catalogs', () => {
     );
   });
 
-  test('when a text counts, then the language picks the plural form (French counts 0 and 1 as one)', () => {
+  test('when a text counts, then the language picks the plural form (French counts 0 and 1 as one, German and Spanish only 1)', () => {
     expect(translateCount('en', 'problem.wrongCode', 1)).toBe('That code is not right. 1 attempt left.');
     expect(translateCount('en', 'problem.wrongCode', 0)).toBe('That code is not right. 0 attempts left.');
     expect(translateCount('fr', 'problem.wrongCode', 0)).toBe('Ce code est incorrect. Il vous reste 0 essai.');
     expect(translateCount('fr', 'problem.wrongCode', 4)).toBe('Ce code est incorrect. Il vous reste 4 essais.');
+    expect(translateCount('de', 'problem.wrongCode', 1)).toBe('Der Code ist nicht richtig. Sie haben noch 1 Versuch.');
+    expect(translateCount('de', 'problem.wrongCode', 0)).toBe('Der Code ist nicht richtig. Sie haben noch 0 Versuche.');
+    expect(translateCount('es', 'problem.wrongCode', 1)).toBe('El código no es correcto. Le queda 1 intento.');
+    expect(translateCount('es', 'problem.wrongCode', 0)).toBe('El código no es correcto. Le quedan 0 intentos.');
   });
 
   test('when a page renders in French, then <html lang> says so and no English of the page is left', () => {
