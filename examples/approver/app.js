@@ -259,6 +259,9 @@ function renderHistory(history) {
   $('history-rows').replaceChildren(...rows);
 }
 
+/** The stored answer a 409 names, as the person would say it (enterprises may define other actions). */
+const ANSWERED_AS = { accept: 'approved', reject: 'rejected', fraud: 'reported' };
+
 /** What went wrong with an answer, in words for the person holding the phone. */
 function describeError(error) {
   if (error.code === 141) return 'Your account is blocked. Contact your administrator.';
@@ -266,6 +269,11 @@ function describeError(error) {
     return `That is not the number shown by the app asking for approval. ${plural(error.details.triesLeft, 'try', 'tries')} left.`;
   if (/too many wrong numbers/.test(error.message))
     return 'The number was wrong too many times, so this request was refused and reported to its sender.';
+  // An answer sent again is acknowledged by the library; a 409 naming another answer means the person answered elsewhere.
+  if (error.status === 409 && error.details.notificationStatus === 'UPDATED') {
+    const answered = Object.hasOwn(ANSWERED_AS, error.details.action) ? ` (${ANSWERED_AS[error.details.action]})` : '';
+    return `This request was already answered on another device${answered}.`;
+  }
   if (error.status === 409 || error.status === 410) return 'This request is no longer waiting for an answer.';
   if (error.kind === 'sign-in-again') return 'Your sign-in has ended. Sign in again.';
   if (error.kind === 'network') return 'The service cannot be reached right now. Try again in a moment.';

@@ -222,6 +222,56 @@ describe('approver app in a real browser', () => {
     60000,
   );
 
+  /** The other device's answer, or the enterprise's cancel, that lands between the tap on Approve and its request reaching the service. */
+  const endedMeanwhile: [string, string, (uuid: string, accessToken: string) => Promise<Response>, string, Record<string, unknown>][] = [
+    [
+      'the person rejected it on another device',
+      'Answered elsewhere',
+      (uuid, accessToken) => sendJson(`${service.url}/v1/me/notifications/${uuid}/action`, 'POST', accessToken, { response: 'reject' }),
+      'This request was already answered on another device (rejected).',
+      { status: 'UPDATED', action: 'reject' },
+    ],
+    [
+      'the enterprise cancelled it',
+      'Cancelled meanwhile',
+      (uuid) => sendJson(`${service.url}/v1/notifications/${uuid}/cancel`, 'POST', enterprise, {}),
+      'This request is no longer waiting for an answer.',
+      { status: 'CANCELLED' },
+    ],
+  ];
+
+  test.each(endedMeanwhile)(
+    'when %s just before the answer here, then the app says so in those words',
+    async (_, subject, endElsewhere, message, stored) => {
+      if (!signedIn) throw new Error('the sign-in test did not leave a signed-in page');
+      const page = signedIn;
+      const { notification_uuid: uuid } = await createNotification({ body: [{ lng: 'English', subject, message: 'Approve the login?' }] });
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      const card = page.locator('#pending-list li', { hasText: subject });
+      await card.getByRole('button', { name: 'Approve' }).waitFor();
+      const tokens = JSON.parse((await page.evaluate<string | null>("sessionStorage.getItem('tokens')")) ?? '{}') as {
+        accessToken: string;
+      };
+      // The race, made certain: the other end reaches the service first, then the app's own request goes on unchanged,
+      // and the service's real 409 comes back to it.
+      const ended: number[] = [];
+      const actionUrl = `${service.url}/v1/me/notifications/${uuid}/action`;
+      await page.route(actionUrl, async (route) => {
+        ended.push((await endElsewhere(uuid, tokens.accessToken)).status);
+        await route.continue();
+      });
+      try {
+        await card.getByRole('button', { name: 'Approve' }).click();
+        await page.locator('#status.error', { hasText: message }).waitFor();
+      } finally {
+        await page.unroute(actionUrl);
+      }
+      expect(ended).toEqual([200]);
+      expect(await enterpriseView(uuid)).toMatchObject(stored);
+    },
+    60000,
+  );
+
   test('when the person signs out, then the tokens are revoked and forgotten, the session ends, and the next Sign in asks who it is', async () => {
     if (!signedIn) throw new Error('the sign-in test did not leave a signed-in page');
     const page = signedIn;
