@@ -1,39 +1,19 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { authorizeUrl, registerTestApp, type TestApp } from '../support/oauth-flow-helpers.js';
 import { eventually, readOutbox, type OutboxEntry } from '../support/otp-helpers.js';
 import { csrfOf, FormWalker } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
-const REDIRECT = 'https://app.example/callback';
-
-/** An authorization request of the app with PKCE (a fresh challenge each time), `overrides` on top. */
-function authorizeUrlOf(serviceUrl: string, clientId: string, overrides: Record<string, string> = {}): string {
-  const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-  const params = {
-    client_id: clientId,
-    response_type: 'code',
-    scope: 'openid notifications',
-    redirect_uri: REDIRECT,
-    state: 'st-lang',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    ...overrides,
-  };
-  return `${serviceUrl}/svc/authserver/oauth/authorize?${new URLSearchParams(params).toString()}`;
-}
-
 /** The sign-in pages in the user's language: the app's ui_locales, else the browser's Accept-Language, else English. */
 describe('sign-in: the pages speak the language the app or the browser asks for', () => {
   let service: TestService;
   let worker: RunningWorker;
-  let clientId: string;
+  let app: TestApp;
 
   beforeAll(async () => {
     service = await startTestService('signin-languages', { RATE_LIMIT_LOGIN_PER_IP: '100000' }, { ownPublicUrl: true });
-    clientId = (await registerClient(service.services.clients, { name: 'Banque Acme', scopes: [], redirectUris: [REDIRECT] })).client
-      .clientId;
+    app = await registerTestApp(service, { name: 'Banque Acme' });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     await insertUser(service.ctx.mongo, { userId: 'amelie', mobileNumber: '+15550410001' });
     await insertUser(service.ctx.mongo, { userId: 'bruno', emailId: 'bruno@example.com' });
@@ -46,12 +26,10 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     await service.close();
   });
 
-  const authorizeUrl = (overrides: Record<string, string> = {}) => authorizeUrlOf(service.url, clientId, overrides);
-
   const langOf = (html: string) => /<html lang="([^"]*)">/.exec(html)?.[1];
 
   test('when the app asks ui_locales=fr, then the user-id page is in French, with its CSP and CSRF token as in English', async () => {
-    const page = await new FormWalker(service.url).page(authorizeUrl({ ui_locales: 'fr' }));
+    const page = await new FormWalker(service.url).page(authorizeUrl(service, app, { ui_locales: 'fr' }));
     expect(page.status).toBe(200);
     expect(langOf(page.html)).toBe('fr');
     expect(page.html).toContain('<title>Connexion · Banque Acme</title>');
@@ -65,14 +43,14 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
 
   test('when ui_locales names a region or comes first, then its language wins over the browser', async () => {
     const walker = new FormWalker(service.url, undefined, { 'accept-language': 'en-US,en;q=0.9' });
-    const page = await walker.page(authorizeUrl({ ui_locales: 'nl-NL fr-CA en' }));
+    const page = await walker.page(authorizeUrl(service, app, { ui_locales: 'nl-NL fr-CA en' }));
     expect(langOf(page.html)).toBe('fr');
     expect(page.html).toContain('<label for="userId">Identifiant</label>');
   });
 
   test('when only the browser asks for French, then every step of the sign-in is in French, its errors included', async () => {
     const walker = new FormWalker(service.url, undefined, { 'accept-language': 'fr-FR,fr;q=0.9' });
-    const first = await walker.page(authorizeUrl());
+    const first = await walker.page(authorizeUrl(service, app));
     expect(langOf(first.html)).toBe('fr');
     // A user id nobody has gets the same code page: the code step can be seen without sending anything.
     const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'personne' } });
@@ -95,7 +73,7 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     ['a huge header', `${'nl-NL;q=0.9,'.repeat(700)}fr`],
   ])('when the browser sends %s, then the page is in English, 200, with no error', async (_, acceptLanguage) => {
     const walker = new FormWalker(service.url, undefined, acceptLanguage === undefined ? {} : { 'accept-language': acceptLanguage });
-    const page = await walker.page(authorizeUrl());
+    const page = await walker.page(authorizeUrl(service, app));
     expect(page.status).toBe(200);
     expect(langOf(page.html)).toBe('en');
     expect(page.html).toContain('<label for="userId">User ID</label>');
@@ -111,7 +89,9 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
   });
 
   test('when the authorization request is refused on a page, then the error page is in the language asked', async () => {
-    const res = await fetch(authorizeUrl({ client_id: 'no-such-app', ui_locales: 'fr' }), { headers: { 'accept-language': 'fr' } });
+    const res = await fetch(authorizeUrl(service, app, { client_id: 'no-such-app', ui_locales: 'fr' }), {
+      headers: { 'accept-language': 'fr' },
+    });
     expect(res.status).toBe(400);
     const html = await res.text();
     expect(langOf(html)).toBe('fr');
@@ -128,14 +108,19 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
   }
 
   test('when the sign-in is in French, then the login code comes by SMS in French', async () => {
-    const sms = await codeMessageOf(new FormWalker(service.url), authorizeUrl({ ui_locales: 'fr' }), 'amelie', '+15550410001');
+    const sms = await codeMessageOf(
+      new FormWalker(service.url),
+      authorizeUrl(service, app, { ui_locales: 'fr' }),
+      'amelie',
+      '+15550410001',
+    );
     expect(sms.channel).toBe('SMS');
     expect(sms.text).toMatch(/^Votre code de connexion à Banque Acme est \d{6}\. Il expire dans 5 minutes\./);
   });
 
   test('when the sign-in is in French, then the login code e-mail is in French: subject, text and HTML with lang="fr"', async () => {
     const walker = new FormWalker(service.url, undefined, { 'accept-language': 'fr-FR,fr;q=0.9' });
-    const mail = await codeMessageOf(walker, authorizeUrl(), 'bruno', 'bruno@example.com');
+    const mail = await codeMessageOf(walker, authorizeUrl(service, app), 'bruno', 'bruno@example.com');
     expect(mail.subject).toBe('Votre code de connexion à Banque Acme');
     expect(mail.text).toMatch(/^Votre code de connexion à Banque Acme est \d{6}\./);
     expect(mail.html).toContain('<html lang="fr">');
@@ -145,7 +130,7 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
 
   test('when the app asks ui_locales=es, then the user-id and code pages are in Spanish and the code comes by SMS in Spanish', async () => {
     const walker = new FormWalker(service.url);
-    const first = await walker.page(authorizeUrl({ ui_locales: 'es' }));
+    const first = await walker.page(authorizeUrl(service, app, { ui_locales: 'es' }));
     expect(first.status).toBe(200);
     expect(langOf(first.html)).toBe('es');
     expect(first.html).toContain('<title>Iniciar sesión · Banque Acme</title>');
@@ -169,7 +154,7 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
 
   test('when the browser asks de-AT, then the pages are in German and the login code e-mail too: subject, text and HTML with lang="de"', async () => {
     const walker = new FormWalker(service.url, undefined, { 'accept-language': 'de-AT,de;q=0.9,en;q=0.8' });
-    const first = await walker.page(authorizeUrl());
+    const first = await walker.page(authorizeUrl(service, app));
     expect(langOf(first.html)).toBe('de');
     expect(first.html).toContain('<label for="userId">Benutzer-ID</label>');
     expect(first.html).toContain('Mit einem Passkey anmelden');
@@ -192,26 +177,25 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
   });
 
   test('when the sign-in is in English, then the login code is the English template, as before', async () => {
-    const sms = await codeMessageOf(new FormWalker(service.url), authorizeUrl({ ui_locales: 'ja' }), 'carl', '+15550410003');
+    const sms = await codeMessageOf(new FormWalker(service.url), authorizeUrl(service, app, { ui_locales: 'ja' }), 'carl', '+15550410003');
     expect(sms.text).toMatch(/^Your sign-in code for Banque Acme is \d{6}\./);
   });
 });
 
 describe('sign-in: SIGN_IN_DEFAULT_LOCALE', () => {
   let service: TestService;
-  let clientId: string;
+  let app: TestApp;
 
   beforeAll(async () => {
     service = await startTestService('signin-default-locale', { SIGN_IN_DEFAULT_LOCALE: 'fr' }, { ownPublicUrl: true });
-    clientId = (await registerClient(service.services.clients, { name: 'Banque Acme', scopes: [], redirectUris: [REDIRECT] })).client
-      .clientId;
+    app = await registerTestApp(service, { name: 'Banque Acme' });
   });
   afterAll(async () => {
     await service.close();
   });
 
   test('when neither the app nor the browser names a shipped language, then the pages are in the default; a browser asking English gets English', async () => {
-    const url = authorizeUrlOf(service.url, clientId, { state: 'st-default' });
+    const url = authorizeUrl(service, app);
     const unnamed = await new FormWalker(service.url, undefined, { 'accept-language': 'ja' }).page(url);
     expect(unnamed.html).toContain('<html lang="fr">');
     expect(unnamed.html).toContain('<label for="userId">Identifiant</label>');
@@ -223,12 +207,11 @@ describe('sign-in: SIGN_IN_DEFAULT_LOCALE', () => {
 describe('sign-in: the code page and the login code say the lifetime LOGIN_CODE_TTL_SECONDS gives', () => {
   let service: TestService;
   let worker: RunningWorker;
-  let clientId: string;
+  let app: TestApp;
 
   beforeAll(async () => {
     service = await startTestService('signin-code-lifetime', { LOGIN_CODE_TTL_SECONDS: '600' }, { ownPublicUrl: true });
-    clientId = (await registerClient(service.services.clients, { name: 'Banque Acme', scopes: [], redirectUris: [REDIRECT] })).client
-      .clientId;
+    app = await registerTestApp(service, { name: 'Banque Acme' });
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     await insertUser(service.ctx.mongo, { userId: 'dora', mobileNumber: '+15550410004' });
     await insertUser(service.ctx.mongo, { userId: 'emile', mobileNumber: '+15550410005' });
@@ -238,12 +221,10 @@ describe('sign-in: the code page and the login code say the lifetime LOGIN_CODE_
     await service.close();
   });
 
-  const authorizeUrl = (uiLocales: string) => authorizeUrlOf(service.url, clientId, { state: 'st-lifetime', ui_locales: uiLocales });
-
   /** The code page of this user id, and the SMS its user-id step sent. */
   async function codeStep(uiLocales: string, userId: string, to: string): Promise<{ page: string; sms: OutboxEntry }> {
     const walker = new FormWalker(service.url);
-    const first = await walker.page(authorizeUrl(uiLocales));
+    const first = await walker.page(authorizeUrl(service, app, { ui_locales: uiLocales }));
     const since = new Date();
     const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId } });
     const sms = await eventually(async () => (await readOutbox(service, to)).find((m) => new Date(m.createdAt) >= since));
