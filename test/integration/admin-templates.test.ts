@@ -32,7 +32,7 @@ describe('message templates: seeding and admin API', () => {
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
 
-  test('when the service starts, then the sixteen default templates (the login ones also in German, Spanish and French) are seeded', async () => {
+  test('when the service starts, then the eighteen default templates (the login ones also in German, Spanish, French and Portuguese) are seeded', async () => {
     const res = await call('GET', '/admin/templates');
     expect(res.status).toBe(200);
     const list = (await res.json()) as { name: string; channel: string; version: number; source: string }[];
@@ -43,10 +43,12 @@ describe('message templates: seeding and admin API', () => {
       { name: 'login_email.de', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'login_email.es', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'login_email.fr', channel: 'EMAIL', version: 1, source: 'seed' },
+      { name: 'login_email.pt', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'login_sms', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'login_sms.de', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'login_sms.es', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'login_sms.fr', channel: 'SMS', version: 1, source: 'seed' },
+      { name: 'login_sms.pt', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'otp_email', channel: 'EMAIL', version: 1, source: 'seed' },
       { name: 'otp_sms', channel: 'SMS', version: 1, source: 'seed' },
       { name: 'passkey_added_email', channel: 'EMAIL', version: 1, source: 'seed' },
@@ -77,10 +79,12 @@ describe('message templates: seeding and admin API', () => {
         'login_email.de',
         'login_email.es',
         'login_email.fr',
+        'login_email.pt',
         'login_sms',
         'login_sms.de',
         'login_sms.es',
         'login_sms.fr',
+        'login_sms.pt',
         'otp_email',
         'otp_sms',
         'passkey_added_email',

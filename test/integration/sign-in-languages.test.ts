@@ -20,6 +20,7 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     await insertUser(service.ctx.mongo, { userId: 'carl', mobileNumber: '+15550410003' });
     await insertUser(service.ctx.mongo, { userId: 'elena', mobileNumber: '+15550410006' });
     await insertUser(service.ctx.mongo, { userId: 'dieter', emailId: 'dieter@example.com' });
+    await insertUser(service.ctx.mongo, { userId: 'joao', mobileNumber: '+15550410007' });
   });
   afterAll(async () => {
     await worker.shutdown();
@@ -174,6 +175,19 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     expect(mail.html).toContain('<html lang="de">');
     expect(mail.html).toContain('Sie erhalten diese Nachricht, weil sie für Ihr Konto angefordert wurde.');
     expect(mail.html).not.toMatch(/Your sign-in code|You receive this message/);
+  });
+
+  test('when the app asks ui_locales=pt-BR, then the pages are in Portuguese and the code comes by SMS in Portuguese', async () => {
+    const walker = new FormWalker(service.url);
+    const first = await walker.page(authorizeUrl(service, app, { ui_locales: 'pt-BR' }));
+    expect(langOf(first.html)).toBe('pt');
+    expect(first.html).toContain('<label for="userId">ID de usuário</label>');
+    const since = new Date();
+    const codePage = await walker.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'joao' } });
+    expect(codePage.html).toContain('<h1>Digite seu código</h1>');
+    expect(codePage.html).toContain('Ele expira em 5 minutos.');
+    const sms = await eventually(async () => (await readOutbox(service, '+15550410007')).find((m) => new Date(m.createdAt) >= since));
+    expect(sms.text).toMatch(/^Seu código de acesso para Banque Acme é \d{6}\. Ele expira em 5 minutos\. Não o compartilhe com ninguém\.$/);
   });
 
   test('when the sign-in is in English, then the login code is the English template, as before', async () => {

@@ -109,6 +109,8 @@ describe('findTemplateMacros and validateTemplateSyntax', () => {
       'login_sms.es': ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
       'login_email.fr': ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
       'login_sms.fr': ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
+      'login_email.pt': ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
+      'login_sms.pt': ['__SVC_APP__', '__SVC_EXPIRES_IN__', '__SVC_OTP__'],
       otp_email: ['__SVC_OTP__'],
       otp_sms: ['__SVC_OTP__'],
       passkey_added_email: ['__ADDED_AT__', '__FIRST_NAME__', '__PASSKEY_NAME__'],

@@ -3,7 +3,7 @@
  * (a unit test keeps this list and the files equal). Every choice of language is made from this
  * list, never from what a request says, so no request can name a file or a header value.
  */
-export const SHIPPED_LOCALES = ['en', 'de', 'es', 'fr'] as const;
+export const SHIPPED_LOCALES = ['en', 'de', 'es', 'fr', 'pt'] as const;
 
 export type Locale = (typeof SHIPPED_LOCALES)[number];
 

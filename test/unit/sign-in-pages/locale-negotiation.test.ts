@@ -13,6 +13,7 @@ describe('the language of the sign-in pages', () => {
     expect(localeOfUiLocales('EN-gb fr')).toBe('en');
     expect(localeOfUiLocales('es-MX en')).toBe('es');
     expect(localeOfUiLocales('de-CH fr')).toBe('de');
+    expect(localeOfUiLocales('pt-BR en')).toBe('pt');
     expect(localeOfUiLocales('nl ja')).toBeUndefined();
   });
 
@@ -21,6 +22,7 @@ describe('the language of the sign-in pages', () => {
     expect(localeOfAcceptLanguage('nl-NL,en;q=0.5,fr;q=0.8')).toBe('fr');
     expect(localeOfAcceptLanguage('de-AT,de;q=0.9,en;q=0.8')).toBe('de');
     expect(localeOfAcceptLanguage('es-419,es;q=0.9')).toBe('es');
+    expect(localeOfAcceptLanguage('pt-PT,pt;q=0.9,en;q=0.8')).toBe('pt');
     expect(localeOfAcceptLanguage('en;q=0.7, fr;q=0.7')).toBe('en');
     expect(localeOfAcceptLanguage('fr;q=0, en;q=0.1')).toBe('en');
     expect(localeOfAcceptLanguage('fr;q=0')).toBeUndefined();

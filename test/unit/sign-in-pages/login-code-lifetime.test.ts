@@ -10,6 +10,8 @@ describe('loginCodeLifetime', () => {
     expect(loginCodeLifetime('de', 60)).toBe('1 Minute');
     expect(loginCodeLifetime('es', 600)).toBe('10 minutos');
     expect(loginCodeLifetime('es', 60)).toBe('1 minuto');
+    expect(loginCodeLifetime('pt', 600)).toBe('10 minutos');
+    expect(loginCodeLifetime('pt', 60)).toBe('1 minuto');
   });
 
   test('rounds down, so it never promises more than the code lives', () => {

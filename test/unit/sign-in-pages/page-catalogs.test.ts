@@ -54,7 +54,7 @@ describe('the sign-in pages message catalogs', () => {
     );
   });
 
-  test('when a text counts, then the language picks the plural form (French counts 0 and 1 as one, German and Spanish only 1)', () => {
+  test('when a text counts, then the language picks the plural form (French and Portuguese count 0 and 1 as one, German and Spanish only 1)', () => {
     expect(translateCount('en', 'problem.wrongCode', 1)).toBe('That code is not right. 1 attempt left.');
     expect(translateCount('en', 'problem.wrongCode', 0)).toBe('That code is not right. 0 attempts left.');
     expect(translateCount('fr', 'problem.wrongCode', 0)).toBe('Ce code est incorrect. Il vous reste 0 essai.');
@@ -63,6 +63,8 @@ describe('the sign-in pages message catalogs', () => {
     expect(translateCount('de', 'problem.wrongCode', 0)).toBe('Der Code ist nicht richtig. Sie haben noch 0 Versuche.');
     expect(translateCount('es', 'problem.wrongCode', 1)).toBe('El código no es correcto. Le queda 1 intento.');
     expect(translateCount('es', 'problem.wrongCode', 0)).toBe('El código no es correcto. Le quedan 0 intentos.');
+    expect(translateCount('pt', 'problem.wrongCode', 1)).toBe('Esse código não está correto. Resta 1 tentativa.');
+    expect(translateCount('pt', 'problem.wrongCode', 2)).toBe('Esse código não está correto. Restam 2 tentativas.');
   });
 
   test('when a page renders in French, then <html lang> says so and no English of the page is left', () => {
