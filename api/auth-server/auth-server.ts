@@ -41,6 +41,7 @@ import { signInTimeClaims } from './user-token-sign-in-time.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 import { scopeRequiredCheck } from './authorization-scope-required.js';
 import { providerCookieNames } from './cookie-names.js';
+import { SHIPPED_LOCALES } from '../../core/platform/locales/shipped-locales.js';
 
 export const AUTH_SERVER_PATH = '/svc/authserver';
 
@@ -131,6 +132,8 @@ export async function createAuthServer(
     // data is served by /v1/me to the user's token.
     claims: { openid: ['sub', 'enterprise_id'] },
     responseTypes: ['code'],
+    // The languages the sign-in pages speak, so an app can pick its `ui_locales` from them.
+    discovery: { ui_locales_supported: [...SHIPPED_LOCALES] },
     // redirect_uri is required and must match a registered one exactly, even for a client with one.
     allowOmittingSingleRegisteredRedirectUri: false,
     // HTTP Basic, and the secret in the form body since common OAuth libraries default to it;

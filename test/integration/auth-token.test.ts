@@ -65,11 +65,13 @@ describe('authorization server: discovery, JWKS and the client_credentials grant
       'subject_types_supported',
       'token_endpoint',
       'token_endpoint_auth_methods_supported',
+      'ui_locales_supported',
       'userinfo_endpoint',
     ]);
     expect(body).toMatchObject({
       grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
       code_challenge_methods_supported: ['S256'],
+      ui_locales_supported: ['en', 'de', 'es', 'fr', 'pt'],
       response_modes_supported: ['form_post', 'fragment', 'query'],
       claims_parameter_supported: false,
       request_uri_parameter_supported: false,
