@@ -224,6 +224,13 @@ function renderPending(notifications) {
       buttons.append(button);
     }
     item.append(buttons);
+    // Set aside without an answer (it ends DISMISSED): neither approving nor accusing anyone.
+    const dismiss = document.createElement('button');
+    dismiss.type = 'button';
+    dismiss.className = 'link';
+    dismiss.textContent = 'Dismiss without answering';
+    dismiss.addEventListener('click', () => client.dismissNotification(uuid));
+    item.append(dismiss);
     if (notification.ds_required) {
       const note = document.createElement('p');
       note.className = 'muted';
@@ -425,6 +432,11 @@ async function main() {
     say('approvals', `Answer sent: ${response.ResponseData.message}${verified}`);
     refresh();
   });
+  client.on('onDismissNotification', ({ response }) => {
+    typedNumbers.delete(response.ResponseData.notification_uuid);
+    say('approvals', 'Request dismissed.');
+    refresh();
+  });
   // New approvals and answers given elsewhere show up at once, without Refresh.
   client.on('onNotificationCreated', refresh);
   client.on('onNotificationEnded', refresh);
@@ -432,7 +444,7 @@ async function main() {
     // The stream reconnects by itself; a dropped connection is not worth a message.
     if (error.operation === 'WatchNotifications' && error.kind === 'network') return;
     say('approvals', describeError(error), true);
-    if (error.operation === 'UpdateNotification') refresh();
+    if (error.operation === 'UpdateNotification' || error.operation === 'DismissNotification') refresh();
   });
   $('refresh-button').addEventListener('click', refresh);
   refresh();

@@ -159,6 +159,19 @@ describe('approver app in a real browser', () => {
     await card.waitFor({ state: 'detached' });
   });
 
+  test('when the person dismisses an approval, then it leaves the list without an answer and the enterprise sees it DISMISSED', async () => {
+    if (!signedIn) throw new Error('the sign-in test did not leave a signed-in page');
+    const page = signedIn;
+    const { notification_uuid: uuid } = await createNotification({
+      body: [{ lng: 'English', subject: 'Unexpected sign-in', message: 'Was this you signing in from Lisbon?' }],
+    });
+    const card = page.locator('#pending-list li', { hasText: 'Unexpected sign-in' });
+    await card.getByRole('button', { name: 'Dismiss without answering' }).click();
+    await card.waitFor({ state: 'detached' });
+    await page.getByText('Request dismissed.').waitFor();
+    expect(await enterpriseView(uuid)).toMatchObject({ status: 'DISMISSED' });
+  });
+
   test('when a notification asks for number matching, then a wrong number tells the tries left and keeps what was typed, and the right one approves', async () => {
     if (!signedIn) throw new Error('the sign-in test did not leave a signed-in page');
     const page = signedIn;
