@@ -18,10 +18,18 @@ export const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
   'dependency-failed': 500,
 };
 
+/**
+ * The `error` label of every 422: the one the specification gives its validation errors
+ * (`Invalid data.`, Add user's table), on every route of every JSON API, so that an integrator
+ * matches one label whichever route refused the value. Other statuses say their reason phrase
+ * unless the error names its own label.
+ */
+export const INVALID_DATA_LABEL = 'Invalid data.';
+
 /** A refusal as HTTP says it, before a body shape is chosen. */
 export interface HttpRefusal {
   status: number;
-  /** The body's `error` label: the error's own, else the reason phrase. */
+  /** The body's `error` label: the error's own, else `Invalid data.` for 422 and the reason phrase for the rest. */
   error: string;
   message: string;
   extra: Record<string, unknown>;
@@ -50,5 +58,6 @@ export function toHttpRefusal(err: unknown): HttpRefusal | undefined {
 }
 
 function reason(status: number): string {
+  if (status === 422) return INVALID_DATA_LABEL;
   return STATUS_CODES[status] ?? 'Error';
 }

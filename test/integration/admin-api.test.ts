@@ -125,12 +125,7 @@ describe('admin API: clients and groups', () => {
       const res = await admin('POST', '/admin/clients', { name: 'spa', scopes: [], public: true });
       expect(res.status).toBe(422);
       expect(await res.json()).toEqual(
-        errorBody(
-          422,
-          'Unprocessable Entity',
-          'Invalid field redirectUris: a public client needs at least one redirect URI',
-          '/admin/clients',
-        ),
+        errorBody(422, 'Invalid data.', 'Invalid field redirectUris: a public client needs at least one redirect URI', '/admin/clients'),
       );
     });
 
@@ -228,7 +223,7 @@ describe('admin API: clients and groups', () => {
       for (const [body, message] of cases) {
         const res = await admin('POST', '/admin/clients', body);
         expect(res.status).toBe(422);
-        expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', message, '/admin/clients'));
+        expect(await res.json()).toEqual(errorBody(422, 'Invalid data.', message, '/admin/clients'));
       }
     });
 
@@ -570,7 +565,7 @@ describe('admin API: clients and groups', () => {
       const res = await admin('POST', '/admin/groups', { name: 'a,b' });
       expect(res.status).toBe(422);
       expect(await res.json()).toEqual(
-        errorBody(422, 'Unprocessable Entity', 'Invalid field name: must match pattern "^[^,\\s]([^,]*[^,\\s])?$"', '/admin/groups'),
+        errorBody(422, 'Invalid data.', 'Invalid field name: must match pattern "^[^,\\s]([^,]*[^,\\s])?$"', '/admin/groups'),
       );
     });
   });

@@ -171,7 +171,7 @@ describe('operators list and replay failed deliveries', () => {
       expect(await res.json()).toEqual({
         timestamp: D1_TIMESTAMP,
         status: 422,
-        error: 'Unprocessable Entity',
+        error: 'Invalid data.',
         message: `[Invalid field ${field}]`,
         path: '/admin/deliveries',
       });
@@ -231,7 +231,7 @@ describe('operators list and replay failed deliveries', () => {
       expect(await res.json()).toEqual({
         timestamp: D1_TIMESTAMP,
         status,
-        error: status === 400 ? 'Bad Request' : 'Unprocessable Entity',
+        error: status === 400 ? 'Bad Request' : 'Invalid data.',
         message,
         path: '/admin/deliveries/replay',
       });

@@ -51,7 +51,7 @@ describe('GET /admin/outbox', () => {
       expect(await res.json()).toEqual({
         timestamp: D1_TIMESTAMP,
         status: 422,
-        error: 'Unprocessable Entity',
+        error: 'Invalid data.',
         message: '[Invalid field limit]',
         path: '/admin/outbox',
       });

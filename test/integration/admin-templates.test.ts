@@ -159,7 +159,7 @@ describe('message templates: seeding and admin API', () => {
     expect(body).toEqual({
       timestamp: D1_TIMESTAMP,
       status: 422,
-      error: 'Unprocessable Entity',
+      error: 'Invalid data.',
       // Where, and what the parser expected and got: not only "Parse error on line 1:".
       message: expect.stringMatching(/^Invalid template html: Parse error on line 1: Expecting '\w+'.*, got '\w+'$/),
       path: '/admin/templates',
@@ -177,7 +177,7 @@ describe('message templates: seeding and admin API', () => {
     expect(await res.json()).toEqual({
       timestamp: D1_TIMESTAMP,
       status: 422,
-      error: 'Unprocessable Entity',
+      error: 'Invalid data.',
       message: 'Invalid template html: partials are called more than 1000 times',
       path: '/admin/templates',
     });
@@ -195,7 +195,7 @@ describe('message templates: seeding and admin API', () => {
     expect(await res.json()).toEqual({
       timestamp: D1_TIMESTAMP,
       status: 422,
-      error: 'Unprocessable Entity',
+      error: 'Invalid data.',
       message: 'Invalid template html: The partial missing_partial could not be found',
       path: '/admin/templates/otp_email',
     });
@@ -207,7 +207,7 @@ describe('message templates: seeding and admin API', () => {
     expect(await missing.json()).toEqual({
       timestamp: D1_TIMESTAMP,
       status: 422,
-      error: 'Unprocessable Entity',
+      error: 'Invalid data.',
       message: '[Invalid field text]',
       path: '/admin/templates',
     });
@@ -215,7 +215,7 @@ describe('message templates: seeding and admin API', () => {
     expect(await email.json()).toEqual({
       timestamp: D1_TIMESTAMP,
       status: 422,
-      error: 'Unprocessable Entity',
+      error: 'Invalid data.',
       message: '[Invalid field subject]',
       path: '/admin/templates',
     });

@@ -72,7 +72,7 @@ describe('Idempotency-Key on creating requests', () => {
       const other = await createNotification(notificationBody('idem2', { expiresIn: 60 }), 'n-other');
       expect(other.status).toBe(422);
       expect(await other.json()).toEqual(
-        errorBody(422, 'Unprocessable Entity', 'Idempotency-Key was already used with a different request', '/v1/notifications'),
+        errorBody(422, 'Invalid data.', 'Idempotency-Key was already used with a different request', '/v1/notifications'),
       );
       expect(await notificationsOf('idem2')).toBe(1);
     });
@@ -163,7 +163,7 @@ describe('Idempotency-Key on creating requests', () => {
         const res = await createNotification(notificationBody('idem1'), key);
         expect(res.status).toBe(422);
         expect(await res.json()).toEqual(
-          errorBody(422, 'Unprocessable Entity', 'Idempotency-Key must be 1 to 255 visible ASCII characters', '/v1/notifications'),
+          errorBody(422, 'Invalid data.', 'Idempotency-Key must be 1 to 255 visible ASCII characters', '/v1/notifications'),
         );
       }
       expect(await notificationsOf('idem1')).toBe(1);
@@ -188,7 +188,7 @@ describe('Idempotency-Key on creating requests', () => {
         const res = await createNotification(notificationBody('idem-badquote'), key);
         expect(res.status).toBe(422);
         expect(await res.json()).toEqual(
-          errorBody(422, 'Unprocessable Entity', 'Idempotency-Key must be 1 to 255 visible ASCII characters', '/v1/notifications'),
+          errorBody(422, 'Invalid data.', 'Idempotency-Key must be 1 to 255 visible ASCII characters', '/v1/notifications'),
         );
       }
       expect(await notificationsOf('idem-badquote')).toBe(0);
@@ -280,7 +280,7 @@ describe('Idempotency-Key on creating requests', () => {
       const other = await createClient(clientBody('idem-second'), 'c-other');
       expect(other.status).toBe(422);
       expect(await other.json()).toEqual(
-        errorBody(422, 'Unprocessable Entity', 'Idempotency-Key was already used with a different request', '/admin/clients'),
+        errorBody(422, 'Invalid data.', 'Idempotency-Key was already used with a different request', '/admin/clients'),
       );
       expect(await clientsNamed('idem-second')).toBe(0);
     });
@@ -375,7 +375,7 @@ describe('Idempotency-Key on creating requests', () => {
       expect(await other.json()).toEqual(
         errorBody(
           422,
-          'Unprocessable Entity',
+          'Invalid data.',
           'Idempotency-Key was already used with a different request',
           `/admin/clients/${two.client_id}/secret`,
         ),

@@ -175,7 +175,7 @@ describe('native apps: redirect URIs', () => {
     expect(await res.json()).toEqual({
       timestamp: expect.stringMatching(D1_TIMESTAMP),
       status: 422,
-      error: 'Unprocessable Entity',
+      error: 'Invalid data.',
       message,
       path: '/admin/clients',
     });

@@ -128,7 +128,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
     ])('when the body has %j, then 422 names the field', async (overrides, message) => {
       const res = await create(notificationBody('plain1', overrides));
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', message, '/v1/notifications'));
+      expect(await res.json()).toEqual(errorBody(422, 'Invalid data.', message, '/v1/notifications'));
     });
 
     test('when the body is not JSON or not JSON typed, then 400 and 415 in the error body', async () => {
@@ -359,10 +359,10 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       const unknown = await answer(uuid, { response: 'maybe' });
       expect(unknown.status).toBe(422);
       expect(await unknown.json()).toEqual(
-        userError(422, 'Unprocessable Entity', "Invalid field response: is not one of the notification's actions", path, 4),
+        userError(422, 'Invalid data.', "Invalid field response: is not one of the notification's actions", path, 4),
       );
       const extra = await answer(uuid, { response: 'accept', note: 1 });
-      expect(await extra.json()).toEqual(userError(422, 'Unprocessable Entity', 'Invalid field note: is not allowed', path, 4));
+      expect(await extra.json()).toEqual(userError(422, 'Invalid data.', 'Invalid field note: is not allowed', path, 4));
       const malformed = await answer(uuid, '{');
       expect(malformed.status).toBe(400);
       expect(await malformed.json()).toEqual(userError(400, 'Bad Request', 'Malformed request body', path, 4));
@@ -535,7 +535,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await res.json()).toEqual(
         userError(
           422,
-          'Unprocessable Entity',
+          'Invalid data.',
           'Invalid field signature: is required for this notification',
           `/v1/me/notifications/${uuid}/action`,
           4,
@@ -563,7 +563,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await res.json()).toEqual(
         userError(
           422,
-          'Unprocessable Entity',
+          'Invalid data.',
           'Invalid field signature: does not verify against the registered device key; the notification is TAMPERED',
           `/v1/me/notifications/${uuid}/action`,
           4,
@@ -581,7 +581,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await missing.json()).toEqual(
         userError(
           422,
-          'Unprocessable Entity',
+          'Invalid data.',
           'Invalid field number: is required for this answer; type the two-digit number shown where the request was made',
           `/v1/me/notifications/${uuid}/action`,
           4,
@@ -640,7 +640,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
         expect(await res.json()).toEqual(
           userError(
             422,
-            'Unprocessable Entity',
+            'Invalid data.',
             `Invalid field number: does not match the number shown where the request was made; check it and type it again (${triesLeft} ${triesLeft === 1 ? 'try' : 'tries'} left)`,
             path,
             4,
@@ -652,7 +652,7 @@ describe('Notifications: enterprise API and user API (no worker running)', () =>
       expect(await third.json()).toEqual(
         userError(
           422,
-          'Unprocessable Entity',
+          'Invalid data.',
           'Invalid field number: does not match, and no tries are left; the request is stopped (TAMPERED): if you made it, start it again',
           path,
           4,

@@ -96,7 +96,7 @@ describe('Notification callbacks: internal addresses refused at creation', () =>
     expect(await res.json()).toEqual(
       errorBody(
         422,
-        'Unprocessable Entity',
+        'Invalid data.',
         `Invalid field callbackUrl: must reach a public address (${address} is in the ${range} range)`,
         '/v1/notifications',
       ),
@@ -112,7 +112,7 @@ describe('Notification callbacks: internal addresses refused at creation', () =>
   ])('when callbackUrl is %s, then 422: %s', async (callbackUrl, message) => {
     const res = await create(callbackUrl);
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual(errorBody(422, 'Unprocessable Entity', message, '/v1/notifications'));
+    expect(await res.json()).toEqual(errorBody(422, 'Invalid data.', message, '/v1/notifications'));
   });
 
   test.each(['https://8.8.8.8/cb', 'https://[2001:4860:4860::8888]/cb', 'https://hooks.example.com:8443/cb?tenant=1'])(

@@ -134,7 +134,7 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect(await first.json()).toEqual({
       timestamp: stamp,
       status: 'FAILED',
-      error: 'Unprocessable Entity',
+      error: 'Invalid data.',
       message: 'Invalid OTP',
       path: `/v1/svc-otp/${otpUuid}/validate`,
       otpUuid,
@@ -281,7 +281,7 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect(await changed.json()).toEqual({
       timestamp: stamp,
       status: 422,
-      error: 'Unprocessable Entity',
+      error: 'Invalid data.',
       message: 'Idempotency-Key was already used with a different request body',
       path: '/v1/svc-otp',
     });
@@ -322,14 +322,14 @@ describe('OTP generation, delivery to the outbox and validation', () => {
       const res = await generate(otpBody('alice', { dispatchOptions: { SMS: 'nope' } }));
       expect(res.status).toBe(422);
       expect(await res.json()).toEqual(
-        refused(422, 'Unprocessable Entity', "dispatchOptions.SMS: template 'nope' does not exist for channel SMS"),
+        refused(422, 'Invalid data.', "dispatchOptions.SMS: template 'nope' does not exist for channel SMS"),
       );
     });
 
     test('when an e-mail template is named for SMS, then 422', async () => {
       const res = await generate(otpBody('alice', { dispatchOptions: { SMS: 'otp_email' } }));
       expect(await res.json()).toEqual(
-        refused(422, 'Unprocessable Entity', "dispatchOptions.SMS: template 'otp_email' does not exist for channel SMS"),
+        refused(422, 'Invalid data.', "dispatchOptions.SMS: template 'otp_email' does not exist for channel SMS"),
       );
     });
 
@@ -337,17 +337,17 @@ describe('OTP generation, delivery to the outbox and validation', () => {
       const res = await generate(
         otpBody('alice', { dispatchOptions: { EMAIL: 'branded_email' }, dynamicMacros: { __APP_NAME__: 'Acme' } }),
       );
-      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'dynamicMacros: missing values for __NAME__'));
+      expect(await res.json()).toEqual(refused(422, 'Invalid data.', 'dynamicMacros: missing values for __NAME__'));
     });
 
     test('when dispatchOptions names an unknown channel, then 422', async () => {
       const res = await generate(otpBody('alice', { dispatchOptions: { FAX: 'otp_sms' } }));
-      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'dispatchOptions.FAX is not allowed (allowed: SMS, EMAIL)'));
+      expect(await res.json()).toEqual(refused(422, 'Invalid data.', 'dispatchOptions.FAX is not allowed (allowed: SMS, EMAIL)'));
     });
 
     test('when the attempts are out of range, then 422', async () => {
       const res = await generate(otpBody('alice', { attempts: 101 }));
-      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'attempts must be between 1 and 100'));
+      expect(await res.json()).toEqual(refused(422, 'Invalid data.', 'attempts must be between 1 and 100'));
     });
 
     test('when the user is not enrolled or is deleted, then 404 User not found', async () => {
@@ -361,7 +361,7 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     test('when the user has no address for the channel, then 422', async () => {
       const res = await generate(otpBody('nomail', { dispatchOptions: { EMAIL: 'otp_email' } }));
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual(refused(422, 'Unprocessable Entity', 'dispatchOptions.EMAIL: user has no emailId registered'));
+      expect(await res.json()).toEqual(refused(422, 'Invalid data.', 'dispatchOptions.EMAIL: user has no emailId registered'));
     });
 
     test('when there is no token, then 401 unauthorized', async () => {

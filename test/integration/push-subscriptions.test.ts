@@ -142,7 +142,7 @@ describe('Push subscriptions of the signed-in user', () => {
   ])('when the subscription has %s, then 422 with what is wrong and nothing is stored', async (_name, change, message) => {
     const res = await register(bob, { ...browserSubscription(endpointOf('bad')), ...change });
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual(refusal(422, 'Unprocessable Entity', message));
+    expect(await res.json()).toEqual(refusal(422, 'Invalid data.', message));
     expect(await list(bob)).toEqual([]);
   });
 

@@ -14,7 +14,7 @@ import { insertUser } from '../support/user-fixtures.js';
 import { createGroups, errorBody, sendJson, uniqueMobile, userBody } from '../support/users-helpers.js';
 
 const PATH = '/v1/users/activate';
-const wrong = (attemptsLeft: number) => errorBody(422, 'Unprocessable Entity', 'Invalid activation code', PATH, { attemptsLeft });
+const wrong = (attemptsLeft: number) => errorBody(422, 'Invalid data.', 'Invalid activation code', PATH, { attemptsLeft });
 const locked = errorBody(423, 'Locked', 'Too many wrong activation codes; ask for a new activation code', PATH);
 const throttled = (seconds: number) => errorBody(429, 'Too Many Requests', `Too many requests: retry after ${seconds} seconds`, PATH);
 const CODE_RE = /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{8}$/;
