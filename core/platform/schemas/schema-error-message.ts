@@ -1,3 +1,4 @@
+import { patternRule } from './pattern-rules.js';
 import { getAjv, type ErrorObject } from './schema-registry.js';
 
 // The one place Ajv errors become words. Every wording names the field the way callers write
@@ -32,9 +33,16 @@ export function schemaErrorField(error: ErrorObject): string {
   return formatFieldPath(error.instancePath, child === undefined ? undefined : String(child));
 }
 
-/** The rule in Ajv's words (`must be string`); an extra property `is not allowed`. */
+/** The words the schema gives a broken pattern (pattern-rules.ts), if any. */
+function patternRuleOf(error: ErrorObject): string | undefined {
+  const { pattern } = error.params as { pattern?: unknown };
+  return error.keyword === 'pattern' && typeof pattern === 'string' ? patternRule(pattern) : undefined;
+}
+
+/** The rule in Ajv's words (`must be string`), or the schema's for a pattern; an extra property `is not allowed`. */
 export function schemaErrorReason(error: ErrorObject): string {
-  return error.keyword === 'additionalProperties' ? 'is not allowed' : (error.message ?? 'is invalid');
+  if (error.keyword === 'additionalProperties') return 'is not allowed';
+  return patternRuleOf(error) ?? error.message ?? 'is invalid';
 }
 
 /** `<field>: <rule>`, the whole value named `whole` (`(body)` for a request body). */
@@ -123,10 +131,11 @@ export function describeSchemaError(rootId: string, error: ErrorObject): string 
     case 'minProperties':
     case 'maxProperties':
       return describeRange(field, schema.minProperties, schema.maxProperties, plural('entry', 'entries'), 'must have');
-    case 'pattern':
-      if (error.propertyName !== undefined)
-        return `${field} key ${JSON.stringify(error.propertyName)} must match ${String(params.pattern)}`;
-      return `${field} must match ${String(params.pattern)}`;
+    case 'pattern': {
+      const rule = patternRuleOf(error) ?? `must match ${String(params.pattern)}`;
+      if (error.propertyName !== undefined) return `${field} key ${JSON.stringify(error.propertyName)} ${rule}`;
+      return `${field} ${rule}`;
+    }
     case 'enum':
       return `${field} must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
     default:

@@ -35,6 +35,8 @@ export function getAjv(): InstanceType<typeof Ajv> {
     const ajv = new Ajv({ allErrors: false, strict: true, useDefaults: false, discriminator: true });
     addFormats(ajv);
     ajv.addKeyword('example');
+    // Words for people beside a pattern (pattern-rules.ts); an annotation, validates nothing.
+    ajv.addKeyword('x-pattern-rule');
     for (const schema of loadSchemas()) ajv.addSchema(schema);
     ajvInstance = ajv;
   }
