@@ -274,6 +274,7 @@ function composeOtp(
       enqueue: ctx.dispatch.enqueue,
       keys,
       logger: ctx.logger,
+      smsCountries: ctx.config.smsAllowedCountries,
     }),
     validation,
     cancellation: createOtpCancellationService({ otps, deliveries, status: validation.status, logger: ctx.logger }),

@@ -58,7 +58,7 @@ export const otpRouteDocs: RouteDoc[] = [
       '415': error('Content type is not application/json'),
       '422': {
         ...error(
-          'Any other validation error: formats, ranges, OTP specification (without the RateLimit fields); template, macros, channel address, Idempotency-Key reuse (checked once the budgets were taken: with the RateLimit fields)',
+          'Any other validation error: formats, ranges, OTP specification (without the RateLimit fields); template, macros, channel address, Idempotency-Key reuse, SMS as the only channel to a stored mobileNumber outside SMS_ALLOWED_COUNTRIES (with `reason`) (checked once the budgets were taken: with the RateLimit fields)',
         ),
         headers: budgetsTaken,
       },

@@ -21,6 +21,8 @@ import { encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
 import { isReachable } from '../users/user-reachability.js';
 import { requestFingerprint } from '../idempotency/request-fingerprint.js';
+import { undeliverableSms } from './otp-sms-country.js';
+import type { SmsCountries } from '../providers/sms-country-policy.js';
 
 /**
  * What the generation needs to know about the template of a name that carries an enterprise's
@@ -44,6 +46,8 @@ export interface OtpGenerationDeps {
   enqueue: (deliveryId: string, sealed?: string, priority?: number) => Promise<void>;
   keys: OtpKeys;
   logger: Logger;
+  /** The deployment's SMS_ALLOWED_COUNTRIES (undefined: every country). */
+  smsCountries?: SmsCountries;
   now?: () => Date;
 }
 
@@ -268,6 +272,11 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         ...request.fallback,
         to: addressOf(request.fallback.channel, `fallbackDispatchOptions.${request.fallback.channel}`),
       };
+      const undeliverable = undeliverableSms(addresses, fallback?.channel, deps.smsCountries);
+      if (undeliverable) {
+        deps.logger.warn({ clientId, enterpriseId, country: undeliverable.country }, undeliverable.logLine);
+        throw undeliverable.error;
+      }
 
       let otpUuid: string = randomUUID();
       const createdAt = now();

@@ -40,8 +40,12 @@ export function smsCountryRefusal(mobileNumber: string, allowed: SmsCountries): 
   return { country, reason: `SMS to ${country} numbers is not allowed (SMS_ALLOWED_COUNTRIES)` };
 }
 
-/** Counts a refusal (by the number's country, `unknown`: none) where it was met: `given` (enrollment, PATCH) or `send` (a stored number at send time). */
-export function countSmsCountryRefusal(country: string, where: 'given' | 'send'): void {
+/**
+ * Counts a refusal (by the number's country, `unknown`: none) where it was met: `given`
+ * (enrollment, PATCH), `asked` (an OTP asked for by SMS alone to a stored number) or `send` (a
+ * stored number at send time).
+ */
+export function countSmsCountryRefusal(country: string, where: 'given' | 'asked' | 'send'): void {
   // A burst of these is what an SMS pumping attempt looks like on a dashboard.
   smsCountryRefusals.inc({ country, where });
 }

@@ -45,7 +45,7 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
   const deliveriesOf = (otpUuid: string) =>
     eventually(async () => {
       const res = await fetch(`${service.url}/v1/svc-otp/${otpUuid}`, { headers: { authorization: `Bearer ${token}` } });
-      const rows = ((await res.json()) as { deliveries: { state: string; lastError?: string }[] }).deliveries;
+      const rows = ((await res.json()) as { deliveries: { channel: string; state: string; lastError?: string }[] }).deliveries;
       return rows.length > 0 && rows.every((d) => d.state !== 'QUEUED') ? rows : undefined;
     });
 
@@ -84,23 +84,52 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
     expect(await moved.json()).toMatchObject({ mobileNumber: CA_NUMBER });
   });
 
-  test('when a user stored before the list has a number of another country, then an OTP to it ends FAILED with the reason and Twilio is never asked; a listed one is sent', async () => {
+  test('when a user stored before the list has a number of another country and the OTP asks for SMS alone, then 422 at once with the reason, nothing stored and Twilio never asked; a listed one is sent', async () => {
     await insertUser(service.ctx.mongo, { userId: 'old-jamaica', mobileNumber: JM_NUMBER });
     await insertUser(service.ctx.mongo, { userId: 'old-us', mobileNumber: OLD_US_NUMBER });
     const before = twilio.requests.length;
 
     const refused = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('old-jamaica'));
-    expect(refused.status).toBe(200);
-    const refusedUuid = ((await refused.json()) as { otpUuid: string }).otpUuid;
-    expect(await deliveriesOf(refusedUuid)).toEqual([
-      expect.objectContaining({ state: 'FAILED', lastError: 'SMS to JM numbers is not allowed (SMS_ALLOWED_COUNTRIES)' }),
-    ]);
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toMatchObject({
+      status: 422,
+      error: 'Invalid data.',
+      message: "dispatchOptions.SMS: the user's mobileNumber is outside the countries SMS goes to",
+      reason: 'SMS to JM numbers is not allowed (SMS_ALLOWED_COUNTRIES)',
+      path: '/v1/svc-otp',
+    });
+    expect(await service.ctx.mongo.collection('otps').countDocuments({ userId: 'old-jamaica' })).toBe(0);
+    // The operator learns which client asks for such numbers, and never the number.
+    const warned = service.logLines().filter((line) => String(line.msg).startsWith('OTP refused: SMS may not go'));
+    expect(warned).toEqual([expect.objectContaining({ level: 40, clientId, enterpriseId: 'default', country: 'JM' })]);
+    expect(JSON.stringify(warned)).not.toContain('5550143');
 
     const sent = await postJson(`${service.url}/v1/svc-otp`, token, otpBody('old-us'));
     const sentUuid = ((await sent.json()) as { otpUuid: string }).otpUuid;
     expect(await deliveriesOf(sentUuid)).toEqual([expect.objectContaining({ state: 'SENT' })]);
     const asked = twilio.requests.slice(before).map((r) => new URLSearchParams(r.body).get('To'));
     expect(asked).toEqual([OLD_US_NUMBER]);
+  });
+
+  test('when such an OTP also asks for e-mail, then it is accepted: the SMS ends FAILED with the reason, without Twilio, and the e-mail is sent', async () => {
+    await insertUser(service.ctx.mongo, {
+      userId: 'old-jamaica-both',
+      mobileNumber: JM_NUMBER.replace('43', '45'),
+      emailId: 'both@example.com',
+    });
+    const before = twilio.requests.length;
+    const res = await postJson(
+      `${service.url}/v1/svc-otp`,
+      token,
+      otpBody('old-jamaica-both', { dispatchOptions: { SMS: 'otp_sms', EMAIL: 'otp_email' } }),
+    );
+    expect(res.status).toBe(200);
+    const { otpUuid } = (await res.json()) as { otpUuid: string };
+    expect((await outboxMessageFor(service, 'both@example.com', otpUuid)).text).toMatch(/\d{6}/);
+    expect(await deliveriesOf(otpUuid)).toContainEqual(
+      expect.objectContaining({ channel: 'SMS', state: 'FAILED', lastError: 'SMS to JM numbers is not allowed (SMS_ALLOWED_COUNTRIES)' }),
+    );
+    expect(twilio.requests.length).toBe(before);
   });
 
   test('when such an OTP named a fallback channel, then the code goes there instead', async () => {
@@ -119,13 +148,14 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
     expect(mail.text).toMatch(/\d{6}/);
   });
 
-  test('when numbers are refused, then svc_sms_country_refusals_total counts them by country and where (given at the API, met at send time)', async () => {
+  test('when numbers are refused, then svc_sms_country_refusals_total counts them by country and where (given at the API, asked for an OTP, met at send time)', async () => {
     const counted = await businessRegistry.getSingleMetric('svc_sms_country_refusals_total')?.get();
     const count = (country: string, where: string) =>
       counted?.values.find((v) => v.labels.country === country && v.labels.where === where)?.value ?? 0;
     expect(count('JM', 'given')).toBeGreaterThanOrEqual(3);
     expect(count('unknown', 'given')).toBeGreaterThanOrEqual(1);
     expect(count('JM', 'send')).toBeGreaterThanOrEqual(2);
+    expect(count('JM', 'asked')).toBeGreaterThanOrEqual(1);
   });
 
   test('when the setting is not a list of country codes, then the configuration names it and what is wrong', () => {

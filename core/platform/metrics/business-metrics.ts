@@ -46,7 +46,7 @@ export const providerBreakerState = new Gauge({
 
 export const smsCountryRefusals = new Counter({
   name: 'svc_sms_country_refusals_total',
-  help: 'Mobile numbers refused by SMS_ALLOWED_COUNTRIES, by the country read from the number (unknown: none) and where: given (enrollment or PATCH, API) or send (dispatch worker, a number stored earlier)',
+  help: 'Mobile numbers refused by SMS_ALLOWED_COUNTRIES, by the country read from the number (unknown: none) and where: given (enrollment or PATCH, API), asked (an OTP by SMS alone to a number stored earlier, API) or send (dispatch worker, a number stored earlier)',
   labelNames: ['country', 'where'] as const,
   registers: [businessRegistry],
 });

@@ -1,0 +1,31 @@
+import type { Channel } from '../deliveries/delivery.types.js';
+import { ValidationError } from '../platform/errors/app-error.js';
+import { countSmsCountryRefusal, smsCountryRefusal, type SmsCountries } from '../providers/sms-country-policy.js';
+
+/**
+ * An OTP whose only channel is SMS, to a stored number outside SMS_ALLOWED_COUNTRIES (stored
+ * before the list was set, or under another): no message of it could ever arrive, since the
+ * dispatch worker refuses the number too. It is refused at once, as the field's 422 with the
+ * reason (like a channel the user has no address for), rather than accepted with a code that
+ * ends FAILED. An OTP that also goes, or falls back, to e-mail is accepted: the e-mail may arrive.
+ * Pure CPU on the user row already read: no store round trip, and nothing when e-mail is named.
+ */
+export function undeliverableSms(
+  addresses: Partial<Record<Channel, string>>,
+  fallbackChannel: Channel | undefined,
+  allowed: SmsCountries,
+): { country: string; error: ValidationError; logLine: string } | undefined {
+  const number = addresses.SMS;
+  if (allowed === undefined || number === undefined || addresses.EMAIL !== undefined || fallbackChannel === 'EMAIL') return undefined;
+  const refusal = smsCountryRefusal(number, allowed);
+  if (refusal === undefined) return undefined;
+  // A burst of these, by client, is what SMS pumping through stored numbers looks like.
+  countSmsCountryRefusal(refusal.country, 'asked');
+  return {
+    country: refusal.country,
+    error: new ValidationError("dispatchOptions.SMS: the user's mobileNumber is outside the countries SMS goes to", {
+      extra: { reason: refusal.reason },
+    }),
+    logLine: "OTP refused: SMS may not go to the country of the user's mobileNumber (SMS_ALLOWED_COUNTRIES)",
+  };
+}
