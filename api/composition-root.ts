@@ -305,6 +305,7 @@ function composeSignIn(
       validate: (otpUuid, clientId, code) => otp.validation.validate(otpUuid, clientId, code),
     },
     logger: ctx.logger,
+    smsCountries: ctx.config.smsAllowedCountries,
   });
   const countedLogin: typeof login = {
     ...login,

@@ -16,6 +16,8 @@ import { signInLocked } from './sign-in-lock-activity.js';
 import { BASE_LOCALE } from '../platform/locales/shipped-locales.js';
 import { localizedTemplateName } from '../templates/template-locale.js';
 import { CODE_LIFETIME_MACRO, loginCodeLifetime } from './login-code-lifetime.js';
+import { loginCodeChannel } from './login-code-channel.js';
+import type { SmsCountries } from '../providers/sms-country-policy.js';
 
 /** The login code: 6 digits, 5 attempts, through the OTP pipeline (its lifetime is LOGIN_CODE_TTL_SECONDS). */
 export const LOGIN_CODE = Object.freeze({
@@ -45,6 +47,8 @@ export interface LoginServiceDeps {
     validate(otpUuid: string, clientId: string, code: string): Promise<OtpCheck>;
   };
   logger: Logger;
+  /** The deployment's SMS_ALLOWED_COUNTRIES (undefined: every country): a number outside them gets no login code by SMS. */
+  smsCountries?: SmsCountries;
   now?: () => Date;
 }
 
@@ -89,12 +93,20 @@ export function createLoginService(deps: LoginServiceDeps) {
    */
   async function deliver(stateUid: string, client: SignInClient, user: User, requestedAt: Date): Promise<void> {
     try {
-      // SMS to the registered mobile number, else e-mail.
+      const channel = loginCodeChannel(user, deps.smsCountries);
+      if (channel === undefined) {
+        deps.logger.warn(
+          { clientId: client.clientId },
+          "login code not sent: SMS may not go to the user's mobileNumber (SMS_ALLOWED_COUNTRIES) and there is no emailId",
+        );
+        return;
+      }
       // In the language of the sign-in's pages: every shipped language has its login templates (template-locale.ts).
       const locale = client.locale ?? BASE_LOCALE;
-      const channels = user.mobileNumber
-        ? { SMS: localizedTemplateName(LOGIN_CODE.smsTemplate, locale) }
-        : { EMAIL: localizedTemplateName(LOGIN_CODE.emailTemplate, locale) };
+      const channels =
+        channel === 'SMS'
+          ? { SMS: localizedTemplateName(LOGIN_CODE.smsTemplate, locale) }
+          : { EMAIL: localizedTemplateName(LOGIN_CODE.emailTemplate, locale) };
       const { otpUuid } = await deps.otp.generate({
         clientId: loginOtpOwner(client.clientId),
         enterpriseId: client.enterpriseId,

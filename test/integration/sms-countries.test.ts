@@ -7,6 +7,8 @@ import { startProviderStub, type ProviderStub } from '../support/provider-stub.j
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 import { createGroups, sendJson, userBody } from '../support/users-helpers.js';
+import { authorizeUrl, registerTestApp } from '../support/oauth-flow-helpers.js';
+import { FormWalker, signInWithForms } from '../support/sign-in-helpers.js';
 
 // Numbers libphonenumber places in a country (the test suite's +1 555 numbers are in none).
 const US_NUMBER = '+12025550143';
@@ -23,13 +25,18 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
 
   beforeAll(async () => {
     twilio = await startProviderStub([{ status: 201, body: { sid: 'SM33333333333333333333333333333333', status: 'queued' } }]);
-    service = await startTestService('smscountries', {
-      SMS_ALLOWED_COUNTRIES: 'US,CA',
-      TWILIO_ACCOUNT_SID: `AC${'ab'.repeat(16)}`,
-      TWILIO_AUTH_TOKEN: 'sms-countries-token',
-      TWILIO_FROM: '+15005550006',
-      TWILIO_API_BASE_URL: twilio.url,
-    });
+    service = await startTestService(
+      'smscountries',
+      {
+        SMS_ALLOWED_COUNTRIES: 'US,CA',
+        TWILIO_ACCOUNT_SID: `AC${'ab'.repeat(16)}`,
+        TWILIO_AUTH_TOKEN: 'sms-countries-token',
+        TWILIO_FROM: '+15005550006',
+        TWILIO_API_BASE_URL: twilio.url,
+      },
+      // The sign-in's redirects name the service's own address.
+      { ownPublicUrl: true },
+    );
     worker = await startDispatchWorker(loadConfig(service.env), memoryLogger().logger);
     ({ accessToken: token, clientId } = await createClientWithToken(service, { scopes: ['users', 'otp'] }));
     await createGroups(service, ['retail']);
@@ -146,6 +153,25 @@ describe('SMS_ALLOWED_COUNTRIES: SMS goes only to the countries a deployment ser
     const { otpUuid } = (await res.json()) as { otpUuid: string };
     const mail = await outboxMessageFor(service, 'jm@example.com', otpUuid);
     expect(mail.text).toMatch(/\d{6}/);
+  });
+
+  test('when a user whose stored number SMS may not go to signs in, then the login code goes to the e-mail address instead', async () => {
+    await insertUser(service.ctx.mongo, {
+      userId: 'old-jamaica-signin',
+      mobileNumber: JM_NUMBER.replace('43', '46'),
+      emailId: 'jm-signin@example.com',
+    });
+    const app = await registerTestApp(service, { name: 'sms countries app' });
+    const before = twilio.requests.length;
+    const callback = await signInWithForms(
+      service,
+      new FormWalker(service.url),
+      authorizeUrl(service, app),
+      'old-jamaica-signin',
+      'jm-signin@example.com',
+    );
+    expect(new URL(callback).searchParams.get('code')).toEqual(expect.any(String));
+    expect(twilio.requests.length).toBe(before);
   });
 
   test('when numbers are refused, then svc_sms_country_refusals_total counts them by country and where (given at the API, asked for an OTP, met at send time)', async () => {
