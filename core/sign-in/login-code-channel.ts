@@ -3,7 +3,7 @@ import { smsCountryRefusal, type SmsCountries } from '../providers/sms-country-p
 import type { User } from '../users/user.types.js';
 
 /**
- * The channel a login code goes by: SMS to the registered mobile number, else e-mail (D31). A
+ * The channel a login code goes by: SMS to the registered mobile number, else e-mail. A
  * number SMS may not go to (outside SMS_ALLOWED_COUNTRIES, stored before the list was set)
  * reaches no one, so it counts as no number: the code goes by e-mail when the user has an
  * address, and is not sent at all (undefined) when there is nothing else.
