@@ -39,15 +39,23 @@ const groupsNamed = (request: EnrollmentRequest) => [request.primaryGroup, ...re
 export function createEnrollmentService(deps: EnrollmentDeps) {
   const now = deps.now ?? (() => new Date());
 
-  /** Business checks, in order: user exists, primary among secondaries, missing group, mobile held. */
+  /**
+   * Business checks, in order: user exists, primary among secondaries, missing group, mobile held.
+   * The three reads do not depend on each other, so they go out together (one wait instead of
+   * three); the answer is still the first rule broken in that order. None of them guards the
+   * insert (the unique indexes and the groups' re-read after it do), so reading them at once
+   * changes only when they are read, not what is guaranteed.
+   */
   async function checkBusinessRules(enterpriseId: string, request: EnrollmentRequest): Promise<void> {
-    const existing = await deps.users.findUser({ enterpriseId, userId: request.userId });
+    const [existing, [missing], mobileHolder] = await Promise.all([
+      deps.users.findUser({ enterpriseId, userId: request.userId }),
+      deps.groups.findMissingGroupNames(enterpriseId, groupsNamed(request)),
+      request.mobileNumber === undefined ? undefined : deps.users.findLiveByMobile({ enterpriseId }, request.mobileNumber),
+    ]);
     if (existing) throw userExists(existing);
     if (request.secondaryGroups.includes(request.primaryGroup)) throw conflict('Primary and secondary group name cannot be same.');
-    const [missing] = await deps.groups.findMissingGroupNames(enterpriseId, groupsNamed(request));
     if (missing !== undefined) throw missingGroup(missing);
-    if (request.mobileNumber !== undefined && (await deps.users.findLiveByMobile({ enterpriseId }, request.mobileNumber)))
-      throw conflict('Mobile number already registered');
+    if (mobileHolder) throw conflict('Mobile number already registered');
   }
 
   /** The checks above ran before the insert; the unique indexes settle races between requests. */
