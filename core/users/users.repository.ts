@@ -518,6 +518,14 @@ export function createUsersRepository(connection: Connection) {
     async settledOwedActivity(ref: UserRef, ids: string[]): Promise<void> {
       if (ids.length === 0) return;
       const Users = await model();
+      // Mostly these are all the user owes (an enrollment's one entry, say): then the field goes
+      // in one update, which matches only while no other entry is there. Its condition and its
+      // change are one atomic write, so an entry pushed meanwhile either stops it or comes after.
+      const allOwed = await Users.updateOne(
+        { ...userFilter(ref), owedActivity: { $not: { $elemMatch: { id: { $nin: ids } } } } },
+        { $unset: { owedActivity: 1 } },
+      );
+      if (allOwed.matchedCount === 1) return;
       await Users.updateOne(userFilter(ref), { $pull: { owedActivity: { id: { $in: ids } } } });
       // Gone once empty (unless a change owing another entry came meanwhile), so the user leaves
       // the sweep's sparse index.
