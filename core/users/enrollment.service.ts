@@ -190,13 +190,16 @@ export function createEnrollmentService(deps: EnrollmentDeps) {
         await removeOrReport({ enterpriseId, userId: user.userId }, createdAt);
         throw err;
       }
-      // The record holds it: taken off the user (left on, the sweep finds it written and takes it off).
-      await deps.users
+      // The record holds it: taken off the user (left on, the sweep finds it written and takes it
+      // off). That and queueing the code's messages go out together: neither reads what the other
+      // writes, neither throws, and a process dying between or during them leaves the same as
+      // before (an entry the sweep finds written; a code the activation sweep sends).
+      const settled = deps.users
         .settledOwedActivity({ enterpriseId, userId: user.userId }, [owed.id])
         .catch((err: unknown) =>
           deps.logger.warn({ err: (err as Error).message, enterpriseId }, 'enrollment recorded; owed entry left to the sweep'),
         );
-      if (generated) await queueActivation({ enterpriseId, userId: user.userId }, issue, dispatchPriority);
+      await Promise.all([settled, generated ? queueActivation({ enterpriseId, userId: user.userId }, issue, dispatchPriority) : undefined]);
       return { userId: user.userId };
     },
   };
