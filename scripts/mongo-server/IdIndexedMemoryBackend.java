@@ -9,8 +9,10 @@ import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -67,40 +69,44 @@ public class IdIndexedMemoryBackend extends MemoryBackend {
         private static final int MAX_COMBINATIONS = 10_000;
 
         /**
-         * Positions of the documents a query of `$in` lists (or plain values) on exactly a unique
-         * index's keys can match, through that index; null when the query has another shape.
+         * Positions of the documents a query can match through a unique index all of whose keys it
+         * names with a plain value or an `$in` list of plain values (other conditions are matched
+         * afterwards, as mongod fetches and filters); null when no unique index fits. A query of
+         * exactly a unique index's plain values is left to the stock backend, which does the same.
          */
         private Iterable<Integer> positionsOfInLists(Document query) {
             boolean anyIn = false;
-            List<List<Object>> valuesPerKey = new ArrayList<>();
-            List<String> keys = new ArrayList<>(query.keySet());
-            for (String key : keys) {
+            boolean otherConditions = false;
+            Map<String, List<Object>> valuesOf = new LinkedHashMap<>();
+            for (String key : query.keySet()) {
                 Object value = query.get(key);
                 if (isPlainValue(value)) {
-                    valuesPerKey.add(List.of(value));
-                } else if (value instanceof Document condition && condition.size() == 1 && condition.get("$in") instanceof List<?> list) {
-                    for (Object item : list) if (!isPlainValue(item)) return null;
-                    valuesPerKey.add(new ArrayList<>(list));
+                    valuesOf.put(key, List.of(value));
+                } else if (value instanceof Document condition && condition.size() == 1 && condition.get("$in") instanceof List<?> list
+                        && list.stream().allMatch(IdIndexedMemoryBackend.Collection::isPlainValue)) {
+                    valuesOf.put(key, new ArrayList<>(list));
                     anyIn = true;
                 } else {
-                    return null;
+                    otherConditions = true;
                 }
             }
-            if (!anyIn) return null;
-            long combinations = 1;
-            for (List<Object> values : valuesPerKey) combinations *= Math.max(1, values.size());
-            if (combinations > MAX_COMBINATIONS) return null;
-            Index<Integer> index = uniqueIndexOn(Set.copyOf(keys));
+            if (!anyIn && !otherConditions) return null;
+            Index<Integer> index = uniqueIndexWithin(valuesOf.keySet());
             if (index == null) return null;
+            List<String> keys = new ArrayList<>();
+            for (IndexKey key : index.getKeys()) keys.add(key.getKey());
+            long combinations = 1;
+            for (String key : keys) combinations *= Math.max(1, valuesOf.get(key).size());
+            if (combinations > MAX_COMBINATIONS) return null;
             Set<Integer> positions = new LinkedHashSet<>();
             List<Document> combos = new ArrayList<>();
             combos.add(new Document());
-            for (int k = 0; k < keys.size(); k++) {
+            for (String key : keys) {
                 List<Document> next = new ArrayList<>();
                 for (Document partial : combos) {
-                    for (Object value : valuesPerKey.get(k)) {
+                    for (Object value : valuesOf.get(key)) {
                         Document extended = new Document(partial);
-                        extended.put(keys.get(k), value);
+                        extended.put(key, value);
                         next.add(extended);
                     }
                 }
@@ -113,18 +119,20 @@ public class IdIndexedMemoryBackend extends MemoryBackend {
             return positions;
         }
 
-        private Index<Integer> uniqueIndexOn(Set<String> keys) {
+        /** A unique index whose keys are all among `keys` (the fewest keys first: the narrowest look-up per value). */
+        private Index<Integer> uniqueIndexWithin(Set<String> keys) {
+            Index<Integer> found = null;
             for (Index<Integer> index : getIndexes()) {
-                if (!index.isUnique() || index.getKeys().size() != keys.size()) continue;
-                boolean same = true;
-                for (IndexKey key : index.getKeys()) same &= keys.contains(key.getKey());
-                if (same) return index;
+                if (!index.isUnique() || index.getKeys().isEmpty()) continue;
+                boolean within = true;
+                for (IndexKey key : index.getKeys()) within &= keys.contains(key.getKey());
+                if (within && (found == null || index.getKeys().size() < found.getKeys().size())) found = index;
             }
-            return null;
+            return found;
         }
 
         /** An equality value: not an operator document, array, or regular expression. */
-        private static boolean isPlainValue(Object id) {
+        static boolean isPlainValue(Object id) {
             return id != null && !(id instanceof Document) && !(id instanceof List) && !(id instanceof java.util.regex.Pattern)
                     && !id.getClass().getSimpleName().contains("Regular");
         }
