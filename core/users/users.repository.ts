@@ -260,7 +260,10 @@ export function createUsersRepository(connection: Connection) {
      * (enterpriseId, userId) or live mobile number throws MongoDB's error 11000.
      */
     async insert(user: User, owed?: OwedActivityEntry): Promise<void> {
-      await (await model()).create({ ...toUserDoc(user), ...(owed ? { owedActivity: [owed] } : {}) });
+      // Through the driver, as the look-ups above: the enrollment builds the whole user, so a
+      // mongoose document (casting, validation, change tracking, an Error built per save) would
+      // only cost CPU on every enrollment. The unique indexes still refuse a duplicate (11000).
+      await (await model()).collection.insertOne({ ...toUserDoc(user), ...(owed ? { owedActivity: [owed] } : {}) });
     },
 
     /**

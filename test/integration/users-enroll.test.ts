@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { buildApp } from '../../api/app.js';
+import { Types } from 'mongoose';
 import { userModel } from '../../core/users/users.repository.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -95,6 +96,43 @@ describe('POST /v1/users', () => {
       expect(got).not.toContain('SECRET-CODE-42');
       expect(got).not.toContain('VERKEY-77');
       expect(got).not.toMatch(/codeDigest|verificationKey|clientId/);
+    });
+
+    test('when a user is enrolled, then the stored document holds the user and its derived key, each field of its type, nothing null', async () => {
+      const userId = nextId();
+      const mobileNumber = uniqueMobile();
+      await expectCreated(userBody(userId, { mobileNumber, secondaryGroups: 'vip', comments: 'import 7' }));
+      const stored = (await (await userModel(service.ctx.mongo)).collection.findOne({ userId })) as Record<string, unknown>;
+      expect(Object.keys(stored).sort()).toEqual(
+        [
+          '_id',
+          'activation',
+          'clientId',
+          'comments',
+          'createdAt',
+          'emailId',
+          'enterpriseId',
+          'firstName',
+          'lastName',
+          'liveMobileKey',
+          'loginId',
+          'mobileNumber',
+          'primaryGroup',
+          'secondaryGroups',
+          'sourceType',
+          'status',
+          'updatedAt',
+          'userId',
+        ].sort(),
+      );
+      expect(Object.values(stored)).not.toContain(null);
+      expect(stored).toMatchObject({ secondaryGroups: ['vip'], liveMobileKey: `default:${mobileNumber}`, comments: 'import 7' });
+      expect(stored._id).toBeInstanceOf(Types.ObjectId);
+      expect(stored.createdAt).toBeInstanceOf(Date);
+      expect(stored.updatedAt).toEqual(stored.createdAt);
+      const activation = stored.activation as Record<string, unknown>;
+      expect(Object.keys(activation).sort()).toEqual(['codeDigest', 'codeEncrypted', 'expiresAt', 'issue', 'verificationKeyEncrypted']);
+      expect(activation.expiresAt).toBeInstanceOf(Date);
     });
 
     test('when a predefined code is given without any address, then the user is enrolled (nothing to send)', async () => {
