@@ -5,7 +5,7 @@ import { defaultsNotInUri } from './mongo-uri-options.js';
 // Mongoose records a stack trace (new Error().stack) on every query it runs, only to show it if the
 // same query object is run twice (a programming error that fails either way). On the enrollment
 // path that was about 1 % of the API's CPU; the error is still thrown, without that stack.
-mongoose.set('skipOriginalStackTraces', true);
+mongoose.set({ skipOriginalStackTraces: true });
 
 /**
  * How long a command waits for a suitable server (the primary, for writes) before it fails. It
