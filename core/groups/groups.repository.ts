@@ -209,10 +209,14 @@ export function createGroupsRepository(connection: Connection) {
       const unique = [...new Set(names)];
       if (unique.length === 0) return [];
       const Groups = await model(connection);
-      const found = await Groups.find(
-        { name: { $in: unique }, $or: [groupOwnerFilter(enterpriseId), groupOwnerFilter(undefined)], ...notDeleted },
-        { _id: 0, name: 1, enterpriseId: 1, deletion: 1 },
-      ).lean<{ name: string; enterpriseId?: string; deletion?: GroupDeletionMarker }[]>();
+      // Through the driver: read on every enrollment (twice) and every PATCH of groups, where a
+      // mongoose query's casting and bookkeeping only cost CPU (the filter holds strings alone).
+      const found = await Groups.collection
+        .find<{ name: string; enterpriseId?: string; deletion?: GroupDeletionMarker }>(
+          { name: { $in: unique }, $or: [groupOwnerFilter(enterpriseId), groupOwnerFilter(undefined)], ...notDeleted },
+          { projection: { _id: 0, name: 1, enterpriseId: 1, deletion: 1 } },
+        )
+        .toArray();
       const meant = new Map<string, (typeof found)[number]>();
       for (const group of found) if (group.enterpriseId !== undefined || !meant.has(group.name)) meant.set(group.name, group);
       const joinable = (group: (typeof found)[number] | undefined) =>

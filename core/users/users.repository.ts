@@ -225,7 +225,7 @@ export function createUsersRepository(connection: Connection) {
      */
     async findLiveByMobile(scope: EnterpriseScope, mobileNumber: string): Promise<User | undefined> {
       // liveMobileKey starts with the enterpriseId: the key itself confines the look-up.
-      const doc = await (await model()).findOne({ liveMobileKey: liveMobileKey(scope, mobileNumber) }).lean<UserDoc>();
+      const doc = await (await model()).collection.findOne<UserDoc>({ liveMobileKey: liveMobileKey(scope, mobileNumber) });
       return doc ? toUser(doc) : undefined;
     },
 
@@ -524,7 +524,9 @@ export function createUsersRepository(connection: Connection) {
       // Mostly these are all the user owes (an enrollment's one entry, say): then the field goes
       // in one update, which matches only while no other entry is there. Its condition and its
       // change are one atomic write, so an entry pushed meanwhile either stops it or comes after.
-      const allOwed = await Users.updateOne(
+      // Through the driver: it runs on every enrollment and activation, where a mongoose query's
+      // casting and bookkeeping only cost CPU.
+      const allOwed = await Users.collection.updateOne(
         { ...userFilter(ref), owedActivity: { $not: { $elemMatch: { id: { $nin: ids } } } } },
         { $unset: { owedActivity: 1 } },
       );

@@ -58,7 +58,7 @@ describe('the store commands of one enrollment', () => {
   const enroll = (userId: string) =>
     sendJson(`${service.url}/v1/users`, 'POST', token, userBody(userId, { secondaryGroups: 'vip', mobileNumber: uniqueMobile() }));
 
-  test('an enrollment sending its code by SMS makes 7 MongoDB commands and 3 Redis round trips', async () => {
+  test('an enrollment sending its code by SMS makes 7 MongoDB commands and 3 Redis commands', async () => {
     // The first enrollment loads the Lua scripts and opens the connections; a bulk enrollment pays that once.
     expect((await enroll('first')).status).toBe(201);
 
