@@ -63,6 +63,14 @@ const PAUSED_SEND_RETRY_MS = 2000;
 
 export type DispatchResult = { state: 'SENT'; providerMessageId: string } | { state: 'SKIPPED'; reason: string };
 
+/**
+ * Why a row whose code no configured key opens cannot be sent: the key that sealed it was dropped
+ * before `npm run reseal` reached the row. Said so that an operator knows what happened, never the
+ * cipher's own words.
+ */
+const SEALED_WITH_DROPPED_KEY =
+  'sealed content opens with no configured key: its OTP_ENCRYPTION_KEY was dropped before npm run reseal reached it';
+
 function secretMacros(delivery: Delivery, key: Buffer): Record<string, string> {
   if (!delivery.secretMacros) return {};
   return JSON.parse(decryptSecret(delivery.secretMacros, key, delivery.id)) as Record<string, string>;
@@ -78,8 +86,14 @@ function renderDelivery(
   key: Buffer,
 ): { message: RenderedMessage } | { failure: string } {
   if (!template) return { failure: `template ${delivery.template} not found` };
+  let secrets: Record<string, string>;
   try {
-    return { message: renderTemplate(template, { ...delivery.macros, ...secretMacros(delivery, key) }) };
+    secrets = secretMacros(delivery, key);
+  } catch {
+    return { failure: SEALED_WITH_DROPPED_KEY };
+  }
+  try {
+    return { message: renderTemplate(template, { ...delivery.macros, ...secrets }) };
   } catch (err) {
     return { failure: `render failed: ${(err as Error).message}` };
   }
