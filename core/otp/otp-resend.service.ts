@@ -69,9 +69,9 @@ export function createOtpResendService(deps: OtpResendDeps) {
    * before `npm run reseal` reached it) cannot be sent: 409, the OTP stays ACTIVE and can still be
    * validated. The warning names the OTP, never the code.
    */
-  function openResendCode(record: OtpRecord & { resendCode: string }): string {
+  function openResendCode(record: OtpRecord, sealed: string): string {
     try {
-      return decryptSecret(record.resendCode, deps.keys.encryptionKey, resendCodeContext(record.otpUuid));
+      return decryptSecret(sealed, deps.keys.encryptionKey, resendCodeContext(record.otpUuid));
     } catch {
       deps.logger.warn({ collection: 'otps', otpUuid: record.otpUuid }, 'OTP resend code opens with no configured key');
       throw new ConflictError('OTP cannot be resent: its code is no longer kept', {
@@ -94,7 +94,7 @@ export function createOtpResendService(deps: OtpResendDeps) {
       return first ? [{ channel, first, id: otpResendDeliveryId(record.otpUuid, channel, resendId) }] : [];
     });
     const toWrite = wanted.filter(({ id }) => !rows.has(id));
-    const code = toWrite.length > 0 ? (opened ?? openResendCode({ ...record, resendCode: record.resendCode })) : '';
+    const code = toWrite.length > 0 ? (opened ?? openResendCode(record, record.resendCode)) : '';
     const missing = toWrite.map(({ channel, first, id }) =>
       // A test OTP's resends stay test messages (never a provider), whatever the client is now.
       queuedOtpRow(
@@ -164,7 +164,7 @@ export function createOtpResendService(deps: OtpResendDeps) {
         });
       }
       // A code that cannot be sent again is refused before any budget is taken or resend recorded.
-      const code = openResendCode({ ...record, resendCode: record.resendCode });
+      const code = openResendCode(record, record.resendCode);
       const limits = await command.admit(record.userId);
       // The commit point, conditional on the OTP being still ACTIVE: a resend racing a cancel,
       // a validation or the expiry is decided once.

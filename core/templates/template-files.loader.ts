@@ -15,6 +15,21 @@ function readOptional(file: string): string | undefined {
   return existsSync(file) ? readFileSync(file, 'utf8').replace(/\r?\n$/, '') : undefined;
 }
 
+/** One template's content, leaving out the parts it has no file for. */
+function templateContent(
+  name: string,
+  channel: TemplateChannel,
+  parts: { text: string; subject: string | undefined; html: string | undefined },
+): TemplateContent {
+  return {
+    name,
+    channel,
+    text: parts.text,
+    ...(parts.subject !== undefined ? { subject: parts.subject } : {}),
+    ...(parts.html !== undefined ? { html: parts.html } : {}),
+  };
+}
+
 /**
  * Reads the default templates: templates/<name>/{meta.json, text.txt, subject.txt?, html.hbs?},
  * and their language variants beside them, `text.<locale>.txt` (which makes the variant),
@@ -31,27 +46,17 @@ export function loadTemplateFiles(dir = templatesDir): TemplateContent[] {
       if (text === undefined) throw new Error(`Template ${entry.name} has no text.txt`);
       const subject = readOptional(join(folder, 'subject.txt'));
       const html = readOptional(join(folder, 'html.hbs'));
-      const english: TemplateContent = {
-        name: entry.name,
-        channel: meta.channel,
-        text,
-        ...(subject !== undefined ? { subject } : {}),
-        ...(html !== undefined ? { html } : {}),
-      };
+      const english = templateContent(entry.name, meta.channel, { text, subject, html });
       // Only the shipped languages' file names are ever tried.
       const variants = SHIPPED_LOCALES.filter((locale) => locale !== BASE_LOCALE).flatMap((locale) => {
         const localText = readOptional(join(folder, `text.${locale}.txt`));
         if (localText === undefined) return [];
-        const localSubject = readOptional(join(folder, `subject.${locale}.txt`)) ?? subject;
-        const localHtml = readOptional(join(folder, `html.${locale}.hbs`)) ?? html;
         return [
-          {
-            name: localizedTemplateName(entry.name, locale),
-            channel: meta.channel,
+          templateContent(localizedTemplateName(entry.name, locale), meta.channel, {
             text: localText,
-            ...(localSubject !== undefined ? { subject: localSubject } : {}),
-            ...(localHtml !== undefined ? { html: localHtml } : {}),
-          },
+            subject: readOptional(join(folder, `subject.${locale}.txt`)) ?? subject,
+            html: readOptional(join(folder, `html.${locale}.hbs`)) ?? html,
+          }),
         ];
       });
       return [english, ...variants];
