@@ -28,4 +28,8 @@ export default {
     },
   ],
   testTimeout: 30000,
+  // Jest's ESM module registries are not all freed between test files (a known leak of
+  // --experimental-vm-modules): in band, one process grew to V8's heap limit over the suite. With a
+  // limit, even one worker runs apart from Jest's own process and is replaced once its heap passes it.
+  workerIdleMemoryLimit: '2GB',
 };

@@ -27,9 +27,9 @@ bash scripts/build-if-stale.sh
 run_jest() {
   local out=$1
   shift
-  # On two cores Jest runs the test files in band, one after the other in its own process, and the module
-  # registries of ESM test files are not all freed between files: the whole suite grew that heap to
-  # V8's default limit (about 4 GB) and stopped it once. 8 GB leaves room on the machines this runs on.
+  # The module registries of ESM test files are not all freed between files: run in band, the whole
+  # suite grew one heap to V8's default limit (about 4 GB). jest.config.js's workerIdleMemoryLimit runs
+  # the files in a worker replaced once its heap passes 2 GB; the 8 GB limit is room for one large file.
   NODE_OPTIONS="--experimental-vm-modules --max-old-space-size=8192" ./node_modules/.bin/jest --ci --json --outputFile="$out" "$@" &
   local pid=$! stopped=""
   while kill -0 "$pid" 2>/dev/null; do
