@@ -17,14 +17,15 @@ import { BASE_LOCALE } from '../platform/locales/shipped-locales.js';
 import { localizedTemplateName } from '../templates/template-locale.js';
 import { CODE_LIFETIME_MACRO, loginCodeLifetime } from './login-code-lifetime.js';
 import { loginCodeChannel } from './login-code-channel.js';
+import type { Channel } from '../deliveries/delivery.types.js';
 import type { SmsCountries } from '../providers/sms-country-policy.js';
 
 /** The login code: 6 digits, 5 attempts, through the OTP pipeline (its lifetime is LOGIN_CODE_TTL_SECONDS). */
 export const LOGIN_CODE = Object.freeze({
   spec: 'N-6',
   attempts: 5,
-  smsTemplate: 'login_sms',
-  emailTemplate: 'login_email',
+  /** The login code's template on each channel (each shipped language has its variant). */
+  templates: Object.freeze({ SMS: 'login_sms', EMAIL: 'login_email' } satisfies Record<Channel, string>),
 });
 
 /** Macro of the login templates naming the app being signed in to. */
@@ -103,10 +104,7 @@ export function createLoginService(deps: LoginServiceDeps) {
       }
       // In the language of the sign-in's pages: every shipped language has its login templates (template-locale.ts).
       const locale = client.locale ?? BASE_LOCALE;
-      const channels =
-        channel === 'SMS'
-          ? { SMS: localizedTemplateName(LOGIN_CODE.smsTemplate, locale) }
-          : { EMAIL: localizedTemplateName(LOGIN_CODE.emailTemplate, locale) };
+      const channels = { [channel]: localizedTemplateName(LOGIN_CODE.templates[channel], locale) };
       const { otpUuid } = await deps.otp.generate({
         clientId: loginOtpOwner(client.clientId),
         enterpriseId: client.enterpriseId,

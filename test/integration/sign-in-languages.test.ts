@@ -1,20 +1,33 @@
-import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
+import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { authorizeUrl, registerTestApp, type TestApp } from '../support/oauth-flow-helpers.js';
 import { eventually, readOutbox, type OutboxEntry } from '../support/otp-helpers.js';
 import { csrfOf, FormWalker } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
 
+/** A service with these settings, the app 'Banque Acme' registered on it, and (when asked) a dispatch worker sending its login codes. */
+async function startSignInService(name: string, env: Record<string, string>, withWorker: boolean) {
+  const service = await startTestService(name, env, { ownPublicUrl: true });
+  const app = await registerTestApp(service, { name: 'Banque Acme' });
+  const worker = withWorker ? await startDispatchWorker(service.config, memoryLogger().logger) : undefined;
+  return {
+    service,
+    app,
+    async close() {
+      await worker?.shutdown();
+      await service.close();
+    },
+  };
+}
+
 /** The sign-in pages in the user's language: the app's ui_locales, else the browser's Accept-Language, else English. */
 describe('sign-in: the pages speak the language the app or the browser asks for', () => {
   let service: TestService;
-  let worker: RunningWorker;
   let app: TestApp;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    service = await startTestService('signin-languages', { RATE_LIMIT_LOGIN_PER_IP: '100000' }, { ownPublicUrl: true });
-    app = await registerTestApp(service, { name: 'Banque Acme' });
-    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    ({ service, app, close } = await startSignInService('signin-languages', { RATE_LIMIT_LOGIN_PER_IP: '100000' }, true));
     await insertUser(service.ctx.mongo, { userId: 'amelie', mobileNumber: '+15550410001' });
     await insertUser(service.ctx.mongo, { userId: 'bruno', emailId: 'bruno@example.com' });
     await insertUser(service.ctx.mongo, { userId: 'carl', mobileNumber: '+15550410003' });
@@ -22,10 +35,7 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
     await insertUser(service.ctx.mongo, { userId: 'dieter', emailId: 'dieter@example.com' });
     await insertUser(service.ctx.mongo, { userId: 'joao', mobileNumber: '+15550410007' });
   });
-  afterAll(async () => {
-    await worker.shutdown();
-    await service.close();
-  });
+  afterAll(() => close());
 
   const langOf = (html: string) => /<html lang="([^"]*)">/.exec(html)?.[1];
 
@@ -199,14 +209,12 @@ describe('sign-in: the pages speak the language the app or the browser asks for'
 describe('sign-in: SIGN_IN_DEFAULT_LOCALE', () => {
   let service: TestService;
   let app: TestApp;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    service = await startTestService('signin-default-locale', { SIGN_IN_DEFAULT_LOCALE: 'fr' }, { ownPublicUrl: true });
-    app = await registerTestApp(service, { name: 'Banque Acme' });
+    ({ service, app, close } = await startSignInService('signin-default-locale', { SIGN_IN_DEFAULT_LOCALE: 'fr' }, false));
   });
-  afterAll(async () => {
-    await service.close();
-  });
+  afterAll(() => close());
 
   test('when neither the app nor the browser names a shipped language, then the pages are in the default; a browser asking English gets English', async () => {
     const url = authorizeUrl(service, app);
@@ -220,20 +228,15 @@ describe('sign-in: SIGN_IN_DEFAULT_LOCALE', () => {
 
 describe('sign-in: the code page and the login code say the lifetime LOGIN_CODE_TTL_SECONDS gives', () => {
   let service: TestService;
-  let worker: RunningWorker;
   let app: TestApp;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    service = await startTestService('signin-code-lifetime', { LOGIN_CODE_TTL_SECONDS: '600' }, { ownPublicUrl: true });
-    app = await registerTestApp(service, { name: 'Banque Acme' });
-    worker = await startDispatchWorker(service.config, memoryLogger().logger);
+    ({ service, app, close } = await startSignInService('signin-code-lifetime', { LOGIN_CODE_TTL_SECONDS: '600' }, true));
     await insertUser(service.ctx.mongo, { userId: 'dora', mobileNumber: '+15550410004' });
     await insertUser(service.ctx.mongo, { userId: 'emile', mobileNumber: '+15550410005' });
   });
-  afterAll(async () => {
-    await worker.shutdown();
-    await service.close();
-  });
+  afterAll(() => close());
 
   /** The code page of this user id, and the SMS its user-id step sent. */
   async function codeStep(uiLocales: string, userId: string, to: string): Promise<{ page: string; sms: OutboxEntry }> {

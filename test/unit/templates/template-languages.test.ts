@@ -12,9 +12,9 @@ describe('language variants of the built-in templates', () => {
   test.each(SHIPPED_LOCALES.filter((l) => l !== BASE_LOCALE))(
     'when %s ships, then the login SMS and e-mail have their own text, subject and HTML',
     (locale) => {
-      const sms = named(localizedTemplateName(LOGIN_CODE.smsTemplate, locale));
-      const email = named(localizedTemplateName(LOGIN_CODE.emailTemplate, locale));
-      const english = named(LOGIN_CODE.emailTemplate);
+      const sms = named(localizedTemplateName(LOGIN_CODE.templates.SMS, locale));
+      const email = named(localizedTemplateName(LOGIN_CODE.templates.EMAIL, locale));
+      const english = named(LOGIN_CODE.templates.EMAIL);
       expect(sms).toMatchObject({ channel: 'SMS' });
       expect(sms?.text).toContain('__SVC_OTP__');
       expect(email).toMatchObject({ channel: 'EMAIL' });
