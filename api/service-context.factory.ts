@@ -34,7 +34,7 @@ export async function createServiceContext(config: Config, logger: Logger): Prom
   const redis = createProducerRedis(config.redis, { enableAutoPipelining: true, commandTimeout: config.redisCommandTimeoutMs });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
-  const metrics = createMetrics(queues, { mongodb: () => pingMongo(mongo), redis: () => pingRedis(redis) });
+  const metrics = createMetrics(queues, redis, { mongodb: () => pingMongo(mongo), redis: () => pingRedis(redis) });
   const dispatch = createDispatchRetry({
     enqueue: createDispatchEnqueuer(queues.dispatch),
     enqueueById: (id) => enqueueDispatch(queues.dispatch, id),

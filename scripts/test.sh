@@ -56,7 +56,7 @@ run_jest "$results" "$@" || status=$?
 # the sent journal, limits, sign-in, the workers, the queue dashboard, readiness, two processes of
 # each role sharing work, waiting and streaming notification events across API processes, the
 # signing-key change notice and its subscription, pipelines that share script methods, priorities of
-# fair dispatch, of OTPs and of activation codes) again, on a local Redis Cluster of 3 masters that the global setup starts.
+# fair dispatch, of OTPs and of activation codes, the queue metrics) again, on a local Redis Cluster of 3 masters that the global setup starts.
 cluster_results=$(mktemp)
 if [ $# -eq 0 ]; then
   TEST_REDIS_CLUSTER=1 run_jest "$cluster_results" \
@@ -66,7 +66,7 @@ if [ $# -eq 0 ]; then
     test/integration/notifications-wait.test.ts test/integration/notifications-stream.test.ts test/integration/notification-user-events.test.ts \
     test/integration/notification-user-event-outbox.test.ts test/integration/signing-key-changes.test.ts \
     test/integration/lean-redis-pipelines.test.ts test/integration/dispatch-fairness.test.ts test/integration/dispatch-fairness-resend.test.ts \
-    test/integration/dispatch-fairness-activation.test.ts \
+    test/integration/dispatch-fairness-activation.test.ts test/integration/platform-metrics.test.ts \
     test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
   FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1
 fi

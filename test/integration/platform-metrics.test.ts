@@ -92,6 +92,20 @@ describe('Prometheus metrics', () => {
     expect(sample(await scrape(), 'queue_oldest_waiting_age_seconds{queue="notification"}')).toBe(0);
   });
 
+  test('when jobs wait with priorities in several bands, then the age is that of the oldest, though it sits in neither end of the prioritized set', async () => {
+    // BullMQ orders the prioritized set by priority, then arrival: the oldest job here is the first
+    // of a middle band, and the set's head (priority 1) and tail (the newest of priority 9) are younger.
+    const now = Date.now();
+    const queue = service.ctx.queues['notification-push'];
+    await queue.add('probe', { n: 'oldest' }, { priority: 3, timestamp: now - 100_000 });
+    await queue.add('probe', { n: 'lowest' }, { priority: 9, timestamp: now - 20_000 });
+    await queue.add('probe', { n: 'highest' }, { priority: 1, timestamp: now - 10_000 });
+    await queue.add('probe', { n: 'newest' }, { priority: 9, timestamp: now - 5_000 });
+    const age = sample(await scrape(), 'queue_oldest_waiting_age_seconds{queue="notification-push"}');
+    expect(age).toBeGreaterThanOrEqual(100);
+    expect(age).toBeLessThan(160);
+  });
+
   describe('business counters and a worker process of its own', () => {
     const startWorker = metricsWorkerOfBlock();
 

@@ -1,6 +1,8 @@
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { QueueRegistry } from '../queues/queue-registry.js';
+import type { RedisClient } from '../queues/redis-connection.js';
 import { businessRegistry } from './business-metrics.js';
+import { oldestWaitingSince } from './oldest-waiting-job.js';
 
 /** Checks that a dependency answers (throws when it does not), run at scrape time. */
 export type DependencyProbes = Record<'mongodb' | 'redis', () => Promise<void>>;
@@ -17,7 +19,7 @@ const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed', 'co
  * A registry per app instance (not prom-client's global one), so tests can build many apps; the
  * process's business counters (business-metrics.ts) are exported with it.
  */
-export function createMetrics(queues: QueueRegistry, probes?: DependencyProbes): Metrics {
+export function createMetrics(queues: QueueRegistry, redis: RedisClient, probes?: DependencyProbes): Metrics {
   const own = new Registry();
   collectDefaultMetrics({ register: own });
   const httpRequestDuration = new Histogram({
@@ -57,20 +59,9 @@ export function createMetrics(queues: QueueRegistry, probes?: DependencyProbes):
       await Promise.all(
         Object.entries(queues).map(async ([name, queue]) => {
           try {
-            // Waiting jobs sit in two places: the wait list (oldest first) and, for jobs with a
-            // priority, the prioritized set (ordered by priority, then arrival). Its head and tail
-            // are sampled: the tail is where a starved job would be.
-            const candidates = await Promise.all([
-              queue.getJobs(['wait'], 0, 0, true),
-              queue.getJobs(['prioritized'], 0, 0, true),
-              queue.getJobs(['prioritized'], -1, -1, true),
-            ]);
-            // A job waits from the end of its delay (a retry's backoff is not waiting).
-            const starts = candidates
-              .flat()
-              .filter(Boolean)
-              .map((job) => job.timestamp + (job.delay ?? 0));
-            const since = starts.length > 0 ? Math.min(...starts) : now;
+            // Waiting jobs sit in two places: the wait list and, for jobs with a priority, the
+            // prioritized set, where the oldest may be in any band (oldest-waiting-job.ts).
+            const since = (await oldestWaitingSince(queue, redis)) ?? now;
             this.set({ queue: name }, Math.max(now - since, 0) / 1000);
           } catch {
             // Redis down: left out, as for queue_jobs.
