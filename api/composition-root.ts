@@ -278,7 +278,15 @@ function composeOtp(
     }),
     validation,
     cancellation: createOtpCancellationService({ otps, deliveries, status: validation.status, logger: ctx.logger }),
-    resend: createOtpResendService({ otps, deliveries, idempotency, enqueue: ctx.dispatch.enqueue, keys, logger: ctx.logger }),
+    resend: createOtpResendService({
+      otps,
+      deliveries,
+      idempotency,
+      enqueue: ctx.dispatch.enqueue,
+      keys,
+      logger: ctx.logger,
+      smsCountries: ctx.config.smsAllowedCountries,
+    }),
   };
 }
 

@@ -151,7 +151,9 @@ export const otpRouteDocs: RouteDoc[] = [
         schema: 'otp.validation-refused.json',
         headers: budgetsTaken,
       },
-      '422': error('Idempotency-Key malformed, or already used for another request'),
+      '422': error(
+        'Idempotency-Key malformed, or already used for another request; or the OTP goes by SMS alone to a number outside SMS_ALLOWED_COUNTRIES (set after it was made): `reason` says why, nothing is sent and no budget is used',
+      ),
       '429': {
         ...error('Rate limit reached: the same per-client and per-user budgets as Generate (Retry-After header)'),
         headers: rateLimitedHeaders(SENDING_BUDGETS),

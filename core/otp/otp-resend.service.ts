@@ -11,6 +11,8 @@ import { otpEnded, publicStatus, type OtpPublicStatus } from './otp-validation.s
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
 import { queuedOtpRow } from './otp-delivery-row.js';
 import { decryptSecret } from '../crypto/secret-box.js';
+import type { SmsCountries } from '../providers/sms-country-policy.js';
+import { undeliverableSms } from './otp-sms-country.js';
 
 export interface OtpResendDeps {
   otps: Pick<OtpsRepository, 'findForClient' | 'addResend'>;
@@ -20,6 +22,8 @@ export interface OtpResendDeps {
   enqueue: (deliveryId: string, sealed?: string, priority?: number) => Promise<void>;
   keys: OtpKeys;
   logger: Logger;
+  /** The deployment's SMS_ALLOWED_COUNTRIES (undefined: every country). */
+  smsCountries?: SmsCountries;
   now?: () => Date;
 }
 
@@ -84,11 +88,17 @@ export function createOtpResendService(deps: OtpResendDeps) {
   /**
    * The resend's rows still to write, built from the first messages (address, template, macros),
    * and the ids of all its rows. The code is opened only when a row is missing, so a keyed retry
-   * of a resend that wrote its rows finishes without it.
+   * of a resend that wrote its rows finishes without it. `known`: the OTP's rows, when already read.
    */
-  async function rowsOf(record: OtpRecord, resendId: string, at: Date, opened?: string): Promise<{ missing: Delivery[]; ids: string[] }> {
+  async function rowsOf(
+    record: OtpRecord,
+    resendId: string,
+    at: Date,
+    opened?: string,
+    known?: Delivery[],
+  ): Promise<{ missing: Delivery[]; ids: string[] }> {
     if (record.resendCode === undefined) return { missing: [], ids: [] };
-    const rows = new Map((await deps.deliveries.findByRef(record.otpUuid)).map((row) => [row.id, row]));
+    const rows = new Map((known ?? (await deps.deliveries.findByRef(record.otpUuid))).map((row) => [row.id, row]));
     const wanted = record.channels.flatMap((channel) => {
       const first = rows.get(otpDeliveryId(record.otpUuid, channel));
       return first ? [{ channel, first, id: otpResendDeliveryId(record.otpUuid, channel, resendId) }] : [];
@@ -118,9 +128,9 @@ export function createOtpResendService(deps: OtpResendDeps) {
     record: OtpRecord,
     resendId: string,
     fresh: boolean,
-    options: { priority?: number; code?: string } = {},
+    options: { priority?: number; code?: string; known?: Delivery[] } = {},
   ): Promise<void> {
-    const { missing, ids } = await rowsOf(record, resendId, now(), options.code);
+    const { missing, ids } = await rowsOf(record, resendId, now(), options.code, options.known);
     await deps.deliveries.insertMany(missing);
     const sealed = new Map(fresh ? missing.map((row) => [row.id, sealDelivery(row, deps.keys.encryptionKey)]) : []);
     await Promise.all(
@@ -134,8 +144,29 @@ export function createOtpResendService(deps: OtpResendDeps) {
     );
   }
 
+  /**
+   * A resend that could only go by SMS to a number outside SMS_ALLOWED_COUNTRIES (the OTP was made
+   * before the list was set) can never arrive: 422 with the reason, as at creation, before any
+   * budget is taken or resend recorded. Pure CPU on the rows just read.
+   */
+  function refuseUndeliverableSms(record: OtpRecord, rows: Delivery[], caller: { clientId: string; enterpriseId: string }): void {
+    const addresses = Object.fromEntries(
+      record.channels.flatMap((channel) => {
+        const first = rows.find((row) => row.id === otpDeliveryId(record.otpUuid, channel));
+        return first ? [[channel, first.to]] : [];
+      }),
+    );
+    const undeliverable = undeliverableSms(addresses, record.fallback?.channel, deps.smsCountries, 'resend');
+    if (undeliverable === undefined) return;
+    deps.logger.warn(
+      { otpUuid: record.otpUuid, clientId: caller.clientId, enterpriseId: caller.enterpriseId, country: undeliverable.country },
+      undeliverable.logLine,
+    );
+    throw undeliverable.error;
+  }
+
   return {
-    /** 404 unknown or another client's; 409 not ACTIVE (or made before resends); 429 limits; 422 key reuse. */
+    /** 404 unknown or another client's; 409 not ACTIVE (or made before resends); 429 limits; 422 key reuse or SMS it may not send. */
     async resend(command: ResendCommand): Promise<ResendResult> {
       const { otpUuid, clientId, idempotencyKey } = command;
       const record = await deps.otps.findForClient(otpUuid, clientId);
@@ -163,6 +194,10 @@ export function createOtpResendService(deps: OtpResendDeps) {
           extra: { otpUuid, status },
         });
       }
+      // The first messages' rows: their addresses are the resend's. Read once, here, and written
+      // from below (a resend made in between adds rows of its own id only, never a first message).
+      const known = await deps.deliveries.findByRef(otpUuid);
+      refuseUndeliverableSms(record, known, command);
       // A code that cannot be sent again is refused before any budget is taken or resend recorded.
       const code = openResendCode(record, record.resendCode);
       const limits = await command.admit(record.userId);
@@ -175,7 +210,7 @@ export function createOtpResendService(deps: OtpResendDeps) {
         throw notResendable(otpUuid, publicStatus(latest, now()));
       }
       const priority = await command.dispatchPriority?.();
-      await writeAndQueue(committed.record, resendId, idempotencyKey === undefined, { priority, code });
+      await writeAndQueue(committed.record, resendId, idempotencyKey === undefined, { priority, code, known });
       // A duplicate with the same key committed first: this request sent nothing of its own.
       if (!committed.added) return { replayed: true };
       return { limits };
