@@ -400,6 +400,7 @@ function composeUsers(
       codeTtlSeconds: ctx.config.activation.codeTtlSeconds,
       failureFloorMs: ctx.config.activation.failureFloorMs,
       logger: ctx.logger,
+      smsCountries: ctx.config.smsAllowedCountries,
     }),
   };
 }

@@ -173,7 +173,9 @@ export const usersRouteDocs: RouteDoc[] = [
         ),
         headers: idempotencyKeyInUseHeaders,
       },
-      '422': error(`\`[Invalid field enterpriseId]\` or \`[Invalid field comments]\`; ${IDEMPOTENCY_KEY_422}`),
+      '422': error(
+        `\`[Invalid field enterpriseId]\` or \`[Invalid field comments]\`; \`[Invalid field mobileNumber]\` with \`reason\` when the user's only address is a number outside SMS_ALLOWED_COUNTRIES (stored before the list was set: no code is stored); ${IDEMPOTENCY_KEY_422}`,
+      ),
     },
   },
 ];

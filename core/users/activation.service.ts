@@ -11,6 +11,8 @@ import { userExists } from './enrollment.service.js';
 import { owedActivityEntry, settleOwedActivity } from './owed-activity.js';
 import { PENDING_STATUSES, type UserDevice } from './user.types.js';
 import type { UsersRepository } from './users.repository.js';
+import type { SmsCountries } from '../providers/sms-country-policy.js';
+import { refuseActivationOnlyBySmsOutsideCountries } from './activation-sms-country.js';
 
 export interface ActivateCommand extends UserRef {
   activationCode: string;
@@ -40,6 +42,8 @@ export interface ActivationDeps {
   failureFloorMs: number;
   /** Where the steps after a completed activation that failed are told (they do not fail it). */
   logger: Logger;
+  /** The deployment's SMS_ALLOWED_COUNTRIES (undefined: every country). */
+  smsCountries?: SmsCountries;
   now?: () => Date;
 }
 
@@ -177,6 +181,7 @@ export function createActivationService(deps: ActivationDeps) {
       if (user.blocked) throw new ConflictError('User is blocked; unblock the user before issuing a new code', { error: 'Invalid data.' });
       if (!user.emailId && !user.mobileNumber)
         throw new ConflictError('User has no emailId or mobileNumber to send a code to', { error: 'Invalid data.' });
+      refuseActivationOnlyBySmsOutsideCountries(ref, user, deps.smsCountries, deps.logger);
       // A retry of a keyed re-issue whose request died after storing the code: that code is the
       // re-issue. Its remaining steps are finished (each is idempotent on the issue) and it is answered.
       if (claim?.resumed && user.activation.claimId === claim.id) {

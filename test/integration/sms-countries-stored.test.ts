@@ -3,7 +3,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { otpBody, postJson } from '../support/otp-helpers.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
-import { errorBody } from '../support/users-helpers.js';
+import { createGroups, errorBody, sendJson, userBody } from '../support/users-helpers.js';
 
 // Numbers libphonenumber places in a country: Jamaica is outside the list, the US inside.
 const JM_NUMBER = '+18765550143';
@@ -29,6 +29,7 @@ describe('SMS_ALLOWED_COUNTRIES set after the fact: a resend or re-issue that co
     before = await startTestService('smsstored', limits);
     after = await startTestService('smsstored', { ...before.env, SMS_ALLOWED_COUNTRIES: 'US,CA' });
     ({ accessToken: token, clientId } = await createClientWithToken(before, { scopes: ['users', 'otp'] }));
+    await createGroups(before, ['retail']);
   });
   afterAll(async () => {
     await after.close();
@@ -96,6 +97,45 @@ describe('SMS_ALLOWED_COUNTRIES set after the fact: a resend or re-issue that co
       const rows = after.ctx.mongo.collection('deliveries');
       expect(await rows.countDocuments({ refId: both })).toBe(4);
       expect(await rows.countDocuments({ refId: withFallback })).toBe(2);
+    });
+  });
+
+  describe('POST /admin/users/{userId}/activation', () => {
+    const reissue = (userId: string) =>
+      fetch(`${after.url}/admin/users/${userId}/activation`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${after.config.adminToken}` },
+      });
+    async function enrolledBefore(userId: string, fields: Record<string, unknown>): Promise<void> {
+      const res = await sendJson(`${before.url}/v1/users`, 'POST', token, { ...userBody(userId), emailId: undefined, ...fields });
+      expect(res.status).toBe(201);
+    }
+    const activationOf = async (userId: string) =>
+      (await after.ctx.mongo.collection('users').findOne({ userId }))?.activation as { issue: number } | undefined;
+
+    test('when the activation could only go by SMS to a number outside the list, then 422 names the field and why, as enrollment does, and no new code is stored', async () => {
+      await enrolledBefore('reissue-jm', { mobileNumber: JM_NUMBER.replace('43', '46') });
+      const counted = await refusalsCounted('JM', 'asked');
+
+      const res = await reissue('reissue-jm');
+      expect(res.status).toBe(422);
+      expect(await res.json()).toEqual(
+        errorBody(422, 'Invalid data.', '[Invalid field mobileNumber]', '/admin/users/reissue-jm/activation', { reason: REASON }),
+      );
+      // The pending activation is the enrollment's, untouched: no code that could never arrive.
+      expect(await activationOf('reissue-jm')).toMatchObject({ issue: 1 });
+      expect(await after.ctx.mongo.collection('deliveries').countDocuments({ refId: 'reissue-jm' })).toBe(0);
+      expect(await refusalsCounted('JM', 'asked')).toBe(counted + 1);
+      const warned = after.logLines().filter((line) => String(line.msg).startsWith('activation re-issue refused: SMS may not go'));
+      expect(warned).toEqual([expect.objectContaining({ level: 40, userId: 'reissue-jm', enterpriseId: 'default', country: 'JM' })]);
+      expect(JSON.stringify(after.logLines())).not.toContain('5550146');
+    });
+
+    test('when the user also has an e-mail address, then the re-issue is accepted: the code can arrive by e-mail', async () => {
+      await enrolledBefore('reissue-jm-mail', { mobileNumber: JM_NUMBER.replace('43', '47'), emailId: 'reissue-jm@example.com' });
+      const res = await reissue('reissue-jm-mail');
+      expect(res.status).toBe(202);
+      expect(await activationOf('reissue-jm-mail')).toMatchObject({ issue: 2 });
     });
   });
 });
