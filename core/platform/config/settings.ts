@@ -608,7 +608,7 @@ export const SETTINGS = {
     maxLength: 1000,
     check: countryListProblems,
     defaultText: '(every country)',
-    doc: 'comma-separated ISO 3166-1 alpha-2 codes (e.g. `US,CA,GB`): SMS goes only to numbers of these countries (by country code and leading digits: `+1 876` is `JM`); others are refused at enrollment and PATCH (422) and never sent (the delivery FAILED). Stops SMS pumping to premium-rate numbers of countries the deployment does not serve',
+    doc: 'comma-separated ISO 3166-1 alpha-2 codes (e.g. `US,CA,GB`): SMS goes only to numbers of these countries (by country code and leading digits: `+1 876` is `JM`); others are refused at enrollment and PATCH (422); a number stored before is refused (422) when an OTP, its resend or an activation re-issue could reach the user only by SMS to it, sign-in sends its code by e-mail instead, and nothing is ever sent to it (a delivery that names it ends FAILED). Stops SMS pumping to premium-rate numbers of countries the deployment does not serve',
   },
   PROVIDER_BREAKER_ERROR_PERCENT: {
     section: 'providers',
