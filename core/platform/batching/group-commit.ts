@@ -1,3 +1,5 @@
+import { copyDocument } from './document-copy.js';
+
 /** What a flush reports for one item: its own result or its own error. */
 export type ItemOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
@@ -167,7 +169,7 @@ export function createBatchedLookup<K, D, R>(
     return keys.map((key) => {
       const doc = byKey.get(key);
       if (doc === undefined) return { ok: true, value: undefined };
-      const copy = handedOut.has(key) ? structuredClone(doc) : doc;
+      const copy = handedOut.has(key) ? copyDocument(doc) : doc;
       handedOut.add(key);
       return { ok: true, value: convert(copy) };
     });
