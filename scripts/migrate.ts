@@ -3,7 +3,7 @@
 // changes nothing (it creates no index and no collection) and exits 3 when a migration is needed.
 // Prints JSON on stdout, logs on stderr.
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
-import { createLogger } from '../core/platform/logger/logger.js';
+import { createLogger, maskContactsInText } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { inspectStore } from '../core/migrations/store-check.js';
 import { countStaleMobileKeys } from '../core/users/live-mobile-keys.migration.js';
@@ -36,7 +36,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error('migration failed:', err instanceof Error ? err.message : err);
+    // Masked as log lines are: a unique-key error quotes the e-mail address or number it met.
+    console.error('migration failed:', maskContactsInText(err instanceof Error ? err.message : String(err)));
     process.exit(1);
   },
 );

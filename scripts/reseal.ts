@@ -7,7 +7,7 @@
 // `npm run reseal -- --check` writes nothing: it counts which key each value opens with and exits
 // 3 while any value opens only with a previous key or with none (not yet safe to drop a key).
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
-import { createLogger } from '../core/platform/logger/logger.js';
+import { createLogger, maskContactsInText } from '../core/platform/logger/logger.js';
 import { ConfigError } from '../core/platform/config/config.js';
 import { readSettings } from '../core/platform/config/settings-reader.js';
 import { checkStoreSeals, resealStore } from '../core/sealing/reseal.js';
@@ -39,7 +39,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error('re-sealing failed:', err instanceof Error ? err.message : err);
+    // Masked as log lines are: a unique-key error quotes the e-mail address or number it met.
+    console.error('re-sealing failed:', maskContactsInText(err instanceof Error ? err.message : String(err)));
     process.exit(1);
   },
 );

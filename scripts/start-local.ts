@@ -11,7 +11,7 @@ import { loadConfigOrExit } from '../core/platform/lifecycle/run-process.js';
 import { createShutdown, exitOnSignals } from '../core/platform/lifecycle/shutdown.js';
 import { StartCancelledError } from '../core/platform/lifecycle/start-cancel.js';
 import type { RunningWorker } from '../core/platform/lifecycle/worker-lifecycle.js';
-import { createLogger, type Logger } from '../core/platform/logger/logger.js';
+import { createLogger, maskContactsInText, type Logger } from '../core/platform/logger/logger.js';
 import { reportCrashes } from '../core/platform/lifecycle/crash-report.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
 import { projectRoot } from '../core/platform/project-root.js';
@@ -168,7 +168,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  // A failure described here (its cause logged above) in one line; any other with its stack.
-  console.error('svc-identity failed to start:', err instanceof Error && err.cause !== undefined ? err.message : err);
+  // A failure described here (its cause logged above) in one line; any other with its stack. Masked
+  // as log lines are: the migration at start may stop on a unique-key error quoting an address.
+  const told =
+    err instanceof Error && err.cause !== undefined ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+  console.error('svc-identity failed to start:', maskContactsInText(told));
   process.exit(1);
 });

@@ -304,4 +304,42 @@ describe('index changes go through the migration command', () => {
     expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
     expect(await keys()).toMatchObject({ 'acme/ben': 'acme:+15550200001', 'acme/dan': 'acme:+15550200002' });
   });
+
+  test('when the migration stops on an error that quotes a mobile number (a user of before enterprises and one of after holding one phone), then its output masks the number and the run exits 1', async () => {
+    const users = mongo.collection('users');
+    const person = {
+      loginId: 'x',
+      primaryGroup: 'retail',
+      secondaryGroups: [],
+      firstName: 'F',
+      lastName: 'L',
+      status: 'ACTIVE',
+      sourceType: 'SVC',
+    };
+    const at = new Date(Date.UTC(2025, 0, 1));
+    // Enrolled by this version while a process of the version before was still enrolling users of
+    // its own (a rolling upgrade): both hold the phone, under the key each version writes.
+    await users.createIndex({ liveMobileKey: 1 }, { unique: true, sparse: true, name: 'liveMobileKey_1' });
+    await users.insertMany([
+      {
+        ...person,
+        enterpriseId: 'default',
+        userId: 'new-u',
+        mobileNumber: '+15550207777',
+        liveMobileKey: 'default:+15550207777',
+        createdAt: at,
+        updatedAt: at,
+      },
+      { ...person, userId: 'old-u', mobileNumber: '+15550207777', liveMobileNumber: '+15550207777', createdAt: at, updatedAt: at },
+    ]);
+    const failed = await run(process.execPath, [MIGRATE], { env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'warn' } }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+    );
+    expect(failed.code).toBe(1);
+    // The failure is told (which key, which index), never the number.
+    expect(failed.stderr).toContain('duplicate key');
+    expect(failed.stderr).not.toContain('5550207777');
+    expect(failed.stderr).toContain('+*********77');
+  });
 });

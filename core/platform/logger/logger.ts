@@ -55,7 +55,9 @@ const EMAIL_RE = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z
 // backtracked to that digit tried every start in a run to the run's end: a request path of
 // `(1-(1-(1-...` (16 kB, which anyone can send) cost 0.45 s of CPU on the line that logged it. Every
 // later start in a run has the same last digit and is shorter, so none of them can do better.
-const PHONE_START_RE = /(?<!(?<!\\)[A-Za-z0-9_.+:,[-])\+?[0-9][0-9 ()-]*/g;
+// A `+` after `:`, `,` or `[` does start a number: no JSON number has one, and a unique-key error
+// quotes the live-mobile key as `acme:+15550100002` (also `tel:+1555...`, `[+1555...,+1555...]`).
+const PHONE_START_RE = /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))\+?[0-9][0-9 ()-]*/g;
 /** Digits and separators from the start (an optional `+` and one digit) to the last digit: at least ten. */
 const MIN_PHONE_LENGTH = 10;
 const DIGIT_RE = /[0-9]/;

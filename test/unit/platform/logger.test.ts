@@ -154,6 +154,19 @@ describe('logging', () => {
     );
   });
 
+  test("when a number with its '+' follows ':', ',' or '[' (a unique-key error's live-mobile key, a tel: link, a list), then it is masked, and a bare JSON number there is kept", () => {
+    const { logger, text } = capture();
+    logger.info(
+      { count: 15550207777, sizes: [15550207777, 15550207778] },
+      'dup key: { liveMobileKey: "acme:+15550207777" } tel:+15550207778 [+15550207779,+15550207770] 10:00:+0530',
+    );
+    const out = text();
+    const { msg, count, sizes } = JSON.parse(out) as { msg: string; count: number; sizes: number[] };
+    expect(msg).toBe('dup key: { liveMobileKey: "acme:+*********77" } tel:+*********78 [+*********79,+*********70] 10:00:+0530');
+    expect(count).toBe(15550207777);
+    expect(sizes).toEqual([15550207777, 15550207778]);
+  });
+
   test('when ids that carry a user id are logged (activation deliveries, enrollment jobs), in fields or in text, then only the user id is masked', () => {
     const { logger, text } = capture();
     const email = activationDeliveryId({ enterpriseId: 'default', userId: 'alice.smith@example.com' }, 1, 'EMAIL');
