@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import { dropIndexByKey } from '../platform/db/drop-index.js';
+import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
 
@@ -41,10 +42,20 @@ export async function migrateToEnterprises(connection: Connection, logger: Logge
     { projection: { _id: 1, enterpriseId: 1, liveMobileNumber: 1 } },
   )) {
     const enterpriseId = typeof doc.enterpriseId === 'string' ? doc.enterpriseId : DEFAULT_ENTERPRISE_ID;
-    await users.updateOne(
-      { _id: doc._id, liveMobileNumber: doc.liveMobileNumber },
-      { $set: { liveMobileKey: `${enterpriseId}:${String(doc.liveMobileNumber)}` }, $unset: { liveMobileNumber: 1 } },
-    );
+    const mine = { _id: doc._id, liveMobileNumber: doc.liveMobileNumber };
+    try {
+      await users.updateOne(mine, {
+        $set: { liveMobileKey: `${enterpriseId}:${String(doc.liveMobileNumber)}` },
+        $unset: { liveMobileNumber: 1 },
+      });
+    } catch (err) {
+      if (!isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
+      // A user of this version holds the phone already (enrolled during a rolling upgrade, once the
+      // old index was gone): this one is left without a key, and the next step, which settles
+      // users sharing a phone, gives the key to the earlier enrolled and reports the other.
+      // Stopping here instead would stop every later run at this user.
+      await users.updateOne(mine, { $unset: { liveMobileNumber: 1 } });
+    }
     rekeyed += 1;
   }
   if (dropped.length > 0 || tagged > 0 || rekeyed > 0) logger.info({ dropped, tagged, rekeyed }, 'migrated data to enterprises');

@@ -305,41 +305,68 @@ describe('index changes go through the migration command', () => {
     expect(await keys()).toMatchObject({ 'acme/ben': 'acme:+15550200001', 'acme/dan': 'acme:+15550200002' });
   });
 
-  test('when the migration stops on an error that quotes a mobile number (a user of before enterprises and one of after holding one phone), then its output masks the number and the run exits 1', async () => {
-    const users = mongo.collection('users');
-    const person = {
-      loginId: 'x',
-      primaryGroup: 'retail',
-      secondaryGroups: [],
-      firstName: 'F',
-      lastName: 'L',
-      status: 'ACTIVE',
-      sourceType: 'SVC',
-    };
-    const at = new Date(Date.UTC(2025, 0, 1));
-    // Enrolled by this version while a process of the version before was still enrolling users of
-    // its own (a rolling upgrade): both hold the phone, under the key each version writes.
-    await users.createIndex({ liveMobileKey: 1 }, { unique: true, sparse: true, name: 'liveMobileKey_1' });
-    await users.insertMany([
-      {
-        ...person,
-        enterpriseId: 'default',
-        userId: 'new-u',
-        mobileNumber: '+15550207777',
-        liveMobileKey: 'default:+15550207777',
-        createdAt: at,
-        updatedAt: at,
-      },
-      { ...person, userId: 'old-u', mobileNumber: '+15550207777', liveMobileNumber: '+15550207777', createdAt: at, updatedAt: at },
-    ]);
-    const failed = await run(process.execPath, [MIGRATE], { env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'warn' } }).then(
-      () => ({ code: 0, stderr: '' }),
-      (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+  const person = (userId: string, extra: Record<string, unknown>) => ({
+    userId,
+    loginId: userId,
+    primaryGroup: 'retail',
+    secondaryGroups: [],
+    firstName: 'F',
+    lastName: 'L',
+    status: 'ACTIVE',
+    sourceType: 'SVC',
+    createdAt: new Date(Date.UTC(2025, 0, 1)),
+    updatedAt: new Date(Date.UTC(2025, 0, 1)),
+    ...extra,
+  });
+  const migrateOutput = (uri: string) =>
+    run(process.execPath, [MIGRATE], { env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'warn' } }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
     );
+
+  test('when the migration stops on an error that quotes a mobile number (a database restored without its indexes, two users holding one phone), then its output masks the number and the run exits 1', async () => {
+    await mongo
+      .collection('users')
+      .insertMany([
+        person('ann', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
+        person('ben', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
+      ]);
+    const failed = await migrateOutput(uri);
     expect(failed.code).toBe(1);
     // The failure is told (which key, which index), never the number.
     expect(failed.stderr).toContain('duplicate key');
     expect(failed.stderr).not.toContain('5550207777');
     expect(failed.stderr).toContain('+*********77');
+  });
+
+  test("when a user of before enterprises and one enrolled by this version hold one phone (a rolling upgrade), then the migration finishes: the earlier enrolled keeps the phone's key, the other is reported without it, and a second run changes nothing", async () => {
+    const users = mongo.collection('users');
+    await users.createIndex({ liveMobileKey: 1 }, { unique: true, sparse: true, name: 'liveMobileKey_1' });
+    const later = new Date(Date.UTC(2025, 0, 2));
+    // The old version's user was enrolled first; a process of this version enrolled the same phone
+    // while the old index was already dropped and the old user not yet given its new key.
+    await users.insertMany([
+      person('old-u', { mobileNumber: '+15550207777', liveMobileNumber: '+15550207777' }),
+      person('new-u', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777', createdAt: later }),
+    ]);
+    const first = await migrateOutput(uri);
+    expect(first.stderr).not.toContain('5550207777');
+    expect(first.code).toBe(0);
+    expect((JSON.parse(first.stdout) as Record<string, unknown>).withheldMobileKeys).toEqual([
+      { enterpriseId: 'default', userId: 'new-u', keptBy: 'old-u' },
+    ]);
+    const keys = async () =>
+      await users
+        .find({}, { projection: { _id: 0, userId: 1, enterpriseId: 1, liveMobileKey: 1, liveMobileNumber: 1 } })
+        .sort({ userId: 1 })
+        .toArray();
+    const settled = [
+      { userId: 'new-u', enterpriseId: 'default' },
+      { userId: 'old-u', enterpriseId: 'default', liveMobileKey: 'default:+15550207777' },
+    ];
+    expect(await keys()).toEqual(settled);
+    const second = await migrateOutput(uri);
+    expect(second.code).toBe(0);
+    expect(await keys()).toEqual(settled);
   });
 });
