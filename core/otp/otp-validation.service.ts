@@ -10,6 +10,7 @@ import {
 } from '../deliveries/delivery.types.js';
 import type { SentJournal } from '../deliveries/sent-journal.js';
 import { verifyOtp } from './otp-digest.js';
+import type { OtpJwtClaims } from './otp-jwt.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { HashSpec } from './otp.types.js';
 import type { OtpRecord, OtpsRepository } from './otps.repository.js';
@@ -22,7 +23,7 @@ export interface OtpValidationDeps {
   sentJournal: Pick<SentJournal, 'find'>;
   keys: OtpKeys;
   /** Signs a short-lived JWT with the authorization server's key. */
-  signOtpJwt: (claims: { sub: string; jti: string; clientId: string }) => Promise<string>;
+  signOtpJwt: (claims: OtpJwtClaims) => Promise<string>;
   now?: () => Date;
 }
 
@@ -86,7 +87,11 @@ export function createOtpValidationService(deps: OtpValidationDeps) {
     }
     if (!(await deps.otps.markUsed(otpUuid, at))) return explainRefusal(otpUuid, clientId, at);
     if (!record.generateJwt) return { kind: 'valid', otpUuid };
-    return { kind: 'valid', otpUuid, jwt: await deps.signOtpJwt({ sub: record.userId, jti: otpUuid, clientId }) };
+    return {
+      kind: 'valid',
+      otpUuid,
+      jwt: await deps.signOtpJwt({ sub: record.userId, enterpriseId: record.enterpriseId, jti: otpUuid, clientId }),
+    };
   }
 
   /** The outcomes counted: the OTP's state a refusal ends in (FAILED for a wrong code); an unknown uuid counts nothing. */

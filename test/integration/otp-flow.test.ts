@@ -106,7 +106,8 @@ describe('OTP generation, delivery to the outbox and validation', () => {
     expect(body).toEqual({ otpUuid, status: 'SUCCESS', jwt: expect.any(String) });
     const jwks = createRemoteJWKSet(new URL(`${service.url}/svc/authserver/jwks`));
     const { payload } = await jwtVerify(body.jwt, jwks);
-    expect(payload).toMatchObject({ sub: 'alice', jti: otpUuid });
+    // `sub` is the bare userId, which another enterprise may have too: the enterprise goes beside it, as in every token.
+    expect(payload).toMatchObject({ sub: 'alice', enterprise_id: 'default', jti: otpUuid });
     expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBeLessThanOrEqual(300);
   });
 
