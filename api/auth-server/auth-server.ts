@@ -15,6 +15,7 @@ import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { formActionSourceOf, renderMessagePage, renderPage } from './login-pages.js';
 import { translate } from './page-catalogs.js';
+import { describeOAuthError } from './oauth-error-message.js';
 import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
 import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import type { CallerAddress } from '../caller-address.js';
@@ -451,14 +452,4 @@ function formXsrf(form: string): string {
   const match = /name="xsrf" value="([^"]+)"/.exec(form);
   if (!match?.[1]) throw new Error('sign-out form without xsrf');
   return match[1];
-}
-
-/** The error page's sentence for the errors that never redirect and for an outage, and a plain one for others. */
-function describeOAuthError(locale: Locale, error: string, description: string): string {
-  // The error code and its description stay as the protocol says them: what the app's developer looks up.
-  const code = `(${error}${description ? `: ${description}` : ''})`;
-  if (error === 'invalid_client') return translate(locale, 'oauthError.invalidClient', { code });
-  if (error === 'invalid_redirect_uri') return translate(locale, 'oauthError.invalidRedirectUri', { code });
-  if (error === 'temporarily_unavailable') return translate(locale, 'oauthError.temporarilyUnavailable', { code });
-  return translate(locale, 'oauthError.other', { code });
 }

@@ -18,6 +18,7 @@ import { scopeLabel } from './scope-labels.js';
 import { translate } from './page-catalogs.js';
 import { formActionSourceOf } from './login-pages.js';
 import { enterpriseOfClient, isFirstParty } from './oidc-adapter.js';
+import { redirectUriStillRegistered } from './redirect-uri-still-registered.js';
 import { parsedWith } from '../middleware/body-parser-errors.js';
 import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
 import type { Locale } from '../../core/platform/locales/shipped-locales.js';
@@ -94,7 +95,7 @@ export function interactionRoutes(
   async function clientOf(
     provider: Provider,
     interaction: InteractionDetails,
-  ): Promise<(SignInClient & { redirectTarget: string[]; firstParty: boolean }) | undefined> {
+  ): Promise<(SignInClient & { redirectTarget: string[]; firstParty: boolean; redirectUriRegistered: boolean }) | undefined> {
     const clientId = String(interaction.params.client_id);
     const client = await provider.Client.find(clientId);
     if (!client) return undefined;
@@ -105,6 +106,8 @@ export function interactionRoutes(
       enterpriseId: enterpriseOfClient(client),
       redirectTarget: redirectUri ? [formActionSourceOf(redirectUri)] : [],
       firstParty: isFirstParty(client),
+      // Read from the app as it is now: an admin may have removed the URI since the sign-in began.
+      redirectUriRegistered: redirectUriStillRegistered(client, redirectUri),
     };
   }
 
@@ -205,6 +208,9 @@ export function interactionRoutes(
         case 'consent':
           if (interaction.prompt.name !== 'consent') return res.redirect(303, selfUrl);
           if (!next.allow) {
+            // The provider sends a refusal to the redirect URI the sign-in started with; one the
+            // app no longer has gets the error page instead, as a code would (redirect-uri-still-registered.ts).
+            if (!client.redirectUriRegistered) return pages.redirectUriNotRegisteredPage(res, locale);
             const denied = { error: 'access_denied', error_description: 'The user denied access' };
             return await provider.interactionFinished(req, res, denied, { mergeWithLastSubmission: false });
           }

@@ -6,6 +6,7 @@ import { toHttpRefusal } from '../errors/http-error-mapping.js';
 import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import { renderPage, type PageData, type PageName } from './login-pages.js';
 import { translate, translateCount } from './page-catalogs.js';
+import { describeOAuthError, REDIRECT_URI_NOT_REGISTERED } from './oauth-error-message.js';
 import { loginCodeLifetime } from '../../core/sign-in/login-code-lifetime.js';
 
 /** The app being signed in to, as its pages show it. */
@@ -163,6 +164,15 @@ export function createLoginResponses(deps: {
 
     expiredPage(res: Response, locale: Locale) {
       send(res, 400, 'message', { locale, title: translate(locale, 'expired.title'), message: translate(locale, 'expired.message') });
+    },
+
+    /** The authorization server's own error page for a redirect URI the app no longer has: nothing goes to it. */
+    redirectUriNotRegisteredPage(res: Response, locale: Locale) {
+      send(res, 400, 'message', {
+        locale,
+        title: translate(locale, 'oauthError.title'),
+        message: describeOAuthError(locale, 'invalid_redirect_uri', REDIRECT_URI_NOT_REGISTERED),
+      });
     },
 
     staleFormPage(res: Response, locale: Locale, client: PageClient) {

@@ -13,3 +13,12 @@ export function refuseRedirectUriRemovedSinceStart(oidcCtx: KoaContextWithOIDC):
   const redirectUri = params?.redirect_uri;
   if (typeof redirectUri !== 'string' || !client.redirectUriAllowed(redirectUri)) throw new errors.InvalidRedirectUri();
 }
+
+/**
+ * Whether the sign-in's redirect URI is still one of the app's, for the answers our pages give
+ * through the provider before it would run the check above: a denied consent ends in an error
+ * the provider redirects to the URI the sign-in started with, without looking at the app again.
+ */
+export function redirectUriStillRegistered(client: { redirectUriAllowed(uri: string): boolean }, redirectUri: unknown): boolean {
+  return typeof redirectUri === 'string' && client.redirectUriAllowed(redirectUri);
+}

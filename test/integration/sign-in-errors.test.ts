@@ -332,6 +332,33 @@ describe('sign-in: errors, replays and refusals', () => {
     expect(shown.html).toContain('invalid_redirect_uri');
   });
 
+  test('when the redirect URI is removed from a third-party app while its user is on the consent page and denies, then the error page, no redirect to the removed URI', async () => {
+    const kept = 'https://partner.example/kept';
+    const removed = 'https://partner.example/removed';
+    const partner = await registerClient(service.services.clients, {
+      name: 'Lapsed partner',
+      scopes: [],
+      redirectUris: [removed, kept],
+      firstParty: false,
+    });
+    const { walker, page, code } = await atCodeStep(
+      'ivy',
+      '+15550300006',
+      validParams({ client_id: partner.client.clientId, redirect_uri: removed }),
+    );
+    const consent = await walker.page(page.url, { form: { csrf: csrfOf(page.html), step: 'code', otp: code } });
+    expect(consent.html).toContain('Allow access?');
+    const patched = await adminRequest(service, 'PATCH', `/admin/clients/${partner.client.clientId}`, { redirectUris: [kept] });
+    expect(patched.status).toBe(200);
+    const after = await walker.request(consent.url, { form: { csrf: csrfOf(consent.html), step: 'consent', decision: 'deny' } });
+    expect(after).not.toHaveProperty('redirectedTo');
+    const shown = after as Exclude<typeof after, { redirectedTo: string }>;
+    expect(shown.status).toBe(400);
+    expect(shown.headers.get('location')).toBeNull();
+    expect(shown.html).toContain('Sign-in error');
+    expect(shown.html).toContain('invalid_redirect_uri');
+  });
+
   test('when the user id is unknown or DELETED, then the same code page follows, no message is sent, and codes fail like wrong ones', async () => {
     for (const userId of ['nobody-here', 'gone']) {
       const walker = new FormWalker(service.url);

@@ -32,7 +32,7 @@ describe('the sign-in pages message catalogs', () => {
   test('when the templates and the code use keys, then every key is in English and every English key is used', () => {
     const sources = [
       ...readdirSync(join(projectRoot, 'templates', 'pages')).map((f) => readFileSync(join(projectRoot, 'templates', 'pages', f), 'utf8')),
-      ...['login-responses.ts', 'auth-server.ts', 'interaction.routes.ts', 'scope-labels.ts'].map((f) =>
+      ...['login-responses.ts', 'auth-server.ts', 'interaction.routes.ts', 'scope-labels.ts', 'oauth-error-message.ts'].map((f) =>
         readFileSync(join(projectRoot, 'api', 'auth-server', f), 'utf8'),
       ),
     ].join('\n');
