@@ -16,6 +16,7 @@ import type { UsersRepository } from '../../core/users/users.repository.js';
 import { formActionSourceOf, renderMessagePage, renderPage } from './login-pages.js';
 import { translate } from './page-catalogs.js';
 import { describeOAuthError } from './oauth-error-message.js';
+import { sessionLifetimeFromSignIn } from './session-lifetime.js';
 import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
 import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import type { CallerAddress } from '../caller-address.js';
@@ -157,7 +158,8 @@ export async function createAuthServer(
       IdToken: config.accessTokenTtlSeconds,
       RefreshToken: config.signIn.refreshTokenTtlSeconds,
       Grant: config.signIn.refreshTokenTtlSeconds,
-      Session: config.signIn.sessionTtlSeconds,
+      // Counted from the sign-in, not from the session's last use (session-lifetime.ts).
+      Session: sessionLifetimeFromSignIn(config.signIn.sessionTtlSeconds),
       Interaction: config.signIn.interactionTtlSeconds,
     },
     // S256 only (the provider's default); required for public clients, and for any client whose

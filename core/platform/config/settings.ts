@@ -334,7 +334,7 @@ export const SETTINGS = {
     min: 300,
     max: 2592000,
     default: 86400,
-    doc: 'lifetime of the browser session a sign-in leaves behind (24 hours by default): within it, apps get tokens without the user signing in again',
+    doc: 'lifetime of the browser session a sign-in leaves behind (24 hours by default), counted from that sign-in however often apps use the session: within it, apps get tokens without the user signing in again',
   },
   SIGN_IN_INTERACTION_TTL_SECONDS: {
     section: 'sign-in',
