@@ -1,6 +1,7 @@
 import { createActivityRepository } from '../core/activity/activity.repository.js';
 import { createOidcRecordsRepository } from '../core/auth/oidc-records.repository.js';
 import { createRevocationChecks } from '../core/auth/revocation-checks.js';
+import { createTokenSessionChecks } from '../core/auth/token-session-checks.js';
 import { createRevokedTokensRepository } from '../core/auth/revoked-tokens.repository.js';
 import { createClientAuthenticationLimits } from '../core/clients/client-authentication-limits.js';
 import { createClientLookup, type ClientLookup } from '../core/clients/client-lookup.cache.js';
@@ -213,7 +214,13 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     clients: { clients, activity, lookup: clientLookup, logger: ctx.logger },
     templateCache,
     templates: { templates, activity, cache: templateCache, logger: ctx.logger },
-    userTokens: { oidcRecords, clients: clientLookup, users },
+    // One for the process, like the revocation checks: a session's answer serves every app's tokens.
+    userTokens: {
+      oidcRecords,
+      clients: clientLookup,
+      users,
+      sessions: createTokenSessionChecks(oidcRecords, ctx.config.tokenRevocationCheckSeconds * 1000),
+    },
     authServer: {
       users,
       clientLookup,

@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { OidcRecordsRepository } from '../../core/auth/oidc-records.repository.js';
+import type { SessionBoundToken, TokenSessionChecks } from '../../core/auth/token-session-checks.js';
 import type { ClientLookup } from '../../core/clients/client-lookup.cache.js';
 import { signInTimeOf } from '../auth-server/user-token-sign-in-time.js';
 import { BearerError, insufficientScope } from '../errors/http-error.js';
@@ -31,6 +32,8 @@ export interface UserTokenStores {
   oidcRecords: Pick<OidcRecordsRepository, 'findAccessTokenRecord'>;
   clients: Pick<ClientLookup, 'client'>;
   users: Pick<UsersRepository, 'findUser'>;
+  /** Whether the browser session a token issued without offline_access is bound to still holds it. */
+  sessions: Pick<TokenSessionChecks, 'holdsToken'>;
 }
 
 const BEARER_RE = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -45,8 +48,9 @@ export const userBlockedRefusal = () => new BearerError(403, 'user_blocked', 'Us
  * Accepts only a user's access token (authorization code flow), on /v1/me routes. User tokens
  * are opaque and looked up in the authorization server's store on every use, so a revoked
  * grant ends them at once; enterprise tokens (client_credentials JWTs) are never in that store
- * and are refused like any unknown token. The user must still be allowed to sign in: a blocked
- * user gets 403 `user_blocked`.
+ * and are refused like any unknown token. A token issued without offline_access ends with the
+ * browser session it was issued in, as the authorization server's introspection says. The user
+ * must still be allowed to sign in: a blocked user gets 403 `user_blocked`.
  */
 export function requireUserToken(stores: UserTokenStores, scope: string): RequestHandler {
   return async (req, res, next) => {
@@ -57,8 +61,8 @@ export function requireUserToken(stores: UserTokenStores, scope: string): Reques
 
 /**
  * The checks of requireUserToken on an `Authorization` header; throws the refusal. Also run again
- * by long-lived answers (the notification stream), so a token revoked or a user blocked meanwhile
- * ends them.
+ * by long-lived answers (the notification stream), so a token revoked, its session ended or a user
+ * blocked meanwhile ends them.
  */
 export async function authenticateUserToken(stores: UserTokenStores, header: string | undefined, scope: string): Promise<UserAuthInfo> {
   const match = header === undefined ? null : BEARER_RE.exec(header.trim());
@@ -69,7 +73,8 @@ export async function authenticateUserToken(stores: UserTokenStores, header: str
   // Opaque token values are short and never contain dots; a JWT is not looked up at all.
   if (token.includes('.') || token.length > 128) throw invalid();
   const found = await stores.oidcRecords.findAccessTokenRecord(token);
-  const record = found?.payload as { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown; extra?: unknown } | undefined;
+  const record = found?.payload as
+    (SessionBoundToken & { accountId?: unknown; clientId?: unknown; scope?: unknown; exp?: unknown; extra?: unknown }) | undefined;
   if (!record || typeof record.accountId !== 'string' || typeof record.clientId !== 'string') throw invalid();
   if (typeof record.exp === 'number' && record.exp * 1000 <= Date.now()) throw invalid();
   const client = await stores.clients.client(record.clientId);
@@ -77,10 +82,17 @@ export async function authenticateUserToken(stores: UserTokenStores, header: str
   // The token's account is (enterprise, user); it is only ever good within its client's enterprise.
   const account = userOfAccountId(record.accountId);
   if (!account || account.enterpriseId !== client.enterpriseId) throw invalid();
-  const user = await findUserForSignIn(stores.users, client, account.userId);
+  // The session is asked alongside the user (a map look-up for a session seen within the recheck
+  // window, one indexed read otherwise), so it adds no round trip to the request.
+  const [user, sessionHoldsToken] = await Promise.all([
+    findUserForSignIn(stores.users, client, account.userId),
+    stores.sessions.holdsToken(record),
+  ]);
   if (user?.blocked) throw userBlockedRefusal();
   // Ended by a block: unblocking restores nothing, the user signs in again.
   if (!user || !canSignIn(user) || found?.ended) throw invalid();
+  // Ended with its browser session (no offline_access), as the provider's introspection says.
+  if (!sessionHoldsToken) throw invalid();
 
   const scopes = typeof record.scope === 'string' ? record.scope.split(' ').filter(Boolean) : [];
   if (!scopes.includes(scope)) throw insufficientScope(scope);

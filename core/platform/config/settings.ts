@@ -294,7 +294,7 @@ export const SETTINGS = {
     min: 0,
     max: 300,
     default: 5,
-    doc: 'how long an API process trusts its last look-up of whether an enterprise access token was revoked (0 looks up on every request): a revoked token is refused everywhere within this time',
+    doc: 'how long an API process trusts its last look-up of whether an enterprise access token was revoked, or of the browser session a user token issued without offline_access is bound to (0 looks up on every request): a revoked token, or a user token whose session another sign-in replaced, is refused everywhere within this time (a session ending by its lifetime ends its tokens at once)',
   },
   SIGNING_KEY_RELOAD_SECONDS: {
     section: 'sign-in',

@@ -66,14 +66,19 @@ describe('repositories are built at composition roots only', () => {
   // second one built elsewhere would keep serving the old client or template until its TTL. A
   // second set of revocation checks would not see a revocation made through this process (the
   // authorization server marks it in the set the bearer checks read), and second signing or VAPID
-  // key caches would load the keys again: each is built once, by the root, and passed down.
-  const PER_PROCESS = '(ClientLookup|TemplateCache|RevocationChecks|SigningKeysCache|VapidKeysCache)';
-  test('no file outside the roots builds a client lookup, a template cache, revocation checks or a signing or VAPID key cache', () => {
+  // key caches would load the keys again; second session checks would read each session again:
+  // each is built once, by the root, and passed down.
+  const PER_PROCESS = '(ClientLookup|TemplateCache|RevocationChecks|TokenSessionChecks|SigningKeysCache|VapidKeysCache)';
+  test('no file outside the roots builds a client lookup, a template cache, revocation or session checks or a signing or VAPID key cache', () => {
     expect(callsOutsideRoots(new RegExp(`\\bcreate${PER_PROCESS}\\(`), new RegExp(`^export function create${PER_PROCESS}\\(`))).toEqual([]);
   });
 
   test('no file but the roots and its own module constructs revocation checks', () => {
     expect(callsOutsideRoots(/\bnew RevocationChecks\(/, /^$/, ['core/auth/revocation-checks.ts'])).toEqual([]);
+  });
+
+  test('no file but the roots and its own module constructs session checks', () => {
+    expect(callsOutsideRoots(/\bnew TokenSessionChecks\(/, /^$/, ['core/auth/token-session-checks.ts'])).toEqual([]);
   });
 
   test.each(START_UP_BOOTSTRAPS)('the listed bootstrap %s still builds one (else drop it from the list)', (path) => {

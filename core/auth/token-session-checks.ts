@@ -1,0 +1,111 @@
+import type { OidcRecordsRepository } from './oidc-records.repository.js';
+
+/** The fields of a stored user access token that bind it to the browser session it was issued in. */
+export interface SessionBoundToken {
+  expiresWithSession?: unknown;
+  sessionUid?: unknown;
+  accountId?: unknown;
+  clientId?: unknown;
+  grantId?: unknown;
+}
+
+/** What of a browser session decides whether the tokens bound to it still work. */
+interface SessionSeen {
+  accountId: unknown;
+  /** The grant the session holds for each app (client id to grant id). */
+  grantIdOf: Map<string, unknown>;
+  /** When the session ends by its lifetime (epoch ms); it never ends sooner without being written again. */
+  endsAtMs: number;
+}
+
+interface Checked {
+  /** Undefined: no such session (signed out, or ended and dropped by the store). */
+  seen: SessionSeen | undefined;
+  checkedAt: number;
+  pending?: Promise<SessionSeen | undefined>;
+}
+
+function seenOf(payload: Record<string, unknown> | undefined): SessionSeen | undefined {
+  if (!payload) return undefined;
+  const grantIdOf = new Map<string, unknown>();
+  const authorizations = payload.authorizations;
+  if (authorizations && typeof authorizations === 'object') {
+    for (const [clientId, authorization] of Object.entries(authorizations as Record<string, unknown>)) {
+      grantIdOf.set(clientId, (authorization as { grantId?: unknown } | null)?.grantId);
+    }
+  }
+  const exp = payload.exp;
+  return { accountId: payload.accountId, grantIdOf, endsAtMs: typeof exp === 'number' ? exp * 1000 : Number.POSITIVE_INFINITY };
+}
+
+/**
+ * Whether the browser session a user token is bound to still holds it, as the authorization
+ * server decides for its own introspection and userinfo: a token issued without offline_access
+ * (`expiresWithSession`) works only while the session it was issued in exists, is the same
+ * account's, and holds the token's grant for its app. Tokens not bound to a session (offline_access,
+ * and those refreshed from it) are not looked up at all.
+ *
+ * One session serves every app a user signed in to, so answers are kept per session, read from
+ * the store at most once per session per `recheckMs`. A session seen alive is never trusted past
+ * the end of its lifetime it was seen with (its stored `exp`): that end only moves later (a new
+ * sign-in), so a session ending by time ends its tokens at that very second in every process; a
+ * sign-in of another account in the same browser takes effect within `recheckMs`. Bounded: the
+ * oldest entries go first.
+ */
+export class TokenSessionChecks {
+  private readonly entries = new Map<string, Checked>();
+
+  constructor(
+    private readonly store: Pick<OidcRecordsRepository, 'findOidcRecord'>,
+    private readonly recheckMs: number,
+    private readonly maxEntries = 10000,
+  ) {}
+
+  holdsToken(token: SessionBoundToken, now = Date.now()): boolean | Promise<boolean> {
+    if (token.expiresWithSession !== true) return true;
+    if (typeof token.sessionUid !== 'string' || typeof token.clientId !== 'string') return false;
+    const seen = this.sessionSeen(token.sessionUid, now);
+    const holds = (session: SessionSeen | undefined) =>
+      session !== undefined &&
+      now < session.endsAtMs &&
+      session.accountId === token.accountId &&
+      session.grantIdOf.get(token.clientId as string) === token.grantId;
+    return seen instanceof Promise ? seen.then(holds) : holds(seen);
+  }
+
+  private sessionSeen(uid: string, now: number): SessionSeen | undefined | Promise<SessionSeen | undefined> {
+    const entry = this.entries.get(uid);
+    if (entry && now - entry.checkedAt < this.recheckMs) return entry.pending ?? entry.seen;
+    const pending = this.store.findOidcRecord('Session', { uid }).then(
+      (payload) => {
+        const seen = seenOf(payload);
+        this.remember(uid, { seen, checkedAt: now });
+        return seen;
+      },
+      (err: unknown) => {
+        // A failed read is not remembered: the next request asks again.
+        this.entries.delete(uid);
+        throw err;
+      },
+    );
+    this.remember(uid, { seen: undefined, checkedAt: now, pending });
+    return pending;
+  }
+
+  private remember(uid: string, checked: Checked): void {
+    this.entries.delete(uid);
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(uid, checked);
+  }
+}
+
+/**
+ * The process's session checks, built once by its composition root and shared by every user
+ * token check, so one read of a session serves every app signed in through it.
+ */
+export function createTokenSessionChecks(store: Pick<OidcRecordsRepository, 'findOidcRecord'>, recheckMs: number): TokenSessionChecks {
+  return new TokenSessionChecks(store, recheckMs);
+}
