@@ -97,13 +97,17 @@ describe('user tokens bound to the browser session', () => {
     expect(await refused.json()).toEqual(invalidToken(accessToken));
   });
 
-  test('when the session of a token never used on /v1/me has ended, then its first use answers 401 invalid_token', async () => {
+  test('when the session of a token never used on /v1/me has ended, then its first use on /v1/me or userinfo answers 401 invalid_token', async () => {
     const tokens = await signIn();
     const accessToken = tokens.access_token as string;
     await endSessionOf(accessToken);
     const res = await readMe(service, accessToken);
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual(invalidToken(accessToken));
+    // UserInfo checks user tokens the same way (without the client library's code).
+    const userinfo = await fetch(`${service.url}/svc/authserver/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+    expect(userinfo.status).toBe(401);
+    expect(await userinfo.json()).toEqual({ error: 'invalid_token', error_description: `Invalid access token: ${accessToken}` });
   });
 
   test('when the session is gone from the store altogether, then the token is refused as well', async () => {
