@@ -1,4 +1,5 @@
 import type { RevokedTokensRepository } from './revoked-tokens.repository.js';
+import { setNewest } from '../platform/bounded-map.js';
 
 interface Checked {
   revoked: boolean;
@@ -48,12 +49,7 @@ export class RevocationChecks {
   }
 
   private remember(jti: string, checked: Checked): void {
-    this.entries.delete(jti);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(jti, checked);
+    setNewest(this.entries, jti, checked, this.maxEntries);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { OidcRecordsRepository } from './oidc-records.repository.js';
+import { setNewest } from '../platform/bounded-map.js';
 
 /** The fields of a stored user access token that bind it to the browser session it was issued in. */
 export interface SessionBoundToken {
@@ -93,12 +94,7 @@ export class TokenSessionChecks {
   }
 
   private remember(uid: string, checked: Checked): void {
-    this.entries.delete(uid);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(uid, checked);
+    setNewest(this.entries, uid, checked, this.maxEntries);
   }
 }
 
