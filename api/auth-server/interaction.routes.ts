@@ -172,18 +172,24 @@ export function interactionRoutes(
     path,
     form,
     htmlErrors(async (req, res) => {
+      const address = req.ip ?? 'unknown';
+      // Counted before the sign-in is read: a post refused below (expired, stale token) costs
+      // store reads too. The one round trip every step makes anyway, moved first.
+      const admission = await steps.admit(address);
       const found = await details(req, res);
-      if (!found) return pages.expiredPage(res, localeOf(req));
+      if (!found)
+        return admission.refusal ? pages.tooManyPage(res, localeOf(req), admission.refusal) : pages.expiredPage(res, localeOf(req));
       const { interaction, provider } = found;
       const locale = localeOf(req, interaction);
       const client = await clientOf(provider, interaction);
       if (!client) return pages.expiredPage(res, locale);
       const state = await services.states.find(interaction.uid);
       const body = (req.body ?? {}) as Record<string, unknown>;
-      if (!state || !sameToken(state.csrf, body.csrf)) return pages.staleFormPage(res, locale, client);
+      if (!state || !sameToken(state.csrf, body.csrf))
+        return admission.refusal ? pages.tooManyPage(res, locale, admission.refusal) : pages.staleFormPage(res, locale, client);
       const selfUrl = req.originalUrl.split('?')[0] ?? '';
       // The login code goes out in the language of the page that asked for it.
-      const { next, budget, afterAnswer } = await steps.post(state, { ...client, locale }, body, req.ip ?? 'unknown');
+      const { next, budget, afterAnswer } = await steps.post(state, { ...client, locale }, body, address, admission);
       if (budget) res.set(rateLimitHeaders([budget]));
       // The code is sent once the answer has left, so its cost never shows in the answer; and
       // also when the browser hung up before it arrived (`finished` fires then too, even when the

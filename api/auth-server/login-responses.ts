@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { generateChallenge } from '../../core/passkeys/passkey-challenge.js';
 import type { LoginState, LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
+import type { RateLimitedError } from '../../core/platform/errors/app-error.js';
 import type { LoginProblem } from '../../core/sign-in/sign-in-steps.js';
 import { toHttpRefusal } from '../errors/http-error-mapping.js';
 import type { Locale } from '../../core/platform/locales/shipped-locales.js';
@@ -172,6 +173,19 @@ export function createLoginResponses(deps: {
         locale,
         title: translate(locale, 'oauthError.title'),
         message: describeOAuthError(locale, 'invalid_redirect_uri', REDIRECT_URI_NOT_REGISTERED),
+      });
+    },
+
+    /**
+     * The address's form budget is spent and the post is refused before its sign-in is read: the
+     * same 429, Retry-After and words as the login page's refusal, without the form.
+     */
+    tooManyPage(res: Response, locale: Locale, refusal: RateLimitedError) {
+      res.set(toHttpRefusal(refusal)?.headers ?? {});
+      send(res, 429, 'message', {
+        locale,
+        title: translate(locale, 'staleForm.title'),
+        message: translateCount(locale, 'problem.rateLimited', refusal.retryAfterSeconds),
       });
     },
 

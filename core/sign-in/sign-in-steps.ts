@@ -18,6 +18,9 @@ export interface SignInStepsDeps {
   now?: () => Date;
 }
 
+/** What counting a form post against the caller address's budget gave: where it stands, or the refusal. */
+export type PostAdmission = { budget: BudgetState; refusal?: undefined } | { budget?: undefined; refusal: RateLimitedError };
+
 /** Why the login page is shown again instead of going on: the person can fix it on the page. */
 export type LoginProblem =
   | { kind: 'bad-user-id'; userId: string }
@@ -143,14 +146,28 @@ export function createSignInSteps(deps: SignInStepsDeps) {
 
   return {
     /**
-     * One form post of the login interaction (its CSRF token already checked). Every post counts
-     * against the caller address's budget first; a spent budget (that one or a user's) shows the
-     * login page again, as the state stands now, with the wait.
+     * Counts one form post against the caller address's budget, before anything is read for it:
+     * posts refused later (a stale CSRF token, a sign-in that expired) cost store reads too, so
+     * they count as steps do. A spent budget is an answer here, not an error.
      */
-    async post(state: LoginState, client: SignInClient, form: SignInForm, address: string): Promise<SignInStep> {
-      let budget: BudgetState | undefined;
+    async admit(address: string): Promise<PostAdmission> {
       try {
-        budget = await deps.limits.consumeIp(address);
+        return { budget: await deps.limits.consumeIp(address) };
+      } catch (err) {
+        if (!(err instanceof RateLimitedError)) throw err;
+        return { refusal: err };
+      }
+    },
+
+    /**
+     * One form post of the login interaction (its CSRF token already checked, the address's
+     * budget already counted by `admit`). A spent budget (that one or a user's) shows the login
+     * page again, as the state stands now, with the wait.
+     */
+    async post(state: LoginState, client: SignInClient, form: SignInForm, address: string, admission: PostAdmission): Promise<SignInStep> {
+      const { budget } = admission;
+      try {
+        if (admission.refusal) throw admission.refusal;
         return { ...(await stepOf(state, client, form, address)), budget };
       } catch (err) {
         if (!(err instanceof RateLimitedError)) throw err;
