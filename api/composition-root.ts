@@ -53,6 +53,7 @@ import { createPushSubscriptionsRepository } from '../core/push/push-subscriptio
 import { createPushSubscriptionsService, type PushSubscriptionsService } from '../core/push/push-subscriptions.service.js';
 import { createVapidKeysCache, type VapidKeysCache } from '../core/push/vapid-keys.js';
 import { createLoginLimits } from '../core/sign-in/login-rate-limits.js';
+import { createSignInStartLimits, type SignInStartLimits } from '../core/sign-in/sign-in-start-limits.js';
 import { createLoginStatesRepository } from '../core/sign-in/login-states.repository.js';
 import { createLoginService } from '../core/sign-in/login.service.js';
 import { endSignInLock } from '../core/sign-in/sign-in-lock-activity.js';
@@ -207,6 +208,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
     ring: signingKeyRing,
     changes: ctx.signingKeyChanges,
   };
+  const signInStartLimits = createSignInStartLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.login.startsPerIp, ctx.logger);
   return {
     repositories,
     clientLookup,
@@ -230,6 +232,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
       verificationKeys,
       revocations,
       clientAuthenticationLimits: createClientAuthenticationLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.clientAuthentication),
+      signInStartLimits,
     },
     signingKeyRotation,
     limits: createEnterpriseApiLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.rateLimits),
@@ -244,7 +247,7 @@ export function composeApi(ctx: ServiceContext): ApiServices {
           })
         : undefined,
     otp,
-    signIn: composeSignIn(ctx, repositories, otp, afterAnswers),
+    signIn: composeSignIn(ctx, repositories, otp, afterAnswers, signInStartLimits),
     afterAnswers,
     users: composeUsers(ctx, repositories, userLifecycle, idempotent),
     userLifecycle,
@@ -303,6 +306,7 @@ function composeSignIn(
   repositories: ApiRepositories,
   otp: Pick<OtpRouteServices, 'generation' | 'validation'>,
   afterAnswers: WorkAfterAnswers,
+  startLimits: SignInStartLimits,
 ): Omit<InteractionServices, 'logger'> {
   const { users, loginStates: states } = repositories;
   const limits = createLoginLimits(ctx.redis, ctx.config.queuePrefix, ctx.config.login);
@@ -352,6 +356,7 @@ function composeSignIn(
     limits,
     passkeys,
     afterAnswers,
+    startLimits,
     defaultLocale: ctx.config.signInDefaultLocale,
     codeTtlSeconds: ctx.config.login.codeTtlSeconds,
   };

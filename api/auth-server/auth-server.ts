@@ -14,7 +14,7 @@ import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-u
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { formActionSourceOf, renderMessagePage, renderPage } from './login-pages.js';
-import { translate } from './page-catalogs.js';
+import { translate, translateCount } from './page-catalogs.js';
 import { describeOAuthError } from './oauth-error-message.js';
 import { sessionLifetimeFromSignIn } from './session-lifetime.js';
 import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
@@ -43,6 +43,8 @@ import { signInTimeClaims } from './user-token-sign-in-time.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 import { scopeRequiredCheck } from './authorization-scope-required.js';
 import { providerCookieNames } from './cookie-names.js';
+import { limitSignInStarts } from './sign-in-start-limit.js';
+import type { SignInStartLimits } from '../../core/sign-in/sign-in-start-limits.js';
 import { SHIPPED_LOCALES } from '../../core/platform/locales/shipped-locales.js';
 
 export const AUTH_SERVER_PATH = '/svc/authserver';
@@ -83,6 +85,8 @@ export interface AuthServerStores {
   revocations: RevocationChecks;
   /** Budgets of failed client authentication per (client, address) and per address. */
   clientAuthenticationLimits: ClientAuthenticationLimits;
+  /** The budget of sign-ins started and sign-in pages loaded per address, shared with the pages. */
+  signInStartLimits: SignInStartLimits;
 }
 
 /** What a provider is built with when the caller already holds it (each is read from the store otherwise). */
@@ -354,6 +358,20 @@ export async function createAuthServer(
     callerAddress,
     endpoints: CLIENT_AUTHENTICATING_ENDPOINTS,
     logger,
+  });
+  // Sign-ins started and the interactions they store, per caller address (sign-in-start-limit.ts).
+  limitSignInStarts(provider, {
+    limits: stores.signInStartLimits,
+    callerAddress,
+    authorizationPath: ROUTES.authorization,
+    refusalPage: (oidcCtx, refusal) => {
+      const locale = pageLocale(oidcCtx as KoaContextWithOIDC);
+      return renderMessagePage({
+        locale,
+        title: translate(locale, 'staleForm.title'),
+        message: translateCount(locale, 'problem.rateLimited', refusal.retryAfterSeconds),
+      });
+    },
   });
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);

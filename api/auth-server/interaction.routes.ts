@@ -5,6 +5,7 @@ import type Provider from 'oidc-provider';
 import type { WorkAfterAnswers } from '../../core/platform/lifecycle/work-after-answers.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import type { LoginLimits } from '../../core/sign-in/login-rate-limits.js';
+import type { SignInStartLimits } from '../../core/sign-in/sign-in-start-limits.js';
 import type { LoginStatesRepository } from '../../core/sign-in/login-states.repository.js';
 import type { LoginService } from '../../core/sign-in/login.service.js';
 import { createSignInSteps, type SignInStepsDeps } from '../../core/sign-in/sign-in-steps.js';
@@ -29,6 +30,8 @@ export interface InteractionServices {
   afterAnswers: WorkAfterAnswers;
   states: LoginStatesRepository;
   limits: LoginLimits;
+  /** Sign-ins started and sign-in pages loaded per address: each page load counts. */
+  startLimits: SignInStartLimits;
   logger: Logger;
   /** Sign-in with a passkey: the relying party id the page asks the browser for, and the check of its answer. */
   passkeys: SignInStepsDeps['passkeys'] & { rpId: string };
@@ -144,7 +147,12 @@ export function interactionRoutes(
   router.get(
     path,
     htmlErrors(async (req, res) => {
-      const found = await details(req, res);
+      // Every load costs store reads (and the first a write) whatever the user: it counts
+      // against the address's budget of sign-in pages, beside the reads rather than before them.
+      const address = req.ip ?? 'unknown';
+      const refusal = services.startLimits.refusal(address);
+      if (refusal) return pages.tooManyPage(res, localeOf(req), refusal);
+      const [found] = await Promise.all([details(req, res), services.startLimits.count(address)]);
       if (!found) return pages.expiredPage(res, localeOf(req));
       const { interaction, provider } = found;
       const locale = localeOf(req, interaction);

@@ -105,6 +105,10 @@ export const authServerRouteDocs: RouteDoc[] = [
         description: 'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect)',
         contentType: 'text/html',
       },
+      '429': {
+        description: 'Too many sign-ins started or sign-in pages loaded from this address (HTML page, Retry-After)',
+        contentType: 'text/html',
+      },
       '503': {
         description: 'The store cannot be reached: an HTML page saying to try again shortly, with Retry-After',
         contentType: 'text/html',
@@ -120,6 +124,10 @@ export const authServerRouteDocs: RouteDoc[] = [
     responses: {
       '303': { description: 'To the next sign-in page, or back to redirect_uri' },
       '400': { description: 'Expired or foreign sign-in (HTML page)', contentType: 'text/html' },
+      '429': {
+        description: 'Too many sign-ins started or sign-in pages loaded from this address (HTML page, Retry-After)',
+        contentType: 'text/html',
+      },
     },
   },
   {
@@ -132,6 +140,10 @@ export const authServerRouteDocs: RouteDoc[] = [
       '200': { description: 'The page', contentType: 'text/html' },
       '303': { description: 'First-party client at the consent step: straight on, no page' },
       '400': { description: 'Sign-in expired or started in another browser (HTML page)', contentType: 'text/html' },
+      '429': {
+        description: 'Too many sign-ins started or sign-in pages loaded from this address (HTML page, Retry-After)',
+        contentType: 'text/html',
+      },
     },
   },
   {
@@ -157,7 +169,11 @@ export const authServerRouteDocs: RouteDoc[] = [
         contentType: 'text/html',
       },
       '413': { description: 'Form body above 80 kB', schema: 'common.error.json' },
-      '429': { description: 'Too many attempts from this address or for this user id (HTML page, Retry-After)', contentType: 'text/html' },
+      '429': {
+        description:
+          'Too many forms from this address (counted also when the CSRF token is stale) or too many attempts for this user id (HTML page, Retry-After)',
+        contentType: 'text/html',
+      },
     },
   },
   {

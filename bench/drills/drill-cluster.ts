@@ -123,6 +123,7 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     RATE_LIMIT_OTP_PER_ENTERPRISE: '1000000',
     RATE_LIMIT_ENROLLMENT_MESSAGES_PER_CLIENT: '1000000',
     RATE_LIMIT_ENROLLMENT_MESSAGES_PER_ENTERPRISE: '1000000',
+    RATE_LIMIT_SIGN_IN_STARTS_PER_IP: '1000000',
     TWILIO_ACCOUNT_SID: `AC${randomBytes(16).toString('hex')}`,
     TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex'),
     TWILIO_FROM: '+15005550006',

@@ -83,6 +83,7 @@ await runBenchmark('login-timing', async (cleanup) => {
   const env: Record<string, string> = {
     ...projectEnv(storesOf(infra), 'bench_login', 'blog', 'http://127.0.0.1:9'),
     RATE_LIMIT_LOGIN_PER_IP: '1000000000',
+    RATE_LIMIT_SIGN_IN_STARTS_PER_IP: '1000000000',
     LOGIN_USER_STEP_FLOOR_MS: FLOOR_MS,
   };
   const mongo = await connectMongo(`${infra.mongo.url}/bench_login`);

@@ -22,7 +22,8 @@ export interface LoginLimitsConfig {
   familiarAddressSeconds: number;
 }
 
-const tooMany = (msBeforeNext: number, budget?: BudgetState) => {
+/** The sign-in pages' 429: the wait, in the words every sign-in refusal uses. */
+export const tooManySignInAttempts = (msBeforeNext: number, budget?: BudgetState) => {
   const retryAfter = retryAfterSeconds(msBeforeNext);
   return new RateLimitedError(`Too many attempts. Try again in ${retryAfter} seconds.`, {
     retryAfterSeconds: retryAfter,
@@ -72,7 +73,7 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
      * they would tell a stranger about someone else's sign-ins.
      */
     async consumeIp(address: string): Promise<BudgetState> {
-      return perIp.consume(callerBlock(address), tooMany);
+      return perIp.consume(callerBlock(address), tooManySignInAttempts);
     },
 
     /** One step for this user from this address (and a code to send, when `sendsCode`); 429 when refused. */
@@ -80,10 +81,10 @@ export function createLoginLimits(redis: RedisClient, prefix: string, config: Lo
       const caller = callerBlock(address);
       const familiar = await isFamiliar(userKey, caller);
       const stepWait = await steps.take(userKey, caller, familiar);
-      if (stepWait !== undefined) throw tooMany(stepWait);
+      if (stepWait !== undefined) throw tooManySignInAttempts(stepWait);
       if (!sendsCode) return;
       const codeWait = await codes.take(userKey, caller, familiar);
-      if (codeWait !== undefined) throw tooMany(codeWait);
+      if (codeWait !== undefined) throw tooManySignInAttempts(codeWait);
     },
 
     /**

@@ -18,7 +18,11 @@ describe('sign-in: errors, replays and refusals', () => {
   let publicClientId: string;
 
   beforeAll(async () => {
-    service = await startTestService('signin-errors', { RATE_LIMIT_LOGIN_PER_IP: '100000' }, { ownPublicUrl: true });
+    service = await startTestService(
+      'signin-errors',
+      { RATE_LIMIT_LOGIN_PER_IP: '100000', RATE_LIMIT_SIGN_IN_STARTS_PER_IP: '100000' },
+      { ownPublicUrl: true },
+    );
     worker = await startDispatchWorker(service.config, memoryLogger().logger);
     const created = await registerClient(service.services.clients, { name: 'Acme Bank', scopes: ['otp'], redirectUris: [REDIRECT] });
     confidential = { clientId: created.client.clientId, clientSecret: created.clientSecret as string };

@@ -1,9 +1,12 @@
 import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
-import { csrfOf, FormWalker, type Page } from '../support/sign-in-helpers.js';
+import { csrfOf, FormWalker, signInWithForms, type Page } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { insertUser } from '../support/user-fixtures.js';
 
 const REDIRECT = 'https://app.example/callback';
+/** Sign-ins started per address in a window here (instead of 300, to keep the test short). */
+const STARTS = 8;
 /** Forms posted per address in a window here (instead of 60). */
 const POSTS = 5;
 
@@ -23,6 +26,7 @@ describe('sign-in flood: requests that name no user still count against the addr
       {
         TRUST_PROXY: '1',
         RATE_LIMIT_LOGIN_PER_IP: String(POSTS),
+        RATE_LIMIT_SIGN_IN_STARTS_PER_IP: String(STARTS),
         LOGIN_USER_STEP_FLOOR_MS: '0',
       },
       { ownPublicUrl: true },
@@ -39,7 +43,13 @@ describe('sign-in flood: requests that name no user still count against the addr
   });
   afterAll(() => stop());
 
+  const interactionsStored = () => service.ctx.mongo.collection('oidc_records').countDocuments({ kind: 'Interaction' });
   const walkerAt = (address: string) => new FormWalker(service.url, { forwardedFor: address });
+
+  /** One authorization request, not followed: where it sends the browser, or the page it answers. */
+  async function authorize(walker: FormWalker): Promise<{ redirectedTo: string } | Page> {
+    return walker.request(authorizeUrl(), { follow: false });
+  }
 
   function expectRefusal(page: { redirectedTo: string } | Page): asserts page is Page {
     if ('redirectedTo' in page) throw new Error(`expected a 429 page, was sent to ${page.redirectedTo}`);
@@ -48,6 +58,41 @@ describe('sign-in flood: requests that name no user still count against the addr
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     expect(page.html).toMatch(/Too many attempts\. Try again in \d+ seconds?\./);
   }
+
+  test('when one address starts sign-ins without end, then it is refused 429 once its budget is spent, no interaction is stored from then on, and another address still signs in', async () => {
+    const flooder = walkerAt('198.51.100.7');
+    for (let i = 0; i < STARTS; i += 1) {
+      const started = await authorize(flooder);
+      expect('redirectedTo' in started ? started.redirectedTo : `${started.status}`).toContain('/svc/authserver/interaction/');
+    }
+    const storedWhenSpent = await interactionsStored();
+    for (let i = 0; i < 3; i += 1) expectRefusal(await authorize(flooder));
+    expect(await interactionsStored()).toBe(storedWhenSpent);
+
+    await insertUser(service.ctx.mongo, { userId: 'flood-olga', mobileNumber: '+15550420001' });
+    const callback = await signInWithForms(service, walkerAt('198.51.100.8'), authorizeUrl(), 'flood-olga', '+15550420001');
+    expect(new URL(callback).searchParams.get('code')).toBeTruthy();
+  });
+
+  test('when one address reloads a sign-in page without end, then it is refused 429 once its budget is spent, and another address still opens its page', async () => {
+    const flooder = walkerAt('198.51.100.12');
+    const first = await flooder.page(authorizeUrl());
+    // The authorization request and the first load took 2 of the budget.
+    for (let i = 2; i < STARTS; i += 1) expect((await flooder.page(first.url)).status).toBe(200);
+    expectRefusal(await flooder.request(first.url));
+    expectRefusal(await flooder.request(authorizeUrl(), { follow: false }));
+    expect((await walkerAt('198.51.100.13').page(authorizeUrl())).status).toBe(200);
+  });
+
+  test('when a person reloads the sign-in page a few times, then the sign-in still finishes', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'flood-pia', mobileNumber: '+15550420002' });
+    const walker = walkerAt('198.51.100.9');
+    const first = await walker.page(authorizeUrl());
+    for (let i = 0; i < 2; i += 1) expect((await walker.page(first.url)).status).toBe(200);
+    // Starting over from the app, as a person who pressed its sign-in button again.
+    const callback = await signInWithForms(service, walker, authorizeUrl(), 'flood-pia', '+15550420002');
+    expect(new URL(callback).searchParams.get('code')).toBeTruthy();
+  });
 
   test('when one address posts forms with a stale CSRF token, then each counts against its form budget and it is refused 429 once that is spent, while another address is not', async () => {
     const flooder = walkerAt('198.51.100.10');

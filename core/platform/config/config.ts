@@ -232,6 +232,7 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
     /** The sign-in pages (docs/security.md): their throttles, the failure cap, the login code's lifetime. */
     login: Object.freeze({
       perIp: rateLimit(s.RATE_LIMIT_LOGIN_PER_IP, s.RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS),
+      startsPerIp: rateLimit(s.RATE_LIMIT_SIGN_IN_STARTS_PER_IP, s.RATE_LIMIT_SIGN_IN_STARTS_PER_IP_WINDOW_SECONDS),
       perUserAddress: rateLimit(s.RATE_LIMIT_LOGIN_PER_USER_ADDRESS, s.RATE_LIMIT_LOGIN_PER_USER_ADDRESS_WINDOW_SECONDS),
       perUser: rateLimit(s.RATE_LIMIT_LOGIN_PER_USER, s.RATE_LIMIT_LOGIN_PER_USER_WINDOW_SECONDS),
       codesPerUserAddress: rateLimit(s.RATE_LIMIT_LOGIN_CODES_PER_USER_ADDRESS, s.RATE_LIMIT_LOGIN_CODES_PER_USER_ADDRESS_WINDOW_SECONDS),

@@ -765,6 +765,18 @@ export const SETTINGS = {
     doc: 'forms posted to the sign-in pages per caller address (all users); raise it when many users share one address (corporate NAT)',
   },
   RATE_LIMIT_LOGIN_PER_IP_WINDOW_SECONDS: { section: 'limits', ...WINDOW, default: 60, doc: windowOf('RATE_LIMIT_LOGIN_PER_IP') },
+  RATE_LIMIT_SIGN_IN_STARTS_PER_IP: {
+    section: 'limits',
+    ...POINTS,
+    default: 120,
+    doc: 'sign-ins started (authorization requests that open the sign-in page) and sign-in pages loaded per caller address (all users); raise it when many users share one address (corporate NAT)',
+  },
+  RATE_LIMIT_SIGN_IN_STARTS_PER_IP_WINDOW_SECONDS: {
+    section: 'limits',
+    ...WINDOW,
+    default: 60,
+    doc: windowOf('RATE_LIMIT_SIGN_IN_STARTS_PER_IP'),
+  },
   RATE_LIMIT_LOGIN_PER_USER: {
     section: 'limits',
     ...POINTS,
