@@ -184,6 +184,8 @@ export function interactionRoutes(
       // Counted before the sign-in is read: a post refused below (expired, stale token) costs
       // store reads too. The one round trip every step makes anyway, moved first.
       const admission = await steps.admit(address);
+      // Every answer to a post reports the address's budget, the stale form's and the expired page's too.
+      if (admission.budget) res.set(rateLimitHeaders([admission.budget]));
       const found = await details(req, res);
       if (!found)
         return admission.refusal ? pages.tooManyPage(res, localeOf(req), admission.refusal) : pages.expiredPage(res, localeOf(req));
@@ -197,8 +199,7 @@ export function interactionRoutes(
         return admission.refusal ? pages.tooManyPage(res, locale, admission.refusal) : pages.staleFormPage(res, locale, client);
       const selfUrl = req.originalUrl.split('?')[0] ?? '';
       // The login code goes out in the language of the page that asked for it.
-      const { next, budget, afterAnswer } = await steps.post(state, { ...client, locale }, body, address, admission);
-      if (budget) res.set(rateLimitHeaders([budget]));
+      const { next, afterAnswer } = await steps.post(state, { ...client, locale }, body, address, admission);
       // The code is sent once the answer has left, so its cost never shows in the answer; and
       // also when the browser hung up before it arrived (`finished` fires then too, even when the
       // connection was gone before this line): the step was taken, the page reloaded shows the

@@ -50,8 +50,6 @@ export type SignInNext =
 
 export interface SignInStep {
   next: SignInNext;
-  /** The caller address's budget after this post (reported to it), unless that budget refused it. */
-  budget?: BudgetState;
   /** Work to do once the answer has left (sending a login code), so its cost never shows in the answer. */
   afterAnswer?: () => Promise<void>;
 }
@@ -165,14 +163,13 @@ export function createSignInSteps(deps: SignInStepsDeps) {
      * page again, as the state stands now, with the wait.
      */
     async post(state: LoginState, client: SignInClient, form: SignInForm, address: string, admission: PostAdmission): Promise<SignInStep> {
-      const { budget } = admission;
       try {
         if (admission.refusal) throw admission.refusal;
-        return { ...(await stepOf(state, client, form, address)), budget };
+        return await stepOf(state, client, form, address);
       } catch (err) {
         if (!(err instanceof RateLimitedError)) throw err;
         const now = (await deps.states.find(state.uid)) ?? state;
-        return { next: { kind: 'login-page', state: now, problem: { kind: 'rate-limited', refusal: err } }, budget };
+        return { next: { kind: 'login-page', state: now, problem: { kind: 'rate-limited', refusal: err } } };
       }
     },
   };

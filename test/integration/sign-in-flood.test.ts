@@ -97,10 +97,13 @@ describe('sign-in flood: requests that name no user still count against the addr
   test('when one address posts forms with a stale CSRF token, then each counts against its form budget and it is refused 429 once that is spent, while another address is not', async () => {
     const flooder = walkerAt('198.51.100.10');
     const first = await flooder.page(authorizeUrl());
-    const statuses: number[] = [];
-    for (let i = 0; i < POSTS; i += 1)
-      statuses.push((await flooder.page(first.url, { form: { csrf: 'stale', step: 'user', userId: 'x' } })).status);
-    expect(statuses).toEqual(Array<number>(POSTS).fill(403));
+    const answers: [number, string | null][] = [];
+    for (let i = 0; i < POSTS; i += 1) {
+      const page = await flooder.page(first.url, { form: { csrf: 'stale', step: 'user', userId: 'x' } });
+      answers.push([page.status, page.headers.get('ratelimit')?.replace(/t=\d+/, 't=T') ?? null]);
+    }
+    // Each answer reports the address's budget, as a step's does.
+    expect(answers).toEqual([4, 3, 2, 1, 0].map((left) => [403, `"sign-in-per-address";r=${left};t=T`]));
     expectRefusal(await flooder.request(first.url, { form: { csrf: 'stale', step: 'user', userId: 'x' } }));
     // The right token from that address is refused too: the budget is the address's.
     expectRefusal(await flooder.request(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'x' } }));
