@@ -4,6 +4,7 @@ import type { RateLimitedError } from '../platform/errors/app-error.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { callerBlock } from '../platform/throttling/caller-block.js';
 import { createFailureBudget } from '../platform/throttling/failure-budget.js';
+import { retryAfterSeconds } from '../platform/throttling/redis-limiter.js';
 import { tooManySignInAttempts } from './login-rate-limits.js';
 
 /**
@@ -38,9 +39,19 @@ export function createSignInStartLimits(redis: RedisClient, prefix: string, perI
      * Redis is unreachable the budget's in-process stand-in counts, and anything else is logged.
      */
     async count(address: string): Promise<void> {
-      await budget.countFailure(callerBlock(address)).catch((err: unknown) => {
+      const caller = callerBlock(address);
+      const counted = await budget.countFailure(caller).catch((err: unknown) => {
         logger.error({ err }, 'a sign-in page could not be counted against its address');
+        return undefined;
       });
+      // Once per window and process, when this count spent the budget: which address to look at
+      // (an office behind one NAT that needs a larger budget, or a flood).
+      if (counted && counted.waitMs > 0 && !counted.refused) {
+        logger.warn(
+          { address: caller, retryAfterSeconds: retryAfterSeconds(counted.waitMs) },
+          'too many sign-ins started or sign-in pages loaded from this address: refused until the window ends',
+        );
+      }
     },
   };
 }

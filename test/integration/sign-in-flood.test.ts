@@ -9,6 +9,7 @@ const REDIRECT = 'https://app.example/callback';
 const STARTS = 8;
 /** Forms posted per address in a window here (instead of 60). */
 const POSTS = 5;
+const SPENT_LOG = 'too many sign-ins started or sign-in pages loaded from this address: refused until the window ends';
 
 /**
  * Requests that cost the stores without naming any user: authorization requests that start a
@@ -67,7 +68,13 @@ describe('sign-in flood: requests that name no user still count against the addr
     }
     const storedWhenSpent = await interactionsStored();
     for (let i = 0; i < 3; i += 1) expectRefusal(await authorize(flooder));
+    // The provider's router takes the path in any case and with a trailing slash: so does the budget.
+    expectRefusal(await flooder.request(authorizeUrl().replace('/oauth/authorize?', '/OAuth/Authorize/?'), { follow: false }));
     expect(await interactionsStored()).toBe(storedWhenSpent);
+    // The operator learns which address spent its budget, once.
+    const spent = service.logLines().filter((line) => line.msg === SPENT_LOG && line.address === '198.51.100.7');
+    expect(spent).toHaveLength(1);
+    expect(spent[0]).toMatchObject({ level: 40, retryAfterSeconds: expect.any(Number) as number });
 
     await insertUser(service.ctx.mongo, { userId: 'flood-olga', mobileNumber: '+15550420001' });
     const callback = await signInWithForms(service, walkerAt('198.51.100.8'), authorizeUrl(), 'flood-olga', '+15550420001');
