@@ -70,7 +70,7 @@ describe('user tokens bound to the browser session', () => {
     );
     expect(result.matchedCount).toBe(1);
   }
-  // As for a revoked token on the client library's routes: the spec's 401 body, with the library's code for it.
+  // As for a revoked token on the client library's routes: the documented 401 body, with the library's code for it.
   const invalidToken = (token: string) => ({ error: 'invalid_token', error_description: `Invalid access token: ${token}`, code: 39 });
 
   test('when the session of a token issued without offline_access ends by its lifetime, then introspection says inactive and /v1/me answers 401 invalid_token', async () => {
