@@ -7,7 +7,11 @@
 // With BASELINE_WORK=required the bare path also does the store work the service must do, the
 // plainest way: the app reads the user, takes two rate limits and inserts the delivery row; the
 // worker reads the row before the send and records the outcome on it.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { readProcfile } from '../../scripts/procfile.js';
+import { attributeTail, readGcTimeline, type TimedRequest } from './tail-attribution.js';
 import { autocannonPost } from '../support/load.js';
 import { openLoopPost, type SentRequest } from '../support/open-loop.js';
 import {
@@ -17,6 +21,8 @@ import {
   median,
   percentile,
   printTable,
+  distDir,
+  projectRoot,
   round,
   runBenchmark,
   sleep,
@@ -54,6 +60,10 @@ const BASELINE_WORK = envString('BASELINE_WORK', 'minimal');
 // heap bounds operators run them with) instead of Node's defaults.
 const PROCFILE_FLAGS = envInt('PROCFILE_FLAGS', 0) === 1;
 const BASELINE_DB = 'bench_e2e_baseline';
+// TAIL_TRACE=1: the API and the dispatch worker record their garbage collections
+// (bench/support/gc-timeline.ts) and the result says how often they overlapped the project's
+// slowest requests against those around the median (tail-attribution.ts).
+const TAIL_TRACE = envInt('TAIL_TRACE', 0) === 1;
 
 type Arm = 'project' | 'baseline';
 
@@ -88,6 +98,9 @@ async function collectArrivals(stub: ProviderStub, expected: number): Promise<Ma
   return seen;
 }
 
+/** The project's measured requests of every pair, for TAIL_TRACE. */
+const projectRequests: TimedRequest[] = [];
+
 function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<string, number>): RunResult {
   const latencies: number[] = [];
   const answers: number[] = [];
@@ -102,6 +115,8 @@ function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<st
     if (at === undefined) continue;
     latencies.push(at - s.scheduledAt);
     if (s.answeredAt !== undefined) afterAnswers.push(at - s.answeredAt);
+    if (TAIL_TRACE && arm === 'project' && pair > 0 && s.answeredAt !== undefined)
+      projectRequests.push({ scheduledAt: s.scheduledAt, answeredAt: s.answeredAt, arrivedAt: at });
   }
   const first = sent[0]?.scheduledAt ?? 0;
   return {
@@ -134,11 +149,19 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   // API_NODE_FLAGS, WORKER_NODE_FLAGS: more Node or V8 flags for the API and the dispatch worker
   // (e.g. `--trace-gc-nvp`, whose lines go to each process's log).
   const extraFlags = (name: string) => envString(name, '').split(' ').filter(Boolean);
+  const gcDir = join(projectRoot, '.local', 'bench-logs', `gc-timeline-${process.pid}`);
+  if (TAIL_TRACE) mkdirSync(gcDir, { recursive: true });
+  const gcTimeline = pathToFileURL(join(distDir, 'bench', 'support', 'gc-timeline.js')).href;
+  const traced = (name: string): { env: Record<string, string>; flags: string[] } =>
+    TAIL_TRACE ? { env: { GC_TIMELINE_FILE: join(gcDir, `${name}.jsonl`) }, flags: ['--import', gcTimeline] } : { env: {}, flags: [] };
   const apiFlags = [...flagsOf('dist/api/main.js'), ...extraFlags('API_NODE_FLAGS')];
   const workerFlags = [...flagsOf('dist/workers/dispatch/main.js'), ...extraFlags('WORKER_NODE_FLAGS')];
-  const api = await startProjectApi(env, apiFlags);
+  const api = await startProjectApi({ ...env, ...traced('api').env }, [...apiFlags, ...traced('api').flags]);
   cleanup(api.stop);
-  const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY) }, workerFlags);
+  const worker = await startProjectWorker({ ...env, DISPATCH_CONCURRENCY: String(CONCURRENCY), ...traced('worker').env }, [
+    ...workerFlags,
+    ...traced('worker').flags,
+  ]);
   cleanup(worker.stop);
   const baseline = await startBaselineApp(storesOf(infra), BASELINE_DB, 'beb');
   cleanup(baseline.stop);
@@ -248,6 +271,10 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   console.log(`\nproject:  p50 ${result.project.p50MsMedianOfRuns} ms, p99 ${result.project.p99MsMedianOfRuns} ms (median over runs)`);
   console.log(`baseline: p50 ${result.baseline.p50MsMedianOfRuns} ms, p99 ${result.baseline.p99MsMedianOfRuns} ms (median over runs)`);
   console.log(`p99 project/baseline: median of pairs ${result.p99RatioMedianOfPairs} (${result.p99RatiosByPair.join(' ')}; goal <= 1.5)`);
+  const tail = TAIL_TRACE
+    ? attributeTail(projectRequests, readGcTimeline(join(gcDir, 'api.jsonl')), readGcTimeline(join(gcDir, 'worker.jsonl')))
+    : undefined;
+  if (tail) console.log(`\ngarbage collections overlapping the project's requests (TAIL_TRACE):\n${JSON.stringify(tail, null, 2)}`);
 
   const file = writeResult('otp-e2e', {
     benchmark: 'otp-e2e',
@@ -275,6 +302,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
     },
     runs,
     summary: result,
+    ...(tail ? { tail } : {}),
   });
   console.log(`result written to ${file}`);
 });
