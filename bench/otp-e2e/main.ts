@@ -60,7 +60,7 @@ const BASELINE_WORK = envString('BASELINE_WORK', 'minimal');
 // heap bounds operators run them with) instead of Node's defaults.
 const PROCFILE_FLAGS = envInt('PROCFILE_FLAGS', 0) === 1;
 const BASELINE_DB = 'bench_e2e_baseline';
-// TAIL_TRACE=1: the API and the dispatch worker record their garbage collections
+// TAIL_TRACE=1: the API and the dispatch worker record their garbage collections and event-loop stalls
 // (bench/support/gc-timeline.ts) and the result says how often they overlapped the project's
 // slowest requests against those around the median (tail-attribution.ts).
 const TAIL_TRACE = envInt('TAIL_TRACE', 0) === 1;

@@ -1,7 +1,9 @@
 // Loaded into a benchmarked process with `node --import` (GC_TIMELINE_FILE set): appends each of
 // its garbage collections to GC_TIMELINE_FILE as one JSON line with its wall-clock start (epoch
 // ms, the clock the load generator and the provider stub stamp requests with), its duration and
-// its kind, so a benchmark can tell which slow requests a collection overlapped.
+// its kind, so a benchmark can tell which slow requests a collection overlapped. It also records
+// the event loop's stalls (kind "stall"): a 1 ms timer that ran more than 2 ms late was held by work
+// on the loop, a collection's or any other (the timer's own wake-ups cost some CPU: a diagnostic).
 import { appendFileSync } from 'node:fs';
 import { PerformanceObserver, constants, performance } from 'node:perf_hooks';
 
@@ -24,4 +26,22 @@ if (file) {
     });
     if (lines.length > 0) appendFileSync(file, `${lines.join('\n')}\n`);
   }).observe({ entryTypes: ['gc'] });
+  // cpuMs: the process's CPU time during the stall. Close to its length: the loop was busy (work or
+  // a collection); close to 0: the process waited for a core (two cores shared by every process).
+  let due = performance.now() + 1;
+  let cpuBefore = process.cpuUsage();
+  const stalls: string[] = [];
+  setInterval(() => {
+    const now = performance.now();
+    const cpu = process.cpuUsage();
+    if (now - due > 2) {
+      const cpuMs = (cpu.user - cpuBefore.user + cpu.system - cpuBefore.system) / 1000;
+      stalls.push(JSON.stringify({ startMs: performance.timeOrigin + due, durationMs: now - due, cpuMs, kind: 'stall' }));
+    }
+    cpuBefore = cpu;
+    due = now + 1;
+  }, 1).unref();
+  setInterval(() => {
+    if (stalls.length > 0) appendFileSync(file, `${stalls.splice(0).join('\n')}\n`);
+  }, 1000).unref();
 }
