@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { readProcfile } from '../../scripts/procfile.js';
-import { attributeTail, readGcTimeline, type TimedRequest } from './tail-attribution.js';
+import { attributeTail, readGcTimeline, readJvmPauses, type TimedRequest } from './tail-attribution.js';
 import { autocannonPost } from '../support/load.js';
 import { openLoopPost, type SentRequest } from '../support/open-loop.js';
 import {
@@ -63,6 +63,9 @@ const BASELINE_DB = 'bench_e2e_baseline';
 // TAIL_TRACE=1: the API and the dispatch worker record their garbage collections and event-loop stalls
 // (bench/support/gc-timeline.ts) and the result says how often they overlapped the project's
 // slowest requests against those around the median (tail-attribution.ts).
+// The MongoDB-wire server (a JVM) logs its collection pauses too, and the result counts the slowest
+// requests a pause overlapped. TAIL_TRACE_STALLS=0 leaves out the stall sampler, whose 1 ms timers
+// in two processes raise the tail they measure.
 const TAIL_TRACE = envInt('TAIL_TRACE', 0) === 1;
 
 type Arm = 'project' | 'baseline';
@@ -140,7 +143,10 @@ function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<st
 
 await runBenchmark('otp-e2e', async (cleanup) => {
   const started = new Date();
-  const infra = await startInfra();
+  const gcDir = join(projectRoot, '.local', 'bench-logs', `gc-timeline-${process.pid}`);
+  if (TAIL_TRACE) mkdirSync(gcDir, { recursive: true });
+  const mongoGcLog = join(gcDir, 'mongo-gc.log');
+  const infra = await startInfra(TAIL_TRACE ? { jvmOptions: [`-Xlog:gc:file=${mongoGcLog}:time`] } : {});
   cleanup(infra.stop);
   const stub = await startProviderStub(envInt('STUB_DELAY_MS', 0));
   cleanup(stub.stop);
@@ -149,11 +155,14 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   // API_NODE_FLAGS, WORKER_NODE_FLAGS: more Node or V8 flags for the API and the dispatch worker
   // (e.g. `--trace-gc-nvp`, whose lines go to each process's log).
   const extraFlags = (name: string) => envString(name, '').split(' ').filter(Boolean);
-  const gcDir = join(projectRoot, '.local', 'bench-logs', `gc-timeline-${process.pid}`);
-  if (TAIL_TRACE) mkdirSync(gcDir, { recursive: true });
   const gcTimeline = pathToFileURL(join(distDir, 'bench', 'support', 'gc-timeline.js')).href;
   const traced = (name: string): { env: Record<string, string>; flags: string[] } =>
-    TAIL_TRACE ? { env: { GC_TIMELINE_FILE: join(gcDir, `${name}.jsonl`) }, flags: ['--import', gcTimeline] } : { env: {}, flags: [] };
+    TAIL_TRACE
+      ? {
+          env: { GC_TIMELINE_FILE: join(gcDir, `${name}.jsonl`), GC_TIMELINE_STALLS: envString('TAIL_TRACE_STALLS', '1') },
+          flags: ['--import', gcTimeline],
+        }
+      : { env: {}, flags: [] };
   const apiFlags = [...flagsOf('dist/api/main.js'), ...extraFlags('API_NODE_FLAGS')];
   const workerFlags = [...flagsOf('dist/workers/dispatch/main.js'), ...extraFlags('WORKER_NODE_FLAGS')];
   const api = await startProjectApi({ ...env, ...traced('api').env }, [...apiFlags, ...traced('api').flags]);
@@ -272,9 +281,14 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   console.log(`baseline: p50 ${result.baseline.p50MsMedianOfRuns} ms, p99 ${result.baseline.p99MsMedianOfRuns} ms (median over runs)`);
   console.log(`p99 project/baseline: median of pairs ${result.p99RatioMedianOfPairs} (${result.p99RatiosByPair.join(' ')}; goal <= 1.5)`);
   const tail = TAIL_TRACE
-    ? attributeTail(projectRequests, readGcTimeline(join(gcDir, 'api.jsonl')), readGcTimeline(join(gcDir, 'worker.jsonl')))
+    ? attributeTail(
+        projectRequests,
+        readGcTimeline(join(gcDir, 'api.jsonl')),
+        readGcTimeline(join(gcDir, 'worker.jsonl')),
+        readJvmPauses(mongoGcLog),
+      )
     : undefined;
-  if (tail) console.log(`\ngarbage collections overlapping the project's requests (TAIL_TRACE):\n${JSON.stringify(tail, null, 2)}`);
+  if (tail) console.log(`\ncollections and stalls overlapping the project's requests (TAIL_TRACE):\n${JSON.stringify(tail, null, 2)}`);
 
   const file = writeResult('otp-e2e', {
     benchmark: 'otp-e2e',
