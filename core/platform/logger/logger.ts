@@ -43,7 +43,11 @@ export function maskEmail(value: string): string {
 
 // Starts only where a local part can start: without the look-behind every character of a long
 // run (a 20 kB path segment) was tried as a start, quadratic work on every log line (1.9 s).
-const EMAIL_RE = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+// A local part may hold the address format's other characters too (`o'brien`, `a!b`, `{c~d}`):
+// left out, the part before one stayed whole. '/', '?', '=' and '&' are allowed there as well but
+// end it here, so a path or query around an address keeps its shape.
+const LOCAL_PART_CHAR = "[A-Za-z0-9._%+!#$'*^`{|}~-]";
+const EMAIL_RE = new RegExp(`(?<!${LOCAL_PART_CHAR})${LOCAL_PART_CHAR}+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}`, 'g');
 // Ten or more digits, spaces, dashes or brackets, standing alone: a run glued to letters, dots or
 // dashes is part of an id, a hash, a UUID or a timestamp, and a bare JSON number (after `:`, `,`
 // or `[`) is a count or a time, so those are kept whole. A letter right after a backslash is a

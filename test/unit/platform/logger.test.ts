@@ -79,6 +79,20 @@ describe('logging', () => {
     expect(out).toContain('j***@example.com');
   });
 
+  test("when an address's local part holds characters the address format allows beyond letters and digits (o'brien, a!b, c~d), then none of it is kept but its first character", () => {
+    const { logger, text } = capture();
+    logger.info("mail for o'brien@example.com, a!b#c@example.org and {c~d}@example.net; path /v1/users/x@example.com?next=y@example.com");
+    const out = text();
+    expect(out).not.toContain("o'b");
+    expect(out).not.toContain('b#c');
+    expect(out).not.toContain('c~d');
+    expect(out).toContain('o***@example.com');
+    expect(out).toContain('a***@example.org');
+    expect(out).toContain('{***@example.net');
+    // A path or a query keeps its shape: '/', '?', '=' and '&' end a local part.
+    expect(out).toContain('/v1/users/x***@example.com?next=y***@example.com');
+  });
+
   test('when masking, then the logged object is not changed and instances reach their serializers whole', () => {
     const chunks: string[] = [];
     const destination = new Writable({
