@@ -68,6 +68,10 @@ const BASELINE_DB = 'bench_e2e_baseline';
 // in two processes raise the tail they measure.
 const TAIL_TRACE = envInt('TAIL_TRACE', 0) === 1;
 
+// MONGO_JVM_OPTIONS: JVM options for the MongoDB-wire server (a stand-in for mongod, which has no
+// collector), e.g. `-Xmn16m` for shorter, more frequent young collections.
+const MONGO_JVM_OPTIONS = envString('MONGO_JVM_OPTIONS', '').split(' ').filter(Boolean);
+
 type Arm = 'project' | 'baseline';
 
 interface RunResult {
@@ -146,7 +150,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   const gcDir = join(projectRoot, '.local', 'bench-logs', `gc-timeline-${process.pid}`);
   if (TAIL_TRACE) mkdirSync(gcDir, { recursive: true });
   const mongoGcLog = join(gcDir, 'mongo-gc.log');
-  const infra = await startInfra(TAIL_TRACE ? { jvmOptions: [`-Xlog:gc:file=${mongoGcLog}:time`] } : {});
+  const infra = await startInfra({ jvmOptions: [...MONGO_JVM_OPTIONS, ...(TAIL_TRACE ? [`-Xlog:gc:file=${mongoGcLog}:time`] : [])] });
   cleanup(infra.stop);
   const stub = await startProviderStub(envInt('STUB_DELAY_MS', 0));
   cleanup(stub.stop);
@@ -305,6 +309,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
       warmupSecondsPerArm: WARMUP_S,
       pairs: PAIRS,
       baselineWork: BASELINE_WORK,
+      mongoServerJvmOptions: MONGO_JVM_OPTIONS.join(' ') || "the launcher's",
       projectNodeFlags: PROCFILE_FLAGS ? { api: apiFlags.join(' '), dispatchWorker: workerFlags.join(' ') } : "Node's defaults",
       interleaving: 'pairs alternate which arm runs first',
       load: 'open loop: request i due at start + i/rate, latency from that instant (no coordinated omission); 64 keep-alive sockets',
