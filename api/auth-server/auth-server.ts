@@ -43,7 +43,7 @@ import { signInTimeClaims } from './user-token-sign-in-time.js';
 import { USER_ACCESS_TOKEN_SCOPES } from './user-token-scopes.js';
 import { scopeRequiredCheck } from './authorization-scope-required.js';
 import { providerCookieNames } from './cookie-names.js';
-import { limitSignInStarts } from './sign-in-start-limit.js';
+import { createSignInStartLimit } from './sign-in-start-limit.js';
 import type { SignInStartLimits } from '../../core/sign-in/sign-in-start-limits.js';
 import { SHIPPED_LOCALES } from '../../core/platform/locales/shipped-locales.js';
 
@@ -126,7 +126,11 @@ export async function createAuthServer(
     });
   // loadExistingGrant needs the instance it belongs to, which exists once the configuration does.
   const self: { provider?: Provider } = {};
-  const Adapter = adapterAnsweringStoreOutages(createOidcAdapter(stores.oidcRecords, stores.clientLookup));
+  // Sign-ins started, counted per caller address where their interactions are stored (sign-in-start-limit.ts).
+  const signInStarts = createSignInStartLimit(stores.signInStartLimits);
+  const Adapter = adapterAnsweringStoreOutages(
+    signInStarts.countingInteractions(createOidcAdapter(stores.oidcRecords, stores.clientLookup)),
+  );
 
   const configuration: Configuration = {
     adapter: Adapter,
@@ -359,9 +363,8 @@ export async function createAuthServer(
     endpoints: CLIENT_AUTHENTICATING_ENDPOINTS,
     logger,
   });
-  // Sign-ins started and the interactions they store, per caller address (sign-in-start-limit.ts).
-  limitSignInStarts(provider, {
-    limits: stores.signInStartLimits,
+  // Authorization requests from an address whose budget of sign-ins started is spent (sign-in-start-limit.ts).
+  signInStarts.refuseSpentAddresses(provider, {
     callerAddress,
     authorizationPath: ROUTES.authorization,
     refusalPage: (oidcCtx, refusal) => {
