@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { launchBrowser } from '../support/browser.js';
+import { isInViewport } from '../support/page-layout.js';
 import { startTestApp, type TestApp } from '../support/oauth-test-app.js';
 import { eventually, readOutbox } from '../support/otp-helpers.js';
 import { loginCodeFor } from '../support/sign-in-helpers.js';
@@ -312,5 +313,85 @@ describe('sign-in pages in a real browser', () => {
     expect(await page.locator('h1').innerText()).toBe('Sign-in error');
     await page.screenshot({ path: 'test-results/sign-in-8-error-page.png' });
     await page.close();
+  });
+});
+
+/**
+ * The page an address gets once its budget of sign-ins started and sign-in pages loaded is spent
+ * (RATE_LIMIT_SIGN_IN_STARTS_PER_IP, here 1): the sign-in page the first authorization request
+ * leads to is refused by the sign-in pages, and the next authorization request by the
+ * authorization server itself. Both are looked at on a desktop and on a phone. A service of its
+ * own, so the other tests' sign-ins keep the default budget.
+ */
+describe('the sign-in 429 page in a real browser', () => {
+  const REDIRECT = 'https://app.example/callback';
+  const WIDTHS = [
+    { width: 1280, height: 800 },
+    { width: 390, height: 844 },
+  ];
+  let service: TestService;
+  let browser: Browser | undefined;
+  let authorizeUrl = '';
+
+  beforeAll(async () => {
+    mkdirSync('test-results', { recursive: true });
+    service = await startTestService('signin-e2e-429', { RATE_LIMIT_SIGN_IN_STARTS_PER_IP: '1' }, { ownPublicUrl: true });
+    const { clientId } = (await registerClient(service.services.clients, { name: 'Acme Bank', scopes: [], redirectUris: [REDIRECT] }))
+      .client;
+    const query = new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's' });
+    authorizeUrl = `${service.url}/svc/authserver/oauth/authorize?${query.toString()}`;
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await service.close();
+  });
+
+  /** The refusal as a person reads it, at each width: nothing sideways, all of it on the first screen, text at body size. */
+  async function expectReadableAtEachWidth(page: Page, name: string): Promise<void> {
+    for (const viewport of WIDTHS) {
+      await page.setViewportSize(viewport);
+      await page.screenshot({ path: `test-results/sign-in-9-too-many-${name}-${viewport.width}.png`, fullPage: true });
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(viewport.width);
+      const heading = page.getByRole('heading', { name: 'Please try again' });
+      const message = page.locator('main p').filter({ hasText: /^Too many attempts\. Try again in \d+ seconds?\.$/ });
+      expect(await isInViewport(page, heading)).toBe(true);
+      expect(await isInViewport(page, message)).toBe(true);
+      // (A string: these tests compile without the DOM's types.)
+      expect(await page.evaluate<number>("parseFloat(getComputedStyle(document.querySelector('main p')).fontSize)")).toBeGreaterThanOrEqual(
+        16,
+      );
+      // The card keeps a readable line length on a wide screen and stays inside a narrow one.
+      const card = await page.locator('main').boundingBox();
+      expect(card && card.width <= 26 * 16 && card.x >= 0 && card.x + card.width <= viewport.width).toBe(true);
+    }
+  }
+
+  test('when an address has spent its budget of sign-ins started, then both 429 pages (sign-in page, authorization request) fit and read at 1280 and 390 px', async () => {
+    if (!browser) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: WIDTHS[0] });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) problems.push(message.text());
+    });
+    page.on('request', (request) => {
+      if (!request.url().startsWith(service.url)) problems.push(request.url());
+    });
+
+    // The authorization request spends the budget of 1; the sign-in page it leads to is refused.
+    const pageLoad = await page.goto(authorizeUrl);
+    expect(pageLoad?.status()).toBe(429);
+    expect(page.url()).toContain('/svc/authserver/interaction/');
+    await expectReadableAtEachWidth(page, 'page');
+
+    const authorization = await page.goto(authorizeUrl);
+    expect(authorization?.status()).toBe(429);
+    expect(page.url()).toBe(authorizeUrl);
+    expect(Number(authorization?.headers()['retry-after'])).toBeGreaterThanOrEqual(1);
+    await expectReadableAtEachWidth(page, 'authorize');
+
+    expect(problems).toEqual([]);
+    await context.close();
   });
 });
