@@ -1,11 +1,5 @@
 import type { RevokedTokensRepository } from './revoked-tokens.repository.js';
-import { setNewest } from '../platform/bounded-map.js';
-
-interface Checked {
-  revoked: boolean;
-  checkedAt: number;
-  pending?: Promise<boolean>;
-}
+import { RecheckedCache } from '../platform/rechecked-cache.js';
 
 /**
  * Whether a JWT access token was revoked, asked of the store at most once per token per
@@ -14,42 +8,27 @@ interface Checked {
  * final, so it is never asked again. Bounded: the oldest entries go first.
  */
 export class RevocationChecks {
-  private readonly entries = new Map<string, Checked>();
+  /** Per jti: whether it is revoked. */
+  private readonly revoked: RecheckedCache<string, boolean>;
 
-  constructor(
-    private readonly store: Pick<RevokedTokensRepository, 'isRevoked'>,
-    private readonly recheckMs: number,
-    private readonly maxEntries = 10000,
-  ) {}
+  constructor(store: Pick<RevokedTokensRepository, 'isRevoked'>, recheckMs: number, maxEntries = 10000) {
+    this.revoked = new RecheckedCache({
+      load: (jti: string, now: number) => store.isRevoked(jti, new Date(now)),
+      recheckMs,
+      maxEntries,
+      // A revocation is never undone; one set by markRevoked while a read is under way also
+      // outlives that read's answer (the read can predate the revocation's write).
+      isFinal: (revoked) => revoked,
+    });
+  }
 
   isRevoked(jti: string, now = Date.now()): boolean | Promise<boolean> {
-    const entry = this.entries.get(jti);
-    if (entry?.revoked) return true;
-    if (entry && now - entry.checkedAt < this.recheckMs) return entry.pending ?? entry.revoked;
-    const pending = this.store.isRevoked(jti, new Date(now)).then(
-      (revoked) => {
-        // markRevoked may have run while this read was under way (the read can predate the
-        // revocation's write): its answer stands.
-        if (!this.entries.get(jti)?.revoked) this.remember(jti, { revoked, checkedAt: now });
-        return revoked;
-      },
-      (err: unknown) => {
-        // A failed read is not remembered: the next request asks again.
-        if (!this.entries.get(jti)?.revoked) this.entries.delete(jti);
-        throw err;
-      },
-    );
-    this.remember(jti, { revoked: false, checkedAt: now, pending });
-    return pending;
+    return this.revoked.get(jti, now);
   }
 
   /** Marks a token revoked in this process at once (the process that revoked it). */
   markRevoked(jti: string, now = Date.now()): void {
-    this.remember(jti, { revoked: true, checkedAt: now });
-  }
-
-  private remember(jti: string, checked: Checked): void {
-    setNewest(this.entries, jti, checked, this.maxEntries);
+    this.revoked.set(jti, true, now);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { OidcRecordsRepository } from './oidc-records.repository.js';
-import { setNewest } from '../platform/bounded-map.js';
+import { RecheckedCache } from '../platform/rechecked-cache.js';
 
 /** The fields of a stored user access token that bind it to the browser session it was issued in. */
 export interface SessionBoundToken {
@@ -17,13 +17,6 @@ interface SessionSeen {
   grantIdOf: Map<string, unknown>;
   /** When the session ends by its lifetime (epoch ms); it never ends sooner without being written again. */
   endsAtMs: number;
-}
-
-interface Checked {
-  /** Undefined: no such session (signed out, or ended and dropped by the store). */
-  seen: SessionSeen | undefined;
-  checkedAt: number;
-  pending?: Promise<SessionSeen | undefined>;
 }
 
 function seenOf(payload: Record<string, unknown> | undefined): SessionSeen | undefined {
@@ -54,47 +47,28 @@ function seenOf(payload: Record<string, unknown> | undefined): SessionSeen | und
  * oldest entries go first.
  */
 export class TokenSessionChecks {
-  private readonly entries = new Map<string, Checked>();
+  /** Per session uid; undefined: no such session (signed out, or ended and dropped by the store). */
+  private readonly sessions: RecheckedCache<string, SessionSeen | undefined>;
 
-  constructor(
-    private readonly store: Pick<OidcRecordsRepository, 'findOidcRecord'>,
-    private readonly recheckMs: number,
-    private readonly maxEntries = 10000,
-  ) {}
+  constructor(store: Pick<OidcRecordsRepository, 'findOidcRecord'>, recheckMs: number, maxEntries = 10000) {
+    this.sessions = new RecheckedCache({
+      load: (uid: string) => store.findOidcRecord('Session', { uid }).then(seenOf),
+      recheckMs,
+      maxEntries,
+    });
+  }
 
   holdsToken(token: SessionBoundToken, now = Date.now()): boolean | Promise<boolean> {
     if (token.expiresWithSession !== true) return true;
     if (typeof token.sessionUid !== 'string' || typeof token.clientId !== 'string') return false;
-    const seen = this.sessionSeen(token.sessionUid, now);
+    const seen = this.sessions.get(token.sessionUid, now);
+    // The session's end is checked against `now` on every call, remembered answer or not.
     const holds = (session: SessionSeen | undefined) =>
       session !== undefined &&
       now < session.endsAtMs &&
       session.accountId === token.accountId &&
       session.grantIdOf.get(token.clientId as string) === token.grantId;
     return seen instanceof Promise ? seen.then(holds) : holds(seen);
-  }
-
-  private sessionSeen(uid: string, now: number): SessionSeen | undefined | Promise<SessionSeen | undefined> {
-    const entry = this.entries.get(uid);
-    if (entry && now - entry.checkedAt < this.recheckMs) return entry.pending ?? entry.seen;
-    const pending = this.store.findOidcRecord('Session', { uid }).then(
-      (payload) => {
-        const seen = seenOf(payload);
-        this.remember(uid, { seen, checkedAt: now });
-        return seen;
-      },
-      (err: unknown) => {
-        // A failed read is not remembered: the next request asks again.
-        this.entries.delete(uid);
-        throw err;
-      },
-    );
-    this.remember(uid, { seen: undefined, checkedAt: now, pending });
-    return pending;
-  }
-
-  private remember(uid: string, checked: Checked): void {
-    setNewest(this.entries, uid, checked, this.maxEntries);
   }
 }
 
