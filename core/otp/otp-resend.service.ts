@@ -88,17 +88,17 @@ export function createOtpResendService(deps: OtpResendDeps) {
   /**
    * The resend's rows still to write, built from the first messages (address, template, macros),
    * and the ids of all its rows. The code is opened only when a row is missing, so a keyed retry
-   * of a resend that wrote its rows finishes without it. `known`: the OTP's rows, when already read.
+   * of a resend that wrote its rows finishes without it. `stored`: the OTP's rows as read by the caller.
    */
-  async function rowsOf(
+  function rowsOf(
     record: OtpRecord,
+    stored: Delivery[],
     resendId: string,
     at: Date,
     opened?: string,
-    known?: Delivery[],
-  ): Promise<{ missing: Delivery[]; ids: string[] }> {
+  ): { missing: Delivery[]; ids: string[] } {
     if (record.resendCode === undefined) return { missing: [], ids: [] };
-    const rows = new Map((known ?? (await deps.deliveries.findByRef(record.otpUuid))).map((row) => [row.id, row]));
+    const rows = new Map(stored.map((row) => [row.id, row]));
     const wanted = record.channels.flatMap((channel) => {
       const first = rows.get(otpDeliveryId(record.otpUuid, channel));
       return first ? [{ channel, first, id: otpResendDeliveryId(record.otpUuid, channel, resendId) }] : [];
@@ -126,11 +126,12 @@ export function createOtpResendService(deps: OtpResendDeps) {
    */
   async function writeAndQueue(
     record: OtpRecord,
+    stored: Delivery[],
     resendId: string,
     fresh: boolean,
-    options: { priority?: number; code?: string; known?: Delivery[] } = {},
+    options: { priority?: number; code?: string } = {},
   ): Promise<void> {
-    const { missing, ids } = await rowsOf(record, resendId, now(), options.code, options.known);
+    const { missing, ids } = rowsOf(record, stored, resendId, now(), options.code);
     await deps.deliveries.insertMany(missing);
     const sealed = new Map(fresh ? missing.map((row) => [row.id, sealDelivery(row, deps.keys.encryptionKey)]) : []);
     await Promise.all(
@@ -181,7 +182,8 @@ export function createOtpResendService(deps: OtpResendDeps) {
         resendId = keyedResendId(clientId, idempotencyKey, owner.createdAt);
         if (record.resends?.includes(resendId)) {
           // Committed earlier: finish what it may have left undone, send nothing new, use no limit.
-          await writeAndQueue(record, resendId, false);
+          // An OTP ended since keeps no code and has nothing left to send: no read.
+          if (record.resendCode !== undefined) await writeAndQueue(record, await deps.deliveries.findByRef(otpUuid), resendId, false);
           return { replayed: true };
         }
       }
@@ -196,8 +198,8 @@ export function createOtpResendService(deps: OtpResendDeps) {
       }
       // The first messages' rows: their addresses are the resend's. Read once, here, and written
       // from below (a resend made in between adds rows of its own id only, never a first message).
-      const known = await deps.deliveries.findByRef(otpUuid);
-      refuseUndeliverableSms(record, known, command);
+      const stored = await deps.deliveries.findByRef(otpUuid);
+      refuseUndeliverableSms(record, stored, command);
       // A code that cannot be sent again is refused before any budget is taken or resend recorded.
       const code = openResendCode(record, record.resendCode);
       const limits = await command.admit(record.userId);
@@ -210,7 +212,7 @@ export function createOtpResendService(deps: OtpResendDeps) {
         throw notResendable(otpUuid, publicStatus(latest, now()));
       }
       const priority = await command.dispatchPriority?.();
-      await writeAndQueue(committed.record, resendId, idempotencyKey === undefined, { priority, code, known });
+      await writeAndQueue(committed.record, stored, resendId, idempotencyKey === undefined, { priority, code });
       // A duplicate with the same key committed first: this request sent nothing of its own.
       if (!committed.added) return { replayed: true };
       return { limits };

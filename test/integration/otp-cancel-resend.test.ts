@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import { createDeliveriesRepository } from '../../core/deliveries/deliveries.repository.js';
+import { otpDeliveryId, otpResendDeliveryId } from '../../core/deliveries/delivery.types.js';
 import { createSentJournal } from '../../core/deliveries/sent-journal.js';
 import { createSentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import { otpKeysFromConfig } from '../../core/crypto/otp-keys.js';
@@ -333,6 +334,32 @@ describe('Cancel and resend an OTP', () => {
       expect(reused.status).toBe(422);
       expect(await reused.json()).toMatchObject({ message: 'Idempotency-Key was already used with a different request' });
       expect((await resend(otpUuid, { 'Idempotency-Key': 'bad key' })).status).toBe(422);
+    });
+
+    test('when a keyed resend was recorded but its row and job were not written, then a retry with the key writes and queues them and sends the same code', async () => {
+      const { userId } = await newUser();
+      const otpUuid = await generate(userId);
+      const key = { 'Idempotency-Key': `resend-lost-row-${otpUuid}` };
+      expect((await resend(otpUuid, key)).status).toBe(200);
+      const resendId = String((await service.ctx.mongo.collection('otps').findOne({ _id: otpUuid as never }))?.resends[0]);
+      const resendRow = otpResendDeliveryId(otpUuid, 'SMS', resendId);
+      // As if the process stopped between recording the resend and writing what it sends.
+      expect((await service.ctx.mongo.collection('deliveries').deleteOne({ _id: resendRow as never })).deletedCount).toBe(1);
+      await (await service.ctx.queues.dispatch.getJob(resendRow))?.remove();
+
+      const retry = await resend(otpUuid, key);
+      expect(retry.status).toBe(200);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect((await status(otpUuid)).deliveries.map((d) => [d.resend, d.state])).toEqual([
+        [undefined, 'QUEUED'],
+        [1, 'QUEUED'],
+      ]);
+      // A retry's job may repeat one already done, so it travels unsealed: the worker reads the row.
+      expect((await service.ctx.queues.dispatch.getJob(resendRow))?.data.sealed).toBeUndefined();
+      const { run, sends } = recordingProcessor();
+      await run(otpDeliveryId(otpUuid, 'SMS'));
+      await run(resendRow);
+      expect(sends.map((sent) => codeIn(sent.text))).toEqual([expect.stringMatching(/^\d{6}$/), codeIn(sends[0]?.text ?? '')]);
     });
 
     test('when another client or an unknown uuid is named, then 404', async () => {
