@@ -1,3 +1,4 @@
+import { dataNodes } from '../../core/platform/queues/redis-connection.js';
 import { createClientWithToken, requestToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { freePort, startTestService, type TestService } from '../support/test-service.js';
@@ -104,6 +105,28 @@ describe('Prometheus metrics', () => {
     const age = sample(await scrape(), 'queue_oldest_waiting_age_seconds{queue="notification-push"}');
     expect(age).toBeGreaterThanOrEqual(100);
     expect(age).toBeLessThan(160);
+  });
+
+  test("when /metrics is scraped again, then the prioritized set's script goes to Redis by its SHA, not as its text", async () => {
+    const queue = service.ctx.queues['notification-push'];
+    // The script's own call: the prioritized set's key, then the prefix of the queue's job keys.
+    const isScriptCall = (args: string[]) => args.some((arg, i) => arg === queue.keys.prioritized && args[i + 1] === queue.toKey(''));
+    await scrape(); // the first scrape may have to send the text: the server did not know the script
+    const seen: string[] = [];
+    const monitors = await Promise.all(dataNodes(service.ctx.redis).map((node) => node.monitor()));
+    try {
+      for (const monitor of monitors) {
+        monitor.on('monitor', (_time: string, args: string[]) => {
+          if (isScriptCall(args)) seen.push(String(args[0]).toLowerCase());
+        });
+      }
+      await scrape();
+      await scrape();
+      await eventually(async () => (seen.length >= 2 ? true : undefined));
+    } finally {
+      for (const monitor of monitors) monitor.disconnect();
+    }
+    expect(seen).toEqual(['evalsha', 'evalsha']);
   });
 
   describe('business counters and a worker process of its own', () => {

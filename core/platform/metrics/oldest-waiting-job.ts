@@ -30,6 +30,23 @@ return oldest
 /** Priority bands visited per scrape; fair dispatch uses one per fair share sent in a window. */
 const MAX_BANDS = 256;
 
+/** The client with the script as a command of its own. */
+type ScriptRedis = RedisClient & {
+  oldestPrioritizedSince(prioritizedKey: string, jobKeyPrefix: string, maxBands: number): Promise<number | null>;
+};
+
+/**
+ * The client with the script defined once: ioredis then sends its SHA (EVALSHA) at each scrape and
+ * the script's text only when a server does not know it yet (NOSCRIPT: first use, a restart or a
+ * failover), on each node of a cluster alike.
+ */
+function withScript(redis: RedisClient): ScriptRedis {
+  if (!('oldestPrioritizedSince' in redis)) {
+    redis.defineCommand('oldestPrioritizedSince', { numberOfKeys: 1, lua: OLDEST_PRIORITIZED_SCRIPT });
+  }
+  return redis as ScriptRedis;
+}
+
 /**
  * When the job that has waited longest in `queue` (wait list or prioritized set) began to wait,
  * in epoch ms, or undefined when none waits. `redis` is the connection the queue was made with.
@@ -38,7 +55,7 @@ export async function oldestWaitingSince(queue: Queue, redis: RedisClient): Prom
   const [waitHead, prioritized] = await Promise.all([
     // The wait list is first-in-first-out: its first job is its oldest.
     queue.getJobs(['wait'], 0, 0, true),
-    redis.eval(OLDEST_PRIORITIZED_SCRIPT, 1, queue.keys.prioritized, queue.toKey(''), MAX_BANDS) as Promise<number | null>,
+    withScript(redis).oldestPrioritizedSince(queue.keys.prioritized, queue.toKey(''), MAX_BANDS),
   ]);
   const starts = waitHead.filter(Boolean).map((job) => job.timestamp + (job.delay ?? 0));
   if (typeof prioritized === 'number') starts.push(prioritized);
