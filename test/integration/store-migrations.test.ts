@@ -25,6 +25,24 @@ async function migrate(uri: string, ...args: string[]): Promise<{ code: number; 
   }
 }
 
+/**
+ * A user document written straight to the collection, as a version before stored it (the model
+ * would add or refuse fields of this version): the fields every user has, then `fields`.
+ */
+const storedUser = (userId: string, fields: Record<string, unknown>) => ({
+  userId,
+  loginId: userId,
+  primaryGroup: 'retail',
+  secondaryGroups: [],
+  firstName: 'F',
+  lastName: 'L',
+  status: 'ACTIVE',
+  sourceType: 'SVC',
+  createdAt: new Date(Date.UTC(2025, 0, 1)),
+  updatedAt: new Date(Date.UTC(2025, 0, 1)),
+  ...fields,
+});
+
 const indexesOf = async (mongo: Connection, collection: string) =>
   (await mongo.collection(collection).indexes()).map(({ name, key, unique, expireAfterSeconds }) => ({
     name,
@@ -224,22 +242,16 @@ describe('index changes go through the migration command', () => {
     const users = mongo.collection('users');
     const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute));
     // As a version before wrote them: the key is the number as sent.
-    const stored = (enterpriseId: string, userId: string, mobileNumber: string, minute: number, status = 'ACTIVE') => ({
-      enterpriseId,
-      userId,
-      loginId: userId,
-      primaryGroup: 'retail',
-      secondaryGroups: [],
-      firstName: 'F',
-      lastName: 'L',
-      mobileNumber,
-      status,
-      sourceType: 'SVC',
-      clientId: 'c',
-      createdAt: at(minute),
-      updatedAt: at(minute),
-      ...(status === 'DELETED' ? {} : { liveMobileKey: `${enterpriseId}:${mobileNumber}` }),
-    });
+    const stored = (enterpriseId: string, userId: string, mobileNumber: string, minute: number, status = 'ACTIVE') =>
+      storedUser(userId, {
+        enterpriseId,
+        mobileNumber,
+        status,
+        clientId: 'c',
+        createdAt: at(minute),
+        updatedAt: at(minute),
+        ...(status === 'DELETED' ? {} : { liveMobileKey: `${enterpriseId}:${mobileNumber}` }),
+      });
     await users.insertMany([
       stored('acme', 'ann', '15550200001', 1),
       stored('acme', 'ben', '+15550200001', 2),
@@ -305,19 +317,6 @@ describe('index changes go through the migration command', () => {
     expect(await keys()).toMatchObject({ 'acme/ben': 'acme:+15550200001', 'acme/dan': 'acme:+15550200002' });
   });
 
-  const person = (userId: string, extra: Record<string, unknown>) => ({
-    userId,
-    loginId: userId,
-    primaryGroup: 'retail',
-    secondaryGroups: [],
-    firstName: 'F',
-    lastName: 'L',
-    status: 'ACTIVE',
-    sourceType: 'SVC',
-    createdAt: new Date(Date.UTC(2025, 0, 1)),
-    updatedAt: new Date(Date.UTC(2025, 0, 1)),
-    ...extra,
-  });
   const migrateOutput = (uri: string) =>
     run(process.execPath, [MIGRATE], { env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'warn' } }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
@@ -328,8 +327,8 @@ describe('index changes go through the migration command', () => {
     await mongo
       .collection('users')
       .insertMany([
-        person('ann', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
-        person('ben', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
+        storedUser('ann', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
+        storedUser('ben', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
       ]);
     const failed = await migrateOutput(uri);
     expect(failed.code).toBe(1);
@@ -346,8 +345,13 @@ describe('index changes go through the migration command', () => {
     // The old version's user was enrolled first; a process of this version enrolled the same phone
     // while the old index was already dropped and the old user not yet given its new key.
     await users.insertMany([
-      person('old-u', { mobileNumber: '+15550207777', liveMobileNumber: '+15550207777' }),
-      person('new-u', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777', createdAt: later }),
+      storedUser('old-u', { mobileNumber: '+15550207777', liveMobileNumber: '+15550207777' }),
+      storedUser('new-u', {
+        enterpriseId: 'default',
+        mobileNumber: '+15550207777',
+        liveMobileKey: 'default:+15550207777',
+        createdAt: later,
+      }),
     ]);
     const first = await migrateOutput(uri);
     expect(first.stderr).not.toContain('5550207777');
