@@ -48,12 +48,13 @@ export class RecheckedCache<K, V> {
     const pending = this.load(key, now).then(
       (value) => {
         // A final answer set while this read was under way (the read can predate the write that
-        // made it final) stands.
-        if (!this.holdsFinal(key)) this.remember(key, { settled: true, value, checkedAt: now });
+        // made it final) stands, and so does anything newer: a later read that finished first, or
+        // an answer this process set meanwhile.
+        if (!this.holdsFinal(key) && !this.holdsNewer(key, now)) this.remember(key, { settled: true, value, checkedAt: now });
         return value;
       },
       (err: unknown) => {
-        if (!this.holdsFinal(key)) this.entries.delete(key);
+        if (!this.holdsFinal(key) && !this.holdsNewer(key, now)) this.entries.delete(key);
         throw err;
       },
     );
@@ -69,6 +70,11 @@ export class RecheckedCache<K, V> {
   private holdsFinal(key: K): boolean {
     const entry = this.entries.get(key);
     return entry !== undefined && entry.settled && this.isFinal(entry.value);
+  }
+
+  private holdsNewer(key: K, checkedAt: number): boolean {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.checkedAt > checkedAt;
   }
 
   private remember(key: K, entry: Entry<V>): void {

@@ -28,6 +28,27 @@ describe('re-checked cache', () => {
     ]);
   });
 
+  test('when an older read finishes after a newer one, then the newer answer stays remembered', async () => {
+    const { load, reads } = manualLoad();
+    const cache = new RecheckedCache({ load, recheckMs: 1000 });
+    const older = cache.get('a', 0);
+    // The window passes while the first read hangs: the next look-up reads again and finishes first.
+    const newer = cache.get('a', 1000);
+    reads[1]?.resolve('revoked');
+    expect(await newer).toBe('revoked');
+    reads[0]?.resolve('active');
+    expect(await older).toBe('active');
+    expect(cache.get('a', 1500)).toBe('revoked');
+    cache.set('a', 'set here', 1600);
+    const stale = cache.get('a', 2600);
+    const afterSet = cache.get('a', 2700);
+    expect(afterSet).toBe(stale);
+    cache.set('a', 'set later', 2800);
+    reads[2]?.resolve('read before the set');
+    await stale;
+    expect(cache.get('a', 2900)).toBe('set later');
+  });
+
   test('when look-ups come while a read is under way, then they share it', async () => {
     const { load, reads } = manualLoad();
     const cache = new RecheckedCache({ load, recheckMs: 1000 });
