@@ -1,4 +1,5 @@
 import type { JWTPayload } from 'jose';
+import { setNewest } from '../platform/bounded-map.js';
 
 /**
  * Remembers tokens whose signature, issuer, audience and type were already verified, until they
@@ -24,10 +25,6 @@ export class VerifiedTokenCache {
   }
 
   set(token: string, claims: JWTPayload, kid?: string): void {
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(token, { claims, kid });
+    setNewest(this.entries, token, { claims, kid }, this.maxEntries);
   }
 }

@@ -23,6 +23,14 @@ describe('verified token cache', () => {
     cache.set('c', { exp: 10 });
     expect([cache.get('a', 1), cache.get('b', 1), cache.get('c', 1)]).toEqual([undefined, { exp: 10 }, { exp: 10 }]);
   });
+
+  test('when the cache is full and a token it holds is set again, then no other token is dropped', () => {
+    const cache = new VerifiedTokenCache(2);
+    cache.set('a', { exp: 10 });
+    cache.set('b', { exp: 10 });
+    cache.set('b', { exp: 10 });
+    expect([cache.get('a', 1), cache.get('b', 1)]).toEqual([{ exp: 10 }, { exp: 10 }]);
+  });
 });
 
 describe('verified token cache: keys removed since', () => {
