@@ -37,6 +37,7 @@ export async function migrateToEnterprises(connection: Connection, logger: Logge
   // The live-mobile unique key becomes per enterprise: `<enterpriseId>:<number>`.
   const users = connection.collection('users');
   let rekeyed = 0;
+  let leftForSettling = 0;
   for await (const doc of users.find(
     { liveMobileNumber: { $exists: true } },
     { projection: { _id: 1, enterpriseId: 1, liveMobileNumber: 1 } },
@@ -48,6 +49,7 @@ export async function migrateToEnterprises(connection: Connection, logger: Logge
         $set: { liveMobileKey: `${enterpriseId}:${String(doc.liveMobileNumber)}` },
         $unset: { liveMobileNumber: 1 },
       });
+      rekeyed += 1;
     } catch (err) {
       if (!isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
       // A user of this version holds the phone already (enrolled during a rolling upgrade, once the
@@ -55,8 +57,9 @@ export async function migrateToEnterprises(connection: Connection, logger: Logge
       // users sharing a phone, gives the key to the earlier enrolled and reports the other.
       // Stopping here instead would stop every later run at this user.
       await users.updateOne(mine, { $unset: { liveMobileNumber: 1 } });
+      leftForSettling += 1;
     }
-    rekeyed += 1;
   }
-  if (dropped.length > 0 || tagged > 0 || rekeyed > 0) logger.info({ dropped, tagged, rekeyed }, 'migrated data to enterprises');
+  if (dropped.length > 0 || tagged > 0 || rekeyed > 0 || leftForSettling > 0)
+    logger.info({ dropped, tagged, rekeyed, leftForSettling }, 'migrated data to enterprises');
 }

@@ -317,8 +317,8 @@ describe('index changes go through the migration command', () => {
     expect(await keys()).toMatchObject({ 'acme/ben': 'acme:+15550200001', 'acme/dan': 'acme:+15550200002' });
   });
 
-  const migrateOutput = (uri: string) =>
-    run(process.execPath, [MIGRATE], { env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'warn' } }).then(
+  const migrateOutput = (uri: string, logLevel = 'warn') =>
+    run(process.execPath, [MIGRATE], { env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: logLevel } }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
     );
@@ -353,12 +353,19 @@ describe('index changes go through the migration command', () => {
         createdAt: later,
       }),
     ]);
-    const first = await migrateOutput(uri);
+    const first = await migrateOutput(uri, 'info');
     expect(first.stderr).not.toContain('5550207777');
     expect(first.code).toBe(0);
     expect((JSON.parse(first.stdout) as Record<string, unknown>).withheldMobileKeys).toEqual([
       { enterpriseId: 'default', userId: 'new-u', keptBy: 'old-u' },
     ]);
+    // The old user's key could not be written (the new user held it): counted apart, not as re-keyed.
+    const migrated = first.stderr
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === 'migrated data to enterprises');
+    expect(migrated).toMatchObject({ rekeyed: 0, leftForSettling: 1 });
     const keys = async () =>
       await users
         .find({}, { projection: { _id: 0, userId: 1, enterpriseId: 1, liveMobileKey: 1, liveMobileNumber: 1 } })
