@@ -11,7 +11,7 @@ export interface TimedRequest {
   arrivedAt: number;
 }
 
-interface GcEvent {
+export interface GcEvent {
   startMs: number;
   durationMs: number;
   kind: string;
@@ -37,6 +37,11 @@ export function readJvmPauses(file: string): GcEvent[] {
     pauses.push({ startMs: endMs - durationMs, durationMs, kind: m[4].toLowerCase() });
   }
   return pauses;
+}
+
+/** True when one of `events` overlaps [from, to]. */
+export function overlapsAny(events: GcEvent[], from: number, to: number): boolean {
+  return events.some((e) => e.startMs < to && e.startMs + e.durationMs > from);
 }
 
 export function readGcTimeline(file: string): GcEvent[] {

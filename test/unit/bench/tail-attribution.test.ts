@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { attributeTail, readJvmPauses, type TimedRequest } from '../../../bench/otp-e2e/tail-attribution.js';
+import { attributeTail, overlapsAny, readJvmPauses, type TimedRequest } from '../../../bench/otp-e2e/tail-attribution.js';
 
 describe('otp-e2e tail attribution', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tail-attribution-'));
@@ -43,5 +43,15 @@ describe('otp-e2e tail attribution', () => {
     expect(tail.slowest.episodes).toBe(1);
     expect(tail.aroundMedian.mongoServerPauseOverlapPercent).toBe(0);
     expect(tail.events.mongoServer).toEqual({ pauses: 1, pauseMsMax: 40 });
+  });
+
+  test('when a request and a pause share any instant, then they overlap; touching ends do not', () => {
+    const pause = { startMs: 100, durationMs: 40, kind: 'young' };
+    expect(overlapsAny([pause], 90, 101)).toBe(true);
+    expect(overlapsAny([pause], 139, 200)).toBe(true);
+    expect(overlapsAny([pause], 110, 120)).toBe(true);
+    expect(overlapsAny([pause], 50, 100)).toBe(false);
+    expect(overlapsAny([pause], 140, 150)).toBe(false);
+    expect(overlapsAny([], 0, 1000)).toBe(false);
   });
 });
