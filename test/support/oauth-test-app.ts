@@ -16,7 +16,7 @@ const escape = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCo
 
 /**
  * A small relying party on its own port, as a real app would be: /login starts the
- * authorization code flow with state and PKCE; /callback exchanges the code at the token
+ * authorization code flow with state and PKCE (passing on its own `prompt` and `ui_locales`); /callback exchanges the code at the token
  * endpoint (HTTP Basic), reads /v1/me with the user's token and shows who signed in.
  */
 export async function startTestApp(serviceUrl: string): Promise<TestApp> {
@@ -47,6 +47,7 @@ export async function startTestApp(serviceUrl: string): Promise<TestApp> {
           code_challenge: createHash('sha256').update(verifier).digest('base64url'),
           code_challenge_method: 'S256',
           ...(url.searchParams.get('prompt') ? { prompt: url.searchParams.get('prompt') as string } : {}),
+          ...(url.searchParams.get('ui_locales') ? { ui_locales: url.searchParams.get('ui_locales') as string } : {}),
         }).toString();
         res.writeHead(302, { location: authorize.toString() });
         res.end();

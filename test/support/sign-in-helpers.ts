@@ -152,10 +152,11 @@ export function csrfOf(html: string): string {
  * The newest login code sent to this address (SMS or e-mail) after `since`, from the outbox, once
  * the sign-in it was sent for holds it (the code is generated after the page has answered and
  * attached to the sign-in right after it is queued, so a fast outbox could show it first).
+ * `says`: how the message names itself in the sign-in's language (`/Anmeldecode/` in German).
  */
-export async function loginCodeFor(service: TestService, to: string, since: Date): Promise<string> {
+export async function loginCodeFor(service: TestService, to: string, since: Date, says = /sign-in code/): Promise<string> {
   const last = await eventually(async () => {
-    const messages = (await readOutbox(service, to)).filter((m) => new Date(m.createdAt) >= since && /sign-in code/.test(m.text));
+    const messages = (await readOutbox(service, to)).filter((m) => new Date(m.createdAt) >= since && says.test(m.text));
     messages.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     return messages[messages.length - 1];
   }).catch(async (err: unknown) => {
