@@ -26,7 +26,8 @@ const LONG_USER_ID = 'konstantinopoulou.alexandra_accounts.payables@northwind.ho
  * heading, its message, the field and button to go on) is on the first screen without
  * scrolling; its text is at body size (16 px), only the muted small print (the app's name above
  * the heading, hints) smaller; the card keeps a readable line length on a wide screen and stays
- * inside a narrow one; and nothing so far broke the page's CSP or loaded from elsewhere
+ * inside a narrow one, clear of its side edges (its rounded corners and shadow never cut off by
+ * them); and nothing so far broke the page's CSP or loaded from elsewhere
  * (`problems`, which the page's listeners fill). Screenshots: test-results/<shot>-<width>.png.
  */
 async function expectReadableAtEachWidth(
@@ -56,7 +57,9 @@ async function expectReadableAtEachWidth(
     );
     expect([at, smallText]).toEqual([at, []]);
     const box = await card.boundingBox();
-    expect([at, box && box.width <= 26 * 16 && box.x >= 0 && box.x + box.width <= viewport.width]).toEqual([at, true]);
+    expect([at, 'card width', box && box.width <= 26 * 16]).toEqual([at, 'card width', true]);
+    const [left, right] = box ? [box.x, viewport.width - (box.x + box.width)] : [-1, -1];
+    expect([at, 'room beside the card', left >= 8 && right >= 8]).toEqual([at, 'room beside the card', true]);
   }
   expect(check.problems).toEqual([]);
 }
