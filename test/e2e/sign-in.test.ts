@@ -392,6 +392,47 @@ describe('sign-in pages in a real browser', () => {
     await page.close();
   });
 
+  test('when the browser prefers a light or a dark scheme, then all text on the user-id and code pages, small print included, reaches 4.5:1 contrast against the card', async () => {
+    /** Each visible text element's contrast against the card, lowest first (WCAG 2 relative luminance). */
+    const contrasts = (page: Page) =>
+      page.evaluate(() => {
+        const rgb = (css: string) => (css.match(/[0-9.]+/g) ?? []).slice(0, 3).map(Number);
+        const luminance = (css: string) => {
+          const [r, g, b] = rgb(css).map((c) => {
+            const v = c / 255;
+            return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+          });
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        };
+        const card = document.querySelector('main');
+        if (!card) return [];
+        const background = luminance(getComputedStyle(card).backgroundColor);
+        return [...card.querySelectorAll<HTMLElement>('h1, p, label, .app, .hint, .divider')]
+          .filter((el) => el.offsetParent !== null && el.textContent?.trim())
+          .map((el) => {
+            const text = luminance(getComputedStyle(el).color);
+            const ratio = (Math.max(text, background) + 0.05) / (Math.min(text, background) + 0.05);
+            return { text: (el.textContent ?? '').trim().slice(0, 30), ratio: Math.round(ratio * 100) / 100 };
+          })
+          .sort((a, b) => a.ratio - b.ratio);
+      });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const page = await newPage();
+      await page.emulateMedia({ colorScheme });
+      await page.goto(`${app.url}/login`);
+      await page.getByLabel('User ID').waitFor();
+      const onUserIdPage = await contrasts(page);
+      await enterUserId(page, 'alice');
+      const onCodePage = await contrasts(page);
+      expect(onUserIdPage.length).toBeGreaterThan(1);
+      expect(onCodePage.length).toBeGreaterThan(1);
+      expect(
+        [...onUserIdPage, ...onCodePage].filter((element) => element.ratio < 4.5).map((element) => ({ colorScheme, ...element })),
+      ).toEqual([]);
+      await page.close();
+    }
+  });
+
   test('when the user is not activated yet, then the right code leads to "activate first" and the app gets nothing', async () => {
     const page = await newPage();
     await page.goto(`${app.url}/login`);
