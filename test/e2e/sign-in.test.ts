@@ -393,29 +393,33 @@ describe('sign-in pages in a real browser', () => {
   });
 
   test('when the browser prefers a light or a dark scheme, then all text on the user-id and code pages, small print included, reaches 4.5:1 contrast against the card', async () => {
-    /** Each visible text element's contrast against the card, lowest first (WCAG 2 relative luminance). */
-    const contrasts = (page: Page) =>
-      page.evaluate(() => {
-        const rgb = (css: string) => (css.match(/[0-9.]+/g) ?? []).slice(0, 3).map(Number);
-        const luminance = (css: string) => {
-          const [r, g, b] = rgb(css).map((c) => {
-            const v = c / 255;
-            return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
-          });
-          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-        };
-        const card = document.querySelector('main');
-        if (!card) return [];
-        const background = luminance(getComputedStyle(card).backgroundColor);
-        return [...card.querySelectorAll<HTMLElement>('h1, p, label, .app, .hint, .divider')]
-          .filter((el) => el.offsetParent !== null && el.textContent?.trim())
-          .map((el) => {
-            const text = luminance(getComputedStyle(el).color);
-            const ratio = (Math.max(text, background) + 0.05) / (Math.min(text, background) + 0.05);
-            return { text: (el.textContent ?? '').trim().slice(0, 30), ratio: Math.round(ratio * 100) / 100 };
-          })
-          .sort((a, b) => a.ratio - b.ratio);
+    /** WCAG 2 relative luminance of a computed `rgb(...)` colour. */
+    const luminance = (css: string) => {
+      const [r = 0, g = 0, b = 0] = (css.match(/[0-9.]+/g) ?? []).slice(0, 3).map((c) => {
+        const v = Number(c) / 255;
+        return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
       });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    /** Each visible text element's contrast against the card, lowest first. */
+    const contrasts = async (page: Page) => {
+      // Run in the page as text: the test's TypeScript has no DOM types.
+      const { card, texts } = await page.evaluate<{ card: string; texts: { text: string; color: string }[] }>(`(() => {
+        const main = document.querySelector('main');
+        const texts = [...main.querySelectorAll('h1, p, label, .app, .hint, .divider')]
+          .filter((el) => el.offsetParent !== null && el.textContent.trim())
+          .map((el) => ({ text: el.textContent.trim().slice(0, 30), color: getComputedStyle(el).color }));
+        return { card: getComputedStyle(main).backgroundColor, texts };
+      })()`);
+      const background = luminance(card);
+      return texts
+        .map(({ text, color }) => {
+          const fore = luminance(color);
+          const ratio = (Math.max(fore, background) + 0.05) / (Math.min(fore, background) + 0.05);
+          return { text, ratio: Math.round(ratio * 100) / 100 };
+        })
+        .sort((x, y) => x.ratio - y.ratio);
+    };
     for (const colorScheme of ['light', 'dark'] as const) {
       const page = await newPage();
       await page.emulateMedia({ colorScheme });
