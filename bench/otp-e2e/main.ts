@@ -27,6 +27,7 @@ import {
   runBenchmark,
   sleep,
   startInfra,
+  withCpu,
   writeResult,
 } from '../support/bench-kit.js';
 import {
@@ -60,6 +61,9 @@ const BASELINE_WORK = envString('BASELINE_WORK', 'minimal');
 // heap bounds operators run them with) instead of Node's defaults.
 const PROCFILE_FLAGS = envInt('PROCFILE_FLAGS', 0) === 1;
 const BASELINE_DB = 'bench_e2e_baseline';
+// IDLE_S: seconds with nothing offered, after set-up and before the warm-up, over which each
+// process's CPU is measured (timers and polls, which cost the same whatever the rate).
+const IDLE_S = envInt('IDLE_S', 5);
 // TAIL_TRACE=1: the API and the dispatch worker record their garbage collections and event-loop stalls
 // (bench/support/gc-timeline.ts) and the result says how often they overlapped the project's
 // slowest requests against those around the median (tail-attribution.ts).
@@ -73,6 +77,9 @@ const TAIL_TRACE = envInt('TAIL_TRACE', 0) === 1;
 const MONGO_JVM_OPTIONS = envString('MONGO_JVM_OPTIONS', '').split(' ').filter(Boolean);
 
 type Arm = 'project' | 'baseline';
+
+const prefixed = (prefix: string, pids: Record<string, number | undefined>) =>
+  Object.fromEntries(Object.entries(pids).map(([name, pid]) => [`${prefix} ${name}`, pid]));
 
 interface RunResult {
   arm: Arm;
@@ -98,6 +105,8 @@ interface RunResult {
    */
   p99MsOutsideStandInPauses?: number;
   requestsInStandInPauses?: number;
+  /** CPU (user + system) each process spent per accepted OTP over the run and its drain. */
+  cpuMsPerOtp: Record<string, number>;
 }
 
 async function collectArrivals(stub: ProviderStub, expected: number): Promise<Map<string, number>> {
@@ -114,7 +123,14 @@ async function collectArrivals(stub: ProviderStub, expected: number): Promise<Ma
 /** The project's measured requests of every pair, for TAIL_TRACE. */
 const projectRequests: TimedRequest[] = [];
 
-function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<string, number>, standInPauses?: GcEvent[]): RunResult {
+function summarize(
+  arm: Arm,
+  pair: number,
+  sent: SentRequest[],
+  arrivals: Map<string, number>,
+  cpuMs: Record<string, number>,
+  standInPauses?: GcEvent[],
+): RunResult {
   const latencies: number[] = [];
   const outsidePauses: number[] = [];
   const answers: number[] = [];
@@ -150,6 +166,7 @@ function summarize(arm: Arm, pair: number, sent: SentRequest[], arrivals: Map<st
     afterAnswerP50Ms: round(percentile(afterAnswers, 50), 1),
     afterAnswerP99Ms: round(percentile(afterAnswers, 99), 1),
     lastArrivalAfterStartS: round((Math.max(...arrivals.values()) - first) / 1000, 2),
+    cpuMsPerOtp: Object.fromEntries(Object.entries(cpuMs).map(([name, ms]) => [name, round(ms / Math.max(1, accepted), 3)])),
     ...(standInPauses
       ? {
           p99MsOutsideStandInPauses: round(percentile(outsidePauses, 99), 1),
@@ -227,16 +244,28 @@ await runBenchmark('otp-e2e', async (cleanup) => {
     project: { url: `${api.url}/v1/svc-otp`, headers: { authorization: `Bearer ${token}` } },
     baseline: { url: `${baseline.url}/v1/svc-otp`, headers: {} },
   };
+  // Each arm's own processes and the shared stores: what the run costs in CPU, and what each
+  // process costs while nothing is offered (timers, polls), measured before the first run.
+  const armPids: Record<Arm, Record<string, number | undefined>> = {
+    project: { api: api.child.pid, worker: worker.child.pid, mongo: infra.mongo.pid, redis: infra.redis.pid },
+    baseline: { app: baseline.child.pid, worker: bare.child.pid, mongo: infra.mongo.pid, redis: infra.redis.pid },
+  };
+  const idle = await withCpu({ ...prefixed('project', armPids.project), ...prefixed('baseline', armPids.baseline) }, () =>
+    sleep(IDLE_S * 1000),
+  );
+  const idleCpuMsPerSecond = Object.fromEntries(Object.entries(idle.cpuMs).map(([name, ms]) => [name, round(ms / IDLE_S, 1)]));
   const runArm = async (arm: Arm, pair: number, seconds: number): Promise<RunResult> => {
     // mongo-java-server answers the worker's `{_id, state}` filters by scanning the collection;
     // real MongoDB uses the _id index. Every run starts with no delivery rows, so runs compare.
     if (arm === 'project') await projectDb.collection('deliveries').deleteMany({});
     else if (requiredWork) await baselineDb.collection('baseline_deliveries').deleteMany({});
     await stub.arrivals(true);
-    const sent = await openLoopPost(targets[arm].url, targets[arm].headers, (i) => otpRequestBody(benchUserId(i)), rate, seconds);
-    const accepted = sent.filter((s) => s.status === 200).length;
-    const arrivals = await collectArrivals(stub, accepted);
-    return summarize(arm, pair, sent, arrivals, TAIL_TRACE ? readJvmPauses(mongoGcLog) : undefined);
+    const { value, cpuMs } = await withCpu(armPids[arm], async () => {
+      const sent = await openLoopPost(targets[arm].url, targets[arm].headers, (i) => otpRequestBody(benchUserId(i)), rate, seconds);
+      const accepted = sent.filter((s) => s.status === 200).length;
+      return { sent, arrivals: await collectArrivals(stub, accepted) };
+    });
+    return summarize(arm, pair, value.sent, value.arrivals, cpuMs, TAIL_TRACE ? readJvmPauses(mongoGcLog) : undefined);
   };
   if (WARMUP_S > 0) {
     for (const arm of ['project', 'baseline'] as const) {
@@ -284,6 +313,9 @@ await runBenchmark('otp-e2e', async (cleanup) => {
       answerP99MsMedianOfRuns: med((r) => r.answerP99Ms),
       afterAnswerP50MsMedianOfRuns: med((r) => r.afterAnswerP50Ms),
       afterAnswerP99MsMedianOfRuns: med((r) => r.afterAnswerP99Ms),
+      cpuMsPerOtpMedianOfRuns: Object.fromEntries(
+        Object.keys(of[0]?.cpuMsPerOtp ?? {}).map((name) => [name, round(median(of.map((r) => r.cpuMsPerOtp[name] ?? NaN)), 3)]),
+      ),
     };
   };
   const p99Ratios = runs
@@ -300,6 +332,7 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   const result = {
     project: summary('project'),
     baseline: summary('baseline'),
+    idleCpuMsPerSecond,
     p99RatioMedianOfPairs: round(median(p99Ratios), 2),
     p99RatiosByPair: p99Ratios.map((r) => round(r, 2)),
     ...(outsideRatios.length > 0
@@ -311,6 +344,10 @@ await runBenchmark('otp-e2e', async (cleanup) => {
   };
   console.log(`\nproject:  p50 ${result.project.p50MsMedianOfRuns} ms, p99 ${result.project.p99MsMedianOfRuns} ms (median over runs)`);
   console.log(`baseline: p50 ${result.baseline.p50MsMedianOfRuns} ms, p99 ${result.baseline.p99MsMedianOfRuns} ms (median over runs)`);
+  console.log(
+    `CPU ms per OTP (median over runs): project ${JSON.stringify(result.project.cpuMsPerOtpMedianOfRuns)}, baseline ${JSON.stringify(result.baseline.cpuMsPerOtpMedianOfRuns)}`,
+  );
+  console.log(`CPU ms per second with nothing offered: ${JSON.stringify(idleCpuMsPerSecond)}`);
   console.log(`p99 project/baseline: median of pairs ${result.p99RatioMedianOfPairs} (${result.p99RatiosByPair.join(' ')}; goal <= 1.5)`);
   if (result.p99RatiosOutsideStandInPausesByPair)
     console.log(
