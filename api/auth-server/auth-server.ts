@@ -14,7 +14,8 @@ import { findUserForSignIn, userOfAccountId } from '../../core/sign-in/sign-in-u
 import { canSignIn } from '../../core/users/user-reachability.js';
 import type { UsersRepository } from '../../core/users/users.repository.js';
 import { formActionSourceOf, renderMessagePage, renderPage } from './login-pages.js';
-import { translate, translateCount } from './page-catalogs.js';
+import { translate } from './page-catalogs.js';
+import { tooManyRequestsPageData } from './login-responses.js';
 import { describeOAuthError } from './oauth-error-message.js';
 import { sessionLifetimeFromSignIn } from './session-lifetime.js';
 import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
@@ -367,14 +368,7 @@ export async function createAuthServer(
   signInStarts.refuseSpentAddresses(provider, {
     callerAddress,
     authorizationPath: ROUTES.authorization,
-    refusalPage: (oidcCtx, refusal) => {
-      const locale = pageLocale(oidcCtx as KoaContextWithOIDC);
-      return renderMessagePage({
-        locale,
-        title: translate(locale, 'staleForm.title'),
-        message: translateCount(locale, 'problem.rateLimited', refusal.retryAfterSeconds),
-      });
-    },
+    refusalPage: (oidcCtx, refusal) => renderMessagePage(tooManyRequestsPageData(pageLocale(oidcCtx as KoaContextWithOIDC), refusal)),
   });
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);

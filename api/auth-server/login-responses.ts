@@ -46,6 +46,21 @@ function problemText(locale: Locale, problem: LoginProblem): string {
   }
 }
 
+/**
+ * The page an address gets once a budget of its own is spent (sign-ins started and sign-in pages
+ * loaded, or forms posted with a sign-in that can no longer go on): what happened in the person's
+ * words, the wait (the Retry-After value) and that their account is fine. Not the code page's
+ * "Too many attempts", which is about codes typed. No way back to the app: when the authorization
+ * request is refused, its redirect URI has not been checked yet.
+ */
+export function tooManyRequestsPageData(locale: Locale, refusal: RateLimitedError): { locale: Locale; title: string; message: string } {
+  return {
+    locale,
+    title: translate(locale, 'tooManyRequests.title'),
+    message: translateCount(locale, 'tooManyRequests.message', refusal.retryAfterSeconds),
+  };
+}
+
 // User ids that do not exist lock the same way, so the locked page tells a stranger only what
 // their own failures did; it tells the person what to do.
 const STOPPED_PAGES = {
@@ -177,16 +192,12 @@ export function createLoginResponses(deps: {
     },
 
     /**
-     * The address's form budget is spent and the post is refused before its sign-in is read: the
-     * same 429, Retry-After and words as the login page's refusal, without the form.
+     * The address's budget of sign-in pages loaded, or of forms posted, is spent and the request
+     * is refused before its sign-in is read: 429 with Retry-After, and no form.
      */
     tooManyPage(res: Response, locale: Locale, refusal: RateLimitedError) {
       res.set(toHttpRefusal(refusal)?.headers ?? {});
-      send(res, 429, 'message', {
-        locale,
-        title: translate(locale, 'staleForm.title'),
-        message: translateCount(locale, 'problem.rateLimited', refusal.retryAfterSeconds),
-      });
+      send(res, 429, 'message', tooManyRequestsPageData(locale, refusal));
     },
 
     staleFormPage(res: Response, locale: Locale, client: PageClient) {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Locator, Page, Response } from 'playwright-core';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { launchBrowser } from '../support/browser.js';
@@ -618,35 +618,85 @@ describe('the sign-in 429 page in a real browser', () => {
     await service.close();
   });
 
-  test('when an address has spent its budget of sign-ins started, then both 429 pages (sign-in page, authorization request) fit and read at 1280 and 390 px', async () => {
-    if (!browser) throw new Error('no browser');
-    const context = await browser.newContext({ viewport: DESKTOP });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) problems.push(message.text());
-    });
-    page.on('request', (request) => {
-      if (!request.url().startsWith(service.url)) problems.push(request.url());
-    });
+  /**
+   * The 429 page's own words, not the stale form's "Please try again" nor the code's "Too many
+   * attempts": what happened (too many sign-in requests from this network or device), the wait
+   * (the Retry-After value, in the language's plural form) and that the account is fine.
+   */
+  const WORDS = {
+    en: {
+      heading: 'Too many sign-in requests',
+      message:
+        /^Too many sign-in requests came from your network or device\. Wait (\d+) seconds?, then try again\. Nothing is wrong with your account\.$/,
+    },
+    de: {
+      heading: 'Zu viele Anmeldeanfragen',
+      message:
+        /^Von Ihrem Netzwerk oder Gerät kamen zu viele Anmeldeanfragen\. Warten Sie (\d+) Sekunden? und versuchen Sie es dann erneut\. Mit Ihrem Konto ist alles in Ordnung\.$/,
+    },
+  };
 
-    const refusal = (p: Page) => [
-      p.getByRole('heading', { name: 'Please try again' }),
-      p.locator('main p').filter({ hasText: /^Too many attempts\. Try again in \d+ seconds?\.$/ }),
+  /** The page is the 429 page in this language, and the wait it says is the Retry-After value. */
+  async function expectTooManyPage(page: Page, response: Response | null, language: keyof typeof WORDS): Promise<void> {
+    expect(response?.status()).toBe(429);
+    const retryAfter = Number(response?.headers()['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('h1').innerText()).toBe(WORDS[language].heading);
+    const message = await page.locator('main > p').innerText();
+    expect(message).toMatch(WORDS[language].message);
+    expect(Number(WORDS[language].message.exec(message)?.[1])).toBe(retryAfter);
+  }
+
+  test('when an address has spent its budget of sign-ins started, then both 429 pages (sign-in page, authorization request) say so in their own words, in English and German, and fit and read at 1280 and 390 px', async () => {
+    if (!browser) throw new Error('no browser');
+    const problems: string[] = [];
+    const watch = (page: Page) => {
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) problems.push(message.text());
+      });
+      page.on('request', (request) => {
+        if (!request.url().startsWith(service.url)) problems.push(request.url());
+      });
+      return page;
+    };
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = watch(await context.newPage());
+    const refusal = (language: keyof typeof WORDS) => (p: Page) => [
+      p.getByRole('heading', { name: WORDS[language].heading }),
+      p.locator('main > p').filter({ hasText: WORDS[language].message }),
     ];
 
     // The authorization request spends the budget of 1; the sign-in page it leads to is refused.
     const pageLoad = await page.goto(authorizeUrl);
-    expect(pageLoad?.status()).toBe(429);
-    expect(page.url()).toContain('/svc/authserver/interaction/');
-    await expectReadableAtEachWidth(page, { shot: 'sign-in-9-too-many-page', firstScreen: refusal, problems });
+    const signInPage = page.url();
+    expect(signInPage).toContain('/svc/authserver/interaction/');
+    await expectTooManyPage(page, pageLoad, 'en');
+    await expectReadableAtEachWidth(page, { shot: 'sign-in-9-too-many-page', firstScreen: refusal('en'), problems });
 
     const authorization = await page.goto(authorizeUrl);
-    expect(authorization?.status()).toBe(429);
     expect(page.url()).toBe(authorizeUrl);
-    expect(Number(authorization?.headers()['retry-after'])).toBeGreaterThanOrEqual(1);
-    await expectReadableAtEachWidth(page, { shot: 'sign-in-9-too-many-authorize', firstScreen: refusal, problems });
+    await expectTooManyPage(page, authorization, 'en');
+    await expectReadableAtEachWidth(page, { shot: 'sign-in-9-too-many-authorize', firstScreen: refusal('en'), problems });
 
+    // A browser asking German gets both pages in German (its Accept-Language: neither page has read the app's ui_locales yet).
+    const german = await browser.newContext({ viewport: PHONE, locale: 'de-DE' });
+    const inGerman = watch(await german.newPage());
+    await expectTooManyPage(inGerman, await inGerman.goto(signInPage), 'de');
+    await expectReadableAtEachWidth(inGerman, {
+      shot: 'sign-in-9-too-many-page-de',
+      firstScreen: refusal('de'),
+      problems,
+      viewports: [PHONE],
+    });
+    await expectTooManyPage(inGerman, await inGerman.goto(authorizeUrl), 'de');
+    await expectReadableAtEachWidth(inGerman, {
+      shot: 'sign-in-9-too-many-authorize-de',
+      firstScreen: refusal('de'),
+      problems,
+      viewports: [PHONE],
+    });
+
+    await german.close();
     await context.close();
   });
 });

@@ -57,7 +57,12 @@ describe('sign-in flood: requests that name no user still count against the addr
     expect(page.status).toBe(429);
     expect(Number(page.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
-    expect(page.html).toMatch(/Too many attempts\. Try again in \d+ seconds?\./);
+    // The page's own words (not the code page's "Too many attempts"), its wait the Retry-After value.
+    expect(page.html).toContain('<h1>Too many sign-in requests</h1>');
+    const wait = page.headers.get('retry-after');
+    expect(page.html).toContain(
+      `Too many sign-in requests came from your network or device. Wait ${wait} second${wait === '1' ? '' : 's'}, then try again. Nothing is wrong with your account.`,
+    );
   }
 
   test('when one address starts sign-ins without end, then it is refused 429 once its budget is spent, no interaction is stored from then on, and another address still signs in', async () => {
@@ -112,8 +117,12 @@ describe('sign-in flood: requests that name no user still count against the addr
     // Each answer reports the address's budget, as a step's does.
     expect(answers).toEqual([4, 3, 2, 1, 0].map((left) => [403, `"sign-in-per-address";r=${left};t=T`]));
     expectRefusal(await flooder.request(first.url, { form: { csrf: 'stale', step: 'user', userId: 'x' } }));
-    // The right token from that address is refused too: the budget is the address's.
-    expectRefusal(await flooder.request(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'x' } }));
+    // The right token from that address is refused too: the budget is the address's. Its sign-in
+    // can go on once the wait is over, so it is the login page again, with the wait in its words.
+    const onTheForm = await flooder.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'x' } });
+    expect(onTheForm.status).toBe(429);
+    expect(Number(onTheForm.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(onTheForm.html).toMatch(/Too many attempts\. Try again in \d+ seconds?\./);
 
     const other = walkerAt('198.51.100.11');
     const page = await other.page(authorizeUrl());
