@@ -25,7 +25,7 @@ const LONG_USER_ID = 'konstantinopoulou.alexandra_accounts.payables@northwind.ho
  * sticks out sideways, of the screen or of the card; what the page is about (`firstScreen`: its
  * heading, its message, the field and button to go on) is on the first screen without
  * scrolling; its text is at body size (16 px), only the muted small print (the app's name above
- * the heading, hints) smaller; the card keeps a readable line length on a wide screen and stays
+ * the heading, hints) smaller; each link on one line; the card keeps a readable line length on a wide screen and stays
  * inside a narrow one, clear of its side edges (its rounded corners and shadow never cut off by
  * them); and nothing so far broke the page's CSP or loaded from elsewhere
  * (`problems`, which the page's listeners fill). Screenshots: test-results/<shot>-<width>.png.
@@ -56,6 +56,14 @@ async function expectReadableAtEachWidth(
         .map((e) => e.id || e.textContent.trim().slice(0, 40))`,
     );
     expect([at, smallText]).toEqual([at, []]);
+    // A link ("Send a new code", "Use another account") reads as one phrase: when the row has no
+    // room for both, the second goes under the first rather than each breaking over two lines.
+    const brokenLinks = await page.evaluate<string[]>(
+      `[...document.querySelectorAll('main .link')]
+        .filter((e) => e.getClientRects().length > 0 && e.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(e).lineHeight))
+        .map((e) => e.textContent.trim())`,
+    );
+    expect([at, 'links over two lines', brokenLinks]).toEqual([at, 'links over two lines', []]);
     const box = await card.boundingBox();
     expect([at, 'card width', box && box.width <= 26 * 16]).toEqual([at, 'card width', true]);
     const [left, right] = box ? [box.x, viewport.width - (box.x + box.width)] : [-1, -1];
