@@ -66,8 +66,11 @@ async function expectReadableAtEachWidth(
     expect([at, 'links over two lines', brokenLinks]).toEqual([at, 'links over two lines', []]);
     const box = await card.boundingBox();
     expect([at, 'card width', box && box.width <= 26 * 16]).toEqual([at, 'card width', true]);
-    const [left, right] = box ? [box.x, viewport.width - (box.x + box.width)] : [-1, -1];
+    const [left, right, top] = box ? [box.x, viewport.width - (box.x + box.width), box.y] : [-1, -1, -1];
     expect([at, 'room beside the card', left >= 8 && right >= 8]).toEqual([at, 'room beside the card', true]);
+    // Rounded corners belong to a card that floats on the page: none of them touches the screen's edge.
+    const rounded = (await page.evaluate<string>("getComputedStyle(document.querySelector('main')).borderTopLeftRadius")) !== '0px';
+    expect([at, 'rounded card clear of the top', !rounded || top >= 8]).toEqual([at, 'rounded card clear of the top', true]);
   }
   expect(check.problems).toEqual([]);
 }
@@ -436,6 +439,9 @@ describe('sign-in pages in a real browser', () => {
       const onUserIdPage = await contrasts(page);
       await enterUserId(page, 'alice');
       const onCodePage = await contrasts(page);
+      // For a person to look at: the card on a phone in each scheme (its margin, corners, shadow).
+      await page.setViewportSize(PHONE);
+      await page.screenshot({ path: `test-results/sign-in-14-code-${colorScheme}-390.png` });
       expect(onUserIdPage.length).toBeGreaterThan(1);
       expect(onCodePage.length).toBeGreaterThan(1);
       expect(
