@@ -1,7 +1,8 @@
 // `npm run migrate [-- --check]`: brings MongoDB's indexes and data to this version's
 // declarations before the version starts (core/migrations/migrate-store.ts). With --check it
 // changes nothing (it creates no index and no collection) and exits 3 when a migration is needed.
-// Prints JSON on stdout, logs on stderr.
+// Prints JSON on stdout, logs on stderr; a failure exits 1 with its reason on stderr (stored
+// documents sharing the key of a unique index are named there, with what to do).
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
 import { createLogger, maskContactsInText } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
@@ -10,6 +11,7 @@ import { countStaleMobileKeys } from '../core/users/live-mobile-keys.migration.j
 import { ConfigError } from '../core/platform/config/config.js';
 import { readSettings } from '../core/platform/config/settings-reader.js';
 import { mongoUriOrLocal } from './mongo-uri-or-local.js';
+import { DuplicateKeysError } from '../core/platform/db/unique-index-build.js';
 
 async function main(): Promise<number> {
   const checkOnly = process.argv.includes('--check');
@@ -36,8 +38,11 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    // Masked as log lines are: a unique-key error quotes the e-mail address or number it met.
-    console.error('migration failed:', maskContactsInText(err instanceof Error ? err.message : String(err)));
+    // Masked as log lines are: a unique-key error quotes the e-mail address or number it met. The
+    // error naming stored duplicates is masked already, all but its ObjectIds, which masking the
+    // whole text could take for phone numbers.
+    const told = err instanceof DuplicateKeysError ? err.message : maskContactsInText(err instanceof Error ? err.message : String(err));
+    console.error('migration failed:', told);
     process.exit(1);
   },
 );

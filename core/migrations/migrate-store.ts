@@ -3,6 +3,7 @@ import { declaredIndexes, type DeclaredIndex, type IndexDrift } from '../platfor
 import { compareModelIndexes, forgetIndexBuilds, registeredModel } from '../platform/db/model-registry.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import { dropIndexByKey } from '../platform/db/drop-index.js';
+import { createDeclaredIndex, refuseDuplicateKeys } from '../platform/db/unique-index-build.js';
 import { migrateToEnterprises } from '../enterprises/enterprise-migration.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { migrateLiveMobileKeys, type WithheldMobileKey } from '../users/live-mobile-keys.migration.js';
@@ -46,9 +47,11 @@ async function changeTtl(connection: Connection, drift: IndexDrift, declared: De
 }
 
 async function rebuild(connection: Connection, drift: IndexDrift, declared: DeclaredIndex): Promise<void> {
-  const collection = connection.collection(drift.collection);
+  // Stored duplicates are looked for before the old index goes: a unique index they would refuse
+  // leaves the old one serving instead of the collection without either.
+  if (declared.options.unique) await refuseDuplicateKeys(connection, drift.collection, declared);
   await dropIndexByKey(connection, drift.collection, drift.name);
-  await collection.createIndex(declared.key, { name: declared.name, ...declared.options });
+  await createDeclaredIndex(connection, drift.collection, declared);
 }
 
 /**
@@ -79,7 +82,7 @@ export async function migrateStore(connection: Connection, logger: Logger): Prom
       }
     }
     for (const index of missing) {
-      await model.collection.createIndex(index.key, { name: index.name, ...index.options });
+      await createDeclaredIndex(connection, model.collection.collectionName, index);
       report.created.push(label(model.collection.collectionName, index.name));
     }
   }

@@ -323,19 +323,109 @@ describe('index changes go through the migration command', () => {
       (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
     );
 
-  test('when the migration stops on an error that quotes a mobile number (a database restored without its indexes, two users holding one phone), then its output masks the number and the run exits 1', async () => {
-    await mongo
-      .collection('users')
-      .insertMany([
-        storedUser('ann', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
-        storedUser('ben', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
-      ]);
+  test('when the migration stops on an error that quotes a mobile number (a database restored without its indexes, two users holding one phone), then its output names both users, masks the number and the run exits 1', async () => {
+    const { insertedIds } = await mongo.collection('users').insertMany([
+      storedUser('ann', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
+      storedUser('ben', { enterpriseId: 'default', mobileNumber: '+15550207777', liveMobileKey: 'default:+15550207777' }),
+      // Without a number, hence outside the sparse index: they share no key.
+      storedUser('cy', { enterpriseId: 'default' }),
+      storedUser('dee', { enterpriseId: 'default' }),
+    ]);
     const failed = await migrateOutput(uri);
     expect(failed.code).toBe(1);
-    // The failure is told (which key, which index), never the number.
-    expect(failed.stderr).toContain('duplicate key');
+    // The failure is told (which index, which users, what to do), never the number.
+    expect(failed.stderr).toContain(
+      'the unique index liveMobileKey_1 of users on (liveMobileKey) cannot be built: stored documents share a key (duplicate key).',
+    );
+    expect(failed.stderr).toContain(
+      `- liveMobileKey "default:+*********77": 2 documents: _id ${String(insertedIds[0])} (enterpriseId "default", userId "ann"); _id ${String(insertedIds[1])} (enterpriseId "default", userId "ben")`,
+    );
+    expect(failed.stderr).toContain('The group of documents sharing a key:');
+    expect(failed.stderr).not.toContain('"cy"');
+    expect(failed.stderr).toContain('then run npm run migrate again');
     expect(failed.stderr).not.toContain('5550207777');
-    expect(failed.stderr).toContain('+*********77');
+  });
+
+  test('when an older non-unique users index is to become unique over two users of one id, then the migration exits 1 naming the index, its key fields and both documents, masks the e-mail address they share, tells what to do, and leaves the old index serving', async () => {
+    const users = mongo.collection('users');
+    // An older version's index: not unique, so one enterprise got two users of one id.
+    await users.createIndex({ enterpriseId: 1, userId: 1 });
+    const { insertedIds } = await users.insertMany([
+      storedUser('ann@example.com', { enterpriseId: 'acme', emailId: 'ann@example.com', mobileNumber: '+15550208881' }),
+      storedUser('ann@example.com', { enterpriseId: 'acme', emailId: 'ann@example.com', mobileNumber: '+15550208882' }),
+      storedUser('bob', { enterpriseId: 'acme' }),
+    ]);
+    const [first, second] = [String(insertedIds[0]), String(insertedIds[1])];
+
+    const failed = await migrateOutput(uri);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe('');
+    expect(failed.stderr).toContain(
+      'migration failed: the unique index enterpriseId_1_userId_1 of users on (enterpriseId, userId) cannot be built: stored documents share a key (duplicate key).\n' +
+        'The group of documents sharing a key:\n' +
+        `- enterpriseId "acme", userId "a***@example.com": 2 documents: _id ${first} (enterpriseId "acme", userId "a***@example.com"); _id ${second} (enterpriseId "acme", userId "a***@example.com")\n` +
+        'Resolve the duplicates (in each group, change or delete every document but one), then run npm run migrate again.',
+    );
+    expect(failed.stderr).not.toContain('ann@example.com');
+    expect(failed.stderr).not.toContain('555020888');
+    // Found before the old index was dropped: it still serves the old version.
+    expect((await indexesOf(mongo, 'users')).find((i) => i.name === 'enterpriseId_1_userId_1')).toMatchObject({ unique: undefined });
+
+    // Resolved as told, the next run builds it.
+    await users.deleteOne({ _id: insertedIds[1] });
+    expect(await migrate(uri)).toMatchObject({ code: 0, report: { rebuilt: ['users.enterpriseId_1_userId_1'] } });
+    expect((await indexesOf(mongo, 'users')).find((i) => i.name === 'enterpriseId_1_userId_1')).toMatchObject({ unique: true });
+  });
+
+  test('when a missing unique index cannot be created over stored duplicates, then the migration names the largest groups first, at most five and five documents each, a missing field as null, and says more are left; a process starting on it stops on the same error', async () => {
+    const templates = mongo.collection('templates');
+    const template = (name: string, enterpriseId?: string) => ({
+      name,
+      channel: 'SMS',
+      text: 'Hi',
+      ...(enterpriseId ? { enterpriseId } : {}),
+      createdAt: new Date(),
+    });
+    // Seven shared templates (no enterpriseId) of one name, and five more pairs of names per owner.
+    const { insertedIds } = await templates.insertMany([
+      ...Array.from({ length: 7 }, () => template('otp_sms')),
+      ...['a', 'b', 'c', 'd', 'e'].flatMap((name) => [template(name, 'acme'), template(name, 'acme')]),
+      template('unique_one', 'acme'),
+    ]);
+    const ids = Object.values(insertedIds).map(String);
+
+    const failed = await migrateOutput(uri);
+    expect(failed.code).toBe(1);
+    const lines = failed.stderr.split('\n');
+    expect(lines[0]).toBe(
+      'migration failed: the unique index enterpriseId_1_name_1 of templates on (enterpriseId, name) cannot be built: stored documents share a key (duplicate key).',
+    );
+    expect(lines[1]).toBe('The first 5 groups of documents sharing a key:');
+    const groups = lines.filter((line) => line.startsWith('- '));
+    expect(groups).toHaveLength(5);
+    expect(groups[0]).toBe(
+      `- enterpriseId null, name "otp_sms": 7 documents: ${ids
+        .slice(0, 5)
+        .map((id) => `_id ${id}`)
+        .join('; ')}; and 2 more`,
+    );
+    for (const group of groups.slice(1))
+      expect(group).toMatch(
+        /^- enterpriseId "acme", name "[a-e]": 2 documents: _id [0-9a-f]{24} \(enterpriseId "acme"\); _id [0-9a-f]{24} \(enterpriseId "acme"\)$/,
+      );
+    expect(failed.stderr).not.toContain('unique_one');
+    expect(lines).toContain(
+      'Resolve the duplicates (in each group, change or delete every document but one), then run npm run migrate again.',
+    );
+    expect((await indexesOf(mongo, 'templates')).map((i) => i.name)).not.toContain('enterpriseId_1_name_1');
+    // A process creating the missing index at start stops on the same error.
+    await expect(startTestService('migrate-duplicates', { MONGODB_URI: uri })).rejects.toMatchObject({
+      name: 'DuplicateKeysError',
+      collection: 'templates',
+      index: 'enterpriseId_1_name_1',
+      keyFields: ['enterpriseId', 'name'],
+      moreGroups: true,
+    });
   });
 
   test("when a user of before enterprises and one enrolled by this version hold one phone (a rolling upgrade), then the migration finishes: the earlier enrolled keeps the phone's key, the other is reported without it, and a second run changes nothing", async () => {

@@ -1,6 +1,7 @@
 import type { Connection, Model, Schema } from 'mongoose';
 import { isMongoError, MONGO_CODES } from './mongo-error-codes.js';
 import { compareIndexes, declaredIndexes, type ExistingIndex, type IndexComparison } from './index-drift.js';
+import { createDeclaredIndex } from './unique-index-build.js';
 
 // Index work per connection and model. Models registered after start-up still get their
 // missing indexes before the first write, which the race-safety of insert-if-absent writes
@@ -30,7 +31,7 @@ async function createMissingIndexes<T>(model: Model<T>): Promise<IndexComparison
   await model.init();
   const comparison = await compareModelIndexes(model);
   for (const index of comparison.missing) {
-    await model.collection.createIndex(index.key, { name: index.name, ...index.options });
+    await createDeclaredIndex(model.db, model.collection.collectionName, index);
   }
   return comparison;
 }

@@ -1,0 +1,150 @@
+import type { Connection } from 'mongoose';
+import { maskContactsInText } from '../logger/logger.js';
+import type { DeclaredIndex } from './index-drift.js';
+import { isMongoError, MONGO_CODES } from './mongo-error-codes.js';
+
+/** The command that builds the indexes once the duplicates are resolved. */
+const MIGRATE_COMMAND = 'npm run migrate';
+/** Groups named in the error: enough to see the pattern, few enough to read. */
+const MAX_GROUPS = 5;
+/** Documents named per group. */
+const MAX_DOCUMENTS = 5;
+
+/** One key value that several stored documents share, and (some of) those documents. */
+export interface DuplicateKeyGroup {
+  /** The shared value of each key field, in the index's order; null for a missing field. */
+  key: unknown[];
+  count: number;
+  documents: { _id: unknown; enterpriseId?: unknown; userId?: unknown }[];
+}
+
+/**
+ * A unique index that cannot be built because stored documents already share one of its keys
+ * (MongoDB's duplicate-key error, 11000). Its message names the collection, the index, the key
+ * fields and the colliding documents, and what to do. Every value that could be an e-mail address
+ * or a phone number (key values, user and enterprise ids, string `_id`s) is masked in the message
+ * itself; ObjectIds are printed whole, since they are the documents' exact handle and masking text
+ * with their digit runs could turn one into a "phone number".
+ */
+export class DuplicateKeysError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly index: string,
+    readonly keyFields: string[],
+    readonly groups: DuplicateKeyGroup[],
+    readonly moreGroups: boolean,
+  ) {
+    super(describe(collection, index, keyFields, groups, moreGroups));
+    this.name = 'DuplicateKeysError';
+  }
+}
+
+function isObjectId(value: unknown): value is { toHexString(): string } {
+  return typeof value === 'object' && value !== null && (value as { _bsontype?: unknown })._bsontype === 'ObjectId';
+}
+
+const shown = (value: unknown) => (isObjectId(value) ? value.toHexString() : maskContactsInText(JSON.stringify(value ?? null)));
+
+function describe(collection: string, index: string, keyFields: string[], groups: DuplicateKeyGroup[], moreGroups: boolean): string {
+  const lines = groups.map((group) => {
+    const key = keyFields.map((field, i) => `${field} ${shown(group.key[i])}`).join(', ');
+    const documents = group.documents.map((doc) => {
+      const owner = [
+        ...(doc.enterpriseId !== undefined ? [`enterpriseId ${shown(doc.enterpriseId)}`] : []),
+        ...(doc.userId !== undefined ? [`userId ${shown(doc.userId)}`] : []),
+      ];
+      return `_id ${shown(doc._id)}${owner.length > 0 ? ` (${owner.join(', ')})` : ''}`;
+    });
+    const unnamed = group.count - group.documents.length;
+    return `- ${key}: ${group.count} documents: ${documents.join('; ')}${unnamed > 0 ? `; and ${unnamed} more` : ''}`;
+  });
+  return [
+    `the unique index ${index} of ${collection} on (${keyFields.join(', ')}) cannot be built: stored documents share a key (duplicate key).`,
+    `${moreGroups ? `The first ${groups.length} groups` : groups.length === 1 ? 'The group' : `The ${groups.length} groups`} of documents sharing a key:`,
+    ...lines,
+    `Resolve the duplicates (in each group, change or delete every document but one), then run ${MIGRATE_COMMAND} again.`,
+  ].join('\n');
+}
+
+/**
+ * The documents the index covers: a sparse index leaves out those without any of its fields, a
+ * partial one those outside its filter. Only these can collide.
+ */
+function coveredFilter(index: DeclaredIndex): Record<string, unknown> {
+  const fields = Object.keys(index.key);
+  const filters: Record<string, unknown>[] = [];
+  if (index.options.sparse) filters.push({ $or: fields.map((field) => ({ [field]: { $exists: true } })) });
+  if (index.options.partialFilterExpression) filters.push(index.options.partialFilterExpression);
+  return filters.length === 0 ? {} : filters.length === 1 ? (filters[0] as Record<string, unknown>) : { $and: filters };
+}
+
+/**
+ * The first groups of stored documents that share a key of this unique index (none when the index
+ * could be built). Grouped by the key fields under positional names (`k0`, `k1`: a field name may
+ * hold a dot, a group key's may not), each a missing field as null: the index keys it as null too.
+ * An object, not an array: the local MongoDB-wire server does not evaluate expressions in an array.
+ */
+export async function findDuplicateKeys(
+  connection: Connection,
+  collection: string,
+  index: DeclaredIndex,
+): Promise<{ groups: DuplicateKeyGroup[]; moreGroups: boolean }> {
+  const fields = Object.keys(index.key);
+  const covered = coveredFilter(index);
+  const shared = await connection
+    .collection(collection)
+    .aggregate<{ _id: Record<string, unknown>; count: number }>(
+      [
+        { $match: covered },
+        {
+          $group: {
+            _id: Object.fromEntries(fields.map((field, i) => [`k${i}`, { $ifNull: [`$${field}`, null] }])),
+            count: { $sum: 1 },
+          },
+        },
+        { $match: { count: { $gt: 1 } } },
+        // The largest groups first: where most of the work is.
+        { $sort: { count: -1 } },
+        { $limit: MAX_GROUPS + 1 },
+      ],
+      // A group per distinct key: on a large collection more than MongoDB holds in memory.
+      { allowDiskUse: true },
+    )
+    .toArray();
+  const groups: DuplicateKeyGroup[] = [];
+  for (const { _id: grouped, count } of shared.slice(0, MAX_GROUPS)) {
+    const key = fields.map((_, i) => grouped[`k${i}`] ?? null);
+    // `field: null` finds a missing field too, as the index keys it.
+    const sameKey = Object.fromEntries(fields.map((field, i) => [field, key[i] ?? null]));
+    const documents = await connection
+      .collection(collection)
+      .find<DuplicateKeyGroup['documents'][number]>({ $and: [covered, sameKey] }, { projection: { _id: 1, enterpriseId: 1, userId: 1 } })
+      .sort({ _id: 1 })
+      .limit(MAX_DOCUMENTS)
+      .toArray();
+    groups.push({ key, count, documents });
+  }
+  return { groups, moreGroups: shared.length > MAX_GROUPS };
+}
+
+/** Throws DuplicateKeysError when stored documents share a key of this unique index. */
+export async function refuseDuplicateKeys(connection: Connection, collection: string, index: DeclaredIndex): Promise<void> {
+  const { groups, moreGroups } = await findDuplicateKeys(connection, collection, index);
+  if (groups.length > 0) throw new DuplicateKeysError(collection, index.name, Object.keys(index.key), groups, moreGroups);
+}
+
+/**
+ * Creates a declared index. When it is unique and MongoDB refuses it over stored duplicates, the
+ * error names them (DuplicateKeysError) instead of MongoDB's message, which quotes one key only
+ * (possibly a phone number) and names no document. Should the duplicates be gone by the time they
+ * are looked for (another process deleted them), MongoDB's error stands: running again builds it.
+ */
+export async function createDeclaredIndex(connection: Connection, collection: string, index: DeclaredIndex): Promise<void> {
+  try {
+    await connection.collection(collection).createIndex(index.key, { name: index.name, ...index.options });
+  } catch (err) {
+    if (!index.options.unique || !isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
+    await refuseDuplicateKeys(connection, collection, index);
+    throw err;
+  }
+}
