@@ -1,3 +1,5 @@
+import { ObjectId } from 'mongodb';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { eventually } from '../support/otp-helpers.js';
 import { testEnv } from '../support/test-service.js';
 import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
@@ -117,6 +119,42 @@ describe('process entries', () => {
     } finally {
       other.child.kill('SIGKILL');
       await other.exited;
+    }
+  });
+
+  test('when the API process starts on a database whose users already share a key of a unique index it must create, then it refuses to start naming the index and both users, never their e-mail address or number', async () => {
+    const env = testEnv('dupusers');
+    const mongo = await connectMongo(env.MONGODB_URI as string);
+    // Ids led by letters: a log line is masked as a whole, where a leading run of ten digits would read as a phone number.
+    const ids = [new ObjectId('a0a0a0a0a0a0a0a0a0a0a0a1'), new ObjectId('a0a0a0a0a0a0a0a0a0a0a0a2')];
+    try {
+      // A database restored without its indexes: two users of one id in one enterprise.
+      await mongo.collection('users').insertMany(
+        ids.map((_id, i) => ({
+          _id,
+          enterpriseId: 'acme',
+          userId: 'ann@example.com',
+          emailId: 'ann@example.com',
+          mobileNumber: `+1555020999${i}`,
+          status: 'ACTIVE',
+        })),
+      );
+    } finally {
+      await mongo.close();
+    }
+    const api = spawnProcessEntry('api/main.js', { ...env, PORT: String(await findFreePort()) });
+    try {
+      expect(await exitWithin(api, 20_000)).toEqual({ code: 1, signal: null });
+      const output = api.output();
+      expect(output).toContain('the unique index enterpriseId_1_userId_1 of users on (enterpriseId, userId) cannot be built');
+      expect(output).toContain(`_id ${ids[0]?.toHexString() ?? ''} (enterpriseId \\"acme\\", userId \\"a***@example.com\\")`);
+      expect(output).toContain(`_id ${ids[1]?.toHexString() ?? ''}`);
+      expect(output).not.toContain('ann@example.com');
+      expect(output).not.toContain('555020999');
+      expect(output).not.toContain('API listening');
+    } finally {
+      api.child.kill('SIGKILL');
+      await api.exited;
     }
   });
 

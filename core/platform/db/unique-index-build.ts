@@ -31,7 +31,9 @@ export class DuplicateKeysError extends Error {
     readonly collection: string,
     readonly index: string,
     readonly keyFields: string[],
-    readonly groups: DuplicateKeyGroup[],
+    // Not kept on the error: a process logs a start-up error with its fields, and the key values
+    // and ids in the groups are unmasked.
+    groups: DuplicateKeyGroup[],
     readonly moreGroups: boolean,
   ) {
     super(describe(collection, index, keyFields, groups, moreGroups));
