@@ -41,11 +41,39 @@ export class DuplicateKeysError extends Error {
   }
 }
 
+// Controls, format characters (bidirectional overrides, zero-width ones), line and paragraph separators.
+const INVISIBLE_OR_CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
 function isObjectId(value: unknown): value is { toHexString(): string } {
   return typeof value === 'object' && value !== null && (value as { _bsontype?: unknown })._bsontype === 'ObjectId';
 }
 
-const shown = (value: unknown) => (isObjectId(value) ? value.toHexString() : maskContactsInText(JSON.stringify(value ?? null)));
+/**
+ * A stored value as the operator reads it. Each string, number and field name is masked on its
+ * own, at any depth: masked as JSON text, a number after `[`, `:` or `,` reads as a count and stays
+ * whole (a key holding `[15550100002]`, data written by hand). Then JSON, whose quoting escapes
+ * newlines and ESC, with what it leaves escaped too: C1 controls (U+009B is a terminal's CSI), DEL,
+ * the line and paragraph separators and the format characters (bidirectional overrides reorder
+ * what the operator reads). Whoever creates a user id or a template name chooses its characters.
+ */
+function shown(value: unknown): string {
+  if (isObjectId(value)) return value.toHexString();
+  const json = JSON.stringify(value ?? null, (_field, v: unknown) => {
+    if (typeof v === 'string') return maskContactsInText(v);
+    if (typeof v === 'number' || typeof v === 'bigint') {
+      const text = String(v);
+      const masked = maskContactsInText(text);
+      return masked === text ? (typeof v === 'bigint' ? text : v) : masked;
+    }
+    // A subdocument's field names are stored values too.
+    if (typeof v === 'object' && v !== null && !Array.isArray(v))
+      return Object.fromEntries(Object.entries(v).map(([name, inner]) => [maskContactsInText(name), inner as unknown]));
+    return v;
+  });
+  return json.replace(INVISIBLE_OR_CONTROL, (found) =>
+    [...Array(found.length).keys()].map((i) => `\\u${found.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
+  );
+}
 
 function describe(collection: string, index: string, keyFields: string[], groups: DuplicateKeyGroup[], moreGroups: boolean): string {
   const lines = groups.map((group) => {
