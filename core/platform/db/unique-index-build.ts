@@ -144,8 +144,10 @@ export async function findDuplicateKeys(
   const groups: DuplicateKeyGroup[] = [];
   for (const { _id: grouped, count } of shared.slice(0, MAX_GROUPS)) {
     const key = fields.map((_, i) => grouped[`k${i}`] ?? null);
-    // `field: null` finds a missing field too, as the index keys it.
-    const sameKey = Object.fromEntries(fields.map((field, i) => [field, key[i] ?? null]));
+    // `$eq`: a stored value is taken as it is, never as a query (a subdocument { $exists: true }
+    // would otherwise match every document with the field, a stored regular expression every
+    // string it matches). `$eq: null` finds a missing field too, as the index keys it.
+    const sameKey = Object.fromEntries(fields.map((field, i) => [field, { $eq: key[i] ?? null }]));
     const documents = await connection
       .collection(collection)
       .find<DuplicateKeyGroup['documents'][number]>({ $and: [covered, sameKey] }, { projection: { _id: 1, enterpriseId: 1, userId: 1 } })
@@ -167,14 +169,20 @@ export async function refuseDuplicateKeys(connection: Connection, collection: st
  * Creates a declared index. When it is unique and MongoDB refuses it over stored duplicates, the
  * error names them (DuplicateKeysError) instead of MongoDB's message, which quotes one key only
  * (possibly a phone number) and names no document. Should the duplicates be gone by the time they
- * are looked for (another process deleted them), MongoDB's error stands: running again builds it.
+ * are looked for (another process deleted them), or the look-up fail, MongoDB's error stands:
+ * running again builds it or tells again.
  */
 export async function createDeclaredIndex(connection: Connection, collection: string, index: DeclaredIndex): Promise<void> {
   try {
     await connection.collection(collection).createIndex(index.key, { name: index.name, ...index.options });
   } catch (err) {
     if (!index.options.unique || !isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
-    await refuseDuplicateKeys(connection, collection, index);
-    throw err;
+    // The look-up only explains the refusal: when it fails itself (a time limit, a failover, a
+    // value the server cannot group), the refusal is what the operator must see.
+    const lookup = await refuseDuplicateKeys(connection, collection, index).then(
+      () => undefined,
+      (found: unknown) => found,
+    );
+    throw lookup instanceof DuplicateKeysError ? lookup : err;
   }
 }

@@ -1,0 +1,87 @@
+import type { Connection } from 'mongoose';
+import { connectMongo } from '../../core/platform/db/mongo-connection.js';
+import type { DeclaredIndex } from '../../core/platform/db/index-drift.js';
+import { isMongoError, MONGO_CODES } from '../../core/platform/db/mongo-error-codes.js';
+import { createDeclaredIndex, DuplicateKeysError } from '../../core/platform/db/unique-index-build.js';
+import { testMongoUri } from '../support/test-mongo-uri.js';
+import { uniqueName } from '../support/test-service.js';
+
+/** What createDeclaredIndex rejected with (it must reject: these collections hold duplicates). */
+async function refusal(mongo: Connection, collection: string, index: DeclaredIndex): Promise<unknown> {
+  return createDeclaredIndex(mongo, collection, index).then(
+    () => {
+      throw new Error(`${index.name} was built over duplicates`);
+    },
+    (err: unknown) => err,
+  );
+}
+
+const uniqueOn = (key: DeclaredIndex['key']): DeclaredIndex => ({
+  name: Object.entries(key)
+    .map(([field, direction]) => `${field}_${String(direction)}`)
+    .join('_'),
+  key,
+  options: { unique: true },
+});
+
+// Stored documents are whatever a restore or a hand-written fix left: their key values need not
+// be the strings the schemas declare.
+describe('a unique index refused over stored duplicates', () => {
+  let mongo: Connection;
+  beforeEach(async () => {
+    mongo = await connectMongo(testMongoUri(uniqueName('uidx')));
+  });
+  afterEach(async () => {
+    await mongo.dropDatabase();
+    await mongo.close();
+  });
+
+  // The documents are found by their key with $eq: as a plain filter, a stored { $exists: true }
+  // would match every document that has the field, and the operator would be told to delete those.
+  // The local MongoDB-wire server evaluates such a stored value as an expression while grouping and
+  // fails the look-up there, so on it this test proves that the build error stands; on MongoDB,
+  // which groups stored values as they are, it proves the documents named are the right ones.
+  test('when the shared key value is a subdocument shaped like a query operator, then the documents named are the ones holding it, never the ones the operator would match, and a look-up that fails leaves the index build error standing', async () => {
+    const things = mongo.collection('things');
+    const { insertedIds } = await things.insertMany([
+      { name: { $exists: true } },
+      { name: { $exists: true } },
+      { name: 'ann' },
+      { name: 'abe' },
+    ]);
+    const err = await refusal(mongo, 'things', uniqueOn({ name: 1 }));
+    if (err instanceof DuplicateKeysError) {
+      expect(err.message).toContain(`- name {"$exists":true}: 2 documents: _id ${String(insertedIds[0])}; _id ${String(insertedIds[1])}\n`);
+      expect(err.message).not.toContain(String(insertedIds[2]));
+      expect(err.message).not.toContain(String(insertedIds[3]));
+    } else expect(err).toMatchObject({ code: MONGO_CODES.DuplicateKey });
+  });
+
+  // The local MongoDB-wire server cannot group regular expressions ("can't compare"); MongoDB may
+  // fail the look-up for its own reasons (a time limit, a primary stepping down). Either way the
+  // operator must still learn that the index was refused over duplicates.
+  test('when the look-up of the duplicates fails, then the index build error stands, not the look-up error', async () => {
+    await mongo.collection('patterns').insertMany([{ pattern: 'ann' }, { pattern: 'ann' }, { pattern: /^a/ }, { pattern: /^b/ }]);
+    const err = await refusal(mongo, 'patterns', uniqueOn({ pattern: 1 }));
+    expect(err instanceof DuplicateKeysError || isMongoError(err, MONGO_CODES.DuplicateKey)).toBe(true);
+  });
+
+  test('when the index has a dotted field and a descending one, then the groups are keyed by both, a document without the dotted field counting as null', async () => {
+    const things = mongo.collection('things');
+    const { insertedIds } = await things.insertMany([
+      { a: { b: 'x' }, c: 1 },
+      { a: { b: 'x' }, c: 1 },
+      { a: { b: 'x' }, c: 2 },
+      { c: 3 },
+      { a: { d: 'y' }, c: 3 },
+    ]);
+    const ids = Object.values(insertedIds).map(String);
+    const err = await refusal(mongo, 'things', uniqueOn({ 'a.b': 1, c: -1 }));
+    expect(err).toBeInstanceOf(DuplicateKeysError);
+    const groups = (err as Error).message.split('\n').filter((line) => line.startsWith('- '));
+    expect(groups.sort()).toEqual([
+      `- a.b "x", c 1: 2 documents: _id ${ids[0]}; _id ${ids[1]}`,
+      `- a.b null, c 3: 2 documents: _id ${ids[3]}; _id ${ids[4]}`,
+    ]);
+  });
+});
