@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
-import { declaredIndexes, type DeclaredIndex, type IndexDrift } from '../platform/db/index-drift.js';
-import { compareModelIndexes, forgetIndexBuilds, registeredModel } from '../platform/db/model-registry.js';
+import { declaredIndexes, type DeclaredIndex, type ExistingIndex, type IndexDrift } from '../platform/db/index-drift.js';
+import { compareModelIndexes, existingIndexes, forgetIndexBuilds, registeredModel } from '../platform/db/model-registry.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import { dropIndexByKey } from '../platform/db/drop-index.js';
 import { createDeclaredIndex, refuseDuplicateKeys } from '../platform/db/unique-index-build.js';
@@ -50,8 +50,30 @@ async function rebuild(connection: Connection, drift: IndexDrift, declared: Decl
   // Stored duplicates are looked for before the old index goes: a unique index they would refuse
   // leaves the old one serving instead of the collection without either.
   if (declared.options.unique) await refuseDuplicateKeys(connection, drift.collection, declared);
+  const old = (await existingIndexes(connection, drift.collection)).find((index) => index.name === drift.name);
   await dropIndexByKey(connection, drift.collection, drift.name);
-  await createDeclaredIndex(connection, drift.collection, declared);
+  try {
+    await createDeclaredIndex(connection, drift.collection, declared);
+  } catch (err) {
+    // Refused all the same: a running version wrote a duplicate between the check and the build
+    // (the old index let it in). The old index comes back, so the collection is not left without
+    // either; the refusal is what the operator reads. Should the restore fail too, the next run
+    // (or a process at start) finds the index missing and builds it or tells the same refusal.
+    if (old) await restoreIndex(connection, drift.collection, old).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Creates an index again as it existed (its key, name and the options that change what it does). */
+async function restoreIndex(connection: Connection, collection: string, index: ExistingIndex): Promise<void> {
+  const { key, name, unique, sparse, expireAfterSeconds, partialFilterExpression } = index;
+  await connection.collection(collection).createIndex(key, {
+    name,
+    ...(unique !== undefined ? { unique } : {}),
+    ...(sparse !== undefined ? { sparse } : {}),
+    ...(expireAfterSeconds !== undefined ? { expireAfterSeconds } : {}),
+    ...(partialFilterExpression !== undefined ? { partialFilterExpression } : {}),
+  });
 }
 
 /**

@@ -4,6 +4,8 @@ import { promisify } from 'node:util';
 import type { Connection } from 'mongoose';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { checkStore } from '../../core/migrations/store-check.js';
+import { migrateStore } from '../../core/migrations/migrate-store.js';
+import { createLogger } from '../../core/platform/logger/logger.js';
 import { projectRoot } from '../../core/platform/project-root.js';
 import { createWebhookEventsRepository } from '../../core/providers/webhook-events.repository.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
@@ -375,6 +377,29 @@ describe('index changes go through the migration command', () => {
     await users.deleteOne({ _id: insertedIds[1] });
     expect(await migrate(uri)).toMatchObject({ code: 0, report: { rebuilt: ['users.enterpriseId_1_userId_1'] } });
     expect((await indexesOf(mongo, 'users')).find((i) => i.name === 'enterpriseId_1_userId_1')).toMatchObject({ unique: true });
+  });
+
+  // The check before the drop reads the collection; a version still running writes meanwhile, and
+  // the old index, not unique, lets a second user of one id in between the check and the build.
+  test('when a second user of one id is written between the duplicate check and the build of an index turned unique, then the migration is refused and the old index is back', async () => {
+    const users = mongo.collection('users');
+    await users.createIndex({ enterpriseId: 1, userId: 1 });
+    await users.insertOne(storedUser('ann@example.com', { enterpriseId: 'acme' }));
+    // A writer of the running version lands right after the old index is dropped: the same
+    // connection's real dropIndexes, then a real insert, before the migration builds the new one.
+    const db = mongo.db as NonNullable<Connection['db']>;
+    const command = db.command.bind(db);
+    db.command = (async (cmd: Record<string, unknown>, ...rest: unknown[]) => {
+      const answer = await (command as (...args: unknown[]) => Promise<unknown>)(cmd, ...rest);
+      if (cmd.dropIndexes === 'users') await users.insertOne(storedUser('ann@example.com', { enterpriseId: 'acme' }));
+      return answer;
+    }) as typeof db.command;
+
+    await expect(migrateStore(mongo, createLogger({ level: 'silent' }))).rejects.toMatchObject({ name: 'DuplicateKeysError' });
+    expect((await indexesOf(mongo, 'users')).find((i) => i.name === 'enterpriseId_1_userId_1')).toMatchObject({
+      key: { enterpriseId: 1, userId: 1 },
+      unique: undefined,
+    });
   });
 
   test('when a missing unique index cannot be created over stored duplicates, then the migration names the largest groups first, at most five and five documents each, a missing field as null, and says more are left; a process starting on it stops on the same error', async () => {
