@@ -67,6 +67,19 @@ describe('the sign-in pages message catalogs', () => {
     expect(translateCount('pt', 'problem.wrongCode', 2)).toBe('Esse código não está correto. Restam 2 tentativas.');
   });
 
+  test('when the 429 page tells the wait, then every language says one second in the singular and more in the plural', () => {
+    const wait = (locale: (typeof SHIPPED_LOCALES)[number], seconds: number) =>
+      /\b\d+ \p{L}+/u.exec(translateCount(locale, 'tooManyRequests.message', seconds))?.[0];
+    const waits = Object.fromEntries(SHIPPED_LOCALES.map((locale) => [locale, [wait(locale, 1), wait(locale, 59)]]));
+    expect(waits).toEqual({
+      en: ['1 second', '59 seconds'],
+      de: ['1 Sekunde', '59 Sekunden'],
+      es: ['1 segundo', '59 segundos'],
+      fr: ['1 seconde', '59 secondes'],
+      pt: ['1 segundo', '59 segundos'],
+    });
+  });
+
   test('when a page renders in French, then <html lang> says so and no English of the page is left', () => {
     const { html } = renderPage('login-user', {
       locale: 'fr',
