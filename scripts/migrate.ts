@@ -1,12 +1,13 @@
 // `npm run migrate [-- --check]`: brings MongoDB's indexes and data to this version's
 // declarations before the version starts (core/migrations/migrate-store.ts). With --check it
-// changes nothing (it creates no index and no collection) and exits 3 when a migration is needed.
+// changes nothing (it creates no index and no collection) and exits 3 when a migration is needed,
+// 4 when stored documents share a key of a unique index it would build (the run would stop there).
 // Prints JSON on stdout, logs on stderr; a failure exits 1 with its reason on stderr (stored
 // documents sharing the key of a unique index are named there, with what to do).
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
 import { createLogger, maskContactsInText } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
-import { inspectStore } from '../core/migrations/store-check.js';
+import { findBlockingDuplicates, inspectStore } from '../core/migrations/store-check.js';
 import { countStaleMobileKeys } from '../core/users/live-mobile-keys.migration.js';
 import { ConfigError } from '../core/platform/config/config.js';
 import { readSettings } from '../core/platform/config/settings-reader.js';
@@ -25,8 +26,12 @@ async function main(): Promise<number> {
     if (checkOnly) {
       const check = { ...(await inspectStore(mongo)), staleMobileKeys: await countStaleMobileKeys(mongo) };
       const needed = check.drifted.length > 0 || check.obsolete.length > 0 || check.staleMobileKeys > 0;
-      process.stdout.write(JSON.stringify({ migrationNeeded: needed, ...check }, null, 2) + '\n');
-      return needed ? 3 : 0;
+      const duplicates = await findBlockingDuplicates(mongo);
+      // Listed only when there are any, each as the migration would tell it (masked already).
+      const blocked = duplicates.length > 0 ? { blockedByDuplicateKeys: duplicates.map((err) => err.message) } : {};
+      process.stdout.write(JSON.stringify({ migrationNeeded: needed, ...check, ...blocked }, null, 2) + '\n');
+      // 4: the migration (or a process creating a missing index at start) would stop on them.
+      return duplicates.length > 0 ? 4 : needed ? 3 : 0;
     }
     process.stdout.write(JSON.stringify(await migrateStore(mongo, logger), null, 2) + '\n');
     return 0;

@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
-import { compareIndexes, declaredIndexes, type IndexDrift } from '../platform/db/index-drift.js';
+import { compareIndexes, declaredIndexes, type DeclaredIndex, type IndexDrift } from '../platform/db/index-drift.js';
 import { ensureIndexes, existingIndexes, registeredModel } from '../platform/db/model-registry.js';
+import { refuseDuplicateKeys, DuplicateKeysError } from '../platform/db/unique-index-build.js';
 import { PRE_ENTERPRISE_INDEXES } from '../enterprises/enterprise-migration.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { DECLARED_MODELS } from './declared-models.js';
@@ -58,6 +59,34 @@ export async function inspectStore(connection: Connection): Promise<StoreCheck> 
     drifted.push(...compareIndexes(collection, declared, await existingIndexes(connection, collection)).drifted);
   }
   return { drifted, obsolete: await obsoleteIndexes(connection) };
+}
+
+/**
+ * The unique indexes this version would build (missing ones, which every process creates at start,
+ * and those whose options the migration changes) that stored documents already share a key of:
+ * each would stop the migration, or a starting process, with the same error. Reads each such
+ * collection once per index; builds nothing. For `npm run migrate -- --check`.
+ */
+export async function findBlockingDuplicates(connection: Connection): Promise<DuplicateKeysError[]> {
+  const blocked: DuplicateKeysError[] = [];
+  for (const { schema } of DECLARED_MODELS) {
+    const collection = schema.get('collection') as string;
+    const declared = declaredIndexes(schema.indexes() as [Record<string, unknown>, Record<string, unknown>][]);
+    const { missing, drifted } = compareIndexes(collection, declared, await existingIndexes(connection, collection));
+    const rebuilt = drifted
+      .filter((drift) => !drift.ttlOnly)
+      .map((drift) => declared.find((d) => JSON.stringify(d.key) === JSON.stringify(drift.key)))
+      .filter((index): index is DeclaredIndex => index !== undefined);
+    for (const index of [...missing, ...rebuilt].filter((i) => i.options.unique)) {
+      try {
+        await refuseDuplicateKeys(connection, collection, index);
+      } catch (err) {
+        if (!(err instanceof DuplicateKeysError)) throw err;
+        blocked.push(err);
+      }
+    }
+  }
+  return blocked;
 }
 
 /** Indexes of older versions still in the database (`collection.index`), which a migration drops. */

@@ -402,6 +402,48 @@ describe('index changes go through the migration command', () => {
     });
   });
 
+  test('when stored documents share a key of unique indexes the migration would build (one to become unique, one missing), then --check exits 4 and lists each as the migration would tell it, masked, and builds nothing', async () => {
+    const users = mongo.collection('users');
+    await users.createIndex({ enterpriseId: 1, userId: 1 });
+    const { insertedIds } = await users.insertMany([
+      storedUser('ann@example.com', { enterpriseId: 'acme' }),
+      storedUser('ann@example.com', { enterpriseId: 'acme' }),
+    ]);
+    await mongo.collection('templates').insertMany([
+      { name: 'otp_sms', channel: 'SMS', text: 'Hi', createdAt: new Date() },
+      { name: 'otp_sms', channel: 'SMS', text: 'Hi', createdAt: new Date() },
+    ]);
+    const indexesBefore = await indexesOf(mongo, 'users');
+
+    const checked = await migrate(uri, '--check');
+    expect(checked.code).toBe(4);
+    expect(checked.report.migrationNeeded).toBe(true);
+    // Users first here, whatever order the models are declared in.
+    const blocked = [...(checked.report.blockedByDuplicateKeys as string[])].sort((a, b) =>
+      a.includes(' of users ') ? -1 : b.includes(' of users ') ? 1 : 0,
+    );
+    expect(blocked).toHaveLength(2);
+    expect(blocked[0]).toBe(
+      'the unique index enterpriseId_1_userId_1 of users on (enterpriseId, userId) cannot be built: stored documents share a key (duplicate key).\n' +
+        'The group of documents sharing a key:\n' +
+        `- enterpriseId "acme", userId "a***@example.com": 2 documents: _id ${String(insertedIds[0])} (enterpriseId "acme", userId "a***@example.com"); _id ${String(insertedIds[1])} (enterpriseId "acme", userId "a***@example.com")\n` +
+        'Resolve the duplicates (in each group, change or delete every document but one), then run npm run migrate again.',
+    );
+    expect(blocked[1]).toContain('the unique index enterpriseId_1_name_1 of templates on (enterpriseId, name) cannot be built');
+    expect(blocked[1]).toContain('- enterpriseId null, name "otp_sms": 2 documents:');
+    expect(JSON.stringify(checked.report)).not.toContain('ann@example.com');
+    // It only read: the users' index is as it was and the templates got none.
+    expect(await indexesOf(mongo, 'users')).toEqual(indexesBefore);
+    expect((await indexesOf(mongo, 'templates')).map((i) => i.name)).toEqual(['_id_']);
+
+    // With the duplicates resolved, the check says only that a migration is needed.
+    await users.deleteOne({ _id: insertedIds[1] });
+    await mongo.collection('templates').deleteOne({ name: 'otp_sms' });
+    const after = await migrate(uri, '--check');
+    expect(after.code).toBe(3);
+    expect(after.report.blockedByDuplicateKeys).toBeUndefined();
+  });
+
   test('when a missing unique index cannot be created over stored duplicates, then the migration names the largest groups first, at most five and five documents each, a missing field as null, and says more are left; a process starting on it stops on the same error', async () => {
     const templates = mongo.collection('templates');
     const template = (name: string, enterpriseId?: string) => ({
