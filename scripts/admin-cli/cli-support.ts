@@ -8,6 +8,7 @@ import { getValidator } from '../../core/platform/schemas/schema-registry.js';
 import { schemaViolation } from '../../api/middleware/validate-body.middleware.js';
 import type { RotationSettings } from '../../core/auth/signing-key-rotation.js';
 import type { CliServices } from './cli-root.js';
+import { checkSealingKeyAtStart } from '../../core/sealing/sealing-key-check.js';
 import { previousEncryptionKeys } from '../../core/crypto/otp-keys.js';
 import { withPreviousKeys } from '../../core/crypto/previous-keys.js';
 import { MongoUriError, mongoUriOrLocal } from '../mongo-uri-or-local.js';
@@ -98,6 +99,18 @@ export function encryptionKey(): Buffer {
   if (!hex) throw new UsageError("OTP_ENCRYPTION_KEY is not set (the service's key; it seals the client's callback secret)");
   const previous = setting('OTP_ENCRYPTION_KEYS_PREVIOUS', process.env);
   return withPreviousKeys(Buffer.from(hex, 'hex'), previousEncryptionKeys(previous));
+}
+
+/**
+ * encryptionKey(), once it has opened the server secrets the API processes sealed (as a worker
+ * checks at start). A CLI given another key (a shell still holding the key a rotation dropped;
+ * locally, .local/secrets.json's key beside the OTP_ENCRYPTION_KEY the service was started with)
+ * would seal a callback secret no process opens, and the client's callbacks would all fail.
+ */
+export async function serviceSealingKey(services: CliServices): Promise<Buffer> {
+  const key = encryptionKey();
+  await checkSealingKeyAtStart(services.connection, key);
+  return key;
 }
 
 /** CLIENT_SECRET_GRACE_SECONDS as the service reads it. */

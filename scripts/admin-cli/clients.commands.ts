@@ -14,7 +14,7 @@ import {
   checkAgainstSchema,
   clientSecretGraceSeconds,
   comments,
-  encryptionKey,
+  serviceSealingKey,
   list,
   required,
   UsageError,
@@ -75,7 +75,7 @@ const create: Command = async ({ services, options }) => {
   };
   checkAgainstSchema('admin-clients.create.json', input);
   // Every confidential client gets a callback secret, as through the admin API.
-  const key = input.public ? undefined : encryptionKey();
+  const key = input.public ? undefined : await serviceSealingKey(services);
   const { client, clientSecret, callbackSecret } = await registerClient(services.clients, input, {
     comments: comments(options),
     ...(key ? { encryptionKey: key } : {}),
@@ -126,7 +126,7 @@ export const clientCommands: Record<string, Command> = {
   'clients rotate-callback-secret': async ({ services, arg, options }) => {
     const clientId = required(arg, 'client id');
     const secret = await rotateClientCallbackSecret(services.clients, clientId, {
-      encryptionKey: encryptionKey(),
+      encryptionKey: await serviceSealingKey(services),
       comments: comments(options),
     });
     return { client_id: clientId, callback_secret: secret };

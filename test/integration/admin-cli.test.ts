@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -268,6 +269,55 @@ describe('admin CLI (run as a child process against MongoDB)', () => {
       .filter((entry) => entry.clientId === created.client_id)
       .map((entry) => entry.action);
     expect(actions.sort()).toEqual(['client.callback-secret-rotated', 'client.created', 'client.secret-rotated']);
+  });
+
+  test("when the CLI's OTP_ENCRYPTION_KEY is not the service's, then it seals nothing with it: creating a confidential client and rotating a callback secret exit 1 naming the setting", async () => {
+    // An operator's shell left with the key dropped by a rotation (or, locally, .local/secrets.json
+    // still holding it): a callback secret sealed with it would open in no process, and every
+    // callback of that client would fail to be signed.
+    const created = (await cli('clients', 'create', '--name', 'sealed-once', '--scopes', 'otp')) as Record<string, string>;
+    const otherKey = { ...env(), OTP_ENCRYPTION_KEY: randomBytes(32).toString('hex'), OTP_ENCRYPTION_KEYS_PREVIOUS: '' };
+    const refusal = async (...args: string[]) => {
+      try {
+        await run(process.execPath, [CLI, ...args], { env: otherKey });
+      } catch (err) {
+        const { code, stdout, stderr } = err as { code: number; stdout: string; stderr: string };
+        return { code, stdout, stderr };
+      }
+      throw new Error(`admin ${args.join(' ')} succeeded`);
+    };
+    for (const args of [
+      ['clients', 'rotate-callback-secret', created.client_id],
+      ['clients', 'create', '--name', 'sealed-with-another-key', '--scopes', 'otp'],
+    ]) {
+      const { code, stdout, stderr } = await refusal(...args);
+      expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+      expect(stderr).toContain('does not open with this OTP_ENCRYPTION_KEY');
+    }
+    expect(
+      await readCallbackSecret(service.services.repositories.clients, created.client_id, otpKeysFromConfig(service.config).encryptionKey),
+    ).toBe(created.callback_secret);
+    const names = ((await cli('clients', 'list')) as { name: string }[]).map((client) => client.name);
+    expect(names).toContain('sealed-once');
+    expect(names).not.toContain('sealed-with-another-key');
+    // A public client has no callback secret: it is created whatever the key.
+    const publicClient = await run(
+      process.execPath,
+      [
+        CLI,
+        'clients',
+        'create',
+        '--name',
+        'public-any-key',
+        '--scopes',
+        'notifications',
+        '--public',
+        '--redirect-uris',
+        'https://app.example/cb',
+      ],
+      { env: otherKey },
+    );
+    expect(JSON.parse(publicClient.stdout)).toMatchObject({ name: 'public-any-key', public: true });
   });
 
   test('when the signing keys are rotated from the CLI with --retire-at-once, then it prints the new keys and the API, told through Redis, signs with them at once', async () => {
