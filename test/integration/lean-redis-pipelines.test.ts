@@ -6,7 +6,7 @@ import {
   leanRedisPipelines,
   libraryPipelineConstructor,
 } from '../../core/platform/queues/lean-redis-pipelines.js';
-import { createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
+import { createProducerRedis, createWorkerRedis } from '../../core/platform/queues/redis-connection.js';
 import { useRunRedis } from '../support/run-redis.js';
 
 // Pipelines that share their client's script methods, against the run's Redis (the cluster too, in
@@ -81,5 +81,24 @@ describe('pipelines that share their client script methods', () => {
       await queue.obliterate({ force: true });
       await queue.close();
     }
+  });
+});
+
+// A script defined on first use (the queue gauge's, the sent-journal's, the passkey challenges')
+// can meet commands of other requests already waiting in the client's automatic pipeline of this
+// turn: that pipeline was made before the script existed. ioredis then failed the script's call
+// ("pipeline[...] is not a function") and crashed the process on the pipeline's answer
+// ("results[i] is not iterable", an uncaught TypeError).
+describe('a script defined while commands wait in the automatic pipeline', () => {
+  const run = useRunRedis('lean-pipelines-auto', (target) => createProducerRedis(target, { enableAutoPipelining: true }));
+
+  test('when a request waits in the pipeline of this turn and another defines and calls a script, then both answer', async () => {
+    const key = `${run.prefix}:auto`;
+    const waiting = run.redis.set(key, 'v');
+    run.redis.defineCommand('autoDefinedEcho', { numberOfKeys: 1, lua: 'return {KEYS[1], ARGV[1]}' });
+    const scripted = (run.redis as unknown as { autoDefinedEcho(key: string, arg: string): Promise<unknown> }).autoDefinedEcho(key, 'x');
+    expect(await Promise.all([waiting, scripted])).toEqual(['OK', [key, 'x']]);
+    // And the client keeps serving.
+    expect(await run.redis.get(key)).toBe('v');
   });
 });

@@ -54,29 +54,40 @@ function replacePipelineConstructor(): void {
   const commander = require('ioredis/built/utils/Commander.js') as CommanderModule;
   const libraryPipeline = pipelineModule.default;
   libraryConstructor = libraryPipeline;
-  const methodsByClient = new WeakMap<ScriptHolder, object>();
 
-  // A script or built-in command added later must reach the pipelines made after it.
+  const methodsByClient = new WeakMap<ScriptHolder, Record<string, unknown>>();
+
+  /** Puts the client's script and built-in command methods, and its sha-to-script map, on `shared`. */
+  const shareMethods = (redis: ScriptHolder, shared: Record<string, unknown>): void => {
+    const shaToScript: Record<string, unknown> = {};
+    for (const script of Object.values(redis.scriptsSet) as { sha: string }[]) shaToScript[script.sha] = script;
+    shared._shaToScript = shaToScript;
+    for (const name of [...Object.keys(redis.scriptsSet), ...redis.addedBuiltinSet]) {
+      shared[name] = redis[name];
+      shared[`${name}Buffer`] = redis[`${name}Buffer`];
+    }
+  };
+
+  // A script or built-in command added later must reach the pipelines already made as well as
+  // later ones: the client's automatic pipeline of this turn may hold other requests' commands when
+  // a script is defined on its first use, and gets that script's call next. (The library's own
+  // constructor copies methods once, so its pipelines miss it: the call failed and the pipeline's
+  // answer then threw an uncaught TypeError.) They all share this one object.
   for (const name of ['defineCommand', 'addBuiltinCommand'] as const) {
     const original = commander.default.prototype[name];
     commander.default.prototype[name] = function (this: ScriptHolder, ...args: unknown[]) {
-      methodsByClient.delete(this);
-      return original.apply(this, args);
+      const result = original.apply(this, args);
+      const shared = methodsByClient.get(this);
+      if (shared !== undefined) shareMethods(this, shared);
+      return result;
     };
   }
 
   const methodsOf = (redis: ScriptHolder): object => {
     let methods = methodsByClient.get(redis);
     if (methods === undefined) {
-      const shared: Record<string, unknown> = Object.create(libraryPipeline.prototype);
-      const shaToScript: Record<string, unknown> = {};
-      for (const script of Object.values(redis.scriptsSet) as { sha: string }[]) shaToScript[script.sha] = script;
-      shared._shaToScript = shaToScript;
-      for (const name of [...Object.keys(redis.scriptsSet), ...redis.addedBuiltinSet]) {
-        shared[name] = redis[name];
-        shared[`${name}Buffer`] = redis[`${name}Buffer`];
-      }
-      methods = shared;
+      methods = Object.create(libraryPipeline.prototype) as Record<string, unknown>;
+      shareMethods(redis, methods);
       methodsByClient.set(redis, methods);
     }
     return methods;
