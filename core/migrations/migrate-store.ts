@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { declaredIndexes, type DeclaredIndex, type ExistingIndex, type IndexDrift } from '../platform/db/index-drift.js';
+import { declaredIndexes, declaredOf, type DeclaredIndex, type ExistingIndex, type IndexDrift } from '../platform/db/index-drift.js';
 import { compareModelIndexes, existingIndexes, forgetIndexBuilds, registeredModel } from '../platform/db/model-registry.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import { dropIndexByKey } from '../platform/db/drop-index.js';
@@ -96,7 +96,7 @@ export async function migrateStore(connection: Connection, logger: Logger): Prom
     const declared = declaredIndexes(model.schema.indexes() as [Record<string, unknown>, Record<string, unknown>][]);
     const { missing, drifted } = await compareModelIndexes(model);
     for (const drift of drifted) {
-      const target = declared.find((d) => JSON.stringify(d.key) === JSON.stringify(drift.key)) as DeclaredIndex;
+      const target = declaredOf(drift, declared) as DeclaredIndex;
       if (drift.ttlOnly) report[await changeTtl(connection, drift, target)].push(label(drift.collection, drift.name));
       else {
         await rebuild(connection, drift, target);

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { compareIndexes, declaredIndexes, type DeclaredIndex, type IndexDrift } from '../platform/db/index-drift.js';
+import { compareIndexes, declaredIndexes, declaredOf, type DeclaredIndex, type IndexDrift } from '../platform/db/index-drift.js';
 import { ensureIndexes, existingIndexes, registeredModel } from '../platform/db/model-registry.js';
 import { refuseDuplicateKeys, DuplicateKeysError } from '../platform/db/unique-index-build.js';
 import { PRE_ENTERPRISE_INDEXES } from '../enterprises/enterprise-migration.js';
@@ -75,7 +75,7 @@ export async function findBlockingDuplicates(connection: Connection): Promise<Du
     const { missing, drifted } = compareIndexes(collection, declared, await existingIndexes(connection, collection));
     const rebuilt = drifted
       .filter((drift) => !drift.ttlOnly)
-      .map((drift) => declared.find((d) => JSON.stringify(d.key) === JSON.stringify(drift.key)))
+      .map((drift) => declaredOf(drift, declared))
       .filter((index): index is DeclaredIndex => index !== undefined);
     for (const index of [...missing, ...rebuilt].filter((i) => i.options.unique)) {
       try {

@@ -63,6 +63,11 @@ export function declaredIndexes(schemaIndexes: [Record<string, unknown>, Record<
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 const sameKey = (a: IndexKey, b: IndexKey) => sameJson(Object.entries(a), Object.entries(b));
 
+/** The declaration a drift was found against (its key is the declared one). */
+export function declaredOf(drift: IndexDrift, declared: DeclaredIndex[]): DeclaredIndex | undefined {
+  return declared.find((index) => sameKey(index.key, drift.key));
+}
+
 export function compareIndexes(collection: string, declared: DeclaredIndex[], existing: ExistingIndex[]): IndexComparison {
   const missing: DeclaredIndex[] = [];
   const drifted: IndexDrift[] = [];
