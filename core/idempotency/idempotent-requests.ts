@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../crypto/secret-box.js';
-import { AppError, ConflictError, ValidationError, type ErrorKind } from '../platform/errors/app-error.js';
+import { AppError, ConflictError, type ErrorKind } from '../platform/errors/app-error.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { IdempotencyRecord, IdempotencyRecordsRepository, IdempotencyScope, StoredAnswer } from './idempotency-records.repository.js';
-import { requestFingerprint } from './request-fingerprint.js';
+import { keyUsedWithAnotherRequest, requestFingerprint } from './request-fingerprint.js';
 
 /** What a creating request answers: a status, an optional Location and an optional JSON body. */
 export interface IdempotentAnswer {
@@ -155,8 +155,7 @@ export function createIdempotentRequests(deps: IdempotentRequestsDeps) {
       let resumed = false;
       if (!claim.claimed) {
         record = claim.existing;
-        if (record.requestHash !== entry.requestHash)
-          throw new ValidationError('Idempotency-Key was already used with a different request');
+        if (record.requestHash !== entry.requestHash) throw keyUsedWithAnotherRequest();
         if (record.state === 'DONE') return { ...(await replay(record)), replayed: true };
         if (at.getTime() - record.startedAt.getTime() < PENDING_LEASE_MS) throw stillRunning(record.startedAt, at);
         // The request holding the key died without answering: this retry finishes its work.

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ValidationError } from '../platform/errors/app-error.js';
 
 /** JSON with object keys sorted, so the same request written in another key order is the same request. */
 function canonicalJson(value: unknown): string {
@@ -18,4 +19,12 @@ function canonicalJson(value: unknown): string {
  */
 export function requestFingerprint(request: unknown): string {
   return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
+
+/**
+ * The refusal of a key that comes again with another fingerprint: the same words on every route that
+ * takes an Idempotency-Key, so a client recognises it wherever it retried.
+ */
+export function keyUsedWithAnotherRequest(): ValidationError {
+  return new ValidationError('Idempotency-Key was already used with a different request');
 }

@@ -20,7 +20,7 @@ import { openParkedCode } from './parked-code.js';
 import { encryptSecret } from '../crypto/secret-box.js';
 import { otpRequests } from '../platform/metrics/business-metrics.js';
 import { isReachable } from '../users/user-reachability.js';
-import { requestFingerprint } from '../idempotency/request-fingerprint.js';
+import { keyUsedWithAnotherRequest, requestFingerprint } from '../idempotency/request-fingerprint.js';
 import { undeliverableSms } from './otp-sms-country.js';
 import type { SmsCountries } from '../providers/sms-country-policy.js';
 
@@ -292,7 +292,7 @@ export function createOtpGenerationService(deps: OtpGenerationDeps) {
         });
         if (!claim.claimed) {
           if (claim.existing.requestHash !== requestHash) {
-            throw new ValidationError('Idempotency-Key was already used with a different request body');
+            throw keyUsedWithAnotherRequest();
           }
           otpUuid = claim.existing.otpUuid;
           const existing = await deps.otps.findForClient(otpUuid, clientId);

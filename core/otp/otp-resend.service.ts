@@ -2,9 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository.js';
 import { sealDelivery } from '../deliveries/delivery-envelope.js';
 import { otpDeliveryId, otpResendDeliveryId, type Delivery } from '../deliveries/delivery.types.js';
-import { ConflictError, NotFoundError, ValidationError } from '../platform/errors/app-error.js';
+import { ConflictError, NotFoundError } from '../platform/errors/app-error.js';
 import type { Logger } from '../platform/logger/logger.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
+import { keyUsedWithAnotherRequest } from '../idempotency/request-fingerprint.js';
 import type { OtpKeys } from '../crypto/otp-keys.js';
 import type { BudgetState } from '../platform/throttling/rate-limit-headers.js';
 import { otpEnded, publicStatus, type OtpPublicStatus } from './otp-validation.service.js';
@@ -178,7 +179,7 @@ export function createOtpResendService(deps: OtpResendDeps) {
         const entry = { enterpriseId: command.enterpriseId, clientId, key: idempotencyKey, requestHash, otpUuid, createdAt: now() };
         const claim = await deps.idempotency.claim(entry);
         const owner = claim.claimed ? entry : claim.existing;
-        if (owner.requestHash !== requestHash) throw new ValidationError('Idempotency-Key was already used with a different request');
+        if (owner.requestHash !== requestHash) throw keyUsedWithAnotherRequest();
         resendId = keyedResendId(clientId, idempotencyKey, owner.createdAt);
         if (record.resends?.includes(resendId)) {
           // Committed earlier: finish what it may have left undone, send nothing new, use no limit.

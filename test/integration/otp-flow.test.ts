@@ -293,7 +293,7 @@ describe('OTP generation, delivery to the outbox and validation', () => {
       timestamp: stamp,
       status: 422,
       error: 'Invalid data.',
-      message: 'Idempotency-Key was already used with a different request body',
+      message: 'Idempotency-Key was already used with a different request',
       path: '/v1/svc-otp',
     });
   });
