@@ -62,6 +62,22 @@ const EMAIL_RE = new RegExp(`(?<!${LOCAL_PART_CHAR})${LOCAL_PART_CHAR}+@[A-Za-z0
 // A `+` after `:`, `,` or `[` does start a number: no JSON number has one, and a unique-key error
 // quotes the live-mobile key as `acme:+15550100002` (also `tel:+1555...`, `[+1555...,+1555...]`).
 const PHONE_START_RE = /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))\+?[0-9][0-9 ()-]*/g;
+// A number written with dots (`555.123.4567`, `+1.555.123.4567`, `06.12.34.56.78`, after a
+// country code `+1 555.123.4567`): three or more groups of one to four digits joined by single
+// dots, standing alone as above. A user id may be written so (its format allows dots), and its
+// requests' paths and the unique-key errors that quote it are logged. Dots also join what is not
+// a number: one dot is a decimal point (`1234.5678901`, `1732841234.567`), a group of five digits
+// or more a build or a time, four groups of at most three digits an IP address, and a date
+// (`2026.11.29.12.34.56`) starts with a year, month and day: `isDottedPhone` keeps those whole.
+// Starts are only where a chain starts and each group has at most four lengths to try, so a line
+// costs time in proportion to its length here too.
+const DOTTED_PHONE_RE =
+  /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))(?:\+[0-9]{1,3}[ -])?\+?[0-9]{1,4}(?:\.[0-9]{1,4}){2,}(?!\.?[A-Za-z0-9_-])/g;
+const IPV4_RE = /^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$/;
+// Year-month-day or day-month-year, with dots or dashes, at the start of a run: a timestamp's date
+// (`2026-11-29 12:34:56` is ten digits and separators before its first colon).
+const DATE_START_RE =
+  /^(?:(?:19|20)[0-9]{2}([.-])(?:0[1-9]|1[0-2])\1(?:0[1-9]|[12][0-9]|3[01])|(?:0[1-9]|[12][0-9]|3[01])([.-])(?:0[1-9]|1[0-2])\2(?:19|20)[0-9]{2})(?![0-9])/;
 /** Digits and separators from the start (an optional `+` and one digit) to the last digit: at least ten. */
 const MIN_PHONE_LENGTH = 10;
 const DIGIT_RE = /[0-9]/;
@@ -83,13 +99,36 @@ function phoneEnd(run: string, text: string, offset: number): number {
   return 0;
 }
 
+/** The run with its number masked, if it holds one of at least ten digits. */
+function maskNumberInRun(run: string, whole: string, offset: number): string {
+  const end = phoneEnd(run, whole, offset);
+  const length = end - (run.startsWith('+') ? 1 : 0);
+  return length >= MIN_PHONE_LENGTH ? `${maskPhone(run.slice(0, end))}${run.slice(end)}` : run;
+}
+
+/**
+ * A run that starts with a date keeps it; a number may still follow it after a space or a bracket
+ * (a dash there glues the rest to the date).
+ */
+function maskRun(run: string, offset: number, whole: string): string {
+  const date = run.startsWith('+') ? undefined : DATE_START_RE.exec(run)?.[0];
+  if (date === undefined) return maskNumberInRun(run, whole, offset);
+  const rest = run.slice(date.length);
+  const digit = rest.search(DIGIT_RE);
+  if (digit <= 0 || rest[digit - 1] === '-') return run;
+  return `${date}${rest.slice(0, digit)}${maskNumberInRun(rest.slice(digit), whole, offset + date.length + digit)}`;
+}
+
+function isDottedPhone(chain: string): boolean {
+  const digits = chain.replace(/[^0-9]/g, '').length;
+  if (digits < MIN_PHONE_LENGTH) return false;
+  return chain.startsWith('+') || !(IPV4_RE.test(chain) || DATE_START_RE.test(chain));
+}
+
 /** Masks every e-mail address and phone number inside free text (log messages, URLs, log lines). */
 export function maskContactsInText(text: string): string {
-  return maskEmailsInText(text).replace(PHONE_START_RE, (run: string, offset: number, whole: string) => {
-    const end = phoneEnd(run, whole, offset);
-    const length = end - (run.startsWith('+') ? 1 : 0);
-    return length >= MIN_PHONE_LENGTH ? `${maskPhone(run.slice(0, end))}${run.slice(end)}` : run;
-  });
+  const masked = maskEmailsInText(text).replace(PHONE_START_RE, maskRun);
+  return masked.includes('.') ? masked.replace(DOTTED_PHONE_RE, (chain) => (isDottedPhone(chain) ? maskPhone(chain) : chain)) : masked;
 }
 
 /** Masks e-mail addresses only: for text whose long digit runs are ids, not phone numbers. */

@@ -181,6 +181,53 @@ describe('logging', () => {
     expect(sizes).toEqual([15550207777, 15550207778]);
   });
 
+  test('when a phone number is written with dots (a user id, a path, an error message), then it is masked like one with spaces, dashes or brackets', () => {
+    const { logger, text } = capture();
+    // A user id may hold dots and dashes (`555.123.4567` is a valid one): it reaches the lines of
+    // its requests' paths and the unique-key errors that quote it.
+    logger.info({ req: { path: '/v1/users/555.123.4567/activation' } }, 'request completed');
+    logger.error(
+      'dup key: { userId: "1.555.123.4567" } to +1.555.123.4567, +44.20.7946.0958 or 06.12.34.56.78; +1 555.123.4567 +1-555.123.4568. (555) 123-4567, 555 123 4567 or +1-555-123-4567',
+    );
+    const [request, error] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; req?: { path: string } });
+    expect(request?.req?.path).toBe('/v1/users/********67/activation');
+    expect(error?.msg).toBe(
+      'dup key: { userId: "*********67" } to +*********67, +**********58 or ********78; +*********67 +*********68. (********67, ********67 or +*********67',
+    );
+  });
+
+  test('when dotted digits are not phone numbers (dates, times, IP addresses, versions, decimals, file names), then they are logged whole', () => {
+    const { logger, text } = capture();
+    const kept = [
+      'on 2026.11.29 at 2026.11.29.12.34.56, 29.11.2026 12:34 and 2026-11-29 12:34:56',
+      'from 192.168.100.200 10.0.0.1 and 192.168.100.200:8080',
+      'version 1.2.3 build 2026.1.15.1234567, v10.15.7',
+      'took 1234.5678901 ms at 1732841234.567, pi 3.14159265358979',
+      'wrote 555.123.4567.json and 555.123.4567-x',
+      '550e8400-e29b-41d4-a716-446655440000',
+    ];
+    for (const line of kept) logger.info(line);
+    const msgs = text()
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(msgs).toEqual(kept);
+  });
+
+  test('when a line holds a long run of dotted digit groups (a request path anyone can send), then it is masked in linear time', () => {
+    const { logger, text } = capture();
+    // Groups of five digits cannot be a dotted number's, so each start is tried to its chain's end.
+    const path = `/${'1.1.12345.'.repeat(16_000)}x`;
+    const started = process.hrtime.bigint();
+    logger.info({ req: { path } }, 'request completed');
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    expect((JSON.parse(text()) as { req: { path: string } }).req.path).toBe(path);
+    expect(ms).toBeLessThan(2_000);
+  });
+
   test('when ids that carry a user id are logged (activation deliveries, enrollment jobs), in fields or in text, then only the user id is masked', () => {
     const { logger, text } = capture();
     const email = activationDeliveryId({ enterpriseId: 'default', userId: 'alice.smith@example.com' }, 1, 'EMAIL');
