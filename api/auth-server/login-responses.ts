@@ -42,7 +42,12 @@ function problemText(locale: Locale, problem: LoginProblem): string {
       return translate(locale, 'problem.formIncomplete');
     case 'rate-limited':
       // The page says the wait in its own words; the API's refusals keep the English message.
-      return translateCount(locale, 'problem.rateLimited', problem.refusal.retryAfterSeconds);
+      // "Too many attempts" is about the steps and codes of the user id given; an address that
+      // posted too many forms gets the words of its own 429 page (tooManyRequestsPageData): the
+      // sign-in did nothing wrong and the account is fine.
+      return problem.budget === 'address'
+        ? translateCount(locale, 'tooManyRequests.message', problem.refusal.retryAfterSeconds)
+        : translateCount(locale, 'problem.rateLimited', problem.refusal.retryAfterSeconds);
   }
 }
 
@@ -51,7 +56,8 @@ function problemText(locale: Locale, problem: LoginProblem): string {
  * loaded, or forms posted with a sign-in that can no longer go on): what happened in the person's
  * words, the wait (the Retry-After value) and that their account is fine. Not the code page's
  * "Too many attempts", which is about codes typed. No way back to the app: when the authorization
- * request is refused, its redirect URI has not been checked yet.
+ * request is refused, its redirect URI has not been checked yet. A form post refused by the
+ * address's budget while its sign-in can go on gets its login page again, saying this message.
  */
 export function tooManyRequestsPageData(locale: Locale, refusal: RateLimitedError): { locale: Locale; title: string; message: string } {
   return {

@@ -33,8 +33,12 @@ export type LoginProblem =
   | { kind: 'unknown-passkey' }
   | { kind: 'passkey-not-verified' }
   | { kind: 'form-incomplete' }
-  /** A budget is spent: the refusal says how long to wait. */
-  | { kind: 'rate-limited'; refusal: RateLimitedError };
+  /**
+   * A budget is spent: the refusal says how long to wait. `address` when it is the caller address's
+   * budget of form posts (whatever the user: the sign-in has done nothing wrong), `user` when it is
+   * one of the budgets of steps and codes for the user id given.
+   */
+  | { kind: 'rate-limited'; refusal: RateLimitedError; budget: 'address' | 'user' };
 
 /** Where the sign-in goes after one form post. */
 export type SignInNext =
@@ -169,7 +173,8 @@ export function createSignInSteps(deps: SignInStepsDeps) {
       } catch (err) {
         if (!(err instanceof RateLimitedError)) throw err;
         const now = (await deps.states.find(state.uid)) ?? state;
-        return { next: { kind: 'login-page', state: now, problem: { kind: 'rate-limited', refusal: err } } };
+        const budget = err === admission.refusal ? 'address' : 'user';
+        return { next: { kind: 'login-page', state: now, problem: { kind: 'rate-limited', refusal: err, budget } } };
       }
     },
   };

@@ -118,11 +118,17 @@ describe('sign-in flood: requests that name no user still count against the addr
     expect(answers).toEqual([4, 3, 2, 1, 0].map((left) => [403, `"sign-in-per-address";r=${left};t=T`]));
     expectRefusal(await flooder.request(first.url, { form: { csrf: 'stale', step: 'user', userId: 'x' } }));
     // The right token from that address is refused too: the budget is the address's. Its sign-in
-    // can go on once the wait is over, so it is the login page again, with the wait in its words.
+    // can go on once the wait is over, so it is the login page again, with its form; what it says
+    // is the address's page's words, not "Too many attempts" (about one user's steps and codes).
     const onTheForm = await flooder.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'x' } });
     expect(onTheForm.status).toBe(429);
-    expect(Number(onTheForm.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(onTheForm.html).toMatch(/Too many attempts\. Try again in \d+ seconds?\./);
+    const wait = onTheForm.headers.get('retry-after');
+    expect(Number(wait)).toBeGreaterThanOrEqual(1);
+    expect(onTheForm.html).toContain(
+      `Too many sign-in requests came from your network or device. Wait ${wait} second${wait === '1' ? '' : 's'}, then try again. Nothing is wrong with your account.`,
+    );
+    expect(onTheForm.html).not.toContain('Too many attempts');
+    expect(csrfOf(onTheForm.html)).toBe(csrfOf(first.html));
 
     const other = walkerAt('198.51.100.11');
     const page = await other.page(authorizeUrl());
