@@ -6,6 +6,8 @@ FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY sdk/package.json sdk/package.json
+# npm ci runs the repository's `prepare` (sdk/scripts/prepare.mjs), which skips the build here.
+COPY sdk/scripts sdk/scripts
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY api api
@@ -22,6 +24,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY sdk/package.json sdk/package.json
+COPY sdk/scripts sdk/scripts
 RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist dist
 COPY --from=build /app/sdk/dist sdk/dist

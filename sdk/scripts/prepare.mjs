@@ -1,7 +1,10 @@
-// `prepare` runs whenever npm installs this folder: in a checkout (build it, so the workspace and
-// the approver app use fresh code), but also where it cannot build, such as the Docker stages
+// The repository's `prepare` (root package.json), run by every `npm ci` or `npm install` at the
+// root: in a checkout it builds the client library (so the workspace, its type checks and the
+// approver app use fresh code), but it also runs where it cannot build, such as the Docker stages
 // that install dependencies before copying the sources, or production installs without
-// TypeScript. There it says why it skips instead of failing the install; `prepack` always builds.
+// TypeScript. There it says why it skips instead of failing the install. It is not the package's
+// own script: a `prepare` in sdk/package.json would ship in the tarball, where npm warns of it as
+// an install script and this file is not shipped; `prepack` builds what the tarball ships.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';

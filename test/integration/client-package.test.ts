@@ -50,11 +50,29 @@ describe('the client library as a package', () => {
       ]),
     );
     expect(files.filter((f) => /test|tsbuildinfo/.test(f))).toEqual([]);
+    // Building is the packer's work (prepack): an app installing the package runs nothing, and no
+    // script of the packed manifest names a file the package does not ship.
+    const { stdout: manifest } = await run('tar', ['-xzOf', join(workDir, tarball!), 'package/package.json']);
+    const scripts = (JSON.parse(manifest) as { scripts?: Record<string, string> }).scripts ?? {};
+    expect(Object.keys(scripts).filter((name) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(name))).toEqual([]);
+    const named = Object.values(scripts).flatMap((script) =>
+      [...script.matchAll(/\bnode\s+([\w./-]+\.m?js)\b/g)].map((m) => `package/${m[1]}`),
+    );
+    expect(named.filter((file) => !files.includes(file))).toEqual([]);
 
     const app = join(workDir, 'app');
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'throwaway-app', private: true, type: 'module' }));
-    await run('npm', ['install', '--prefer-offline', ...NPM_QUIET, join(workDir, tarball!)], { cwd: app, timeout: 120_000 });
+    // At the warning level: npm warns of a dependency's install scripts (`install-scripts`).
+    const installed = await run(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', join(workDir, tarball!)],
+      {
+        cwd: app,
+        timeout: 120_000,
+      },
+    );
+    expect(`${installed.stdout}${installed.stderr}`).not.toMatch(/install-scripts|prepare/);
 
     const script = `
       import { createPublicKey, verify } from 'node:crypto';

@@ -126,6 +126,32 @@ describe('Deployment files', () => {
       const finalSources = final.filter((i) => i.keyword === 'COPY').map((i) => i.args.split(/\s+/).slice(-2)[0]);
       for (const runtimeDir of ['schemas', 'templates', '/app/dist']) expect(finalSources).toContain(runtimeDir);
     });
+
+    test("when a stage installs its packages, then every script npm runs there (the root's and the workspaces' install scripts and prepare) finds its file, copied before", () => {
+      const root = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { workspaces?: string[] };
+      // A missing file fails `npm ci`, and with it the image (sdk/scripts/prepare.mjs did).
+      const needed = ['.', ...(root.workspaces ?? [])].flatMap((dir) => {
+        const manifest = JSON.parse(readFileSync(join(projectRoot, dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+        return ['preinstall', 'install', 'postinstall', 'prepare'].flatMap((name) =>
+          [...(manifest.scripts?.[name] ?? '').matchAll(/\b(?:node|bash)\s+([\w./-]+\.(?:m?js|cjs|sh))\b/g)].map((m) =>
+            join(dir, m[1] as string),
+          ),
+        );
+      });
+      const stages = [...new Set(instructions.map((i) => i.stage))];
+      const checked = stages.flatMap((stage) => {
+        const own = instructions.filter((i) => i.stage === stage);
+        const install = own.findIndex((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
+        if (install < 0) return [];
+        const copied = own
+          .slice(0, install)
+          .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
+          .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+        return needed.map((file) => ({ stage, file, copied: copied.some((source) => file === source || file.startsWith(`${source}/`)) }));
+      });
+      expect(checked.length).toBeGreaterThan(0);
+      expect(checked.filter((c) => !c.copied)).toEqual([]);
+    });
   });
 
   describe('deploy/compose.yml', () => {
