@@ -1,4 +1,5 @@
 import { loadSchemas, type JsonSchema } from '../../core/platform/schemas/schema-registry.js';
+import { serviceRelease } from '../../core/platform/service-release.js';
 import { routeDocs, type RouteDoc } from './route-docs.js';
 import type { RouteLink } from './route-docs.types.js';
 
@@ -132,7 +133,8 @@ export function buildOpenApiDocument(
     openapi: '3.1.0',
     info: {
       title: 'svc-identity',
-      version: '1.0.0',
+      // The release that serves it (GET / names the same): the document is generated from its routes.
+      version: serviceRelease.version,
       description: 'OTPs, user enrollment, approval notifications and an OAuth 2.0 authorization server.',
     },
     servers: [{ url: publicUrl }],

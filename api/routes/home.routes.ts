@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Router } from 'express';
-import { projectRoot } from '../../core/platform/project-root.js';
+import { serviceRelease } from '../../core/platform/service-release.js';
 import type { ServiceContext } from '../service-context.js';
 import { QUEUES_DASHBOARD_PATH } from './admin-queues.routes.js';
 import { DOCS_PATH } from './docs.routes.js';
 
-const { name, version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { name: string; version: string };
+const { name, version } = serviceRelease;
 
 /** Where a newcomer goes next: the same links for browsers (a page) and API clients (JSON). */
 const LINKS = [

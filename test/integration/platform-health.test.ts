@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../core/platform/project-root.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 describe('health, readiness and unknown routes', () => {
@@ -45,6 +48,17 @@ describe('health, readiness and unknown routes', () => {
       await linked.body?.cancel();
       expect([href, [200, 401].includes(linked.status)]).toEqual([href, true]);
     }
+  });
+
+  test('when the root and the OpenAPI document are asked, then both name the release that serves them: the version of package.json', async () => {
+    // The document is generated from the routes of the code that serves it, so it changes with
+    // each release: its info.version is that release's, as the root's version is.
+    const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
+    const root = (await (await fetch(`${service.url}/`, { headers: { accept: 'application/json' } })).json()) as { version: string };
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { info: { version: string } };
+    expect({ root: root.version, openapi: document.info.version }).toEqual({ root: version, openapi: version });
+    const page = await (await fetch(`${service.url}/`, { headers: { accept: 'text/html' } })).text();
+    expect(page).toContain(`<small>${version}</small>`);
   });
 
   test('when a browser asks for the root, then an HTML page that runs nothing', async () => {
