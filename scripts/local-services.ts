@@ -10,6 +10,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 // Works from the source tree (scripts/) and from the build (dist/scripts/).
 const projectRoot = existsSync(join(here, '..', 'package.json')) ? resolve(here, '..') : resolve(here, '..', '..');
 const mongoServerDir = join(projectRoot, 'scripts', 'mongo-server');
+/** The compiled launcher and mongo-java-server's jars (scripts/ensure-deps.sh builds the launcher). */
+export const mongoServerClasspath = `${join(mongoServerDir, 'classes')}:${join(mongoServerDir, 'lib', '*')}`;
 
 export interface LocalService {
   url: string;
@@ -163,7 +165,6 @@ export async function startMongoServer(options: MongoOptions = {}): Promise<Loca
   const { args: backendArgs, jvm: backendJvmOptions, file: dataFile } = backendArguments(options.backend ?? 'memory');
   if (dataFile) mkdirSync(dirname(dataFile), { recursive: true });
   const portFile = join(mongoServerDir, `.port-${process.pid}-${Date.now()}`);
-  const classpath = `${join(mongoServerDir, 'classes')}:${join(mongoServerDir, 'lib', '*')}`;
   const child = spawn(
     'java',
     [
@@ -172,7 +173,7 @@ export async function startMongoServer(options: MongoOptions = {}): Promise<Loca
       ...(options.jvmOptions ?? []),
       ...backendJvmOptions,
       '-cp',
-      classpath,
+      mongoServerClasspath,
       'LocalMongoServer',
       '127.0.0.1',
       String(options.port ?? 0),

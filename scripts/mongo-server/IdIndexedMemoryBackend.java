@@ -1,7 +1,9 @@
 import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.Cursor;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.QueryParameters;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
@@ -27,6 +29,14 @@ import java.util.Set;
  * user look-up `{enterpriseId: {$in: [..]}, userId: {$in: [..]}}` scanned too (9.8 ms on 20 000 users
  * against 0.8 ms for the equality). Results are unchanged: every document found through an index is
  * still matched against the whole filter.
+ *
+ * Replies carry copies of the stored documents, taken under the collection's lock. The stock
+ * backend puts the stored documents themselves in a reply, which the server's network thread
+ * encodes after the lock is released: an update on another connection that adds or removes a
+ * field of the same document meanwhile (the service's conditional updates, several requests on
+ * one OTP) made the encoding throw ConcurrentModificationException, and the server closed that
+ * connection (the driver's MongoNetworkError, answered 503 by the API); without the exception, a
+ * reply could show a change made after its command.
  */
 public class IdIndexedMemoryBackend extends MemoryBackend {
     @Override
@@ -48,6 +58,38 @@ public class IdIndexedMemoryBackend extends MemoryBackend {
     private static final class Collection extends MemoryCollection {
         Collection(Database database, String name, CollectionOptions options, CursorRegistry cursorRegistry) {
             super(database, name, options, cursorRegistry);
+        }
+
+        /** The collection's own reads (findAndModify, deletes) work on the stored documents themselves. */
+        @Override
+        public QueryResult handleQuery(Document query, int numberToSkip, int limit) {
+            return super.handleQuery(new QueryParameters(query, numberToSkip, limit));
+        }
+
+        /** A find's reply: copies (see the class comment); the cursor's later batches are copies too (createCursor). */
+        @Override
+        public synchronized QueryResult handleQuery(QueryParameters parameters) {
+            QueryResult result = super.handleQuery(parameters);
+            return new QueryResult(copies(result), result.getCursorId());
+        }
+
+        @Override
+        protected Cursor createCursor(List<Document> remainingDocuments) {
+            return super.createCursor(copies(remainingDocuments));
+        }
+
+        /** A findAndModify's reply: a copy of the document (see the class comment). */
+        @Override
+        public synchronized Document findAndModify(Document query) {
+            Document result = super.findAndModify(query);
+            if (result.get("value") instanceof Document value) result.put("value", value.cloneDeeply());
+            return result;
+        }
+
+        private static List<Document> copies(Iterable<Document> documents) {
+            List<Document> copies = new ArrayList<>();
+            for (Document document : documents) copies.add(document.cloneDeeply());
+            return copies;
         }
 
         @Override
