@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler } from 'express';
-import { isStoreUnavailable } from '../../core/platform/db/store-unavailable.js';
+import { unavailableStoreError } from '../../core/platform/db/store-unavailable.js';
 import { UnavailableError } from '../../core/platform/errors/app-error.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
 import { fromBodyParser } from '../middleware/body-parser-errors.js';
@@ -19,8 +19,11 @@ export const STORE_RETRY_AFTER_SECONDS = 5;
  * Retry-After), never a 500.
  */
 function meaningOf(rawErr: unknown, log: Logger): unknown {
-  if (isStoreUnavailable(rawErr)) {
-    log.warn({ err: (rawErr as Error).message }, 'database unavailable');
+  const unavailable = unavailableStoreError(rawErr);
+  if (unavailable) {
+    // The message, and the name and code of the error that matched (it may be a cause): a closed
+    // connection, a cleared pool and an unreachable deployment read alike otherwise.
+    log.warn({ err: (rawErr as Error).message, errName: unavailable.name, errCode: unavailable.code }, 'database unavailable');
     return new UnavailableError('Service unavailable: the database is not reachable; retry later', {
       retryAfterSeconds: STORE_RETRY_AFTER_SECONDS,
     });

@@ -56,16 +56,35 @@ function isWriteToClosedSocket(err: { code?: unknown; message?: unknown }): bool
   return err.code === 'EPIPE' && err.message === 'This socket has been ended by the other party';
 }
 
-export function isStoreUnavailable(err: unknown): boolean {
+/** The error of a chain (the error, its cause, ...) that says the store is unavailable: its name and code. */
+export interface UnavailableStoreError {
+  name?: string;
+  code?: string | number;
+}
+
+/**
+ * Which error of `err`'s chain (itself, then its causes) says the store cannot be reached, if
+ * any: its name and code say which rule matched (a closed connection, a pool cleared, no server
+ * reachable, a timeout), which the message of the outer error often does not.
+ */
+export function unavailableStoreError(err: unknown): UnavailableStoreError | undefined {
   for (let current = err, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
-    const { name, message, cause } = current as { name?: unknown; message?: unknown; cause?: unknown };
-    if (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) return true;
-    if (typeof name === 'string' && name.startsWith('Mongo') && hasUnavailableCode(current as { code?: unknown })) return true;
+    const { name, message, cause, code } = current as { name?: unknown; message?: unknown; cause?: unknown; code?: unknown };
+    const found = {
+      ...(typeof name === 'string' ? { name } : {}),
+      ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    };
+    if (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) return found;
+    if (typeof name === 'string' && name.startsWith('Mongo') && hasUnavailableCode(current as { code?: unknown })) return found;
     // mongoose's own wording (not MongoDB's: mongoose raises these without a code) when a
     // command waited for a connection that never came.
-    if (typeof message === 'string' && /buffering timed out|client was closed/.test(message)) return true;
-    if (isWriteToClosedSocket(current as { code?: unknown; message?: unknown })) return true;
+    if (typeof message === 'string' && /buffering timed out|client was closed/.test(message)) return found;
+    if (isWriteToClosedSocket(current as { code?: unknown; message?: unknown })) return found;
     current = cause;
   }
-  return false;
+  return undefined;
+}
+
+export function isStoreUnavailable(err: unknown): boolean {
+  return unavailableStoreError(err) !== undefined;
 }

@@ -21,6 +21,19 @@ describe('the error pipeline', () => {
     expect(lines().map((l) => l.msg)).toEqual(['database unavailable']);
   });
 
+  test('when a store cannot be reached, then the warning names the error that said so, a cause included, and its code', () => {
+    const { logger, lines } = memoryLogger();
+    const closed = Object.assign(new Error('connection 7 to 127.0.0.1:27017 closed'), { name: 'MongoNetworkError' });
+    const wrapped = Object.assign(new Error('Operation failed', { cause: closed }), { name: 'MongooseError' });
+    const steppedDown = Object.assign(new Error('not primary'), { name: 'MongoServerError', code: 10107 });
+    expect(errorResponseOf(wrapped, request('/v1/svc-otp/x/validate'), logger).status).toBe(503);
+    expect(errorResponseOf(steppedDown, request('/v1/svc-otp/x/validate'), logger).status).toBe(503);
+    expect(lines().map(({ msg, err, errName, errCode }) => ({ msg, err, errName, errCode }))).toEqual([
+      { msg: 'database unavailable', err: 'Operation failed', errName: 'MongoNetworkError', errCode: undefined },
+      { msg: 'database unavailable', err: 'not primary', errName: 'MongoServerError', errCode: 10107 },
+    ]);
+  });
+
   test('when a body parser refuses, then its documented refusal', () => {
     const response = errorResponseOf({ type: 'entity.too.large' }, request('/v1/users'), memoryLogger().logger);
     expect(response.status).toBe(413);
