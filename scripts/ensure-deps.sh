@@ -48,9 +48,20 @@ fi
 # MongoDB wire server: mongo-java-server jars from Maven Central and our tiny launcher.
 if [ -z "${MONGODB_URI:-}" ] || [ "${CI:-}" = "true" ] || [ "${SVC_TEST:-}" = "1" ]; then
   mdir=scripts/mongo-server
-  if [ ! -f "$mdir/lib/mongo-java-server-1.47.0.jar" ]; then
+  # Fetched again whenever pom.xml changed since the last fetch (lib/.pom-stamp holds its hash), so an
+  # existing checkout gets a jar the pom adds. Into a fresh folder that then replaces lib/: a jar the pom
+  # no longer asks for must go (two slf4j bindings on the classpath, one of them printing nothing), and
+  # a failed fetch leaves the old lib/ as it was.
+  pom_sum=$(sha256sum "$mdir/pom.xml" | cut -d' ' -f1)
+  if [ ! -f "$mdir/lib/.pom-stamp" ] || [ "$(cat "$mdir/lib/.pom-stamp")" != "$pom_sum" ]; then
     log "fetching mongo-java-server jars (maven)"
-    (cd "$mdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >/dev/null)
+    rm -rf "$mdir/lib.next"
+    (cd "$mdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib.next >/dev/null)
+    echo "$pom_sum" >"$mdir/lib.next/.pom-stamp"
+    rm -rf "$mdir/lib"
+    mv "$mdir/lib.next" "$mdir/lib"
+    # The launcher is compiled against these jars.
+    rm -f "$mdir/classes/.built"
   fi
   # Recompiled when any launcher source is newer than the stamp of the last build.
   if [ ! -f "$mdir/classes/.built" ] || [ -n "$(find "$mdir" -maxdepth 1 -name '*.java' -newer "$mdir/classes/.built")" ]; then

@@ -126,6 +126,42 @@ export interface MongoOptions {
   detached?: boolean;
   /** Extra JVM options, e.g. a heap ceiling (`-Xmx16g`; the JVM's default is a quarter of the machine's memory). */
   jvmOptions?: string[];
+  /**
+   * Where the server's warnings and errors go once it has started (its stderr). Without it they go
+   * to a pipe nobody reads after start. The file is started afresh at each start and turns into
+   * `<file>.1` past `maxBytes` (the previous one too), so at most twice `maxBytes` is kept.
+   */
+  log?: ServerLogFile;
+}
+
+export interface ServerLogFile {
+  file: string;
+  /** Default: the server's own, 4 MiB (LocalMongoServer.java). */
+  maxBytes?: number;
+}
+
+/**
+ * mongo-java-server logs every connection opened and closed and every collection created at INFO:
+ * only its warnings and errors are kept (a reply it could not encode, which closes the client's
+ * connection; an exception on a connection; a command it does not know). Left out too: the errors a
+ * command answers with (a duplicate key, mongoose's 'collection already exists' at each start),
+ * which go back to the client and which the server printed with the whole command, users' data
+ * included, and a stack trace; and its warning for each index it does not keep (every non-unique
+ * one: dozens per database the service migrates), leaving that logger's errors.
+ * slf4j-simple reads its settings from these system properties, so no file has to exist.
+ */
+const SERVER_LOG_LEVEL = [
+  '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
+  '-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoWireProtocolHandler=off',
+  '-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.AbstractMongoDatabase=error',
+  '-Dorg.slf4j.simpleLogger.showDateTime=true',
+  "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
+];
+
+function logArguments(log: ServerLogFile | undefined): string[] {
+  if (!log) return [];
+  mkdirSync(dirname(log.file), { recursive: true });
+  return [`-DlocalMongo.logFile=${log.file}`, ...(log.maxBytes ? [`-DlocalMongo.logMaxBytes=${log.maxBytes}`] : [])];
 }
 
 export const FSYNC_MODES = ['always', 'everysec', 'off'] as const;
@@ -172,6 +208,8 @@ export async function startMongoServer(options: MongoOptions = {}): Promise<Loca
       '-XX:+UseSerialGC',
       ...(options.jvmOptions ?? []),
       ...backendJvmOptions,
+      ...SERVER_LOG_LEVEL,
+      ...logArguments(options.log),
       '-cp',
       mongoServerClasspath,
       'LocalMongoServer',

@@ -88,7 +88,8 @@ async function main(): Promise<void> {
         ? 'memory'
         : { journalFile: join(localDir, 'mongo', 'journal.bson'), ...(fsync ? { fsync } : {}) };
     const base = await ensureLocalService('mongo', async () => {
-      const server = await startMongoServer({ backend, detached: true });
+      // Its warnings and errors: nothing reads its output once this process has gone.
+      const server = await startMongoServer({ backend, detached: true, log: { file: join(localDir, 'mongo-server.log') } });
       // The journal's recovery report (a dropped torn record, for one) belongs on this console.
       for (const line of (server.startupOutput ?? '').split('\n'))
         if (line.startsWith('journal: ')) process.stdout.write(`MongoDB-wire server ${line}\n`);

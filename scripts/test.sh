@@ -49,9 +49,25 @@ run_jest() {
   node -e "process.exit(JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).success ? 0 : 1)" "$out"
 }
 
+# What the local MongoDB-wire server of a failed run logged (its warnings and errors: a reply it could
+# not encode closes a connection, which a test sees as a 503 'database is not reachable'). The global
+# set-up starts that file afresh at each run; one older than the run is another run's.
+mongo_server_log=.local/mongo-server-test.log
+print_mongo_server_log() {
+  local since=$1
+  [ -z "${TEST_MONGODB_URI:-}" ] && [ -s "$mongo_server_log" ] && [ -n "$(find "$mongo_server_log" -newer "$since")" ] || return 0
+  # Without the frames of stack traces: an exception's line and its causes stay.
+  echo "[test] the local MongoDB-wire server's warnings and errors during that run (last 60, without stack frames; all in $mongo_server_log):" >&2
+  grep -v '^[[:space:]]' "$mongo_server_log" | tail -n 60 >&2
+}
+
 results=$(mktemp)
+run_started=$(mktemp)
 status=0
-run_jest "$results" "$@" || status=$?
+run_jest "$results" "$@" || {
+  status=$?
+  print_mongo_server_log "$run_started"
+}
 # The cluster pass: the files that exercise Redis (the OTP pipeline from accept to validation,
 # the sent journal, limits, sign-in, the workers, the queue dashboard, readiness, two processes of
 # each role sharing work, waiting and streaming notification events across API processes, the
@@ -59,6 +75,7 @@ run_jest "$results" "$@" || status=$?
 # fair dispatch, of OTPs and of activation codes, the queue metrics) again, on a local Redis Cluster of 3 masters that the global setup starts.
 cluster_results=$(mktemp)
 if [ $# -eq 0 ]; then
+  touch "$run_started"
   TEST_REDIS_CLUSTER=1 run_jest "$cluster_results" \
     test/integration/otp-flow.test.ts test/integration/otp-delivery.test.ts test/integration/sent-journal.test.ts \
     test/integration/users-activation.test.ts test/integration/sign-in-errors.test.ts test/integration/notifications-worker.test.ts \
@@ -67,7 +84,10 @@ if [ $# -eq 0 ]; then
     test/integration/notification-user-event-outbox.test.ts test/integration/signing-key-changes.test.ts \
     test/integration/lean-redis-pipelines.test.ts test/integration/dispatch-fairness.test.ts test/integration/dispatch-fairness-resend.test.ts \
     test/integration/dispatch-fairness-activation.test.ts test/integration/platform-metrics.test.ts \
-    test/e2e/queues-dashboard.test.ts --selectProjects=integration || status=1
+    test/e2e/queues-dashboard.test.ts --selectProjects=integration || {
+    status=1
+    print_mongo_server_log "$run_started"
+  }
   FUZZ_SKIP_BUILD=1 bash scripts/fuzz-api.sh || status=1
 fi
 # One plain closing line, whatever reads the log.
@@ -81,5 +101,5 @@ if (cluster) console.log('(' + cluster.numTotalTests + ' of these tests ran agai
 // The last line stays exactly 'tests: N passed, N failed': CI reads it.
 console.log('tests: ' + passed + ' passed, ' + failed + ' failed');
 " "$results" "$cluster_results" || true
-rm -f "$results" "$cluster_results"
+rm -f "$results" "$cluster_results" "$run_started"
 exit $status

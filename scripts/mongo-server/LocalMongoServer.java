@@ -2,6 +2,7 @@ import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
 
+import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +16,9 @@ import java.nio.file.Path;
  *   tuned by -DlocalMongo.fsync=always|everysec|off (default everysec, see JournalSync) and
  *   -DlocalMongo.compactAfterBytes=<n> (default 256 KiB);
  * h2: mongo-java-server's H2 file backend (kept for comparison; see JournaledMemoryBackend).
+ * -DlocalMongo.logFile=<path> sends what the server logs (stderr) to that file, kept under
+ * -DlocalMongo.logMaxBytes (default 4 MiB) by RotatingServerLog; the level is slf4j-simple's
+ * (-Dorg.slf4j.simpleLogger.defaultLogLevel, which scripts/local-services.ts sets to warn).
  * Prints one line "listening <connection-string>" once bound, and writes the port to portFile.
  * Exits with status 2 and the reason on stderr when its files are damaged (JournalRefusal).
  */
@@ -26,7 +30,30 @@ public final class LocalMongoServer {
      */
     private static final long DEFAULT_COMPACT_AFTER_BYTES = 256L * 1024;
 
+    private static final long DEFAULT_LOG_MAX_BYTES = 4L * 1024 * 1024;
+
+    /** The stderr the server was started with: whoever started it reads a refusal there, not in the log file. */
+    private static final PrintStream STARTED_WITH_STDERR = System.err;
+
     public static void main(String[] args) throws Exception {
+        String logFile = System.getProperty("localMongo.logFile");
+        if (logFile != null && !logFile.isEmpty()) {
+            long logMaxBytes = Long.parseLong(System.getProperty("localMongo.logMaxBytes", String.valueOf(DEFAULT_LOG_MAX_BYTES)));
+            RotatingServerLog.redirectStderr(Path.of(logFile), logMaxBytes);
+        }
+        try {
+            start(args);
+        } catch (Throwable e) {
+            // Whoever started the server waits for its first line and reads why it did not come on
+            // the stderr it gave (a port in use, say), not in the log file.
+            e.printStackTrace(STARTED_WITH_STDERR);
+            if (System.err != STARTED_WITH_STDERR) e.printStackTrace();
+            System.exit(1);
+        }
+        Thread.currentThread().join();
+    }
+
+    private static void start(String[] args) throws Exception {
         String host = args.length > 0 ? args[0] : "127.0.0.1";
         int port = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         String backendSpec = args.length > 2 ? args[2] : "memory";
@@ -50,7 +77,6 @@ public final class LocalMongoServer {
         }
         System.out.println("listening mongodb://" + host + ":" + address.getPort());
         System.out.flush();
-        Thread.currentThread().join();
     }
 
     private static MongoBackend openJournal(Path file) throws Exception {
@@ -69,8 +95,10 @@ public final class LocalMongoServer {
     }
 
     private static MongoBackend refuse(String reason) {
-        System.err.println("local MongoDB-wire server refuses to start: " + reason);
-        System.err.flush();
+        String line = "local MongoDB-wire server refuses to start: " + reason;
+        STARTED_WITH_STDERR.println(line);
+        STARTED_WITH_STDERR.flush();
+        if (System.err != STARTED_WITH_STDERR) System.err.println(line);
         System.exit(2);
         return null;
     }

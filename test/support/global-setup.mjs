@@ -1,5 +1,7 @@
 // Runs outside Jest's transform, so it uses the compiled helpers (test.sh builds first).
 import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startMongoServer, startRedisServer } from '../../dist/scripts/local-services.js';
 import { startRedisCluster } from '../../dist/scripts/local-redis-cluster.js';
 import { startProviderMocks } from './provider-mocks.mjs';
@@ -21,6 +23,13 @@ async function startRedis() {
   return { env: { TEST_REDIS_URL: redis.url }, pids: [redis.pid], dirs: [] };
 }
 
+/**
+ * The MongoDB-wire server's warnings and errors (a reply it could not encode closes a connection,
+ * which a test sees as 503 'database is not reachable'). scripts/test.sh prints its end when a run
+ * fails; each run starts it afresh (the previous one becomes `.1`).
+ */
+const mongoServerLog = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '.local', 'mongo-server-test.log');
+
 // One Redis and one MongoDB per test run; each test file uses its own database and queue
 // prefix. A store given by whoever runs the suite (TEST_MONGODB_URI: any MongoDB, a replica set
 // included; TEST_REDIS_URL or TEST_REDIS_CLUSTER_NODES) is used as it is, and only what is not
@@ -30,7 +39,7 @@ export default async function globalSetup() {
   if (process.env.SVC_TEST_SERVICES) return;
   const [redis, mongo, mocks] = await Promise.all([
     startRedis(),
-    process.env.TEST_MONGODB_URI ? undefined : startMongoServer(),
+    process.env.TEST_MONGODB_URI ? undefined : startMongoServer({ log: { file: mongoServerLog } }),
     startProviderMocks(),
   ]);
   Object.assign(process.env, redis.env);
