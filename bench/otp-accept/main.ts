@@ -32,7 +32,12 @@ const PAIRS = envInt('PAIRS', 5);
 const DURATION_S = envInt('DURATION_S', 10);
 const WARMUP_S = envInt('WARMUP_S', 10);
 const CONNECTIONS = envInt('CONNECTIONS', 10);
-const GOAL = 0.9;
+const BASELINE_WORK = envString('BASELINE_WORK', 'minimal');
+// The goals of docs/benchmarks.md, by baseline: against the plain app doing the required work the
+// project must be faster (1.2), against the minimal one (none of that work) nearly as fast (0.9).
+const GOAL = BASELINE_WORK === 'required' ? 1.2 : 0.9;
+// The API's CPU per accepted OTP, against the required-work baseline only.
+const API_CPU_GOAL_MS = 0.6;
 
 await runBenchmark('otp-accept', async (cleanup) => {
   const started = new Date();
@@ -130,6 +135,9 @@ await runBenchmark('otp-accept', async (cleanup) => {
     ]),
   );
   console.log(`\nmedian ratio project/baseline: ${round(medianRatio, 3)} (goal >= ${GOAL}: ${medianRatio >= GOAL ? 'met' : 'MISSED'})`);
+  const apiCpuGoalMet = BASELINE_WORK === 'required' ? cpuSummary.project.app <= API_CPU_GOAL_MS : undefined;
+  if (apiCpuGoalMet !== undefined)
+    console.log(`API CPU per accepted OTP: ${cpuSummary.project.app} ms (goal <= ${API_CPU_GOAL_MS}: ${apiCpuGoalMet ? 'met' : 'MISSED'})`);
 
   const file = writeResult('otp-accept', {
     benchmark: 'otp-accept',
@@ -143,7 +151,7 @@ await runBenchmark('otp-accept', async (cleanup) => {
       interleaving: 'pairs alternate which arm runs first',
       figure: 'median of per-pair ratios of successful requests per second, project/baseline',
       worker: 'none for either arm (jobs stay waiting in Redis)',
-      baselineWork: envString('BASELINE_WORK', 'minimal'),
+      baselineWork: BASELINE_WORK,
       projectLogLevel: envString('BENCH_LOG_LEVEL', 'info'),
       rateLimits: 'raised to 1e9 through RATE_LIMIT_* (still consumed in Redis on every request)',
     },
@@ -160,6 +168,7 @@ await runBenchmark('otp-accept', async (cleanup) => {
     medianRatio: round(medianRatio, 4),
     goal: GOAL,
     goalMet: medianRatio >= GOAL,
+    ...(apiCpuGoalMet === undefined ? {} : { apiCpuGoalMs: API_CPU_GOAL_MS, apiCpuGoalMet }),
   });
   console.log(`result written to ${file}`);
 });
