@@ -67,7 +67,9 @@ if [ -z "${MONGODB_URI:-}" ] || [ "${CI:-}" = "true" ] || [ "${SVC_TEST:-}" = "1
   if [ ! -f "$mdir/classes/.built" ] || [ -n "$(find "$mdir" -maxdepth 1 -name '*.java' -newer "$mdir/classes/.built")" ]; then
     log "compiling the local MongoDB launcher"
     mkdir -p "$mdir/classes"
-    javac -cp "$mdir/lib/*" -d "$mdir/classes" "$mdir"/*.java
+    # The sources are UTF-8 (comments hold dashes and quotes): JDK 17 reads them in the locale's
+    # encoding otherwise, and refuses them under LANG=C (a container, cron, CI).
+    javac -encoding UTF-8 -cp "$mdir/lib/*" -d "$mdir/classes" "$mdir"/*.java
     touch "$mdir/classes/.built"
   fi
 fi
