@@ -56,12 +56,29 @@ if [ -z "${MONGODB_URI:-}" ] || [ "${CI:-}" = "true" ] || [ "${SVC_TEST:-}" = "1
   if [ ! -f "$mdir/lib/.pom-stamp" ] || [ "$(cat "$mdir/lib/.pom-stamp")" != "$pom_sum" ]; then
     log "fetching mongo-java-server jars (maven)"
     rm -rf "$mdir/lib.next"
-    (cd "$mdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib.next >/dev/null)
-    echo "$pom_sum" >"$mdir/lib.next/.pom-stamp"
-    rm -rf "$mdir/lib"
-    mv "$mdir/lib.next" "$mdir/lib"
-    # The launcher is compiled against these jars.
-    rm -f "$mdir/classes/.built"
+    # Maven prints its errors on stdout: kept to be shown if the fetch fails.
+    mvn_output=$(mktemp)
+    if (cd "$mdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib.next) >"$mvn_output" 2>&1; then
+      echo "$pom_sum" >"$mdir/lib.next/.pom-stamp"
+      rm -rf "$mdir/lib"
+      mv "$mdir/lib.next" "$mdir/lib"
+      # The launcher is compiled against these jars.
+      rm -f "$mdir/classes/.built"
+    elif compgen -G "$mdir/lib/*.jar" >/dev/null; then
+      # Offline, say: the jars of the previous pom.xml still run the server (the launcher is
+      # compiled against them below, which says so if they no longer fit). The stamp is left
+      # as it was, so the next start tries again.
+      rm -rf "$mdir/lib.next"
+      tail -n 20 "$mvn_output" >&2
+      log "could not fetch the jars of scripts/mongo-server/pom.xml (maven's last lines above): the previous jars stay in $mdir/lib, and the next start tries again"
+    else
+      rm -rf "$mdir/lib.next"
+      tail -n 20 "$mvn_output" >&2
+      log "could not fetch the jars of scripts/mongo-server/pom.xml (maven's last lines above), and there are none yet"
+      rm -f "$mvn_output"
+      exit 1
+    fi
+    rm -f "$mvn_output"
   fi
   # Recompiled when any launcher source is newer than the stamp of the last build.
   if [ ! -f "$mdir/classes/.built" ] || [ -n "$(find "$mdir" -maxdepth 1 -name '*.java' -newer "$mdir/classes/.built")" ]; then

@@ -12,6 +12,10 @@ import { projectRoot } from '../../../core/platform/project-root.js';
 const trees = mkdtempSync(join(tmpdir(), 'ensure-deps-'));
 afterAll(() => rmSync(trees, { recursive: true, force: true }));
 
+const OFFLINE_MVN = `#!/bin/sh
+echo "[ERROR] Failed to execute goal on project local-mongo-server: Could not transfer artifact org.slf4j:slf4j-simple:jar:2.0.17: repo.maven.apache.org: Temporary failure in name resolution"
+exit 1
+`;
 // Copies the project's jars into the folder it is asked for, as dependency:copy-dependencies does.
 const projectJars = join(projectRoot, 'scripts', 'mongo-server', 'lib');
 const WORKING_MVN = `#!/bin/sh
@@ -58,6 +62,27 @@ function tree(
 }
 
 describe('ensure-deps.sh: the local MongoDB-wire server jars', () => {
+  test('when pom.xml changed and Maven cannot fetch (offline), then the previous jars stay, the start goes on, and what Maven said is shown', () => {
+    const { lib, run } = tree('offline-with-jars', OFFLINE_MVN, ['mongo-java-server-1.47.0.jar', 'slf4j-nop-2.0.17.jar']);
+    const stampBefore = readFileSync(join(lib, '.pom-stamp'), 'utf8');
+    const result = run();
+    expect(result.stderr).toContain('Temporary failure in name resolution');
+    expect(result.stderr).toContain('the previous jars stay');
+    expect(result.status).toBe(0);
+    expect(readdirSync(lib).sort()).toEqual(['.pom-stamp', 'mongo-java-server-1.47.0.jar', 'slf4j-nop-2.0.17.jar']);
+    // Not marked as fetched: the next start tries again.
+    expect(readFileSync(join(lib, '.pom-stamp'), 'utf8')).toBe(stampBefore);
+    expect(existsSync(`${lib}.next`)).toBe(false);
+  });
+
+  test('when there are no jars yet (a fresh clone) and Maven cannot fetch, then the script fails and shows what Maven said', () => {
+    const { lib, run } = tree('offline-fresh', OFFLINE_MVN);
+    const result = run();
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('Temporary failure in name resolution');
+    expect(existsSync(lib)).toBe(false);
+  });
+
   test('when a fetch was interrupted (lib.next left behind) and Maven works, then lib/ holds exactly the new jars and the stamp of this pom.xml, and the launcher is compiled against them whatever the locale', () => {
     const { root, lib, run } = tree('interrupted', WORKING_MVN, ['slf4j-nop-2.0.17.jar'], true);
     mkdirSync(`${lib}.next`);
