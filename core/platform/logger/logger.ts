@@ -63,16 +63,18 @@ const EMAIL_RE = new RegExp(`(?<!${LOCAL_PART_CHAR})${LOCAL_PART_CHAR}+@[A-Za-z0
 // quotes the live-mobile key as `acme:+15550100002` (also `tel:+1555...`, `[+1555...,+1555...]`).
 const PHONE_START_RE = /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))\+?[0-9][0-9 ()-]*/g;
 // A number written with dots (`555.123.4567`, `+1.555.123.4567`, `06.12.34.56.78`, after a
-// country code `+1 555.123.4567`): three or more groups of one to four digits joined by single
-// dots, standing alone as above. A user id may be written so (its format allows dots), and its
-// requests' paths and the unique-key errors that quote it are logged. Dots also join what is not
+// country code `+1 555.123.4567`), or with dots and dashes (`555.123-4567`, `1-555.123.4567`):
+// three or more groups of one to four digits joined by single dots or dashes, at least one a dot
+// (dashes alone are PHONE_START_RE's), standing alone as above. A user id may be written so (its
+// format allows dots and dashes), and its requests' paths and the unique-key errors that quote it
+// are logged. Dots also join what is not
 // a number: one dot is a decimal point (`1234.5678901`, `1732841234.567`), a group of five digits
 // or more a build or a time, four groups of at most three digits an IP address, and a date
 // (`2026.11.29.12.34.56`) starts with a year, month and day: `isDottedPhone` keeps those whole.
 // Starts are only where a chain starts and each group has at most four lengths to try, so a line
 // costs time in proportion to its length here too.
 const DOTTED_PHONE_RE =
-  /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))(?:\+[0-9]{1,3}[ -])?\+?[0-9]{1,4}(?:\.[0-9]{1,4}){2,}(?!\.?[A-Za-z0-9_-])/g;
+  /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))(?:\+[0-9]{1,3}[ -])?\+?[0-9]{1,4}(?:[.-][0-9]{1,4}){2,}(?!\.?[A-Za-z0-9_-])/g;
 const IPV4_RE = /^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$/;
 // Year-month-day or day-month-year, with dots or dashes, at the start of a run: a timestamp's date
 // (`2026-11-29 12:34:56` is ten digits and separators before its first colon).
@@ -121,7 +123,7 @@ function maskRun(run: string, offset: number, whole: string): string {
 
 function isDottedPhone(chain: string): boolean {
   const digits = chain.replace(/[^0-9]/g, '').length;
-  if (digits < MIN_PHONE_LENGTH) return false;
+  if (digits < MIN_PHONE_LENGTH || !chain.includes('.')) return false;
   return chain.startsWith('+') || !(IPV4_RE.test(chain) || DATE_START_RE.test(chain));
 }
 

@@ -199,6 +199,26 @@ describe('logging', () => {
     );
   });
 
+  test('when a phone number mixes dots and dashes (a user id may: 555.123-4567), then it is masked too, and dashed or dotted runs that are not numbers stay whole', () => {
+    const { logger, text } = capture();
+    // A user id's format allows both separators, and its request paths are logged.
+    logger.info({ req: { path: '/v1/users/555.123-4567/activation' } }, 'request completed');
+    logger.error('dup key: { userId: "555-123.4567" } and { userId: "1-555.123.4567" }');
+    const kept = [
+      'release 1.2.3-20261129, range 1.5-2.5',
+      'from 2026.11.29-2026.12.31 and 29.11.2026-30.11.2026',
+      'an id a1.555-123.4567 and a file 555.123-4567.json',
+    ];
+    for (const line of kept) logger.info(line);
+    const [request, error, ...rest] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; req?: { path: string } });
+    expect(request?.req?.path).toBe('/v1/users/********67/activation');
+    expect(error?.msg).toBe('dup key: { userId: "********67" } and { userId: "*********67" }');
+    expect(rest.map((line) => line.msg)).toEqual(kept);
+  });
+
   test('when dotted digits are not phone numbers (dates, times, IP addresses, versions, decimals, file names), then they are logged whole', () => {
     const { logger, text } = capture();
     const kept = [
@@ -219,8 +239,9 @@ describe('logging', () => {
 
   test('when a line holds a long run of dotted digit groups (a request path anyone can send), then it is masked in linear time', () => {
     const { logger, text } = capture();
-    // Groups of five digits cannot be a dotted number's, so each start is tried to its chain's end.
-    const path = `/${'1.1.12345.'.repeat(16_000)}x`;
+    // Groups of five digits cannot be a dotted number's, so each start is tried to its chain's end;
+    // dashes join groups too.
+    const path = `/${'1.1.12345.'.repeat(8_000)}-${'1-1.12345-'.repeat(8_000)}x`;
     const started = process.hrtime.bigint();
     logger.info({ req: { path } }, 'request completed');
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
