@@ -160,7 +160,11 @@ const SERVER_LOG_LEVEL = [
 
 function logArguments(log: ServerLogFile | undefined): string[] {
   if (!log) return [];
-  mkdirSync(dirname(log.file), { recursive: true });
+  try {
+    mkdirSync(dirname(log.file), { recursive: true });
+  } catch {
+    // The server says why on its stderr and keeps logging there: the log is no reason not to start.
+  }
   return [`-DlocalMongo.logFile=${log.file}`, ...(log.maxBytes ? [`-DlocalMongo.logMaxBytes=${log.maxBytes}`] : [])];
 }
 

@@ -38,10 +38,19 @@ final class RotatingServerLog extends OutputStream {
         rotate();
     }
 
-    /** Sends System.err to the file; slf4j-simple reads System.err at each line, so it follows. */
-    static void redirectStderr(Path file, long maxBytes) throws IOException {
-        if (file.getParent() != null) Files.createDirectories(file.getParent());
-        System.setErr(new PrintStream(new RotatingServerLog(file, maxBytes), true, StandardCharsets.UTF_8));
+    /**
+     * Sends System.err to the file; slf4j-simple reads System.err at each line, so it follows. A
+     * file that cannot be made (a read-only `.local`) is no reason not to serve: System.err stays,
+     * and says so.
+     */
+    static void redirectStderr(Path file, long maxBytes) {
+        try {
+            if (file.getParent() != null) Files.createDirectories(file.getParent());
+            System.setErr(new PrintStream(new RotatingServerLog(file, maxBytes), true, StandardCharsets.UTF_8));
+        } catch (IOException | RuntimeException e) {
+            System.err.println("local MongoDB-wire server: cannot write its log to " + file + " (" + e + "); it logs to stderr");
+            System.err.flush();
+        }
     }
 
     @Override

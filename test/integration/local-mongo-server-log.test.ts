@@ -123,3 +123,20 @@ test('when the server cannot start (damaged files, a port in use), then the reas
   expect(await startFailure({ file: portFile }, { port: busy.port })).toMatch(/Address already in use/);
   expect(read(portFile)).toMatch(/Address already in use/);
 });
+
+test('when the log file cannot be written (its folder cannot be made), then the server starts anyway, keeps its stderr, and says why on it', async () => {
+  // A file where the log's folder should be: neither the folder nor the file can be made (as
+  // with a read-only `.local`, and also when run as root, which file modes do not stop).
+  const blocker = join(directory, 'not-a-folder');
+  writeFileSync(blocker, '');
+  const server = await start({ file: join(blocker, 'mongo-server.log') });
+  expect(server.startupOutput).toMatch(
+    /local MongoDB-wire server: cannot write its log to \S*not-a-folder\/mongo-server\.log \(.+\); it logs to stderr/,
+  );
+  const client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5000 });
+  try {
+    expect(await client.db('logtest').command({ ping: 1 })).toMatchObject({ ok: 1 });
+  } finally {
+    await client.close();
+  }
+});
