@@ -298,7 +298,7 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
         } catch (IOException | RuntimeException e) {
             // Nothing was replaced: the old snapshot and journal still hold everything.
             retryCompactionAt = journalBytes + Math.max(compactAfterBytes, snapshotBytes);
-            log("WARNING: compaction failed, the journal goes on growing (next try after " + retryCompactionAt + " bytes): " + e);
+            warn("compaction failed, the journal goes on growing (next try after " + retryCompactionAt + " bytes): " + e);
             try {
                 Files.deleteIfExists(JournalFiles.temporaryOf(snapshotPath));
             } catch (IOException ignored) {
@@ -383,9 +383,19 @@ public final class JournaledMemoryBackend extends IdIndexedMemoryBackend {
 
     // ---- shared ----
 
+    /** The start's recovery report and compactions: stdout, which whoever started the server reads at start. */
     static void log(String message) {
         System.out.println("journal: " + message);
         System.out.flush();
+    }
+
+    /**
+     * Trouble after start: stderr, the server's log file when it has one (LocalMongoServer). Its
+     * stdout is a pipe nobody reads once `npm start`, which detaches it, has gone.
+     */
+    static void warn(String message) {
+        System.err.println("journal: WARNING: " + message);
+        System.err.flush();
     }
 
     /** Stops the process at once: used when memory and the journal could otherwise disagree. */

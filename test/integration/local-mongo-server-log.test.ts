@@ -140,3 +140,26 @@ test('when the log file cannot be written (its folder cannot be made), then the 
     await client.close();
   }
 });
+
+test('when the journal cannot be compacted after start, then its warning reaches the log file (a detached server has no one reading its output)', async () => {
+  const data = join(directory, 'compaction');
+  const file = join(data, 'mongo-server.log');
+  const journalFile = join(data, 'journal.bson');
+  const server = await startMongoServer({ log: { file }, backend: { journalFile, compactAfterBytes: 1024 } });
+  running.add(server);
+  // A folder, not empty, where the snapshot is written first: the compaction fails, the data stays.
+  mkdirSync(join(`${journalFile}.snapshot.tmp`, 'in-the-way'), { recursive: true });
+  const client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5000 });
+  try {
+    const notes = client.db('logtest').collection<{ _id: number; text: string }>('notes');
+    for (let i = 0; i < 20; i += 1) await notes.insertOne({ _id: i, text: 'x'.repeat(100) });
+    expect(await notes.countDocuments()).toBe(20);
+  } finally {
+    await client.close();
+  }
+  const log = await eventually(async () => {
+    const text = read(file);
+    return text.includes('compaction failed') ? text : undefined;
+  });
+  expect(log).toMatch(/journal: WARNING: compaction failed, the journal goes on growing/);
+});
