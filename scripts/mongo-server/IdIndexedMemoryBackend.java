@@ -16,6 +16,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * mongo-java-server's memory backend, except that two kinds of query are answered through an index,
@@ -76,6 +77,16 @@ public class IdIndexedMemoryBackend extends MemoryBackend {
         @Override
         protected Cursor createCursor(List<Document> remainingDocuments) {
             return super.createCursor(copies(remainingDocuments));
+        }
+
+        /**
+         * An aggregate's source: copies, taken under the lock. Its stages run after the lock is
+         * released and a stage that passes documents through (`$match`, `$sort`, `$limit`) put
+         * the stored documents themselves in the reply. The journal's snapshot reads queryAll.
+         */
+        @Override
+        public synchronized Stream<Document> queryAllAsStream() {
+            return copies(queryAll()).stream();
         }
 
         /** A findAndModify's reply: a copy of the document (see the class comment). */

@@ -20,11 +20,11 @@ describe('local MongoDB-wire server: a reply is the document as its command left
   const classes = mkdtempSync(join(tmpdir(), 'reply-probe-'));
   afterAll(() => rmSync(classes, { recursive: true, force: true }));
 
-  test('when another connection adds and removes fields of the document while a findAndModify, find or getMore reply is encoded, then each reply encodes and shows the document before that change', async () => {
+  test('when another connection adds and removes fields of the document while a findAndModify, find, getMore or aggregate reply is encoded, then each reply encodes and shows the document before that change', async () => {
     const probe = join(projectRoot, 'test', 'support', 'local-mongo', 'ReplySnapshotProbe.java');
     await run('javac', ['-cp', mongoServerClasspath, '-d', classes, probe]);
     const { stdout } = await run('java', ['-cp', `${classes}:${mongoServerClasspath}`, 'ReplySnapshotProbe', 'IdIndexedMemoryBackend']);
     const before = '[_id, status, attemptsUsed, resendCode] ACTIVE';
-    expect(stdout.trim().split('\n')).toEqual([`findAndModify ${before}`, `find ${before}`, `getMore ${before}`]);
+    expect(stdout.trim().split('\n')).toEqual([`findAndModify ${before}`, `find ${before}`, `getMore ${before}`, `aggregate ${before}`]);
   });
 });

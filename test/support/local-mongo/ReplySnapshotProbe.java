@@ -27,7 +27,8 @@ public final class ReplySnapshotProbe {
         run(backend, channel, "insert", new Document("insert", "otps").append("documents", List.of(
             new Document("_id", "a").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"),
             new Document("_id", "b").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"),
-            new Document("_id", "c").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"))));
+            new Document("_id", "c").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"),
+            new Document("_id", "d").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"))));
 
         // findOneAndUpdate(returnDocument: 'after'): the service's takeAttempt.
         Document taken = run(backend, channel, "findAndModify", new Document("findAndModify", "otps")
@@ -42,6 +43,10 @@ public final class ReplySnapshotProbe {
         report("find", first((List<?>) cursor.get("firstBatch")), found, () -> markUsed(backend, channel, "b"));
         Document more = run(backend, channel, "getMore", new Document("getMore", cursor.get("id")).append("collection", "otps").append("batchSize", 1));
         report("getMore", first((List<?>) ((Document) more.get("cursor")).get("nextBatch")), more, () -> markUsed(backend, channel, "c"));
+        // aggregate: a pipeline that passes stored documents through ($match only).
+        Document aggregated = run(backend, channel, "aggregate", new Document("aggregate", "otps")
+            .append("pipeline", List.of(new Document("$match", new Document("_id", "d")))).append("cursor", new Document()));
+        report("aggregate", first((List<?>) ((Document) aggregated.get("cursor")).get("firstBatch")), aggregated, () -> markUsed(backend, channel, "d"));
         backend.close();
     }
 
