@@ -75,6 +75,10 @@ const PHONE_START_RE = /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))\+?[0
 // costs time in proportion to its length here too.
 const DOTTED_PHONE_RE =
   /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))(?:\+[0-9]{1,3}[ -])?\+?[0-9]{1,4}(?:[.-][0-9]{1,4}){2,}(?!\.?[A-Za-z0-9_-])/g;
+// What every chain the second pass masks holds (three groups of digits joined by dots or dashes, one
+// join a dot), found without look-behinds: most log lines (a request's, with its uuids and decimal
+// response time) hold none and skip that pass, which otherwise nearly doubled the masking's cost.
+const DOTTED_CHAIN_HINT = /[0-9]\.[0-9]{1,4}[.-][0-9]|[0-9][.-][0-9]{1,4}\.[0-9]/;
 const IPV4_RE = /^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$/;
 // Year-month-day or day-month-year, with dots or dashes, at the start of a run: a timestamp's date
 // (`2026-11-29 12:34:56` is ten digits and separators before its first colon).
@@ -113,6 +117,8 @@ function maskNumberInRun(run: string, whole: string, offset: number): string {
  * (a dash there glues the rest to the date).
  */
 function maskRun(run: string, offset: number, whole: string): string {
+  // Too short to hold a number of ten digits: most runs of a log line (a status, a pid, a time).
+  if (run.length < MIN_PHONE_LENGTH) return run;
   const date = run.startsWith('+') ? undefined : DATE_START_RE.exec(run)?.[0];
   if (date === undefined) return maskNumberInRun(run, whole, offset);
   const rest = run.slice(date.length);
@@ -130,7 +136,9 @@ function isDottedPhone(chain: string): boolean {
 /** Masks every e-mail address and phone number inside free text (log messages, URLs, log lines). */
 export function maskContactsInText(text: string): string {
   const masked = maskEmailsInText(text).replace(PHONE_START_RE, maskRun);
-  return masked.includes('.') ? masked.replace(DOTTED_PHONE_RE, (chain) => (isDottedPhone(chain) ? maskPhone(chain) : chain)) : masked;
+  return DOTTED_CHAIN_HINT.test(masked)
+    ? masked.replace(DOTTED_PHONE_RE, (chain) => (isDottedPhone(chain) ? maskPhone(chain) : chain))
+    : masked;
 }
 
 /** Masks e-mail addresses only: for text whose long digit runs are ids, not phone numbers. */
