@@ -57,6 +57,7 @@ const ROUTES = {
   jwks: '/jwks',
   introspection: '/oauth/introspect',
   revocation: '/oauth/revoke',
+  end_session: '/session/end',
 } as const;
 
 /** The endpoints that authenticate clients, whose failures are limited. */
@@ -130,7 +131,7 @@ export async function createAuthServer(
   // Sign-ins started, counted per caller address where their interactions are stored (sign-in-start-limit.ts).
   const signInStarts = createSignInStartLimit(stores.signInStartLimits);
   const Adapter = adapterAnsweringStoreOutages(
-    signInStarts.countingInteractions(createOidcAdapter(stores.oidcRecords, stores.clientLookup)),
+    signInStarts.countingPageRecords(createOidcAdapter(stores.oidcRecords, stores.clientLookup)),
   );
 
   const configuration: Configuration = {
@@ -364,10 +365,11 @@ export async function createAuthServer(
     endpoints: CLIENT_AUTHENTICATING_ENDPOINTS,
     logger,
   });
-  // Authorization requests from an address whose budget of sign-ins started is spent (sign-in-start-limit.ts).
+  // Authorization requests and sign-outs from an address whose budget of sign-in pages is spent (sign-in-start-limit.ts).
   signInStarts.refuseSpentAddresses(provider, {
     callerAddress,
     authorizationPath: ROUTES.authorization,
+    endSessionPath: ROUTES.end_session,
     refusalPage: (oidcCtx, refusal) => renderMessagePage(tooManyRequestsPageData(pageLocale(oidcCtx as KoaContextWithOIDC), refusal)),
   });
   presentUsersByUserId(provider);

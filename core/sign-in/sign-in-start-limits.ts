@@ -10,7 +10,8 @@ import { tooManySignInAttempts } from './login-rate-limits.js';
 /**
  * The budget of sign-in pages an address may open: every authorization request that starts a
  * sign-in (the provider stores an interaction for it, until its TTL) and every load of a sign-in
- * page (a read of that interaction and of the sign-in's state). Those requests name no user, so
+ * page (a read of that interaction and of the sign-in's state), and every session the sign-out page
+ * stores for its form (for a caller without one too). Those requests name no user, so
  * the budgets of login-rate-limits.ts never see them; without this one address could make the
  * service write and read its stores at will.
  *

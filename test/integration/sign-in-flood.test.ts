@@ -106,6 +106,35 @@ describe('sign-in flood: requests that name no user still count against the addr
     expect(new URL(callback).searchParams.get('code')).toBeTruthy();
   });
 
+  test('when one address loads the sign-out page without end, from no browser session (each load stores a session for its form, kept for a day), then it is refused 429 once its budget is spent, no session is stored from then on, and a person signed in elsewhere still signs out', async () => {
+    const sessionsStored = () => service.ctx.mongo.collection('oidc_records').countDocuments({ kind: 'Session' });
+    const signOutPage = `${service.url}/svc/authserver/session/end`;
+    const before = await sessionsStored();
+    // A new walker each time: no cookie, as a script that never keeps one.
+    const fresh = () => walkerAt('198.51.100.14');
+    for (let i = 0; i < STARTS; i += 1) expect((await fresh().page(signOutPage)).status).toBe(200);
+    expect(await sessionsStored()).toBe(before + STARTS);
+    for (let i = 0; i < 3; i += 1) expectRefusal(await fresh().request(signOutPage));
+    // Posted, in another spelling, or its confirmation: the same budget.
+    expectRefusal(await fresh().request(`${service.url}/svc/authserver/Session/End/`, { form: { client_id: 'x' } }));
+    expectRefusal(await fresh().request(`${signOutPage}/confirm`, { form: { xsrf: 'x', logout: 'yes' } }));
+    expect(await sessionsStored()).toBe(before + STARTS);
+    // The address's sign-ins are refused too: one budget for the pages of the authorization server.
+    expectRefusal(await authorize(fresh()));
+
+    await insertUser(service.ctx.mongo, { userId: 'flood-quin', mobileNumber: '+15550420003' });
+    const person = walkerAt('198.51.100.15');
+    await signInWithForms(service, person, authorizeUrl(), 'flood-quin', '+15550420003');
+    const page = await person.page(signOutPage);
+    expect(page.status).toBe(200);
+    const action = /<form method="post" action="([^"]+)"/.exec(page.html)?.[1] as string;
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(page.html)?.[1] as string;
+    expect((await person.page(action, { form: { xsrf, logout: 'yes' } })).status).toBe(200);
+    expect(
+      await service.ctx.mongo.collection('oidc_records').countDocuments({ kind: 'Session', 'payload.accountId': { $regex: 'flood-quin' } }),
+    ).toBe(0);
+  });
+
   test('when one address posts forms with a stale CSRF token, then each counts against its form budget and it is refused 429 once that is spent, while another address is not', async () => {
     const flooder = walkerAt('198.51.100.10');
     const first = await flooder.page(authorizeUrl());

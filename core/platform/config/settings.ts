@@ -769,7 +769,7 @@ export const SETTINGS = {
     section: 'limits',
     ...POINTS,
     default: 120,
-    doc: 'sign-ins started (authorization requests that open the sign-in page) and sign-in pages loaded per caller address (all users); raise it when many users share one address (corporate NAT)',
+    doc: 'sign-ins started (authorization requests that open the sign-in page), sign-in pages loaded and sign-out pages stored per caller address (all users); raise it when many users share one address (corporate NAT)',
   },
   RATE_LIMIT_SIGN_IN_STARTS_PER_IP_WINDOW_SECONDS: {
     section: 'limits',
