@@ -4,7 +4,8 @@ import type Provider from 'oidc-provider';
 import type { CallerAddress } from '../caller-address.js';
 import type { ServiceContext } from '../service-context.js';
 import { loadCookieKeys } from '../../core/auth/signing-key.service.js';
-import { AUTH_SERVER_PATH, createAuthServer, type AuthServerStores } from './auth-server.js';
+import { AUTH_SERVER_PATH, AUTH_SERVER_ROUTES, createAuthServer, type AuthServerStores } from './auth-server.js';
+import { browserWindowOnly } from './browser-window-only.js';
 import type { EdgeRequest } from '../middleware/edge-step.js';
 import type { UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { interactionRoutes, type InteractionServices } from './interaction.routes.js';
@@ -100,6 +101,15 @@ export function authServerRoutes(
       return serve(req, res, next);
     });
   }
+  // Before anything that reads, stores or counts for a sign-in page (browser-window-only.ts).
+  router.use(
+    AUTH_SERVER_PATH,
+    browserWindowOnly({
+      authorization: AUTH_SERVER_ROUTES.authorization,
+      interaction: '/interaction',
+      endSession: AUTH_SERVER_ROUTES.end_session,
+    }),
+  );
   router.use(interactionRoutes(async () => (await handler()).provider, { ...interactions, logger: ctx.logger }, setForwardedHeaders));
   router.use(userinfoRoutes(userTokens));
   router.use(AUTH_SERVER_PATH, serve);

@@ -51,7 +51,7 @@ import { SHIPPED_LOCALES } from '../../core/platform/locales/shipped-locales.js'
 export const AUTH_SERVER_PATH = '/svc/authserver';
 
 /** The provider's endpoints, under AUTH_SERVER_PATH. */
-const ROUTES = {
+export const AUTH_SERVER_ROUTES = {
   authorization: '/oauth/authorize',
   token: '/oauth/token',
   jwks: '/jwks',
@@ -62,9 +62,9 @@ const ROUTES = {
 
 /** The endpoints that authenticate clients, whose failures are limited. */
 const CLIENT_AUTHENTICATING_ENDPOINTS = new Map<string, ClientAuthenticatingEndpoint>([
-  [ROUTES.token, 'token'],
-  [ROUTES.introspection, 'introspection'],
-  [ROUTES.revocation, 'revocation'],
+  [AUTH_SERVER_ROUTES.token, 'token'],
+  [AUTH_SERVER_ROUTES.introspection, 'introspection'],
+  [AUTH_SERVER_ROUTES.revocation, 'revocation'],
 ]);
 
 /** Issuer and audience of our access tokens; the bearer middleware checks both. */
@@ -138,7 +138,7 @@ export async function createAuthServer(
     adapter: Adapter,
     jwks: { keys: signingKeys.all.map((key) => new NodeSigningKey(key)) },
     cookies: { keys: cookieKeys, names: providerCookieNames(config.publicUrl) },
-    routes: { ...ROUTES },
+    routes: { ...AUTH_SERVER_ROUTES },
     scopes: ['openid', 'offline_access', ...CLIENT_SCOPES],
     // Only who the user is (`sub`, and `enterprise_id`, added by presentUsersByUserId): profile
     // data is served by /v1/me to the user's token.
@@ -368,8 +368,8 @@ export async function createAuthServer(
   // Authorization requests and sign-outs from an address whose budget of sign-in pages is spent (sign-in-start-limit.ts).
   signInStarts.refuseSpentAddresses(provider, {
     callerAddress,
-    authorizationPath: ROUTES.authorization,
-    endSessionPath: ROUTES.end_session,
+    authorizationPath: AUTH_SERVER_ROUTES.authorization,
+    endSessionPath: AUTH_SERVER_ROUTES.end_session,
     refusalPage: (oidcCtx, refusal) => renderMessagePage(tooManyRequestsPageData(pageLocale(oidcCtx as KoaContextWithOIDC), refusal)),
   });
   presentUsersByUserId(provider);

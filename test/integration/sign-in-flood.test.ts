@@ -135,6 +135,47 @@ describe('sign-in flood: requests that name no user still count against the addr
     ).toBe(0);
   });
 
+  test("when a page on another site makes a person's browser ask for sign-in pages as images, scripts, fetches or frames, then nothing is stored or counted for them, and the person still signs in from that address", async () => {
+    // What a browser sends for such requests (Fetch Metadata), and for the person's own navigation.
+    const asImage = { 'sec-fetch-dest': 'image', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' };
+    const asFetch = { 'sec-fetch-dest': 'empty', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' };
+    const asFrame = { 'sec-fetch-dest': 'iframe', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'cross-site' };
+    const asPage = { 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'cross-site' };
+    const address = { forwardedFor: '198.51.100.16' };
+    const storedBefore = await interactionsStored();
+    const sessionsBefore = await service.ctx.mongo.collection('oidc_records').countDocuments({ kind: 'Session' });
+    const answers = new Set<number>();
+    for (const headers of [asImage, asFetch, asFrame]) {
+      const walker = new FormWalker(service.url, address, headers);
+      for (let i = 0; i < STARTS; i += 1) {
+        for (const url of [authorizeUrl(), `${service.url}/svc/authserver/interaction/abc`, `${service.url}/svc/authserver/session/end`]) {
+          const answer = await walker.request(url, { follow: false });
+          answers.add('redirectedTo' in answer ? 303 : answer.status);
+        }
+        const posted = await walker.request(`${service.url}/svc/authserver/interaction/abc`, {
+          form: { csrf: 'x', step: 'user', userId: 'x' },
+        });
+        answers.add('redirectedTo' in posted ? 303 : posted.status);
+      }
+    }
+    expect([...answers]).toEqual([400]);
+    expect(await interactionsStored()).toBe(storedBefore);
+    expect(await service.ctx.mongo.collection('oidc_records').countDocuments({ kind: 'Session' })).toBe(sessionsBefore);
+    // An app's silent sign-in in a hidden frame (prompt=none) is not a sign-in page: it is answered as before.
+    const silent = await new FormWalker(service.url, address, asFrame).request(`${authorizeUrl()}&prompt=none`, { follow: false });
+    expect('redirectedTo' in silent && new URL(silent.redirectedTo).searchParams.get('error')).toBe('login_required');
+
+    await insertUser(service.ctx.mongo, { userId: 'flood-rita', mobileNumber: '+15550420004' });
+    const callback = await signInWithForms(
+      service,
+      new FormWalker(service.url, address, asPage),
+      authorizeUrl(),
+      'flood-rita',
+      '+15550420004',
+    );
+    expect(new URL(callback).searchParams.get('code')).toBeTruthy();
+  });
+
   test('when one address posts forms with a stale CSRF token, then each counts against its form budget and it is refused 429 once that is spent, while another address is not', async () => {
     const flooder = walkerAt('198.51.100.10');
     const first = await flooder.page(authorizeUrl());
