@@ -102,7 +102,8 @@ export const authServerRouteDocs: RouteDoc[] = [
           'To the sign-in page, or back to redirect_uri with code, state and iss; errors go back to redirect_uri with error, error_description and state',
       },
       '400': {
-        description: 'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect)',
+        description:
+          'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, a silent prompt=none frame excepted: plain text)',
         contentType: 'text/html',
       },
       '429': {
@@ -123,7 +124,11 @@ export const authServerRouteDocs: RouteDoc[] = [
     auth: { kind: 'none' },
     responses: {
       '303': { description: 'To the next sign-in page, or back to redirect_uri' },
-      '400': { description: 'Expired or foreign sign-in (HTML page)', contentType: 'text/html' },
+      '400': {
+        description:
+          'Expired or foreign sign-in (HTML page); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document: plain text)',
+        contentType: 'text/html',
+      },
       '429': {
         description: 'Too many sign-ins started or sign-in pages loaded from this address (HTML page, Retry-After)',
         contentType: 'text/html',
@@ -139,7 +144,11 @@ export const authServerRouteDocs: RouteDoc[] = [
     responses: {
       '200': { description: 'The page', contentType: 'text/html' },
       '303': { description: 'First-party client at the consent step: straight on, no page' },
-      '400': { description: 'Sign-in expired or started in another browser (HTML page)', contentType: 'text/html' },
+      '400': {
+        description:
+          'Sign-in expired or started in another browser (HTML page); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document: plain text)',
+        contentType: 'text/html',
+      },
       '429': {
         description: 'Too many sign-ins started or sign-in pages loaded from this address (HTML page, Retry-After)',
         contentType: 'text/html',
@@ -161,7 +170,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       },
       '400': {
         description:
-          "The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired; a passkey answer that is malformed, answers no current challenge, does not verify, or is not registered in the app's enterprise",
+          "The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired; a passkey answer that is malformed, answers no current challenge, does not verify, or is not registered in the app's enterprise; also a post the browser says is not a page of its own (Sec-Fetch-Dest other than document: plain text)",
         contentType: 'text/html',
       },
       '403': {
@@ -264,7 +273,11 @@ export const authServerRouteDocs: RouteDoc[] = [
       '200': { description: 'The sign-out page (HTML), or a form that posts itself when nobody is signed in' },
       '400': {
         description:
-          'Unknown client, an id_token_hint that does not verify, or a post_logout_redirect_uri not registered (JSON, or an HTML page for browsers)',
+          'Unknown client, an id_token_hint that does not verify, or a post_logout_redirect_uri not registered (JSON, or an HTML page for browsers); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document: plain text)',
+      },
+      '429': {
+        description: 'Too many sign-ins started or sign-in or sign-out pages loaded from this address (HTML page, Retry-After)',
+        contentType: 'text/html',
       },
     },
   },
