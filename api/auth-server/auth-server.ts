@@ -17,7 +17,7 @@ import { formActionSourceOf, renderMessagePage, renderPage } from './login-pages
 import { translate } from './page-catalogs.js';
 import { tooManyRequestsPageData } from './login-responses.js';
 import { describeOAuthError } from './oauth-error-message.js';
-import { sessionLifetimeFromSignIn } from './session-lifetime.js';
+import { sessionLifetimeFromSignIn, sessionsEndingWithTheirLifetime } from './session-lifetime.js';
 import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
 import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import type { CallerAddress } from '../caller-address.js';
@@ -131,7 +131,10 @@ export async function createAuthServer(
   // Sign-ins started, counted per caller address where their interactions are stored (sign-in-start-limit.ts).
   const signInStarts = createSignInStartLimit(stores.signInStartLimits);
   const Adapter = adapterAnsweringStoreOutages(
-    signInStarts.countingPageRecords(createOidcAdapter(stores.oidcRecords, stores.clientLookup)),
+    signInStarts.countingPageRecords(
+      // A session ends SIGN_IN_SESSION_TTL_SECONDS after its sign-in, however often it is used (session-lifetime.ts).
+      sessionsEndingWithTheirLifetime(createOidcAdapter(stores.oidcRecords, stores.clientLookup), config.signIn.sessionTtlSeconds),
+    ),
   );
 
   const configuration: Configuration = {

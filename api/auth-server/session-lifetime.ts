@@ -1,3 +1,7 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+
+type AdapterClass = new (name: string) => Adapter;
+
 /**
  * The browser session's TTL each time the provider saves it: what is left of `ttlSeconds`
  * counted from the sign-in that made it (`loginTs`). The provider saves a session again with
@@ -10,7 +14,33 @@ export function sessionLifetimeFromSignIn(ttlSeconds: number, nowMs: () => numbe
   return (_ctx: unknown, session: { loginTs?: number }): number => {
     if (typeof session.loginTs !== 'number') return ttlSeconds;
     const left = session.loginTs + ttlSeconds - Math.floor(nowMs() / 1000);
-    // The provider takes positive whole seconds only; a session at its end is saved for the last one.
+    // The provider takes positive whole seconds only; a session at its end is saved for the last
+    // one, and the storage below keeps it no longer than its end.
     return Math.max(1, left);
+  };
+}
+
+/**
+ * The provider's storage, keeping a signed-in session no longer than `ttlSeconds` after its
+ * sign-in, to the millisecond. The TTL above cannot go below one whole second, and the provider
+ * takes a stored session as alive up to its clock tolerance (15 s) past its `exp`: a session used
+ * more than once a second across its end was saved again for one more second each time, found
+ * again, and so never ended (whoever held its cookie got new codes and tokens for ever). A save
+ * at or after the end deletes the session instead; every other record is stored as before.
+ */
+export function sessionsEndingWithTheirLifetime(Base: AdapterClass, ttlSeconds: number, nowMs: () => number = Date.now): AdapterClass {
+  return class AdapterEndingSessions extends Base {
+    private readonly isSession: boolean;
+    constructor(name: string) {
+      super(name);
+      this.isSession = name === 'Session';
+    }
+    override async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      const loginTs = (payload as { loginTs?: unknown }).loginTs;
+      if (!this.isSession || typeof loginTs !== 'number') return super.upsert(id, payload, expiresIn);
+      const leftSeconds = loginTs + ttlSeconds - nowMs() / 1000;
+      if (leftSeconds <= 0) return super.destroy(id);
+      return super.upsert(id, payload, Math.min(expiresIn, leftSeconds));
+    }
   };
 }

@@ -63,4 +63,30 @@ describe('sign-in session lifetime', () => {
     // The store's expiry is the TTL in whole seconds from the moment of the write.
     expect(after?.expiresAt?.getTime()).toBeLessThan((endsAt + 1) * 1000);
   });
+
+  test('when whoever holds the session cookie keeps using it more than once a second across its end, then it still ends SIGN_IN_SESSION_TTL_SECONDS after the sign-in', async () => {
+    await insertUser(service.ctx.mongo, { userId: 'mira', mobileNumber: '+15550800002' });
+    const walker = new FormWalker(service.url);
+    await signInWithForms(service, walker, authorizeUrl(), 'mira', '+15550800002');
+    // The sign-in as if made long ago: 2 s of its lifetime are left.
+    const endsAt = Math.floor(Date.now() / 1000) + 2;
+    const signedInAt = endsAt - SESSION_TTL_SECONDS;
+    await sessions().updateOne(
+      { kind: 'Session', 'payload.accountId': { $regex: ':mira$' } },
+      { $set: { 'payload.loginTs': signedInAt, 'payload.exp': endsAt, expiresAt: new Date(endsAt * 1000) } },
+    );
+
+    // Silent sign-ins back to back (each saves the session again) until 3 s after its end.
+    const answers: { at: number; code: boolean }[] = [];
+    while (Date.now() < (endsAt + 3) * 1000) {
+      const at = Date.now();
+      const back = new URL(await walker.leaves(authorizeUrl({ prompt: 'none' })));
+      answers.push({ at, code: back.searchParams.has('code') });
+    }
+    expect(answers.filter((answer) => answer.at < (endsAt - 1) * 1000).every((answer) => answer.code)).toBe(true);
+    // A second of margin past the end for the clock's rounding: from then on, only login_required.
+    const afterEnd = answers.filter((answer) => answer.at >= (endsAt + 1) * 1000);
+    expect(afterEnd.length).toBeGreaterThan(0);
+    expect(afterEnd.filter((answer) => answer.code)).toEqual([]);
+  });
 });
