@@ -103,7 +103,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       },
       '400': {
         description:
-          'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, a silent prompt=none frame excepted: plain text)',
+          'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, a silent prompt=none frame excepted, or a prefetch: plain text)',
         contentType: 'text/html',
       },
       '429': {
@@ -126,7 +126,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '303': { description: 'To the next sign-in page, or back to redirect_uri' },
       '400': {
         description:
-          'Expired or foreign sign-in (HTML page); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document: plain text)',
+          'Expired or foreign sign-in (HTML page); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, or a prefetch: plain text)',
         contentType: 'text/html',
       },
       '429': {
@@ -146,7 +146,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '303': { description: 'First-party client at the consent step: straight on, no page' },
       '400': {
         description:
-          'Sign-in expired or started in another browser (HTML page); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document: plain text)',
+          'Sign-in expired or started in another browser (HTML page); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, or a prefetch: plain text)',
         contentType: 'text/html',
       },
       '429': {
@@ -170,7 +170,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       },
       '400': {
         description:
-          "The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired; a passkey answer that is malformed, answers no current challenge, does not verify, or is not registered in the app's enterprise; also a post the browser says is not a page of its own (Sec-Fetch-Dest other than document: plain text)",
+          "The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired; a passkey answer that is malformed, answers no current challenge, does not verify, or is not registered in the app's enterprise; also a post the browser says is not a page of its own (Sec-Fetch-Dest other than document, or a prefetch: plain text)",
         contentType: 'text/html',
       },
       '403': {
@@ -273,7 +273,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '200': { description: 'The sign-out page (HTML), or a form that posts itself when nobody is signed in' },
       '400': {
         description:
-          'Unknown client, an id_token_hint that does not verify, or a post_logout_redirect_uri not registered (JSON, or an HTML page for browsers); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document: plain text)',
+          'Unknown client, an id_token_hint that does not verify, or a post_logout_redirect_uri not registered (JSON, or an HTML page for browsers); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, or a prefetch: plain text)',
       },
       '429': {
         description: 'Too many sign-ins started or sign-in or sign-out pages loaded from this address (HTML page, Retry-After)',

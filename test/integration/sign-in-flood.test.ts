@@ -140,12 +140,19 @@ describe('sign-in flood: requests that name no user still count against the addr
     const asImage = { 'sec-fetch-dest': 'image', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' };
     const asFetch = { 'sec-fetch-dest': 'empty', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' };
     const asFrame = { 'sec-fetch-dest': 'iframe', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'cross-site' };
+    // A page fetched ahead of a navigation that may never come (speculation rules), as a browser marks it.
+    const asPrefetch = {
+      'sec-fetch-dest': 'document',
+      'sec-fetch-mode': 'navigate',
+      'sec-fetch-site': 'cross-site',
+      'sec-purpose': 'prefetch',
+    };
     const asPage = { 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'cross-site' };
     const address = { forwardedFor: '198.51.100.16' };
     const storedBefore = await interactionsStored();
     const sessionsBefore = await service.ctx.mongo.collection('oidc_records').countDocuments({ kind: 'Session' });
     const answers = new Set<number>();
-    for (const headers of [asImage, asFetch, asFrame]) {
+    for (const headers of [asImage, asFetch, asFrame, asPrefetch]) {
       const walker = new FormWalker(service.url, address, headers);
       for (let i = 0; i < STARTS; i += 1) {
         for (const url of [authorizeUrl(), `${service.url}/svc/authserver/interaction/abc`, `${service.url}/svc/authserver/session/end`]) {
