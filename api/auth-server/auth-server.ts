@@ -172,7 +172,7 @@ export async function createAuthServer(
       RefreshToken: config.signIn.refreshTokenTtlSeconds,
       Grant: config.signIn.refreshTokenTtlSeconds,
       // Counted from the sign-in, not from the session's last use (session-lifetime.ts).
-      Session: sessionLifetimeFromSignIn(config.signIn.sessionTtlSeconds),
+      Session: sessionLifetimeFromSignIn(config.signIn.sessionTtlSeconds, config.signIn.interactionTtlSeconds),
       Interaction: config.signIn.interactionTtlSeconds,
     },
     // S256 only (the provider's default); required for public clients, and for any client whose

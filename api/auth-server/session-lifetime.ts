@@ -9,10 +9,16 @@ type AdapterClass = new (name: string) => Adapter;
  * (a silent `prompt=none` every hour) would never end: an idle timeout only. Counting from the
  * sign-in gives the absolute lifetime the setting names (OWASP session management: an absolute
  * timeout whatever the activity); signing in again (prompt=login, max_age) starts it over.
+ *
+ * A session without a sign-in holds only the token of a sign-out form, stored for whoever loads
+ * the sign-out page with no session (a form the browser posts at once): it lives
+ * `withoutSignInSeconds` (a sign-in page's lifetime), not a signed-in session's day, so what
+ * one address may store by loading that page (within its budget of sign-in pages) goes as fast
+ * as the interactions its sign-ins store.
  */
-export function sessionLifetimeFromSignIn(ttlSeconds: number, nowMs: () => number = Date.now) {
+export function sessionLifetimeFromSignIn(ttlSeconds: number, withoutSignInSeconds: number, nowMs: () => number = Date.now) {
   return (_ctx: unknown, session: { loginTs?: number }): number => {
-    if (typeof session.loginTs !== 'number') return ttlSeconds;
+    if (typeof session.loginTs !== 'number') return Math.min(ttlSeconds, withoutSignInSeconds);
     const left = session.loginTs + ttlSeconds - Math.floor(nowMs() / 1000);
     // The provider takes positive whole seconds only; a session at its end is saved for the last
     // one, and the storage below keeps it no longer than its end.

@@ -104,6 +104,19 @@ describe('authorization server: sign-out', () => {
     expect(back.searchParams.get('state')).toBe('s-9');
   });
 
+  test('when nobody is signed in, then the session stored for the sign-out form lives as long as a sign-in page (SIGN_IN_INTERACTION_TTL_SECONDS), not a day', async () => {
+    const res = await fetch(endSession({ client_id: app.clientId }), { redirect: 'manual' });
+    expect(res.status).toBe(200);
+    const id = /_session=([^;]+)/.exec(res.headers.getSetCookie().join('; '))?.[1] as string;
+    const stored = await service.ctx.mongo
+      .collection<{ kind: string; key: string; payload: { accountId?: string; exp: number }; expiresAt: Date }>('oidc_records')
+      .findOne({ kind: 'Session', key: id });
+    expect(stored?.payload.accountId).toBeUndefined();
+    const limit = Date.now() + service.config.signIn.interactionTtlSeconds * 1000;
+    expect(stored?.expiresAt.getTime()).toBeLessThanOrEqual(limit);
+    expect(stored?.payload.exp).toBeLessThanOrEqual(Math.ceil(limit / 1000));
+  });
+
   test('when userinfo is called, then it answers sub for a token with openid, 403 without openid and 401 without a user token', async () => {
     const { tokens } = await signedIn('so-5', '+15550600005');
     for (const method of ['GET', 'POST']) {
