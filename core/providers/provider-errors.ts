@@ -27,6 +27,19 @@ export class PermanentProviderError extends Error {
   }
 }
 
+/**
+ * A message the deployment's own policy refused before any provider was asked (SMS_ALLOWED_COUNTRIES).
+ * Permanent, and the recipient's (another account would refuse it too). No provider had it: its
+ * delivery row names none and no provider call is timed, so a burst of refusals (SMS pumping)
+ * never reads as a failing provider account.
+ */
+export class RefusedBeforeProviderError extends PermanentProviderError {
+  constructor(reason: string, code: string) {
+    super(reason, undefined, code);
+    this.name = 'RefusedBeforeProviderError';
+  }
+}
+
 export type ProviderError = TransientProviderError | PermanentProviderError;
 
 /** `Retry-After` is either delta-seconds or an HTTP date (RFC 9110 10.2.3). */

@@ -1,6 +1,6 @@
 import { phoneNumbers } from '../platform/phone-numbers.js';
 import { smsCountryRefusals } from '../platform/metrics/business-metrics.js';
-import { PermanentProviderError } from './provider-errors.js';
+import { RefusedBeforeProviderError } from './provider-errors.js';
 import type { SmsProvider } from './provider.types.js';
 
 /** The countries SMS may go to (ISO 3166-1 alpha-2 codes), or undefined: every country. */
@@ -53,7 +53,7 @@ export function countSmsCountryRefusal(country: string, where: 'given' | 'asked'
 /**
  * The provider, refusing before any request a message to a number outside the allowed countries:
  * a permanent failure of the recipient (another account would refuse it too), recorded on the
- * delivery. Every SMS goes through here (OTPs, sign-in codes, activation codes), whoever stored
+ * delivery, which then names no provider (none had it). Every SMS goes through here (OTPs, sign-in codes, activation codes), whoever stored
  * the number and whenever.
  */
 export function guardSmsCountries(provider: SmsProvider, allowed: SmsCountries): SmsProvider {
@@ -64,7 +64,7 @@ export function guardSmsCountries(provider: SmsProvider, allowed: SmsCountries):
       const refusal = smsCountryRefusal(message.to, allowed);
       if (refusal === undefined) return provider.send(message);
       countSmsCountryRefusal(refusal.country, 'send');
-      throw new PermanentProviderError(refusal.reason, undefined, COUNTRY_NOT_ALLOWED);
+      throw new RefusedBeforeProviderError(refusal.reason, COUNTRY_NOT_ALLOWED);
     },
   };
 }

@@ -14,7 +14,7 @@ import type { Logger } from '../../core/platform/logger/logger.js';
 import { deliveryOutcomes, providerSendDuration } from '../../core/platform/metrics/business-metrics.js';
 import { decryptSecret } from '../../core/crypto/secret-box.js';
 import type { DeliveryFailover, FailureCause } from '../../core/otp/otp-failover.js';
-import { PermanentProviderError } from '../../core/providers/provider-errors.js';
+import { PermanentProviderError, RefusedBeforeProviderError } from '../../core/providers/provider-errors.js';
 import type { Providers, SentMessage } from '../../core/providers/provider.types.js';
 import { isRecipientFailure, type SmsRouting } from '../../core/providers/sms-routing.js';
 import type { DispatchJobData } from '../../core/platform/queues/dispatch.queue.js';
@@ -114,7 +114,10 @@ class ProviderSendError extends Error {
   }
 }
 
-/** The provider call, timed by outcome: its latency and error rate are what operators alert on. */
+/**
+ * The provider call, timed by outcome: its latency and error rate are what operators alert on. A
+ * message refused before any provider was asked (RefusedBeforeProviderError) made no call to time.
+ */
 async function send(
   deps: DispatchProcessorDeps,
   delivery: Delivery,
@@ -123,6 +126,10 @@ async function send(
   const started = process.hrtime.bigint();
   const observe = (provider: string, outcome: string) =>
     providerSendDuration.observe({ channel: delivery.channel, provider, outcome }, Number(process.hrtime.bigint() - started) / 1e9);
+  const observeFailure = (provider: string, err: unknown) => {
+    if (err instanceof RefusedBeforeProviderError) return;
+    observe(provider, err instanceof PermanentProviderError ? 'permanent' : 'transient');
+  };
   const otpUuid = delivery.kind === 'otp' ? delivery.refId : undefined;
   if (delivery.channel === 'SMS' && !isTest(deps, delivery) && deps.smsRouting) {
     const sms = { to: delivery.to, text: message.text, statusCallbackUrl: deps.twilioStatusCallbackUrl, otpUuid };
@@ -131,7 +138,7 @@ async function send(
       observe(result.provider, 'ok');
       return { ...result.sent, provider: result.provider };
     }
-    observe(result.provider, result.error instanceof PermanentProviderError ? 'permanent' : 'transient');
+    observeFailure(result.provider, result.error);
     throw new ProviderSendError(result.error, result.provider);
   }
   const provider = providerOf(deps, delivery);
@@ -140,7 +147,7 @@ async function send(
     observe(provider, 'ok');
     return { ...sent, provider };
   } catch (err) {
-    observe(provider, err instanceof PermanentProviderError ? 'permanent' : 'transient');
+    observeFailure(provider, err);
     throw new ProviderSendError(err, provider);
   }
 }
@@ -204,11 +211,19 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
   // replay (the sweeper drops it when the window closes); an expired one, or one whose request
   // was never answered, has nothing to replay and never reached a provider.
   // `ended`: the message is wanted by nobody any more (an activation its user can no longer use).
-  const markFailed = async (delivery: Delivery, reason: string, attempt?: number, provider = providerOf(deps, delivery), ended = false) => {
-    const unsendable = ended || reason === EXPIRED_BEFORE_SENDING || reason === REQUEST_NOT_ANSWERED;
+  // `refused`: no provider was asked (the deployment's policy refused it), so the row names none;
+  // it stays replayable, as the policy may change.
+  const markFailed = async (
+    delivery: Delivery,
+    reason: string,
+    attempt?: number,
+    provider = providerOf(deps, delivery),
+    how: { ended?: boolean; refused?: boolean } = {},
+  ) => {
+    const unsendable = how.ended === true || reason === EXPIRED_BEFORE_SENDING || reason === REQUEST_NOT_ANSWERED;
     await deps.deliveries.markFailed(delivery.id, reason, {
       attempts: attempt,
-      provider: unsendable ? undefined : provider,
+      provider: unsendable || how.refused === true ? undefined : provider,
       keepSecrets: !unsendable,
     });
     deliveryOutcomes.inc({ channel: delivery.channel, provider, state: 'FAILED' });
@@ -274,7 +289,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     const activationEnded =
       delivery.kind === 'activation' && deps.activationStillWanted ? await deps.activationStillWanted(delivery, now()) : undefined;
     if (activationEnded !== undefined) {
-      await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt, undefined, true);
+      await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt, undefined, { ended: true });
       return { state: 'SKIPPED', reason: `cancelled: ${activationEnded.reason}` };
     }
     // An unexpired row whose OTP was never stored: its request wrote both at once, the OTP's write
@@ -290,7 +305,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       const { cause: err, provider } = thrown as ProviderSendError;
       if (err instanceof PermanentProviderError) {
         await failOver(delivery, provider, isRecipientFailure(err) ? 'recipient' : 'provider');
-        await markFailed(delivery, err.reason, attempt, provider);
+        await markFailed(delivery, err.reason, attempt, provider, { refused: err instanceof RefusedBeforeProviderError });
         throw new UnrecoverableError(err.reason);
       }
       const reason = (err as Error).message;
