@@ -2,8 +2,14 @@ import type { Connection } from 'mongoose';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import type { DeclaredIndex } from '../../core/platform/db/index-drift.js';
 import { isMongoError, MONGO_CODES } from '../../core/platform/db/mongo-error-codes.js';
-import { createDeclaredIndex, DuplicateKeysError } from '../../core/platform/db/unique-index-build.js';
-import { testMongoUri } from '../support/test-mongo-uri.js';
+import {
+  createDeclaredIndex,
+  DuplicateKeysError,
+  DuplicateLookupTimeoutError,
+  refuseDuplicateKeys,
+} from '../../core/platform/db/unique-index-build.js';
+import { startFreezableProxy, type FreezableProxy } from '../support/freezable-proxy.js';
+import { firstTestMongoHost, testMongoUri, testMongoUriVia } from '../support/test-mongo-uri.js';
 import { uniqueName } from '../support/test-service.js';
 
 /** What createDeclaredIndex rejected with (it must reject: these collections hold duplicates). */
@@ -83,5 +89,63 @@ describe('a unique index refused over stored duplicates', () => {
       `- a.b "x", c 1: 2 documents: _id ${ids[0]}; _id ${ids[1]}`,
       `- a.b null, c 3: 2 documents: _id ${ids[3]}; _id ${ids[4]}`,
     ]);
+  });
+
+  // MongoDB stops a look-up at its maxTimeMS (MaxTimeMSExpired); the local MongoDB-wire server does
+  // not honour maxTimeMS at all. What both do is let the connection's socket timeout end a command
+  // left unanswered, which is what the proxy provokes here: the look-up is frozen once sent. The
+  // time limit it carried is read from the command as sent, under the socket timeout so that on
+  // MongoDB the server's own answer comes first.
+  describe('when listing the duplicates takes longer than the connection allows', () => {
+    let proxy: FreezableProxy;
+    let viaProxy: Connection;
+    let lookups: Record<string, unknown>[];
+    beforeEach(async () => {
+      await mongo.collection('many').insertMany([{ name: 'ann' }, { name: 'ann' }, { name: 'abe' }]);
+      const hello = (await mongo.db?.admin().command({ isMaster: 1 })) as { primary?: unknown } | undefined;
+      proxy = await startFreezableProxy(typeof hello?.primary === 'string' ? hello.primary : firstTestMongoHost());
+      // One attempt: the driver retries a read that timed out once, on a new connection the frozen proxy would hold too.
+      viaProxy = await connectMongo(
+        `${testMongoUriVia(proxy.address, mongo.name)}&socketTimeoutMS=1500&retryReads=false&monitorCommands=true`,
+      );
+      lookups = [];
+      viaProxy.getClient().on('commandStarted', (event) => {
+        if (event.commandName !== 'aggregate') return;
+        lookups.push(event.command);
+        proxy.freeze();
+      });
+    });
+    afterEach(async () => {
+      await viaProxy.close(true);
+      await proxy.close();
+    });
+
+    test('after MongoDB refused the build, then the error says the index was refused over duplicates that could not be listed in time and how to go on, and the look-up carried a server time limit under the socket timeout', async () => {
+      const err = await refusal(viaProxy, 'many', uniqueOn({ name: 1 }));
+      expect(err).toBeInstanceOf(DuplicateLookupTimeoutError);
+      expect((err as Error).message).toBe(
+        [
+          'the unique index name_1 of many on (name) cannot be built: stored documents share a key (duplicate key).',
+          'They could not be listed within 0.75 s (a large collection, or MongoDB busy): list them by grouping many on (name) and keeping the groups of more than one document, or give the listing more time with a longer socketTimeoutMS in MONGODB_URI.',
+          'Resolve the duplicates (in each group, change or delete every document but one), then run npm run migrate again.',
+        ].join('\n'),
+      );
+      expect(lookups).toEqual([expect.objectContaining({ aggregate: 'many', maxTimeMS: 750 })]);
+    });
+
+    test('before a build (a migration rebuilding an index, npm run migrate -- --check), then the error says the index could not be checked in time, not that duplicates exist', async () => {
+      const err = await refuseDuplicateKeys(viaProxy, 'many', uniqueOn({ name: 1 })).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(err).toBeInstanceOf(DuplicateLookupTimeoutError);
+      expect((err as Error).message).toBe(
+        [
+          'the unique index name_1 of many on (name) could not be checked for stored documents sharing a key within 0.75 s (a large collection, or MongoDB busy).',
+          'Give the check more time with a longer socketTimeoutMS in MONGODB_URI, or check by grouping many on (name) and keeping the groups of more than one document and resolve what it finds; then run npm run migrate again.',
+        ].join('\n'),
+      );
+      expect(lookups).toEqual([expect.objectContaining({ maxTimeMS: 750 })]);
+    });
   });
 });

@@ -6,6 +6,7 @@
 export const MONGO_CODES = {
   NamespaceNotFound: 26,
   IndexNotFound: 27,
+  MaxTimeMSExpired: 50,
   CommandNotFound: 59,
   IndexOptionsConflict: 85,
   IndexKeySpecsConflict: 86,

@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import { maskContactsInText } from '../logger/logger.js';
 import type { DeclaredIndex } from './index-drift.js';
+import { SOCKET_TIMEOUT_MS } from './mongo-connection.js';
 import { isMongoError, MONGO_CODES } from './mongo-error-codes.js';
 
 /** The command that builds the indexes once the duplicates are resolved. */
@@ -9,6 +10,8 @@ const MIGRATE_COMMAND = 'npm run migrate';
 const MAX_GROUPS = 5;
 /** Documents named per group. */
 const MAX_DOCUMENTS = 5;
+/** How much sooner than the connection's socket timeout the server is asked to stop the look-up. */
+const LOOKUP_MARGIN_MS = 5_000;
 
 /** One key value that several stored documents share, and (some of) those documents. */
 export interface DuplicateKeyGroup {
@@ -39,6 +42,68 @@ export class DuplicateKeysError extends Error {
     super(describe(collection, index, keyFields, groups, moreGroups));
     this.name = 'DuplicateKeysError';
   }
+}
+
+/**
+ * The look-up of a unique index's duplicates did not finish in time (a large collection, a busy
+ * MongoDB). `buildRefused`: MongoDB refused the build over duplicates, which could not be listed;
+ * otherwise the duplicates were looked for before a build, and whether there are any is unknown.
+ * Names only the collection, the index and its fields: no stored value.
+ */
+export class DuplicateLookupTimeoutError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly index: string,
+    readonly keyFields: string[],
+    readonly limitMs: number,
+    readonly buildRefused: boolean,
+  ) {
+    const unique = `the unique index ${index} of ${collection} on (${keyFields.join(', ')})`;
+    const within = `within ${limitMs / 1000} s (a large collection, or MongoDB busy)`;
+    const byHand = `grouping ${collection} on (${keyFields.join(', ')}) and keeping the groups of more than one document`;
+    super(
+      (buildRefused
+        ? [
+            `${unique} cannot be built: stored documents share a key (duplicate key).`,
+            `They could not be listed ${within}: list them by ${byHand}, or give the listing more time with a longer socketTimeoutMS in MONGODB_URI.`,
+            `Resolve the duplicates (in each group, change or delete every document but one), then run ${MIGRATE_COMMAND} again.`,
+          ]
+        : [
+            `${unique} could not be checked for stored documents sharing a key ${within}.`,
+            `Give the check more time with a longer socketTimeoutMS in MONGODB_URI, or check by ${byHand} and resolve what it finds; then run ${MIGRATE_COMMAND} again.`,
+          ]
+      ).join('\n'),
+    );
+    this.name = 'DuplicateLookupTimeoutError';
+  }
+}
+
+/**
+ * How long the look-up of duplicates may take. Grouping every key of a large collection takes
+ * long, and it runs while a process starts or a migration waits. The connection's socket timeout
+ * (SOCKET_TIMEOUT_MS unless MONGODB_URI sets socketTimeoutMS; without one, the default's) ends an
+ * unanswered command anyway, with a network error that says nothing of the index; MongoDB is asked
+ * to stop a little sooner (maxTimeMS), so that its answer comes first and the work stops on the
+ * server too. An operator whose collection needs longer raises socketTimeoutMS: no setting of its own.
+ */
+export function duplicateLookupTimeMs(connection: Connection): number {
+  const socketTimeout = connection.getClient().options.socketTimeoutMS || SOCKET_TIMEOUT_MS;
+  return socketTimeout - Math.min(LOOKUP_MARGIN_MS, Math.floor(socketTimeout / 2));
+}
+
+/** The look-up's deadline passed between two of its commands. */
+class DeadlinePassed extends Error {}
+
+/**
+ * MongoDB stopped a command at its maxTimeMS, a command went unanswered past the socket timeout
+ * (a server that ignores maxTimeMS, like the local MongoDB-wire server), or the deadline passed.
+ */
+function isOutOfTime(err: unknown): boolean {
+  return (
+    err instanceof DeadlinePassed ||
+    isMongoError(err, MONGO_CODES.MaxTimeMSExpired) ||
+    (err as { name?: unknown } | null)?.name === 'MongoNetworkTimeoutError'
+  );
 }
 
 // Controls, format characters (bidirectional overrides, zero-width ones), line and paragraph separators.
@@ -119,6 +184,27 @@ export async function findDuplicateKeys(
   collection: string,
   index: DeclaredIndex,
 ): Promise<{ groups: DuplicateKeyGroup[]; moreGroups: boolean }> {
+  const limitMs = duplicateLookupTimeMs(connection);
+  try {
+    return await lookUpDuplicateKeys(connection, collection, index, Date.now() + limitMs);
+  } catch (err) {
+    if (isOutOfTime(err)) throw new DuplicateLookupTimeoutError(collection, index.name, Object.keys(index.key), limitMs, false);
+    throw err;
+  }
+}
+
+/** findDuplicateKeys: its commands share one deadline, each asking MongoDB to stop by then. */
+async function lookUpDuplicateKeys(
+  connection: Connection,
+  collection: string,
+  index: DeclaredIndex,
+  deadline: number,
+): Promise<{ groups: DuplicateKeyGroup[]; moreGroups: boolean }> {
+  const timeLeft = () => {
+    const left = deadline - Date.now();
+    if (left <= 0) throw new DeadlinePassed();
+    return left;
+  };
   const fields = Object.keys(index.key);
   const covered = coveredFilter(index);
   const shared = await connection
@@ -138,7 +224,7 @@ export async function findDuplicateKeys(
         { $limit: MAX_GROUPS + 1 },
       ],
       // A group per distinct key: on a large collection more than MongoDB holds in memory.
-      { allowDiskUse: true },
+      { allowDiskUse: true, maxTimeMS: timeLeft() },
     )
     .toArray();
   const groups: DuplicateKeyGroup[] = [];
@@ -150,7 +236,10 @@ export async function findDuplicateKeys(
     const sameKey = Object.fromEntries(fields.map((field, i) => [field, { $eq: key[i] ?? null }]));
     const documents = await connection
       .collection(collection)
-      .find<DuplicateKeyGroup['documents'][number]>({ $and: [covered, sameKey] }, { projection: { _id: 1, enterpriseId: 1, userId: 1 } })
+      .find<DuplicateKeyGroup['documents'][number]>(
+        { $and: [covered, sameKey] },
+        { projection: { _id: 1, enterpriseId: 1, userId: 1 }, maxTimeMS: timeLeft() },
+      )
       .sort({ _id: 1 })
       .limit(MAX_DOCUMENTS)
       .toArray();
@@ -177,12 +266,15 @@ export async function createDeclaredIndex(connection: Connection, collection: st
     await connection.collection(collection).createIndex(index.key, { name: index.name, ...index.options });
   } catch (err) {
     if (!index.options.unique || !isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
-    // The look-up only explains the refusal: when it fails itself (a time limit, a failover, a
-    // value the server cannot group), the refusal is what the operator must see.
+    // The look-up only explains the refusal: when it fails itself (a failover, a value the server
+    // cannot group), the refusal is what the operator must see; when it ran out of time, that the
+    // duplicates are there but could not be listed, and how to go on.
     const lookup = await refuseDuplicateKeys(connection, collection, index).then(
       () => undefined,
       (found: unknown) => found,
     );
+    if (lookup instanceof DuplicateLookupTimeoutError)
+      throw new DuplicateLookupTimeoutError(collection, index.name, lookup.keyFields, lookup.limitMs, true);
     throw lookup instanceof DuplicateKeysError ? lookup : err;
   }
 }
