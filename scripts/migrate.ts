@@ -7,7 +7,7 @@
 import { connectMongo } from '../core/platform/db/mongo-connection.js';
 import { createLogger, maskContactsInText } from '../core/platform/logger/logger.js';
 import { migrateStore } from '../core/migrations/migrate-store.js';
-import { findBlockingDuplicates, inspectStore } from '../core/migrations/store-check.js';
+import { checkBeforeMigrating } from '../core/migrations/store-check.js';
 import { countStaleMobileKeys } from '../core/users/live-mobile-keys.migration.js';
 import { ConfigError } from '../core/platform/config/config.js';
 import { readSettings } from '../core/platform/config/settings-reader.js';
@@ -24,9 +24,9 @@ async function main(): Promise<number> {
   const mongo = await connectMongo(mongoUriOrLocal(process.env));
   try {
     if (checkOnly) {
-      const check = { ...(await inspectStore(mongo)), staleMobileKeys: await countStaleMobileKeys(mongo) };
+      const { blocked: duplicates, ...inspected } = await checkBeforeMigrating(mongo);
+      const check = { ...inspected, staleMobileKeys: await countStaleMobileKeys(mongo) };
       const needed = check.drifted.length > 0 || check.obsolete.length > 0 || check.staleMobileKeys > 0;
-      const duplicates = await findBlockingDuplicates(mongo);
       // Listed only when there are any, each as the migration would tell it (masked already).
       const blocked = duplicates.length > 0 ? { blockedByDuplicateKeys: duplicates.map((err) => err.message) } : {};
       process.stdout.write(JSON.stringify({ migrationNeeded: needed, ...check, ...blocked }, null, 2) + '\n');

@@ -1,5 +1,12 @@
 import type { Connection } from 'mongoose';
-import { compareIndexes, declaredIndexes, declaredOf, type DeclaredIndex, type IndexDrift } from '../platform/db/index-drift.js';
+import {
+  compareIndexes,
+  declaredIndexes,
+  declaredOf,
+  type DeclaredIndex,
+  type ExistingIndex,
+  type IndexDrift,
+} from '../platform/db/index-drift.js';
 import { ensureIndexes, existingIndexes, registeredModel } from '../platform/db/model-registry.js';
 import { refuseDuplicateKeys, DuplicateKeysError } from '../platform/db/unique-index-build.js';
 import { PRE_ENTERPRISE_INDEXES } from '../enterprises/enterprise-migration.js';
@@ -46,19 +53,51 @@ export async function checkStore(connection: Connection): Promise<StoreCheck> {
   return { drifted, obsolete: await obsoleteIndexes(connection) };
 }
 
+/** Each collection's indexes as they are now, by collection name. */
+export type IndexLists = ReadonlyMap<string, ExistingIndex[]>;
+
+const collectionOf = (schema: (typeof DECLARED_MODELS)[number]['schema']) => schema.get('collection') as string;
+const declaredOfSchema = (schema: (typeof DECLARED_MODELS)[number]['schema']) =>
+  declaredIndexes(schema.indexes() as [Record<string, unknown>, Record<string, unknown>][]);
+
+/** The index lists of these collections, one listIndexes each (none for a collection named twice). */
+async function readIndexLists(connection: Connection, collections: Iterable<string>): Promise<IndexLists> {
+  const lists = new Map<string, ExistingIndex[]>();
+  for (const collection of new Set(collections)) lists.set(collection, await existingIndexes(connection, collection));
+  return lists;
+}
+
 /**
  * The same comparison as checkStore without creating anything: no model is compiled (compiling
  * one creates its collection) and no missing index is built. For `npm run migrate -- --check`,
  * which an operator runs against a production database before an upgrade.
  */
-export async function inspectStore(connection: Connection): Promise<StoreCheck> {
+function inspectStore(lists: IndexLists): StoreCheck {
   const drifted: IndexDrift[] = [];
   for (const { schema } of DECLARED_MODELS) {
-    const collection = schema.get('collection') as string;
-    const declared = declaredIndexes(schema.indexes() as [Record<string, unknown>, Record<string, unknown>][]);
-    drifted.push(...compareIndexes(collection, declared, await existingIndexes(connection, collection)).drifted);
+    const collection = collectionOf(schema);
+    drifted.push(...compareIndexes(collection, declaredOfSchema(schema), lists.get(collection) ?? []).drifted);
   }
-  return { drifted, obsolete: await obsoleteIndexes(connection) };
+  return { drifted, obsolete: obsoleteIn(lists) };
+}
+
+/** What `npm run migrate -- --check` reports: the comparison, and the duplicates that would stop a run. */
+export interface MigrationCheck extends StoreCheck {
+  blocked: DuplicateKeysError[];
+}
+
+/**
+ * The comparison of inspectStore and the duplicates of findBlockingDuplicates, for
+ * `npm run migrate -- --check`: reads only, builds nothing. Each collection's index list is read
+ * once and serves both: on a production database each read is a round trip, and two reads could
+ * disagree should an index be built in between.
+ */
+export async function checkBeforeMigrating(connection: Connection): Promise<MigrationCheck> {
+  const lists = await readIndexLists(connection, [
+    ...DECLARED_MODELS.map(({ schema }) => collectionOf(schema)),
+    ...PRE_ENTERPRISE_INDEXES.map(([collection]) => collection),
+  ]);
+  return { ...inspectStore(lists), blocked: await findBlockingDuplicates(connection, lists) };
 }
 
 /**
@@ -67,12 +106,12 @@ export async function inspectStore(connection: Connection): Promise<StoreCheck> 
  * each would stop the migration, or a starting process, with the same error. Reads each such
  * collection once per index; builds nothing. For `npm run migrate -- --check`.
  */
-export async function findBlockingDuplicates(connection: Connection): Promise<DuplicateKeysError[]> {
+async function findBlockingDuplicates(connection: Connection, lists: IndexLists): Promise<DuplicateKeysError[]> {
   const blocked: DuplicateKeysError[] = [];
   for (const { schema } of DECLARED_MODELS) {
-    const collection = schema.get('collection') as string;
-    const declared = declaredIndexes(schema.indexes() as [Record<string, unknown>, Record<string, unknown>][]);
-    const { missing, drifted } = compareIndexes(collection, declared, await existingIndexes(connection, collection));
+    const collection = collectionOf(schema);
+    const declared = declaredOfSchema(schema);
+    const { missing, drifted } = compareIndexes(collection, declared, lists.get(collection) ?? []);
     const rebuilt = drifted
       .filter((drift) => !drift.ttlOnly)
       .map((drift) => declaredOf(drift, declared))
@@ -89,13 +128,21 @@ export async function findBlockingDuplicates(connection: Connection): Promise<Du
   return blocked;
 }
 
+/** The indexes of older versions in these lists (`collection.index`). */
+function obsoleteIn(lists: IndexLists): string[] {
+  return PRE_ENTERPRISE_INDEXES.filter(([collection, index]) => (lists.get(collection) ?? []).some((i) => i.name === index)).map(
+    ([collection, index]) => `${collection}.${index}`,
+  );
+}
+
 /** Indexes of older versions still in the database (`collection.index`), which a migration drops. */
 export async function obsoleteIndexes(connection: Connection): Promise<string[]> {
-  const obsolete: string[] = [];
-  for (const [collection, index] of PRE_ENTERPRISE_INDEXES) {
-    if ((await existingIndexes(connection, collection)).some((i) => i.name === index)) obsolete.push(`${collection}.${index}`);
-  }
-  return obsolete;
+  return obsoleteIn(
+    await readIndexLists(
+      connection,
+      PRE_ENTERPRISE_INDEXES.map(([collection]) => collection),
+    ),
+  );
 }
 
 /**

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Connection } from 'mongoose';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
-import { checkStore } from '../../core/migrations/store-check.js';
+import { DECLARED_MODELS } from '../../core/migrations/declared-models.js';
+import { checkBeforeMigrating, checkStore } from '../../core/migrations/store-check.js';
+import { PRE_ENTERPRISE_INDEXES } from '../../core/enterprises/enterprise-migration.js';
 import { migrateStore } from '../../core/migrations/migrate-store.js';
 import { createLogger } from '../../core/platform/logger/logger.js';
 import { projectRoot } from '../../core/platform/project-root.js';
@@ -142,6 +144,31 @@ describe('index changes go through the migration command', () => {
     });
     expect(await indexesOf(mongo, 'users')).toEqual([{ name: '_id_', key: { _id: 1 }, unique: undefined, expireAfterSeconds: undefined }]);
     expect((await mongo.db?.listCollections().toArray())?.map((c) => c.name)).toEqual(['users']);
+  });
+
+  // An operator runs --check against production before an upgrade: each index list is one
+  // listIndexes command per collection, and the comparison, the older versions' indexes and the
+  // duplicates to look for are all read from the same lists.
+  test("when the check runs, then it reads each collection's index list once, and still finds what a migration would do", async () => {
+    const users = mongo.collection('users');
+    await users.insertMany([storedUser('ann', {}), storedUser('bob', {})]);
+    await users.createIndex({ userId: 1 }, { name: 'userId_1' });
+    const monitored = await connectMongo(testMongoUri(mongo.name, { monitorCommands: 'true' }));
+    const listed: string[] = [];
+    monitored.getClient().on('commandStarted', (event) => {
+      if (event.commandName === 'listIndexes') listed.push(String(event.command.listIndexes));
+    });
+    try {
+      const check = await checkBeforeMigrating(monitored);
+      expect(check).toMatchObject({ drifted: [], obsolete: ['users.userId_1'], blocked: [] });
+    } finally {
+      await monitored.close();
+    }
+    const collections = new Set([
+      ...DECLARED_MODELS.map(({ schema }) => schema.get('collection') as string),
+      ...PRE_ENTERPRISE_INDEXES.map(([c]) => c),
+    ]);
+    expect([...listed].sort()).toEqual([...collections].sort());
   });
 
   test('when an index an older version declared was replaced, then processes start beside it and the migration drops it once', async () => {
