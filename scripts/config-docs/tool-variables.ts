@@ -38,6 +38,11 @@ export const TOOL_VARIABLES: readonly ToolVariable[] = [
     doc: "set by the test run's global setup, which starts only what is not given: `TEST_MONGODB_URI` alone points the whole suite at any MongoDB ([operations.md](operations.md#tests-and-benchmarks)); each test file uses its own database and queue prefix",
   },
   {
+    names: ['TEST_LOCAL_MONGO_CLASSES'],
+    readBy: 'tests',
+    doc: 'a folder holding the local MongoDB-wire server\'s launcher compiled from this checkout (`javac -encoding UTF-8 -cp "scripts/mongo-server/lib/*" -d <folder> scripts/mongo-server/*.java`), which the launcher probe (local-mongo-reply-copies) uses before `scripts/mongo-server/classes`: for a clone whose classes folder is shared with another checkout',
+  },
+  {
     names: ['TEST_REDIS_CLUSTER', 'TEST_REDIS_CLUSTER_NODES'],
     readBy: 'tests',
     doc: '`TEST_REDIS_CLUSTER=1` makes the global setup start a local 3-master Redis Cluster and run the tests on it (the cluster pass of `npm test`); `TEST_REDIS_CLUSTER_NODES` points them at an existing cluster instead',

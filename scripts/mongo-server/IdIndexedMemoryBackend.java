@@ -31,7 +31,8 @@ import java.util.stream.Stream;
  * against 0.8 ms for the equality). Results are unchanged: every document found through an index is
  * still matched against the whole filter.
  *
- * Replies carry copies of the stored documents, taken under the collection's lock. The stock
+ * Replies carry copies of the stored documents, taken under the collection's lock (find, getMore,
+ * findAndModify, an aggregate's source and the collections it joins). The stock
  * backend puts the stored documents themselves in a reply, which the server's network thread
  * encodes after the lock is released: an update on another connection that adds or removes a
  * field of the same document meanwhile (the service's conditional updates, several requests on
@@ -87,6 +88,19 @@ public class IdIndexedMemoryBackend extends MemoryBackend {
         @Override
         public synchronized Stream<Document> queryAllAsStream() {
             return copies(queryAll()).stream();
+        }
+
+        /**
+         * The documents a `$lookup` or `$graphLookup` joins from this collection: copies, taken under
+         * the lock. The stages query it through here, whose stock default reaches the stored
+         * documents (handleQuery above), and put them in the reply as they are. ($merge and
+         * listIndexes read through here too; copies serve them as well.) `distinct` needs none:
+         * its values are fields of stored documents, and an update replaces a stored document's
+         * sub-documents with changed copies instead of changing them.
+         */
+        @Override
+        public synchronized Stream<Document> handleQueryAsStream(Document query) {
+            return copies(handleQuery(query)).stream();
         }
 
         /** A findAndModify's reply: a copy of the document (see the class comment). */

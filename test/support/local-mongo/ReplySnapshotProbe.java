@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.embedded.EmbeddedChannel;
 
+import java.util.Collection;
 import java.util.Iterator;
 import java.util.List;
 
@@ -28,7 +29,10 @@ public final class ReplySnapshotProbe {
             new Document("_id", "a").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"),
             new Document("_id", "b").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"),
             new Document("_id", "c").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"),
-            new Document("_id", "d").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"))));
+            new Document("_id", "d").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"),
+            new Document("_id", "e").append("status", "ACTIVE").append("attemptsUsed", 0).append("resendCode", "r"),
+            new Document("_id", "f").append("status", "ACTIVE").append("delivery", new Document("status", "QUEUED").append("queuedAt", 0)))));
+        run(backend, channel, "insert", new Document("insert", "users").append("documents", List.of(new Document("_id", "u").append("otp", "e"))));
 
         // findOneAndUpdate(returnDocument: 'after'): the service's takeAttempt.
         Document taken = run(backend, channel, "findAndModify", new Document("findAndModify", "otps")
@@ -47,6 +51,16 @@ public final class ReplySnapshotProbe {
         Document aggregated = run(backend, channel, "aggregate", new Document("aggregate", "otps")
             .append("pipeline", List.of(new Document("$match", new Document("_id", "d")))).append("cursor", new Document()));
         report("aggregate", first((List<?>) ((Document) aggregated.get("cursor")).get("firstBatch")), aggregated, () -> markUsed(backend, channel, "d"));
+        // aggregate with $lookup: the documents joined from another collection.
+        Document joined = run(backend, channel, "aggregate", new Document("aggregate", "users")
+            .append("pipeline", List.of(new Document("$lookup", new Document("from", "otps").append("localField", "otp")
+                .append("foreignField", "_id").append("as", "otps")))).append("cursor", new Document()));
+        Document user = first((List<?>) ((Document) joined.get("cursor")).get("firstBatch"));
+        report("lookup", user == null ? null : first((List<?>) user.get("otps")), joined, () -> markUsed(backend, channel, "e"));
+        // distinct of a field holding sub-documents: the values are the stored sub-documents.
+        Document distinct = run(backend, channel, "distinct", new Document("distinct", "otps").append("key", "delivery")
+            .append("query", new Document("_id", "f")));
+        report("distinct", first((Collection<?>) distinct.get("values")), distinct, () -> markSent(backend, channel, "f"));
         backend.close();
     }
 
@@ -57,13 +71,20 @@ public final class ReplySnapshotProbe {
                 .append("$unset", new Document("resendCode", 1))))));
     }
 
+    /** A delivery sent: a field of the sub-document added, another removed. */
+    private static void markSent(MongoBackend backend, Channel channel, String id) {
+        run(backend, channel, "update", new Document("update", "otps").append("updates", List.of(
+            new Document("q", new Document("_id", id)).append("u", new Document("$set", new Document("delivery.status", "SENT").append("delivery.sentAt", 1))
+                .append("$unset", new Document("delivery.queuedAt", 1))))));
+    }
+
     private static Document run(MongoBackend backend, Channel channel, String command, Document query) {
         query.put("$db", DB);
         return backend.handleCommand(channel, DB, command, query);
     }
 
-    private static Document first(List<?> batch) {
-        return batch.isEmpty() ? null : (Document) batch.get(0);
+    private static Document first(Collection<?> batch) {
+        return batch.isEmpty() ? null : (Document) batch.iterator().next();
     }
 
     /** Encodes `reply` with `meanwhile` run once its document's first field is encoded. */
