@@ -14,7 +14,8 @@ import { createLogger } from '../core/platform/logger/logger.js';
 import { projectRoot } from '../core/platform/project-root.js';
 import { startAllWorkers } from '../workers/all.js';
 import { userTokenThroughLoginPages } from './fuzz/user-sign-in.js';
-import { findFreePort, startMongoServer, startRedisServer } from './local-services.js';
+import { startFuzzStores } from './fuzz/fuzz-stores.js';
+import { findFreePort } from './local-services.js';
 
 const fuzzDir = join(projectRoot, '.local', 'fuzz');
 const schemathesis = join(projectRoot, '.local', 'fuzz-venv', 'bin', 'schemathesis');
@@ -116,7 +117,7 @@ async function runSchemathesis(label: string, baseUrl: string, configFile: strin
 
 async function main(): Promise<number> {
   mkdirSync(fuzzDir, { recursive: true });
-  const [redis, mongo] = await Promise.all([startRedisServer(), startMongoServer()]);
+  const { redis, mongo } = await startFuzzStores();
   // Interrupted (Ctrl-C, a CI timeout): the servers started here must not outlive the run.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -192,6 +193,8 @@ async function main(): Promise<number> {
       if (code !== 0) status = 1;
     }
     process.stdout.write(`\nfuzzing: ${((Date.now() - started) / 1000).toFixed(0)} s, ${exits.join(', ')}\n`);
+    // A request that failed with a closed connection or a 503 may be the local server's doing.
+    if (status !== 0) process.stdout.write(`the MongoDB-wire server's warnings and errors: ${mongo.logFile ?? 'not kept'}\n`);
   } finally {
     await workers.shutdown();
     await api.shutdown();

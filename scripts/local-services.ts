@@ -20,6 +20,8 @@ export interface LocalService {
   stop: () => Promise<void>;
   /** What the server printed before it was ready (the journal's recovery report, for one). */
   startupOutput?: string;
+  /** Where the server writes its warnings and errors (MongoOptions.log), when it was given one. */
+  logFile?: string;
 }
 
 export function findFreePort(): Promise<number> {
@@ -141,6 +143,15 @@ export interface ServerLogFile {
 }
 
 /**
+ * The log file of a server a local tool starts for itself (`fuzz`, `bench`, `drills`):
+ * `.local/mongo-server-<name>.log`, beside npm start's `mongo-server.log` and the tests'
+ * `mongo-server-test.log`, so that what it said is still there after the run.
+ */
+export function localServerLog(name: string): ServerLogFile {
+  return { file: join(projectRoot, '.local', `mongo-server-${name}.log`) };
+}
+
+/**
  * mongo-java-server logs every connection opened and closed and every collection created at INFO:
  * only its warnings and errors are kept (a reply it could not encode, which closes the client's
  * connection; an exception on a connection; a command it does not know). Left out too: the errors a
@@ -230,5 +241,12 @@ export async function startMongoServer(options: MongoOptions = {}): Promise<Loca
   child.stdout?.resume();
   child.stderr?.resume();
   if (options.detached) child.unref();
-  return { url: `mongodb://127.0.0.1:${port}`, port, pid: child.pid ?? 0, stop: () => stopChild(child), startupOutput: output };
+  return {
+    url: `mongodb://127.0.0.1:${port}`,
+    port,
+    pid: child.pid ?? 0,
+    stop: () => stopChild(child),
+    startupOutput: output,
+    ...(options.log ? { logFile: options.log.file } : {}),
+  };
 }

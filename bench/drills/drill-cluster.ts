@@ -8,7 +8,7 @@ import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../core/platform/project-root.js';
 import { startRedisCluster, type LocalRedisCluster } from '../../scripts/local-redis-cluster.js';
-import { findFreePort, startMongoServer, startRedisServer, type LocalService } from '../../scripts/local-services.js';
+import { findFreePort, localServerLog, startMongoServer, startRedisServer, type LocalService } from '../../scripts/local-services.js';
 import { readProcfile, type ProcfileLine } from '../../scripts/procfile.js';
 import { startSmsProviderStub, type SmsProviderStub } from './provider-stub.js';
 
@@ -103,7 +103,7 @@ export async function startCluster(runDir: string, overrides: Record<string, str
     ? await startRedisCluster({ replicasPerMaster: 1, nodeTimeoutMs: 2000, dataDir: join(runDir, 'redis-cluster') })
     : undefined;
   let redis: LocalService | undefined = redisCluster ? undefined : await startRedisServer({ port: redisPort, dataDir: redisDir });
-  let mongo: LocalService = await startMongoServer({ port: mongoPort, backend: { journalFile } });
+  let mongo: LocalService = await startMongoServer({ port: mongoPort, backend: { journalFile }, log: localServerLog('drills') });
   const sms = await startSmsProviderStub();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -196,7 +196,7 @@ export async function startCluster(runDir: string, overrides: Record<string, str
       await mongo.stop();
     },
     startMongo: async () => {
-      mongo = await startMongoServer({ port: mongoPort, backend: { journalFile } });
+      mongo = await startMongoServer({ port: mongoPort, backend: { journalFile }, log: localServerLog('drills') });
     },
     rssMb: (role) => {
       try {

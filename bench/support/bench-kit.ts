@@ -6,7 +6,14 @@ import { cpus, freemem, loadavg, totalmem, platform, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { findFreePort, startMongoServer, startRedisServer, type LocalService, type MongoOptions } from '../../scripts/local-services.js';
+import {
+  findFreePort,
+  localServerLog,
+  startMongoServer,
+  startRedisServer,
+  type LocalService,
+  type MongoOptions,
+} from '../../scripts/local-services.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository root, from bench/support (sources) or dist/bench/support (build). */
@@ -40,8 +47,9 @@ export interface Infra {
   stop: () => Promise<void>;
 }
 
+/** The stores a benchmark runs on; the MongoDB-wire server's warnings and errors go to `.local/mongo-server-bench.log`. */
 export async function startInfra(mongoOptions: MongoOptions = {}): Promise<Infra> {
-  const [redis, mongo] = await Promise.all([startRedisServer(), startMongoServer(mongoOptions)]);
+  const [redis, mongo] = await Promise.all([startRedisServer(), startMongoServer({ log: localServerLog('bench'), ...mongoOptions })]);
   return { redis, mongo, stop: async () => void (await Promise.allSettled([redis.stop(), mongo.stop()])) };
 }
 
