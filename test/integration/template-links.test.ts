@@ -53,6 +53,8 @@ describe('a macro inside a link of an e-mail template', () => {
       state: 'FAILED',
       lastError: 'render failed: Macro __LINK__ in a href attribute must give an http, https, mailto, tel URL',
     });
+    // It never reached a provider: the row names none, and no ?provider= filter of the operators' list finds it.
+    expect(row).not.toHaveProperty('provider');
     expect((await readOutbox(service, email)).filter((m) => m.otpUuid === otpUuid)).toEqual([]);
   });
 

@@ -209,24 +209,19 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
 
   // A row that failed while it could still be sent keeps its encrypted code for an operator's
   // replay (the sweeper drops it when the window closes); an expired one, or one whose request
-  // was never answered, has nothing to replay and never reached a provider.
+  // was never answered, has nothing to replay.
+  // `through`: the provider that had the message and failed it; unset when none had it (expired,
+  // cancelled, a template that did not render, refused by the deployment's policy), and then the
+  // row names none: an operator filtering failures by provider sees only that provider's.
   // `ended`: the message is wanted by nobody any more (an activation its user can no longer use).
-  // `refused`: no provider was asked (the deployment's policy refused it), so the row names none;
-  // it stays replayable, as the policy may change.
-  const markFailed = async (
-    delivery: Delivery,
-    reason: string,
-    attempt?: number,
-    provider = providerOf(deps, delivery),
-    how: { ended?: boolean; refused?: boolean } = {},
-  ) => {
-    const unsendable = how.ended === true || reason === EXPIRED_BEFORE_SENDING || reason === REQUEST_NOT_ANSWERED;
+  const markFailed = async (delivery: Delivery, reason: string, attempt?: number, through?: string, ended = false) => {
+    const unsendable = ended || reason === EXPIRED_BEFORE_SENDING || reason === REQUEST_NOT_ANSWERED;
     await deps.deliveries.markFailed(delivery.id, reason, {
       attempts: attempt,
-      provider: unsendable || how.refused === true ? undefined : provider,
+      provider: through,
       keepSecrets: !unsendable,
     });
-    deliveryOutcomes.inc({ channel: delivery.channel, provider, state: 'FAILED' });
+    deliveryOutcomes.inc({ channel: delivery.channel, provider: through ?? providerOf(deps, delivery), state: 'FAILED' });
   };
 
   // Written before the row says FAILED: should this process die in between, the job's retry
@@ -289,7 +284,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
     const activationEnded =
       delivery.kind === 'activation' && deps.activationStillWanted ? await deps.activationStillWanted(delivery, now()) : undefined;
     if (activationEnded !== undefined) {
-      await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt, undefined, { ended: true });
+      await markFailed(delivery, CANCELLED_BEFORE_SENDING, attempt, undefined, true);
       return { state: 'SKIPPED', reason: `cancelled: ${activationEnded.reason}` };
     }
     // An unexpired row whose OTP was never stored: its request wrote both at once, the OTP's write
@@ -305,7 +300,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       const { cause: err, provider } = thrown as ProviderSendError;
       if (err instanceof PermanentProviderError) {
         await failOver(delivery, provider, isRecipientFailure(err) ? 'recipient' : 'provider');
-        await markFailed(delivery, err.reason, attempt, provider, { refused: err instanceof RefusedBeforeProviderError });
+        await markFailed(delivery, err.reason, attempt, err instanceof RefusedBeforeProviderError ? undefined : provider);
         throw new UnrecoverableError(err.reason);
       }
       const reason = (err as Error).message;
