@@ -62,28 +62,37 @@ const EMAIL_RE = new RegExp(`(?<!${LOCAL_PART_CHAR})${LOCAL_PART_CHAR}+@[A-Za-z0
 // A `+` after `:`, `,` or `[` does start a number: no JSON number has one, and a unique-key error
 // quotes the live-mobile key as `acme:+15550100002` (also `tel:+1555...`, `[+1555...,+1555...]`).
 const PHONE_START_RE = /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))\+?[0-9][0-9 ()-]*/g;
-// A number written with dots (`555.123.4567`, `+1.555.123.4567`, `06.12.34.56.78`, after a
-// country code `+1 555.123.4567`), or with dots and dashes (`555.123-4567`, `1-555.123.4567`):
-// three or more groups of one to four digits joined by single dots or dashes, at least one a dot
-// (dashes alone are PHONE_START_RE's), standing alone as above. A user id may be written so (its
-// format allows dots and dashes), and its requests' paths and the unique-key errors that quote it
-// are logged. Dots also join what is not
-// a number: one dot is a decimal point (`1234.5678901`, `1732841234.567`), a group of five digits
-// or more a build or a time, four groups of at most three digits an IP address, and a date
-// (`2026.11.29.12.34.56`) starts with a year, month and day: `isDottedPhone` keeps those whole.
-// Starts are only where a chain starts and each group has at most four lengths to try, so a line
-// costs time in proportion to its length here too.
+// A number written with dots or underscores (`555.123.4567`, `555_123_4567`, `+1.555.123.4567`,
+// `06.12.34.56.78`, after a country code `+1 555.123.4567`, after an area code in brackets
+// `(555) 123.4567`), or with those and dashes (`555.123-4567`, `1-555.123.4567`): digit groups
+// joined by single dots, underscores or dashes, standing alone as above. A user id may be written
+// so (its format allows dots, underscores and dashes), and its requests' paths and the unique-key
+// errors that quote it are logged; provider error texts quote numbers as their caller wrote them.
+// The expression takes every such chain whole; `isNumberChain` decides which can be a number.
+// Starts are only where a chain starts (a digit, a `+` or a bracket that nothing glues to the
+// left) and the groups and their separators cannot be split two ways, so a line costs time in
+// proportion to its length here too.
 const DOTTED_PHONE_RE =
-  /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))(?:\+[0-9]{1,3}[ -])?\+?[0-9]{1,4}(?:[.-][0-9]{1,4}){2,}(?!\.?[A-Za-z0-9_-])/g;
-// What every chain the second pass masks holds (three groups of digits joined by dots or dashes, one
-// join a dot), found without look-behinds: most log lines (a request's, with its uuids and decimal
-// response time) hold none and skip that pass, which otherwise nearly doubled the masking's cost.
-const DOTTED_CHAIN_HINT = /[0-9]\.[0-9]{1,4}[.-][0-9]|[0-9][.-][0-9]{1,4}\.[0-9]/;
+  /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))(?:\+[0-9]{1,3}[ -])?(?:\([0-9]{1,4}\) ?)?\+?[0-9]+(?:[._-][0-9]+)+(?!\.?[A-Za-z0-9_-])/g;
+// What every chain `isNumberChain` accepts holds, found without look-behinds: three groups or more
+// with a dot or an underscore between two of them and a middle group of at most four digits, two
+// groups whose second holds six digits or more, or a bracketed area code before a dotted group.
+// Most log lines (a request's, with its uuids and decimal response time) hold none and skip that
+// pass, which otherwise nearly doubled the masking's cost.
+const DOTTED_CHAIN_HINT = /[0-9][._][0-9]{1,4}[._-][0-9]|[0-9][._-][0-9]{1,4}[._][0-9]|[0-9][._][0-9]{6}|\) ?[0-9]{1,4}[._][0-9]/;
+const DIGIT_GROUPS_RE = /[0-9]+/g;
+const DOT_OR_UNDERSCORE_JOIN_RE = /[0-9][._][0-9]/;
 const IPV4_RE = /^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$/;
-// Year-month-day or day-month-year, with dots or dashes, at the start of a run: a timestamp's date
-// (`2026-11-29 12:34:56` is ten digits and separators before its first colon).
+// Year-month-day or day-month-year, with dots, dashes or underscores, at the start of a run: a
+// timestamp's date (`2026-11-29 12:34:56` is ten digits and separators before its first colon,
+// `2026_11_29_12_34_56` a file name's).
 const DATE_START_RE =
-  /^(?:(?:19|20)[0-9]{2}([.-])(?:0[1-9]|1[0-2])\1(?:0[1-9]|[12][0-9]|3[01])|(?:0[1-9]|[12][0-9]|3[01])([.-])(?:0[1-9]|1[0-2])\2(?:19|20)[0-9]{2})(?![0-9])/;
+  /^(?:(?:19|20)[0-9]{2}([._-])(?:0[1-9]|1[0-2])\1(?:0[1-9]|[12][0-9]|3[01])|(?:0[1-9]|[12][0-9]|3[01])([._-])(?:0[1-9]|1[0-2])\2(?:19|20)[0-9]{2})(?![0-9])/;
+/** The longest number E.164 allows, country code included. */
+const MAX_PHONE_DIGITS = 15;
+// The most digits a number's last group holds after a country or area code (`1.5551234567`,
+// `44.7700900123`): a longer one is a decimal's fraction (`3.14159265358979`).
+const MAX_LAST_GROUP_DIGITS = 11;
 /** Digits and separators from the start (an optional `+` and one digit) to the last digit: at least ten. */
 const MIN_PHONE_LENGTH = 10;
 const DIGIT_RE = /[0-9]/;
@@ -127,18 +136,44 @@ function maskRun(run: string, offset: number, whole: string): string {
   return `${date}${rest.slice(0, digit)}${maskNumberInRun(rest.slice(digit), whole, offset + date.length + digit)}`;
 }
 
-function isDottedPhone(chain: string): boolean {
-  const digits = chain.replace(/[^0-9]/g, '').length;
-  if (digits < MIN_PHONE_LENGTH || !chain.includes('.')) return false;
-  return chain.startsWith('+') || !(IPV4_RE.test(chain) || DATE_START_RE.test(chain));
+/** Four groups of at most three digits, each at most 255: an IPv4 address, such as every request's caller. */
+function isIpv4Address(chain: string, groups: string[]): boolean {
+  return IPV4_RE.test(chain) && groups.every((group) => Number(group) <= 255);
+}
+
+/**
+ * Whether a chain of digit groups can be a phone number: ten digits or more, a dot or an underscore
+ * between two groups (dashes alone are PHONE_START_RE's), groups of one to four digits (a longer
+ * group is a build, a time or an id) except the last of two or three (`555.1234567`,
+ * `1.555.1234567`: then of eleven digits at most, fifteen in all, and not a fraction of `0.`), and not an IPv4
+ * address or a date (a `+` says it is a number all the same).
+ */
+function isNumberChain(chain: string): boolean {
+  const groups = chain.match(DIGIT_GROUPS_RE) ?? [];
+  const digits = groups.reduce((sum, group) => sum + group.length, 0);
+  if (digits < MIN_PHONE_LENGTH || !DOT_OR_UNDERSCORE_JOIN_RE.test(chain)) return false;
+  const last = groups.length - 1;
+  const shortGroups = groups.every((group) => group.length <= 4);
+  const longLastGroup =
+    groups.length <= 3 &&
+    digits <= MAX_PHONE_DIGITS &&
+    groups[0] !== '0' &&
+    (groups[last] as string).length <= MAX_LAST_GROUP_DIGITS &&
+    groups.slice(0, last).every((group) => group.length <= 4);
+  if (!shortGroups && !longLastGroup) return false;
+  return chain.startsWith('+') || !(isIpv4Address(chain, groups) || DATE_START_RE.test(chain));
+}
+
+/** The chain masked, a bracket it starts with kept (as PHONE_START_RE's runs keep theirs). */
+function maskChain(chain: string): string {
+  if (!isNumberChain(chain)) return chain;
+  return chain.startsWith('(') ? `(${maskPhone(chain.slice(1))}` : maskPhone(chain);
 }
 
 /** Masks every e-mail address and phone number inside free text (log messages, URLs, log lines). */
 export function maskContactsInText(text: string): string {
   const masked = maskEmailsInText(text).replace(PHONE_START_RE, maskRun);
-  return DOTTED_CHAIN_HINT.test(masked)
-    ? masked.replace(DOTTED_PHONE_RE, (chain) => (isDottedPhone(chain) ? maskPhone(chain) : chain))
-    : masked;
+  return DOTTED_CHAIN_HINT.test(masked) ? masked.replace(DOTTED_PHONE_RE, maskChain) : masked;
 }
 
 /** Masks e-mail addresses only: for text whose long digit runs are ids, not phone numbers. */

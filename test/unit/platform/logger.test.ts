@@ -219,13 +219,47 @@ describe('logging', () => {
     expect(rest.map((line) => line.msg)).toEqual(kept);
   });
 
+  test('when a phone number is written with underscores, in two dotted groups, with brackets and dots, or in four short groups that are no IP address, then it is masked, and what cannot be a number stays whole', () => {
+    const { logger, text } = capture();
+    // A user id may hold digits, dots, dashes and underscores (`555_123_4567` is a valid one): it
+    // reaches the lines of its requests' paths and the unique-key errors that quote it. Provider
+    // error texts quote numbers as the caller wrote them (`(555) 123.4567`).
+    logger.info({ req: { path: '/v1/users/555_123_4567/activation' } }, 'request completed');
+    logger.error('dup key: { userId: "1_555_123_4567" } { userId: "555_1234567" } { userId: "555.123_4567" } { userId: "555-123_4567" }');
+    logger.error('dup key: { userId: "555.1234567" } { userId: "1.555.1234567" } { userId: "44.7700900123" } to +1.555.1234567');
+    logger.error("The 'To' number (555) 123.4567 is not valid; nor +1 (555) 123.4567, (555)123.4567 or 555.123.456.789, 34.912.345.678");
+    // One dot with ten digits or more, a short whole part and a long fraction: a number written so
+    // and a decimal look the same, and a number must not get through.
+    logger.info('took 1234.5678901 ms');
+    const kept = [
+      'from 10.0.0.12, 192.168.100.200 and 255.255.255.255:8080',
+      'on 2026.11.29, 2026_11_29_12_34_56 and 2026-11-29_12-34-56',
+      'version 1.2.3, 1.8.0_392, Mac OS X 10_15_7',
+      'decimals 12.345, 0.1234567891, 1732841234.567, 3.14159265358979 and 1234.567ms',
+      'snake_case_12 enterpriseId_1_userId_1 656f1c2a9b8e4d0012345678 550e8400-e29b-41d4-a716-446655440000',
+    ];
+    for (const line of kept) logger.info(line);
+    const [request, underscored, dotted, bracketed, decimal, ...rest] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; req?: { path: string } });
+    expect(request?.req?.path).toBe('/v1/users/********67/activation');
+    expect(underscored?.msg).toBe(
+      'dup key: { userId: "*********67" } { userId: "********67" } { userId: "********67" } { userId: "********67" }',
+    );
+    expect(dotted?.msg).toBe('dup key: { userId: "********67" } { userId: "*********67" } { userId: "**********23" } to +*********67');
+    expect(bracketed?.msg).toBe("The 'To' number (********67 is not valid; nor +*********67, (********67 or **********89, *********78");
+    expect(decimal?.msg).toBe('took *********01 ms');
+    expect(rest.map((line) => line.msg)).toEqual(kept);
+  });
+
   test('when dotted digits are not phone numbers (dates, times, IP addresses, versions, decimals, file names), then they are logged whole', () => {
     const { logger, text } = capture();
     const kept = [
       'on 2026.11.29 at 2026.11.29.12.34.56, 29.11.2026 12:34 and 2026-11-29 12:34:56',
       'from 192.168.100.200 10.0.0.1 and 192.168.100.200:8080',
       'version 1.2.3 build 2026.1.15.1234567, v10.15.7',
-      'took 1234.5678901 ms at 1732841234.567, pi 3.14159265358979',
+      'took 1234.567 ms at 1732841234.567, pi 3.14159265358979',
       'wrote 555.123.4567.json and 555.123.4567-x',
       '550e8400-e29b-41d4-a716-446655440000',
     ];
@@ -240,8 +274,14 @@ describe('logging', () => {
   test('when a line holds a long run of dotted digit groups (a request path anyone can send), then it is masked in linear time', () => {
     const { logger, text } = capture();
     // Groups of five digits cannot be a dotted number's, so each start is tried to its chain's end;
-    // dashes join groups too.
-    const path = `/${'1.1.12345.'.repeat(8_000)}-${'1-1.12345-'.repeat(8_000)}x`;
+    // dashes and underscores join groups too, a bracketed area code may start a chain, and a last
+    // group may be long (here it never ends: a letter is glued to it).
+    const path = [
+      `/${'1.1.12345.'.repeat(8_000)}-${'1-1.12345-'.repeat(8_000)}x`,
+      `${'1_1_12345_'.repeat(8_000)}x`,
+      `${'(1) 1.1_'.repeat(10_000)}x`,
+      `${'1'.repeat(80_000)}.1x`,
+    ].join('/');
     const started = process.hrtime.bigint();
     logger.info({ req: { path } }, 'request completed');
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
