@@ -95,6 +95,20 @@ const MAX_PHONE_DIGITS = 15;
 const MAX_LAST_GROUP_DIGITS = 11;
 /** Digits and separators from the start (an optional `+` and one digit) to the last digit: at least ten. */
 const MIN_PHONE_LENGTH = 10;
+// The most digits a number can be dialled with: a three-digit exit prefix (`011`) and the fifteen
+// E.164 allows. One unbroken run of more is an id or a time (MongoDB's `$timestamp`
+// `7306549806498217985`, an ObjectId that happens to hold no letter), and is kept whole.
+const MAX_DIALLED_DIGITS = 18;
+const ONLY_DIGITS_RE = /^[0-9]+$/;
+// No number is written in more groups than six (`+33.6.12.34.56.78` has six); longer chains are
+// OIDs (`1.3.6.1.4.1.311.21.8`) and versions.
+const MAX_PHONE_GROUPS = 6;
+// A group that is a lone 0 (`Chrome/120.0.6099.109`, `0.1234567891`): versions and fractions
+// are written so, numbers are not (a trunk 0 is written in brackets, `+44 (0)20`).
+const LONE_ZERO_GROUP_RE = /(?:^|[._-])0(?![0-9])/;
+// Country codes of one digit: North America's and Russia's. A two-group chain whose first group is
+// another single digit is a decimal (`3.245870083`).
+const ONE_DIGIT_COUNTRY_CODES = new Set(['1', '7']);
 const DIGIT_RE = /[0-9]/;
 // What a number may not be glued to on its right.
 const GLUED_RE = /^\.?[A-Za-z0-9_-]/;
@@ -118,7 +132,8 @@ function phoneEnd(run: string, text: string, offset: number): number {
 function maskNumberInRun(run: string, whole: string, offset: number): string {
   const end = phoneEnd(run, whole, offset);
   const length = end - (run.startsWith('+') ? 1 : 0);
-  return length >= MIN_PHONE_LENGTH ? `${maskPhone(run.slice(0, end))}${run.slice(end)}` : run;
+  if (length < MIN_PHONE_LENGTH || (length > MAX_DIALLED_DIGITS && ONLY_DIGITS_RE.test(run.slice(0, end)))) return run;
+  return `${maskPhone(run.slice(0, end))}${run.slice(end)}`;
 }
 
 /**
@@ -142,26 +157,29 @@ function isIpv4Address(chain: string, groups: string[]): boolean {
 }
 
 /**
- * Whether a chain of digit groups can be a phone number: ten digits or more, a dot or an underscore
- * between two groups (dashes alone are PHONE_START_RE's), groups of one to four digits (a longer
- * group is a build, a time or an id) except the last of two or three (`555.1234567`,
- * `1.555.1234567`: then of eleven digits at most, fifteen in all, and not a fraction of `0.`), and not an IPv4
- * address or a date (a `+` says it is a number all the same).
+ * Whether a chain of digit groups can be a phone number: ten digits or more, in six groups at most,
+ * a dot or an underscore between two groups (dashes alone are PHONE_START_RE's), groups of one to
+ * four digits (a longer group is a build, a time or an id) except the last of two or three
+ * (`555.1234567`, `1.555.1234567`: then of eleven digits at most, fifteen in all, after a first
+ * group of two digits or more or a one-digit country code), and no lone 0 group, IPv4 address or
+ * date (a `+` says it is a number all the same).
  */
 function isNumberChain(chain: string): boolean {
   const groups = chain.match(DIGIT_GROUPS_RE) ?? [];
   const digits = groups.reduce((sum, group) => sum + group.length, 0);
-  if (digits < MIN_PHONE_LENGTH || !DOT_OR_UNDERSCORE_JOIN_RE.test(chain)) return false;
+  if (digits < MIN_PHONE_LENGTH || groups.length > MAX_PHONE_GROUPS || !DOT_OR_UNDERSCORE_JOIN_RE.test(chain)) return false;
+  const first = groups[0] as string;
   const last = groups.length - 1;
   const shortGroups = groups.every((group) => group.length <= 4);
   const longLastGroup =
     groups.length <= 3 &&
     digits <= MAX_PHONE_DIGITS &&
-    groups[0] !== '0' &&
+    (first.length > 1 || ONE_DIGIT_COUNTRY_CODES.has(first)) &&
     (groups[last] as string).length <= MAX_LAST_GROUP_DIGITS &&
     groups.slice(0, last).every((group) => group.length <= 4);
   if (!shortGroups && !longLastGroup) return false;
-  return chain.startsWith('+') || !(isIpv4Address(chain, groups) || DATE_START_RE.test(chain));
+  if (chain.startsWith('+')) return true;
+  return !(LONE_ZERO_GROUP_RE.test(chain) || isIpv4Address(chain, groups) || DATE_START_RE.test(chain));
 }
 
 /** The chain masked, a bracket it starts with kept (as PHONE_START_RE's runs keep theirs). */

@@ -253,6 +253,34 @@ describe('logging', () => {
     expect(rest.map((line) => line.msg)).toEqual(kept);
   });
 
+  test("when a line holds a browser's version, a certificate's OID, MongoDB's $timestamp or a decimal no number can be written as, then it is logged whole, and tokens a number can be written as stay masked", () => {
+    const { logger, text } = capture();
+    const kept = [
+      // A version's lone 0 group: no number is grouped so.
+      '10.0.0.12 - - [29/Nov/2026:12:34:56 +0000] "GET /v1/users/jane.doe HTTP/1.1" 200 1234 "-" "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.109 Safari/537.36 Edg/120.0.2210.91"',
+      'Mozilla/5.0 (Linux; Android 14; SM-S918B Build/UP1A.231005.007; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/119.0.6045.163 Mobile Safari/537.36',
+      // Seven groups or more: no number has that many.
+      'certificate policy 1.3.6.1.4.1.311.21.8 and 1.3.6.1.4.1.311.60.2.1.3 refused',
+      // Nineteen digits or more: longer than a number dialled with a three-digit exit prefix.
+      'E11000 {"$clusterTime":{"clusterTime":{"$timestamp":"7306549806498217985"}},"_id":"652301234567890123456789"}',
+      // Two groups with a one-digit first: only 1 and 7 are country codes of one digit.
+      'uptime 3.245870083 s, ratio 2.3456789012',
+      '    at Module._compile (node:internal/modules/cjs/loader:1256:14) at /app/dist/core/x.js:123:45',
+      'x-message-id 14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0 {"code":21211,"more_info":"https://www.twilio.com/docs/errors/21211","status":400}',
+    ];
+    for (const line of kept) logger.info(line);
+    // Masked, because a number can be written so: five short groups (47.22.22.22.22, a Norwegian
+    // number in pairs after its country code, is an IPv4 address and a port to the eye), ten
+    // digits (an epoch second), a version with no lone 0, and two groups after a 1.
+    logger.info('10.20.30.40.50 and 192.168.100.200.1234; ts: Timestamp(1701234567, 1); Chrome/120.1.6099.109; 1.234567891');
+    const [...msgs] = text()
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(msgs.slice(0, kept.length)).toEqual(kept);
+    expect(msgs[kept.length]).toBe('********50 and **************34; ts: Timestamp(********67, 1); Chrome/*********09; ********91');
+  });
+
   test('when dotted digits are not phone numbers (dates, times, IP addresses, versions, decimals, file names), then they are logged whole', () => {
     const { logger, text } = capture();
     const kept = [
