@@ -3,13 +3,8 @@ import { createClientWithToken, requestToken } from '../support/auth-helpers.js'
 import { eventually, otpBody, outboxMessageFor, postJson } from '../support/otp-helpers.js';
 import { freePort, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { metricSample as sample } from '../support/metrics-text.js';
 import { spawnProcessEntry, waitForOutput, type WorkerProcess } from '../support/worker-process.js';
-
-/** The value of one sample line (`name{labels} value`), or 0 when the series is absent. */
-function sample(text: string, series: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-}
 
 /**
  * A worker process of the enclosing describe block's own, its metrics served on a port of their own; `start` returns once

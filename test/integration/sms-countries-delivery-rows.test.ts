@@ -4,6 +4,7 @@ import { startDispatchWorker, type RunningWorker } from '../../workers/dispatch/
 import { adminRequest } from '../support/admin-requests.js';
 import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, outboxMessageFor, postJson, readOutbox } from '../support/otp-helpers.js';
+import { metricSample } from '../support/metrics-text.js';
 import { startProviderStub, type ProviderStub } from '../support/provider-stub.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
@@ -104,6 +105,21 @@ describe.each([
     // And indeed no provider got it.
     expect(await readOutbox(service, JM_NUMBER)).toEqual([]);
     expect(stub?.requests ?? []).toEqual([]);
+  });
+
+  test('when it ends FAILED, then /metrics counts it in svc_deliveries_total under provider="none", never under the SMS account', async () => {
+    const account = twilio ? 'twilio' : 'outbox';
+    const failed = (provider: string) => `svc_deliveries_total{channel="SMS",provider="${provider}",state="FAILED"}`;
+    const scrape = async () => (await fetch(`${service.url}/metrics`)).text();
+    const counts = (text: string) => ({ none: metricSample(text, failed('none')), [account]: metricSample(text, failed(account)) });
+    const before = counts(await scrape());
+    await smsRowOf(await generateForBoth('jm-counted', JM_NUMBER.replace('43', '45')));
+    // The worker counts right after it writes the row: wait for the count, under whichever label.
+    const after = await eventually(async () => {
+      const now = counts(await scrape());
+      return now.none + now[account] > before.none + before[account] ? now : undefined;
+    });
+    expect(after).toEqual({ none: before.none + 1, [account]: before[account] });
   });
 
   test('when it ends FAILED, then no provider call is timed: the provider error-ratio alert does not blame an account for numbers it never saw', async () => {

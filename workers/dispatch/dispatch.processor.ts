@@ -11,7 +11,7 @@ import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import type { StillWantedCheck } from '../../core/deliveries/delivery-replay.types.js';
 import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
-import { deliveryOutcomes, providerSendDuration } from '../../core/platform/metrics/business-metrics.js';
+import { deliveryOutcomes, NO_PROVIDER, providerSendDuration } from '../../core/platform/metrics/business-metrics.js';
 import { decryptSecret } from '../../core/crypto/secret-box.js';
 import type { DeliveryFailover, FailureCause } from '../../core/otp/otp-failover.js';
 import { PermanentProviderError, RefusedBeforeProviderError } from '../../core/providers/provider-errors.js';
@@ -103,6 +103,13 @@ const isTest = (deps: DispatchProcessorDeps, delivery: Delivery) => delivery.tes
 
 const providerOf = (deps: DispatchProcessorDeps, delivery: Delivery): string =>
   isTest(deps, delivery) ? TEST_PROVIDER : delivery.channel === 'SMS' ? deps.providers.sms.name : deps.providers.email.name;
+
+/**
+ * The counter's provider label for a message no provider had: `none`, so that the delivery alerts
+ * do not count it against the channel's account; a test client's stays `test`, counted apart.
+ */
+const failedBeforeProvider = (deps: DispatchProcessorDeps, delivery: Delivery): string =>
+  isTest(deps, delivery) ? TEST_PROVIDER : NO_PROVIDER;
 
 /** A send that names the provider it went through (the breakers may pick the secondary SMS account). */
 class ProviderSendError extends Error {
@@ -221,7 +228,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       provider: through,
       keepSecrets: !unsendable,
     });
-    deliveryOutcomes.inc({ channel: delivery.channel, provider: through ?? providerOf(deps, delivery), state: 'FAILED' });
+    deliveryOutcomes.inc({ channel: delivery.channel, provider: through ?? failedBeforeProvider(deps, delivery), state: 'FAILED' });
   };
 
   // Written before the row says FAILED: should this process die in between, the job's retry

@@ -22,9 +22,17 @@ export const otpValidations = new Counter({
   registers: [businessRegistry],
 });
 
+/**
+ * The provider label of a message that ended FAILED before any provider had it (refused by
+ * SMS_ALLOWED_COUNTRIES, cancelled, expired, a template that did not render): counting it under
+ * the channel's provider would blame an account that never saw it (the delivery alerts group by
+ * provider). A value rather than a missing label keeps the metric's label set the same.
+ */
+export const NO_PROVIDER = 'none';
+
 export const deliveryOutcomes = new Counter({
   name: 'svc_deliveries_total',
-  help: 'Messages by channel, provider (test: a test client, never sent) and state reached: SENT (provider accepted), FAILED, and from receipts DELIVERED / FAILED',
+  help: 'Messages by channel, provider (test: a test client, never sent; none: ended FAILED before any provider had it) and state reached: SENT (provider accepted), FAILED, and from receipts DELIVERED / FAILED',
   labelNames: ['channel', 'provider', 'state'] as const,
   registers: [businessRegistry],
 });
