@@ -164,17 +164,19 @@ export function createSignInSteps(deps: SignInStepsDeps) {
     /**
      * One form post of the login interaction (its CSRF token already checked, the address's
      * budget already counted by `admit`). A spent budget (that one or a user's) shows the login
-     * page again, as the state stands now, with the wait.
+     * page again, as the state stands now, with the wait: read again after a user's budget refused
+     * a step on the way; the state this post was checked against when the address's budget
+     * refused it before any step.
      */
     async post(state: LoginState, client: SignInClient, form: SignInForm, address: string, admission: PostAdmission): Promise<SignInStep> {
+      // Refused before any step: the state just read for the CSRF check is the state now. Reading
+      // it again would make each post of a flood the address's budget stopped cost one read more.
+      if (admission.refusal) return page(state, { kind: 'rate-limited', refusal: admission.refusal, budget: 'address' });
       try {
-        if (admission.refusal) throw admission.refusal;
         return await stepOf(state, client, form, address);
       } catch (err) {
         if (!(err instanceof RateLimitedError)) throw err;
-        const now = (await deps.states.find(state.uid)) ?? state;
-        const budget = err === admission.refusal ? 'address' : 'user';
-        return { next: { kind: 'login-page', state: now, problem: { kind: 'rate-limited', refusal: err, budget } } };
+        return page((await deps.states.find(state.uid)) ?? state, { kind: 'rate-limited', refusal: err, budget: 'user' });
       }
     },
   };

@@ -1,7 +1,9 @@
+import type { CommandStartedEvent } from 'mongodb';
 import { registerClient } from '../../core/clients/clients.service.js';
 import { startDispatchWorker } from '../../workers/dispatch/dispatch-worker.js';
 import { csrfOf, FormWalker, signInWithForms, type Page } from '../support/sign-in-helpers.js';
-import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
+import { memoryLogger, startTestService, uniqueName, type TestService } from '../support/test-service.js';
+import { testMongoUri } from '../support/test-mongo-uri.js';
 import { insertUser } from '../support/user-fixtures.js';
 
 const REDIRECT = 'https://app.example/callback';
@@ -20,6 +22,9 @@ describe('sign-in flood: requests that name no user still count against the addr
   let service: TestService;
   let stop: () => Promise<void>;
   let authorizeUrl: () => string;
+  // MongoDB's events are emitted in this process as each command is sent: a flag tells one request's.
+  const mongoCommands: string[] = [];
+  let counting = false;
 
   beforeAll(async () => {
     service = await startTestService(
@@ -29,9 +34,13 @@ describe('sign-in flood: requests that name no user still count against the addr
         RATE_LIMIT_LOGIN_PER_IP: String(POSTS),
         RATE_LIMIT_SIGN_IN_STARTS_PER_IP: String(STARTS),
         LOGIN_USER_STEP_FLOOR_MS: '0',
+        MONGODB_URI: testMongoUri(uniqueName('signin-flood'), { monitorCommands: 'true' }),
       },
       { ownPublicUrl: true },
     );
+    service.ctx.mongo.getClient().on('commandStarted', (event: CommandStartedEvent) => {
+      if (counting) mongoCommands.push(`${event.commandName} ${String(event.command[event.commandName])}`);
+    });
     const worker = await startDispatchWorker(service.config, memoryLogger().logger);
     const { clientId } = (await registerClient(service.services.clients, { name: 'Acme Bank', scopes: [], redirectUris: [REDIRECT] }))
       .client;
@@ -211,5 +220,22 @@ describe('sign-in flood: requests that name no user still count against the addr
     const page = await other.page(authorizeUrl());
     expect((await other.page(page.url, { form: { csrf: 'stale', step: 'user', userId: 'x' } })).status).toBe(403);
     expect((await other.page(page.url, { form: { csrf: csrfOf(page.html), step: 'user', userId: 'flood-x' } })).status).toBe(200);
+  });
+
+  test("when a form post with the right token is refused by the address's form budget, then it reads the interaction and the sign-in's state once each, and its page is the login page as before", async () => {
+    const flooder = walkerAt('198.51.100.17');
+    const first = await flooder.page(authorizeUrl());
+    for (let i = 0; i < POSTS; i += 1) await flooder.page(first.url, { form: { csrf: 'stale', step: 'user', userId: 'x' } });
+    mongoCommands.length = 0;
+    counting = true;
+    const refused = await flooder.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'x' } });
+    counting = false;
+    expect(refused.status).toBe(429);
+    expect(refused.html).toContain('Nothing is wrong with your account.');
+    expect(csrfOf(refused.html)).toBe(csrfOf(first.html));
+    // The interaction (the provider's record), the sign-in's state for the CSRF check, and the
+    // passkey challenge of the user-id page it shows again (as every showing has its own): the
+    // state is not read a second time for the refusal.
+    expect(mongoCommands).toEqual(['find oidc_records', 'find login_states', 'update login_states']);
   });
 });
