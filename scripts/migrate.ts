@@ -33,7 +33,13 @@ async function main(): Promise<number> {
       // 4: the migration (or a process creating a missing index at start) would stop on them.
       return duplicates.length > 0 ? 4 : needed ? 3 : 0;
     }
-    process.stdout.write(JSON.stringify(await migrateStore(mongo, logger), null, 2) + '\n');
+    // Index builds wait as long as MongoDB builds: their own connection, without a socket timeout.
+    const builds = await connectMongo(mongoUriOrLocal(process.env), { forIndexBuilds: true });
+    try {
+      process.stdout.write(JSON.stringify(await migrateStore(mongo, logger, builds), null, 2) + '\n');
+    } finally {
+      await builds.close();
+    }
     return 0;
   } finally {
     await mongo.close();

@@ -10,11 +10,9 @@ import {
 import { ensureIndexes, existingIndexes, registeredModel } from '../platform/db/model-registry.js';
 import { refuseDuplicateKeys, DuplicateKeysError } from '../platform/db/unique-index-build.js';
 import { PRE_ENTERPRISE_INDEXES } from '../enterprises/enterprise-migration.js';
+import { MIGRATE_COMMAND } from '../platform/db/migrate-command.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { DECLARED_MODELS } from './declared-models.js';
-
-/** The command that brings the database's indexes and data to this version's declarations. */
-export const MIGRATE_COMMAND = 'npm run migrate (node dist/scripts/migrate.js)';
 
 export interface StoreCheck {
   /** Indexes whose options differ from the declarations. */

@@ -10,7 +10,34 @@ export interface FreezableProxy {
   resetConnections: () => void;
   /** The connection that carries the next request to the target is closed instead, the request unanswered. */
   closeConnectionOfNextRequest: () => void;
+  /**
+   * The answer to the next command named `commandName` (found in the bytes the client sends: the
+   * command's name is its first field) is held back, with everything else that connection
+   * receives, until release(): a command the server takes long to answer, like an index build on
+   * a large collection. Other connections pass as before.
+   */
+  holdNextAnswerTo: (commandName: string) => void;
+  /** The command whose answer is held: its name, the collection it names, and since when. */
+  held: () => HeldCommand | undefined;
+  /** Delivers what was held and stops holding. */
+  release: () => void;
   close: () => Promise<void>;
+}
+
+export interface HeldCommand {
+  command: string;
+  collection: string;
+  since: number;
+}
+
+/** The string value of the BSON field `name` in an OP_MSG chunk (the command's collection). */
+function stringFieldAfter(chunk: Buffer, name: string): string | undefined {
+  const at = chunk.indexOf(Buffer.from(`${name}\0`, 'latin1'));
+  // 0x02: a BSON string; its value follows the name as an int32 length (with its NUL) and the bytes.
+  if (at <= 0 || chunk[at - 1] !== 0x02) return undefined;
+  const start = at + name.length + 1;
+  const length = chunk.readInt32LE(start);
+  return chunk.toString('utf8', start + 4, start + 4 + length - 1);
 }
 
 /** A loopback TCP proxy to `target` (host:port) that can be made to stop answering or to close connections. */
@@ -19,6 +46,10 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
   const sockets = new Set<Socket>();
   let frozen = false;
   let closeNext = false;
+  let holdNext: string | undefined;
+  let held: HeldCommand | undefined;
+  // Per held connection: the client socket and what its server sent meanwhile.
+  const holding = new Map<Socket, Buffer[]>();
   const server: Server = createServer((client) => {
     const upstream = connect(port, host);
     for (const [from, to] of [
@@ -32,11 +63,22 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
           client.destroy();
           return;
         }
-        if (!frozen) to.write(chunk);
+        if (from === client && holdNext !== undefined) {
+          const collection = stringFieldAfter(chunk, holdNext);
+          if (collection !== undefined) {
+            held = { command: holdNext, collection, since: Date.now() };
+            holdNext = undefined;
+            holding.set(client, []);
+          }
+        }
+        const heldForClient = from === upstream ? holding.get(client) : undefined;
+        if (heldForClient) heldForClient.push(chunk);
+        else if (!frozen) to.write(chunk);
       });
       from.on('error', () => to.destroy());
       from.on('close', () => {
         sockets.delete(from);
+        holding.delete(client);
         to.destroy();
       });
     }
@@ -52,6 +94,14 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
     },
     closeConnectionOfNextRequest: () => {
       closeNext = true;
+    },
+    holdNextAnswerTo: (commandName) => {
+      holdNext = commandName;
+    },
+    held: () => held,
+    release: () => {
+      for (const [client, chunks] of holding) chunks.forEach((chunk) => client.write(chunk));
+      holding.clear();
     },
     close: async () => {
       sockets.forEach((socket) => socket.destroy());

@@ -2,11 +2,27 @@ import type { Connection, Model, Schema } from 'mongoose';
 import { isMongoError, MONGO_CODES } from './mongo-error-codes.js';
 import { compareIndexes, declaredIndexes, type ExistingIndex, type IndexComparison } from './index-drift.js';
 import { createDeclaredIndex } from './unique-index-build.js';
+import type { IndexBuildRoute } from './index-build.js';
 
 // Index work per connection and model. Models registered after start-up still get their
 // missing indexes before the first write, which the race-safety of insert-if-absent writes
 // depends on.
 const indexBuilds = new WeakMap<Connection, Map<string, Promise<IndexComparison>>>();
+
+// Where a connection's missing indexes are built when not through the connection itself: the
+// migration command's connection without a socket timeout (routeIndexBuilds).
+const buildRoutes = new WeakMap<Connection, IndexBuildRoute>();
+
+/**
+ * The indexes that models of `connection` find missing are built through `route` from now on
+ * (none: through the connection again). The migration command's steps reach models of their own
+ * (the users' unique keys, before mobile numbers are keyed) and their builds must wait as long as
+ * the migration's.
+ */
+export function routeIndexBuilds(connection: Connection, route: IndexBuildRoute | undefined): void {
+  if (route) buildRoutes.set(connection, route);
+  else buildRoutes.delete(connection);
+}
 
 /** The indexes a collection has; none when it does not exist yet. */
 export async function existingIndexes(connection: Connection, collection: string): Promise<ExistingIndex[]> {
@@ -31,7 +47,7 @@ async function createMissingIndexes<T>(model: Model<T>): Promise<IndexComparison
   await model.init();
   const comparison = await compareModelIndexes(model);
   for (const index of comparison.missing) {
-    await createDeclaredIndex(model.db, model.collection.collectionName, index);
+    await createDeclaredIndex(model.db, model.collection.collectionName, index, buildRoutes.get(model.db));
   }
   return comparison;
 }

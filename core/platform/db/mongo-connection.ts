@@ -61,6 +61,13 @@ export interface ConnectMongoOptions {
   bootTimeoutMs?: number;
   /** MONGODB_SERVER_SELECTION_TIMEOUT_MS; a serverSelectionTimeoutMS in the URI wins. */
   serverSelectionTimeoutMs?: number;
+  /**
+   * For the migration command's index builds: no socket timeout, whatever MONGODB_URI says.
+   * MongoDB answers createIndexes only once the build is done, minutes on a collection of tens of
+   * millions of documents; the command waits (an operator stops it with Ctrl-C, and MongoDB
+   * finishes the build anyway). One connection: builds run one after the other.
+   */
+  forIndexBuilds?: boolean;
 }
 
 /**
@@ -80,6 +87,7 @@ export async function connectMongo(uri: string, options: ConnectMongoOptions = {
       bufferCommands: false,
       ...connectionDefaults(uri, options.serverSelectionTimeoutMs),
       maxPoolSize: 50,
+      ...(options.forIndexBuilds ? { socketTimeoutMS: 0, maxPoolSize: 1 } : {}),
     });
     try {
       await connection.asPromise();

@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import { maskContactsInText } from '../logger/logger.js';
 import type { DeclaredIndex } from './index-drift.js';
+import { buildIndex, type IndexBuildRoute } from './index-build.js';
 import { SOCKET_TIMEOUT_MS } from './mongo-connection.js';
 import { isMongoError, MONGO_CODES } from './mongo-error-codes.js';
 
@@ -259,11 +260,17 @@ export async function refuseDuplicateKeys(connection: Connection, collection: st
  * error names them (DuplicateKeysError) instead of MongoDB's message, which quotes one key only
  * (possibly a phone number) and names no document. Should the duplicates be gone by the time they
  * are looked for (another process deleted them), or the look-up fail, MongoDB's error stands:
- * running again builds it or tells again.
+ * running again builds it or tells again. The build itself goes through `route` when given (the
+ * migration command: no time limit), else the connection (index-build.ts).
  */
-export async function createDeclaredIndex(connection: Connection, collection: string, index: DeclaredIndex): Promise<void> {
+export async function createDeclaredIndex(
+  connection: Connection,
+  collection: string,
+  index: DeclaredIndex,
+  route?: IndexBuildRoute,
+): Promise<void> {
   try {
-    await connection.collection(collection).createIndex(index.key, { name: index.name, ...index.options });
+    await buildIndex(connection, collection, { key: index.key, options: { name: index.name, ...index.options } }, route);
   } catch (err) {
     if (!index.options.unique || !isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
     // The look-up only explains the refusal: when it fails itself (a failover, a value the server

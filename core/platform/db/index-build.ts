@@ -1,0 +1,143 @@
+import type { Connection } from 'mongoose';
+import type { Logger } from '../logger/logger.js';
+import type { IndexKey, IndexOptions } from './index-drift.js';
+import { MIGRATE_COMMAND } from './migrate-command.js';
+import { SOCKET_TIMEOUT_MS } from './mongo-connection.js';
+
+/** How often a long build is reported as still running. */
+const PROGRESS_EVERY_MS = 30_000;
+
+/**
+ * Where the migration command builds indexes: a connection without a socket timeout
+ * (connectMongo's `forIndexBuilds`), since MongoDB answers createIndexes only once the build is
+ * done, minutes on a large collection. The build is announced, and reported every
+ * `progressEveryMs` while it runs.
+ */
+export interface IndexBuildRoute {
+  connection: Connection;
+  logger: Logger;
+  progressEveryMs?: number;
+}
+
+/**
+ * A build that the connection's socket timeout cut off: a starting process creating a missing
+ * index on a large collection. MongoDB goes on building it; the migration command waits for it.
+ * Names the collection and the index only.
+ */
+export class IndexBuildTimeoutError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly index: string,
+    readonly limitMs: number,
+  ) {
+    super(
+      `the index ${index} of ${collection} was not built within ${limitMs / 1000} s (a large collection, or MongoDB busy); MongoDB may still be building it. ` +
+        `Run ${MIGRATE_COMMAND}, which waits for the build however long it takes, then start this version again.`,
+    );
+    this.name = 'IndexBuildTimeoutError';
+  }
+}
+
+export interface IndexToBuild {
+  key: IndexKey;
+  options: IndexOptions & { name: string };
+}
+
+/**
+ * Creates an index. Through `route` (the migration command) it waits as long as MongoDB builds,
+ * saying what it builds and that it is still going; otherwise (a starting process) the connection's
+ * socket timeout bounds it, and running out of time says to run the migration command instead of
+ * the driver's bare network error.
+ */
+export async function buildIndex(connection: Connection, collection: string, index: IndexToBuild, route?: IndexBuildRoute): Promise<void> {
+  if (route) return buildWaiting(connection, collection, index, route);
+  try {
+    await connection.collection(collection).createIndex(index.key, index.options);
+  } catch (err) {
+    if ((err as { name?: unknown } | null)?.name !== 'MongoNetworkTimeoutError') throw err;
+    const limitMs = connection.getClient().options.socketTimeoutMS || SOCKET_TIMEOUT_MS;
+    throw new IndexBuildTimeoutError(collection, index.options.name, limitMs);
+  }
+}
+
+async function buildWaiting(connection: Connection, collection: string, index: IndexToBuild, route: IndexBuildRoute): Promise<void> {
+  const about = { collection, index: index.options.name };
+  const startedAt = Date.now();
+  route.logger.info(about, 'MongoDB index build started');
+  const progress = reportProgress(connection, route.logger, about, startedAt, route.progressEveryMs ?? PROGRESS_EVERY_MS);
+  try {
+    await route.connection.collection(collection).createIndex(index.key, index.options);
+  } finally {
+    progress.stop();
+  }
+  route.logger.info({ ...about, seconds: Math.round((Date.now() - startedAt) / 1000) }, 'MongoDB index build finished');
+}
+
+/** What MongoDB tells of a build in progress (currentOp): documents scanned of how many. */
+export interface BuildProgress {
+  done: number;
+  total: number;
+}
+
+/**
+ * Logs every `everyMs` that the build is still running, with MongoDB's own count of the
+ * documents done where currentOp gives it (MongoDB does; a user without the `inprog` privilege,
+ * or the local MongoDB-wire server, gets the elapsed time only). Read through the ordinary,
+ * bounded connection: the build's own connection is busy waiting.
+ */
+function reportProgress(
+  connection: Connection,
+  logger: Logger,
+  about: { collection: string; index: string },
+  startedAt: number,
+  everyMs: number,
+): { stop: () => void } {
+  let reading = false;
+  let stopped = false;
+  const timer = setInterval(() => {
+    // A slow currentOp is not asked again on top of itself.
+    if (reading) return;
+    reading = true;
+    void buildProgress(connection, about.collection)
+      .then((progress) => {
+        // The build may have finished while currentOp was read.
+        if (stopped) return;
+        logger.info(
+          { ...about, elapsedSeconds: Math.round((Date.now() - startedAt) / 1000), ...progress },
+          'MongoDB index build still running',
+        );
+      })
+      .finally(() => {
+        reading = false;
+      });
+  }, everyMs);
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}
+
+async function buildProgress(connection: Connection, collection: string): Promise<BuildProgress | undefined> {
+  try {
+    return progressIn(await connection.db?.admin().command({ currentOp: true, 'command.createIndexes': collection }));
+  } catch {
+    // No currentOp (the local server), no privilege: the elapsed time still says it is going.
+    return undefined;
+  }
+}
+
+/**
+ * The build's progress in currentOp's answer: the first operation with a count of documents done
+ * and a total (MongoDB reports it on the build's operation; the waiting createIndexes has none).
+ */
+export function progressIn(answer: unknown): BuildProgress | undefined {
+  const operations = (answer as { inprog?: unknown } | undefined)?.inprog;
+  if (!Array.isArray(operations)) return undefined;
+  for (const operation of operations as { progress?: { done?: unknown; total?: unknown } }[]) {
+    const { done, total } = operation?.progress ?? {};
+    if (typeof done === 'number' && typeof total === 'number') return { done, total };
+  }
+  return undefined;
+}
