@@ -29,10 +29,14 @@ export class IndexBuildTimeoutError extends Error {
     readonly collection: string,
     readonly index: string,
     readonly limitMs: number,
+    // The driver's network timeout: a request that meets it on a model's first use answers 503
+    // (store-unavailable.ts reads the chain), as any command MongoDB left unanswered.
+    cause: unknown,
   ) {
     super(
       `the index ${index} of ${collection} was not built within ${limitMs / 1000} s (a large collection, or MongoDB busy); MongoDB may still be building it. ` +
         `Run ${MIGRATE_COMMAND}, which waits for the build however long it takes, then start this version again.`,
+      { cause },
     );
     this.name = 'IndexBuildTimeoutError';
   }
@@ -56,7 +60,7 @@ export async function buildIndex(connection: Connection, collection: string, ind
   } catch (err) {
     if ((err as { name?: unknown } | null)?.name !== 'MongoNetworkTimeoutError') throw err;
     const limitMs = connection.getClient().options.socketTimeoutMS || SOCKET_TIMEOUT_MS;
-    throw new IndexBuildTimeoutError(collection, index.options.name, limitMs);
+    throw new IndexBuildTimeoutError(collection, index.options.name, limitMs, err);
   }
 }
 
