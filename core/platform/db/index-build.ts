@@ -77,17 +77,21 @@ async function buildWaiting(connection: Connection, collection: string, index: I
   route.logger.info({ ...about, seconds: Math.round((Date.now() - startedAt) / 1000) }, 'MongoDB index build finished');
 }
 
-/** What MongoDB tells of a build in progress (currentOp): documents scanned of how many. */
-export interface BuildProgress {
-  done: number;
-  total: number;
+/**
+ * What MongoDB's currentOp tells of a build: listed (running), with its count of documents done
+ * of how many when it gives one.
+ */
+export interface BuildSeen {
+  done?: number;
+  total?: number;
 }
 
 /**
- * Logs every `everyMs` that the build is still running, with MongoDB's own count of the
- * documents done where currentOp gives it (MongoDB does; a user without the `inprog` privilege,
- * or the local MongoDB-wire server, gets the elapsed time only). Read through the ordinary,
- * bounded connection: the build's own connection is busy waiting.
+ * Logs every `everyMs` how the build stands: "still running" when MongoDB lists it in currentOp,
+ * with its count of documents done where it gives one; "still waiting" when it could not be asked
+ * (a user without the `inprog` privilege, the local MongoDB-wire server, a MongoDB that does not
+ * answer) or does not list it, so that a line never claims a build MongoDB did not show. Read
+ * through the ordinary, bounded connection: the build's own connection is busy waiting.
  */
 function reportProgress(
   connection: Connection,
@@ -102,14 +106,13 @@ function reportProgress(
     // A slow currentOp is not asked again on top of itself.
     if (reading) return;
     reading = true;
-    void buildProgress(connection, about.collection)
-      .then((progress) => {
+    void buildSeen(connection, about)
+      .then((seen) => {
         // The build may have finished while currentOp was read.
         if (stopped) return;
-        logger.info(
-          { ...about, elapsedSeconds: Math.round((Date.now() - startedAt) / 1000), ...progress },
-          'MongoDB index build still running',
-        );
+        const elapsed = { ...about, elapsedSeconds: Math.round((Date.now() - startedAt) / 1000) };
+        if (seen) logger.info({ ...elapsed, ...seen }, 'MongoDB index build still running');
+        else logger.info(elapsed, 'MongoDB index build still waiting');
       })
       .finally(() => {
         reading = false;
@@ -123,25 +126,29 @@ function reportProgress(
   };
 }
 
-async function buildProgress(connection: Connection, collection: string): Promise<BuildProgress | undefined> {
+async function buildSeen(connection: Connection, about: { collection: string; index: string }): Promise<BuildSeen | undefined> {
   try {
-    return progressIn(await connection.db?.admin().command({ currentOp: true, 'command.createIndexes': collection }));
+    const answer: unknown = await connection.db
+      ?.admin()
+      .command({ currentOp: true, 'command.createIndexes': about.collection, 'command.indexes.name': about.index });
+    return buildIn(answer);
   } catch {
-    // No currentOp (the local server), no privilege: the elapsed time still says it is going.
+    // No currentOp (the local server), no privilege, no answer: the line says it is waiting.
     return undefined;
   }
 }
 
 /**
- * The build's progress in currentOp's answer: the first operation with a count of documents done
- * and a total (MongoDB reports it on the build's operation; the waiting createIndexes has none).
+ * The build in currentOp's answer (filtered to its collection and index): undefined when no
+ * operation is listed; else the first count of documents done and total that an operation carries
+ * (MongoDB reports it on the build's operation; the waiting createIndexes has none).
  */
-export function progressIn(answer: unknown): BuildProgress | undefined {
+export function buildIn(answer: unknown): BuildSeen | undefined {
   const operations = (answer as { inprog?: unknown } | undefined)?.inprog;
-  if (!Array.isArray(operations)) return undefined;
-  for (const operation of operations as { progress?: { done?: unknown; total?: unknown } }[]) {
+  if (!Array.isArray(operations) || operations.length === 0) return undefined;
+  for (const operation of operations as ({ progress?: { done?: unknown; total?: unknown } } | null)[]) {
     const { done, total } = operation?.progress ?? {};
     if (typeof done === 'number' && typeof total === 'number') return { done, total };
   }
-  return undefined;
+  return {};
 }

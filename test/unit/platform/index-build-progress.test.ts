@@ -1,10 +1,10 @@
-import { progressIn } from '../../../core/platform/db/index-build.js';
+import { buildIn } from '../../../core/platform/db/index-build.js';
 
-describe("an index build's progress read from currentOp", () => {
-  test('when MongoDB reports the build, then its count of documents done and the total are taken from the build operation', () => {
+describe('an index build as currentOp shows it', () => {
+  test('when MongoDB lists the build with a count, then its documents done and total are taken from the build operation', () => {
     const answer = {
       inprog: [
-        { op: 'command', command: { createIndexes: 'users' }, msg: undefined },
+        { op: 'command', command: { createIndexes: 'users' } },
         {
           op: 'command',
           command: { createIndexes: 'users' },
@@ -14,13 +14,17 @@ describe("an index build's progress read from currentOp", () => {
       ],
       ok: 1,
     };
-    expect(progressIn(answer)).toEqual({ done: 1200, total: 4800 });
+    expect(buildIn(answer)).toEqual({ done: 1200, total: 4800 });
   });
 
-  test('when no operation carries a count (the build just started, or another answer shape), then there is no progress, not a guess', () => {
-    expect(progressIn({ inprog: [{ op: 'command', progress: { done: '5' } }] })).toBeUndefined();
-    expect(progressIn({ inprog: [] })).toBeUndefined();
-    expect(progressIn({ ok: 1 })).toBeUndefined();
-    expect(progressIn(undefined)).toBeUndefined();
+  test('when MongoDB lists the build without a count (it just started, or another answer shape), then it is running, with no guessed count', () => {
+    expect(buildIn({ inprog: [{ op: 'command', progress: { done: '5' } }] })).toEqual({});
+    expect(buildIn({ inprog: [null] })).toEqual({});
+  });
+
+  test('when MongoDB lists no operation, or the answer has no list, then the build is not seen', () => {
+    expect(buildIn({ inprog: [] })).toBeUndefined();
+    expect(buildIn({ ok: 1 })).toBeUndefined();
+    expect(buildIn(undefined)).toBeUndefined();
   });
 });
