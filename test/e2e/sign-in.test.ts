@@ -249,6 +249,33 @@ describe('sign-in pages in a real browser', () => {
     await page.close();
   });
 
+  test("when the app's page signs the person in again silently in a hidden frame (prompt=none), then the browser's own Fetch Metadata lets it through, while the sign-in URL as the page's image stores no sign-in", async () => {
+    const page = await newPage();
+    await page.goto(`${app.url}/login?scope=openid%20notifications`);
+    await signInOnPages(page, 'alice', '+15550200001');
+    await page.locator('#who').waitFor();
+    const interactions = () => service.ctx.mongo.collection('oidc_records').countDocuments({ kind: 'Interaction' });
+    const before = await interactions();
+
+    // Chromium marks this request Sec-Fetch-Dest: iframe; the app's /login redirects it to the authorization endpoint.
+    const silent = `${app.url}/login?scope=openid%20notifications&prompt=none`;
+    await page.evaluate(
+      `(() => { const f = document.createElement('iframe'); f.hidden = true; f.src = ${JSON.stringify(silent)}; document.body.append(f); })()`,
+    );
+    const framed = page.frameLocator('iframe').locator('#who');
+    await framed.waitFor({ state: 'attached', timeout: 10_000 });
+    expect(await framed.textContent()).toBe('alice');
+
+    // Chromium marks this one Sec-Fetch-Dest: image: refused before the provider stores an interaction.
+    const signInUrl = `${service.url}/svc/authserver/oauth/authorize?${new URLSearchParams({ client_id: appClientId, response_type: 'code', scope: 'openid', redirect_uri: app.redirectUri }).toString()}`;
+    const image = await page.evaluate<string>(
+      `new Promise((resolve) => { const i = document.createElement('img'); i.onload = () => resolve('loaded'); i.onerror = () => resolve('refused'); i.src = ${JSON.stringify(signInUrl)}; })`,
+    );
+    expect(image).toBe('refused');
+    expect(await interactions()).toBe(before);
+    await page.close();
+  });
+
   test("when alice of one enterprise is signed in and another enterprise's app is opened, then it asks for sign-in and gets its own alice", async () => {
     const page = await newPage();
     await page.goto(`${app.url}/login?scope=openid%20notifications`);
