@@ -66,7 +66,7 @@ describe('Grafana dashboard and Prometheus alert rules', () => {
 
   test('when promtool checks the rules and runs their unit tests, then both pass', async () => {
     const check = await run('promtool', ['check', 'rules', rulesFile]);
-    expect(check.stdout).toContain('SUCCESS: 14 rules found');
+    expect(check.stdout).toContain('SUCCESS: 15 rules found');
     const tests = await run('promtool', ['test', 'rules', rulesTestFile]);
     expect(tests.stdout).toContain('SUCCESS');
   });

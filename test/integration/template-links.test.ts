@@ -3,6 +3,7 @@ import { createClientWithToken } from '../support/auth-helpers.js';
 import { eventually, otpBody, postJson, readOutbox } from '../support/otp-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { metricSample } from '../support/metrics-text.js';
 import { adminRequest } from '../support/admin-requests.js';
 
 describe('a macro inside a link of an e-mail template', () => {
@@ -47,6 +48,9 @@ describe('a macro inside a link of an e-mail template', () => {
     });
 
   test('when the value is a javascript: URL, then the delivery fails at once with a reason naming the macro, and nothing is sent', async () => {
+    const renderFailures = async () =>
+      metricSample(await (await fetch(`${service.url}/metrics`)).text(), 'svc_delivery_render_failures_total{channel="EMAIL"}');
+    const before = await renderFailures();
     const otpUuid = await send('javascript:alert(document.cookie)');
     const row = await settledDelivery(otpUuid);
     expect(row).toMatchObject({
@@ -56,6 +60,8 @@ describe('a macro inside a link of an e-mail template', () => {
     // It never reached a provider: the row names none, and no ?provider= filter of the operators' list finds it.
     expect(row).not.toHaveProperty('provider');
     expect((await readOutbox(service, email)).filter((m) => m.otpUuid === otpUuid)).toEqual([]);
+    // Counted apart (the delivery alert leaves out what no provider had): SvcIdentityTemplatesNotRendering reads it.
+    expect(await renderFailures()).toBe(before + 1);
   });
 
   test('when the value is an https URL, then the e-mail is sent with it in the link', async () => {

@@ -11,7 +11,12 @@ import type { Delivery } from '../../core/deliveries/delivery.types.js';
 import type { StillWantedCheck } from '../../core/deliveries/delivery-replay.types.js';
 import { SendBacklogError, type SentOutcomes } from '../../core/deliveries/sent-outcomes.js';
 import type { Logger } from '../../core/platform/logger/logger.js';
-import { deliveryOutcomes, NO_PROVIDER, providerSendDuration } from '../../core/platform/metrics/business-metrics.js';
+import {
+  deliveryOutcomes,
+  deliveryRenderFailures,
+  NO_PROVIDER,
+  providerSendDuration,
+} from '../../core/platform/metrics/business-metrics.js';
 import { decryptSecret } from '../../core/crypto/secret-box.js';
 import type { DeliveryFailover, FailureCause } from '../../core/otp/otp-failover.js';
 import { PermanentProviderError, RefusedBeforeProviderError } from '../../core/providers/provider-errors.js';
@@ -273,6 +278,7 @@ export function createDispatchProcessor(deps: DispatchProcessorDeps) {
       rendered = renderDelivery(await deps.rereadTemplate(delivery.template, enterpriseId), delivery, deps.encryptionKey);
     if ('failure' in rendered) {
       await markFailed(delivery, rendered.failure, attempt);
+      deliveryRenderFailures.inc({ channel: delivery.channel });
       throw new UnrecoverableError(rendered.failure);
     }
     const { message } = rendered;

@@ -59,6 +59,18 @@ export const smsCountryRefusals = new Counter({
   registers: [businessRegistry],
 });
 
+/**
+ * Messages whose template did not render: they end FAILED as `provider="none"`, which the delivery
+ * alert leaves out (no account failed them), so a template an admin broke would fail every message
+ * of its channel without a page. Counted apart for their own alert (SvcIdentityTemplatesNotRendering).
+ */
+export const deliveryRenderFailures = new Counter({
+  name: 'svc_delivery_render_failures_total',
+  help: 'Messages that ended FAILED because their template did not render (a template that does not render, or a macro value it refuses), by channel',
+  labelNames: ['channel'] as const,
+  registers: [businessRegistry],
+});
+
 export const deliveryFailovers = new Counter({
   name: 'svc_delivery_failovers_total',
   help: 'Messages sent again after one ended FAILED, by the failed channel and the way out: account (same channel, the other account) or channel (the fallback channel)',
