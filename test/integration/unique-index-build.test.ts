@@ -91,6 +91,26 @@ describe('a unique index refused over stored duplicates', () => {
     ]);
   });
 
+  // socketTimeoutMS=0 is the driver's "no timeout": an operator who sets it has asked for no limit,
+  // and the message of a time-out would tell them to raise what they already lifted.
+  test('when MONGODB_URI sets socketTimeoutMS=0 (no timeout), then the look-up carries no time limit and names the duplicates', async () => {
+    const unbounded = await connectMongo(testMongoUri(uniqueName('uidx'), { socketTimeoutMS: '0', monitorCommands: 'true' }));
+    try {
+      await unbounded.collection('unbounded').insertMany([{ name: 'ann' }, { name: 'ann' }, { name: 'abe' }]);
+      const lookups: Record<string, unknown>[] = [];
+      unbounded.getClient().on('commandStarted', (event) => {
+        if (event.commandName === 'aggregate') lookups.push(event.command);
+      });
+      const err = await refusal(unbounded, 'unbounded', uniqueOn({ name: 1 }));
+      expect(err).toBeInstanceOf(DuplicateKeysError);
+      expect(lookups).toHaveLength(1);
+      expect(lookups[0]).not.toHaveProperty('maxTimeMS');
+    } finally {
+      await unbounded.dropDatabase();
+      await unbounded.close();
+    }
+  });
+
   // MongoDB stops a look-up at its maxTimeMS (MaxTimeMSExpired); the local MongoDB-wire server does
   // not honour maxTimeMS at all. What both do is let the connection's socket timeout end a command
   // left unanswered, which is what the proxy provokes here: the look-up is frozen once sent. The

@@ -86,9 +86,12 @@ export class DuplicateLookupTimeoutError extends Error {
  * unanswered command anyway, with a network error that says nothing of the index; MongoDB is asked
  * to stop a little sooner (maxTimeMS), so that its answer comes first and the work stops on the
  * server too. An operator whose collection needs longer raises socketTimeoutMS: no setting of its own.
+ * None (undefined) when the connection has no socket timeout: connectMongo always sets one, so 0
+ * is an operator's explicit `socketTimeoutMS=0` in MONGODB_URI, the driver's "never time out".
  */
-export function duplicateLookupTimeMs(connection: Connection): number {
-  const socketTimeout = connection.getClient().options.socketTimeoutMS || SOCKET_TIMEOUT_MS;
+export function duplicateLookupTimeMs(connection: Connection): number | undefined {
+  const socketTimeout = connection.getClient().options.socketTimeoutMS ?? SOCKET_TIMEOUT_MS;
+  if (socketTimeout === 0) return undefined;
   return socketTimeout - Math.min(LOOKUP_MARGIN_MS, Math.floor(socketTimeout / 2));
 }
 
@@ -187,9 +190,10 @@ export async function findDuplicateKeys(
 ): Promise<{ groups: DuplicateKeyGroup[]; moreGroups: boolean }> {
   const limitMs = duplicateLookupTimeMs(connection);
   try {
-    return await lookUpDuplicateKeys(connection, collection, index, Date.now() + limitMs);
+    return await lookUpDuplicateKeys(connection, collection, index, limitMs === undefined ? undefined : Date.now() + limitMs);
   } catch (err) {
-    if (isOutOfTime(err)) throw new DuplicateLookupTimeoutError(collection, index.name, Object.keys(index.key), limitMs, false);
+    if (limitMs !== undefined && isOutOfTime(err))
+      throw new DuplicateLookupTimeoutError(collection, index.name, Object.keys(index.key), limitMs, false);
     throw err;
   }
 }
@@ -199,12 +203,14 @@ async function lookUpDuplicateKeys(
   connection: Connection,
   collection: string,
   index: DeclaredIndex,
-  deadline: number,
+  deadline: number | undefined,
 ): Promise<{ groups: DuplicateKeyGroup[]; moreGroups: boolean }> {
-  const timeLeft = () => {
+  // Each command's maxTimeMS option: none without a deadline.
+  const timeLeft = (): { maxTimeMS?: number } => {
+    if (deadline === undefined) return {};
     const left = deadline - Date.now();
     if (left <= 0) throw new DeadlinePassed();
-    return left;
+    return { maxTimeMS: left };
   };
   const fields = Object.keys(index.key);
   const covered = coveredFilter(index);
@@ -225,7 +231,7 @@ async function lookUpDuplicateKeys(
         { $limit: MAX_GROUPS + 1 },
       ],
       // A group per distinct key: on a large collection more than MongoDB holds in memory.
-      { allowDiskUse: true, maxTimeMS: timeLeft() },
+      { allowDiskUse: true, ...timeLeft() },
     )
     .toArray();
   const groups: DuplicateKeyGroup[] = [];
@@ -239,7 +245,7 @@ async function lookUpDuplicateKeys(
       .collection(collection)
       .find<DuplicateKeyGroup['documents'][number]>(
         { $and: [covered, sameKey] },
-        { projection: { _id: 1, enterpriseId: 1, userId: 1 }, maxTimeMS: timeLeft() },
+        { projection: { _id: 1, enterpriseId: 1, userId: 1 }, ...timeLeft() },
       )
       .sort({ _id: 1 })
       .limit(MAX_DOCUMENTS)
