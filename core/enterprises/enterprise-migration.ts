@@ -1,4 +1,5 @@
-import type { Connection } from 'mongoose';
+import type { Collection, Connection } from 'mongoose';
+import { sweepCollection, type SweepSlices } from '../platform/db/collection-sweep.js';
 import { dropIndexByKey } from '../platform/db/drop-index.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import type { Logger } from '../platform/logger/logger.js';
@@ -15,51 +16,85 @@ export const PRE_ENTERPRISE_INDEXES: [collection: string, index: string][] = [
 /** Collections whose records belong to an enterprise. */
 const TENANT_COLLECTIONS = ['clients', 'users', 'otps', 'otp_idempotency_keys', 'deliveries'];
 
+/** A document as the step reads it: whether it has an enterprise, and a user's number of before. */
+interface Unmigrated {
+  _id: unknown;
+  enterpriseId?: unknown;
+  liveMobileNumber?: unknown;
+}
+
 /**
  * Brings data written before enterprises existed into the `default` enterprise; a step of the
  * migration command (idempotent, and safe when several processes run it at once; no
  * transactions needed: each step can be repeated after a crash). Order matters: the old deployment-wide unique indexes go
  * first, so a second enterprise's user with a taken userId or mobile number is not refused by
- * them; the new indexes are created by the models afterwards.
+ * them; the new indexes are created by the models afterwards. Each collection is read in slices
+ * (collection-sweep.ts): one updateMany over a collection of tens of millions of documents would
+ * outlast the socket timeout, and a run cut off is finished by the next.
  */
-export async function migrateToEnterprises(connection: Connection, logger: Logger): Promise<void> {
+export async function migrateToEnterprises(connection: Connection, logger: Logger, slices?: SweepSlices): Promise<void> {
   const dropped: string[] = [];
   for (const [collection, index] of PRE_ENTERPRISE_INDEXES) {
     if (await dropIndexByKey(connection, collection, index)) dropped.push(`${collection}.${index}`);
   }
-  let tagged = 0;
+  const counts = { tagged: 0, rekeyed: 0, leftForSettling: 0 };
   for (const name of TENANT_COLLECTIONS) {
-    const result = await connection
-      .collection(name)
-      .updateMany({ enterpriseId: { $exists: false } }, { $set: { enterpriseId: DEFAULT_ENTERPRISE_ID } });
-    tagged += result.modifiedCount;
+    const collection = connection.collection(name);
+    const isUsers = name === 'users';
+    await sweepCollection<Unmigrated>(
+      collection,
+      {
+        step: 'enterprises',
+        projection: isUsers ? { _id: 1, enterpriseId: 1, liveMobileNumber: 1 } : { _id: 1, enterpriseId: 1 },
+        migrate: async (slice) => {
+          const changed = new Set<unknown>();
+          const untagged = slice.filter((doc) => !('enterpriseId' in doc)).map((doc) => doc._id);
+          if (untagged.length > 0) {
+            // Conditional as the whole-collection update was: a document tagged meanwhile keeps its enterprise.
+            const result = await collection.updateMany({ _id: { $in: untagged }, enterpriseId: { $exists: false } } as never, {
+              $set: { enterpriseId: DEFAULT_ENTERPRISE_ID },
+            });
+            counts.tagged += result.modifiedCount;
+            untagged.forEach((id) => changed.add(id));
+          }
+          if (isUsers) {
+            for (const doc of slice.filter((user) => 'liveMobileNumber' in user)) {
+              await rekeyLiveMobileNumber(collection, doc, counts);
+              changed.add(doc._id);
+            }
+          }
+          return changed.size;
+        },
+      },
+      logger,
+      slices,
+    );
   }
-  // The live-mobile unique key becomes per enterprise: `<enterpriseId>:<number>`.
-  const users = connection.collection('users');
-  let rekeyed = 0;
-  let leftForSettling = 0;
-  for await (const doc of users.find(
-    { liveMobileNumber: { $exists: true } },
-    { projection: { _id: 1, enterpriseId: 1, liveMobileNumber: 1 } },
-  )) {
-    const enterpriseId = typeof doc.enterpriseId === 'string' ? doc.enterpriseId : DEFAULT_ENTERPRISE_ID;
-    const mine = { _id: doc._id, liveMobileNumber: doc.liveMobileNumber };
-    try {
-      await users.updateOne(mine, {
-        $set: { liveMobileKey: `${enterpriseId}:${String(doc.liveMobileNumber)}` },
-        $unset: { liveMobileNumber: 1 },
-      });
-      rekeyed += 1;
-    } catch (err) {
-      if (!isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
-      // A user of this version holds the phone already (enrolled during a rolling upgrade, once the
-      // old index was gone): this one is left without a key, and the next step, which settles
-      // users sharing a phone, gives the key to the earlier enrolled and reports the other.
-      // Stopping here instead would stop every later run at this user.
-      await users.updateOne(mine, { $unset: { liveMobileNumber: 1 } });
-      leftForSettling += 1;
-    }
+  if (dropped.length > 0 || counts.tagged > 0 || counts.rekeyed > 0 || counts.leftForSettling > 0)
+    logger.info({ dropped, ...counts }, 'migrated data to enterprises');
+}
+
+/** The live-mobile unique key becomes per enterprise: `<enterpriseId>:<number>`. */
+async function rekeyLiveMobileNumber(
+  users: Collection,
+  doc: Unmigrated,
+  counts: { rekeyed: number; leftForSettling: number },
+): Promise<void> {
+  const enterpriseId = typeof doc.enterpriseId === 'string' ? doc.enterpriseId : DEFAULT_ENTERPRISE_ID;
+  const mine = { _id: doc._id, liveMobileNumber: doc.liveMobileNumber } as never;
+  try {
+    await users.updateOne(mine, {
+      $set: { liveMobileKey: `${enterpriseId}:${String(doc.liveMobileNumber)}` },
+      $unset: { liveMobileNumber: 1 },
+    });
+    counts.rekeyed += 1;
+  } catch (err) {
+    if (!isMongoError(err, MONGO_CODES.DuplicateKey)) throw err;
+    // A user of this version holds the phone already (enrolled during a rolling upgrade, once the
+    // old index was gone): this one is left without a key, and the next step, which settles
+    // users sharing a phone, gives the key to the earlier enrolled and reports the other.
+    // Stopping here instead would stop every later run at this user.
+    await users.updateOne(mine, { $unset: { liveMobileNumber: 1 } });
+    counts.leftForSettling += 1;
   }
-  if (dropped.length > 0 || tagged > 0 || rekeyed > 0 || leftForSettling > 0)
-    logger.info({ dropped, tagged, rekeyed, leftForSettling }, 'migrated data to enterprises');
 }
