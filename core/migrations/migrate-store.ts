@@ -11,6 +11,7 @@ import {
   compareModelIndexes,
   existingIndexes,
   forgetIndexBuilds,
+  recordIndexBuilds,
   registeredModel,
   routeIndexBuilds,
 } from '../platform/db/model-registry.js';
@@ -32,6 +33,7 @@ export interface MigrationReport {
   modified: string[];
   /** Dropped and created again with the declared options. */
   rebuilt: string[];
+  /** Created where missing: by the data steps' own models (the users') and the declared ones after them. */
   created: string[];
   /**
    * Live users left without the unique key of their mobile number, whose phone an earlier user's
@@ -125,11 +127,15 @@ export async function migrateStore(connection: Connection, logger: Logger, build
     return await migrate(connection, logger, route);
   } finally {
     routeIndexBuilds(connection, undefined);
+    recordIndexBuilds(connection, undefined);
   }
 }
 
 async function migrate(connection: Connection, logger: Logger, route: IndexBuildRoute | undefined): Promise<MigrationReport> {
   const report: MigrationReport = { dropped: [], modified: [], rebuilt: [], created: [] };
+  // The indexes the steps' own models create (the users' unique keys on a fresh database) are
+  // reported with those created below; the loop then finds them there and does not create them again.
+  recordIndexBuilds(connection, report.created);
   report.dropped.push(...(await obsoleteIndexes(connection)));
   await migrateToEnterprises(connection, logger);
   const withheld = await migrateLiveMobileKeys(connection, logger);

@@ -134,6 +134,18 @@ describe('index changes go through the migration command', () => {
     const service = await startTestService('migrate-unique', { MONGODB_URI: uri });
     await service.close();
   });
+  // An operator reads the report to know what was built: on a fresh database every index is.
+  test("when the database is fresh, then the report names every index the migration created, the users' unique keys built by the mobile-number step too", async () => {
+    const { code, report } = await migrate(uri);
+    expect(code).toBe(0);
+    const built: string[] = [];
+    for (const { name } of (await mongo.db?.listCollections().toArray()) ?? []) {
+      for (const index of await mongo.collection(name).indexes()) if (index.name !== '_id_') built.push(`${name}.${index.name}`);
+    }
+    expect(built).toContain('users.enterpriseId_1_userId_1');
+    expect([...(report.created as string[])].sort()).toEqual(built.sort());
+  });
+
   test('when the check is run on a database whose indexes are missing, then it changes nothing: no index and no collection is created', async () => {
     // A database as an operator may have it before the first start: one collection, no index of ours.
     await mongo.collection('users').insertOne({ _id: 'probe' } as never);

@@ -24,6 +24,19 @@ export function routeIndexBuilds(connection: Connection, route: IndexBuildRoute 
   else buildRoutes.delete(connection);
 }
 
+// Where the indexes that a connection's models create are recorded (`collection.index`): the
+// migration command's report, whose steps reach models of their own (recordIndexBuilds).
+const buildRecords = new WeakMap<Connection, string[]>();
+
+/**
+ * The indexes that models of `connection` create are appended to `created` from now on (none: no
+ * longer recorded), so that the migration command's report names those its steps' models built.
+ */
+export function recordIndexBuilds(connection: Connection, created: string[] | undefined): void {
+  if (created) buildRecords.set(connection, created);
+  else buildRecords.delete(connection);
+}
+
 /** The indexes a collection has; none when it does not exist yet. */
 export async function existingIndexes(connection: Connection, collection: string): Promise<ExistingIndex[]> {
   try {
@@ -48,6 +61,7 @@ async function createMissingIndexes<T>(model: Model<T>): Promise<IndexComparison
   const comparison = await compareModelIndexes(model);
   for (const index of comparison.missing) {
     await createDeclaredIndex(model.db, model.collection.collectionName, index, buildRoutes.get(model.db));
+    buildRecords.get(model.db)?.push(`${model.collection.collectionName}.${index.name}`);
   }
   return comparison;
 }
