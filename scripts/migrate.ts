@@ -25,7 +25,7 @@ async function main(): Promise<number> {
   try {
     if (checkOnly) {
       const { blocked: duplicates, ...inspected } = await checkBeforeMigrating(mongo);
-      const check = { ...inspected, staleMobileKeys: await countStaleMobileKeys(mongo) };
+      const check = { ...inspected, staleMobileKeys: await countStaleMobileKeys(mongo, logger) };
       const needed = check.drifted.length > 0 || check.obsolete.length > 0 || check.staleMobileKeys > 0;
       // Listed only when there are any, each as the migration would tell it (masked already).
       const blocked = duplicates.length > 0 ? { blockedByDuplicateKeys: duplicates.map((err) => err.message) } : {};

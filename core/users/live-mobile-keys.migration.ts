@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { sweepCollection, type SweepSlices } from '../platform/db/collection-sweep.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { liveMobileKey, userModel } from './users.repository.js';
@@ -15,10 +16,14 @@ interface KeyedUser {
   _id: unknown;
   enterpriseId: string;
   userId: string;
+  status?: string;
   mobileNumber: string;
   liveMobileKey?: string;
   createdAt: Date;
 }
+
+/** Whose number is keyed: every user but a deleted one, with a mobile number. */
+const isLiveWithNumber = (user: KeyedUser) => user.status !== 'DELETED' && user.mobileNumber !== undefined;
 
 /** Enrollment order: the earlier user keeps a shared phone's key. */
 const enrolledBefore = (a: KeyedUser, b: KeyedUser) =>
@@ -32,19 +37,18 @@ const enrolledBefore = (a: KeyedUser, b: KeyedUser) =>
  * for an operator to settle (change or remove one number); nothing else about the user changes.
  * A step of the migration command: idempotent (a settled user is left alone, a withheld one is
  * reported again, and gets its key once the other number is gone), and safe to repeat after a
- * crash, each write being conditional on what was read.
+ * crash, each write being conditional on what was read. Users are read in slices in the order of
+ * the users' (enterpriseId, createdAt, userId) index (collection-sweep.ts): keys are per
+ * enterprise, so enrollment order within one is all the earlier-keeps rule needs, and MongoDB
+ * sorts nothing (a sort of every user before the first answer outlasts the socket timeout on a
+ * large collection).
  */
-export async function migrateLiveMobileKeys(connection: Connection, logger: Logger): Promise<WithheldMobileKey[]> {
+export async function migrateLiveMobileKeys(connection: Connection, logger: Logger, slices?: SweepSlices): Promise<WithheldMobileKey[]> {
   // The unique index must be there before keys move: it is what finds the shared phones.
   const users = (await userModel(connection)).collection;
   const withheld: WithheldMobileKey[] = [];
   let rekeyed = 0;
-  const cursor = users
-    .find<KeyedUser>(
-      { status: { $ne: 'DELETED' }, mobileNumber: { $exists: true } },
-      { projection: { _id: 1, enterpriseId: 1, userId: 1, mobileNumber: 1, liveMobileKey: 1, createdAt: 1 } },
-    )
-    .sort({ createdAt: 1, userId: 1 });
+  const projection = { _id: 1, enterpriseId: 1, userId: 1, status: 1, mobileNumber: 1, liveMobileKey: 1, createdAt: 1 } as const;
 
   /** Sets the user's key if the user is still as read: false when another user holds it. */
   async function setKey(user: KeyedUser, key: string): Promise<boolean> {
@@ -79,17 +83,20 @@ export async function migrateLiveMobileKeys(connection: Connection, logger: Logg
     );
   }
 
-  for await (const user of cursor) {
+  /** Keys one live user's number; false when nothing changed (its key was in this form already). */
+  async function keyUser(user: KeyedUser): Promise<boolean> {
     const key = liveMobileKey(user, user.mobileNumber);
-    if (user.liveMobileKey === key || (await setKey(user, key))) continue;
+    if (user.liveMobileKey === key) return false;
+    if (await setKey(user, key)) return true;
     const holder = await users.findOne<KeyedUser>({ liveMobileKey: key });
     if (holder && enrolledBefore(holder, user)) {
-      await users.updateOne(
+      const unset = await users.updateOne(
         { _id: user._id as never, liveMobileKey: user.liveMobileKey ?? { $exists: false } },
         { $unset: { liveMobileKey: 1 } },
       );
       withhold(user, holder.userId);
-      continue;
+      // Withheld by an earlier run already: nothing changes.
+      return unset.modifiedCount > 0;
     }
     // A later user holds it (its number was already in this form): the key goes to this, the earlier, user.
     if (holder) await users.updateOne({ _id: holder._id as never, liveMobileKey: key }, { $unset: { liveMobileKey: 1 } });
@@ -99,7 +106,24 @@ export async function migrateLiveMobileKeys(connection: Connection, logger: Logg
       // Taken again meanwhile (processes writing during the migration): the user keeps its old key.
       logger.warn({ enterpriseId: user.enterpriseId, userId: user.userId }, 'mobile number key not moved: run the migration again');
     }
+    return true;
   }
+
+  await sweepCollection<KeyedUser>(
+    users,
+    {
+      step: 'mobile number keys',
+      projection,
+      order: { enterpriseId: 1, createdAt: 1, userId: 1 },
+      migrate: async (slice) => {
+        let changed = 0;
+        for (const user of slice) if (isLiveWithNumber(user) && (await keyUser(user))) changed += 1;
+        return changed;
+      },
+    },
+    logger,
+    slices,
+  );
   if (rekeyed > 0) logger.info({ rekeyed, withheld: withheld.length }, 'mobile number keys now compare the number with or without its +');
   return withheld;
 }
@@ -110,17 +134,29 @@ export async function migrateLiveMobileKeys(connection: Connection, logger: Logg
  * left without its key because an earlier user holds it is the operator's to settle and not
  * counted: the migration would leave it as it is.
  */
-export async function countStaleMobileKeys(connection: Connection): Promise<number> {
+export async function countStaleMobileKeys(connection: Connection, logger: Logger, slices?: SweepSlices): Promise<number> {
   const users = connection.collection('users');
   let stale = 0;
-  const cursor = users.find<KeyedUser>(
-    { status: { $ne: 'DELETED' }, mobileNumber: { $exists: true } },
-    { projection: { _id: 1, enterpriseId: 1, userId: 1, mobileNumber: 1, liveMobileKey: 1 } },
+  // In slices, as the migration reads them: one find filtering a large collection, or a 16 MB batch
+  // with a look-up per user before the next getMore, would outlast the socket or the cursor's timeout.
+  await sweepCollection<KeyedUser>(
+    users,
+    {
+      step: 'mobile number keys check',
+      projection: { _id: 1, enterpriseId: 1, userId: 1, status: 1, mobileNumber: 1, liveMobileKey: 1 },
+      migrate: async (slice) => {
+        for (const user of slice) {
+          if (!isLiveWithNumber(user)) continue;
+          const key = liveMobileKey(user, user.mobileNumber);
+          if (user.liveMobileKey === key) continue;
+          if (user.liveMobileKey !== undefined || !(await users.findOne({ liveMobileKey: key }, { projection: { _id: 1 } }))) stale++;
+        }
+        // Read only.
+        return 0;
+      },
+    },
+    logger,
+    slices,
   );
-  for await (const user of cursor) {
-    const key = liveMobileKey(user, user.mobileNumber);
-    if (user.liveMobileKey === key) continue;
-    if (user.liveMobileKey !== undefined || !(await users.findOne({ liveMobileKey: key }, { projection: { _id: 1 } }))) stale++;
-  }
   return stale;
 }

@@ -5,6 +5,8 @@ import { startFreezableProxy, type FreezableProxy } from '../support/freezable-p
 import { memoryLogger } from '../support/memory-logger.js';
 import { firstTestMongoHost, testMongoUri, testMongoUriVia } from '../support/test-mongo-uri.js';
 import { uniqueName } from '../support/test-service.js';
+import { countStaleMobileKeys, migrateLiveMobileKeys } from '../../core/users/live-mobile-keys.migration.js';
+import { userModel } from '../../core/users/users.repository.js';
 
 /** The slice of these tests: far smaller than the default, so that a few dozen documents make several. */
 const SLICE = 10;
@@ -120,5 +122,65 @@ describe('the enterprise step of the migration on large collections', () => {
     expect(await mongo.collection('users').findOne({ userId: 'acme-user' }, { projection: { _id: 0, enterpriseId: 1 } })).toEqual({
       enterpriseId: 'acme',
     });
+  });
+});
+
+// The mobile-number step reads every live user with a number. It sorted them by enrollment with no
+// index of that order: MongoDB sorted the whole collection before answering the first batch
+// (minutes on tens of millions, past the socket timeout), then answered batches of up to 16 MB,
+// each followed by a write per user before the next getMore (long enough, on a remote MongoDB, for
+// the cursor to pass MongoDB's 10-minute idle timeout).
+describe('the mobile-number step of the migration on large collections', () => {
+  let mongo: Connection;
+  beforeEach(async () => {
+    mongo = await connectMongo(testMongoUri(uniqueName('bigkeys')));
+  });
+  afterEach(async () => {
+    await mongo.dropDatabase();
+    await mongo.close();
+  });
+
+  test("when users outnumber a slice, then each read of the migration and of --check carries at most a slice, the migration's in the order of an index, and every number is keyed, the earlier of two users of one phone keeping it", async () => {
+    const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute));
+    // Stored by a version before: the key is the number as sent. Inserted newest first, so that
+    // the order of storage is not that of enrollment.
+    await mongo.collection('users').insertMany(
+      Array.from({ length: PER_COLLECTION }, (_, i) => PER_COLLECTION - 1 - i).map((i) => ({
+        enterpriseId: 'acme',
+        userId: `u${String(i).padStart(2, '0')}`,
+        status: 'ACTIVE',
+        createdAt: at(i),
+        // u00 and u20 reach one phone, with and without the '+'.
+        mobileNumber: i === 20 ? '15550300000' : `+155503000${String(i).padStart(2, '0')}`,
+        ...(i === 20 ? { liveMobileKey: 'acme:15550300000' } : { liveMobileKey: `acme:+155503000${String(i).padStart(2, '0')}` }),
+      })),
+    );
+    await userModel(mongo);
+    const monitored = await connectMongo(testMongoUri(mongo.name, { monitorCommands: 'true' }));
+    const sorts: Record<string, unknown>[] = [];
+    monitored.getClient().on('commandStarted', (event) => {
+      // The driver sends a sort as a Map (its keys' order).
+      const sort = event.command.sort as Map<string, unknown> | Record<string, unknown> | undefined;
+      const keys = sort instanceof Map ? Object.fromEntries(sort) : (sort ?? {});
+      if (event.commandName === 'find' && event.command.find === 'users' && Object.keys(keys).length > 0) sorts.push(keys);
+    });
+    const { logger } = memoryLogger();
+    let withheld: unknown;
+    try {
+      const commands = documentsPerCommand(monitored);
+      // --check counts the one key in the form of before (u20's), as the migration reads.
+      expect(await countStaleMobileKeys(monitored, logger, { sliceSize: SLICE })).toBe(1);
+      withheld = await migrateLiveMobileKeys(monitored, logger, { sliceSize: SLICE });
+      expect(await countStaleMobileKeys(monitored, logger, { sliceSize: SLICE })).toBe(0);
+      expect(commands.filter(({ documents }) => documents > SLICE)).toEqual([]);
+    } finally {
+      await monitored.close();
+    }
+    expect(withheld).toEqual([{ enterpriseId: 'acme', userId: 'u20', keptBy: 'u00' }]);
+    // MongoDB reads them in the order of an index: nothing to sort before the first answer.
+    const indexKeys = (await mongo.collection('users').indexes()).map((index) => JSON.stringify(index.key));
+    expect(sorts.length).toBeGreaterThan(0);
+    for (const sort of sorts) expect(indexKeys).toContain(JSON.stringify(sort));
+    expect(await mongo.collection('users').countDocuments({ liveMobileKey: { $regex: '^acme:\\+' } })).toBe(PER_COLLECTION - 1);
   });
 });
