@@ -41,6 +41,7 @@ export async function migrateToEnterprises(connection: Connection, logger: Logge
   for (const name of TENANT_COLLECTIONS) {
     const collection = connection.collection(name);
     const isUsers = name === 'users';
+    if (!(await holdsDataOfBefore(collection, isUsers))) continue;
     await sweepCollection<Unmigrated>(
       collection,
       {
@@ -72,6 +73,20 @@ export async function migrateToEnterprises(connection: Connection, logger: Logge
   }
   if (dropped.length > 0 || counts.tagged > 0 || counts.rekeyed > 0 || counts.leftForSettling > 0)
     logger.info({ dropped, ...counts }, 'migrated data to enterprises');
+}
+
+/**
+ * Whether the step has anything left in the collection. Migrate runs before every deployment, and
+ * once the data is migrated a sweep would read every document again to change none: a look-up
+ * that finds one document to migrate is enough to skip it. A document without an enterprise is
+ * found through the collection's enterpriseId-first indexes (built by the first migrated run; a
+ * missing field is indexed as null); a user's number of before has no index left (its unique one
+ * is dropped first), so that look-up is MongoDB scanning users on its side, as the step always did.
+ */
+async function holdsDataOfBefore(collection: Collection, isUsers: boolean): Promise<boolean> {
+  const projection = { _id: 1 };
+  if (await collection.findOne({ enterpriseId: { $exists: false } }, { projection })) return true;
+  return isUsers && (await collection.findOne({ liveMobileNumber: { $exists: true } }, { projection })) !== null;
 }
 
 /** The live-mobile unique key becomes per enterprise: `<enterpriseId>:<number>`. */

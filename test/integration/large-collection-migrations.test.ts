@@ -88,6 +88,21 @@ describe('the enterprise step of the migration on large collections', () => {
     expect([...logged].sort()).toEqual(['changed', 'collection', 'msg', 'read', 'step']);
   });
 
+  // migrate runs before every deployment: once the data is migrated, a run must not read tens of
+  // millions of documents again to find nothing to do.
+  test('when every document already has its enterprise (a migrated database), then the next run reads no collection whole: nothing but the look-ups that find nothing left', async () => {
+    await migrateToEnterprises(mongo, memoryLogger().logger, { sliceSize: SLICE });
+    const monitored = await connectMongo(testMongoUri(mongo.name, { monitorCommands: 'true' }));
+    try {
+      const commands = documentsPerCommand(monitored);
+      await migrateToEnterprises(monitored, memoryLogger().logger, { sliceSize: SLICE });
+      expect(commands.filter(({ command }) => command === 'update')).toEqual([]);
+      expect(commands.reduce((sum, { documents }) => sum + documents, 0)).toBe(0);
+    } finally {
+      await monitored.close();
+    }
+  });
+
   test('when a run is cut off half-way (the answer to a slice lost past the socket timeout), then the next run finishes the job, changing only what was left', async () => {
     const hello = (await mongo.db?.admin().command({ isMaster: 1 })) as { primary?: unknown } | undefined;
     const proxy: FreezableProxy = await startFreezableProxy(typeof hello?.primary === 'string' ? hello.primary : firstTestMongoHost());
