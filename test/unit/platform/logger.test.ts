@@ -253,6 +253,40 @@ describe('logging', () => {
     expect(rest.map((line) => line.msg)).toEqual(kept);
   });
 
+  test('when a phone number is glued to a word by an underscore or a dash (a user id such as user_5551234567), then it is masked, and ids, names and times glued so that cannot be a number stay whole', () => {
+    const { logger, text } = capture();
+    // User ids allow letters, digits, dots, underscores and dashes, and enterprises that key users by
+    // their number prefix it so; such an id reaches the logs in its requests' paths and unique-key errors.
+    logger.info({ req: { path: '/v1/users/user_5551234567/activation' } }, 'request completed');
+    logger.error(
+      'dup key: { userId: "jane_15551234567" } { userId: "acct-5551234567" } { userId: "u_+15551234567" } { userId: "x1-5551234567-2" }',
+    );
+    // An epoch in milliseconds is masked standing alone (it has a number's length), and so glued by
+    // an underscore. A uuid whose last group holds only digits stays whole, and a number after it is masked.
+    logger.info('job_1701234567890 and 1701234567890 done; 550e8400-e29b-41d4-a716-446655440000 5551234567');
+    const kept = [
+      // Glued directly to letters (an id, a hash), or with a letter, a dot or a dash after it.
+      'abc1234567890 req-1234567890abcdef bundle-1234567890.js job_1701234567890_x acct-5551234567-b',
+      // More than fifteen digits after the separator: a token, a hash, a snowflake id.
+      'user_5551234567890123 sha_12345678901234567890',
+      // A uuid whose last group holds only digits.
+      '550e8400-e29b-41d4-a716-446655440000',
+      // Job ids, index names, negative numbers.
+      'otp-dispatch:123 enterpriseId_1_userId_1 offset -1234567890 {"delta":-1234567890} 2026-11-29_12-34-56',
+    ];
+    for (const line of kept) logger.info(line);
+    const [request, dupKey, epoch, ...rest] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; req?: { path: string } });
+    expect(request?.req?.path).toBe('/v1/users/user_********67/activation');
+    expect(dupKey?.msg).toBe(
+      'dup key: { userId: "jane_*********67" } { userId: "acct-********67" } { userId: "u_+*********67" } { userId: "x1-*********72" }',
+    );
+    expect(epoch?.msg).toBe('job_***********90 and ***********90 done; 550e8400-e29b-41d4-a716-446655440000 ********67');
+    expect(rest.map((line) => line.msg)).toEqual(kept);
+  });
+
   test("when a line holds a browser's version, a certificate's OID, MongoDB's $timestamp or a decimal no number can be written as, then it is logged whole, and tokens a number can be written as stay masked", () => {
     const { logger, text } = capture();
     const kept = [
@@ -303,12 +337,17 @@ describe('logging', () => {
     const { logger, text } = capture();
     // Groups of five digits cannot be a dotted number's, so each start is tried to its chain's end;
     // dashes and underscores join groups too, a bracketed area code may start a chain, and a last
-    // group may be long (here it never ends: a letter is glued to it).
+    // group may be long (here it never ends: a letter is glued to it). A run of ten digits or more
+    // after a word and an underscore or a dash may start a number, and so may a bracket after a word.
     const path = [
       `/${'1.1.12345.'.repeat(8_000)}-${'1-1.12345-'.repeat(8_000)}x`,
       `${'1_1_12345_'.repeat(8_000)}x`,
       `${'(1) 1.1_'.repeat(10_000)}x`,
       `${'1'.repeat(80_000)}.1x`,
+      `${'a_12345678901234567'.repeat(5_000)}x`,
+      `${'a-1234567890-'.repeat(8_000)}x`,
+      `u_${'1234567890-'.repeat(8_000)}x`,
+      `${'a-1-1_+'.repeat(15_000)}x`,
     ].join('/');
     const started = process.hrtime.bigint();
     logger.info({ req: { path } }, 'request completed');
