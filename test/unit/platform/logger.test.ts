@@ -287,6 +287,14 @@ describe('logging', () => {
     expect(rest.map((line) => line.msg)).toEqual(kept);
   });
 
+  test('when a bracketed area code follows a word (a call in a message: fn(555) 123.4567), then the number is masked as after a space', () => {
+    const { logger, text } = capture();
+    logger.error('Twilio refused fn(555) 123.4567, call(555)123-4567, to(555)123.4567 and f(1) 555.123.4567; Math.max(1234) 12.5');
+    expect((JSON.parse(text()) as { msg: string }).msg).toBe(
+      'Twilio refused fn(********67, call(********67, to(********67 and f(*********67; Math.max(1234) 12.5',
+    );
+  });
+
   test("when a line holds a browser's version, a certificate's OID, MongoDB's $timestamp or a decimal no number can be written as, then it is logged whole, and tokens a number can be written as stay masked", () => {
     const { logger, text } = capture();
     const kept = [
@@ -348,6 +356,8 @@ describe('logging', () => {
       `${'a-1234567890-'.repeat(8_000)}x`,
       `u_${'1234567890-'.repeat(8_000)}x`,
       `${'a-1-1_+'.repeat(15_000)}x`,
+      `${'a(1) 1.1_'.repeat(10_000)}x`,
+      `f(1)${'1.1.12345.'.repeat(8_000)}x`,
     ].join('/');
     const started = process.hrtime.bigint();
     logger.info({ req: { path } }, 'request completed');
