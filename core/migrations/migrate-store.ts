@@ -11,9 +11,8 @@ import {
   compareModelIndexes,
   existingIndexes,
   forgetIndexBuilds,
-  recordIndexBuilds,
+  duringMigration,
   registeredModel,
-  routeIndexBuilds,
 } from '../platform/db/model-registry.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import { dropIndexByKey } from '../platform/db/drop-index.js';
@@ -121,21 +120,24 @@ async function restoreIndex(
  */
 export async function migrateStore(connection: Connection, logger: Logger, buildsVia?: Connection): Promise<MigrationReport> {
   const route: IndexBuildRoute | undefined = buildsVia ? { connection: buildsVia, logger } : undefined;
-  // The steps' own models (the users' unique keys) build through the route too.
-  routeIndexBuilds(connection, route);
+  const report: MigrationReport = { dropped: [], modified: [], rebuilt: [], created: [] };
+  // The steps' own models (the users' unique keys) build through the route too, and the indexes
+  // they create (on a fresh database) are reported with those created below, where the loop then
+  // finds them present and does not create them again.
+  duringMigration(connection, { route, created: report.created });
   try {
-    return await migrate(connection, logger, route);
+    return await migrate(connection, logger, route, report);
   } finally {
-    routeIndexBuilds(connection, undefined);
-    recordIndexBuilds(connection, undefined);
+    duringMigration(connection, undefined);
   }
 }
 
-async function migrate(connection: Connection, logger: Logger, route: IndexBuildRoute | undefined): Promise<MigrationReport> {
-  const report: MigrationReport = { dropped: [], modified: [], rebuilt: [], created: [] };
-  // The indexes the steps' own models create (the users' unique keys on a fresh database) are
-  // reported with those created below; the loop then finds them there and does not create them again.
-  recordIndexBuilds(connection, report.created);
+async function migrate(
+  connection: Connection,
+  logger: Logger,
+  route: IndexBuildRoute | undefined,
+  report: MigrationReport,
+): Promise<MigrationReport> {
   report.dropped.push(...(await obsoleteIndexes(connection)));
   await migrateToEnterprises(connection, logger);
   const withheld = await migrateLiveMobileKeys(connection, logger);

@@ -2,7 +2,7 @@ import type { Connection } from 'mongoose';
 import type { Logger } from '../logger/logger.js';
 import type { IndexKey, IndexOptions } from './index-drift.js';
 import { MIGRATE_COMMAND } from './migrate-command.js';
-import { SOCKET_TIMEOUT_MS } from './mongo-connection.js';
+import { isSocketTimeout, socketTimeoutOf } from './mongo-connection.js';
 
 /** How often a long build is reported as still running. */
 const PROGRESS_EVERY_MS = 30_000;
@@ -58,9 +58,8 @@ export async function buildIndex(connection: Connection, collection: string, ind
   try {
     await connection.collection(collection).createIndex(index.key, index.options);
   } catch (err) {
-    if ((err as { name?: unknown } | null)?.name !== 'MongoNetworkTimeoutError') throw err;
-    const limitMs = connection.getClient().options.socketTimeoutMS || SOCKET_TIMEOUT_MS;
-    throw new IndexBuildTimeoutError(collection, index.options.name, limitMs, err);
+    if (!isSocketTimeout(err)) throw err;
+    throw new IndexBuildTimeoutError(collection, index.options.name, socketTimeoutOf(connection), err);
   }
 }
 

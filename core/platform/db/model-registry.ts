@@ -9,32 +9,24 @@ import type { IndexBuildRoute } from './index-build.js';
 // depends on.
 const indexBuilds = new WeakMap<Connection, Map<string, Promise<IndexComparison>>>();
 
-// Where a connection's missing indexes are built when not through the connection itself: the
-// migration command's connection without a socket timeout (routeIndexBuilds).
-const buildRoutes = new WeakMap<Connection, IndexBuildRoute>();
-
 /**
- * The indexes that models of `connection` find missing are built through `route` from now on
- * (none: through the connection again). The migration command's steps reach models of their own
- * (the users' unique keys, before mobile numbers are keyed) and their builds must wait as long as
- * the migration's.
+ * While the migration command runs: where its connection's models build the indexes they find
+ * missing (`route`: a connection without a socket timeout; none: through the connection itself),
+ * and the report's list they are named in (`collection.index`). The command's steps reach models
+ * of their own (the users' unique keys, before mobile numbers are keyed), whose builds must wait
+ * as long as the migration's and be reported with its own.
  */
-export function routeIndexBuilds(connection: Connection, route: IndexBuildRoute | undefined): void {
-  if (route) buildRoutes.set(connection, route);
-  else buildRoutes.delete(connection);
+export interface MigrationIndexBuilds {
+  route: IndexBuildRoute | undefined;
+  created: string[];
 }
 
-// Where the indexes that a connection's models create are recorded (`collection.index`): the
-// migration command's report, whose steps reach models of their own (recordIndexBuilds).
-const buildRecords = new WeakMap<Connection, string[]>();
+const migrationBuilds = new WeakMap<Connection, MigrationIndexBuilds>();
 
-/**
- * The indexes that models of `connection` create are appended to `created` from now on (none: no
- * longer recorded), so that the migration command's report names those its steps' models built.
- */
-export function recordIndexBuilds(connection: Connection, created: string[] | undefined): void {
-  if (created) buildRecords.set(connection, created);
-  else buildRecords.delete(connection);
+/** `builds` apply to the models of `connection` from now on (undefined: no longer). */
+export function duringMigration(connection: Connection, builds: MigrationIndexBuilds | undefined): void {
+  if (builds) migrationBuilds.set(connection, builds);
+  else migrationBuilds.delete(connection);
 }
 
 /** The indexes a collection has; none when it does not exist yet. */
@@ -60,8 +52,9 @@ async function createMissingIndexes<T>(model: Model<T>): Promise<IndexComparison
   await model.init();
   const comparison = await compareModelIndexes(model);
   for (const index of comparison.missing) {
-    await createDeclaredIndex(model.db, model.collection.collectionName, index, buildRoutes.get(model.db));
-    buildRecords.get(model.db)?.push(`${model.collection.collectionName}.${index.name}`);
+    const migration = migrationBuilds.get(model.db);
+    await createDeclaredIndex(model.db, model.collection.collectionName, index, migration?.route);
+    migration?.created.push(`${model.collection.collectionName}.${index.name}`);
   }
   return comparison;
 }

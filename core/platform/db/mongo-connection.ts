@@ -24,6 +24,19 @@ export const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 15_000;
 export const SOCKET_TIMEOUT_MS = 30_000;
 
 /**
+ * The socket timeout a connection runs with: SOCKET_TIMEOUT_MS unless MONGODB_URI set one; 0 is
+ * an operator's explicit `socketTimeoutMS=0` (connectMongo always sets one otherwise), no timeout.
+ */
+export function socketTimeoutOf(connection: Connection): number {
+  return connection.getClient().options.socketTimeoutMS ?? SOCKET_TIMEOUT_MS;
+}
+
+/** The driver gave up on a command left unanswered for the socket timeout. */
+export function isSocketTimeout(err: unknown): boolean {
+  return (err as { name?: unknown } | null)?.name === 'MongoNetworkTimeoutError';
+}
+
+/**
  * A write waits this long for a majority of the replica set to have it, then fails (the write
  * is on the primary but not yet durable; every write of this service can be repeated). Without
  * it a replica set that lost its majority would hold every write until the socket timeout.

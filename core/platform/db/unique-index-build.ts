@@ -2,7 +2,7 @@ import type { Connection } from 'mongoose';
 import { maskContactsInText } from '../logger/logger.js';
 import type { DeclaredIndex } from './index-drift.js';
 import { buildIndex, type IndexBuildRoute } from './index-build.js';
-import { SOCKET_TIMEOUT_MS } from './mongo-connection.js';
+import { isSocketTimeout, socketTimeoutOf } from './mongo-connection.js';
 import { isMongoError, MONGO_CODES } from './mongo-error-codes.js';
 
 /** The command that builds the indexes once the duplicates are resolved. */
@@ -90,7 +90,7 @@ export class DuplicateLookupTimeoutError extends Error {
  * is an operator's explicit `socketTimeoutMS=0` in MONGODB_URI, the driver's "never time out".
  */
 export function duplicateLookupTimeMs(connection: Connection): number | undefined {
-  const socketTimeout = connection.getClient().options.socketTimeoutMS ?? SOCKET_TIMEOUT_MS;
+  const socketTimeout = socketTimeoutOf(connection);
   if (socketTimeout === 0) return undefined;
   return socketTimeout - Math.min(LOOKUP_MARGIN_MS, Math.floor(socketTimeout / 2));
 }
@@ -103,11 +103,7 @@ class DeadlinePassed extends Error {}
  * (a server that ignores maxTimeMS, like the local MongoDB-wire server), or the deadline passed.
  */
 function isOutOfTime(err: unknown): boolean {
-  return (
-    err instanceof DeadlinePassed ||
-    isMongoError(err, MONGO_CODES.MaxTimeMSExpired) ||
-    (err as { name?: unknown } | null)?.name === 'MongoNetworkTimeoutError'
-  );
+  return err instanceof DeadlinePassed || isMongoError(err, MONGO_CODES.MaxTimeMSExpired) || isSocketTimeout(err);
 }
 
 // Controls, format characters (bidirectional overrides, zero-width ones), line and paragraph separators.
