@@ -186,7 +186,7 @@ export async function findDuplicateKeys(
 ): Promise<{ groups: DuplicateKeyGroup[]; moreGroups: boolean }> {
   const limitMs = duplicateLookupTimeMs(connection);
   try {
-    return await lookUpDuplicateKeys(connection, collection, index, limitMs === undefined ? undefined : Date.now() + limitMs);
+    return await lookUpDuplicateKeys(connection, collection, index, limitMs);
   } catch (err) {
     if (limitMs !== undefined && isOutOfTime(err))
       throw new DuplicateLookupTimeoutError(collection, index.name, Object.keys(index.key), limitMs, false);
@@ -194,13 +194,14 @@ export async function findDuplicateKeys(
   }
 }
 
-/** findDuplicateKeys: its commands share one deadline, each asking MongoDB to stop by then. */
+/** findDuplicateKeys: its commands share one deadline (`limitMs` from now), each asking MongoDB to stop by then. */
 async function lookUpDuplicateKeys(
   connection: Connection,
   collection: string,
   index: DeclaredIndex,
-  deadline: number | undefined,
+  limitMs: number | undefined,
 ): Promise<{ groups: DuplicateKeyGroup[]; moreGroups: boolean }> {
+  const deadline = limitMs === undefined ? undefined : Date.now() + limitMs;
   // Each command's maxTimeMS option: none without a deadline.
   const timeLeft = (): { maxTimeMS?: number } => {
     if (deadline === undefined) return {};
@@ -227,7 +228,8 @@ async function lookUpDuplicateKeys(
         { $limit: MAX_GROUPS + 1 },
       ],
       // A group per distinct key: on a large collection more than MongoDB holds in memory.
-      { allowDiskUse: true, ...timeLeft() },
+      // The first command has the whole limit (a millisecond may have passed since the deadline was set).
+      { allowDiskUse: true, ...(limitMs === undefined ? {} : { maxTimeMS: limitMs }) },
     )
     .toArray();
   const groups: DuplicateKeyGroup[] = [];
