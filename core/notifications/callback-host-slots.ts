@@ -1,38 +1,64 @@
 import { receiverKey, type CallbackReceiver } from './callback-circuits.js';
 
-/** This process already has its share of callbacks in flight to the receiver's host. */
+/** This process already has the share of callbacks in flight that the receiver's host (or its enterprise) may hold. */
 export class CallbackHostBusyError extends Error {
-  constructor(readonly host: string) {
-    super(`callbacks to ${host} already use this worker's share of its callback slots`);
+  constructor(
+    readonly host: string,
+    readonly share: 'host' | 'enterprise' = 'host',
+  ) {
+    super(
+      share === 'host'
+        ? `callbacks to ${host} already use this worker's share of its callback slots`
+        : `the enterprise's callbacks already use this worker's share of its callback slots (waiting: one to ${host})`,
+    );
     this.name = 'CallbackHostBusyError';
   }
 }
 
+export interface CallbackSlotShares {
+  /** Callbacks of one enterprise in flight to one receiver host. */
+  perHost: number;
+  /** Callbacks of one enterprise in flight to all its receiver hosts together. */
+  perEnterprise: number;
+}
+
 /**
  * How many callbacks this worker process has in flight to each receiver host for each enterprise,
- * at most `perHost`. Per enterprise as well: two enterprises may share a host (a webhook provider),
- * and one of them naming a path there that never answers must not take the other's slots.
+ * at most `perHost`, and for each enterprise whatever its hosts, at most `perEnterprise`. Per
+ * enterprise and host: two enterprises may share a host (a webhook provider), and one of them
+ * naming a path there that never answers must not take the other's slots. Per enterprise as well:
+ * a host is a name and a port, and an enterprise may name as many as it likes (its own wildcard
+ * DNS name, one address on several ports), each with a share of its own, so without that cap its
+ * silent receivers on a few hosts would hold every slot again.
  * A receiver that accepts connections and never answers holds each of its callbacks for the whole
- * request timeout: without a cap, one enterprise's silent receiver would take every callback slot
- * of the worker and the other enterprises' callbacks would wait behind it. In memory: each worker
- * process guards its own slots, and the cap scales with the number of workers as the slots do.
+ * request timeout: without the caps, one enterprise's silent receivers would take every callback
+ * slot of the worker and the other enterprises' callbacks would wait behind them. In memory: each
+ * worker process guards its own slots, and the caps scale with the number of workers as the slots do.
  */
-export function createCallbackHostSlots(perHost: number) {
+export function createCallbackHostSlots(shares: CallbackSlotShares) {
   const inFlight = new Map<string, number>();
+  const ofEnterprise = new Map<string, number>();
+  const lessOne = (counts: Map<string, number>, key: string) => {
+    const left = (counts.get(key) ?? 1) - 1;
+    if (left <= 0) counts.delete(key);
+    else counts.set(key, left);
+  };
   return {
     /** Takes a slot for the enterprise's host and returns its release; CallbackHostBusyError when it has its share. */
     take(receiver: CallbackReceiver): () => void {
       const key = receiverKey(receiver);
       const used = inFlight.get(key) ?? 0;
-      if (used >= perHost) throw new CallbackHostBusyError(receiver.host);
+      if (used >= shares.perHost) throw new CallbackHostBusyError(receiver.host);
+      const usedByEnterprise = ofEnterprise.get(receiver.enterpriseId) ?? 0;
+      if (usedByEnterprise >= shares.perEnterprise) throw new CallbackHostBusyError(receiver.host, 'enterprise');
       inFlight.set(key, used + 1);
+      ofEnterprise.set(receiver.enterpriseId, usedByEnterprise + 1);
       let released = false;
       return () => {
         if (released) return;
         released = true;
-        const left = (inFlight.get(key) ?? 1) - 1;
-        if (left <= 0) inFlight.delete(key);
-        else inFlight.set(key, left);
+        lessOne(inFlight, key);
+        lessOne(ofEnterprise, receiver.enterpriseId);
       };
     },
   };

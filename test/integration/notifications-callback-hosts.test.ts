@@ -108,6 +108,60 @@ describe("Notification callbacks: one receiver's host cannot take every callback
   }, 30_000);
 });
 
+// A host is a name and a port: an enterprise can name as many as it likes (its own wildcard DNS
+// name, or one address on several ports), each with its own share of the slots. Its silent
+// receivers together must still leave the other enterprises' callbacks slots of the worker.
+describe("Notification callbacks: one enterprise's silent receivers on many hosts cannot take every callback slot of a worker", () => {
+  let service: TestService;
+  let worker: WorkerProcess;
+  let mallory: string;
+  let bank: string;
+  let silentHosts: Awaited<ReturnType<typeof startReceiver>>[];
+  let answering: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    service = await startCallbackService('callbackenterprise', {
+      NOTIFICATION_CALLBACK_CONCURRENCY: '4',
+      NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST: '1',
+      NOTIFICATION_CALLBACK_CONCURRENCY_PER_ENTERPRISE: '2',
+      // Long enough that a callback waiting behind the silent receivers' slots would show.
+      NOTIFICATION_CALLBACK_TIMEOUT_MS: '15000',
+    });
+    silentHosts = [await startReceiver(true), await startReceiver(true), await startReceiver(true), await startReceiver(true)];
+    answering = await startReceiver(false);
+    ({ accessToken: mallory } = await createClientThroughAdminApi(service, {
+      name: 'mallory',
+      scopes: ['notifications'],
+      enterpriseId: 'mallory',
+    }));
+    ({ accessToken: bank } = await createClientThroughAdminApi(service, { name: 'bank', scopes: ['notifications'] }));
+    await insertUser(service.ctx.mongo, { userId: 'mal', enterpriseId: 'mallory' });
+    await insertUser(service.ctx.mongo, { userId: 'carol' });
+    worker = await startCallbackWorker(service);
+  });
+  afterAll(async () => {
+    await stopWorker(worker);
+    for (const receiver of silentHosts) await receiver.close();
+    await answering.close();
+    await service.close();
+  });
+
+  const openAtSilentHosts = () => silentHosts.reduce((sum, receiver) => sum + receiver.state.open, 0);
+
+  test("when an enterprise's callbacks go to silent receivers on more hosts than the worker has slots, then it holds only its share and another enterprise's callback goes at once", async () => {
+    for (const receiver of silentHosts) await endedWithCallback(service, mallory, 'mal', receiver.url);
+    await eventually(async () => (openAtSilentHosts() >= 2 ? true : undefined), 10_000);
+
+    const uuid = await endedWithCallback(service, bank, 'carol', answering.url);
+    const cancelledAt = Date.now();
+    await eventually(async () => (answering.state.received.some((raw) => raw.includes(uuid)) ? true : undefined), 10_000);
+    // Well before the silent receivers' first callbacks time out (15 s), which would free slots.
+    expect(Date.now() - cancelledAt).toBeLessThan(10_000);
+    expect(openAtSilentHosts()).toBe(2);
+    expect(silentHosts.reduce((sum, receiver) => sum + receiver.state.received.length, 0)).toBe(2);
+  }, 40_000);
+});
+
 describe('Notification callbacks: a receiver that keeps failing is held back, probed, and sent everything once it answers', () => {
   const COOL_DOWN_MS = 6000;
   let service: TestService;

@@ -63,7 +63,10 @@ export async function startNotificationWorker(config: Config, logger: Logger, st
     timeoutMs: config.notifications.callbackTimeoutMs,
     policy: config.notifications.callbackAddresses,
     logger: log,
-    hostSlots: createCallbackHostSlots(config.notifications.callbackConcurrencyPerHost),
+    hostSlots: createCallbackHostSlots({
+      perHost: config.notifications.callbackConcurrencyPerHost,
+      perEnterprise: config.notifications.callbackConcurrencyPerEnterprise,
+    }),
     circuits: createCallbackCircuits({
       ...config.notifications.callbackCircuit,
       // A probe that neither answers nor fails by then lets another callback probe.

@@ -265,6 +265,8 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       retentionDays: s.NOTIFICATION_RETENTION_DAYS,
       callbackConcurrency: s.NOTIFICATION_CALLBACK_CONCURRENCY,
       callbackConcurrencyPerHost: s.NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST,
+      /** Of those, callbacks of one enterprise in flight to all its hosts (callback-host-slots.ts). */
+      callbackConcurrencyPerEnterprise: s.NOTIFICATION_CALLBACK_CONCURRENCY_PER_ENTERPRISE,
       /** A receiver failing this many times in a row is held back this long, then probed. */
       callbackCircuit: { failures: s.NOTIFICATION_CALLBACK_CIRCUIT_FAILURES, coolDownMs: s.NOTIFICATION_CALLBACK_CIRCUIT_COOLDOWN_MS },
       callbackRetryBaseMs: s.NOTIFICATION_CALLBACK_RETRY_BASE_MS,

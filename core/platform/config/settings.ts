@@ -417,6 +417,12 @@ export const SETTINGS = {
     default: 3,
     doc: 'of those, callbacks of one enterprise sent at once to one receiver host (a slow or silent receiver cannot take every slot, nor one enterprise the slots of another on a shared host); a callback over it waits a second or two without using up an attempt',
   },
+  NOTIFICATION_CALLBACK_CONCURRENCY_PER_ENTERPRISE: {
+    section: 'workers',
+    ...CONCURRENCY,
+    default: 5,
+    doc: "of those, callbacks of one enterprise sent at once to all its receiver hosts together (an enterprise naming many hosts, each with its own share, cannot take every slot); keep it below NOTIFICATION_CALLBACK_CONCURRENCY; a callback over it waits as one over the host's share",
+  },
   NOTIFICATION_CALLBACK_RETRY_BASE_MS: {
     section: 'workers',
     kind: 'integer',

@@ -129,7 +129,7 @@ export const pushSends = new Counter({
 
 export const callbacksDeferred = new Counter({
   name: 'svc_notification_callbacks_deferred_total',
-  help: "Callbacks put back without a request and without using up an attempt, by reason: host_busy (their receiver's host already held its share of the worker's callback slots, NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST: a slow or silent receiver) or circuit_open (their receiver failed NOTIFICATION_CALLBACK_CIRCUIT_FAILURES times in a row: held back until its cool-down ends and a probe answers)",
+  help: "Callbacks put back without a request and without using up an attempt, by reason: host_busy (their receiver's host already held its share of the worker's callback slots, NOTIFICATION_CALLBACK_CONCURRENCY_PER_HOST, or their enterprise its share over all its hosts, NOTIFICATION_CALLBACK_CONCURRENCY_PER_ENTERPRISE: slow or silent receivers) or circuit_open (their receiver failed NOTIFICATION_CALLBACK_CIRCUIT_FAILURES times in a row: held back until its cool-down ends and a probe answers)",
   labelNames: ['reason'] as const,
   registers: [businessRegistry],
 });

@@ -28,6 +28,7 @@ describe('configuration', () => {
       retentionDays: 90,
       callbackConcurrency: 10,
       callbackConcurrencyPerHost: 3,
+      callbackConcurrencyPerEnterprise: 5,
       callbackCircuit: { failures: 5, coolDownMs: 30000 },
       callbackRetryBaseMs: 1000,
       callbackTimeoutMs: 10000,
