@@ -9,6 +9,7 @@ import { classifyPushStatus, sendPush } from './push-sender.js';
 import type { PushSubscriptionsRepository } from './push-subscriptions.repository.js';
 import { authBoxContext } from './push-subscriptions.service.js';
 import type { VapidKeys } from './vapid-keys.js';
+import type { PushSendSlots } from './push-send-slots.js';
 
 export interface PushDeliveryDeps {
   notifications: Pick<NotificationsRepository, 'find'>;
@@ -24,6 +25,8 @@ export interface PushDeliveryDeps {
   /** Only tests replace it. */
   resolver?: Resolver;
   now?: () => Date;
+  /** This process's pushes in flight per user and per enterprise (push-send-slots.ts); none: no cap. */
+  slots?: PushSendSlots;
 }
 
 /** The push service answered 429 or 5xx: BullMQ tries again with backoff. */
@@ -80,6 +83,8 @@ export function createPushDelivery(deps: PushDeliveryDeps) {
       const ttlSeconds = Math.floor((n.expiresAt.getTime() - at.getTime()) / 1000);
       if (ttlSeconds < 1) return count('skipped');
       const where = { notificationUuid, subscriptionId, pushHost: new URL(sub.endpoint).host };
+      // Throws PushSlotsBusyError when the user or the enterprise holds its share: no request then.
+      const release = deps.slots?.take({ enterpriseId: n.enterpriseId, userId: n.userId });
       let status: number;
       try {
         status = await sendPush(
@@ -105,6 +110,8 @@ export function createPushDelivery(deps: PushDeliveryDeps) {
         // Retrying cannot make an internal address public; the subscription stays (DNS may change).
         log.warn({ ...where, reason: err.reason }, 'push refused: the endpoint address is not allowed; not retried');
         return count('refused');
+      } finally {
+        release?.();
       }
       switch (classifyPushStatus(status)) {
         case 'accepted':

@@ -17,6 +17,7 @@ import { createCallbackHostSlots } from '../../core/notifications/callback-host-
 import { callbackBackoffMs, enqueueCallback, enqueueExpiry, requeueCallback } from '../../core/platform/queues/notification.queue.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { createPushDelivery } from '../../core/push/push-delivery.service.js';
+import { createPushSendSlots } from '../../core/push/push-send-slots.js';
 import { createPushSubscriptionsRepository } from '../../core/push/push-subscriptions.repository.js';
 import { createVapidKeysCache } from '../../core/push/vapid-keys.js';
 import { enqueuePushSends, pushBackoffMs } from '../../core/platform/queues/push.queue.js';
@@ -106,6 +107,7 @@ export async function startNotificationWorker(config: Config, logger: Logger, st
         timeoutMs: config.push.timeoutMs,
         enqueueSends: (uuid, ids) => enqueuePushSends(queues['notification-push'], uuid, ids),
         logger: log,
+        slots: createPushSendSlots({ perUser: config.push.concurrencyPerUser, perEnterprise: config.push.concurrencyPerEnterprise }),
       }),
     ),
     connection: workerRedis,

@@ -287,6 +287,9 @@ function arrange(s: Settings, redis: RedisTarget, passkeys: PasskeyConfig) {
       vapidSubject: s.VAPID_SUBJECT ?? (`mailto:${s.EMAIL_FROM}` as string),
       subscriptionsPerUser: s.PUSH_SUBSCRIPTIONS_PER_USER,
       concurrency: s.PUSH_CONCURRENCY,
+      /** Of those, pushes in flight for one user and for one enterprise (push-send-slots.ts). */
+      concurrencyPerUser: s.PUSH_CONCURRENCY_PER_USER,
+      concurrencyPerEnterprise: s.PUSH_CONCURRENCY_PER_ENTERPRISE,
       retryBaseMs: s.PUSH_RETRY_BASE_MS,
       timeoutMs: s.PUSH_TIMEOUT_MS,
       /** Where subscription endpoints may point besides public https addresses. */

@@ -471,6 +471,18 @@ export const SETTINGS = {
     doc: 'comma-separated CIDR ranges of private networks callbacks may reach (https only), e.g. `10.20.0.0/16`; every other non-public address is refused. A bare address or anything but a CIDR range stops the start',
   },
   PUSH_CONCURRENCY: { section: 'workers', ...CONCURRENCY, default: 10, doc: 'Web Push jobs a notification worker process runs at once' },
+  PUSH_CONCURRENCY_PER_USER: {
+    section: 'workers',
+    ...CONCURRENCY,
+    default: 2,
+    doc: "of those, pushes to one user's subscriptions sent at once (endpoints are the user's choice: silent ones cannot take every slot); a push over it waits a second or two without using up an attempt",
+  },
+  PUSH_CONCURRENCY_PER_ENTERPRISE: {
+    section: 'workers',
+    ...CONCURRENCY,
+    default: 5,
+    doc: "of those, pushes to one enterprise's users sent at once; keep it below PUSH_CONCURRENCY; a push over it waits as one over the user's share",
+  },
   PUSH_RETRY_BASE_MS: {
     section: 'workers',
     kind: 'integer',

@@ -122,7 +122,7 @@ export const userEventsSwept = new Counter({
 
 export const pushSends = new Counter({
   name: 'svc_push_sends_total',
-  help: 'Web Push sends to a subscription by outcome: sent (push service accepted), gone (404/410, subscription deleted), retry (429/5xx or network error, tried again), failed (retries used up), rejected (other refusal), refused (address not allowed), skipped (notification ended first)',
+  help: 'Web Push sends to a subscription by outcome: sent (push service accepted), gone (404/410, subscription deleted), retry (429/5xx or network error, tried again), deferred (its user or enterprise already held its share of the worker push slots, PUSH_CONCURRENCY_PER_USER or PUSH_CONCURRENCY_PER_ENTERPRISE: tried again in a second or two without using up an attempt), failed (retries used up), rejected (other refusal), refused (address not allowed), skipped (notification ended first)',
   labelNames: ['outcome'] as const,
   registers: [businessRegistry],
 });
