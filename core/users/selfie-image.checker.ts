@@ -22,8 +22,13 @@ export interface CheckedSelfie {
 /** 400 `Failed.[<CODE>]` (error label Bad Request). */
 export const selfieFailure = (code: string) => new BadRequestError(`Failed.[${code}]`);
 
-// Bounds the memory of the full decode (about 120 MB of RGBA); no selfie needs more.
+// No selfie needs more; the decode below reads the pixels as a stream, so this bounds its time.
 const MAX_PIXELS = 30_000_000;
+// What the full decode writes: every pixel is read and averaged into this, so a truncated or corrupt
+// file still fails, but the decoded image is never held whole. Held whole (`raw().toBuffer()`), a
+// one-colour PNG of 120 kB took 116 MB of the API's memory, and four such requests at once more
+// than the API is given.
+const DECODE_CHECK_SIDE = 16;
 
 const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -34,7 +39,9 @@ const loadSharp = loadOnFirstUse(() => import('sharp').then((m) => m.default));
 /**
  * Decodes the Base64 selfie and checks it with libvips (sharp): size before decoding, format
  * from the file's own signature, and a full pixel decode so a truncated or corrupt file fails
- * here rather than at the analyzer.
+ * here rather than at the analyzer. The decode streams (sequential read, every pixel averaged
+ * into a tiny image; no shrink-on-load, which would let JPEG skip detail), so its memory is a
+ * few rows whatever the image's size.
  */
 export async function checkSelfieImage(base64: string): Promise<CheckedSelfie> {
   // Line breaks are common in Base64 from other systems (MIME wraps at 76 columns).
@@ -53,7 +60,10 @@ export async function checkSelfieImage(base64: string): Promise<CheckedSelfie> {
   if (metadata.format !== 'jpeg' && metadata.format !== 'png') throw selfieFailure('UNSUPPORTED_FORMAT');
   if ((metadata.width ?? 0) * (metadata.height ?? 0) > MAX_PIXELS) throw selfieFailure('IMAGE_TOO_LARGE');
   try {
-    await sharp(bytes, { failOn: 'error', limitInputPixels: MAX_PIXELS }).raw().toBuffer();
+    await sharp(bytes, { failOn: 'error', limitInputPixels: MAX_PIXELS, sequentialRead: true })
+      .resize(DECODE_CHECK_SIDE, DECODE_CHECK_SIDE, { fit: 'fill', fastShrinkOnLoad: false })
+      .raw()
+      .toBuffer();
   } catch {
     throw selfieFailure('IMAGE_DECODE_FAILED');
   }
