@@ -142,13 +142,18 @@ export interface ServerLogFile {
   maxBytes?: number;
 }
 
+/** Where the local tools keep their servers' logs unless told otherwise. */
+export const LOCAL_LOG_DIRECTORY = join(projectRoot, '.local');
+
 /**
- * The log file of a server a local tool starts for itself (`fuzz`, `bench`, `drills`):
- * `.local/mongo-server-<name>.log`, beside npm start's `mongo-server.log` and the tests'
- * `mongo-server-test.log`, so that what it said is still there after the run.
+ * The log file of a server a local tool starts for itself (`fuzz`, `bench`, `bench-journal`,
+ * `drills`): `.local/mongo-server-<name>.log`, beside npm start's `mongo-server.log` and the tests'
+ * `mongo-server-test.log`, so that what it said is still there after the run. A test of a tool
+ * gives another directory: each start moves the file it finds to `.1`, and the developer's last
+ * run's log must survive the tests.
  */
-export function localServerLog(name: string): ServerLogFile {
-  return { file: join(projectRoot, '.local', `mongo-server-${name}.log`) };
+export function localServerLog(name: string, directory: string = LOCAL_LOG_DIRECTORY): ServerLogFile {
+  return { file: join(directory, `mongo-server-${name}.log`) };
 }
 
 /**

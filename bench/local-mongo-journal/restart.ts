@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import type { mongo } from 'mongoose';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
 import { processCpuMs } from '../support/bench-kit.js';
-import { startMongoServer, type JournalBackend } from '../../scripts/local-services.js';
+import type { JournalBackend, LocalService } from '../../scripts/local-services.js';
+import { startJournalBenchServer } from './journal-bench-server.js';
 
 export interface RestartArm {
   name: string;
@@ -123,7 +124,7 @@ async function verify(url: string, arm: RestartArm, writes: number): Promise<voi
   }
 }
 
-async function timeStart(start: () => ReturnType<typeof startMongoServer>) {
+async function timeStart(start: () => Promise<LocalService>) {
   const started = performance.now();
   const server = await start();
   return { server, wallMs: performance.now() - started, processCpuMs: processCpuMs(server.pid) };
@@ -134,7 +135,7 @@ export async function measureRestart(arm: RestartArm): Promise<RestartResult> {
   const journalFile = join(dir, 'journal.bson');
   const backend: JournalBackend = { journalFile, ...(arm.compactAfterBytes ? { compactAfterBytes: arm.compactAfterBytes } : {}) };
   try {
-    const writing = await startMongoServer({ backend });
+    const writing = await startJournalBenchServer(backend);
     const started = performance.now();
     let writes = arm.writes;
     try {
@@ -144,9 +145,9 @@ export async function measureRestart(arm: RestartArm): Promise<RestartResult> {
     }
     const writeSeconds = (performance.now() - started) / 1000;
     const snapshotFile = `${journalFile}.snapshot`;
-    const empty = await timeStart(() => startMongoServer({ backend: 'memory' }));
+    const empty = await timeStart(() => startJournalBenchServer('memory'));
     await empty.server.stop();
-    const restarted = await timeStart(() => startMongoServer({ backend }));
+    const restarted = await timeStart(() => startJournalBenchServer(backend));
     try {
       await verify(restarted.server.url, arm, writes);
     } finally {

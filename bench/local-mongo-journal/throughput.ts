@@ -5,10 +5,11 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectMongo } from '../../core/platform/db/mongo-connection.js';
-import { startMongoServer, type MongoOptions } from '../../scripts/local-services.js';
+import type { MongoOptions } from '../../scripts/local-services.js';
+import { startJournalBenchServer } from './journal-bench-server.js';
 
 async function measure(backend: NonNullable<MongoOptions['backend']>, concurrency: number, writes: number): Promise<number> {
-  const server = await startMongoServer({ backend });
+  const server = await startJournalBenchServer(backend);
   const mongo = await connectMongo(`${server.url}/bench`);
   try {
     const rows = mongo.getClient().db().collection<{ _id: string; n: number; state: string }>('rows');

@@ -47,9 +47,15 @@ export interface Infra {
   stop: () => Promise<void>;
 }
 
-/** The stores a benchmark runs on; the MongoDB-wire server's warnings and errors go to `.local/mongo-server-bench.log`. */
-export async function startInfra(mongoOptions: MongoOptions = {}): Promise<Infra> {
-  const [redis, mongo] = await Promise.all([startRedisServer(), startMongoServer({ log: localServerLog('bench'), ...mongoOptions })]);
+/**
+ * The stores a benchmark runs on; the MongoDB-wire server's warnings and errors go to
+ * `mongo-server-bench.log` in `logDirectory` (`.local` unless a test gives its own).
+ */
+export async function startInfra(mongoOptions: MongoOptions = {}, logDirectory?: string): Promise<Infra> {
+  const [redis, mongo] = await Promise.all([
+    startRedisServer(),
+    startMongoServer({ log: localServerLog('bench', logDirectory), ...mongoOptions }),
+  ]);
   return { redis, mongo, stop: async () => void (await Promise.allSettled([redis.stop(), mongo.stop()])) };
 }
 
