@@ -4,6 +4,8 @@ import { dropIndexByKey } from '../platform/db/drop-index.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { DEFAULT_ENTERPRISE_ID } from '../platform/tenancy/enterprise-id.js';
+import { forgetCompleted } from '../platform/db/migration-records.js';
+import { MOBILE_KEYS_STEP } from '../users/live-mobile-keys.migration.js';
 
 /** Indexes of before enterprises: unique per deployment where they are now unique per enterprise. */
 export const PRE_ENTERPRISE_INDEXES: [collection: string, index: string][] = [
@@ -42,6 +44,10 @@ export async function migrateToEnterprises(connection: Connection, logger: Logge
     const collection = connection.collection(name);
     const isUsers = name === 'users';
     if (!(await holdsDataOfBefore(collection, isUsers))) continue;
+    // Users of before get their keys in the older form here (the number as stored), which the
+    // mobile-number step must then go over: its record goes first, so a run cut off in between
+    // leaves the next to do both (a rollback to such a version, then this one again).
+    if (isUsers) await forgetCompleted(connection, MOBILE_KEYS_STEP);
     await sweepCollection<Unmigrated>(
       collection,
       {

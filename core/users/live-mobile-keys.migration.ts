@@ -1,8 +1,17 @@
 import type { Connection } from 'mongoose';
 import { sweepCollection, type SweepSlices } from '../platform/db/collection-sweep.js';
+import { hasCompleted, recordCompleted, type RecordedStep } from '../platform/db/migration-records.js';
 import { isMongoError, MONGO_CODES } from '../platform/db/mongo-error-codes.js';
 import type { Logger } from '../platform/logger/logger.js';
 import { liveMobileKey, userModel } from './users.repository.js';
+
+/**
+ * The step's completion record (migration-records.ts). This version of the service writes every key
+ * it stores in the form the step gives (users.repository.ts: enrollment, a changed number), so once
+ * the step has run to its end nothing is left for it; version 1 is the form with the '+'
+ * (mobile-number-key.ts). A version that keys numbers another way raises it.
+ */
+export const MOBILE_KEYS_STEP: RecordedStep = { name: 'mobile number keys', version: 1 };
 
 /** A live user left without the unique key of its number: an earlier user's number reaches the same phone. */
 export interface WithheldMobileKey {
@@ -41,13 +50,20 @@ const enrolledBefore = (a: KeyedUser, b: KeyedUser) =>
  * the users' (enterpriseId, createdAt, userId) index (collection-sweep.ts): keys are per
  * enterprise, so enrollment order within one is all the earlier-keeps rule needs, and MongoDB
  * sorts nothing (a sort of every user before the first answer outlasts the socket timeout on a
- * large collection).
+ * large collection). A run that reaches the end with every live number keyed (none withheld, none
+ * taken meanwhile) records it (MOBILE_KEYS_STEP), and later runs stop at that record: users
+ * written during or after the run by this version's API are keyed as this step keys them, and two
+ * runs at once both read everything and write the same record.
  */
 export async function migrateLiveMobileKeys(connection: Connection, logger: Logger, slices?: SweepSlices): Promise<WithheldMobileKey[]> {
+  // Ran to its end once with nothing withheld: one look-up, no user read (MOBILE_KEYS_STEP).
+  if (await hasCompleted(connection, MOBILE_KEYS_STEP)) return [];
   // The unique index must be there before keys move: it is what finds the shared phones.
   const users = (await userModel(connection)).collection;
   const withheld: WithheldMobileKey[] = [];
   let rekeyed = 0;
+  /** A key another process took while this run moved it: the next run must read every user again. */
+  let leftToMove = false;
   const projection = { _id: 1, enterpriseId: 1, userId: 1, status: 1, mobileNumber: 1, liveMobileKey: 1, createdAt: 1 } as const;
 
   /** Sets the user's key if the user is still as read: false when another user holds it. */
@@ -104,6 +120,7 @@ export async function migrateLiveMobileKeys(connection: Connection, logger: Logg
       if (holder) withhold(holder, user.userId);
     } else {
       // Taken again meanwhile (processes writing during the migration): the user keeps its old key.
+      leftToMove = true;
       logger.warn({ enterpriseId: user.enterpriseId, userId: user.userId }, 'mobile number key not moved: run the migration again');
     }
     return true;
@@ -125,8 +142,15 @@ export async function migrateLiveMobileKeys(connection: Connection, logger: Logg
     slices,
   );
   if (rekeyed > 0) logger.info({ rekeyed, withheld: withheld.length }, 'mobile number keys now compare the number with or without its +');
+  // After the last slice only, and only when nothing is left: a withheld user gets its key from a
+  // later run once the phone is free (the operator changed or deleted one of the two users), which
+  // the API does not do for it.
+  if (withheld.length === 0 && !leftToMove) await recordCompleted(connection, MOBILE_KEYS_STEP);
   return withheld;
 }
+
+const holdsUsersOfBeforeEnterprises = async (connection: Connection) =>
+  (await connection.collection('users').findOne({ enterpriseId: { $exists: false } }, { projection: { _id: 1 } })) !== null;
 
 /**
  * Live users whose mobile number the migration would key again (`npm run migrate -- --check`):
@@ -135,6 +159,10 @@ export async function migrateLiveMobileKeys(connection: Connection, logger: Logg
  * counted: the migration would leave it as it is.
  */
 export async function countStaleMobileKeys(connection: Connection, logger: Logger, slices?: SweepSlices): Promise<number> {
+  // The migration would pass over them all after this same look-up, unless users of before
+  // enterprises came back (a rollback to such a version): its enterprise step then forgets the
+  // record. Such users have no enterpriseId, which the users' enterpriseId-first indexes find.
+  if ((await hasCompleted(connection, MOBILE_KEYS_STEP)) && !(await holdsUsersOfBeforeEnterprises(connection))) return 0;
   const users = connection.collection('users');
   let stale = 0;
   // In slices, as the migration reads them: one find filtering a large collection, or a 16 MB batch

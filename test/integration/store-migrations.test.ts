@@ -10,6 +10,7 @@ import { migrateStore } from '../../core/migrations/migrate-store.js';
 import { createLogger } from '../../core/platform/logger/logger.js';
 import { projectRoot } from '../../core/platform/project-root.js';
 import { createWebhookEventsRepository } from '../../core/providers/webhook-events.repository.js';
+import { countStaleMobileKeys } from '../../core/users/live-mobile-keys.migration.js';
 import { createUsersRepository } from '../../core/users/users.repository.js';
 import { testMongoUri } from '../support/test-mongo-uri.js';
 import { startTestService, uniqueName } from '../support/test-service.js';
@@ -356,6 +357,59 @@ describe('index changes go through the migration command', () => {
     await repo.markDeleted({ enterpriseId: 'acme', userId: 'cat' }, new Date());
     expect(await migrate(uri)).toEqual({ code: 0, report: { dropped: [], modified: [], rebuilt: [], created: [] } });
     expect(await keys()).toMatchObject({ 'acme/ben': 'acme:+15550200001', 'acme/dan': 'acme:+15550200002' });
+  });
+
+  // The mobile-number step read every user on every run, long after every number was keyed.
+  test('when the database was migrated, then the next migration and --check read no user: the mobile-number step costs one look-up of its record', async () => {
+    const users = mongo.collection('users');
+    await users.insertMany(
+      Array.from({ length: 30 }, (_, i) =>
+        storedUser(`u${i}`, {
+          enterpriseId: 'acme',
+          clientId: 'c',
+          mobileNumber: `155502100${10 + i}`,
+          liveMobileKey: `acme:155502100${10 + i}`,
+        }),
+      ),
+    );
+    expect((await migrate(uri)).code).toBe(0);
+    const monitored = await connectMongo(testMongoUri(mongo.name, { monitorCommands: 'true' }));
+    const usersRead: number[] = [];
+    const lookups: string[] = [];
+    monitored.getClient().on('commandSucceeded', (event) => {
+      const reply = event.reply as { cursor?: { ns?: string; firstBatch?: unknown[]; nextBatch?: unknown[] } };
+      if ((event.commandName === 'find' || event.commandName === 'getMore') && reply.cursor?.ns?.endsWith('.users'))
+        usersRead.push((reply.cursor.firstBatch ?? reply.cursor.nextBatch ?? []).length);
+    });
+    monitored.getClient().on('commandStarted', (event) => {
+      if (event.commandName === 'find' && event.command.find === 'migrations') lookups.push(JSON.stringify(event.command.filter));
+    });
+    try {
+      expect(await migrateStore(monitored, createLogger({ level: 'silent' }))).toEqual({
+        dropped: [],
+        modified: [],
+        rebuilt: [],
+        created: [],
+      });
+      expect(await countStaleMobileKeys(monitored, createLogger({ level: 'silent' }))).toBe(0);
+    } finally {
+      await monitored.close();
+    }
+    expect(usersRead.reduce((a, b) => a + b, 0)).toBe(0);
+    expect(lookups).toHaveLength(2);
+  });
+
+  test('when users of before enterprises appear after the mobile-number step had run to its end (a rollback to such a version), then the next migration keys their numbers all the same', async () => {
+    expect((await migrate(uri)).code).toBe(0);
+    await mongo.collection('users').insertOne(storedUser('old-u', { mobileNumber: '15550208888', liveMobileNumber: '15550208888' }));
+    expect(await migrate(uri, '--check')).toMatchObject({ report: { staleMobileKeys: 1 } });
+    expect((await migrate(uri)).code).toBe(0);
+    expect(
+      await mongo.collection('users').findOne({ userId: 'old-u' }, { projection: { _id: 0, enterpriseId: 1, liveMobileKey: 1 } }),
+    ).toEqual({
+      enterpriseId: 'default',
+      liveMobileKey: 'default:+15550208888',
+    });
   });
 
   const migrateOutput = (uri: string, logLevel = 'warn') =>
