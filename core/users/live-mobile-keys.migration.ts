@@ -56,8 +56,9 @@ const enrolledBefore = (a: KeyedUser, b: KeyedUser) =>
  * runs at once both read everything and write the same record.
  */
 export async function migrateLiveMobileKeys(connection: Connection, logger: Logger, slices?: SweepSlices): Promise<WithheldMobileKey[]> {
-  // Ran to its end once with nothing withheld: one look-up, no user read (MOBILE_KEYS_STEP).
-  if (await hasCompleted(connection, MOBILE_KEYS_STEP)) return [];
+  // Ran to its end once with nothing withheld, and no key of before written since: a look-up of the
+  // record and one per enterprise, no user read (MOBILE_KEYS_STEP).
+  if ((await hasCompleted(connection, MOBILE_KEYS_STEP)) && !(await holdsKeysOfBefore(connection))) return [];
   // The unique index must be there before keys move: it is what finds the shared phones.
   const users = (await userModel(connection)).collection;
   const withheld: WithheldMobileKey[] = [];
@@ -149,6 +150,25 @@ export async function migrateLiveMobileKeys(connection: Connection, logger: Logg
   return withheld;
 }
 
+/**
+ * Whether a user holds a key in the form of before the '+' (the enterprise's id, ':', then a digit):
+ * an API of that version still running after the step recorded its end (a rolling upgrade that
+ * went on after the migration, a rollback) writes such keys, and the record alone would hide them
+ * from every later run. One look-up of the live-mobile index per enterprise: enterprise ids hold no
+ * ':', and in that index the keys of one enterprise that start with a digit lie between `<id>:0`
+ * and `<id>::` (':' sorts right after '9'). The enterprises come from the users' enterpriseId-first
+ * index (MongoDB answers `distinct` on it from the index alone).
+ */
+async function holdsKeysOfBefore(connection: Connection): Promise<boolean> {
+  const users = connection.collection('users');
+  for (const enterpriseId of await users.distinct('enterpriseId')) {
+    if (typeof enterpriseId !== 'string') continue;
+    const keyOfBefore = { $gte: `${enterpriseId}:0`, $lt: `${enterpriseId}::` };
+    if (await users.findOne({ liveMobileKey: keyOfBefore }, { projection: { _id: 1 } })) return true;
+  }
+  return false;
+}
+
 const holdsUsersOfBeforeEnterprises = async (connection: Connection) =>
   (await connection.collection('users').findOne({ enterpriseId: { $exists: false } }, { projection: { _id: 1 } })) !== null;
 
@@ -159,10 +179,15 @@ const holdsUsersOfBeforeEnterprises = async (connection: Connection) =>
  * counted: the migration would leave it as it is.
  */
 export async function countStaleMobileKeys(connection: Connection, logger: Logger, slices?: SweepSlices): Promise<number> {
-  // The migration would pass over them all after this same look-up, unless users of before
+  // The migration would pass over them all after these same look-ups, unless users of before
   // enterprises came back (a rollback to such a version): its enterprise step then forgets the
   // record. Such users have no enterpriseId, which the users' enterpriseId-first indexes find.
-  if ((await hasCompleted(connection, MOBILE_KEYS_STEP)) && !(await holdsUsersOfBeforeEnterprises(connection))) return 0;
+  if (
+    (await hasCompleted(connection, MOBILE_KEYS_STEP)) &&
+    !(await holdsUsersOfBeforeEnterprises(connection)) &&
+    !(await holdsKeysOfBefore(connection))
+  )
+    return 0;
   const users = connection.collection('users');
   let stale = 0;
   // In slices, as the migration reads them: one find filtering a large collection, or a 16 MB batch

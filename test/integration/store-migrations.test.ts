@@ -360,7 +360,7 @@ describe('index changes go through the migration command', () => {
   });
 
   // The mobile-number step read every user on every run, long after every number was keyed.
-  test('when the database was migrated, then the next migration and --check read no user: the mobile-number step costs one look-up of its record', async () => {
+  test('when the database was migrated, then the next migration and --check read no user: the mobile-number step costs a look-up of its record and one per enterprise', async () => {
     const users = mongo.collection('users');
     await users.insertMany(
       Array.from({ length: 30 }, (_, i) =>
@@ -409,6 +409,22 @@ describe('index changes go through the migration command', () => {
     ).toEqual({
       enterpriseId: 'default',
       liveMobileKey: 'default:+15550208888',
+    });
+  });
+
+  // The step's record said nothing was left, while an API of before the '+' form (a rolling
+  // upgrade that went on after the migration, a rollback) kept writing keys in the older form.
+  test('when an API of before the keyed form writes a user after the mobile-number step had run to its end, then the next migration keys its number all the same', async () => {
+    expect((await migrate(uri)).code).toBe(0);
+    await mongo
+      .collection('users')
+      .insertOne(
+        storedUser('late-u', { enterpriseId: 'acme', clientId: 'c', mobileNumber: '15550209999', liveMobileKey: 'acme:15550209999' }),
+      );
+    expect(await migrate(uri, '--check')).toMatchObject({ report: { staleMobileKeys: 1 } });
+    expect((await migrate(uri)).code).toBe(0);
+    expect(await mongo.collection('users').findOne({ userId: 'late-u' }, { projection: { _id: 0, liveMobileKey: 1 } })).toEqual({
+      liveMobileKey: 'acme:+15550209999',
     });
   });
 
