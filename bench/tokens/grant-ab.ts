@@ -1,6 +1,7 @@
 // bench/tokens/grant-ab: what one build of the API costs per client_credentials grant against
 // another, on a shared machine. Every build named in AB_DISTS (`label=path/to/dist`, comma
-// separated; default: this tree's dist/ alone) runs as its own API process on the same stores with
+// separated, optionally followed by Node flags of that build alone after a space; default: this
+// tree's dist/ alone) runs as its own API process on the same stores with
 // the same client, all started before the first measurement. Each is warmed up, then loaded in
 // turn, ROUNDS times, the order alternating by round (A B, B A, ...), each round after every
 // process is idle; the figure is the API process's CPU per grant (from /proc), medians reported.
@@ -42,14 +43,21 @@ const CONNECTIONS = envInt('CONNECTIONS', 10);
 interface Build {
   label: string;
   dist: string;
+  /** Node or V8 flags of this build's API process alone (after API_NODE_FLAGS). */
+  flags: string[];
 }
 
+/** `label=path[ flag ...]`, comma separated: a build may also be the same dist/ with other flags. */
 function buildsToCompare(): Build[] {
   const spec = envString('AB_DISTS', `current=${distDir}`);
   return spec.split(',').map((entry) => {
     const at = entry.indexOf('=');
     if (at <= 0) throw new Error(`AB_DISTS: expected label=path, got "${entry}"`);
-    return { label: entry.slice(0, at), dist: entry.slice(at + 1) };
+    const [dist = '', ...flags] = entry
+      .slice(at + 1)
+      .split(' ')
+      .filter(Boolean);
+    return { label: entry.slice(0, at), dist, flags };
   });
 }
 
@@ -94,7 +102,7 @@ await runBenchmark('tokens-grant-ab', async (cleanup) => {
       `API ${build.label}`,
       join(build.dist, 'api', 'main.js'),
       { ...env, PORT: String(port), PUBLIC_URL: url },
-      { readyCheck: () => httpOk(`${url}/readyz`), nodeArgs },
+      { readyCheck: () => httpOk(`${url}/readyz`), nodeArgs: [...nodeArgs, ...build.flags] },
     );
     cleanup(api.stop);
     console.log(`grant-ab: API ${build.label} is process ${api.child.pid}`);
