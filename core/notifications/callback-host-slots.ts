@@ -1,3 +1,4 @@
+import { createInFlightShares } from '../platform/throttling/in-flight-shares.js';
 import { receiverKey, type CallbackReceiver } from './callback-circuits.js';
 
 /** This process already has the share of callbacks in flight that the receiver's host (or its enterprise) may hold. */
@@ -32,35 +33,22 @@ export interface CallbackSlotShares {
  * silent receivers on a few hosts would hold every slot again.
  * A receiver that accepts connections and never answers holds each of its callbacks for the whole
  * request timeout: without the caps, one enterprise's silent receivers would take every callback
- * slot of the worker and the other enterprises' callbacks would wait behind them. In memory: each
- * worker process guards its own slots, and the caps scale with the number of workers as the slots do.
+ * slot of the worker and the other enterprises' callbacks would wait behind them (in-flight-shares.ts
+ * counts them in this process's memory).
  */
 export function createCallbackHostSlots(shares: CallbackSlotShares) {
-  const inFlight = new Map<string, number>();
-  const ofEnterprise = new Map<string, number>();
-  const lessOne = (counts: Map<string, number>, key: string) => {
-    const left = (counts.get(key) ?? 1) - 1;
-    if (left <= 0) counts.delete(key);
-    else counts.set(key, left);
-  };
+  const inFlight = createInFlightShares();
   return {
     /** Takes a slot for the enterprise's host and returns its release; CallbackHostBusyError when it has its share. */
-    take(receiver: CallbackReceiver): () => void {
-      const key = receiverKey(receiver);
-      const used = inFlight.get(key) ?? 0;
-      if (used >= shares.perHost) throw new CallbackHostBusyError(receiver.host);
-      const usedByEnterprise = ofEnterprise.get(receiver.enterpriseId) ?? 0;
-      if (usedByEnterprise >= shares.perEnterprise) throw new CallbackHostBusyError(receiver.host, 'enterprise');
-      inFlight.set(key, used + 1);
-      ofEnterprise.set(receiver.enterpriseId, usedByEnterprise + 1);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        lessOne(inFlight, key);
-        lessOne(ofEnterprise, receiver.enterpriseId);
-      };
-    },
+    take: (receiver: CallbackReceiver): (() => void) =>
+      inFlight.take([
+        { key: `host ${receiverKey(receiver)}`, cap: shares.perHost, full: () => new CallbackHostBusyError(receiver.host) },
+        {
+          key: `enterprise ${receiver.enterpriseId}`,
+          cap: shares.perEnterprise,
+          full: () => new CallbackHostBusyError(receiver.host, 'enterprise'),
+        },
+      ]),
   };
 }
 

@@ -1,3 +1,4 @@
+import { createInFlightShares } from '../platform/throttling/in-flight-shares.js';
 import { userKey, type UserRef } from '../platform/tenancy/enterprise-id.js';
 
 /** This process already has the share of pushes in flight that the user (or their enterprise) may hold. */
@@ -24,31 +25,14 @@ export interface PushSlotShares {
  * memory: each worker process guards its own slots, as for callbacks (callback-host-slots.ts).
  */
 export function createPushSendSlots(shares: PushSlotShares) {
-  const ofUser = new Map<string, number>();
-  const ofEnterprise = new Map<string, number>();
-  const lessOne = (counts: Map<string, number>, key: string) => {
-    const left = (counts.get(key) ?? 1) - 1;
-    if (left <= 0) counts.delete(key);
-    else counts.set(key, left);
-  };
+  const inFlight = createInFlightShares();
   return {
     /** Takes a slot for the user and returns its release; PushSlotsBusyError when the user or the enterprise has its share. */
-    take(user: UserRef): () => void {
-      const key = userKey(user);
-      const usedByUser = ofUser.get(key) ?? 0;
-      if (usedByUser >= shares.perUser) throw new PushSlotsBusyError('user');
-      const usedByEnterprise = ofEnterprise.get(user.enterpriseId) ?? 0;
-      if (usedByEnterprise >= shares.perEnterprise) throw new PushSlotsBusyError('enterprise');
-      ofUser.set(key, usedByUser + 1);
-      ofEnterprise.set(user.enterpriseId, usedByEnterprise + 1);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        lessOne(ofUser, key);
-        lessOne(ofEnterprise, user.enterpriseId);
-      };
-    },
+    take: (user: UserRef): (() => void) =>
+      inFlight.take([
+        { key: `user ${userKey(user)}`, cap: shares.perUser, full: () => new PushSlotsBusyError('user') },
+        { key: `enterprise ${user.enterpriseId}`, cap: shares.perEnterprise, full: () => new PushSlotsBusyError('enterprise') },
+      ]),
   };
 }
 
