@@ -9,6 +9,7 @@ import { renderPage, type PageData, type PageName } from './login-pages.js';
 import { translate, translateCount } from './page-catalogs.js';
 import { describeOAuthError, REDIRECT_URI_NOT_REGISTERED } from './oauth-error-message.js';
 import { loginCodeLifetime } from '../../core/sign-in/login-code-lifetime.js';
+import { challengeStillAnswering } from '../../core/sign-in/passkey-challenge-lifetime.js';
 
 /** The app being signed in to, as its pages show it. */
 export interface PageClient {
@@ -100,7 +101,17 @@ export function createLoginResponses(deps: {
 
   const selfUrl = (req: Request) => req.originalUrl.split('?')[0] ?? '';
 
-  /** The user-id page (with a fresh passkey challenge) or, once a user id was given, the code page. */
+  /** Each showing of the page has its own passkey challenge, good for one answer; none when the sign-in is gone. */
+  async function newChallenge(state: LoginState): Promise<string | undefined> {
+    const challenge = generateChallenge();
+    return (await deps.states.setPasskeyChallenge(state.uid, challenge, now())) ? challenge : undefined;
+  }
+
+  /**
+   * The user-id page or, once a user id was given, the code page. The user-id page gets a fresh
+   * passkey challenge (`new`), or offers the one stored while it still answers (`stored`: a post
+   * refused before any step writes nothing).
+   */
   async function login(
     req: Request,
     res: Response,
@@ -109,6 +120,7 @@ export function createLoginResponses(deps: {
     client: PageClient,
     extra: Partial<PageData>,
     status: number,
+    challengeOf: 'new' | 'stored' = 'new',
   ) {
     const action = selfUrl(req);
     if (state.userId !== undefined) {
@@ -124,9 +136,7 @@ export function createLoginResponses(deps: {
       };
       return send(res, status, 'login-code', data, client.redirectTarget);
     }
-    // Each showing of the page has its own passkey challenge, good for one answer.
-    const challenge = generateChallenge();
-    const offered = await deps.states.setPasskeyChallenge(state.uid, challenge, now());
+    const challenge = challengeOf === 'new' ? await newChallenge(state) : challengeStillAnswering(state, now());
     const data: PageData = {
       locale,
       title: translate(locale, 'user.title'),
@@ -135,7 +145,7 @@ export function createLoginResponses(deps: {
       csrf: state.csrf,
       // After an error the passkeys are offered by the button only, never straight away in the
       // field's suggestions: a browser that answers those by itself would go round in circles.
-      ...(offered ? { passkey: { challenge, rpId: deps.rpId, conditional: extra.error === undefined } } : {}),
+      ...(challenge !== undefined ? { passkey: { challenge, rpId: deps.rpId, conditional: extra.error === undefined } } : {}),
       ...extra,
     };
     return send(res, status, 'login-user', data, client.redirectTarget);
@@ -158,6 +168,9 @@ export function createLoginResponses(deps: {
       if (!problem) return login(req, res, locale, state, client, {}, 200);
       if (problem.kind === 'rate-limited') res.set(toHttpRefusal(problem.refusal)?.headers ?? {});
       const status = problem.kind === 'rate-limited' ? 429 : 400;
+      // A post the address's budget refused took no step and writes nothing, not even a challenge:
+      // each post of a flood past that budget costs the two reads of its CSRF check and no more.
+      const refusedBeforeAnyStep = problem.kind === 'rate-limited' && problem.budget === 'address';
       return login(
         req,
         res,
@@ -166,6 +179,7 @@ export function createLoginResponses(deps: {
         client,
         { error: problemText(locale, problem), ...(problem.kind === 'bad-user-id' ? { userId: problem.userId } : {}) },
         status,
+        refusedBeforeAnyStep ? 'stored' : 'new',
       );
     },
 

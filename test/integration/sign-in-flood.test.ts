@@ -55,6 +55,8 @@ describe('sign-in flood: requests that name no user still count against the addr
 
   const interactionsStored = () => service.ctx.mongo.collection('oidc_records').countDocuments({ kind: 'Interaction' });
   const walkerAt = (address: string) => new FormWalker(service.url, { forwardedFor: address });
+  /** The passkey challenge a user-id page offers (undefined when it offers none). */
+  const challengeOf = (page: Page) => /data-challenge="([A-Za-z0-9_-]+)"/.exec(page.html)?.[1];
 
   /** One authorization request, not followed: where it sends the browser, or the page it answers. */
   async function authorize(walker: FormWalker): Promise<{ redirectedTo: string } | Page> {
@@ -222,10 +224,14 @@ describe('sign-in flood: requests that name no user still count against the addr
     expect((await other.page(page.url, { form: { csrf: csrfOf(page.html), step: 'user', userId: 'flood-x' } })).status).toBe(200);
   });
 
-  test("when a form post with the right token is refused by the address's form budget, then it reads the interaction and the sign-in's state once each, and its page is the login page as before", async () => {
+  test("when a form post with the right token is refused by the address's form budget, then it reads the interaction and the sign-in's state once each, writes nothing, and its page is the login page with the challenge it had", async () => {
     const flooder = walkerAt('198.51.100.17');
     const first = await flooder.page(authorizeUrl());
     for (let i = 0; i < POSTS; i += 1) await flooder.page(first.url, { form: { csrf: 'stale', step: 'user', userId: 'x' } });
+    const stateOfPage = () =>
+      service.ctx.mongo.collection('login_states').findOne({ csrf: csrfOf(first.html) }, { projection: { _id: 0 } });
+    const stateBefore = await stateOfPage();
+    expect(stateBefore?.passkeyChallenge).toBe(challengeOf(first));
     mongoCommands.length = 0;
     counting = true;
     const refused = await flooder.page(first.url, { form: { csrf: csrfOf(first.html), step: 'user', userId: 'x' } });
@@ -233,9 +239,11 @@ describe('sign-in flood: requests that name no user still count against the addr
     expect(refused.status).toBe(429);
     expect(refused.html).toContain('Nothing is wrong with your account.');
     expect(csrfOf(refused.html)).toBe(csrfOf(first.html));
-    // The interaction (the provider's record), the sign-in's state for the CSRF check, and the
-    // passkey challenge of the user-id page it shows again (as every showing has its own): the
-    // state is not read a second time for the refusal.
-    expect(mongoCommands).toEqual(['find oidc_records', 'find login_states', 'update login_states']);
+    // The interaction (the provider's record) and the sign-in's state for the CSRF check, and
+    // nothing else: the state is not read a second time for the refusal, and no new passkey
+    // challenge is written for the page it shows again, which offers the one still stored.
+    expect(mongoCommands).toEqual(['find oidc_records', 'find login_states']);
+    expect(await stateOfPage()).toEqual(stateBefore);
+    expect(challengeOf(refused)).toBe(challengeOf(first));
   });
 });
