@@ -164,19 +164,20 @@ export function createSignInSteps(deps: SignInStepsDeps) {
     /**
      * One form post of the login interaction (its CSRF token already checked, the address's
      * budget already counted by `admit`). A spent budget (that one or a user's) shows the login
-     * page again, as the state stands now, with the wait: read again after a user's budget refused
-     * a step on the way; the state this post was checked against when the address's budget
-     * refused it before any step.
+     * page again with the wait, made from the state this post was checked against.
      */
     async post(state: LoginState, client: SignInClient, form: SignInForm, address: string, admission: PostAdmission): Promise<SignInStep> {
-      // Refused before any step: the state just read for the CSRF check is the state now. Reading
-      // it again would make each post of a flood the address's budget stopped cost one read more.
+      // Refused before any step: the state just read for the CSRF check is the state now.
       if (admission.refusal) return page(state, { kind: 'rate-limited', refusal: admission.refusal, budget: 'address' });
       try {
         return await stepOf(state, client, form, address);
       } catch (err) {
         if (!(err instanceof RateLimitedError)) throw err;
-        return page((await deps.states.find(state.uid)) ?? state, { kind: 'rate-limited', refusal: err, budget: 'user' });
+        // Refused by a budget of the user id given: every step asks its budgets before it writes
+        // the fields the page is made from (user id, CSRF token), so the state read for the CSRF
+        // check is still what the page shows. (The passkey step uses up its challenge first; the
+        // user-id page shown again gets a new one.) Reading it again would cost each refusal one read more.
+        return page(state, { kind: 'rate-limited', refusal: err, budget: 'user' });
       }
     },
   };

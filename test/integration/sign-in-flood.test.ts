@@ -224,6 +224,38 @@ describe('sign-in flood: requests that name no user still count against the addr
     expect((await other.page(page.url, { form: { csrf: csrfOf(page.html), step: 'user', userId: 'flood-x' } })).status).toBe(200);
   });
 
+  test("when a step is refused by a budget of the user id given, then the post reads the interaction and the sign-in's state once each, and its page is that step's page again", async () => {
+    // An unknown user id: no code goes out after the answers (no work of this process that would
+    // send MongoDB commands of its own meanwhile), and its codes count all the same.
+    const walker = walkerAt('198.51.100.18');
+    const first = await walker.page(authorizeUrl());
+    const postUserId = (page: Page) => walker.page(page.url, { form: { csrf: csrfOf(page.html), step: 'user', userId: 'flood-nobody' } });
+    // The codes budget of one user id and one address (3 by default), spent on the code page.
+    for (let i = 0; i < 3; i += 1) expect((await postUserId(first)).status).toBe(200);
+    mongoCommands.length = 0;
+    counting = true;
+    const onTheCodePage = await postUserId(first);
+    counting = false;
+    expect(onTheCodePage.status).toBe(429);
+    expect(onTheCodePage.html).toContain('Too many attempts.');
+    expect(onTheCodePage.html).toContain('name="otp"');
+    expect(csrfOf(onTheCodePage.html)).toBe(csrfOf(first.html));
+    expect(mongoCommands).toEqual(['find oidc_records', 'find login_states']);
+
+    // A new sign-in from that address, refused at its first step: the user-id page again, with a
+    // new passkey challenge (the post was admitted by the address's budget; its page is shown anew).
+    const second = await walker.page(authorizeUrl());
+    mongoCommands.length = 0;
+    counting = true;
+    const onTheUserIdPage = await postUserId(second);
+    counting = false;
+    expect(onTheUserIdPage.status).toBe(429);
+    expect(onTheUserIdPage.html).toContain('Too many attempts.');
+    expect(challengeOf(onTheUserIdPage)).toBeDefined();
+    expect(challengeOf(onTheUserIdPage)).not.toBe(challengeOf(second));
+    expect(mongoCommands).toEqual(['find oidc_records', 'find login_states', 'update login_states']);
+  });
+
   test("when a form post with the right token is refused by the address's form budget, then it reads the interaction and the sign-in's state once each, writes nothing, and its page is the login page with the challenge it had", async () => {
     const flooder = walkerAt('198.51.100.17');
     const first = await flooder.page(authorizeUrl());
