@@ -18,6 +18,7 @@ import { translate } from './page-catalogs.js';
 import { tooManyRequestsPageData } from './login-responses.js';
 import { describeOAuthError } from './oauth-error-message.js';
 import { sessionLifetimeFromSignIn, sessionsEndingWithTheirLifetime } from './session-lifetime.js';
+import { createSignOutAfterSessionEnd } from './sign-out-after-session-end.js';
 import { chooseLocale } from '../../core/platform/locales/locale-negotiation.js';
 import type { Locale } from '../../core/platform/locales/shipped-locales.js';
 import type { CallerAddress } from '../caller-address.js';
@@ -130,10 +131,14 @@ export async function createAuthServer(
   const self: { provider?: Provider } = {};
   // Sign-ins started, counted per caller address where their interactions are stored (sign-in-start-limit.ts).
   const signInStarts = createSignInStartLimit(stores.signInStartLimits);
+  // A sign-out form posted just after its session's end still signs out (sign-out-after-session-end.ts).
+  const endedSignOuts = createSignOutAfterSessionEnd((id) => stores.oidcRecords.findEndedOidcRecord('Session', id));
   const Adapter = adapterAnsweringStoreOutages(
     signInStarts.countingPageRecords(
-      // A session ends SIGN_IN_SESSION_TTL_SECONDS after its sign-in, however often it is used (session-lifetime.ts).
-      sessionsEndingWithTheirLifetime(createOidcAdapter(stores.oidcRecords, stores.clientLookup), config.signIn.sessionTtlSeconds),
+      endedSignOuts.readingEndedSessionsToSignOut(
+        // A session ends SIGN_IN_SESSION_TTL_SECONDS after its sign-in, however often it is used (session-lifetime.ts).
+        sessionsEndingWithTheirLifetime(createOidcAdapter(stores.oidcRecords, stores.clientLookup), config.signIn.sessionTtlSeconds),
+      ),
     ),
   );
 
@@ -375,6 +380,7 @@ export async function createAuthServer(
     endSessionPath: AUTH_SERVER_ROUTES.end_session,
     refusalPage: (oidcCtx, refusal) => renderMessagePage(tooManyRequestsPageData(pageLocale(oidcCtx as KoaContextWithOIDC), refusal)),
   });
+  endedSignOuts.markSignOutConfirmations(provider, AUTH_SERVER_ROUTES.end_session);
   presentUsersByUserId(provider);
   advertiseUserinfo(provider, `${issuer}/userinfo`);
   answerMissingClientAuthentication(provider);

@@ -3,6 +3,7 @@ import { authorizeUrl, exchangeCode, postToAuthServer, registerTestApp, type Tes
 import { FormWalker, signInWithForms, type Page } from '../support/sign-in-helpers.js';
 import { memoryLogger, startTestService, type TestService } from '../support/test-service.js';
 import { insertUser } from '../support/user-fixtures.js';
+import { untilClockReaches } from '../support/waiting.js';
 
 /** Sign-out (OpenID Connect RP-Initiated Logout 1.0) on server-rendered pages. */
 describe('authorization server: sign-out', () => {
@@ -90,6 +91,79 @@ describe('authorization server: sign-out', () => {
     expect(refresh.status).toBe(400);
     expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
     expect((await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+  });
+
+  test("when the sign-out page was shown just before the session's end and its button is pressed after it, then the person is signed out as before the end: back to the app, and the session's grants are gone", async () => {
+    const { walker, tokens } = await signedIn('so-6', '+15550600006');
+    const sessions = service.ctx.mongo.collection<{ kind: string; accountId?: string }>('oidc_records');
+    const ofUser = { kind: 'Session', accountId: 'default:so-6' };
+    // The sign-in as if made a lifetime ago, its session stored as it was then: 3 s of it are left.
+    const endsAt = Math.floor(Date.now() / 1000) + 3;
+    const signedInAt = endsAt - service.config.signIn.sessionTtlSeconds;
+    await sessions.updateOne(ofUser, {
+      $set: { 'payload.loginTs': signedInAt, 'payload.exp': endsAt, expiresAt: new Date(endsAt * 1000) },
+    });
+    const page = await walker.page(endSession({ client_id: app.clientId, post_logout_redirect_uri: signedOut, state: 's-6' }));
+    expect(page.html).toContain('Sign out?');
+    // The person reads the page while the session's lifetime ends.
+    await untilClockReaches(endsAt * 1000 + 500);
+    const { action, xsrf } = formOf(page);
+    const back = new URL(await walker.leaves(action, { form: { xsrf, logout: 'yes' } }));
+    expect(`${back.origin}${back.pathname}`).toBe(signedOut);
+    expect(back.searchParams.get('state')).toBe('s-6');
+    expect(await sessions.countDocuments(ofUser)).toBe(0);
+    // Its offline_access grant, which outlives the session's end by design, ended with the sign-out.
+    const refresh = await postToAuthServer(service, '/oauth/token', app, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+    });
+    expect(refresh.status).toBe(400);
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+
+  test("when the sign-out page is loaded just after the session's end, then nobody is signed in there: its confirmation posts itself and returns to the app", async () => {
+    const { walker } = await signedIn('so-8', '+15550600008');
+    const sessions = service.ctx.mongo.collection<{ kind: string; accountId?: string }>('oidc_records');
+    const endsAt = Math.floor(Date.now() / 1000) + 1;
+    const signedInAt = endsAt - service.config.signIn.sessionTtlSeconds;
+    await sessions.updateOne(
+      { kind: 'Session', accountId: 'default:so-8' },
+      { $set: { 'payload.loginTs': signedInAt, 'payload.exp': endsAt, expiresAt: new Date(endsAt * 1000) } },
+    );
+    // Within the provider's 15 s of clock tolerance past the session's `exp`.
+    await untilClockReaches(endsAt * 1000 + 500);
+    const page = await walker.page(endSession({ client_id: app.clientId, post_logout_redirect_uri: signedOut, state: 's-8' }));
+    expect(page.html).not.toContain('Sign out?');
+    const fields = Object.fromEntries(
+      [...page.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1], m[2]]),
+    );
+    const back = new URL(await walker.leaves(formOf(page).action, { form: fields as Record<string, string> }));
+    expect(`${back.origin}${back.pathname}`).toBe(signedOut);
+    expect(back.searchParams.get('state')).toBe('s-8');
+  });
+
+  test("when a sign-out form is posted after its session's end without the form's token, then it is refused, the session stays ended and its grants stay", async () => {
+    const { walker, tokens } = await signedIn('so-7', '+15550600007');
+    const sessions = service.ctx.mongo.collection<{ kind: string; accountId?: string }>('oidc_records');
+    const ofUser = { kind: 'Session', accountId: 'default:so-7' };
+    const endsAt = Math.floor(Date.now() / 1000) + 3;
+    const signedInAt = endsAt - service.config.signIn.sessionTtlSeconds;
+    await sessions.updateOne(ofUser, {
+      $set: { 'payload.loginTs': signedInAt, 'payload.exp': endsAt, expiresAt: new Date(endsAt * 1000) },
+    });
+    const page = await walker.page(endSession({ client_id: app.clientId }));
+    await untilClockReaches(endsAt * 1000 + 500);
+    const refused = await walker.page(formOf(page).action, { form: { xsrf: 'forged', logout: 'yes' } });
+    expect(refused.status).toBe(400);
+    expect(refused.html).toContain('xsrf token invalid');
+    // Ended it stays: the next authorization asks for a sign-in.
+    const silent = new URL(await walker.leaves(authorizeUrl(service, app, { prompt: 'none' })));
+    expect(silent.searchParams.get('error')).toBe('login_required');
+    const refresh = await postToAuthServer(service, '/oauth/token', app, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+    });
+    expect(refresh.status).toBe(200);
   });
 
   test('when nobody is signed in, then sign-out returns to the registered address with the state', async () => {
