@@ -7,6 +7,13 @@ const LIMITED =
 /** A store outage inside the authorization server (RFC 6749's code for "try again later"). */
 const OUTAGE = 'temporarily_unavailable, with Retry-After: the database cannot be reached now';
 
+/**
+ * What a sign-in or sign-out page answers a refused request with: an HTML page to a browser
+ * window, plain text to a request the browser says is not a page of its own
+ * (api/auth-server/browser-window-only.ts).
+ */
+const PAGE_OR_REFUSAL = ['text/html', 'text/plain'] as const;
+
 // Authorization server (oidc-provider), mounted at /svc/authserver.
 export const authServerRouteDocs: RouteDoc[] = [
   {
@@ -104,7 +111,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '400': {
         description:
           'Unknown client or a redirect_uri not registered exactly (HTML page, never a redirect); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, a silent prompt=none frame excepted, or a prefetch: plain text)',
-        contentType: 'text/html',
+        contentType: PAGE_OR_REFUSAL,
       },
       '429': {
         description: 'Too many sign-ins started or sign-in pages loaded from this address (HTML page, Retry-After)',
@@ -127,7 +134,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '400': {
         description:
           'Expired or foreign sign-in (HTML page); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, or a prefetch: plain text)',
-        contentType: 'text/html',
+        contentType: PAGE_OR_REFUSAL,
       },
       '429': {
         description: 'Too many sign-ins started or sign-in pages loaded from this address (HTML page, Retry-After)',
@@ -147,7 +154,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '400': {
         description:
           'Sign-in expired or started in another browser (HTML page); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, or a prefetch: plain text)',
-        contentType: 'text/html',
+        contentType: PAGE_OR_REFUSAL,
       },
       '429': {
         description: 'Too many sign-ins started or sign-in pages loaded from this address (HTML page, Retry-After)',
@@ -171,7 +178,7 @@ export const authServerRouteDocs: RouteDoc[] = [
       '400': {
         description:
           "The page again with the error: malformed user id or code, wrong code (attempts left), no attempts left, code expired; a passkey answer that is malformed, answers no current challenge, does not verify, or is not registered in the app's enterprise; also a post the browser says is not a page of its own (Sec-Fetch-Dest other than document, or a prefetch: plain text)",
-        contentType: 'text/html',
+        contentType: PAGE_OR_REFUSAL,
       },
       '403': {
         description: 'CSRF token missing or wrong; account not active yet; account cannot sign in (HTML page)',
@@ -270,10 +277,12 @@ export const authServerRouteDocs: RouteDoc[] = [
       { name: 'state', description: 'Returned with the user', schema: { type: 'string' } },
     ],
     responses: {
-      '200': { description: 'The sign-out page (HTML), or a form that posts itself when nobody is signed in' },
+      '200': { description: 'The sign-out page (HTML), or a form that posts itself when nobody is signed in', contentType: 'text/html' },
       '400': {
         description:
           'Unknown client, an id_token_hint that does not verify, or a post_logout_redirect_uri not registered (JSON, or an HTML page for browsers); also a request the browser says is not a page of its own (Sec-Fetch-Dest other than document, or a prefetch: plain text)',
+        schema: 'auth-server.token-error.json',
+        contentType: ['application/json', ...PAGE_OR_REFUSAL],
       },
       '429': {
         description: 'Too many sign-ins started or sign-in or sign-out pages loaded from this address (HTML page, Retry-After)',

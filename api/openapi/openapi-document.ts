@@ -67,6 +67,20 @@ function withStoreUnavailable(doc: RouteDoc, responses: RouteDoc['responses']): 
   return { ...responses, '503': response };
 }
 
+type DocumentedResponse = RouteDoc['responses'][string];
+
+/**
+ * The `content` of one answer: each media type it declares, even without a schema (an HTML page
+ * or plain text is a string), so a client learns every type the route may answer with.
+ */
+function contentOf(r: DocumentedResponse): Record<string, unknown> | undefined {
+  const schema = r.schema ? (r.array ? { type: 'array', items: schemaRef(r.schema) } : schemaRef(r.schema)) : undefined;
+  const types = r.contentType === undefined ? [] : typeof r.contentType === 'string' ? [r.contentType] : [...r.contentType];
+  if (types.length === 0) return schema ? { 'application/json': { schema } } : undefined;
+  const describedBySchema = (type: string) => schema !== undefined && (types.length === 1 || type === 'application/json');
+  return Object.fromEntries(types.map((type) => [type, { schema: describedBySchema(type) ? schema : { type: 'string' } }]));
+}
+
 function operation(doc: RouteDoc): Record<string, unknown> {
   const op: Record<string, unknown> = {
     summary: doc.summary,
@@ -75,12 +89,12 @@ function operation(doc: RouteDoc): Record<string, unknown> {
       Object.entries(withStoreUnavailable(doc, responsesOf(doc)))
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([status, r]) => {
-          const schema = r.schema ? (r.array ? { type: 'array', items: schemaRef(r.schema) } : schemaRef(r.schema)) : undefined;
+          const content = contentOf(r);
           return [
             status,
             {
               description: r.description,
-              ...(schema ? { content: { [r.contentType ?? 'application/json']: { schema } } } : {}),
+              ...(content ? { content } : {}),
               ...(r.headers ? { headers: r.headers } : {}),
               ...(r.links ? { links: linksOf(r.links) } : {}),
             },

@@ -19,7 +19,13 @@ export interface RouteDoc {
     {
       description: string;
       schema?: string;
-      contentType?: string;
+      /**
+       * The body's media type, or each of them when the answer depends on the request (a sign-in
+       * page's 400: an HTML page to a browser window, plain text to a request that is not a page of
+       * its own). Omitted: application/json. `schema` describes the JSON one (or the only one);
+       * every other listed type is a string body.
+       */
+      contentType?: string | readonly string[];
       array?: boolean;
       links?: Record<string, RouteLink>;
       headers?: Record<string, { description: string; schema: Record<string, unknown> }>;

@@ -214,4 +214,42 @@ describe('OpenAPI document and docs page', () => {
     expect(jsonBodies.length).toBeGreaterThan(6);
     expect(jsonBodies.filter(({ op }) => !op.responses['413'] || !op.responses['415']).map(({ id }) => id)).toEqual([]);
   });
+
+  test("when a sign-in or sign-out page refuses a request, then the document declares the content type it answered with: an HTML page (or the provider's JSON) to a browser window, plain text to a request that is not a page of its own", async () => {
+    type Operation = { responses: Record<string, { content?: Record<string, unknown> }> };
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
+    const asWindow = { 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate', accept: 'text/html' };
+    const asImage = { 'sec-fetch-dest': 'image', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' };
+    const calls: { method: 'get' | 'post'; documented: string; url: string; headers: Record<string, string> }[] = [];
+    for (const headers of [asWindow, asImage, {}]) {
+      calls.push(
+        { method: 'get', documented: '/svc/authserver/oauth/authorize', url: '/svc/authserver/oauth/authorize?client_id=nobody', headers },
+        { method: 'get', documented: '/svc/authserver/oauth/authorize/{uid}', url: '/svc/authserver/oauth/authorize/gone', headers },
+        { method: 'get', documented: '/svc/authserver/interaction/{uid}', url: '/svc/authserver/interaction/gone', headers },
+        { method: 'post', documented: '/svc/authserver/interaction/{uid}', url: '/svc/authserver/interaction/gone', headers },
+        { method: 'get', documented: '/svc/authserver/session/end', url: '/svc/authserver/session/end?client_id=nobody', headers },
+      );
+    }
+    const answers: string[] = [];
+    const undeclared: string[] = [];
+    for (const { method, documented, url, headers } of calls) {
+      const res = await fetch(`${service.url}${url}`, {
+        method: method.toUpperCase(),
+        headers: method === 'post' ? { ...headers, 'content-type': 'application/x-www-form-urlencoded' } : headers,
+        ...(method === 'post' ? { body: 'csrf=x&step=user&userId=x' } : {}),
+        redirect: 'manual',
+      });
+      await res.arrayBuffer();
+      const type = (res.headers.get('content-type') ?? '').split(';')[0] as string;
+      answers.push(`${res.status} ${type}`);
+      const declared = document.paths[documented]?.[method]?.responses[String(res.status)]?.content ?? {};
+      if (!(type in declared))
+        undeclared.push(
+          `${method} ${url} ${JSON.stringify(headers)}: ${res.status} ${type}, declared ${Object.keys(declared).join(', ') || 'none'}`,
+        );
+    }
+    // Each kind of answer came up (so the check above saw each of them).
+    expect(new Set(answers)).toEqual(new Set(['400 text/html', '400 text/plain', '400 application/json']));
+    expect(undeclared).toEqual([]);
+  });
 });
