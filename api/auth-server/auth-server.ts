@@ -132,10 +132,10 @@ export async function createAuthServer(
   // Sign-ins started, counted per caller address where their interactions are stored (sign-in-start-limit.ts).
   const signInStarts = createSignInStartLimit(stores.signInStartLimits);
   // A sign-out form posted just after its session's end still signs out (sign-out-after-session-end.ts).
-  const endedSignOuts = createSignOutAfterSessionEnd((id) => stores.oidcRecords.findEndedOidcRecord('Session', id));
+  const endedSignOuts = createSignOutAfterSessionEnd(config.signIn.interactionTtlSeconds);
   const Adapter = adapterAnsweringStoreOutages(
     signInStarts.countingPageRecords(
-      endedSignOuts.readingEndedSessionsToSignOut(
+      endedSignOuts.keepingSignOutForms(
         // A session ends SIGN_IN_SESSION_TTL_SECONDS after its sign-in, however often it is used (session-lifetime.ts).
         sessionsEndingWithTheirLifetime(createOidcAdapter(stores.oidcRecords, stores.clientLookup), config.signIn.sessionTtlSeconds),
       ),

@@ -67,19 +67,6 @@ export function createOidcRecordsRepository(connection: Connection) {
     },
 
     /**
-     * A record past its expiry that the store still holds (MongoDB's TTL monitor removes such a
-     * record within about a minute; the local server never does): for the one use of an ended
-     * record, a sign-out form posted just after its session's end (sign-out-after-session-end.ts).
-     */
-    async findEndedOidcRecord(kind: string, key: string): Promise<Record<string, unknown> | undefined> {
-      const Records = await model(connection);
-      const found = await Records.findOne({ kind, key, expiresAt: { $lte: new Date() } }, { _id: 0, payload: 1 }).lean<{
-        payload: Record<string, unknown>;
-      }>();
-      return found?.payload;
-    },
-
-    /**
      * Marks a one-time record (authorization code, refresh token) as used if it was not: true when
      * this call did; otherwise the record's grant id (or undefined when the record is gone), so the
      * caller can treat the loser of a race as a replay.
