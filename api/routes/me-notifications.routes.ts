@@ -8,6 +8,7 @@ import { jsonBody } from '../middleware/json-body.middleware.js';
 import { requireUserToken, userAuthOf, userBlockedRefusal, type UserTokenStores } from '../middleware/user-token-auth.middleware.js';
 import { validateBody } from '../middleware/validate-body.middleware.js';
 import type { ServiceContext } from '../service-context.js';
+import { sendJsonList } from './json-list-answer.js';
 import { notificationStreamHandler } from './me-notification-stream.js';
 import { notificationUuidParam } from './notifications.routes.js';
 
@@ -61,7 +62,7 @@ export function meNotificationsRoutes(ctx: ServiceContext, service: Notification
   router.get('/v1/me/notifications', user, async (req, res) => {
     const { enterpriseId, userId } = userAuthOf(res).user;
     const list = await service.listActive(enterpriseId, userId, parseListOptions(req.query));
-    res.json({ notifications: list.map(toActiveResponse) });
+    await sendJsonList(req, res, ctx.logger, 'notifications', list, toActiveResponse);
   });
 
   router.get('/v1/me/notifications/stream', user, notificationStreamHandler(ctx, userTokens));
@@ -69,7 +70,7 @@ export function meNotificationsRoutes(ctx: ServiceContext, service: Notification
   router.get('/v1/me/notifications/history', user, async (req, res) => {
     const { enterpriseId, userId } = userAuthOf(res).user;
     const list = await service.history(enterpriseId, userId, parseHistoryOptions(req.query));
-    res.json({ history: list.map(toHistoryResponse) });
+    await sendJsonList(req, res, ctx.logger, 'history', list, toHistoryResponse);
   });
 
   router.post('/v1/me/notifications/:uuid/action', user, ...jsonBody(ctx), validateBody('notifications.answer.json'), async (req, res) => {

@@ -93,6 +93,12 @@ export interface ListQuery extends UserRef {
   limit: number;
 }
 
+/**
+ * Records a list asks the store for at a time. A record is at most about 64 kB (a body at its
+ * size limit), so one request holds at most about 2 MB of them, whatever the list's length.
+ */
+export const LIST_BATCH_SIZE = 32;
+
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Every final state is counted where it is written, whichever path wrote it. */
@@ -243,7 +249,12 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
       return ended;
     },
 
-    async list(query: ListQuery): Promise<Notification[]> {
+    /**
+     * The user's records as the store yields them, at most {@link LIST_BATCH_SIZE} at a time:
+     * the caller writes each before the next batch is asked for, and stopping early (a `break`,
+     * or `return()` on the iterator) closes the cursor on the server.
+     */
+    async list(query: ListQuery): Promise<AsyncIterable<Notification>> {
       const filter: Record<string, unknown> = {
         ...userFilter(query),
         status: query.statuses.length === 1 ? query.statuses[0] : { $in: query.statuses },
@@ -261,9 +272,14 @@ export function createNotificationsRepository(connection: Connection, hooks: Not
         const regex = { $regex: escapeRegex(query.keyword), $options: 'i' };
         filter.$or = [{ 'body.subject': regex }, { 'body.message': regex }];
       }
-      let cursor = (await model()).find(filter, PROJECTION).sort({ createdAt: -1, _id: -1 }).skip(query.skip);
-      if (query.limit > 0) cursor = cursor.limit(query.limit);
-      return cursor.lean<Notification[]>();
+      const collection = (await model()).collection as unknown as mongo.Collection<NotificationDoc>;
+      return collection.find(filter as mongo.Filter<NotificationDoc>, {
+        projection: PROJECTION,
+        sort: { createdAt: -1, _id: -1 },
+        skip: query.skip,
+        ...(query.limit > 0 ? { limit: query.limit } : {}),
+        batchSize: query.limit > 0 ? Math.min(query.limit, LIST_BATCH_SIZE) : LIST_BATCH_SIZE,
+      }) as unknown as AsyncIterable<Notification>;
     },
 
     /** The user's ACTIVE, still-in-time notifications (to discard them). */

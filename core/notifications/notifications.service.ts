@@ -93,6 +93,9 @@ export type NotificationOwner = ClientRef;
 
 const NUMBER_MISSING = 'is required for this answer; type the two-digit number shown where the request was made';
 
+/** An empty list, in the form lists are read in. */
+async function* nothing(): AsyncIterable<Notification> {}
+
 /** A wrong matching number, in words that tell the person what to do next. */
 function wrongNumber(triesLeft: number): ValidationError {
   const rule =
@@ -291,13 +294,15 @@ export function createNotificationsService(deps: NotificationsDeps) {
       }
     },
 
-    async listActive(enterpriseId: string, userId: string, options: ListOptions): Promise<Notification[]> {
-      if (options.enterpriseFilter !== undefined && options.enterpriseFilter !== enterpriseId) return [];
+    /** The user's pending list, read as it is consumed (see NotificationsRepository.list). */
+    async listActive(enterpriseId: string, userId: string, options: ListOptions): Promise<AsyncIterable<Notification>> {
+      if (options.enterpriseFilter !== undefined && options.enterpriseFilter !== enterpriseId) return nothing();
       return repository.list({ enterpriseId, userId, statuses: ['ACTIVE'], expiresAfter: now(), ...listWindow(options) });
     },
 
-    async history(enterpriseId: string, userId: string, options: HistoryOptions): Promise<Notification[]> {
-      if (options.enterpriseFilter !== undefined && options.enterpriseFilter !== enterpriseId) return [];
+    /** The user's ended notifications, read as they are consumed (see NotificationsRepository.list). */
+    async history(enterpriseId: string, userId: string, options: HistoryOptions): Promise<AsyncIterable<Notification>> {
+      if (options.enterpriseFilter !== undefined && options.enterpriseFilter !== enterpriseId) return nothing();
       return repository.list({
         enterpriseId,
         userId,

@@ -11,6 +11,11 @@ export interface FreezableProxy {
   /** The connection that carries the next request to the target is closed instead, the request unanswered. */
   closeConnectionOfNextRequest: () => void;
   /**
+   * The connections that carry the next `times` commands `commandName` on `collection` are closed
+   * instead, those commands unanswered (a store lost in the middle of reading a cursor: getMore).
+   */
+  closeConnectionOfCommand: (commandName: string, collection: string, times?: number) => void;
+  /**
    * The answer to the next command named `commandName` (found in the bytes the client sends: the
    * command's name is its first field) is held back, with everything else that connection
    * receives, until release(): a command the server takes long to answer, like an index build on
@@ -40,12 +45,22 @@ function stringFieldAfter(chunk: Buffer, name: string): string | undefined {
   return chunk.toString('utf8', start + 4, start + 4 + length - 1);
 }
 
+/** The name of the command an OP_MSG chunk begins with (its body's first field), if it begins one. */
+function commandNameOf(chunk: Buffer): string | undefined {
+  // Header (16 bytes, opCode 2013 at 12), flag bits (4), section kind 0 (the body), then the
+  // body document: its length (4 bytes), its first field's type byte and the field's name.
+  if (chunk.length < 27 || chunk.readInt32LE(12) !== 2013 || chunk[20] !== 0) return undefined;
+  const end = chunk.indexOf(0, 26);
+  return end === -1 ? undefined : chunk.toString('latin1', 26, end);
+}
+
 /** A loopback TCP proxy to `target` (host:port) that can be made to stop answering or to close connections. */
 export async function startFreezableProxy(target: string): Promise<FreezableProxy> {
   const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
   const sockets = new Set<Socket>();
   let frozen = false;
   let closeNext = false;
+  let closeOn: { commandName: string; collection: string; times: number } | undefined;
   let holdNext: string | undefined;
   let held: HeldCommand | undefined;
   // Per held connection: the client socket and what its server sent meanwhile.
@@ -62,6 +77,15 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
           closeNext = false;
           client.destroy();
           return;
+        }
+        if (closeOn && from === client && commandNameOf(chunk) === closeOn.commandName) {
+          const collection = stringFieldAfter(chunk, closeOn.commandName) ?? stringFieldAfter(chunk, 'collection');
+          if (collection === closeOn.collection) {
+            closeOn.times -= 1;
+            if (closeOn.times === 0) closeOn = undefined;
+            client.destroy();
+            return;
+          }
         }
         if (from === client && holdNext !== undefined) {
           const collection = stringFieldAfter(chunk, holdNext);
@@ -94,6 +118,9 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
     },
     closeConnectionOfNextRequest: () => {
       closeNext = true;
+    },
+    closeConnectionOfCommand: (commandName, collection, times = 1) => {
+      closeOn = { commandName, collection, times };
     },
     holdNextAnswerTo: (commandName) => {
       holdNext = commandName;
