@@ -13,6 +13,7 @@ export interface FreezableProxy {
   /**
    * The connections that carry the next `times` commands `commandName` on `collection` are closed
    * instead, those commands unanswered (a store lost in the middle of reading a cursor: getMore).
+   * `times` 0 stops closing them.
    */
   closeConnectionOfCommand: (commandName: string, collection: string, times?: number) => void;
   /**
@@ -120,7 +121,7 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
       closeNext = true;
     },
     closeConnectionOfCommand: (commandName, collection, times = 1) => {
-      closeOn = { commandName, collection, times };
+      closeOn = times > 0 ? { commandName, collection, times } : undefined;
     },
     holdNextAnswerTo: (commandName) => {
       holdNext = commandName;
