@@ -171,6 +171,49 @@ describe('Notifications lists of any length: written as read, held back by a slo
     });
   }, 120_000);
 
+  test('when a pending list is long enough to go in chunks, then its body is still the one res.json wrote: same fields, same order, compact; a short one keeps its ETag', async () => {
+    const now = Date.now();
+    const pending: Notification[] = Array.from({ length: 40 }, (_, i) => ({
+      ...(records[i] as Notification),
+      notificationUuid: randomUUID(),
+      body: [{ lng: 'en', subject: `Pending ${i}`, message: 'm'.repeat(1000) }],
+      status: 'ACTIVE',
+      signingStatus: 'NA',
+      createdAt: new Date(now - 1000 - i * 1000),
+      expiresAt: new Date(now + 3_600_000),
+      number: '42',
+    }));
+    for (const n of pending) delete (n as Partial<Notification>).action;
+    for (const n of pending) delete (n as Partial<Notification>).answeredAt;
+    await (await notificationModel(service.ctx.mongo)).collection.insertMany(pending.map(toNotificationDoc) as never[]);
+    const expected = {
+      notifications: pending.map((n) => ({
+        notification_uuid: n.notificationUuid,
+        ds_required: false,
+        number_match: true,
+        actions: [{ label: 'Approve', action: 'APPROVE', authlevel: 1, requiresNumber: true }],
+        body: n.body,
+        created_at: n.createdAt.toISOString(),
+        expires_at: n.expiresAt.toISOString(),
+      })),
+    };
+    const all = await fetch(`${service.url}/v1/me/notifications?recordCount=0`, { headers: { authorization: `Bearer ${token}` } });
+    expect({
+      status: all.status,
+      type: all.headers.get('content-type'),
+      chunked: all.headers.get('transfer-encoding'),
+      body: await all.text(),
+    }).toEqual({ status: 200, type: 'application/json; charset=utf-8', chunked: 'chunked', body: JSON.stringify(expected) });
+    const page = await fetch(`${service.url}/v1/me/notifications?recordCount=2&startIndex=3`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect({ etag: page.headers.get('etag'), length: page.headers.get('content-length'), body: await page.text() }).toEqual({
+      etag: expect.stringMatching(/^W\/"/),
+      length: expect.stringMatching(/^\d+$/),
+      body: JSON.stringify({ notifications: expected.notifications.slice(2, 4) }),
+    });
+  }, 60_000);
+
   test('when the client goes away in the middle of a long list, then the API closes its cursor on the store', async () => {
     const { res, abort } = await openList(`${HISTORY}?recordCount=0`);
     expect(res.statusCode).toBe(200);
