@@ -67,10 +67,14 @@ const EMAIL_RE = new RegExp(`(?<!${LOCAL_PART_CHAR})${LOCAL_PART_CHAR}+@[A-Za-z0
 // (`abc1234567890`), a longer one a token, and one after a lone dash a negative number; a uuid's
 // last group (`550e8400-e29b-41d4-a716-446655440000`) is kept by `maskRun`: a look-behind for the
 // uuid here cost a request line holding one 0.2 us (its twelve digits were then tried one by one).
+// After a word and an underscore or a dash, a number may also be written in dashed groups
+// (`acct-555-123-4567`, `fr-06-12-34-56-78`): groups of one to four digits and a last of up to
+// eleven, the chain ending there (no digit, no dash and digit after it: a uuid's digit groups run on).
 // The leading `(?=[+0-9])` is what a number starts with, tested before the look-behinds: most of a
-// line's positions then fail on one character.
+// line's positions then fail on one character. No start follows a digit, and `(?<![0-9])` says so
+// first: a digit inside a run then fails on one look-behind instead of one per start.
 const PHONE_START_RE =
-  /(?=[+0-9])(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+))|(?<=[A-Za-z0-9][_-])(?=\+?[0-9]{10,15}(?![0-9])))\+?[0-9][0-9 ()-]*/g;
+  /(?=[+0-9])(?<![0-9])(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+))|(?<=[A-Za-z0-9][_-])(?=\+?(?:[0-9]{10,15}(?![0-9])|(?:[0-9]{1,4}-){1,5}[0-9]{1,11}(?![0-9]|-[0-9]))))\+?[0-9][0-9 ()-]*/g;
 // A number written with dots or underscores (`555.123.4567`, `555_123_4567`, `+1.555.123.4567`,
 // `06.12.34.56.78`, after a country code `+1 555.123.4567`, after an area code in brackets
 // `(555) 123.4567`), or with those and dashes (`555.123-4567`, `1-555.123.4567`): digit groups
@@ -79,16 +83,20 @@ const PHONE_START_RE =
 // errors that quote it are logged; provider error texts quote numbers as their caller wrote them.
 // The expression takes every such chain whole; `isNumberChain` decides which can be a number.
 // Starts are only where a chain starts (a digit, a `+` or a bracket that nothing glues to the
-// left) and the groups and their separators cannot be split two ways, so a line costs time in
-// proportion to its length here too.
+// left, or that follows a letter and an underscore or a dash: a prefixed user id, `user_555.123.4567`;
+// not a digit and one, as inside a chain every group would then be a start) and the groups and their
+// separators cannot be split two ways, so a line costs time in proportion to its length here too.
+// No start follows a digit, and `(?<![0-9])` says so first: a digit inside a chain then fails on
+// one look-behind instead of one per start (without it, the third start made the masking of a JSON
+// request line, whose IP address runs this pass, cost about a quarter more).
 const DOTTED_PHONE_RE =
-  /(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))(?:\+[0-9]{1,3}[ -])?(?:\([0-9]{1,4}\) ?)?\+?[0-9]+(?:[._-][0-9]+)+(?!\.?[A-Za-z0-9_-])/g;
+  /(?=[+0-9(])(?<![0-9])(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+))|(?<=[A-Za-z][_-]))(?:\+[0-9]{1,3}[ -])?(?:\([0-9]{1,4}\) ?)?\+?[0-9]+(?:[._-][0-9]+)+(?!\.?[A-Za-z0-9_-])/g;
 // The same, and a chain may start with an area code in brackets right after a word too: a message
 // quoting a call (`fn(555) 123.4567`, `to(555)123.4567`). Used only on lines with a bracket: the
 // third start made the pass cost a JSON request line (it holds an IP address, so the pass runs on
 // it) 0.1 us more. Its bracket is read before the look-behind, so most positions fail at once.
 const DOTTED_PHONE_OR_AFTER_WORD_RE =
-  /(?=[+0-9(])(?:\((?<=[A-Za-z0-9]\()[0-9]{1,4}\) ?|(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+)))(?:\+[0-9]{1,3}[ -])?(?:\([0-9]{1,4}\) ?)?)\+?[0-9]+(?:[._-][0-9]+)+(?!\.?[A-Za-z0-9_-])/g;
+  /(?=[+0-9(])(?:\((?<=[A-Za-z0-9]\()[0-9]{1,4}\) ?|(?<![0-9])(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+))|(?<=[A-Za-z][_-]))(?:\+[0-9]{1,3}[ -])?(?:\([0-9]{1,4}\) ?)?)\+?[0-9]+(?:[._-][0-9]+)+(?!\.?[A-Za-z0-9_-])/g;
 // What every chain `isNumberChain` accepts holds, found without look-behinds: three groups or more
 // with a dot or an underscore between two of them and a middle group of at most four digits, two
 // groups whose second holds six digits or more, or a bracketed area code before a dotted group.
@@ -132,17 +140,50 @@ const DIGIT_RE = /[0-9]/;
 // A uuid's first four groups and the dash before its last (`550e8400-e29b-41d4-a716-`).
 const UUID_HEAD_LENGTH = 24;
 const DASH = 0x2d;
+const UNDERSCORE = 0x5f;
 const UUID_LAST_GROUP_LENGTH = 12;
 // What a number may not be glued to on its right.
 const GLUED_RE = /^\.?[A-Za-z0-9_-]/;
+// A suffix glued to a number by an underscore (`5551234567_old`, `555-123-4567_2`): the run stops
+// before the underscore. One glued by a dash and a letter (`5551234567-old`) leaves the dash at the
+// run's end (a dash and digits join the run: `5551234567-2` is read as one number).
+const UNDERSCORE_SUFFIX_RE = /^_[A-Za-z0-9]/;
+const LETTER_RE = /^[A-Za-z]/;
+// A user id keyed by number may carry a suffix (a second or renamed account), so a number of ten to
+// fifteen digits (E.164's length) is masked before one. Thirteen digits starting with 1 are kept:
+// that is an epoch in milliseconds (2001 to 2033), as in `job_1701234567890_x` or
+// `1701234567890-a1b2c3`, and no number has that shape (North America's, country code 1, have
+// eleven digits in all); a `+` says it is a number all the same.
+const EPOCH_MS_DIGITS = 13;
+const ONE = 0x31;
+
+const isDigitCode = (code: number) => code >= 0x30 && code <= 0x39;
+
+function digitsBefore(run: string, end: number): number {
+  let digits = 0;
+  for (let i = 0; i < end; i++) if (isDigitCode(run.charCodeAt(i))) digits++;
+  return digits;
+}
+
+/** Where the number in `run` ends when a suffix is glued to it (see UNDERSCORE_SUFFIX_RE); 0 when none. */
+function suffixedNumberEnd(run: string, after: string): number {
+  const end = UNDERSCORE_SUFFIX_RE.test(after) ? run.length : run.endsWith('-') && LETTER_RE.test(after) ? run.length - 1 : 0;
+  if (end === 0 || !isDigitCode(run.charCodeAt(end - 1))) return 0;
+  const digits = digitsBefore(run, end);
+  if (digits < MIN_PHONE_LENGTH || digits > MAX_PHONE_DIGITS) return 0;
+  return digits === EPOCH_MS_DIGITS && run.charCodeAt(0) === ONE ? 0 : end;
+}
 
 /**
  * Where the number in `run` (found at `offset` of `text`) ends: after its last digit that is
- * followed by a space or a bracket inside the run, or that ends the run with nothing glued to it;
- * 0 when no digit can end one.
+ * followed by a space or a bracket inside the run, that ends the run with nothing glued to it, or
+ * that a suffix is glued to; 0 when no digit can end one.
  */
 function phoneEnd(run: string, text: string, offset: number): number {
-  const glued = GLUED_RE.test(text.slice(offset + run.length, offset + run.length + 2));
+  const after = text.slice(offset + run.length, offset + run.length + 2);
+  const suffixed = suffixedNumberEnd(run, after);
+  if (suffixed > 0) return suffixed;
+  const glued = GLUED_RE.test(after);
   for (let end = run.length - 1; end >= 0; end--) {
     if (!DIGIT_RE.test(run[end] as string)) continue;
     const next = run[end + 1];
@@ -151,15 +192,37 @@ function phoneEnd(run: string, text: string, offset: number): number {
   return 0;
 }
 
+// EC2 names its hosts after their private address (`ip-172-31-25-143`), and pino writes the host
+// name on every line: four groups of at most three digits, each at most 255, after `ip-`, are kept.
+const EC2_HOST_PREFIX = 'ip-';
+const WORD_CHAR_RE = /[A-Za-z0-9]/;
+const DASHED_IPV4_RE = /^[0-9]{1,3}(?:-[0-9]{1,3}){3}$/;
+
+/**
+ * Whether a number glued to a word (its run follows an underscore or a dash) is kept: with fewer
+ * than ten digits (`ts-12-34-56-789`), or an EC2 host's address.
+ */
+function keptAfterWord(number: string, whole: string, offset: number): boolean {
+  const before = whole.charCodeAt(offset - 1);
+  if (before !== DASH && before !== UNDERSCORE) return false;
+  if (digitsBefore(number, number.length) < MIN_PHONE_LENGTH) return true;
+  return (
+    DASHED_IPV4_RE.test(number) &&
+    whole.startsWith(EC2_HOST_PREFIX, offset - EC2_HOST_PREFIX.length) &&
+    !WORD_CHAR_RE.test(whole.charAt(offset - EC2_HOST_PREFIX.length - 1)) &&
+    number.split('-').every((group) => Number(group) <= 255)
+  );
+}
+
 /** The run with its number masked, if it holds one of at least ten digits. */
 function maskNumberInRun(run: string, whole: string, offset: number): string {
   const end = phoneEnd(run, whole, offset);
   const length = end - (run.startsWith('+') ? 1 : 0);
   if (length < MIN_PHONE_LENGTH || (length > MAX_DIALLED_DIGITS && ONLY_DIGITS_RE.test(run.slice(0, end)))) return run;
-  return `${maskPhone(run.slice(0, end))}${run.slice(end)}`;
+  const number = run.slice(0, end);
+  return keptAfterWord(number, whole, offset) ? run : `${maskPhone(number)}${run.slice(end)}`;
 }
 
-const isDigitCode = (code: number) => code >= 0x30 && code <= 0x39;
 const isHexCode = (code: number) => isDigitCode(code) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66);
 
 /**

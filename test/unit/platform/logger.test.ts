@@ -164,7 +164,7 @@ describe('logging', () => {
     );
     const { msg } = JSON.parse(text()) as { msg: string };
     expect(msg).toBe(
-      'a (555) 123 4567-x b ********************68 c +*********67. d ***********23 e \\n*********67 f ******78 g 12345678901_ h *********67 12-x i 0+15551234567 j (*********67) k 1555 1234567.5',
+      'a (********67-x b ********************68 c +*********67. d ***********23 e \\n*********67 f ******78 g 12345678901_ h *********67 12-x i 0+15551234567 j (*********67) k 1555 1234567.5',
     );
   });
 
@@ -265,8 +265,9 @@ describe('logging', () => {
     // an underscore. A uuid whose last group holds only digits stays whole, and a number after it is masked.
     logger.info('job_1701234567890 and 1701234567890 done; 550e8400-e29b-41d4-a716-446655440000 5551234567');
     const kept = [
-      // Glued directly to letters (an id, a hash), or with a letter, a dot or a dash after it.
-      'abc1234567890 req-1234567890abcdef bundle-1234567890.js job_1701234567890_x acct-5551234567-b',
+      // Glued directly to letters (an id, a hash), or with a letter or a dot after it; a time in
+      // milliseconds with a suffix (a suffix after a number is masked: see the next test).
+      'abc1234567890 req-1234567890abcdef bundle-1234567890.js job_1701234567890_x',
       // More than fifteen digits after the separator: a token, a hash, a snowflake id.
       'user_5551234567890123 sha_12345678901234567890',
       // A uuid whose last group holds only digits.
@@ -284,6 +285,65 @@ describe('logging', () => {
       'dup key: { userId: "jane_*********67" } { userId: "acct-********67" } { userId: "u_+*********67" } { userId: "x1-*********72" }',
     );
     expect(epoch?.msg).toBe('job_***********90 and ***********90 done; 550e8400-e29b-41d4-a716-446655440000 ********67');
+    expect(rest.map((line) => line.msg)).toEqual(kept);
+  });
+
+  test('when a phone number has a suffix glued to it by an underscore or a dash (5551234567_old, a user id renamed), then it is masked, and a time in milliseconds glued so stays whole', () => {
+    const { logger, text } = capture();
+    // A user id keyed by number may carry a suffix (a renamed or second account); it reaches the
+    // logs in its requests' paths and unique-key errors.
+    logger.info({ req: { path: '/v1/users/5551234567_old/activation' } }, 'request completed');
+    logger.error(
+      'dup key: { userId: "+15551234567_x" } { userId: "user_5551234567_old" } { userId: "5551234567-old" } { userId: "555-123-4567_2" } { userId: "acct-5551234567-b" }',
+    );
+    // A dash and digits after the number join its run (as in 555-123-4567-123); a '+' says it is a
+    // number whatever its length.
+    logger.info('5551234567-2, (555) 123 4567-x and +1701234567890_x');
+    const kept = [
+      // Thirteen digits starting with 1: an epoch in milliseconds (no number of thirteen digits
+      // starts with 1: North America's, country code 1, have eleven).
+      'job_1701234567890_x 1701234567890-a1b2c3 upload_1701234567890_photo.png',
+      // Sixteen digits or more, letters glued directly, a dot after it, a trailing underscore alone.
+      'user_5551234567890123_x req-1234567890abcdef bundle-1234567890.js 12345678901_ -1234567890_x',
+      // A uuid whose last group holds only digits.
+      '550e8400-e29b-41d4-a716-446655440000_x',
+    ];
+    for (const line of kept) logger.info(line);
+    const [request, dupKey, dashed, ...rest] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; req?: { path: string } });
+    expect(request?.req?.path).toBe('/v1/users/********67_old/activation');
+    expect(dupKey?.msg).toBe(
+      'dup key: { userId: "+*********67_x" } { userId: "user_********67_old" } { userId: "********67-old" } { userId: "********67_2" } { userId: "acct-********67-b" }',
+    );
+    expect(dashed?.msg).toBe('*********72, (********67-x and +***********90_x');
+    expect(rest.map((line) => line.msg)).toEqual(kept);
+  });
+
+  test('when a number written with dashes, dots or underscores is glued to a word (acct-555-123-4567, user_555.123.4567), then it is masked, and addresses, dates and versions glued so stay whole', () => {
+    const { logger, text } = capture();
+    // User ids allow letters, digits, dots, underscores and dashes: a prefixed number may be written
+    // with any of them, and reaches the logs in its requests' paths and unique-key errors.
+    logger.info({ req: { path: '/v1/users/user_555.123.4567/activation' } }, 'request completed');
+    logger.error(
+      'dup key: { userId: "acct-555-123-4567" } { userId: "user-555.123.4567" } { userId: "u_555_123_4567" } { userId: "id_(555)123-4567" } { userId: "x1-555-123-4567" } { userId: "u_+1-555-123-4567" } { userId: "fr-06-12-34-56-78" }',
+    );
+    const kept = [
+      // EC2's host names (pino writes the host name on every line), an address, dates.
+      'ip-172-31-25-143 ip-172-31-25-143.ec2.internal host_192.168.100.200 backup-2026-11-29 log_2026_11_29_12_34_56 ts-29-11-2026-1234',
+      // Versions, builds, short ids, file names, a uuid with digit groups.
+      'node-v-20-11-1 build_2026.1.15.1234567 a_555.123.4567.json pod-1-2-3-4-5 550e8400-e29b-1234-5678-123456789012',
+    ];
+    for (const line of kept) logger.info(line);
+    const [request, dupKey, ...rest] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; req?: { path: string } });
+    expect(request?.req?.path).toBe('/v1/users/user_********67/activation');
+    expect(dupKey?.msg).toBe(
+      'dup key: { userId: "acct-********67" } { userId: "user-********67" } { userId: "u_********67" } { userId: "id_(********67" } { userId: "x1-********67" } { userId: "u_+*********67" } { userId: "fr-********78" }',
+    );
     expect(rest.map((line) => line.msg)).toEqual(kept);
   });
 
@@ -346,14 +406,17 @@ describe('logging', () => {
     // Groups of five digits cannot be a dotted number's, so each start is tried to its chain's end;
     // dashes and underscores join groups too, a bracketed area code may start a chain, and a last
     // group may be long (here it never ends: a letter is glued to it). A run of ten digits or more
-    // after a word and an underscore or a dash may start a number, and so may a bracket after a word.
+    // after a word and an underscore or a dash may start a number (a suffix may follow it), and so may
+    // dashed groups, a dotted chain after a letter and an underscore or a dash, and a bracket after a word.
     const path = [
       `/${'1.1.12345.'.repeat(8_000)}-${'1-1.12345-'.repeat(8_000)}x`,
       `${'1_1_12345_'.repeat(8_000)}x`,
       `${'(1) 1.1_'.repeat(10_000)}x`,
       `${'1'.repeat(80_000)}.1x`,
       `${'a_12345678901234567'.repeat(5_000)}x`,
-      `${'a-1234567890-'.repeat(8_000)}x`,
+      `${'a-1701234567890-'.repeat(6_000)}x`,
+      `${'a_1-1-1-1-1-1-1-'.repeat(6_000)}x`,
+      `${'a_1.1.12345.'.repeat(8_000)}x`,
       `u_${'1234567890-'.repeat(8_000)}x`,
       `${'a-1-1_+'.repeat(15_000)}x`,
       `${'a(1) 1.1_'.repeat(10_000)}x`,
