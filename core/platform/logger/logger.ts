@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { maskUserIdsInIds } from './ids-with-user-ids.js';
+import { maskUrlEncodedContacts } from './url-encoded-contacts.js';
 
 export type { Logger };
 
@@ -303,6 +304,11 @@ function maskChain(chain: string): string {
 
 /** Masks every e-mail address and phone number inside free text (log messages, URLs, log lines). */
 export function maskContactsInText(text: string): string {
+  return maskPlainContacts(maskUrlEncodedContacts(text, maskPlainContacts));
+}
+
+/** Masks the e-mail addresses and phone numbers written as they are, not URL-encoded. */
+function maskPlainContacts(text: string): string {
   const masked = maskEmailsInText(text).replace(PHONE_START_RE, maskRun);
   const hint = masked.includes('_') ? DOTTED_OR_UNDERSCORED_CHAIN_HINT : DOTTED_CHAIN_HINT;
   if (!hint.test(masked)) return masked;

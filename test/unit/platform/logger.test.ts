@@ -347,6 +347,28 @@ describe('logging', () => {
     expect(rest.map((line) => line.msg)).toEqual(kept);
   });
 
+  test('when a number or an address is URL-encoded (%2B15551234567, jane%40example.com, encoded twice), then it is masked, and its encoding kept', () => {
+    const { logger, text } = capture();
+    // A request path is decoded once before it is logged: an id its client encoded twice
+    // (%252B1555...), or a path with a malformed escape elsewhere, stays encoded in the line. Form
+    // bodies (Twilio's To=) and Redis keys (a user's event stream) encode ids the same way.
+    logger.info({ req: { path: '/v1/users/%2B15551234567/activation' } }, 'request completed');
+    logger.error(
+      'To=%2B15551234567&From=%2B15550000000&Body=x; stream {default:%2B15551234567}; /v1/users/555%20123%204567, %2B1%20(555)%20123-4567, user_%2B15551234567, jane.doe%40example.com, %252B15551234567',
+    );
+    const kept = 'cpu 95% at 100%, /files/report%202026.pdf, state=abc%2B1234567890xyz, q=a%20b, 50%25 off, /x/%E0%A4%A, 10%2B20%3D30';
+    logger.info(kept);
+    const [request, encoded, rest] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; req?: { path: string } });
+    expect(request?.req?.path).toBe('/v1/users/%2B*********67/activation');
+    expect(encoded?.msg).toBe(
+      'To=%2B*********67&From=%2B*********00&Body=x; stream {default:%2B*********67}; /v1/users/********67, %2B*********67, user_%2B*********67, j***%40example.com, %2B*********67',
+    );
+    expect(rest?.msg).toBe(kept);
+  });
+
   test('when a bracketed area code follows a word (a call in a message: fn(555) 123.4567), then the number is masked as after a space', () => {
     const { logger, text } = capture();
     logger.error('Twilio refused fn(555) 123.4567, call(555)123-4567, to(555)123.4567 and f(1) 555.123.4567; Math.max(1234) 12.5');
@@ -408,6 +430,7 @@ describe('logging', () => {
     // group may be long (here it never ends: a letter is glued to it). A run of ten digits or more
     // after a word and an underscore or a dash may start a number (a suffix may follow it), and so may
     // dashed groups, a dotted chain after a letter and an underscore or a dash, and a bracket after a word.
+    // A URL token holding an escape is decoded and read as a whole.
     const path = [
       `/${'1.1.12345.'.repeat(8_000)}-${'1-1.12345-'.repeat(8_000)}x`,
       `${'1_1_12345_'.repeat(8_000)}x`,
@@ -421,6 +444,9 @@ describe('logging', () => {
       `${'a-1-1_+'.repeat(15_000)}x`,
       `${'a(1) 1.1_'.repeat(10_000)}x`,
       `f(1)${'1.1.12345.'.repeat(8_000)}x`,
+      `${'%2B1%20'.repeat(12_000)}x`,
+      `${'a'.repeat(40_000)}%ZZ${'b'.repeat(40_000)}%2Bx`,
+      `${'%252B1-'.repeat(12_000)}x`,
     ].join('/');
     const started = process.hrtime.bigint();
     logger.info({ req: { path } }, 'request completed');
