@@ -68,6 +68,9 @@ const EMAIL_RE = new RegExp(`(?<!${LOCAL_PART_CHAR})${LOCAL_PART_CHAR}+@[A-Za-z0
 // (`abc1234567890`), a longer one a token, and one after a lone dash a negative number; a uuid's
 // last group (`550e8400-e29b-41d4-a716-446655440000`) is kept by `maskRun`: a look-behind for the
 // uuid here cost a request line holding one 0.2 us (its twelve digits were then tried one by one).
+// So does one of ten to fifteen digits after a word and a colon: a user's key is
+// `<enterpriseId>:<userId>` (`default:15551234567`), and a JSON number follows a quote and a colon,
+// never a word and one (`"count":15551234567` stays whole).
 // After a word and an underscore or a dash, a number may also be written in dashed groups
 // (`acct-555-123-4567`, `fr-06-12-34-56-78`): groups of one to four digits and a last of up to
 // eleven, the chain ending there (no digit, no dash and digit after it: a uuid's digit groups run on).
@@ -75,7 +78,7 @@ const EMAIL_RE = new RegExp(`(?<!${LOCAL_PART_CHAR})${LOCAL_PART_CHAR}+@[A-Za-z0
 // line's positions then fail on one character. No start follows a digit, and `(?<![0-9])` says so
 // first: a digit inside a run then fails on one look-behind instead of one per start.
 const PHONE_START_RE =
-  /(?=[+0-9])(?<![0-9])(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+))|(?<=[A-Za-z0-9][_-])(?=\+?(?:[0-9]{10,15}(?![0-9])|(?:[0-9]{1,4}-){1,5}[0-9]{1,11}(?![0-9]|-[0-9]))))\+?[0-9][0-9 ()-]*/g;
+  /(?=[+0-9])(?<![0-9])(?:(?<!(?<!\\)[A-Za-z0-9_.+:,[-])|(?<=[:,[](?=\+))|(?<=[A-Za-z0-9]:)(?=[0-9]{10,15}(?![0-9]))|(?<=[A-Za-z0-9][_-])(?=\+?(?:[0-9]{10,15}(?![0-9])|(?:[0-9]{1,4}-){1,5}[0-9]{1,11}(?![0-9]|-[0-9]))))\+?[0-9][0-9 ()-]*/g;
 // A number written with dots or underscores (`555.123.4567`, `555_123_4567`, `+1.555.123.4567`,
 // `06.12.34.56.78`, after a country code `+1 555.123.4567`, after an area code in brackets
 // `(555) 123.4567`), or with those and dashes (`555.123-4567`, `1-555.123.4567`): digit groups

@@ -369,6 +369,22 @@ describe('logging', () => {
     expect(rest?.msg).toBe(kept);
   });
 
+  test('when an unbroken number follows a word and a colon (a user key default:15551234567, tel:15551234567), then it is masked, and JSON numbers, times and ports stay whole', () => {
+    const { logger, text } = capture();
+    // A user's key is `<enterpriseId>:<userId>` (sign-in accounts, throttles, look-ups), and a user
+    // id may be a number's digits; a JSON number follows a quote and a colon, never a word and one.
+    logger.error('account default:15551234567 not found; tel:15551234567, acme:5551234567_old and {userId:+15551234567}');
+    const kept =
+      '{"count":15551234567,"at":1764419696000} at 12:34:56 host:8080 loader:1256:14 sha256:1234567890abcdef v:12345678901234567890';
+    logger.info(kept);
+    const [masked, rest] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string });
+    expect(masked?.msg).toBe('account default:*********67 not found; tel:*********67, acme:********67_old and {userId:+*********67}');
+    expect(rest?.msg).toBe(kept);
+  });
+
   test('when a bracketed area code follows a word (a call in a message: fn(555) 123.4567), then the number is masked as after a space', () => {
     const { logger, text } = capture();
     logger.error('Twilio refused fn(555) 123.4567, call(555)123-4567, to(555)123.4567 and f(1) 555.123.4567; Math.max(1234) 12.5');
