@@ -153,6 +153,9 @@ const GLUED_RE = /^\.?[A-Za-z0-9_-]/;
 // run's end (a dash and digits join the run: `5551234567-2` is read as one number).
 const UNDERSCORE_SUFFIX_RE = /^_[A-Za-z0-9]/;
 const LETTER_RE = /^[A-Za-z]/;
+// An extension written right after the number (`555-123-4567x89`, `+1-555-123-4567ext12`): no hash
+// or uuid holds an `x` or a `t`, so this cannot cut one.
+const EXTENSION_RE = /^(?:x[0-9]|ext)/i;
 // A user id keyed by number may carry a suffix (a second or renamed account), so a number of ten to
 // fifteen digits (E.164's length) is masked before one. Thirteen digits starting with 1 are kept:
 // that is an epoch in milliseconds (2001 to 2033), as in `job_1701234567890_x` or
@@ -169,9 +172,17 @@ function digitsBefore(run: string, end: number): number {
   return digits;
 }
 
-/** Where the number in `run` ends when a suffix is glued to it (see UNDERSCORE_SUFFIX_RE); 0 when none. */
+/** Where the number in `run` ends when a suffix or an extension is glued to it; 0 when none. */
 function suffixedNumberEnd(run: string, after: string): number {
-  const end = UNDERSCORE_SUFFIX_RE.test(after) ? run.length : run.endsWith('-') && LETTER_RE.test(after) ? run.length - 1 : 0;
+  // Most runs end at a space, a quote or a slash: one character code says so before any expression.
+  const lower = after.charCodeAt(0) | 0x20;
+  if (after.charCodeAt(0) !== UNDERSCORE && (lower < 0x61 || lower > 0x7a)) return 0;
+  const end =
+    UNDERSCORE_SUFFIX_RE.test(after) || EXTENSION_RE.test(after)
+      ? run.length
+      : run.endsWith('-') && LETTER_RE.test(after)
+        ? run.length - 1
+        : 0;
   if (end === 0 || !isDigitCode(run.charCodeAt(end - 1))) return 0;
   const digits = digitsBefore(run, end);
   if (digits < MIN_PHONE_LENGTH || digits > MAX_PHONE_DIGITS) return 0;
@@ -184,7 +195,7 @@ function suffixedNumberEnd(run: string, after: string): number {
  * that a suffix is glued to; 0 when no digit can end one.
  */
 function phoneEnd(run: string, text: string, offset: number): number {
-  const after = text.slice(offset + run.length, offset + run.length + 2);
+  const after = text.slice(offset + run.length, offset + run.length + 3);
   const suffixed = suffixedNumberEnd(run, after);
   if (suffixed > 0) return suffixed;
   const glued = GLUED_RE.test(after);

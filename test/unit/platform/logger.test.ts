@@ -385,6 +385,21 @@ describe('logging', () => {
     expect(rest?.msg).toBe(kept);
   });
 
+  test('when a phone number is followed directly by its extension (555-123-4567x89, +1-555-123-4567ext12), then the number is masked, and hashes and uuids stay whole', () => {
+    const { logger, text } = capture();
+    // People write an extension right after the number; a provider's error text or a stored contact
+    // field quoted in a message keeps it so. No hash or uuid holds an 'x' or a 't'.
+    logger.error('call 555-123-4567x89, +1-555-123-4567ext12, (555) 123-4567X2 or 5551234567x3');
+    const kept = 'abc1234567890 1234567890abcdef 1701234567890x2 1920x1080 0x1234567890 abcdef01-2345-6789-01ab-cdef01234567';
+    logger.info(kept);
+    const [masked, rest] = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string });
+    expect(masked?.msg).toBe('call ********67x89, +*********67ext12, (********67X2 or ********67x3');
+    expect(rest?.msg).toBe(kept);
+  });
+
   test('when a bracketed area code follows a word (a call in a message: fn(555) 123.4567), then the number is masked as after a space', () => {
     const { logger, text } = capture();
     logger.error('Twilio refused fn(555) 123.4567, call(555)123-4567, to(555)123.4567 and f(1) 555.123.4567; Math.max(1234) 12.5');
