@@ -62,15 +62,15 @@ const EMAIL_RE = new RegExp(`(?<!${LOCAL_PART_CHAR})${LOCAL_PART_CHAR}+@[A-Za-z0
 // later start in a run has the same last digit and is shorter, so none of them can do better.
 // A `+` after `:`, `,` or `[` does start a number: no JSON number has one, and a unique-key error
 // quotes the live-mobile key as `acme:+15550100002` (also `tel:+1555...`, `[+1555...,+1555...]`).
+// So does an unbroken run of ten to fifteen digits after a word and a colon: a user's key is
+// `<enterpriseId>:<userId>` (`default:15551234567`), and a JSON number follows a quote and a colon,
+// never a word and one (`"count":15551234567` stays whole).
 // So does an unbroken run of ten to fifteen digits (a number's length in E.164) after a word and an
 // underscore or a dash: a user id may be written `user_5551234567` or `acct-5551234567` (enterprises
 // that key users by number prefix it so). A run glued directly to letters stays an id or a hash
 // (`abc1234567890`), a longer one a token, and one after a lone dash a negative number; a uuid's
 // last group (`550e8400-e29b-41d4-a716-446655440000`) is kept by `maskRun`: a look-behind for the
 // uuid here cost a request line holding one 0.2 us (its twelve digits were then tried one by one).
-// So does one of ten to fifteen digits after a word and a colon: a user's key is
-// `<enterpriseId>:<userId>` (`default:15551234567`), and a JSON number follows a quote and a colon,
-// never a word and one (`"count":15551234567` stays whole).
 // After a word and an underscore or a dash, a number may also be written in dashed groups
 // (`acct-555-123-4567`, `fr-06-12-34-56-78`): groups of one to four digits and a last of up to
 // eleven, the chain ending there (no digit, no dash and digit after it: a uuid's digit groups run on).
