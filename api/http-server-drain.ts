@@ -1,5 +1,6 @@
 import { Server as NetServer } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { InFlightResponses } from './in-flight-responses.js';
 
 export interface HttpServerDrain {
   /**
@@ -30,13 +31,12 @@ export function trackHttpDrain(server: Server, options: { windowMs: number }): H
   const sayClose = (res: ServerResponse) => {
     if (!res.headersSent) res.setHeader('Connection', 'close');
   };
-  const inFlight = new Set<ServerResponse>();
+  const inFlight = new InFlightResponses();
   // Before the app's own listener: a route that answers synchronously has sent its headers by
   // the time a listener added after it runs.
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
     if (draining) sayClose(res);
-    inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
+    inFlight.track(res);
   });
   let drained: Promise<void> | undefined;
   let windowTimer: NodeJS.Timeout | undefined;
