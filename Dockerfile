@@ -6,8 +6,10 @@ FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY sdk/package.json sdk/package.json
-# npm ci runs the repository's `prepare` (sdk/scripts/prepare.mjs), which skips the build here.
+# npm ci runs the repository's `prepare` (sdk/scripts/prepare.mjs), which skips the build here,
+# and its `postinstall`, which applies patches/ to the installed dependencies (patch-package).
 COPY sdk/scripts sdk/scripts
+COPY patches patches
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY api api
@@ -25,6 +27,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY sdk/package.json sdk/package.json
 COPY sdk/scripts sdk/scripts
+COPY patches patches
 RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist dist
 COPY --from=build /app/sdk/dist sdk/dist

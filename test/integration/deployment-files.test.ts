@@ -152,6 +152,32 @@ describe('Deployment files', () => {
       expect(checked.length).toBeGreaterThan(0);
       expect(checked.filter((c) => !c.copied)).toEqual([]);
     });
+
+    // The root's postinstall applies patches/ with patch-package: a stage that installs without
+    // them (or, for production, without patch-package) fails its npm ci, or would ship the
+    // dependency unpatched.
+    test('when a stage installs its packages, then the patches the install applies are copied before, and what applies them is a production dependency', () => {
+      const root = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
+        scripts?: Record<string, string>;
+        dependencies?: Record<string, string>;
+      };
+      expect(root.scripts?.postinstall).toMatch(/^patch-package\b/);
+      expect(Object.keys(root.dependencies ?? {})).toContain('patch-package');
+      expect(readdirSync(join(projectRoot, 'patches')).length).toBeGreaterThan(0);
+      const stages = [...new Set(instructions.map((i) => i.stage))];
+      const installing = stages.flatMap((stage) => {
+        const own = instructions.filter((i) => i.stage === stage);
+        const install = own.findIndex((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
+        if (install < 0) return [];
+        const copied = own
+          .slice(0, install)
+          .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
+          .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+        return [{ stage, patchesCopied: copied.includes('patches') }];
+      });
+      expect(installing.length).toBeGreaterThanOrEqual(2);
+      expect(installing.filter((s) => !s.patchesCopied)).toEqual([]);
+    });
   });
 
   describe('deploy/compose.yml', () => {
