@@ -84,6 +84,19 @@ describe('Deployment files', () => {
   describe('Dockerfile', () => {
     const instructions = readDockerfile();
     const last = Math.max(...instructions.map((i) => i.stage));
+    /** Each stage that runs `npm ci`, with the build-context sources it copies before that. */
+    const copiedBeforeInstall = () =>
+      [...new Set(instructions.map((i) => i.stage))].flatMap((stage) => {
+        const own = instructions.filter((i) => i.stage === stage);
+        const install = own.findIndex((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
+        if (install < 0) return [];
+        const copied = own
+          .slice(0, install)
+          .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
+          .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+        return [{ stage, copied }];
+      });
+
     const final = instructions.filter((i) => i.stage === last);
 
     test('when read, then it builds in one stage and runs on Node 24 slim in another, installs production dependencies only with npm ci, as a non-root user', () => {
@@ -138,15 +151,7 @@ describe('Deployment files', () => {
           ),
         );
       });
-      const stages = [...new Set(instructions.map((i) => i.stage))];
-      const checked = stages.flatMap((stage) => {
-        const own = instructions.filter((i) => i.stage === stage);
-        const install = own.findIndex((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
-        if (install < 0) return [];
-        const copied = own
-          .slice(0, install)
-          .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
-          .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+      const checked = copiedBeforeInstall().flatMap(({ stage, copied }) => {
         return needed.map((file) => ({ stage, file, copied: copied.some((source) => file === source || file.startsWith(`${source}/`)) }));
       });
       expect(checked.length).toBeGreaterThan(0);
@@ -164,17 +169,7 @@ describe('Deployment files', () => {
       expect(root.scripts?.postinstall).toMatch(/^patch-package\b/);
       expect(Object.keys(root.dependencies ?? {})).toContain('patch-package');
       expect(readdirSync(join(projectRoot, 'patches')).length).toBeGreaterThan(0);
-      const stages = [...new Set(instructions.map((i) => i.stage))];
-      const installing = stages.flatMap((stage) => {
-        const own = instructions.filter((i) => i.stage === stage);
-        const install = own.findIndex((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
-        if (install < 0) return [];
-        const copied = own
-          .slice(0, install)
-          .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
-          .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
-        return [{ stage, patchesCopied: copied.includes('patches') }];
-      });
+      const installing = copiedBeforeInstall().map(({ stage, copied }) => ({ stage, patchesCopied: copied.includes('patches') }));
       expect(installing.length).toBeGreaterThanOrEqual(2);
       expect(installing.filter((s) => !s.patchesCopied)).toEqual([]);
     });
